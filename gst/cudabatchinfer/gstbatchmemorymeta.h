@@ -1,0 +1,108 @@
+/* GStreamer cudabatchinfer: per-batch memory statistics meta
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#ifndef GST_CUDABATCHINFER_API
+# ifdef BUILDING_GST_CUDABATCHINFER
+#  define GST_CUDABATCHINFER_API __attribute__ ((visibility ("default")))
+# else
+#  define GST_CUDABATCHINFER_API
+# endif
+#endif
+
+#define GST_BATCH_MEMORY_META_API_TYPE (gst_batch_memory_meta_api_get_type ())
+#define GST_BATCH_MEMORY_META_INFO (gst_batch_memory_meta_get_info ())
+
+typedef struct _GstBatchMemoryMeta GstBatchMemoryMeta;
+
+/**
+ * GstBatchMemoryMeta:
+ * @meta: parent #GstMeta
+ * @batch_index: index of the frame's batch since the stream started; 0 is
+ *   the first real batch (the warm-up is not counted)
+ * @batch_size: slots the engine ran, padding included
+ * @frames: real frames in the batch
+ * @padded: padding slots in the batch (@batch_size - @frames)
+ * @frame_index: this frame's slot in the batch
+ * @warmed_up: %TRUE when a warm-up ran for the shape of this batch
+ * @replanned: %TRUE when the engine had to plan a new shape for this batch
+ * @allocated_bytes: bytes the engine's pool had handed out after the batch
+ * @reserved_bytes: bytes the pool held (handed out plus cached) after it
+ * @peak_allocated_bytes: most bytes handed out during the batch
+ * @peak_reserved_bytes: most bytes held during the batch
+ * @fresh_allocations: blocks the pool had to get from the system or driver
+ *   during the batch; 0 in steady state
+ * @fresh_bytes: bytes of those blocks
+ * @workspace_bytes: scratch memory of the batch's plan
+ * @device_free_bytes: free device memory after the batch (0 on the CPU)
+ * @device_total_bytes: total device memory (0 on the CPU)
+ * @batch_time: wall time of the batch in the engine (pack, compute, unpack
+ *   and any planning it needed), in nanoseconds
+ * @backend: (not nullable): interned name of the backend ("cpu", "cuda")
+ * @device_id: device the batch ran on (0 on the CPU)
+ *
+ * Memory statistics of the batch a frame was computed in, attached by the
+ * cudabatchinfer element to every output buffer. Every figure comes from
+ * the engine's pool and clocks.
+ *
+ * Since: 1.0
+ */
+struct _GstBatchMemoryMeta
+{
+  GstMeta meta;
+
+  guint64 batch_index;
+  guint batch_size;
+  guint frames;
+  guint padded;
+  guint frame_index;
+  gboolean warmed_up;
+  gboolean replanned;
+
+  guint64 allocated_bytes;
+  guint64 reserved_bytes;
+  guint64 peak_allocated_bytes;
+  guint64 peak_reserved_bytes;
+  guint64 fresh_allocations;
+  guint64 fresh_bytes;
+  guint64 workspace_bytes;
+  guint64 device_free_bytes;
+  guint64 device_total_bytes;
+
+  GstClockTime batch_time;
+  const gchar *backend;
+  gint device_id;
+};
+
+GST_CUDABATCHINFER_API
+GType gst_batch_memory_meta_api_get_type (void);
+
+GST_CUDABATCHINFER_API
+const GstMetaInfo *gst_batch_memory_meta_get_info (void);
+
+GST_CUDABATCHINFER_API
+GstBatchMemoryMeta *gst_buffer_add_batch_memory_meta (GstBuffer * buffer);
+
+GST_CUDABATCHINFER_API
+GstBatchMemoryMeta *gst_buffer_get_batch_memory_meta (GstBuffer * buffer);
+
+GST_CUDABATCHINFER_API
+GstStructure *gst_batch_memory_meta_to_structure (const GstBatchMemoryMeta *
+    meta);
+
+/**
+ * gst_batch_memory_meta_set_backend:
+ * @meta: a #GstBatchMemoryMeta
+ * @backend: backend name
+ *
+ * Sets @meta->backend to the interned copy of @backend.
+ */
+#define gst_batch_memory_meta_set_backend(meta, name) \
+  ((meta)->backend = g_intern_string (name))
+
+G_END_DECLS

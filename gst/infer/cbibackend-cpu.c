@@ -1,0 +1,560 @@
+/* cudabatchinfer: the CPU backend, on oneDNN 2.x
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every primitive is created at plan time with a user-managed scratchpad,
+ * so one workspace block from the pool serves all of them and nothing is
+ * allocated while a batch runs. Activations between layers use whatever
+ * layout oneDNN prefers ("any"); only the graph's input and output are
+ * plain NCHW, because those are what packing and unpacking touch.
+ */
+#include "cbibackend.h"
+#include "cbierror.h"
+
+#include <gst/gst.h>
+#include <dnnl.h>
+#include <dnnl_debug.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (cbi_cpu_debug);
+#define GST_CAT_DEFAULT cbi_cpu_debug
+
+typedef struct
+{
+  dnnl_engine_t engine;
+  dnnl_stream_t stream;
+} CbiCpu;
+
+#define CBI_MAX_ARGS 6
+
+typedef struct
+{
+  dnnl_primitive_t prim;
+  gint n_args;
+  dnnl_exec_arg_t args[CBI_MAX_ARGS];
+} CbiCpuStep;
+
+typedef struct
+{
+  GArray *steps;                /* CbiCpuStep */
+  GPtrArray *memories;          /* dnnl_memory_t, destroyed with the plan */
+  GPtrArray *blocks;            /* pool blocks, released with the plan */
+  gfloat *input;                /* NCHW */
+  gfloat *output;               /* NCHW */
+  gpointer workspace;
+  dnnl_memory_desc_t *mds;      /* per tensor */
+  dnnl_memory_t *mems;          /* per tensor, borrowed from @memories */
+} CbiCpuPlan;
+
+static gboolean
+cbi_dnnl_check (dnnl_status_t status, const gchar * what, const gchar * file,
+    gint line, GError ** error)
+{
+  if (status == dnnl_success)
+    return TRUE;
+  GST_ERROR ("%s:%d: %s failed: %s", file, line, what,
+      dnnl_status2str (status));
+  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "oneDNN: %s failed: %s",
+      what, dnnl_status2str (status));
+  return FALSE;
+}
+
+#define DNNL_CHECK(call, what) \
+  cbi_dnnl_check ((call), (what), __FILE__, __LINE__, error)
+
+static const CbiAllocator *
+cbi_cpu_allocator (CbiBackend * backend)
+{
+  return cbi_host_allocator ();
+}
+
+static void
+cbi_cpu_free (CbiBackend * backend)
+{
+  CbiCpu *cpu = backend->context;
+
+  if (cpu->stream)
+    dnnl_stream_destroy (cpu->stream);
+  if (cpu->engine)
+    dnnl_engine_destroy (cpu->engine);
+  g_free (cpu);
+  g_free (backend);
+}
+
+static void
+cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool)
+{
+  CbiCpuPlan *plan = p;
+  guint i;
+
+  for (i = 0; i < plan->steps->len; i++)
+    dnnl_primitive_destroy (g_array_index (plan->steps, CbiCpuStep, i).prim);
+  for (i = 0; i < plan->memories->len; i++)
+    dnnl_memory_destroy (g_ptr_array_index (plan->memories, i));
+  for (i = 0; i < plan->blocks->len; i++)
+    cbi_pool_release (pool, g_ptr_array_index (plan->blocks, i));
+  g_array_free (plan->steps, TRUE);
+  g_ptr_array_free (plan->memories, TRUE);
+  g_ptr_array_free (plan->blocks, TRUE);
+  g_free (plan->mds);
+  g_free (plan->mems);
+  g_free (plan);
+}
+
+static gpointer
+cbi_cpu_pool_alloc (CbiCpuPlan * plan, CbiPool * pool, gsize size,
+    const gchar * what, GError ** error)
+{
+  gpointer block = cbi_pool_alloc (pool, size);
+
+  if (block == NULL) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY,
+        "could not allocate %" G_GSIZE_FORMAT " bytes for %s "
+        "(memory limit %" G_GUINT64_FORMAT " bytes, 0 = none)", size, what,
+        cbi_pool_get_limit (pool));
+    return NULL;
+  }
+  g_ptr_array_add (plan->blocks, block);
+  return block;
+}
+
+/* Wraps @handle in a dnnl_memory owned by the plan. */
+static dnnl_memory_t
+cbi_cpu_memory (CbiCpu * cpu, CbiCpuPlan * plan,
+    const dnnl_memory_desc_t * md, gpointer handle, GError ** error)
+{
+  dnnl_memory_t mem = NULL;
+
+  if (!DNNL_CHECK (dnnl_memory_create (&mem, md, cpu->engine, handle),
+          "dnnl_memory_create"))
+    return NULL;
+  g_ptr_array_add (plan->memories, mem);
+  return mem;
+}
+
+/* A memory for @md with a fresh block from the pool. */
+static dnnl_memory_t
+cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const dnnl_memory_desc_t * md, const gchar * what, GError ** error)
+{
+  gpointer block = cbi_cpu_pool_alloc (plan, pool,
+      dnnl_memory_desc_get_size (md), what, error);
+
+  return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
+}
+
+static gboolean
+cbi_cpu_add_step (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
+    const dnnl_exec_arg_t * args, gint n_args, GError ** error)
+{
+  CbiCpuStep step = { NULL, n_args, };
+
+  if (!DNNL_CHECK (dnnl_primitive_create (&step.prim, pd),
+          "dnnl_primitive_create"))
+    return FALSE;
+  memcpy (step.args, args, n_args * sizeof (dnnl_exec_arg_t));
+  g_array_append_val (plan->steps, step);
+  return TRUE;
+}
+
+static const dnnl_memory_desc_t *
+cbi_cpu_scratchpad_md (const_dnnl_primitive_desc_t pd)
+{
+  return dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
+}
+
+static gboolean
+cbi_cpu_attr (const CbiGraph * graph, const CbiNode * relu,
+    dnnl_primitive_attr_t * attr, GError ** error)
+{
+  dnnl_post_ops_t ops = NULL;
+  gboolean ok;
+
+  if (!DNNL_CHECK (dnnl_primitive_attr_create (attr),
+          "dnnl_primitive_attr_create"))
+    return FALSE;
+  ok = DNNL_CHECK (dnnl_primitive_attr_set_scratchpad_mode (*attr,
+          dnnl_scratchpad_mode_user), "set_scratchpad_mode");
+  if (ok && relu) {
+    ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create")
+        && DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f,
+            dnnl_eltwise_relu, 0.0f, 0.0f), "append_eltwise")
+        && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
+        "set_post_ops");
+    if (ops)
+      dnnl_post_ops_destroy (ops);
+  }
+  return ok;
+}
+
+/* The weights in the layout the primitive chose: the constant data itself
+ * when that is plain, else a reordered copy made once in the pool. */
+static dnnl_memory_t
+cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const dnnl_memory_desc_t * user_md, const dnnl_memory_desc_t * md,
+    gfloat * data, GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_t reorder = NULL;
+  dnnl_memory_t user, mem;
+  gboolean ok;
+
+  user = cbi_cpu_memory (cpu, plan, user_md, data, error);
+  if (user == NULL || dnnl_memory_desc_equal (md, user_md))
+    return user;
+  mem = cbi_cpu_pooled_memory (cpu, plan, pool, md, "convolution weights",
+      error);
+  if (mem == NULL)
+    return NULL;
+  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, user_md,
+          cpu->engine, md, cpu->engine, NULL), "weights reorder desc")
+      && DNNL_CHECK (dnnl_primitive_create (&reorder, pd), "weights reorder")
+      && DNNL_CHECK (dnnl_primitive_execute (reorder, cpu->stream, 2,
+          (dnnl_exec_arg_t[2]) { {DNNL_ARG_FROM, user}, {DNNL_ARG_TO, mem}}),
+      "weights reorder execute")
+      && DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
+  if (reorder)
+    dnnl_primitive_destroy (reorder);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  return ok ? mem : NULL;
+}
+
+static gboolean
+cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * relu, gint64 (*shapes)[4],
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  const CbiTensorInfo *b = n->n_inputs > 2 && n->inputs[2] >= 0 ?
+      cbi_graph_tensor (graph, n->inputs[2]) : NULL;
+  gint out = relu ? relu->output : n->output;
+  const CbiConvAttrs *a = &n->conv;
+  dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
+  dnnl_memory_desc_t wmd_any, wmd_user, bmd, ymd;
+  dnnl_convolution_desc_t desc;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_memory_t wmem, ymem, bmem = NULL, smem;
+  gint wnd, i;
+  gboolean ok = FALSE;
+
+  if (a->group > 1) {
+    wnd = 5;
+    wdims[0] = a->group;
+    wdims[1] = w->dims[0] / a->group;
+    for (i = 1; i < 4; i++)
+      wdims[i + 1] = w->dims[i];
+  } else {
+    wnd = 4;
+    for (i = 0; i < 4; i++)
+      wdims[i] = w->dims[i];
+  }
+  for (i = 0; i < 4; i++)
+    ydims[i] = shapes[out][i];
+  for (i = 0; i < 2; i++) {
+    strides[i] = a->strides[i];
+    dil[i] = a->dilations[i] - 1;       /* oneDNN counts the gaps */
+    pad_l[i] = a->pads[i];
+    pad_r[i] = a->pads[i + 2];
+  }
+  bdims[0] = w->dims[0];
+
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_any, wnd, wdims,
+              dnnl_f32, dnnl_format_tag_any), "weights desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_user, wnd, wdims,
+              dnnl_f32, wnd == 5 ? dnnl_goihw : dnnl_oihw), "weights desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&bmd, 1, bdims, dnnl_f32,
+              dnnl_x), "bias desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&ymd, 4, ydims, dnnl_f32,
+              dnnl_format_tag_any), "dst desc")
+      || !DNNL_CHECK (dnnl_dilated_convolution_forward_desc_init (&desc,
+              dnnl_forward_inference, dnnl_convolution_auto,
+              &plan->mds[n->inputs[0]], &wmd_any, b ? &bmd : NULL, &ymd,
+              strides, dil, pad_l, pad_r), "convolution desc")
+      || !cbi_cpu_attr (graph, relu, &attr, error)
+      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
+              cpu->engine, NULL), "convolution primitive desc"))
+    goto done;
+
+  wmem = cbi_cpu_weights (cpu, plan, pool, &wmd_user,
+      dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), w->data,
+      error);
+  if (wmem == NULL)
+    goto done;
+  if (b && (bmem = cbi_cpu_memory (cpu, plan, &bmd, b->data, error)) == NULL)
+    goto done;
+
+  plan->mds[out] = *dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0);
+  ymem = cbi_cpu_pooled_memory (cpu, plan, pool, &plan->mds[out],
+      "activations", error);
+  if (ymem == NULL)
+    goto done;
+  plan->mems[out] = ymem;
+  *workspace = MAX (*workspace,
+      dnnl_memory_desc_get_size (cbi_cpu_scratchpad_md (pd)));
+  smem = cbi_cpu_memory (cpu, plan, cbi_cpu_scratchpad_md (pd),
+      DNNL_MEMORY_NONE, error);
+  if (smem == NULL)
+    goto done;
+
+  {
+    dnnl_exec_arg_t args[CBI_MAX_ARGS] = {
+      {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
+      {DNNL_ARG_WEIGHTS, wmem},
+      {DNNL_ARG_DST, ymem},
+      {DNNL_ARG_SCRATCHPAD, smem},
+      {DNNL_ARG_BIAS, bmem},
+    };
+    ok = cbi_cpu_add_step (plan, pd, args, bmem ? 5 : 4, error);
+  }
+
+done:
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
+static gboolean
+cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  dnnl_eltwise_desc_t desc;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_memory_t ymem, smem;
+  gboolean ok = FALSE;
+
+  if (!DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
+              dnnl_forward_inference, dnnl_eltwise_relu,
+              &plan->mds[n->inputs[0]], 0.0f, 0.0f), "eltwise desc")
+      || !cbi_cpu_attr (NULL, NULL, &attr, error)
+      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
+              cpu->engine, NULL), "eltwise primitive desc"))
+    goto done;
+
+  plan->mds[n->output] = plan->mds[n->inputs[0]];
+  ymem = cbi_cpu_pooled_memory (cpu, plan, pool, &plan->mds[n->output],
+      "activations", error);
+  smem = ymem ? cbi_cpu_memory (cpu, plan, cbi_cpu_scratchpad_md (pd),
+      DNNL_MEMORY_NONE, error) : NULL;
+  if (smem == NULL)
+    goto done;
+  plan->mems[n->output] = ymem;
+  *workspace = MAX (*workspace,
+      dnnl_memory_desc_get_size (cbi_cpu_scratchpad_md (pd)));
+  {
+    dnnl_exec_arg_t args[3] = {
+      {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
+      {DNNL_ARG_DST, ymem},
+      {DNNL_ARG_SCRATCHPAD, smem},
+    };
+    ok = cbi_cpu_add_step (plan, pd, args, 3, error);
+  }
+
+done:
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
+/* The graph's output must be NCHW for unpacking; a blocked one gets a
+ * reorder step. */
+static gboolean
+cbi_cpu_plan_output (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    gint64 (*shapes)[4], CbiPool * pool, GError ** error)
+{
+  dnnl_memory_desc_t nchw;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_memory_t out;
+  gboolean ok;
+
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&nchw, 4,
+              shapes[graph->output], dnnl_f32, dnnl_nchw), "output desc"))
+    return FALSE;
+  if (dnnl_memory_desc_equal (&nchw, &plan->mds[graph->output])) {
+    dnnl_memory_get_data_handle (plan->mems[graph->output],
+        (void **) &plan->output);
+    return TRUE;
+  }
+  out = cbi_cpu_pooled_memory (cpu, plan, pool, &nchw, "output tensor",
+      error);
+  if (out == NULL)
+    return FALSE;
+  dnnl_memory_get_data_handle (out, (void **) &plan->output);
+  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd,
+          &plan->mds[graph->output], cpu->engine, &nchw, cpu->engine, NULL),
+      "output reorder desc")
+      && cbi_cpu_add_step (plan, pd, (dnnl_exec_arg_t[2]) { {DNNL_ARG_FROM,
+              plan->mems[graph->output]}, {DNNL_ARG_TO, out}}, 2, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  return ok;
+}
+
+static gboolean
+cbi_cpu_bind_workspace (CbiCpuPlan * plan, guint64 workspace)
+{
+  guint i, j;
+
+  for (i = 0; i < plan->steps->len; i++) {
+    CbiCpuStep *s = &g_array_index (plan->steps, CbiCpuStep, i);
+    for (j = 0; j < (guint) s->n_args; j++)
+      if (s->args[j].arg == DNNL_ARG_SCRATCHPAD
+          && dnnl_memory_set_data_handle (s->args[j].memory,
+              plan->workspace) != dnnl_success)
+        return FALSE;
+  }
+  return TRUE;
+}
+
+static gpointer
+cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
+    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace,
+    GError ** error)
+{
+  CbiCpu *cpu = backend->context;
+  CbiCpuPlan *plan = g_new0 (CbiCpuPlan, 1);
+  guint n_tensors = graph->tensors->len, i;
+  dnnl_memory_t in;
+
+  plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCpuStep));
+  plan->memories = g_ptr_array_new ();
+  plan->blocks = g_ptr_array_new ();
+  plan->mds = g_new0 (dnnl_memory_desc_t, n_tensors);
+  plan->mems = g_new0 (dnnl_memory_t, n_tensors);
+  *workspace = 0;
+
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&plan->mds[graph->input], 4,
+              shapes[graph->input], dnnl_f32, dnnl_nchw), "input desc"))
+    goto failed;
+  in = cbi_cpu_pooled_memory (cpu, plan, pool, &plan->mds[graph->input],
+      "input tensor", error);
+  if (in == NULL)
+    goto failed;
+  plan->mems[graph->input] = in;
+  dnnl_memory_get_data_handle (in, (void **) &plan->input);
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    const CbiNode *next = i + 1 < graph->nodes->len ?
+        cbi_graph_node (graph, i + 1) : NULL;
+    gboolean ok;
+
+    switch (n->op) {
+      case CBI_OP_CONV:
+        /* a Relu that is the conv's only reader runs as its post-op */
+        if (next && next->op == CBI_OP_RELU && next->inputs[0] == n->output
+            && cbi_graph_count_consumers (graph, n->output) == 1
+            && n->output != graph->output)
+          i++;
+        else
+          next = NULL;
+        ok = cbi_cpu_plan_conv (cpu, plan, graph, n, next, shapes, pool,
+            workspace, error);
+        break;
+      case CBI_OP_RELU:
+        ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
+        break;
+      default:
+        g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL,
+            "node %s: op %s is not supported by the CPU backend", n->name,
+            cbi_op_type_name (n->op));
+        ok = FALSE;
+        break;
+    }
+    if (!ok)
+      goto failed;
+  }
+  if (!cbi_cpu_plan_output (cpu, plan, graph, shapes, pool, error))
+    goto failed;
+
+  if (*workspace > 0) {
+    plan->workspace = cbi_cpu_pool_alloc (plan, pool, *workspace,
+        "workspace", error);
+    if (plan->workspace == NULL)
+      goto failed;
+  }
+  if (!cbi_cpu_bind_workspace (plan, *workspace)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND,
+        "oneDNN: could not bind the workspace");
+    goto failed;
+  }
+  GST_DEBUG ("planned %u steps for %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+      "x%" G_GINT64_FORMAT ", workspace %" G_GUINT64_FORMAT " bytes",
+      plan->steps->len, shapes[graph->input][0], shapes[graph->input][2],
+      shapes[graph->input][3], *workspace);
+  return plan;
+
+failed:
+  cbi_cpu_free_plan (backend, plan, pool);
+  return NULL;
+}
+
+static gboolean
+cbi_cpu_upload (CbiBackend * backend, gpointer p, const CbiFrameBatch * batch,
+    GError ** error)
+{
+  cbi_pack_frames (batch, ((CbiCpuPlan *) p)->input);
+  return TRUE;
+}
+
+static gboolean
+cbi_cpu_compute (CbiBackend * backend, gpointer p, GError ** error)
+{
+  CbiCpu *cpu = backend->context;
+  CbiCpuPlan *plan = p;
+  guint i;
+
+  for (i = 0; i < plan->steps->len; i++) {
+    CbiCpuStep *s = &g_array_index (plan->steps, CbiCpuStep, i);
+    if (!DNNL_CHECK (dnnl_primitive_execute (s->prim, cpu->stream, s->n_args,
+                s->args), "dnnl_primitive_execute"))
+      return FALSE;
+  }
+  return DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
+}
+
+static gboolean
+cbi_cpu_download (CbiBackend * backend, gpointer p,
+    const CbiFrameBatch * batch, GError ** error)
+{
+  cbi_unpack_frames (batch, ((CbiCpuPlan *) p)->output);
+  return TRUE;
+}
+
+static const CbiBackendIface cbi_cpu_iface = {
+  .name = "cpu",
+  .allocator = cbi_cpu_allocator,
+  .free = cbi_cpu_free,
+  .plan = cbi_cpu_plan,
+  .free_plan = cbi_cpu_free_plan,
+  .upload = cbi_cpu_upload,
+  .compute = cbi_cpu_compute,
+  .download = cbi_cpu_download,
+  .device_memory = NULL,        /* host memory: no device figures */
+  .synchronize = NULL,          /* compute waits on its stream */
+};
+
+CbiBackend *
+cbi_backend_cpu_new (gint device_id, GError ** error)
+{
+  CbiBackend *backend = g_new0 (CbiBackend, 1);
+  CbiCpu *cpu = g_new0 (CbiCpu, 1);
+
+  GST_DEBUG_CATEGORY_INIT (cbi_cpu_debug, "cudabatchinfer-cpu", 0,
+      "cudabatchinfer oneDNN CPU backend");
+  backend->iface = &cbi_cpu_iface;
+  backend->context = cpu;
+  if (!DNNL_CHECK (dnnl_engine_create (&cpu->engine, dnnl_cpu, 0),
+          "dnnl_engine_create")
+      || !DNNL_CHECK (dnnl_stream_create (&cpu->stream, cpu->engine,
+              dnnl_stream_default_flags), "dnnl_stream_create")) {
+    cbi_cpu_free (backend);
+    return NULL;
+  }
+  return backend;
+}

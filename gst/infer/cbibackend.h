@@ -1,0 +1,68 @@
+/* cudabatchinfer: the backend interface
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A backend is a table of functions plus a context pointer. The engine owns
+ * the pool and the plans' lifetimes; a backend only turns a graph and a
+ * shape into something it can run, taking all tensor memory from the pool.
+ */
+#pragma once
+
+#include "cbiframes.h"
+#include "cbigraph.h"
+#include "cbipool.h"
+
+G_BEGIN_DECLS
+
+typedef struct _CbiBackend CbiBackend;
+
+/**
+ * CbiBackendIface:
+ * @name: short name, as shown in the batch meta ("cpu", "cuda")
+ * @allocator: where the pool gets tensor memory
+ * @free: frees the backend and its context
+ * @plan: builds what runs @graph for one shape (NCHW per tensor in @shapes);
+ *   all tensor and workspace memory comes from @pool; returns an opaque plan
+ *   or %NULL with @error set; @workspace_bytes receives the scratch size
+ * @free_plan: releases a plan and gives its memory back to @pool
+ * @upload: packs @batch into the plan's input tensor, padding included
+ * @compute: runs the graph on the plan's input tensor
+ * @download: unpacks the first @batch->n_frames results into the frames
+ * @device_memory: (nullable): free and total device memory; %NULL where
+ *   there is no device (the meta then reports 0)
+ * @synchronize: (nullable): waits for queued work; %NULL where every call
+ *   is synchronous
+ */
+typedef struct
+{
+  const gchar *name;
+  const CbiAllocator *(*allocator) (CbiBackend * backend);
+  void (*free) (CbiBackend * backend);
+  gpointer (*plan) (CbiBackend * backend, const CbiGraph * graph,
+      gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace_bytes,
+      GError ** error);
+  void (*free_plan) (CbiBackend * backend, gpointer plan, CbiPool * pool);
+  gboolean (*upload) (CbiBackend * backend, gpointer plan,
+      const CbiFrameBatch * batch, GError ** error);
+  gboolean (*compute) (CbiBackend * backend, gpointer plan, GError ** error);
+  gboolean (*download) (CbiBackend * backend, gpointer plan,
+      const CbiFrameBatch * batch, GError ** error);
+  gboolean (*device_memory) (CbiBackend * backend, guint64 * free_bytes,
+      guint64 * total_bytes);
+  gboolean (*synchronize) (CbiBackend * backend, GError ** error);
+} CbiBackendIface;
+
+struct _CbiBackend
+{
+  const CbiBackendIface *iface;
+  gpointer context;
+  gint device_id;
+};
+
+/* Makes a backend for device @device_id (ignored where there is one device).
+ * Returns: (transfer full) (nullable): the backend, freed by its iface->free */
+typedef CbiBackend *(*CbiBackendNewFunc) (gint device_id, GError ** error);
+
+/* The oneDNN CPU backend: always built, the reference for the others. */
+CbiBackend *cbi_backend_cpu_new (gint device_id, GError ** error);
+
+G_END_DECLS

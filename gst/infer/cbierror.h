@@ -1,0 +1,34 @@
+/* cudabatchinfer: engine errors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define CBI_ERROR (cbi_error_quark ())
+GQuark cbi_error_quark (void);
+
+/**
+ * CbiError:
+ * @CBI_ERROR_MEMORY: the pool could not get memory (allocator failure or
+ *   the memory limit)
+ * @CBI_ERROR_BACKEND: a backend library call failed
+ * @CBI_ERROR_NO_BACKEND: the requested backend is not built or has no device
+ * @CBI_ERROR_MODEL: the model is not usable (bad file, unsupported op)
+ * @CBI_ERROR_SHAPE: the input shape does not fit the model
+ *
+ * Error codes of the engine; the element maps each to a GStreamer error
+ * domain.
+ */
+typedef enum
+{
+  CBI_ERROR_MEMORY,
+  CBI_ERROR_BACKEND,
+  CBI_ERROR_NO_BACKEND,
+  CBI_ERROR_MODEL,
+  CBI_ERROR_SHAPE,
+} CbiError;
+
+G_END_DECLS

@@ -1,0 +1,69 @@
+/* cudabatchinfer: a batch of video frames as the engine sees it
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/**
+ * CbiPadMode:
+ * @CBI_PAD_REPEAT_LAST: fill empty slots with the last real frame
+ * @CBI_PAD_ZERO: fill empty slots with zeros
+ * @CBI_PAD_NONE: run the batch at its real size
+ */
+typedef enum
+{
+  CBI_PAD_REPEAT_LAST,
+  CBI_PAD_ZERO,
+  CBI_PAD_NONE,
+} CbiPadMode;
+
+/**
+ * CbiFrameBatch:
+ * @width: frame width in pixels
+ * @height: frame height in pixels
+ * @pixel_stride: bytes per pixel (3 or 4)
+ * @rgb_offset: byte offsets of red, green and blue within a pixel
+ * @extra_offset: byte offset of the fourth byte (alpha or padding), which
+ *   goes from input to output untouched; -1 for 3-byte formats
+ * @scale: input value = byte x @scale; output byte = value / @scale
+ * @n_frames: real frames; 0 for a dry run
+ * @n_slots: tensor batch size; slots past @n_frames are padding
+ * @pad_mode: how padding slots are filled
+ * @in: (array length=n_frames): input pixels, one row pointer per frame
+ * @in_stride: (array length=n_frames): input row strides in bytes
+ * @out: (array length=n_frames): output pixels, same layout as @in
+ * @out_stride: (array length=n_frames): output row strides in bytes
+ *
+ * Borrowed pointers only: the engine reads @in and writes @out during
+ * cbi_engine_run() and keeps nothing.
+ */
+typedef struct
+{
+  guint width;
+  guint height;
+  guint pixel_stride;
+  guint rgb_offset[3];
+  gint extra_offset;
+  gfloat scale;
+  guint n_frames;
+  guint n_slots;
+  CbiPadMode pad_mode;
+  const guint8 *const *in;
+  const gint *in_stride;
+  guint8 *const *out;
+  const gint *out_stride;
+} CbiFrameBatch;
+
+/* Host reference of frame packing: fills @tensor (NCHW float, @n_slots x 3 x
+ * height x width) from the real frames, then the padding slots. One pass
+ * over each frame. */
+void cbi_pack_frames (const CbiFrameBatch * batch, gfloat * tensor);
+/* Host reference of unpacking: writes the first @n_frames slots of @tensor
+ * (NCHW float, 3 channels) to the output frames, clamped to 0..255, and
+ * copies the fourth byte from the input frame. */
+void cbi_unpack_frames (const CbiFrameBatch * batch, const gfloat * tensor);
+
+G_END_DECLS

@@ -1,0 +1,183 @@
+/* cudabatchinfer: model graph (the engine's IR)
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "cbigraph.h"
+#include "cbierror.h"
+
+#include <string.h>
+
+static void
+cbi_tensor_info_clear (gpointer p)
+{
+  CbiTensorInfo *t = p;
+
+  g_free (t->name);
+  g_free (t->data);
+}
+
+static void
+cbi_node_clear (gpointer p)
+{
+  CbiNode *n = p;
+
+  g_free (n->name);
+}
+
+CbiGraph *
+cbi_graph_new (void)
+{
+  CbiGraph *graph = g_new0 (CbiGraph, 1);
+
+  graph->tensors = g_array_new (FALSE, TRUE, sizeof (CbiTensorInfo));
+  g_array_set_clear_func (graph->tensors, cbi_tensor_info_clear);
+  graph->nodes = g_array_new (FALSE, TRUE, sizeof (CbiNode));
+  g_array_set_clear_func (graph->nodes, cbi_node_clear);
+  graph->input = graph->output = -1;
+  return graph;
+}
+
+void
+cbi_graph_free (CbiGraph * graph)
+{
+  if (graph == NULL)
+    return;
+  g_array_free (graph->tensors, TRUE);
+  g_array_free (graph->nodes, TRUE);
+  g_free (graph);
+}
+
+gint
+cbi_graph_add_tensor (CbiGraph * graph, const gchar * name, gint n_dims,
+    const gint64 * dims, gfloat * data)
+{
+  CbiTensorInfo t = { 0, };
+
+  g_return_val_if_fail (n_dims >= 0 && n_dims <= CBI_MAX_DIMS, -1);
+  t.name = g_strdup (name);
+  t.n_dims = n_dims;
+  memcpy (t.dims, dims, n_dims * sizeof (gint64));
+  t.data = data;
+  g_array_append_val (graph->tensors, t);
+  return graph->tensors->len - 1;
+}
+
+gint
+cbi_graph_add_node (CbiGraph * graph, CbiOpType op, const gchar * name,
+    guint n_inputs, const gint * inputs, gint output,
+    const CbiConvAttrs * conv)
+{
+  CbiNode n = { 0, };
+  guint i;
+
+  g_return_val_if_fail (n_inputs <= CBI_MAX_NODE_INPUTS, -1);
+  n.op = op;
+  n.name = g_strdup (name);
+  n.n_inputs = n_inputs;
+  for (i = 0; i < CBI_MAX_NODE_INPUTS; i++)
+    n.inputs[i] = i < n_inputs ? inputs[i] : -1;
+  n.output = output;
+  if (conv)
+    n.conv = *conv;
+  g_array_append_val (graph->nodes, n);
+  return graph->nodes->len - 1;
+}
+
+CbiTensorInfo *
+cbi_graph_tensor (const CbiGraph * graph, gint index)
+{
+  return &g_array_index (graph->tensors, CbiTensorInfo, index);
+}
+
+CbiNode *
+cbi_graph_node (const CbiGraph * graph, guint index)
+{
+  return &g_array_index (graph->nodes, CbiNode, index);
+}
+
+const gchar *
+cbi_op_type_name (CbiOpType op)
+{
+  switch (op) {
+    case CBI_OP_CONV:
+      return "Conv";
+    case CBI_OP_RELU:
+      return "Relu";
+  }
+  return "unknown";
+}
+
+guint
+cbi_graph_count_consumers (const CbiGraph * graph, gint index)
+{
+  guint i, j, count = 0;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    CbiNode *n = cbi_graph_node (graph, i);
+    for (j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] == index)
+        count++;
+  }
+  return count;
+}
+
+static gboolean
+cbi_infer_conv (const CbiGraph * graph, const CbiNode * n,
+    gint64 (*shapes)[4], GError ** error)
+{
+  const gint64 *x = shapes[n->inputs[0]];
+  CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  gint64 *y = shapes[n->output];
+  const CbiConvAttrs *a = &n->conv;
+  gint d;
+
+  if (w->n_dims != 4 || w->data == NULL || a->group < 1
+      || x[1] != w->dims[1] * a->group || w->dims[0] % a->group != 0) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL,
+        "node %s (Conv): input has %" G_GINT64_FORMAT " channels, weights "
+        "expect %" G_GINT64_FORMAT " x group %" G_GINT64_FORMAT, n->name,
+        x[1], w->n_dims == 4 ? w->dims[1] : 0, a->group);
+    return FALSE;
+  }
+  y[0] = x[0];
+  y[1] = w->dims[0];
+  for (d = 0; d < 2; d++) {
+    gint64 extent = x[2 + d] + a->pads[d] + a->pads[d + 2];
+    gint64 kernel = a->dilations[d] * (w->dims[2 + d] - 1) + 1;
+    if (a->strides[d] < 1 || extent < kernel) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE,
+          "node %s (Conv): a kernel of %" G_GINT64_FORMAT " does not fit "
+          "an input of %" G_GINT64_FORMAT " (padded)", n->name, kernel,
+          extent);
+      return FALSE;
+    }
+    y[2 + d] = (extent - kernel) / a->strides[d] + 1;
+  }
+  return TRUE;
+}
+
+gboolean
+cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch, gint64 height,
+    gint64 width, gint64 (*shapes)[4], GError ** error)
+{
+  const CbiTensorInfo *in = cbi_graph_tensor (graph, graph->input);
+  guint i;
+
+  shapes[graph->input][0] = batch;
+  shapes[graph->input][1] = in->dims[1];
+  shapes[graph->input][2] = in->dims[2] > 0 ? in->dims[2] : height;
+  shapes[graph->input][3] = in->dims[3] > 0 ? in->dims[3] : width;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    switch (n->op) {
+      case CBI_OP_CONV:
+        if (!cbi_infer_conv (graph, n, shapes, error))
+          return FALSE;
+        break;
+      case CBI_OP_RELU:
+        memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
+        break;
+    }
+  }
+  return TRUE;
+}

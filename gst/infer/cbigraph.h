@@ -1,0 +1,89 @@
+/* cudabatchinfer: model graph (the engine's IR)
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The form every model takes inside the engine, whichever file it came
+ * from: named float32 tensors (constants carry their data) and nodes in
+ * topological order, with ONNX operator semantics. A dimension of -1 is
+ * symbolic: the batch dimension becomes N, spatial ones come from the caps.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define CBI_MAX_DIMS 4
+#define CBI_MAX_NODE_INPUTS 3
+
+typedef enum
+{
+  CBI_OP_CONV,
+  CBI_OP_RELU,
+} CbiOpType;
+
+typedef struct
+{
+  gchar *name;
+  gint n_dims;
+  gint64 dims[CBI_MAX_DIMS];
+  gfloat *data;                 /* constant data, or NULL for activations */
+} CbiTensorInfo;
+
+typedef struct
+{
+  gint64 strides[2];
+  gint64 dilations[2];
+  gint64 pads[4];               /* top, left, bottom, right (ONNX order) */
+  gint64 group;
+} CbiConvAttrs;
+
+typedef struct
+{
+  CbiOpType op;
+  gchar *name;
+  guint n_inputs;
+  gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent */
+  gint output;
+  CbiConvAttrs conv;
+} CbiNode;
+
+typedef struct
+{
+  GArray *tensors;              /* CbiTensorInfo */
+  GArray *nodes;                /* CbiNode */
+  gint input;
+  gint output;
+} CbiGraph;
+
+/* Returns: (transfer full): an empty graph; free with cbi_graph_free(). */
+CbiGraph *cbi_graph_new (void);
+void cbi_graph_free (CbiGraph * graph);
+
+/* Adds a tensor; @data (transfer full, nullable) is g_malloc'ed constant
+ * data of the tensor's element count. Returns the tensor's index. */
+gint cbi_graph_add_tensor (CbiGraph * graph, const gchar * name, gint n_dims,
+    const gint64 * dims, gfloat * data);
+/* Adds a node; returns its index. */
+gint cbi_graph_add_node (CbiGraph * graph, CbiOpType op, const gchar * name,
+    guint n_inputs, const gint * inputs, gint output,
+    const CbiConvAttrs * conv);
+
+CbiTensorInfo *cbi_graph_tensor (const CbiGraph * graph, gint index);
+CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
+const gchar *cbi_op_type_name (CbiOpType op);
+
+/* Computes the NCHW shape of every activation for a batch of @batch frames
+ * of @height x @width; @shapes (caller-allocated, one gint64[4] per tensor)
+ * receives them. Fails with a message naming the node when a shape does not
+ * fit (kernel larger than the padded input, channel mismatch). */
+gboolean cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch,
+    gint64 height, gint64 width, gint64 (*shapes)[4], GError ** error);
+
+/* Number of nodes reading tensor @index. */
+guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);
+
+/* Returns: (transfer full): the embedded default model, a pencil-sketch
+ * filter: RGB in 0..1 to RGB in 0..1, any frame size. */
+CbiGraph *cbi_default_model_new (void);
+
+G_END_DECLS

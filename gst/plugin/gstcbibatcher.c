@@ -1,0 +1,40 @@
+/* GStreamer cudabatchinfer: pending frames of the batch being filled
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "gstcbibatcher.h"
+
+void
+gst_cbi_batcher_init (GstCbiBatcher * batcher, guint capacity)
+{
+  batcher->frames = g_new0 (GstBuffer *, capacity);
+  batcher->capacity = capacity;
+  batcher->count = 0;
+}
+
+void
+gst_cbi_batcher_clear (GstCbiBatcher * batcher)
+{
+  gst_cbi_batcher_drop (batcher);
+  g_clear_pointer (&batcher->frames, g_free);
+  batcher->capacity = 0;
+}
+
+gboolean
+gst_cbi_batcher_push (GstCbiBatcher * batcher, GstBuffer * buffer)
+{
+  g_return_val_if_fail (batcher->count < batcher->capacity, TRUE);
+
+  batcher->frames[batcher->count++] = buffer;
+  return batcher->count == batcher->capacity;
+}
+
+guint
+gst_cbi_batcher_drop (GstCbiBatcher * batcher)
+{
+  guint i, n = batcher->count;
+
+  for (i = 0; i < n; i++)
+    gst_clear_buffer (&batcher->frames[i]);
+  batcher->count = 0;
+  return n;
+}

@@ -1,0 +1,1456 @@
+/* GStreamer cudabatchinfer element
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+/**
+ * SECTION:element-cudabatchinfer
+ * @title: cudabatchinfer
+ * @short_description: batched neural network inference on video frames
+ *
+ * cudabatchinfer collects raw video frames into batches of #GstCudaBatchInfer:batch,
+ * runs a neural network on each batch (CUDA and cuDNN on an NVIDIA GPU,
+ * oneDNN on the CPU) and pushes one output frame per input frame, with the
+ * input's timestamps, offsets and flags.
+ *
+ * Two first-run costs are removed by design. The first batch normally pays
+ * for planning and for memory the engine has never touched: the element runs
+ * a dry batch (warm-up) on its way to PAUSED, or on the first caps when only
+ * they give the frame size. The last batch of a stream is usually short, a
+ * new shape that needs a new plan and fresh memory: the element pads it to
+ * the full batch (#GstCudaBatchInfer:pad-mode) and drops the padded results.
+ *
+ * Every output buffer carries a #GstBatchMemoryMeta with the memory
+ * statistics of its batch, so an application can check that nothing was
+ * allocated after warm-up.
+ *
+ * Without #GstCudaBatchInfer:model the element runs its embedded model, a
+ * pencil-sketch filter that works on any frame size.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 filesrc location=video.mp4 ! decodebin ! videoconvert ! \
+ *     cudabatchinfer batch=16 ! videoconvert ! autovideosink
+ * ]|
+ * |[
+ * gst-launch-1.0 -m videotestsrc num-buffers=120 ! video/x-raw,format=RGB \
+ *     ! cudabatchinfer batch=16 post-messages=true ! fakesink
+ * ]|
+ * The second line prints a `cudabatchinfer-batch` message per batch with
+ * its memory figures.
+ *
+ * Since: 1.0
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudabatchinfer.h"
+#include "gstcbibatcher.h"
+
+#include <gst/video/video.h>
+#include <string.h>
+#include <gst/cudabatchinfer/gstbatchmemorymeta.h>
+
+#include "cbiengine.h"
+#include "cbierror.h"
+
+/**
+ * GstCudaBatchInferPadMode:
+ * @GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST: fill a short batch with copies of
+ *   its last frame
+ * @GST_CUDA_BATCH_INFER_PAD_ZERO: fill a short batch with zeros
+ * @GST_CUDA_BATCH_INFER_PAD_NONE: run a short batch at its real size (a new
+ *   shape: the engine plans it and may allocate); for measuring what padding
+ *   saves
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST = CBI_PAD_REPEAT_LAST,
+  GST_CUDA_BATCH_INFER_PAD_ZERO = CBI_PAD_ZERO,
+  GST_CUDA_BATCH_INFER_PAD_NONE = CBI_PAD_NONE,
+} GstCudaBatchInferPadMode;
+
+/**
+ * GstCudaBatchInferBackend:
+ * @GST_CUDA_BATCH_INFER_BACKEND_AUTO: CUDA where a GPU is usable, else the
+ *   CPU (with a warning in the log)
+ * @GST_CUDA_BATCH_INFER_BACKEND_CPU: oneDNN on the CPU
+ * @GST_CUDA_BATCH_INFER_BACKEND_CUDA: CUDA and cuDNN; the state change fails
+ *   when no GPU is usable
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_BACKEND_AUTO = CBI_BACKEND_AUTO,
+  GST_CUDA_BATCH_INFER_BACKEND_CPU = CBI_BACKEND_CPU,
+  GST_CUDA_BATCH_INFER_BACKEND_CUDA = CBI_BACKEND_CUDA,
+} GstCudaBatchInferBackend;
+
+typedef struct
+{
+  guint64 frames_in;
+  guint64 frames_out;
+  guint64 frames_dropped;
+  guint64 batches;
+  guint64 padded_frames;
+  guint64 replans;
+  GstClockTime warmup_time;
+  GstClockTime steady_batch_time;
+  guint64 fresh_allocations_after_warmup;
+  guint64 fresh_bytes_after_warmup;
+  guint64 peak_allocated_bytes;
+  guint64 peak_reserved_bytes;
+  guint64 reserved_bytes;
+} GstCudaBatchInferStats;
+
+struct _GstCudaBatchInfer
+{
+  GstElement parent;
+
+  GstPad *sinkpad;
+  GstPad *srcpad;
+
+  /* properties: OBJECT_LOCK */
+  guint batch;
+  GstCudaBatchInferPadMode pad_mode;
+  gboolean warmup;
+  GstCaps *warmup_caps;
+  gchar *model;
+  GstCudaBatchInferBackend backend;
+  gint device_id;
+  GstClockTime batch_timeout;
+  gboolean post_messages;
+  guint64 memory_limit;
+
+  /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
+   * change_state while no data flows */
+  CbiEngine *engine;
+  guint run_batch;              /* batch size for this run */
+  gboolean run_warmup;
+  GstCbiBatcher batcher;
+  GstVideoFrame *in_frames;
+  GstVideoFrame *out_frames;
+  GstBuffer **out_buffers;
+  const guint8 **in_data;
+  guint8 **out_data;
+  gint *in_strides;
+  gint *out_strides;
+  GstVideoInfo in_info;
+  GstVideoInfo out_info;
+  gboolean have_caps;
+  guint warm_width;             /* shape of the last warm-up, 0 = none */
+  guint warm_height;
+  guint64 batch_index;
+  GstBufferPool *out_pool;
+  GstFlowReturn timeout_flow;   /* what a timed-out batch's push returned */
+
+  /* timeout of a partial batch: timer_lock */
+  GMutex timer_lock;
+  GCond timer_cond;
+  gboolean timer_flushing;
+  GstClockTime timer_deadline;  /* clock time; NONE when not armed */
+  guint64 timer_generation;
+  GstClockID timer_id;
+
+  /* stats_lock: written by the streaming thread, read by the property */
+  GMutex stats_lock;
+  GstCudaBatchInferStats stats;
+};
+
+GST_DEBUG_CATEGORY_STATIC (gst_cuda_batch_infer_debug);
+#define GST_CAT_DEFAULT gst_cuda_batch_infer_debug
+
+GST_ELEMENT_REGISTER_DEFINE (cudabatchinfer, "cudabatchinfer",
+    GST_RANK_NONE, GST_TYPE_CUDA_BATCH_INFER);
+
+enum
+{
+  PROP_0,
+  PROP_BATCH,
+  PROP_PAD_MODE,
+  PROP_WARMUP,
+  PROP_WARMUP_CAPS,
+  PROP_MODEL,
+  PROP_BACKEND,
+  PROP_DEVICE_ID,
+  PROP_BATCH_TIMEOUT,
+  PROP_POST_MESSAGES,
+  PROP_MEMORY_LIMIT,
+  PROP_STATS,
+};
+
+enum
+{
+  SIGNAL_FLUSH,
+  LAST_SIGNAL
+};
+
+#define DEFAULT_BATCH 16
+#define MAX_BATCH 256
+#define DEFAULT_PAD_MODE GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST
+#define DEFAULT_WARMUP TRUE
+#define DEFAULT_MODEL NULL
+#define DEFAULT_BACKEND GST_CUDA_BATCH_INFER_BACKEND_AUTO
+#define DEFAULT_DEVICE_ID 0
+#define DEFAULT_BATCH_TIMEOUT 0
+#define DEFAULT_POST_MESSAGES FALSE
+#define DEFAULT_MEMORY_LIMIT 0
+
+#define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+
+static guint signals[LAST_SIGNAL];
+
+#define gst_cuda_batch_infer_parent_class parent_class
+G_DEFINE_TYPE (GstCudaBatchInfer, gst_cuda_batch_infer, GST_TYPE_ELEMENT);
+
+#define GST_TYPE_CUDA_BATCH_INFER_PAD_MODE \
+  (gst_cuda_batch_infer_pad_mode_get_type ())
+static GType
+gst_cuda_batch_infer_pad_mode_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST,
+        "Pad a short batch with copies of its last frame", "repeat-last"},
+    {GST_CUDA_BATCH_INFER_PAD_ZERO, "Pad a short batch with zeros", "zero"},
+    {GST_CUDA_BATCH_INFER_PAD_NONE,
+        "Run a short batch at its real size (new shape: re-plan)", "none"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaBatchInferPadMode", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define GST_TYPE_CUDA_BATCH_INFER_BACKEND \
+  (gst_cuda_batch_infer_backend_get_type ())
+static GType
+gst_cuda_batch_infer_backend_get_type (void)
+{
+  static GType type = 0;
+  static GEnumValue values[] = {
+    {GST_CUDA_BATCH_INFER_BACKEND_AUTO,
+        "CUDA where a GPU is usable, else the CPU", "auto"},
+    {GST_CUDA_BATCH_INFER_BACKEND_CPU, "oneDNN on the CPU", "cpu"},
+    {GST_CUDA_BATCH_INFER_BACKEND_CUDA, "CUDA and cuDNN on an NVIDIA GPU",
+        "cuda"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t;
+    if (!cbi_engine_has_cuda ())
+      values[2].value_name = "CUDA and cuDNN on an NVIDIA GPU (compiled out)";
+    t = g_enum_register_static ("GstCudaBatchInferBackend", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static void gst_cuda_batch_infer_finalize (GObject * object);
+static void gst_cuda_batch_infer_set_property (GObject * object,
+    guint prop_id, const GValue * value, GParamSpec * pspec);
+static void gst_cuda_batch_infer_get_property (GObject * object,
+    guint prop_id, GValue * value, GParamSpec * pspec);
+static GstStateChangeReturn gst_cuda_batch_infer_change_state (GstElement *
+    element, GstStateChange transition);
+static GstFlowReturn gst_cuda_batch_infer_chain (GstPad * pad,
+    GstObject * parent, GstBuffer * buffer);
+static gboolean gst_cuda_batch_infer_sink_event (GstPad * pad,
+    GstObject * parent, GstEvent * event);
+static gboolean gst_cuda_batch_infer_sink_query (GstPad * pad,
+    GstObject * parent, GstQuery * query);
+static gboolean gst_cuda_batch_infer_src_query (GstPad * pad,
+    GstObject * parent, GstQuery * query);
+static gboolean gst_cuda_batch_infer_src_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+static void gst_cuda_batch_infer_flush (GstCudaBatchInfer * self);
+
+static void
+gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->finalize = gst_cuda_batch_infer_finalize;
+  gobject_class->set_property = gst_cuda_batch_infer_set_property;
+  gobject_class->get_property = gst_cuda_batch_infer_get_property;
+
+  /**
+   * GstCudaBatchInfer:batch:
+   *
+   * Frames per batch. Every batch the engine runs has this many slots,
+   * unless #GstCudaBatchInfer:pad-mode is `none`.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH,
+      g_param_spec_uint ("batch", "Batch size", "Frames per batch", 1,
+          MAX_BATCH, DEFAULT_BATCH, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:pad-mode:
+   *
+   * How a short batch (at EOS, a drain, a timeout, a caps change or the
+   * #GstCudaBatchInfer::flush signal) is filled up. Padded results never
+   * leave the element.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_PAD_MODE,
+      g_param_spec_enum ("pad-mode", "Pad mode",
+          "How a short batch is filled up to the batch size",
+          GST_TYPE_CUDA_BATCH_INFER_PAD_MODE, DEFAULT_PAD_MODE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstCudaBatchInfer:warmup:
+   *
+   * Run a dry batch before the first real one, so the first batch costs
+   * what every batch costs.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_WARMUP,
+      g_param_spec_boolean ("warmup", "Warm-up",
+          "Run a dry batch on the way to PAUSED (or on the first caps)",
+          DEFAULT_WARMUP, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:warmup-caps:
+   *
+   * The input caps to warm up for (fixed width and height), so the whole
+   * warm-up happens on READY→PAUSED when the model does not fix the input
+   * size. %NULL: warm up on the first caps event instead.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_WARMUP_CAPS,
+      g_param_spec_boxed ("warmup-caps", "Warm-up caps",
+          "Input caps to warm up for on READY to PAUSED (NULL: on first caps)",
+          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:model:
+   *
+   * Path of a model file. %NULL runs the embedded pencil-sketch model.
+   * This version runs only the embedded model: any other value fails the
+   * READY→PAUSED state change.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_MODEL,
+      g_param_spec_string ("model", "Model",
+          "Model file (NULL: the embedded pencil-sketch model)",
+          DEFAULT_MODEL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:backend:
+   *
+   * Where the network runs.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_BACKEND,
+      g_param_spec_enum ("backend", "Backend", "Where the network runs",
+          GST_TYPE_CUDA_BATCH_INFER_BACKEND, DEFAULT_BACKEND,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:device-id:
+   *
+   * CUDA device to run on (ignored by the CPU backend).
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
+      g_param_spec_int ("device-id", "Device ID", "CUDA device to run on",
+          0, G_MAXINT, DEFAULT_DEVICE_ID, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:batch-timeout:
+   *
+   * For live sources: when the oldest pending frame has waited this long
+   * (in running time of the pipeline clock), the partial batch is padded
+   * and processed. 0 waits for a full batch.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_TIMEOUT,
+      g_param_spec_uint64 ("batch-timeout", "Batch timeout",
+          "Process a partial batch when its oldest frame has waited this "
+          "long, in nanoseconds (0 = wait for a full batch)", 0, G_MAXUINT64,
+          DEFAULT_BATCH_TIMEOUT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstCudaBatchInfer:post-messages:
+   *
+   * Post a `cudabatchinfer-batch` element message per batch, carrying the
+   * fields of gst_batch_memory_meta_to_structure() (less `frame-index`).
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean ("post-messages", "Post messages",
+          "Post an element message with the memory figures of every batch",
+          DEFAULT_POST_MESSAGES, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstCudaBatchInfer:memory-limit:
+   *
+   * Most bytes the engine's memory pool may reserve (tensors, weights,
+   * workspace). Past it, planning fails with an error naming what did not
+   * fit. 0: no limit.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_MEMORY_LIMIT,
+      g_param_spec_uint64 ("memory-limit", "Memory limit",
+          "Most bytes the engine may reserve (0 = no limit)", 0, G_MAXUINT64,
+          DEFAULT_MEMORY_LIMIT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:stats:
+   *
+   * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
+   * structure: `frames-in`, `frames-out`, `frames-dropped` (by flushing
+   * seeks and state changes), `batches`, `padded-frames`, `replans`,
+   * `warmup-time`, `steady-batch-time`, `fresh-allocations-after-warmup`,
+   * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,
+   * `peak-reserved-bytes`, `reserved-bytes`.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Frame, batch and memory counters", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * GstCudaBatchInfer::flush:
+   * @self: the element
+   *
+   * Action signal: pads the pending partial batch, processes it and pushes
+   * its results now.
+   *
+   * Since: 1.0
+   */
+  signals[SIGNAL_FLUSH] = g_signal_new_class_handler ("flush",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_cuda_batch_infer_flush), NULL, NULL, NULL,
+      G_TYPE_NONE, 0);
+
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_change_state);
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Batched CUDA inference", "Filter/Effect/Video",
+      "Runs a neural network on batches of video frames, with warm-up and "
+      "last-batch padding", "cudabatchinfer developers");
+
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_PAD_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_BACKEND, 0);
+
+  GST_DEBUG_CATEGORY_INIT (gst_cuda_batch_infer_debug, "cudabatchinfer", 0,
+      "cudabatchinfer element");
+}
+
+static void
+gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_sink_event));
+  gst_pad_set_query_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_sink_query));
+  GST_PAD_SET_PROXY_CAPS (self->sinkpad);
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_set_query_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_src_query));
+  gst_pad_set_activatemode_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_src_activate_mode));
+  GST_PAD_SET_PROXY_CAPS (self->srcpad);
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->batch = DEFAULT_BATCH;
+  self->pad_mode = DEFAULT_PAD_MODE;
+  self->warmup = DEFAULT_WARMUP;
+  self->model = g_strdup (DEFAULT_MODEL);
+  self->backend = DEFAULT_BACKEND;
+  self->device_id = DEFAULT_DEVICE_ID;
+  self->batch_timeout = DEFAULT_BATCH_TIMEOUT;
+  self->post_messages = DEFAULT_POST_MESSAGES;
+  self->memory_limit = DEFAULT_MEMORY_LIMIT;
+
+  g_mutex_init (&self->timer_lock);
+  g_cond_init (&self->timer_cond);
+  g_mutex_init (&self->stats_lock);
+  self->timer_deadline = GST_CLOCK_TIME_NONE;
+}
+
+static void
+gst_cuda_batch_infer_finalize (GObject * object)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
+
+  gst_clear_caps (&self->warmup_caps);
+  g_free (self->model);
+  g_mutex_clear (&self->timer_lock);
+  g_cond_clear (&self->timer_cond);
+  g_mutex_clear (&self->stats_lock);
+
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
+
+  GST_OBJECT_LOCK (self);
+  /* GObject does not enforce GST_PARAM_MUTABLE_READY: the element does */
+  if ((pspec->flags & GST_PARAM_MUTABLE_READY)
+      && GST_STATE (self) > GST_STATE_READY) {
+    GST_OBJECT_UNLOCK (self);
+    GST_WARNING_OBJECT (self, "property '%s' can only be changed in the NULL "
+        "or READY state: ignored", pspec->name);
+    return;
+  }
+  switch (prop_id) {
+    case PROP_BATCH:
+      self->batch = g_value_get_uint (value);
+      break;
+    case PROP_PAD_MODE:
+      self->pad_mode = g_value_get_enum (value);
+      break;
+    case PROP_WARMUP:
+      self->warmup = g_value_get_boolean (value);
+      break;
+    case PROP_WARMUP_CAPS:
+      gst_caps_replace (&self->warmup_caps, g_value_get_boxed (value));
+      break;
+    case PROP_MODEL:
+      g_free (self->model);
+      self->model = g_value_dup_string (value);
+      break;
+    case PROP_BACKEND:
+      self->backend = g_value_get_enum (value);
+      break;
+    case PROP_DEVICE_ID:
+      self->device_id = g_value_get_int (value);
+      break;
+    case PROP_BATCH_TIMEOUT:
+      self->batch_timeout = g_value_get_uint64 (value);
+      break;
+    case PROP_POST_MESSAGES:
+      self->post_messages = g_value_get_boolean (value);
+      break;
+    case PROP_MEMORY_LIMIT:
+      self->memory_limit = g_value_get_uint64 (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static GstStructure *
+gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
+{
+  GstCudaBatchInferStats s;
+
+  g_mutex_lock (&self->stats_lock);
+  s = self->stats;
+  g_mutex_unlock (&self->stats_lock);
+
+  return gst_structure_new ("cudabatchinfer-stats",
+      "frames-in", G_TYPE_UINT64, s.frames_in,
+      "frames-out", G_TYPE_UINT64, s.frames_out,
+      "frames-dropped", G_TYPE_UINT64, s.frames_dropped,
+      "batches", G_TYPE_UINT64, s.batches,
+      "padded-frames", G_TYPE_UINT64, s.padded_frames,
+      "replans", G_TYPE_UINT64, s.replans,
+      "warmup-time", G_TYPE_UINT64, (guint64) s.warmup_time,
+      "steady-batch-time", G_TYPE_UINT64, (guint64) s.steady_batch_time,
+      "fresh-allocations-after-warmup", G_TYPE_UINT64,
+      s.fresh_allocations_after_warmup,
+      "fresh-bytes-after-warmup", G_TYPE_UINT64, s.fresh_bytes_after_warmup,
+      "peak-allocated-bytes", G_TYPE_UINT64, s.peak_allocated_bytes,
+      "peak-reserved-bytes", G_TYPE_UINT64, s.peak_reserved_bytes,
+      "reserved-bytes", G_TYPE_UINT64, s.reserved_bytes, NULL);
+}
+
+static void
+gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, gst_cuda_batch_infer_stats_structure (self));
+    return;
+  }
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_BATCH:
+      g_value_set_uint (value, self->batch);
+      break;
+    case PROP_PAD_MODE:
+      g_value_set_enum (value, self->pad_mode);
+      break;
+    case PROP_WARMUP:
+      g_value_set_boolean (value, self->warmup);
+      break;
+    case PROP_WARMUP_CAPS:
+      g_value_set_boxed (value, self->warmup_caps);
+      break;
+    case PROP_MODEL:
+      g_value_set_string (value, self->model);
+      break;
+    case PROP_BACKEND:
+      g_value_set_enum (value, self->backend);
+      break;
+    case PROP_DEVICE_ID:
+      g_value_set_int (value, self->device_id);
+      break;
+    case PROP_BATCH_TIMEOUT:
+      g_value_set_uint64 (value, self->batch_timeout);
+      break;
+    case PROP_POST_MESSAGES:
+      g_value_set_boolean (value, self->post_messages);
+      break;
+    case PROP_MEMORY_LIMIT:
+      g_value_set_uint64 (value, self->memory_limit);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+/* Posts @error (from the engine) as an element error for @step. */
+static void
+gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,
+    const gchar * step, const GError * error)
+{
+  gchar *text = g_strdup_printf ("%s failed: %s", step, error->message);
+
+  switch (error->code) {
+    case CBI_ERROR_MEMORY:
+      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s", text),
+          ("raise or unset the memory-limit property, or lower batch"));
+      break;
+    case CBI_ERROR_NO_BACKEND:
+      GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("%s", text),
+          ("backend=cpu always works"));
+      break;
+    case CBI_ERROR_MODEL:
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text), (NULL));
+      break;
+    case CBI_ERROR_SHAPE:
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", text), (NULL));
+      break;
+    default:
+      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("%s", text), (NULL));
+      break;
+  }
+  g_free (text);
+}
+
+/* Timer of a partial batch. */
+
+static void
+gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self)
+{
+  g_mutex_lock (&self->timer_lock);
+  self->timer_deadline = GST_CLOCK_TIME_NONE;
+  self->timer_generation++;
+  if (self->timer_id)
+    gst_clock_id_unschedule (self->timer_id);
+  g_mutex_unlock (&self->timer_lock);
+}
+
+/* Called when the first frame of a batch arrives. */
+static void
+gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self)
+{
+  GstClockTime timeout;
+  GstClock *clock;
+
+  GST_OBJECT_LOCK (self);
+  timeout = self->batch_timeout;
+  clock = GST_ELEMENT_CLOCK (self) ? gst_object_ref (GST_ELEMENT_CLOCK (self))
+      : NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (timeout == 0 || clock == NULL) {
+    gst_clear_object (&clock);
+    return;
+  }
+
+  g_mutex_lock (&self->timer_lock);
+  self->timer_deadline = gst_clock_get_time (clock) + timeout;
+  self->timer_generation++;
+  GST_LOG_OBJECT (self, "batch times out at %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (self->timer_deadline));
+  g_cond_signal (&self->timer_cond);
+  g_mutex_unlock (&self->timer_lock);
+  gst_object_unref (clock);
+}
+
+static void
+gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
+    gboolean flushing)
+{
+  g_mutex_lock (&self->timer_lock);
+  self->timer_flushing = flushing;
+  self->timer_deadline = GST_CLOCK_TIME_NONE;
+  self->timer_generation++;
+  if (self->timer_id)
+    gst_clock_id_unschedule (self->timer_id);
+  g_cond_broadcast (&self->timer_cond);
+  g_mutex_unlock (&self->timer_lock);
+}
+
+/* Batch processing. */
+
+static void
+gst_cuda_batch_infer_describe_layout (const GstVideoInfo * info,
+    CbiFrameBatch * fb)
+{
+  const GstVideoFormatInfo *finfo = info->finfo;
+  guint c, sum = 0;
+
+  fb->width = GST_VIDEO_INFO_WIDTH (info);
+  fb->height = GST_VIDEO_INFO_HEIGHT (info);
+  fb->pixel_stride = GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
+  for (c = 0; c < 3; c++) {
+    fb->rgb_offset[c] = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, c);
+    sum += fb->rgb_offset[c];
+  }
+  /* the one byte of a 4-byte pixel that is not R, G or B */
+  fb->extra_offset = fb->pixel_stride == 4 ? (gint) (0 + 1 + 2 + 3 - sum) : -1;
+  fb->scale = 1.0f / 255.0f;
+}
+
+static void
+gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
+    const CbiBatchReport * r, guint padded)
+{
+  GstCudaBatchInferStats *s = &self->stats;
+
+  g_mutex_lock (&self->stats_lock);
+  s->frames_out += r->frames;
+  s->batches++;
+  s->padded_frames += padded;
+  s->replans += r->replanned ? 1 : 0;
+  s->fresh_allocations_after_warmup += r->fresh_allocations;
+  s->fresh_bytes_after_warmup += r->fresh_bytes;
+  s->peak_allocated_bytes = MAX (s->peak_allocated_bytes,
+      r->pool.peak_allocated_bytes);
+  s->peak_reserved_bytes = MAX (s->peak_reserved_bytes,
+      r->pool.peak_reserved_bytes);
+  s->reserved_bytes = r->pool.reserved_bytes;
+  g_mutex_unlock (&self->stats_lock);
+}
+
+static void
+gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
+    GstBatchMemoryMeta * m, const CbiBatchReport * r, guint frame_index)
+{
+  m->batch_index = self->batch_index;
+  m->batch_size = r->slots;
+  m->frames = r->frames;
+  m->padded = r->slots - r->frames;
+  m->frame_index = frame_index;
+  m->warmed_up =
+      self->warm_width == (guint) GST_VIDEO_INFO_WIDTH (&self->in_info)
+      && self->warm_height == (guint) GST_VIDEO_INFO_HEIGHT (&self->in_info)
+      && r->slots == self->run_batch;
+  m->replanned = r->replanned;
+  m->allocated_bytes = r->pool.allocated_bytes;
+  m->reserved_bytes = r->pool.reserved_bytes;
+  m->peak_allocated_bytes = r->pool.peak_allocated_bytes;
+  m->peak_reserved_bytes = r->pool.peak_reserved_bytes;
+  m->fresh_allocations = r->fresh_allocations;
+  m->fresh_bytes = r->fresh_bytes;
+  m->workspace_bytes = r->workspace_bytes;
+  m->device_free_bytes = r->device_free_bytes;
+  m->device_total_bytes = r->device_total_bytes;
+  m->batch_time = r->time_ns;
+  gst_batch_memory_meta_set_backend (m, cbi_engine_backend_name (self->engine));
+  m->device_id = cbi_engine_device_id (self->engine);
+}
+
+/* Maps the pending frames and @n output buffers. Returns how many of each
+ * are mapped (the caller unmaps that many). */
+static guint
+gst_cuda_batch_infer_map (GstCudaBatchInfer * self, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    if (!gst_video_frame_map (&self->in_frames[i], &self->in_info,
+            self->batcher.frames[i], GST_MAP_READ))
+      return i;
+    if (!gst_video_frame_map (&self->out_frames[i], &self->out_info,
+            self->out_buffers[i], GST_MAP_WRITE)) {
+      gst_video_frame_unmap (&self->in_frames[i]);
+      return i;
+    }
+    self->in_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->in_frames[i], 0);
+    self->in_strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&self->in_frames[i],
+        0);
+    self->out_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->out_frames[i], 0);
+    self->out_strides[i] =
+        GST_VIDEO_FRAME_PLANE_STRIDE (&self->out_frames[i], 0);
+  }
+  return n;
+}
+
+static void
+gst_cuda_batch_infer_unmap (GstCudaBatchInfer * self, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    gst_video_frame_unmap (&self->in_frames[i]);
+    gst_video_frame_unmap (&self->out_frames[i]);
+  }
+}
+
+static void
+gst_cuda_batch_infer_post_batch_message (GstCudaBatchInfer * self,
+    GstBatchMemoryMeta * meta)
+{
+  GstStructure *s = gst_batch_memory_meta_to_structure (meta);
+
+  gst_structure_remove_field (s, "frame-index");
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+}
+
+/* Pads, runs and pushes the pending frames. Called with the sink pad's
+ * STREAM_LOCK held, from the streaming thread, the timeout task or the
+ * flush signal. @reason is for the log. */
+static GstFlowReturn
+gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
+{
+  guint n = self->batcher.count, mapped = 0, acquired = 0, i;
+  CbiFrameBatch fb = { 0, };
+  CbiBatchReport report;
+  GstBufferList *list = NULL;
+  GstFlowReturn ret = GST_FLOW_OK;
+  GError *error = NULL;
+  GstCudaBatchInferPadMode pad_mode;
+  gboolean post;
+  gchar *step;
+
+  gst_cuda_batch_infer_timer_disarm (self);
+  if (n == 0)
+    return GST_FLOW_OK;
+
+  GST_OBJECT_LOCK (self);
+  pad_mode = self->pad_mode;
+  post = self->post_messages;
+  GST_OBJECT_UNLOCK (self);
+
+  for (acquired = 0; acquired < n; acquired++) {
+    ret = gst_buffer_pool_acquire_buffer (self->out_pool,
+        &self->out_buffers[acquired], NULL);
+    if (ret != GST_FLOW_OK)
+      goto out;
+  }
+  mapped = gst_cuda_batch_infer_map (self, n);
+  if (mapped < n) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map a video frame"),
+        ("frame %u of batch %" G_GUINT64_FORMAT, mapped, self->batch_index));
+    ret = GST_FLOW_ERROR;
+    goto out;
+  }
+
+  gst_cuda_batch_infer_describe_layout (&self->in_info, &fb);
+  fb.n_frames = n;
+  fb.n_slots = pad_mode == GST_CUDA_BATCH_INFER_PAD_NONE ? n : self->run_batch;
+  fb.pad_mode = (CbiPadMode) pad_mode;
+  fb.in = self->in_data;
+  fb.in_stride = self->in_strides;
+  fb.out = self->out_data;
+  fb.out_stride = self->out_strides;
+
+  GST_DEBUG_OBJECT (self, "batch %" G_GUINT64_FORMAT ": %u frames in %u "
+      "slots (%s)", self->batch_index, n, fb.n_slots, reason);
+  if (!cbi_engine_run (self->engine, &fb, &report, &error)) {
+    step = g_strdup_printf ("Batch %" G_GUINT64_FORMAT, self->batch_index);
+    gst_cuda_batch_infer_post_engine_error (self, step, error);
+    g_free (step);
+    g_clear_error (&error);
+    ret = GST_FLOW_ERROR;
+    goto out;
+  }
+  gst_cuda_batch_infer_unmap (self, mapped);
+  mapped = 0;
+
+  list = gst_buffer_list_new_sized (n);
+  for (i = 0; i < n; i++) {
+    GstBuffer *out = self->out_buffers[i];
+    GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (out);
+
+    gst_buffer_copy_into (out, self->batcher.frames[i],
+        GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+    if (meta == NULL) {
+      meta = gst_buffer_add_batch_memory_meta (out);
+      /* stays on the buffer through the pool: no allocation next time */
+      GST_META_FLAG_SET (meta, GST_META_FLAG_POOLED);
+    }
+    gst_cuda_batch_infer_fill_meta (self, meta, &report, i);
+    if (i == 0 && post)
+      gst_cuda_batch_infer_post_batch_message (self, meta);
+    gst_buffer_list_add (list, out);
+    self->out_buffers[i] = NULL;
+  }
+  acquired = 0;
+  gst_cuda_batch_infer_update_stats (self, &report, fb.n_slots - n);
+  self->batch_index++;
+  gst_cbi_batcher_drop (&self->batcher);
+
+out:
+  gst_cuda_batch_infer_unmap (self, mapped);
+  for (i = 0; i < acquired; i++)
+    gst_clear_buffer (&self->out_buffers[i]);
+  if (ret != GST_FLOW_OK) {
+    GST_DEBUG_OBJECT (self, "dropping %u pending frames: %s", n,
+        gst_flow_get_name (ret));
+    gst_cbi_batcher_drop (&self->batcher);
+    g_mutex_lock (&self->stats_lock);
+    self->stats.frames_dropped += n;
+    g_mutex_unlock (&self->stats_lock);
+    return ret;
+  }
+  return gst_pad_push_list (self->srcpad, list);
+}
+
+static GstFlowReturn
+gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  GstFlowReturn ret = self->timeout_flow;
+
+  if (!self->have_caps) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("a buffer arrived before caps"));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (ret != GST_FLOW_OK) {
+    /* a batch pushed by the timeout task failed downstream */
+    gst_buffer_unref (buffer);
+    return ret;
+  }
+
+  GST_LOG_OBJECT (self, "frame %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (GST_BUFFER_PTS (buffer)));
+  g_mutex_lock (&self->stats_lock);
+  self->stats.frames_in++;
+  g_mutex_unlock (&self->stats_lock);
+
+  if (gst_cbi_batcher_push (&self->batcher, buffer))
+    return gst_cuda_batch_infer_process (self, "full");
+  if (self->batcher.count == 1)
+    gst_cuda_batch_infer_timer_arm (self);
+  return GST_FLOW_OK;
+}
+
+/* The flush action signal: pushes the partial batch from the caller's
+ * thread, serialised with the streaming thread by the stream lock. */
+static void
+gst_cuda_batch_infer_flush (GstCudaBatchInfer * self)
+{
+  GstFlowReturn ret;
+
+  GST_PAD_STREAM_LOCK (self->sinkpad);
+  if (self->engine) {
+    ret = gst_cuda_batch_infer_process (self, "flush signal");
+    if (ret != GST_FLOW_OK && self->timeout_flow == GST_FLOW_OK)
+      self->timeout_flow = ret;
+  }
+  GST_PAD_STREAM_UNLOCK (self->sinkpad);
+}
+
+static void
+gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
+{
+  GstClockTime deadline;
+  GstClock *clock = NULL;
+  GstClockReturn res;
+  GstClockID id;
+  guint64 generation;
+  gboolean fire;
+
+  g_mutex_lock (&self->timer_lock);
+  while (!self->timer_flushing && self->timer_deadline == GST_CLOCK_TIME_NONE)
+    g_cond_wait (&self->timer_cond, &self->timer_lock);
+  if (self->timer_flushing) {
+    g_mutex_unlock (&self->timer_lock);
+    gst_pad_pause_task (self->srcpad);
+    return;
+  }
+  deadline = self->timer_deadline;
+  generation = self->timer_generation;
+  g_mutex_unlock (&self->timer_lock);
+
+  clock = gst_element_get_clock (GST_ELEMENT (self));
+  if (clock == NULL) {
+    gst_cuda_batch_infer_timer_disarm (self);
+    return;
+  }
+  id = gst_clock_new_single_shot_id (clock, deadline);
+  gst_object_unref (clock);
+
+  g_mutex_lock (&self->timer_lock);
+  fire = generation == self->timer_generation && !self->timer_flushing;
+  if (fire)
+    self->timer_id = id;
+  g_mutex_unlock (&self->timer_lock);
+  res = fire ? gst_clock_id_wait (id, NULL) : GST_CLOCK_UNSCHEDULED;
+  g_mutex_lock (&self->timer_lock);
+  self->timer_id = NULL;
+  g_mutex_unlock (&self->timer_lock);
+  gst_clock_id_unref (id);
+  if (res == GST_CLOCK_UNSCHEDULED)
+    return;
+
+  GST_PAD_STREAM_LOCK (self->sinkpad);
+  g_mutex_lock (&self->timer_lock);
+  fire = generation == self->timer_generation && !self->timer_flushing;
+  g_mutex_unlock (&self->timer_lock);
+  if (fire && self->engine) {
+    GstFlowReturn ret = gst_cuda_batch_infer_process (self, "batch-timeout");
+    if (ret != GST_FLOW_OK && self->timeout_flow == GST_FLOW_OK)
+      self->timeout_flow = ret;
+  }
+  GST_PAD_STREAM_UNLOCK (self->sinkpad);
+}
+
+static gboolean
+gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  gst_cuda_batch_infer_timer_set_flushing (self, !active);
+  if (active)
+    return gst_pad_start_task (pad,
+        (GstTaskFunction) gst_cuda_batch_infer_timeout_loop, self, NULL);
+  return gst_pad_stop_task (pad);
+}
+
+/* Warm-up and negotiation. */
+
+static gboolean
+gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self, guint width,
+    guint height)
+{
+  CbiBatchReport r;
+  GError *error = NULL;
+  GstStructure *s;
+
+  if (!cbi_engine_warmup (self->engine, self->run_batch, height, width, &r,
+          &error)) {
+    gst_cuda_batch_infer_post_engine_error (self, "Warm-up", error);
+    g_clear_error (&error);
+    return FALSE;
+  }
+  self->warm_width = width;
+  self->warm_height = height;
+
+  g_mutex_lock (&self->stats_lock);
+  self->stats.warmup_time += r.time_ns;
+  self->stats.steady_batch_time = r.steady_time_ns;
+  self->stats.reserved_bytes = r.pool.reserved_bytes;
+  g_mutex_unlock (&self->stats_lock);
+
+  s = gst_structure_new ("cudabatchinfer-warmup",
+      "batch-size", G_TYPE_UINT, self->run_batch,
+      "width", G_TYPE_UINT, width,
+      "height", G_TYPE_UINT, height,
+      "fresh-allocations", G_TYPE_UINT64, r.fresh_allocations,
+      "fresh-bytes", G_TYPE_UINT64, r.fresh_bytes,
+      "peak-allocated-bytes", G_TYPE_UINT64, r.pool.peak_allocated_bytes,
+      "peak-reserved-bytes", G_TYPE_UINT64, r.pool.peak_reserved_bytes,
+      "allocated-bytes", G_TYPE_UINT64, r.pool.allocated_bytes,
+      "reserved-bytes", G_TYPE_UINT64, r.pool.reserved_bytes,
+      "workspace-bytes", G_TYPE_UINT64, r.workspace_bytes,
+      "warmup-time", G_TYPE_UINT64, r.time_ns,
+      "steady-batch-time", G_TYPE_UINT64, r.steady_time_ns,
+      "backend", G_TYPE_STRING, cbi_engine_backend_name (self->engine),
+      "device-id", G_TYPE_INT, cbi_engine_device_id (self->engine), NULL);
+  GST_INFO_OBJECT (self, "warmed up: %" GST_PTR_FORMAT, s);
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_element (GST_OBJECT (self), s));
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
+{
+  GstStructure *config;
+
+  if (self->out_pool) {
+    gst_buffer_pool_set_active (self->out_pool, FALSE);
+    gst_clear_object (&self->out_pool);
+  }
+  self->out_pool = gst_video_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (self->out_pool);
+  /* a whole batch is acquired at once; downstream may hold more */
+  gst_buffer_pool_config_set_params (config, caps,
+      GST_VIDEO_INFO_SIZE (&self->out_info), self->run_batch, 0);
+  if (!gst_buffer_pool_set_config (self->out_pool, config)
+      || !gst_buffer_pool_set_active (self->out_pool, TRUE)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Could not allocate %u output buffers of %" G_GSIZE_FORMAT " bytes",
+            self->run_batch, GST_VIDEO_INFO_SIZE (&self->out_info)), (NULL));
+    gst_clear_object (&self->out_pool);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
+{
+  GstVideoInfo info;
+  GstCaps *out_caps;
+  GError *error = NULL;
+  gint64 out_h, out_w;
+  gboolean ok;
+
+  if (!gst_video_info_from_caps (&info, caps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("invalid caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  if (!cbi_engine_output_size (self->engine, GST_VIDEO_INFO_HEIGHT (&info),
+          GST_VIDEO_INFO_WIDTH (&info), &out_h, &out_w, &error)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("The model cannot take %dx%d frames", GST_VIDEO_INFO_WIDTH (&info),
+            GST_VIDEO_INFO_HEIGHT (&info)), ("%s; caps %" GST_PTR_FORMAT,
+            error->message, caps));
+    g_clear_error (&error);
+    return FALSE;
+  }
+
+  /* frames of the old caps go out first, at the old shape */
+  if (self->have_caps && gst_cuda_batch_infer_process (self,
+          "caps change") != GST_FLOW_OK)
+    GST_WARNING_OBJECT (self, "could not push the batch before new caps");
+
+  self->in_info = info;
+  gst_video_info_set_format (&self->out_info, GST_VIDEO_INFO_FORMAT (&info),
+      out_w, out_h);
+  self->out_info.fps_n = info.fps_n;
+  self->out_info.fps_d = info.fps_d;
+  self->out_info.par_n = info.par_n;
+  self->out_info.par_d = info.par_d;
+  out_caps = gst_video_info_to_caps (&self->out_info);
+  ok = gst_pad_set_caps (self->srcpad, out_caps)
+      && gst_cuda_batch_infer_setup_pool (self, out_caps);
+  gst_caps_unref (out_caps);
+  if (!ok)
+    return FALSE;
+  self->have_caps = TRUE;
+
+  if (self->run_warmup && (self->warm_width != (guint) info.width
+          || self->warm_height != (guint) info.height))
+    return gst_cuda_batch_infer_run_warmup (self, info.width, info.height);
+  return TRUE;
+}
+
+static gboolean
+gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  guint dropped;
+
+  GST_LOG_OBJECT (self, "event %" GST_PTR_FORMAT, event);
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      gboolean ok;
+
+      gst_event_parse_caps (event, &caps);
+      ok = gst_cuda_batch_infer_set_caps (self, caps);
+      gst_event_unref (event);
+      return ok;
+    }
+    case GST_EVENT_FLUSH_START:
+      gst_cuda_batch_infer_timer_set_flushing (self, TRUE);
+      return gst_pad_event_default (pad, parent, event);
+    case GST_EVENT_FLUSH_STOP:
+      dropped = gst_cbi_batcher_drop (&self->batcher);
+      g_mutex_lock (&self->stats_lock);
+      self->stats.frames_dropped += dropped;
+      g_mutex_unlock (&self->stats_lock);
+      if (dropped)
+        GST_DEBUG_OBJECT (self, "flushing dropped %u pending frames", dropped);
+      self->timeout_flow = GST_FLOW_OK;
+      gst_cuda_batch_infer_timer_set_flushing (self, FALSE);
+      gst_pad_start_task (self->srcpad,
+          (GstTaskFunction) gst_cuda_batch_infer_timeout_loop, self, NULL);
+      return gst_pad_event_default (pad, parent, event);
+    case GST_EVENT_TAG:
+      /* tags need no ordering against frames: no reason to cut a batch */
+      return gst_pad_event_default (pad, parent, event);
+    default:
+      /* every other serialised event (EOS, segment, gap, ...) is a drain
+       * point, so it stays behind the frames that came before it */
+      if (GST_EVENT_IS_SERIALIZED (event) && self->engine)
+        gst_cuda_batch_infer_process (self, GST_EVENT_TYPE_NAME (event));
+      return gst_pad_event_default (pad, parent, event);
+  }
+}
+
+static gboolean
+gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_DRAIN:
+      if (self->engine
+          && gst_cuda_batch_infer_process (self, "drain query") !=
+          GST_FLOW_OK)
+        GST_DEBUG_OBJECT (self, "drain: push failed");
+      return gst_pad_query_default (pad, parent, query);
+    default:
+      return gst_pad_query_default (pad, parent, query);
+  }
+}
+
+/* What batching adds to latency: waiting for N-1 more frames (or for
+ * batch-timeout, whichever is shorter) plus one batch's processing. */
+static GstClockTime
+gst_cuda_batch_infer_latency (GstCudaBatchInfer * self)
+{
+  GstClockTime wait = 0, timeout, batch_time;
+  guint batch;
+
+  GST_OBJECT_LOCK (self);
+  timeout = self->batch_timeout;
+  batch = self->engine ? self->run_batch : self->batch;
+  GST_OBJECT_UNLOCK (self);
+
+  if (self->have_caps && self->in_info.fps_n > 0)
+    wait = gst_util_uint64_scale_int ((batch - 1) * GST_SECOND,
+        self->in_info.fps_d, self->in_info.fps_n);
+  if (timeout > 0 && (wait == 0 || timeout < wait))
+    wait = timeout;
+
+  g_mutex_lock (&self->stats_lock);
+  batch_time = self->stats.steady_batch_time;
+  g_mutex_unlock (&self->stats_lock);
+  return wait + batch_time;
+}
+
+static gboolean
+gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    GstClockTime min, max, ours;
+    gboolean live;
+
+    if (!gst_pad_peer_query (self->sinkpad, query))
+      return FALSE;
+    gst_query_parse_latency (query, &live, &min, &max);
+    ours = gst_cuda_batch_infer_latency (self);
+    GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency",
+        GST_TIME_ARGS (ours));
+    min += ours;
+    if (GST_CLOCK_TIME_IS_VALID (max))
+      max += ours;
+    gst_query_set_latency (query, live, min, max);
+    return TRUE;
+  }
+  return gst_pad_query_default (pad, parent, query);
+}
+
+/* State changes. */
+
+static gboolean
+gst_cuda_batch_infer_warmup_size (GstCudaBatchInfer * self, GstCaps * caps,
+    guint * width, guint * height)
+{
+  GstStructure *s;
+  gint w, h;
+
+  if (caps == NULL || gst_caps_is_empty (caps) || gst_caps_is_any (caps))
+    return FALSE;
+  s = gst_caps_get_structure (caps, 0);
+  if (!gst_structure_get_int (s, "width", &w)
+      || !gst_structure_get_int (s, "height", &h) || w < 1 || h < 1) {
+    GST_WARNING_OBJECT (self, "warmup-caps %" GST_PTR_FORMAT " have no fixed "
+        "width and height: warming up on the first caps instead", caps);
+    return FALSE;
+  }
+  *width = w;
+  *height = h;
+  return TRUE;
+}
+
+static void
+gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
+{
+  guint dropped = gst_cbi_batcher_drop (&self->batcher);
+
+  g_mutex_lock (&self->stats_lock);
+  self->stats.frames_dropped += dropped;
+  g_mutex_unlock (&self->stats_lock);
+  gst_cbi_batcher_clear (&self->batcher);
+  if (self->out_pool) {
+    gst_buffer_pool_set_active (self->out_pool, FALSE);
+    gst_clear_object (&self->out_pool);
+  }
+  g_clear_pointer (&self->engine, cbi_engine_free);
+  g_clear_pointer (&self->in_frames, g_free);
+  g_clear_pointer (&self->out_frames, g_free);
+  g_clear_pointer (&self->out_buffers, g_free);
+  g_clear_pointer (&self->in_data, g_free);
+  g_clear_pointer (&self->out_data, g_free);
+  g_clear_pointer (&self->in_strides, g_free);
+  g_clear_pointer (&self->out_strides, g_free);
+  self->have_caps = FALSE;
+}
+
+static gboolean
+gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
+{
+  CbiBackendKind backend;
+  GstCaps *warmup_caps;
+  GError *error = NULL;
+  gboolean fallback, ok = TRUE;
+  gchar *model;
+  guint n, w, h;
+  gint device_id;
+  guint64 limit;
+
+  GST_OBJECT_LOCK (self);
+  n = self->run_batch = self->batch;
+  self->run_warmup = self->warmup;
+  warmup_caps = self->warmup_caps ? gst_caps_ref (self->warmup_caps) : NULL;
+  model = g_strdup (self->model);
+  backend = (CbiBackendKind) self->backend;
+  device_id = self->device_id;
+  limit = self->memory_limit;
+  GST_OBJECT_UNLOCK (self);
+
+  g_mutex_lock (&self->stats_lock);
+  memset (&self->stats, 0, sizeof (self->stats));
+  g_mutex_unlock (&self->stats_lock);
+  self->batch_index = 0;
+  self->warm_width = self->warm_height = 0;
+  self->timeout_flow = GST_FLOW_OK;
+
+  if (model != NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Cannot load model \"%s\": this version runs only the embedded "
+            "model", model), ("unset the model property"));
+    ok = FALSE;
+    goto done;
+  }
+
+  self->engine = cbi_engine_new (cbi_default_model_new (), backend,
+      device_id, limit, &fallback, &error);
+  if (self->engine == NULL) {
+    gst_cuda_batch_infer_post_engine_error (self, "Opening the backend",
+        error);
+    g_clear_error (&error);
+    ok = FALSE;
+    goto done;
+  }
+  if (fallback)
+    GST_WARNING_OBJECT (self, "no usable CUDA device: running on the CPU");
+  GST_INFO_OBJECT (self, "engine on %s, batch %u",
+      cbi_engine_backend_name (self->engine), n);
+
+  gst_cbi_batcher_init (&self->batcher, n);
+  self->in_frames = g_new0 (GstVideoFrame, n);
+  self->out_frames = g_new0 (GstVideoFrame, n);
+  self->out_buffers = g_new0 (GstBuffer *, n);
+  self->in_data = g_new0 (const guint8 *, n);
+  self->out_data = g_new0 (guint8 *, n);
+  self->in_strides = g_new0 (gint, n);
+  self->out_strides = g_new0 (gint, n);
+
+  if (self->run_warmup
+      && gst_cuda_batch_infer_warmup_size (self, warmup_caps, &w, &h))
+    ok = gst_cuda_batch_infer_run_warmup (self, w, h);
+
+done:
+  gst_clear_caps (&warmup_caps);
+  g_free (model);
+  if (!ok)
+    gst_cuda_batch_infer_stop (self);
+  return ok;
+}
+
+static GstStateChangeReturn
+gst_cuda_batch_infer_change_state (GstElement * element,
+    GstStateChange transition)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED
+      && !gst_cuda_batch_infer_start (self))
+    return GST_STATE_CHANGE_FAILURE;
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  if (ret == GST_STATE_CHANGE_FAILURE
+      && transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    gst_cuda_batch_infer_stop (self);
+
+  /* pads are inactive by now: no streaming thread touches the engine */
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    gst_cuda_batch_infer_stop (self);
+  return ret;
+}

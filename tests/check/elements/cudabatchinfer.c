@@ -1,0 +1,914 @@
+/* GStreamer cudabatchinfer element tests
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/check/gsttestclock.h>
+#include <gst/video/video.h>
+#include <gst/cudabatchinfer/gstbatchmemorymeta.h>
+
+#define W 32
+#define H 24
+#define FRAME_DURATION (GST_SECOND / 30)
+#define CAPS_RGB "video/x-raw,format=RGB,width=32,height=24,framerate=30/1"
+
+/* Makes an element from "cudabatchinfer " + @props, optionally with a bus
+ * to read its messages, and a harness around it (PLAYING). */
+static GstHarness *
+harness_new (const gchar * props, GstBus ** bus)
+{
+  gchar *desc = g_strdup_printf ("cudabatchinfer %s", props);
+  GstElement *e = gst_parse_launch (desc, NULL);
+  GstHarness *h;
+
+  fail_unless (e != NULL, "could not make %s", desc);
+  g_free (desc);
+  if (bus) {
+    *bus = gst_bus_new ();
+    gst_element_set_bus (e, *bus);
+  }
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  return h;
+}
+
+static void
+harness_free (GstHarness * h, GstBus * bus)
+{
+  gst_harness_teardown (h);
+  if (bus) {
+    gst_bus_set_flushing (bus, TRUE);
+    gst_object_unref (bus);
+  }
+}
+
+static guint8
+pattern (guint frame, guint x, guint y, guint c)
+{
+  return (guint8) (x * 7 + y * 13 + frame * 29 + c * 50 + (x * y) % 17);
+}
+
+/* A frame numbered @i with every timestamp field set from @i. */
+static GstBuffer *
+make_frame (guint i, guint width, guint height, guint bpp)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, width * height * bpp, NULL);
+  GstMapInfo map;
+  guint x, y, c;
+
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  for (y = 0; y < height; y++)
+    for (x = 0; x < width; x++)
+      for (c = 0; c < bpp; c++)
+        map.data[(y * width + x) * bpp + c] = pattern (i, x, y, c);
+  gst_buffer_unmap (buf, &map);
+  GST_BUFFER_PTS (buf) = i * FRAME_DURATION;
+  GST_BUFFER_DTS (buf) = i * FRAME_DURATION + 1;
+  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
+  GST_BUFFER_OFFSET (buf) = i;
+  GST_BUFFER_OFFSET_END (buf) = i + 1;
+  if (i == 0)
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DISCONT);
+  if (i % 5 == 3)
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
+  return buf;
+}
+
+static void
+push_frames (GstHarness * h, guint first, guint n)
+{
+  guint i;
+
+  for (i = first; i < first + n; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_frame (i, W, H, 3)),
+        GST_FLOW_OK);
+}
+
+/* Pulls an output and checks it carries frame @i's timestamps and flags. */
+static GstBuffer *
+pull_frame (GstHarness * h, guint i)
+{
+  GstBuffer *out = gst_harness_pull (h);
+
+  fail_unless (out != NULL, "no output for frame %u", i);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (out), i * FRAME_DURATION);
+  fail_unless_equals_uint64 (GST_BUFFER_DTS (out), i * FRAME_DURATION + 1);
+  fail_unless_equals_uint64 (GST_BUFFER_DURATION (out), FRAME_DURATION);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (out), i);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET_END (out), i + 1);
+  fail_unless_equals_int (GST_BUFFER_FLAG_IS_SET (out,
+          GST_BUFFER_FLAG_DISCONT), i == 0);
+  fail_unless_equals_int (GST_BUFFER_FLAG_IS_SET (out,
+          GST_BUFFER_FLAG_DELTA_UNIT), i % 5 == 3);
+  return out;
+}
+
+/* A byte within one step of @expected (float rounding at .5). */
+#define fail_unless_near(actual, expected) G_STMT_START { \
+  gint _a = (actual), _e = (expected); \
+  fail_unless (ABS (_a - _e) <= 1, "%s is %d, expected %d", #actual, _a, _e); \
+} G_STMT_END
+
+static GstBatchMemoryMeta *
+meta_of (GstBuffer * buf)
+{
+  GstBatchMemoryMeta *m = gst_buffer_get_batch_memory_meta (buf);
+
+  fail_unless (m != NULL, "output buffer without GstBatchMemoryMeta");
+  return m;
+}
+
+static guint64
+stat_of (GstHarness * h, const gchar * field)
+{
+  GstStructure *s;
+  guint64 v = G_MAXUINT64;
+
+  g_object_get (h->element, "stats", &s, NULL);
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
+  gst_structure_free (s);
+  return v;
+}
+
+/* Runs @n frames through @props and checks count, order and timestamps;
+ * returns the outputs (transfer full). */
+static GPtrArray *
+run_frames (const gchar * props, guint n)
+{
+  GstHarness *h = harness_new (props, NULL);
+  GPtrArray *outs = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) gst_buffer_unref);
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, n);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (i = 0; i < n; i++)
+    g_ptr_array_add (outs, pull_frame (h, i));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  harness_free (h, NULL);
+  return outs;
+}
+
+static void
+assert_same_pixels (GstBuffer * a, GstBuffer * b, guint frame)
+{
+  GstMapInfo ma, mb;
+  gsize i;
+
+  gst_buffer_map (a, &ma, GST_MAP_READ);
+  gst_buffer_map (b, &mb, GST_MAP_READ);
+  fail_unless_equals_uint64 (ma.size, mb.size);
+  for (i = 0; i < ma.size; i++)
+    fail_unless (ABS ((gint) ma.data[i] - (gint) mb.data[i]) <= 1,
+        "frame %u byte %" G_GSIZE_FORMAT ": %u vs %u", frame, i, ma.data[i],
+        mb.data[i]);
+  gst_buffer_unmap (a, &ma);
+  gst_buffer_unmap (b, &mb);
+}
+
+GST_START_TEST (test_batch1_outputs_each_frame_with_its_timestamps)
+{
+  GPtrArray *outs = run_frames ("batch=1", 5);
+  guint i;
+
+  for (i = 0; i < outs->len; i++) {
+    GstBatchMemoryMeta *m = meta_of (g_ptr_array_index (outs, i));
+    fail_unless_equals_uint64 (m->batch_index, i);
+    fail_unless_equals_int (m->batch_size, 1);
+    fail_unless_equals_int (m->padded, 0);
+  }
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_120_frames_at_batch16_give_120_outputs_in_8_batches)
+{
+  GPtrArray *outs = run_frames ("batch=16", 120);
+  guint i;
+
+  fail_unless_equals_int (outs->len, 120);
+  for (i = 0; i < 120; i++) {
+    GstBatchMemoryMeta *m = meta_of (g_ptr_array_index (outs, i));
+    fail_unless_equals_uint64 (m->batch_index, i / 16);
+    fail_unless_equals_int (m->frame_index, i % 16);
+    fail_unless_equals_int (m->batch_size, 16);
+    fail_unless_equals_int (m->frames, i < 112 ? 16 : 8);
+    fail_unless_equals_int (m->padded, i < 112 ? 0 : 8);
+  }
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_fewer_frames_than_batch_come_out_at_eos)
+{
+  GstHarness *h = harness_new ("batch=16", NULL);
+  GstEvent *ev;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 5);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (i = 0; i < 5; i++) {
+    GstBuffer *out = pull_frame (h, i);
+    fail_unless_equals_int (meta_of (out)->padded, 11);
+    gst_buffer_unref (out);
+  }
+  /* results first, then EOS */
+  while ((ev = gst_harness_try_pull_event (h))
+      && GST_EVENT_TYPE (ev) != GST_EVENT_EOS)
+    gst_event_unref (ev);
+  fail_unless (ev != NULL, "no EOS after the results");
+  gst_event_unref (ev);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_eos_with_nothing_pending_pushes_only_eos)
+{
+  GstHarness *h = harness_new ("batch=4", NULL);
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 8);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 8);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 8);
+  fail_unless_equals_uint64 (stat_of (h, "batches"), 2);
+  fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 0);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+static void
+check_pad_mode_matches_batch1 (const gchar * props)
+{
+  GPtrArray *ref = run_frames ("batch=1", 21);
+  GPtrArray *outs = run_frames (props, 21);
+  guint i;
+
+  for (i = 0; i < 21; i++)
+    assert_same_pixels (g_ptr_array_index (ref, i),
+        g_ptr_array_index (outs, i), i);
+  g_ptr_array_unref (ref);
+  g_ptr_array_unref (outs);
+}
+
+GST_START_TEST (test_repeat_last_padding_never_changes_real_results)
+{
+  check_pad_mode_matches_batch1 ("batch=8 pad-mode=repeat-last");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_zero_padding_never_changes_real_results)
+{
+  check_pad_mode_matches_batch1 ("batch=8 pad-mode=zero");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_no_padding_gives_the_same_real_results)
+{
+  check_pad_mode_matches_batch1 ("batch=8 pad-mode=none");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_output_is_a_sketch_of_the_input)
+{
+  /* flat input: no edges inside the frame, so the paper colour */
+  GstHarness *h = harness_new ("batch=2", NULL);
+  GstBuffer *in = gst_buffer_new_allocate (NULL, W * H * 3, NULL), *out;
+  GstMapInfo map;
+
+  gst_buffer_memset (in, 0, 128, W * H * 3);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  out = gst_harness_pull (h);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  /* middle pixel: paper (1.0, 0.97, 0.9) x 255, within float rounding */
+  fail_unless_near (map.data[((H / 2) * W + W / 2) * 3 + 0], 255);
+  fail_unless_near (map.data[((H / 2) * W + W / 2) * 3 + 1], 247);
+  fail_unless_near (map.data[((H / 2) * W + W / 2) * 3 + 2], 230);
+  /* the frame border is an edge against the zero padding: dark */
+  fail_unless (map.data[0] < 128, "corner is %u", map.data[0]);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_alpha_passes_through_untouched)
+{
+  GstHarness *h = harness_new ("batch=2", NULL);
+  GstBuffer *in, *out;
+  GstMapInfo mi, mo;
+  guint p;
+
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=BGRA,width=32,height=24,framerate=30/1");
+  in = make_frame (0, W, H, 4);
+  fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (in)),
+      GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  out = gst_harness_pull (h);
+  gst_buffer_map (in, &mi, GST_MAP_READ);
+  gst_buffer_map (out, &mo, GST_MAP_READ);
+  for (p = 0; p < W * H; p++)
+    fail_unless_equals_int (mo.data[p * 4 + 3], mi.data[p * 4 + 3]);
+  gst_buffer_unmap (in, &mi);
+  gst_buffer_unmap (out, &mo);
+  gst_buffer_unref (in);
+  gst_buffer_unref (out);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_meta_fields_are_consistent)
+{
+  GPtrArray *outs = run_frames ("batch=4", 10);
+  GstStructure *s;
+  guint i, frames;
+
+  for (i = 0; i < outs->len; i++) {
+    GstBatchMemoryMeta *m = meta_of (g_ptr_array_index (outs, i));
+    fail_unless_equals_int (m->batch_size, m->frames + m->padded);
+    fail_unless (m->frame_index < m->frames);
+    fail_unless (m->warmed_up);
+    fail_unless (!m->replanned);
+    fail_unless (m->allocated_bytes > 0);
+    fail_unless (m->allocated_bytes <= m->reserved_bytes);
+    fail_unless (m->peak_allocated_bytes >= m->allocated_bytes);
+    fail_unless (m->peak_reserved_bytes >= m->reserved_bytes);
+    fail_unless (m->peak_allocated_bytes <= m->peak_reserved_bytes);
+    fail_unless (GST_CLOCK_TIME_IS_VALID (m->batch_time) && m->batch_time > 0);
+    fail_unless_equals_string (m->backend, "cpu");
+    fail_unless_equals_int (m->device_id, 0);
+    fail_unless_equals_uint64 (m->device_total_bytes, 0);
+  }
+  s = gst_batch_memory_meta_to_structure (meta_of (g_ptr_array_index (outs,
+              9)));
+  fail_unless_equals_string (gst_structure_get_name (s),
+      "cudabatchinfer-batch");
+  fail_unless (gst_structure_get_uint (s, "frames", &frames));
+  fail_unless_equals_int (frames, 2);
+  fail_unless (gst_structure_has_field (s, "fresh-allocations"));
+  fail_unless (gst_structure_has_field (s, "peak-reserved-bytes"));
+  gst_structure_free (s);
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_meta_is_copied_with_the_buffer)
+{
+  GPtrArray *outs = run_frames ("batch=2", 2);
+  GstBuffer *copy = gst_buffer_copy (g_ptr_array_index (outs, 1));
+  GstBatchMemoryMeta *a = meta_of (g_ptr_array_index (outs, 1));
+  GstBatchMemoryMeta *b = meta_of (copy);
+
+  fail_unless (a != b);
+  fail_unless_equals_int (b->frame_index, 1);
+  fail_unless_equals_uint64 (b->reserved_bytes, a->reserved_bytes);
+  fail_unless_equals_string (b->backend, a->backend);
+  gst_buffer_unref (copy);
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+/* The three seed observations of the project. */
+
+static GPtrArray *
+run_120_at_16 (const gchar * props)
+{
+  gchar *all = g_strdup_printf ("batch=16 %s", props);
+  GPtrArray *outs = run_frames (all, 120);
+
+  g_free (all);
+  return outs;
+}
+
+GST_START_TEST (test_warmup_and_padding_leave_every_batch_without_fresh_memory)
+{
+  GPtrArray *outs = run_120_at_16 ("warmup=true pad-mode=repeat-last");
+  guint i;
+
+  for (i = 0; i < 120; i++) {
+    GstBatchMemoryMeta *m = meta_of (g_ptr_array_index (outs, i));
+    fail_unless_equals_uint64 (m->fresh_allocations, 0);
+    fail_unless_equals_uint64 (m->fresh_bytes, 0);
+    fail_unless (!m->replanned, "batch %" G_GUINT64_FORMAT " replanned",
+        m->batch_index);
+  }
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_without_warmup_the_first_batch_replans_and_allocates)
+{
+  GPtrArray *outs = run_120_at_16 ("warmup=false");
+  guint i;
+
+  for (i = 0; i < 120; i++) {
+    GstBatchMemoryMeta *m = meta_of (g_ptr_array_index (outs, i));
+    fail_unless_equals_int (m->warmed_up, FALSE);
+    if (m->batch_index == 0) {
+      fail_unless (m->replanned);
+      fail_unless (m->fresh_allocations > 0);
+      fail_unless (m->fresh_bytes > 0);
+    } else {
+      fail_unless (!m->replanned);
+      fail_unless_equals_uint64 (m->fresh_allocations, 0);
+    }
+  }
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_without_padding_the_last_batch_replans)
+{
+  GPtrArray *outs = run_120_at_16 ("pad-mode=none");
+  GstBatchMemoryMeta *last = meta_of (g_ptr_array_index (outs, 119));
+  guint i;
+
+  for (i = 0; i < 112; i++) {
+    GstBatchMemoryMeta *m = meta_of (g_ptr_array_index (outs, i));
+    fail_unless (!m->replanned);
+    fail_unless_equals_uint64 (m->fresh_allocations, 0);
+  }
+  fail_unless_equals_int (last->batch_size, 8);
+  fail_unless_equals_int (last->padded, 0);
+  fail_unless (last->replanned);
+  fail_unless (!last->warmed_up);
+  fail_unless (last->fresh_allocations > 0);
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_batch_timeout_pushes_a_partial_batch_on_the_clock)
+{
+  GstHarness *h = harness_new ("batch=16 batch-timeout=100000000", NULL);
+  GstTestClock *clock;
+  GstBuffer *out;
+  guint i;
+
+  gst_harness_use_testclock (h);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 3);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+
+  clock = gst_harness_get_testclock (h);
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      100 * GST_MSECOND);
+  fail_unless (gst_harness_crank_single_clock_wait (h));
+  for (i = 0; i < 3; i++) {
+    out = pull_frame (h, i);
+    fail_unless_equals_int (meta_of (out)->padded, 13);
+    gst_buffer_unref (out);
+  }
+  /* the next frame starts a new batch with a new deadline */
+  push_frames (h, 3, 1);
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      200 * GST_MSECOND);
+  fail_unless (gst_harness_crank_single_clock_wait (h));
+  gst_buffer_unref (pull_frame (h, 3));
+  fail_unless_equals_uint64 (stat_of (h, "batches"), 2);
+  gst_object_unref (clock);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_drain_query_pushes_pending_frames)
+{
+  GstHarness *h = harness_new ("batch=16", NULL);
+  GstQuery *q = gst_query_new_drain ();
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 5);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  fail_unless (gst_pad_peer_query (h->srcpad, q));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 5);
+  for (i = 0; i < 5; i++)
+    gst_buffer_unref (pull_frame (h, i));
+  gst_query_unref (q);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flush_signal_pushes_the_partial_batch)
+{
+  GstHarness *h = harness_new ("batch=16 pad-mode=zero", NULL);
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 7);
+  g_signal_emit_by_name (h->element, "flush");
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 7);
+  for (i = 0; i < 7; i++)
+    gst_buffer_unref (pull_frame (h, i));
+  fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 9);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+static guint
+count_messages (GstBus * bus, const gchar * name)
+{
+  GstMessage *msg;
+  guint n = 0;
+
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    if (gst_message_has_name (msg, name))
+      n++;
+    gst_message_unref (msg);
+  }
+  return n;
+}
+
+GST_START_TEST (test_caps_change_drains_then_warms_up_for_the_new_size)
+{
+  GstBus *bus;
+  GstHarness *h = harness_new ("batch=4", &bus);
+  GstBuffer *out;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  fail_unless_equals_int (count_messages (bus, "cudabatchinfer-warmup"), 1);
+  push_frames (h, 0, 3);
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=16,height=12,framerate=30/1");
+  /* the old frames came out, at the old size, before the new caps */
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 3);
+  for (i = 0; i < 3; i++) {
+    out = pull_frame (h, i);
+    fail_unless_equals_uint64 (gst_buffer_get_size (out), W * H * 3);
+    gst_buffer_unref (out);
+  }
+  fail_unless_equals_int (count_messages (bus, "cudabatchinfer-warmup"), 1);
+
+  for (i = 3; i < 7; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_frame (i, 16, 12, 3)),
+        GST_FLOW_OK);
+  for (i = 3; i < 7; i++) {
+    out = pull_frame (h, i);
+    fail_unless_equals_uint64 (gst_buffer_get_size (out), 16 * 12 * 3);
+    fail_unless (meta_of (out)->warmed_up);
+    fail_unless (!meta_of (out)->replanned);
+    fail_unless_equals_uint64 (meta_of (out)->fresh_allocations, 0);
+    gst_buffer_unref (out);
+  }
+  harness_free (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flushing_seek_drops_pending_frames_and_counts_them)
+{
+  GstHarness *h = harness_new ("batch=16", NULL);
+  GstSegment segment;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 5);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
+  fail_unless_equals_uint64 (stat_of (h, "frames-dropped"), 5);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+
+  push_frames (h, 0, 16);
+  for (i = 0; i < 16; i++)
+    gst_buffer_unref (pull_frame (h, i));
+  fail_unless_equals_uint64 (stat_of (h, "frames-in"), 21);
+  fail_unless_equals_uint64 (stat_of (h, "frames-out"), 16);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stats_count_frames_batches_and_padding)
+{
+  GstHarness *h = harness_new ("batch=16", NULL);
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 40);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless_equals_uint64 (stat_of (h, "frames-in"), 40);
+  fail_unless_equals_uint64 (stat_of (h, "frames-out"), 40);
+  fail_unless_equals_uint64 (stat_of (h, "batches"), 3);
+  fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 8);
+  fail_unless_equals_uint64 (stat_of (h, "replans"), 0);
+  fail_unless_equals_uint64 (stat_of (h, "fresh-allocations-after-warmup"),
+      0);
+  fail_unless (stat_of (h, "warmup-time") > 0);
+  fail_unless (stat_of (h, "reserved-bytes") > 0);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_latency_adds_batching_and_batch_time)
+{
+  GstHarness *h = harness_new ("batch=16", NULL);
+  GstClockTime steady;
+
+  gst_harness_set_upstream_latency (h, 0);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  steady = stat_of (h, "steady-batch-time");
+  fail_unless (steady > 0);
+  fail_unless_equals_uint64 (gst_harness_query_latency (h),
+      gst_util_uint64_scale_int (15 * GST_SECOND, 1, 30) + steady);
+
+  g_object_set (h->element, "batch-timeout", 100 * GST_MSECOND, NULL);
+  fail_unless_equals_uint64 (gst_harness_query_latency (h),
+      100 * GST_MSECOND + steady);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_warmup_caps_warm_up_on_ready_to_paused)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstCaps *caps = gst_caps_from_string (CAPS_RGB);
+  GstStructure *stats;
+  guint64 fresh, reserved;
+  GstMessage *msg;
+
+  g_object_set (e, "batch", 4, "warmup-caps", caps, NULL);
+  gst_caps_unref (caps);
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
+  fail_unless (msg != NULL && gst_message_has_name (msg,
+          "cudabatchinfer-warmup"));
+  stats = (GstStructure *) gst_message_get_structure (msg);
+  fail_unless (gst_structure_get_uint64 (stats, "fresh-allocations", &fresh));
+  fail_unless (gst_structure_get_uint64 (stats, "reserved-bytes", &reserved));
+  fail_unless (fresh > 0);
+  /* what stays reserved: the batch's input and output at least */
+  fail_unless (reserved >= 2 * 4 * 3 * W * H * sizeof (gfloat));
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+/* Bad input */
+
+GST_START_TEST (test_caps_the_model_cannot_take_are_not_negotiated)
+{
+  GstHarness *h = harness_new ("batch=4", NULL);
+
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=GRAY8,width=32,height=24,framerate=30/1");
+  fail_unless_equals_int (gst_harness_push (h, make_frame (0, W, H, 1)),
+      GST_FLOW_NOT_NEGOTIATED);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_batch_cannot_change_while_playing)
+{
+  GstHarness *h = harness_new ("batch=4", NULL);
+  guint batch;
+
+  g_object_set (h->element, "batch", 8, NULL);
+  g_object_get (h->element, "batch", &batch, NULL);
+  fail_unless_equals_int (batch, 4);
+  /* pad-mode is not pipeline-shaping: it may change */
+  g_object_set (h->element, "pad-mode", 1, NULL);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+/* Sets @e to PAUSED, expects failure and an error message whose text
+ * contains @needle; returns the error's domain. */
+static GQuark
+expect_start_error (GstElement * e, const gchar * needle)
+{
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *debug = NULL;
+  GQuark domain;
+
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error message");
+  gst_message_parse_error (msg, &err, &debug);
+  fail_unless (strstr (err->message, needle) != NULL, "'%s' lacks '%s'",
+      err->message, needle);
+  domain = err->domain;
+  g_error_free (err);
+  g_free (debug);
+  gst_message_unref (msg);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+  return domain;
+}
+
+GST_START_TEST (test_memory_limit_fails_warmup_with_an_error_naming_it)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  GstCaps *caps = gst_caps_from_string (CAPS_RGB);
+
+  g_object_set (e, "memory-limit", (guint64) 4096, "warmup-caps", caps, NULL);
+  gst_caps_unref (caps);
+  fail_unless_equals_int (expect_start_error (e, "Warm-up failed"),
+      GST_RESOURCE_ERROR);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_failed_allocation_in_a_batch_is_a_flow_error)
+{
+  GstBus *bus;
+  GstHarness *h = harness_new ("batch=4 warmup=false memory-limit=4096",
+      &bus);
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 3);
+  fail_unless_equals_int (gst_harness_push (h, make_frame (3, W, H, 3)),
+      GST_FLOW_ERROR);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "Batch 0 failed") != NULL, "%s",
+      err->message);
+  fail_unless (strstr (err->message, "memory limit") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  harness_free (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_model_file_is_refused_with_a_clear_error)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+
+  g_object_set (e, "model", "/tmp/model.onnx", NULL);
+  fail_unless_equals_int (expect_start_error (e, "embedded model"),
+      GST_RESOURCE_ERROR);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_backend_cuda_without_gpu_fails_the_state_change)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+
+  g_object_set (e, "backend", 2, NULL);
+  fail_unless_equals_int (expect_start_error (e, "backend"),
+      GST_LIBRARY_ERROR);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_backend_auto_falls_back_to_the_cpu)
+{
+  GPtrArray *outs = run_frames ("batch=2 backend=auto", 2);
+
+  fail_unless_equals_string (meta_of (g_ptr_array_index (outs, 0))->backend,
+      "cpu");
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_repeated_state_changes_do_not_leak_or_hang)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  guint i;
+
+  g_object_set (e, "batch", 2, NULL);
+  for (i = 0; i < 5; i++) {
+    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PLAYING),
+        GST_STATE_CHANGE_SUCCESS);
+    fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+  }
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stop_in_the_middle_of_a_batch_drops_cleanly)
+{
+  GstHarness *h = harness_new ("batch=16 batch-timeout=1000000000", NULL);
+
+  gst_harness_use_testclock (h);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 9);
+  fail_unless_equals_int (gst_element_set_state (h->element, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  /* and it starts again */
+  fail_unless_equals_int (gst_element_set_state (h->element,
+          GST_STATE_PLAYING), GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_uint64 (stat_of (h, "frames-in"), 0);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_plugin_loads_without_a_gpu)
+{
+  GstElementFactory *f = gst_element_factory_find ("cudabatchinfer");
+  GstPlugin *p;
+
+  fail_unless (f != NULL);
+  p = gst_plugin_feature_get_plugin (GST_PLUGIN_FEATURE (f));
+  fail_unless_equals_string (gst_plugin_get_name (p), "cudabatchinfer");
+  gst_object_unref (p);
+  gst_object_unref (f);
+}
+
+GST_END_TEST;
+
+static Suite *
+cudabatchinfer_suite (void)
+{
+  Suite *s = suite_create ("cudabatchinfer");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_plugin_loads_without_a_gpu);
+  tcase_add_test (tc, test_batch1_outputs_each_frame_with_its_timestamps);
+  tcase_add_test (tc,
+      test_120_frames_at_batch16_give_120_outputs_in_8_batches);
+  tcase_add_test (tc, test_fewer_frames_than_batch_come_out_at_eos);
+  tcase_add_test (tc, test_eos_with_nothing_pending_pushes_only_eos);
+  tcase_add_test (tc, test_repeat_last_padding_never_changes_real_results);
+  tcase_add_test (tc, test_zero_padding_never_changes_real_results);
+  tcase_add_test (tc, test_no_padding_gives_the_same_real_results);
+  tcase_add_test (tc, test_output_is_a_sketch_of_the_input);
+  tcase_add_test (tc, test_alpha_passes_through_untouched);
+  tcase_add_test (tc, test_meta_fields_are_consistent);
+  tcase_add_test (tc, test_meta_is_copied_with_the_buffer);
+  tcase_add_test (tc,
+      test_warmup_and_padding_leave_every_batch_without_fresh_memory);
+  tcase_add_test (tc,
+      test_without_warmup_the_first_batch_replans_and_allocates);
+  tcase_add_test (tc, test_without_padding_the_last_batch_replans);
+  tcase_add_test (tc, test_batch_timeout_pushes_a_partial_batch_on_the_clock);
+  tcase_add_test (tc, test_drain_query_pushes_pending_frames);
+  tcase_add_test (tc, test_flush_signal_pushes_the_partial_batch);
+  tcase_add_test (tc,
+      test_caps_change_drains_then_warms_up_for_the_new_size);
+  tcase_add_test (tc,
+      test_flushing_seek_drops_pending_frames_and_counts_them);
+  tcase_add_test (tc, test_stats_count_frames_batches_and_padding);
+  tcase_add_test (tc, test_latency_adds_batching_and_batch_time);
+  tcase_add_test (tc, test_warmup_caps_warm_up_on_ready_to_paused);
+  tcase_add_test (tc, test_caps_the_model_cannot_take_are_not_negotiated);
+  tcase_add_test (tc, test_batch_cannot_change_while_playing);
+  tcase_add_test (tc,
+      test_memory_limit_fails_warmup_with_an_error_naming_it);
+  tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
+  tcase_add_test (tc, test_model_file_is_refused_with_a_clear_error);
+  tcase_add_test (tc, test_backend_cuda_without_gpu_fails_the_state_change);
+  tcase_add_test (tc, test_backend_auto_falls_back_to_the_cpu);
+  tcase_add_test (tc, test_repeated_state_changes_do_not_leak_or_hang);
+  tcase_add_test (tc, test_stop_in_the_middle_of_a_batch_drops_cleanly);
+  return s;
+}
+
+GST_CHECK_MAIN (cudabatchinfer);

@@ -1,0 +1,479 @@
+/* GStreamer cudabatchinfer: engine unit tests (pool, graph, packing, CPU
+ * backend)
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <gst/check/gstcheck.h>
+
+#include "cbiengine.h"
+#include "cbierror.h"
+
+/* An allocator that counts what it hands out, to prove the pool gives
+ * everything back. */
+typedef struct
+{
+  gint live;
+  gint calls;
+  gint fail_after;              /* fail the call after this many; -1 never */
+} Counting;
+
+static gpointer
+counting_alloc (gsize size, gpointer user_data)
+{
+  Counting *c = user_data;
+
+  if (c->fail_after >= 0 && c->calls >= c->fail_after)
+    return NULL;
+  c->calls++;
+  c->live++;
+  return g_malloc (size);
+}
+
+static void
+counting_free (gpointer block, gsize size, gpointer user_data)
+{
+  Counting *c = user_data;
+
+  c->live--;
+  g_free (block);
+}
+
+static CbiPool *
+counting_pool (Counting * c, guint64 limit)
+{
+  CbiAllocator a = { "counting", counting_alloc, counting_free, c };
+
+  c->live = c->calls = 0;
+  c->fail_after = -1;
+  return cbi_pool_new (&a, limit);
+}
+
+GST_START_TEST (test_pool_counts_fresh_allocations_once)
+{
+  Counting c;
+  CbiPool *pool = counting_pool (&c, 0);
+  CbiPoolStats s;
+  gpointer a, b;
+
+  a = cbi_pool_alloc (pool, 1000);
+  cbi_pool_release (pool, a);
+  b = cbi_pool_alloc (pool, 1000);
+  fail_unless (a == b);
+  cbi_pool_get_stats (pool, &s);
+  fail_unless_equals_uint64 (s.fresh_allocations, 1);
+  fail_unless_equals_uint64 (s.fresh_bytes, 1000);
+  fail_unless_equals_uint64 (s.allocated_bytes, 1000);
+  fail_unless_equals_uint64 (s.reserved_bytes, 1000);
+  cbi_pool_release (pool, b);
+  cbi_pool_free (pool);
+  fail_unless_equals_int (c.live, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pool_reuses_a_cached_block_only_when_it_fits)
+{
+  Counting c;
+  CbiPool *pool = counting_pool (&c, 0);
+  CbiPoolStats s;
+  gpointer a, b, d;
+
+  a = cbi_pool_alloc (pool, 1000);
+  cbi_pool_release (pool, a);
+  /* larger: fresh */
+  b = cbi_pool_alloc (pool, 2000);
+  /* far smaller: not worth the waste, fresh */
+  d = cbi_pool_alloc (pool, 100);
+  fail_unless (b != a && d != a);
+  cbi_pool_get_stats (pool, &s);
+  fail_unless_equals_uint64 (s.fresh_allocations, 3);
+  fail_unless_equals_uint64 (s.reserved_bytes, 3100);
+  fail_unless_equals_uint64 (s.allocated_bytes, 2100);
+  cbi_pool_release (pool, b);
+  cbi_pool_release (pool, d);
+  cbi_pool_free (pool);
+  fail_unless_equals_int (c.live, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pool_trim_gives_back_cached_blocks_only)
+{
+  Counting c;
+  CbiPool *pool = counting_pool (&c, 0);
+  CbiPoolStats s;
+  gpointer a, b;
+
+  a = cbi_pool_alloc (pool, 100);
+  b = cbi_pool_alloc (pool, 200);
+  cbi_pool_release (pool, a);
+  cbi_pool_trim (pool);
+  cbi_pool_get_stats (pool, &s);
+  fail_unless_equals_int (c.live, 1);
+  fail_unless_equals_uint64 (s.reserved_bytes, 200);
+  fail_unless_equals_uint64 (s.allocated_bytes, 200);
+  cbi_pool_release (pool, b);
+  cbi_pool_free (pool);
+  fail_unless_equals_int (c.live, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pool_peaks_restart_at_current_values)
+{
+  Counting c;
+  CbiPool *pool = counting_pool (&c, 0);
+  CbiPoolStats s;
+  gpointer a, b;
+
+  a = cbi_pool_alloc (pool, 100);
+  b = cbi_pool_alloc (pool, 300);
+  cbi_pool_release (pool, b);
+  cbi_pool_get_stats (pool, &s);
+  fail_unless_equals_uint64 (s.peak_allocated_bytes, 400);
+  cbi_pool_reset_peaks (pool);
+  cbi_pool_get_stats (pool, &s);
+  fail_unless_equals_uint64 (s.peak_allocated_bytes, 100);
+  fail_unless_equals_uint64 (s.peak_reserved_bytes, 400);
+  cbi_pool_release (pool, a);
+  cbi_pool_free (pool);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pool_refuses_past_its_limit_and_allocator_failures)
+{
+  Counting c;
+  CbiPool *pool = counting_pool (&c, 1000);
+  CbiPoolStats s;
+  gpointer a;
+
+  a = cbi_pool_alloc (pool, 800);
+  fail_unless (a != NULL);
+  fail_unless (cbi_pool_alloc (pool, 300) == NULL);
+  c.fail_after = c.calls;
+  fail_unless (cbi_pool_alloc (pool, 100) == NULL);
+  cbi_pool_get_stats (pool, &s);
+  fail_unless_equals_uint64 (s.failed_allocations, 2);
+  fail_unless_equals_uint64 (s.fresh_allocations, 1);
+  cbi_pool_release (pool, a);
+  cbi_pool_free (pool);
+  fail_unless_equals_int (c.live, 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_default_model_keeps_the_frame_size)
+{
+  CbiGraph *g = cbi_default_model_new ();
+  gint64 (*shapes)[4] = g_malloc0_n (g->tensors->len, sizeof (gint64[4]));
+
+  fail_unless (cbi_graph_infer_shapes (g, 16, 7, 9, shapes, NULL));
+  fail_unless_equals_int (shapes[g->output][0], 16);
+  fail_unless_equals_int (shapes[g->output][1], 3);
+  fail_unless_equals_int (shapes[g->output][2], 7);
+  fail_unless_equals_int (shapes[g->output][3], 9);
+  g_free (shapes);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_shape_inference_names_the_node_that_does_not_fit)
+{
+  CbiGraph *g = cbi_graph_new ();
+  const gint64 in_dims[4] = { -1, 1, -1, -1 }, w_dims[4] = { 1, 1, 5, 5 };
+  const gint64 any[4] = { -1, -1, -1, -1 };
+  CbiConvAttrs valid = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1 };
+  gint in[2];
+  gint64 (*shapes)[4];
+  GError *err = NULL;
+
+  g->input = in[0] = cbi_graph_add_tensor (g, "x", 4, in_dims, NULL);
+  in[1] = cbi_graph_add_tensor (g, "w", 4, w_dims, g_new0 (gfloat, 25));
+  g->output = cbi_graph_add_tensor (g, "y", 4, any, NULL);
+  cbi_graph_add_node (g, CBI_OP_CONV, "big_kernel", 2, in, g->output, &valid);
+  shapes = g_malloc0_n (g->tensors->len, sizeof (gint64[4]));
+  fail_unless (cbi_graph_infer_shapes (g, 1, 5, 5, shapes, NULL));
+  fail_if (cbi_graph_infer_shapes (g, 1, 4, 5, shapes, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
+  fail_unless (strstr (err->message, "big_kernel") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  g_free (shapes);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
+/* 2x2 BGRx frames: pixel bytes B, G, R, x. */
+static void
+init_bgrx_batch (CbiFrameBatch * b, guint n_frames, guint n_slots,
+    CbiPadMode mode)
+{
+  memset (b, 0, sizeof (*b));
+  b->width = 2;
+  b->height = 2;
+  b->pixel_stride = 4;
+  b->rgb_offset[0] = 2;
+  b->rgb_offset[1] = 1;
+  b->rgb_offset[2] = 0;
+  b->extra_offset = 3;
+  b->scale = 1.0f / 255.0f;
+  b->n_frames = n_frames;
+  b->n_slots = n_slots;
+  b->pad_mode = mode;
+}
+
+GST_START_TEST (test_pack_puts_channels_in_model_order_and_fills_padding)
+{
+  guint8 f0[16], f1[16];
+  const guint8 *in[2] = { f0, f1 };
+  const gint stride[2] = { 8, 8 };
+  gfloat t[4 * 12];
+  CbiFrameBatch b;
+  guint i;
+
+  for (i = 0; i < 16; i++) {
+    f0[i] = i;
+    f1[i] = 100 + i;
+  }
+  init_bgrx_batch (&b, 2, 4, CBI_PAD_REPEAT_LAST);
+  b.in = in;
+  b.in_stride = stride;
+  cbi_pack_frames (&b, t);
+  /* slot 0, R plane, pixel 0 is byte 2 */
+  fail_unless_equals_float (t[0], 2 / 255.0f);
+  /* slot 0, B plane, pixel 1 is byte 4 */
+  fail_unless_equals_float (t[2 * 4 + 1], 4 / 255.0f);
+  /* slot 1, G plane, pixel 3 is byte 13 of frame 1 */
+  fail_unless_equals_float (t[12 + 4 + 3], 113 / 255.0f);
+  /* slots 2 and 3 repeat slot 1 */
+  fail_unless (memcmp (t + 24, t + 12, 12 * sizeof (gfloat)) == 0);
+  fail_unless (memcmp (t + 36, t + 12, 12 * sizeof (gfloat)) == 0);
+
+  b.pad_mode = CBI_PAD_ZERO;
+  cbi_pack_frames (&b, t);
+  for (i = 24; i < 48; i++)
+    fail_unless_equals_float (t[i], 0.0f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_unpack_clamps_and_copies_the_fourth_byte)
+{
+  guint8 in_px[16], out_px[16];
+  const guint8 *in[1] = { in_px };
+  guint8 *out[1] = { out_px };
+  const gint stride[1] = { 8 };
+  const gfloat t[12] = {
+    -1.0f, 0.0f, 0.5f, 2.0f,    /* R */
+    1.0f, 1.0f, 1.0f, 1.0f,     /* G */
+    NAN, 0.25f, 0.75f, 0.0f,    /* B */
+  };
+  CbiFrameBatch b;
+  guint i;
+
+  for (i = 0; i < 16; i++)
+    in_px[i] = 200 + i;
+  memset (out_px, 0, sizeof (out_px));
+  init_bgrx_batch (&b, 1, 4, CBI_PAD_ZERO);
+  b.in = in;
+  b.in_stride = stride;
+  b.out = out;
+  b.out_stride = stride;
+  cbi_unpack_frames (&b, t);
+  fail_unless_equals_int (out_px[2], 0);        /* R -1 clamps to 0 */
+  fail_unless_equals_int (out_px[6], 0);
+  /* 0.5 is 127.5: either neighbour, by float rounding */
+  fail_unless (out_px[10] == 127 || out_px[10] == 128, "%u", out_px[10]);
+  fail_unless_equals_int (out_px[14], 255);     /* 2.0 clamps */
+  fail_unless_equals_int (out_px[1], 255);
+  fail_unless_equals_int (out_px[0], 0);        /* NaN is 0 */
+  fail_unless_equals_int (out_px[4], 64);
+  for (i = 0; i < 4; i++)
+    fail_unless_equals_int (out_px[i * 4 + 3], in_px[i * 4 + 3]);
+}
+
+GST_END_TEST;
+
+static CbiEngine *
+cpu_engine (guint64 limit)
+{
+  gboolean fallback;
+  GError *err = NULL;
+  CbiEngine *e = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_CPU, 0,
+      limit, &fallback, &err);
+
+  fail_unless (e != NULL, "%s", err ? err->message : "");
+  fail_if (fallback);
+  return e;
+}
+
+/* Runs one RGB frame of 8x8 whose left half is black and right half white
+ * through the default model; returns the output's green row 4. */
+static void
+run_step_edge (CbiEngine * e, guint slots, guint8 * row_out,
+    CbiBatchReport * r)
+{
+  guint8 in_px[8 * 8 * 3], out_px[8 * 8 * 3];
+  const guint8 *in[1] = { in_px };
+  guint8 *out[1] = { out_px };
+  const gint stride[1] = { 24 };
+  CbiFrameBatch b = { 0, };
+  guint x, y;
+
+  for (y = 0; y < 8; y++)
+    for (x = 0; x < 8; x++)
+      memset (in_px + (y * 8 + x) * 3, x < 4 ? 0 : 255, 3);
+  b.width = b.height = 8;
+  b.pixel_stride = 3;
+  b.rgb_offset[0] = 0;
+  b.rgb_offset[1] = 1;
+  b.rgb_offset[2] = 2;
+  b.extra_offset = -1;
+  b.scale = 1.0f / 255.0f;
+  b.n_frames = 1;
+  b.n_slots = slots;
+  b.pad_mode = CBI_PAD_REPEAT_LAST;
+  b.in = in;
+  b.in_stride = stride;
+  b.out = out;
+  b.out_stride = stride;
+  fail_unless (cbi_engine_run (e, &b, r, NULL));
+  for (x = 0; x < 8; x++)
+    row_out[x] = out_px[(4 * 8 + x) * 3 + 1];
+}
+
+GST_START_TEST (test_default_model_draws_a_dark_line_on_an_edge)
+{
+  CbiEngine *e = cpu_engine (0);
+  CbiBatchReport r;
+  guint8 row[8];
+
+  run_step_edge (e, 1, row, &r);
+  /* flat black area away from the border: paper green 0.97 */
+  fail_unless_equals_int (row[2], 247);
+  /* the black-to-white step between x=3 and x=4: a dark line */
+  fail_unless_equals_int (row[3], 0);
+  fail_unless_equals_int (row[4], 0);
+  fail_unless_equals_int (row[5], 247);
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_engine_replans_only_for_a_new_shape)
+{
+  CbiEngine *e = cpu_engine (0);
+  CbiBatchReport r;
+  guint8 row[8];
+
+  run_step_edge (e, 4, row, &r);
+  fail_unless (r.replanned);
+  fail_unless (r.fresh_allocations > 0);
+  run_step_edge (e, 4, row, &r);
+  fail_if (r.replanned);
+  fail_unless_equals_uint64 (r.fresh_allocations, 0);
+  run_step_edge (e, 2, row, &r);
+  fail_unless (r.replanned);
+  fail_unless_equals_int (r.slots, 2);
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_warmup_leaves_the_next_batch_without_fresh_memory)
+{
+  CbiEngine *e = cpu_engine (0);
+  CbiBatchReport w, r;
+  guint8 row[8];
+
+  fail_unless (cbi_engine_warmup (e, 4, 8, 8, &w, NULL));
+  fail_unless (w.fresh_allocations > 0);
+  fail_unless (w.steady_time_ns > 0);
+  fail_unless (w.pool.reserved_bytes > 0);
+  fail_unless (w.pool.peak_reserved_bytes >= w.pool.reserved_bytes);
+  run_step_edge (e, 4, row, &r);
+  fail_if (r.replanned);
+  fail_unless_equals_uint64 (r.fresh_allocations, 0);
+  fail_unless_equals_uint64 (r.pool.reserved_bytes, w.pool.reserved_bytes);
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
+{
+  CbiEngine *e = cpu_engine (10000);
+  CbiBatchReport w;
+  CbiPoolStats s;
+  GError *err = NULL;
+
+  fail_if (cbi_engine_warmup (e, 4, 64, 64, &w, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MEMORY));
+  fail_unless (strstr (err->message, "memory limit 10000") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  cbi_engine_get_pool_stats (e, &s);
+  fail_unless_equals_uint64 (s.allocated_bytes, 0);
+  fail_unless (s.failed_allocations > 0);
+  /* and a shape that fits still runs */
+  fail_unless (cbi_engine_warmup (e, 1, 4, 4, &w, NULL));
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cuda_backend_request_fails_cleanly_without_it)
+{
+  gboolean fallback;
+  GError *err = NULL;
+  CbiEngine *e;
+
+  if (cbi_engine_has_cuda ()) {
+    GST_INFO ("built with CUDA: covered by the GPU suite");
+    return;
+  }
+  e = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_CUDA, 0, 0,
+      &fallback, &err);
+  fail_unless (e == NULL);
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_NO_BACKEND));
+  g_error_free (err);
+  e = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_AUTO, 0, 0,
+      &fallback, NULL);
+  fail_unless (e != NULL);
+  fail_unless (fallback);
+  fail_unless_equals_string (cbi_engine_backend_name (e), "cpu");
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+static Suite *
+engine_suite (void)
+{
+  Suite *s = suite_create ("cbiengine");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 60);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_pool_counts_fresh_allocations_once);
+  tcase_add_test (tc, test_pool_reuses_a_cached_block_only_when_it_fits);
+  tcase_add_test (tc, test_pool_trim_gives_back_cached_blocks_only);
+  tcase_add_test (tc, test_pool_peaks_restart_at_current_values);
+  tcase_add_test (tc,
+      test_pool_refuses_past_its_limit_and_allocator_failures);
+  tcase_add_test (tc, test_default_model_keeps_the_frame_size);
+  tcase_add_test (tc, test_shape_inference_names_the_node_that_does_not_fit);
+  tcase_add_test (tc,
+      test_pack_puts_channels_in_model_order_and_fills_padding);
+  tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
+  tcase_add_test (tc, test_default_model_draws_a_dark_line_on_an_edge);
+  tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);
+  tcase_add_test (tc, test_warmup_leaves_the_next_batch_without_fresh_memory);
+  tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
+  tcase_add_test (tc, test_cuda_backend_request_fails_cleanly_without_it);
+  return s;
+}
+
+GST_CHECK_MAIN (engine);

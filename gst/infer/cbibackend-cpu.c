@@ -43,7 +43,19 @@ typedef struct
   gpointer workspace;
   dnnl_memory_desc_t *mds;      /* per tensor */
   dnnl_memory_t *mems;          /* per tensor, borrowed from @memories */
+  /* planning only: activation blocks whose last reader is planned, free
+   * for a later activation of the same plan (layers run one by one) */
+  GArray *spare;                /* CbiCpuSpare */
+  guint *readers_left;          /* per tensor */
+  gpointer *tensor_block;       /* per tensor */
+  gsize *tensor_size;           /* per tensor */
 } CbiCpuPlan;
+
+typedef struct
+{
+  gpointer block;
+  gsize size;
+} CbiCpuSpare;
 
 static gboolean
 cbi_dnnl_check (dnnl_status_t status, const gchar * what, const gchar * file,
@@ -80,6 +92,16 @@ cbi_cpu_free (CbiBackend * backend)
   g_free (backend);
 }
 
+/* Frees what only planning needed. */
+static void
+cbi_cpu_plan_done (CbiCpuPlan * plan)
+{
+  g_clear_pointer (&plan->spare, g_array_unref);
+  g_clear_pointer (&plan->readers_left, g_free);
+  g_clear_pointer (&plan->tensor_block, g_free);
+  g_clear_pointer (&plan->tensor_size, g_free);
+}
+
 static void
 cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool)
 {
@@ -97,6 +119,7 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool)
   g_ptr_array_free (plan->blocks, TRUE);
   g_free (plan->mds);
   g_free (plan->mems);
+  cbi_cpu_plan_done (plan);
   g_free (plan);
 }
 
@@ -140,6 +163,61 @@ cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
       dnnl_memory_desc_get_size (md), what, error);
 
   return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
+}
+
+/* A memory for activation @tensor: a spare block of this plan that is
+ * large enough (smallest first), else a new one from the pool. */
+static dnnl_memory_t
+cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    gint tensor, const dnnl_memory_desc_t * md, GError ** error)
+{
+  gsize size = dnnl_memory_desc_get_size (md);
+  gpointer block = NULL;
+  gint best = -1;
+  guint i;
+
+  for (i = 0; i < plan->spare->len; i++) {
+    CbiCpuSpare *sp = &g_array_index (plan->spare, CbiCpuSpare, i);
+    if (sp->size >= size && (best < 0 || sp->size <
+            g_array_index (plan->spare, CbiCpuSpare, best).size))
+      best = i;
+  }
+  if (best >= 0) {
+    CbiCpuSpare sp = g_array_index (plan->spare, CbiCpuSpare, best);
+    g_array_remove_index_fast (plan->spare, best);
+    block = sp.block;
+    size = sp.size;
+  } else {
+    block = cbi_cpu_pool_alloc (plan, pool, size, "activations", error);
+    if (block == NULL)
+      return NULL;
+  }
+  if (tensor >= 0) {
+    plan->tensor_block[tensor] = block;
+    plan->tensor_size[tensor] = size;
+  }
+  return cbi_cpu_memory (cpu, plan, md, block, error);
+}
+
+/* After @n is planned, the blocks of activations it was the last reader
+ * of become spare. The graph's output never does: unpacking reads it. */
+static void
+cbi_cpu_retire_inputs (CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n)
+{
+  guint i;
+
+  for (i = 0; i < n->n_inputs; i++) {
+    gint t = n->inputs[i];
+    CbiCpuSpare sp;
+    if (t < 0 || cbi_graph_tensor (graph, t)->data != NULL
+        || --plan->readers_left[t] > 0 || t == graph->output
+        || plan->tensor_block[t] == NULL)
+      continue;
+    sp.block = plan->tensor_block[t];
+    sp.size = plan->tensor_size[t];
+    g_array_append_val (plan->spare, sp);
+  }
 }
 
 static gboolean
@@ -285,8 +363,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     goto done;
 
   plan->mds[out] = *dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0);
-  ymem = cbi_cpu_pooled_memory (cpu, plan, pool, &plan->mds[out],
-      "activations", error);
+  ymem = cbi_cpu_activation (cpu, plan, pool, out, &plan->mds[out], error);
   if (ymem == NULL)
     goto done;
   plan->mems[out] = ymem;
@@ -335,8 +412,8 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
     goto done;
 
   plan->mds[n->output] = plan->mds[n->inputs[0]];
-  ymem = cbi_cpu_pooled_memory (cpu, plan, pool, &plan->mds[n->output],
-      "activations", error);
+  ymem = cbi_cpu_activation (cpu, plan, pool, n->output,
+      &plan->mds[n->output], error);
   smem = ymem ? cbi_cpu_memory (cpu, plan, cbi_cpu_scratchpad_md (pd),
       DNNL_MEMORY_NONE, error) : NULL;
   if (smem == NULL)
@@ -380,8 +457,7 @@ cbi_cpu_plan_output (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
         (void **) &plan->output);
     return TRUE;
   }
-  out = cbi_cpu_pooled_memory (cpu, plan, pool, &nchw, "output tensor",
-      error);
+  out = cbi_cpu_activation (cpu, plan, pool, -1, &nchw, error);
   if (out == NULL)
     return FALSE;
   dnnl_memory_get_data_handle (out, (void **) &plan->output);
@@ -426,13 +502,19 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->blocks = g_ptr_array_new ();
   plan->mds = g_new0 (dnnl_memory_desc_t, n_tensors);
   plan->mems = g_new0 (dnnl_memory_t, n_tensors);
+  plan->spare = g_array_new (FALSE, FALSE, sizeof (CbiCpuSpare));
+  plan->readers_left = g_new0 (guint, n_tensors);
+  plan->tensor_block = g_new0 (gpointer, n_tensors);
+  plan->tensor_size = g_new0 (gsize, n_tensors);
+  for (i = 0; i < n_tensors; i++)
+    plan->readers_left[i] = cbi_graph_count_consumers (graph, i);
   *workspace = 0;
 
   if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&plan->mds[graph->input], 4,
               shapes[graph->input], dnnl_f32, dnnl_nchw), "input desc"))
     goto failed;
-  in = cbi_cpu_pooled_memory (cpu, plan, pool, &plan->mds[graph->input],
-      "input tensor", error);
+  in = cbi_cpu_activation (cpu, plan, pool, graph->input,
+      &plan->mds[graph->input], error);
   if (in == NULL)
     goto failed;
   plan->mems[graph->input] = in;
@@ -440,26 +522,29 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
 
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
-    const CbiNode *next = i + 1 < graph->nodes->len ?
+    const CbiNode *fused = i + 1 < graph->nodes->len ?
         cbi_graph_node (graph, i + 1) : NULL;
     gboolean ok;
 
     switch (n->op) {
       case CBI_OP_CONV:
         /* a Relu that is the conv's only reader runs as its post-op */
-        if (next && next->op == CBI_OP_RELU && next->inputs[0] == n->output
+        if (fused && fused->op == CBI_OP_RELU
+            && fused->inputs[0] == n->output
             && cbi_graph_count_consumers (graph, n->output) == 1
             && n->output != graph->output)
           i++;
         else
-          next = NULL;
-        ok = cbi_cpu_plan_conv (cpu, plan, graph, n, next, shapes, pool,
+          fused = NULL;
+        ok = cbi_cpu_plan_conv (cpu, plan, graph, n, fused, shapes, pool,
             workspace, error);
         break;
       case CBI_OP_RELU:
+        fused = NULL;
         ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
         break;
       default:
+        fused = NULL;
         g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL,
             "node %s: op %s is not supported by the CPU backend", n->name,
             cbi_op_type_name (n->op));
@@ -468,6 +553,10 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     }
     if (!ok)
       goto failed;
+    cbi_cpu_retire_inputs (plan, graph, n);
+    /* a fused Relu's input is the conv's own output: never allocated */
+    if (fused)
+      cbi_cpu_retire_inputs (plan, graph, fused);
   }
   if (!cbi_cpu_plan_output (cpu, plan, graph, shapes, pool, error))
     goto failed;
@@ -483,6 +572,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
         "oneDNN: could not bind the workspace");
     goto failed;
   }
+  cbi_cpu_plan_done (plan);
   GST_DEBUG ("planned %u steps for %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
       "x%" G_GINT64_FORMAT ", workspace %" G_GUINT64_FORMAT " bytes",
       plan->steps->len, shapes[graph->input][0], shapes[graph->input][2],

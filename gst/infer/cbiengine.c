@@ -261,21 +261,41 @@ cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
 }
 
 gboolean
-cbi_engine_warmup (CbiEngine * engine, guint batch, guint height,
-    guint width, CbiBatchReport * report, GError ** error)
+cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
+    CbiBatchReport * report, GError ** error)
 {
-  CbiFrameBatch dry = { 0, };
+  const gsize frame_size = (gsize) layout->width * layout->height *
+      layout->pixel_stride;
+  CbiFrameBatch dry = *layout;
   CbiBatchReport steady;
   guint64 peak_allocated, peak_reserved;
+  guint8 *frames, **ptrs;
+  gint *strides;
+  gboolean ok;
+  guint i;
 
-  dry.width = width;
-  dry.height = height;
-  dry.n_slots = batch;
-  dry.pad_mode = CBI_PAD_ZERO;
+  /* a full batch of mid-grey frames, each its own input and output: the
+   * dry run takes the same packing and unpacking path as a real batch */
+  frames = g_malloc (frame_size * layout->n_slots);
+  memset (frames, 128, frame_size * layout->n_slots);
+  ptrs = g_new (guint8 *, layout->n_slots);
+  strides = g_new (gint, layout->n_slots);
+  for (i = 0; i < layout->n_slots; i++) {
+    ptrs[i] = frames + i * frame_size;
+    strides[i] = layout->width * layout->pixel_stride;
+  }
+  dry.n_frames = dry.n_slots;
+  dry.in = (const guint8 * const *) ptrs;
+  dry.out = ptrs;
+  dry.in_stride = dry.out_stride = strides;
 
   cbi_engine_drop_plans (engine);
-  if (!cbi_engine_run (engine, &dry, report, error)
-      || !cbi_engine_run (engine, &dry, &steady, error))
+  ok = cbi_engine_run (engine, &dry, report, error)
+      && cbi_engine_run (engine, &dry, &steady, error);
+  g_free (frames);
+  g_free (ptrs);
+  g_free (strides);
+  if (!ok)
     return FALSE;
 
   report->steady_time_ns = steady.time_ns;
@@ -294,7 +314,8 @@ cbi_engine_warmup (CbiEngine * engine, guint batch, guint height,
   GST_INFO ("warm-up %ux%ux%u on %s: %" G_GUINT64_FORMAT " fresh "
       "allocations (%" G_GUINT64_FORMAT " bytes), %" G_GUINT64_FORMAT
       " bytes reserved after, %" G_GUINT64_FORMAT " us, then %"
-      G_GUINT64_FORMAT " us a batch", batch, height, width,
+      G_GUINT64_FORMAT " us a batch", layout->n_slots, layout->height,
+      layout->width,
       cbi_engine_backend_name (engine), report->fresh_allocations,
       report->fresh_bytes, report->pool.reserved_bytes,
       report->time_ns / 1000, report->steady_time_ns / 1000);

@@ -69,13 +69,15 @@ void cbi_engine_input_shape (CbiEngine * engine, gint64 * channels,
 gboolean cbi_engine_output_size (CbiEngine * engine, gint64 height,
     gint64 width, gint64 * out_height, gint64 * out_width, GError ** error);
 
-/* Drops every plan, plans @batch x @height x @width, runs one dry batch,
- * then a second one to time a planned batch (@report->steady_time_ns),
+/* Drops every plan, plans the shape of @layout (its frame size, pixel
+ * layout and @layout->n_slots; its frame pointers are ignored), runs one
+ * dry batch of grey frames through packing, the graph and unpacking, then
+ * a second one to time a planned batch (@report->steady_time_ns),
  * gives back what only the warm-up needed and restarts the peaks. @report
  * holds what the warm-up cost: its fresh allocations, its peaks, its time
  * and in @report->pool what stays reserved. */
-gboolean cbi_engine_warmup (CbiEngine * engine, guint batch, guint height,
-    guint width, CbiBatchReport * report, GError ** error);
+gboolean cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
+    CbiBatchReport * report, GError ** error);
 
 /* Runs one batch of @batch->n_slots (planning that shape first if no plan
  * has it: @report->replanned). */

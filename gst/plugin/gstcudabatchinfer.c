@@ -1083,15 +1083,19 @@ gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
 /* Warm-up and negotiation. */
 
 static gboolean
-gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self, guint width,
-    guint height)
+gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
+    const GstVideoInfo * info)
 {
+  guint width = GST_VIDEO_INFO_WIDTH (info);
+  guint height = GST_VIDEO_INFO_HEIGHT (info);
+  CbiFrameBatch layout = { 0, };
   CbiBatchReport r;
   GError *error = NULL;
   GstStructure *s;
 
-  if (!cbi_engine_warmup (self->engine, self->run_batch, height, width, &r,
-          &error)) {
+  gst_cuda_batch_infer_describe_layout (info, &layout);
+  layout.n_slots = self->run_batch;
+  if (!cbi_engine_warmup (self->engine, &layout, &r, &error)) {
     gst_cuda_batch_infer_post_engine_error (self, "Warm-up", error);
     g_clear_error (&error);
     return FALSE;
@@ -1126,6 +1130,25 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self, guint width,
   return TRUE;
 }
 
+/* The pool's buffers are allocated but never written: the first batch
+ * would pay the page faults. Writing one batch of them here, before the
+ * first frame, is the output side of the warm-up. */
+static void
+gst_cuda_batch_infer_touch_pool (GstCudaBatchInfer * self)
+{
+  guint i, n = 0;
+
+  for (i = 0; i < self->run_batch; i++, n++)
+    if (gst_buffer_pool_acquire_buffer (self->out_pool,
+            &self->out_buffers[i], NULL) != GST_FLOW_OK)
+      break;
+  for (i = 0; i < n; i++) {
+    gst_buffer_memset (self->out_buffers[i], 0, 0,
+        gst_buffer_get_size (self->out_buffers[i]));
+    gst_clear_buffer (&self->out_buffers[i]);
+  }
+}
+
 static gboolean
 gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
 {
@@ -1148,6 +1171,7 @@ gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
     gst_clear_object (&self->out_pool);
     return FALSE;
   }
+  gst_cuda_batch_infer_touch_pool (self);
   return TRUE;
 }
 
@@ -1197,7 +1221,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
 
   if (self->run_warmup && (self->warm_width != (guint) info.width
           || self->warm_height != (guint) info.height))
-    return gst_cuda_batch_infer_run_warmup (self, info.width, info.height);
+    return gst_cuda_batch_infer_run_warmup (self, &info);
   return TRUE;
 }
 
@@ -1316,9 +1340,11 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
 
 /* State changes. */
 
+/* The video info to warm up for from the warmup-caps property: width and
+ * height must be fixed; an unfixed format warms up as RGB. */
 static gboolean
-gst_cuda_batch_infer_warmup_size (GstCudaBatchInfer * self, GstCaps * caps,
-    guint * width, guint * height)
+gst_cuda_batch_infer_warmup_info (GstCudaBatchInfer * self, GstCaps * caps,
+    GstVideoInfo * info)
 {
   GstStructure *s;
   gint w, h;
@@ -1332,8 +1358,8 @@ gst_cuda_batch_infer_warmup_size (GstCudaBatchInfer * self, GstCaps * caps,
         "width and height: warming up on the first caps instead", caps);
     return FALSE;
   }
-  *width = w;
-  *height = h;
+  if (!gst_video_info_from_caps (info, caps))
+    gst_video_info_set_format (info, GST_VIDEO_FORMAT_RGB, w, h);
   return TRUE;
 }
 
@@ -1369,7 +1395,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   GError *error = NULL;
   gboolean fallback, ok = TRUE;
   gchar *model;
-  guint n, w, h;
+  GstVideoInfo info;
+  guint n;
   gint device_id;
   guint64 limit;
 
@@ -1422,8 +1449,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->out_strides = g_new0 (gint, n);
 
   if (self->run_warmup
-      && gst_cuda_batch_infer_warmup_size (self, warmup_caps, &w, &h))
-    ok = gst_cuda_batch_infer_run_warmup (self, w, h);
+      && gst_cuda_batch_infer_warmup_info (self, warmup_caps, &info))
+    ok = gst_cuda_batch_infer_run_warmup (self, &info);
 
 done:
   gst_clear_caps (&warmup_caps);

@@ -382,13 +382,32 @@ GST_START_TEST (test_engine_replans_only_for_a_new_shape)
 
 GST_END_TEST;
 
+/* An RGB layout of @w x @h for warm-up, in batches of @slots. */
+static CbiFrameBatch
+rgb_layout (guint w, guint h, guint slots)
+{
+  CbiFrameBatch b = { 0, };
+
+  b.width = w;
+  b.height = h;
+  b.pixel_stride = 3;
+  b.rgb_offset[0] = 0;
+  b.rgb_offset[1] = 1;
+  b.rgb_offset[2] = 2;
+  b.extra_offset = -1;
+  b.scale = 1.0f / 255.0f;
+  b.n_slots = slots;
+  return b;
+}
+
 GST_START_TEST (test_warmup_leaves_the_next_batch_without_fresh_memory)
 {
   CbiEngine *e = cpu_engine (0);
+  CbiFrameBatch layout = rgb_layout (8, 8, 4);
   CbiBatchReport w, r;
   guint8 row[8];
 
-  fail_unless (cbi_engine_warmup (e, 4, 8, 8, &w, NULL));
+  fail_unless (cbi_engine_warmup (e, &layout, &w, NULL));
   fail_unless (w.fresh_allocations > 0);
   fail_unless (w.steady_time_ns > 0);
   fail_unless (w.pool.reserved_bytes > 0);
@@ -405,11 +424,12 @@ GST_END_TEST;
 GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
 {
   CbiEngine *e = cpu_engine (10000);
+  CbiFrameBatch big = rgb_layout (64, 64, 4), small = rgb_layout (4, 4, 1);
   CbiBatchReport w;
   CbiPoolStats s;
   GError *err = NULL;
 
-  fail_if (cbi_engine_warmup (e, 4, 64, 64, &w, &err));
+  fail_if (cbi_engine_warmup (e, &big, &w, &err));
   fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MEMORY));
   fail_unless (strstr (err->message, "memory limit 10000") != NULL, "%s",
       err->message);
@@ -418,7 +438,7 @@ GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
   fail_unless_equals_uint64 (s.allocated_bytes, 0);
   fail_unless (s.failed_allocations > 0);
   /* and a shape that fits still runs */
-  fail_unless (cbi_engine_warmup (e, 1, 4, 4, &w, NULL));
+  fail_unless (cbi_engine_warmup (e, &small, &w, NULL));
   cbi_engine_free (e);
 }
 

@@ -168,8 +168,7 @@ main (int argc, char **argv)
   }
 
   g_print ("%d frames of %dx%d at batch %d: engine time per batch in ms "
-      "(fresh allocations; * = re-planned)\n\n", frames, width, height,
-      batch);
+      "(fresh allocations; * = re-planned)\n\n", frames, width, height, batch);
   g_print ("%-6s", "batch");
   for (c = 0; c < G_N_ELEMENTS (configs); c++)
     g_print ("  %22s", configs[c].name);

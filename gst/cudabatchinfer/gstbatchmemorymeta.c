@@ -45,8 +45,7 @@ gst_batch_memory_meta_api_get_type (void)
 }
 
 static gboolean
-gst_batch_memory_meta_init (GstMeta * meta, gpointer params,
-    GstBuffer * buffer)
+gst_batch_memory_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
 {
   GstBatchMemoryMeta *m = (GstBatchMemoryMeta *) meta;
 

@@ -273,6 +273,7 @@ cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
 {
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_t reorder = NULL;
+  dnnl_exec_arg_t args[2];
   dnnl_memory_t user, mem;
   gboolean ok;
 
@@ -283,11 +284,14 @@ cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
       error);
   if (mem == NULL)
     return NULL;
+  args[0].arg = DNNL_ARG_FROM;
+  args[0].memory = user;
+  args[1].arg = DNNL_ARG_TO;
+  args[1].memory = mem;
   ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, user_md,
           cpu->engine, md, cpu->engine, NULL), "weights reorder desc")
       && DNNL_CHECK (dnnl_primitive_create (&reorder, pd), "weights reorder")
-      && DNNL_CHECK (dnnl_primitive_execute (reorder, cpu->stream, 2,
-          (dnnl_exec_arg_t[2]) { {DNNL_ARG_FROM, user}, {DNNL_ARG_TO, mem}}),
+      && DNNL_CHECK (dnnl_primitive_execute (reorder, cpu->stream, 2, args),
       "weights reorder execute")
       && DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
   if (reorder)
@@ -446,6 +450,7 @@ cbi_cpu_plan_output (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
 {
   dnnl_memory_desc_t nchw;
   dnnl_primitive_desc_t pd = NULL;
+  dnnl_exec_arg_t args[2];
   dnnl_memory_t out;
   gboolean ok;
 
@@ -461,11 +466,14 @@ cbi_cpu_plan_output (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   if (out == NULL)
     return FALSE;
   dnnl_memory_get_data_handle (out, (void **) &plan->output);
+  args[0].arg = DNNL_ARG_FROM;
+  args[0].memory = plan->mems[graph->output];
+  args[1].arg = DNNL_ARG_TO;
+  args[1].memory = out;
   ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd,
           &plan->mds[graph->output], cpu->engine, &nchw, cpu->engine, NULL),
       "output reorder desc")
-      && cbi_cpu_add_step (plan, pd, (dnnl_exec_arg_t[2]) { {DNNL_ARG_FROM,
-              plan->mems[graph->output]}, {DNNL_ARG_TO, out}}, 2, error);
+      && cbi_cpu_add_step (plan, pd, args, 2, error);
   if (pd)
     dnnl_primitive_desc_destroy (pd);
   return ok;
@@ -489,8 +497,7 @@ cbi_cpu_bind_workspace (CbiCpuPlan * plan, guint64 workspace)
 
 static gpointer
 cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
-    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace,
-    GError ** error)
+    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace, GError ** error)
 {
   CbiCpu *cpu = backend->context;
   CbiCpuPlan *plan = g_new0 (CbiCpuPlan, 1);

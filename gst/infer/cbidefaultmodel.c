@@ -93,8 +93,7 @@ cbi_default_model_new (void)
   in3[2] = add_const (g, "shade.bias", 3, 0, 0, 0, g_memdup2 (paper,
           sizeof (paper)));
   sketch_lin = add_activation (g, "shade");
-  cbi_graph_add_node (g, CBI_OP_CONV, "shade", 3, in3, sketch_lin,
-      &pointwise);
+  cbi_graph_add_node (g, CBI_OP_CONV, "shade", 3, in3, sketch_lin, &pointwise);
   in1[0] = sketch_lin;
   sketch = add_activation (g, "sketch");
   cbi_graph_add_node (g, CBI_OP_RELU, "sketch", 1, in1, sketch, NULL);

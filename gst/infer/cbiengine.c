@@ -41,7 +41,7 @@ struct _CbiEngine
   CbiPlanEntry plans[CBI_MAX_PLANS];
   guint n_plans;
   guint64 use_counter;
-  gint64 (*shapes)[4];          /* scratch for shape inference */
+    gint64 (*shapes)[4];        /* scratch for shape inference */
 };
 
 static const struct
@@ -239,8 +239,7 @@ cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
 
   e = cbi_engine_get_plan (engine, batch->n_slots, batch->height,
       batch->width, &report->replanned, error);
-  if (e == NULL
-      || !iface->upload (backend, e->plan, batch, error)
+  if (e == NULL || !iface->upload (backend, e->plan, batch, error)
       || !iface->compute (backend, e->plan, error)
       || !iface->download (backend, e->plan, batch, error)
       || (iface->synchronize && !iface->synchronize (backend, error)))

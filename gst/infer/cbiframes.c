@@ -9,12 +9,11 @@
 
 #include <string.h>
 
-static inline __attribute__ ((always_inline))
-     void pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
+G_ALWAYS_INLINE static inline void
+pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
     gsize plane, const guint pstride)
 {
-  const guint r = b->rgb_offset[0], g = b->rgb_offset[1], bl =
-      b->rgb_offset[2];
+  const guint r = b->rgb_offset[0], g = b->rgb_offset[1], bl = b->rgb_offset[2];
   const gfloat scale = b->scale;
   guint x;
 
@@ -67,12 +66,11 @@ to_byte (gfloat v, gfloat inv_scale)
   return (guint8) s;
 }
 
-static inline __attribute__ ((always_inline))
-     void unpack_row (const CbiFrameBatch * b, const gfloat * s,
-    const guint8 * in, guint8 * out, gsize plane, const guint pstride)
+G_ALWAYS_INLINE static inline void
+unpack_row (const CbiFrameBatch * b, const gfloat * s, const guint8 * in,
+    guint8 * out, gsize plane, const guint pstride)
 {
-  const guint r = b->rgb_offset[0], g = b->rgb_offset[1], bl =
-      b->rgb_offset[2];
+  const guint r = b->rgb_offset[0], g = b->rgb_offset[1], bl = b->rgb_offset[2];
   const gfloat inv_scale = 1.0f / b->scale;
   guint x;
 

@@ -63,8 +63,7 @@ cbi_graph_add_tensor (CbiGraph * graph, const gchar * name, gint n_dims,
 
 gint
 cbi_graph_add_node (CbiGraph * graph, CbiOpType op, const gchar * name,
-    guint n_inputs, const gint * inputs, gint output,
-    const CbiConvAttrs * conv)
+    guint n_inputs, const gint * inputs, gint output, const CbiConvAttrs * conv)
 {
   CbiNode n = { 0, };
   guint i;
@@ -146,8 +145,7 @@ cbi_infer_conv (const CbiGraph * graph, const CbiNode * n,
     if (a->strides[d] < 1 || extent < kernel) {
       g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE,
           "node %s (Conv): a kernel of %" G_GINT64_FORMAT " does not fit "
-          "an input of %" G_GINT64_FORMAT " (padded)", n->name, kernel,
-          extent);
+          "an input of %" G_GINT64_FORMAT " (padded)", n->name, kernel, extent);
       return FALSE;
     }
     y[2 + d] = (extent - kernel) / a->strides[d] + 1;

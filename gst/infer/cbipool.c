@@ -93,8 +93,7 @@ cbi_pool_alloc (CbiPool * pool, gsize size)
     if (b->in_use || b->size < size
         || b->size / CBI_POOL_MAX_WASTE_RATIO > size)
       continue;
-    if (best < 0 || b->size < g_array_index (pool->blocks, CbiBlock,
-            best).size)
+    if (best < 0 || b->size < g_array_index (pool->blocks, CbiBlock, best).size)
       best = i;
   }
   if (best >= 0) {

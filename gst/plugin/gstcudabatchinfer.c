@@ -831,8 +831,7 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, guint n)
       return i;
     }
     self->in_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->in_frames[i], 0);
-    self->in_strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&self->in_frames[i],
-        0);
+    self->in_strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&self->in_frames[i], 0);
     self->out_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->out_frames[i], 0);
     self->out_strides[i] =
         GST_VIDEO_FRAME_PLANE_STRIDE (&self->out_frames[i], 0);
@@ -1279,8 +1278,7 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_DRAIN:
       if (self->engine
-          && gst_cuda_batch_infer_process (self, "drain query") !=
-          GST_FLOW_OK)
+          && gst_cuda_batch_infer_process (self, "drain query") != GST_FLOW_OK)
         GST_DEBUG_OBJECT (self, "drain: push failed");
       return gst_pad_query_default (pad, parent, query);
     default:
@@ -1428,8 +1426,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->engine = cbi_engine_new (cbi_default_model_new (), backend,
       device_id, limit, &fallback, &error);
   if (self->engine == NULL) {
-    gst_cuda_batch_infer_post_engine_error (self, "Opening the backend",
-        error);
+    gst_cuda_batch_infer_post_engine_error (self, "Opening the backend", error);
     g_clear_error (&error);
     ok = FALSE;
     goto done;

@@ -617,8 +617,7 @@ GST_START_TEST (test_stats_count_frames_batches_and_padding)
   fail_unless_equals_uint64 (stat_of (h, "batches"), 3);
   fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 8);
   fail_unless_equals_uint64 (stat_of (h, "replans"), 0);
-  fail_unless_equals_uint64 (stat_of (h, "fresh-allocations-after-warmup"),
-      0);
+  fail_unless_equals_uint64 (stat_of (h, "fresh-allocations-after-warmup"), 0);
   fail_unless (stat_of (h, "warmup-time") > 0);
   fail_unless (stat_of (h, "reserved-bytes") > 0);
   harness_free (h, NULL);
@@ -795,8 +794,7 @@ GST_START_TEST (test_backend_cuda_without_gpu_fails_the_state_change)
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
 
   g_object_set (e, "backend", 2, NULL);
-  fail_unless_equals_int (expect_start_error (e, "backend"),
-      GST_LIBRARY_ERROR);
+  fail_unless_equals_int (expect_start_error (e, "backend"), GST_LIBRARY_ERROR);
 }
 
 GST_END_TEST;
@@ -872,8 +870,7 @@ cudabatchinfer_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_plugin_loads_without_a_gpu);
   tcase_add_test (tc, test_batch1_outputs_each_frame_with_its_timestamps);
-  tcase_add_test (tc,
-      test_120_frames_at_batch16_give_120_outputs_in_8_batches);
+  tcase_add_test (tc, test_120_frames_at_batch16_give_120_outputs_in_8_batches);
   tcase_add_test (tc, test_fewer_frames_than_batch_come_out_at_eos);
   tcase_add_test (tc, test_eos_with_nothing_pending_pushes_only_eos);
   tcase_add_test (tc, test_repeat_last_padding_never_changes_real_results);
@@ -891,17 +888,14 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_batch_timeout_pushes_a_partial_batch_on_the_clock);
   tcase_add_test (tc, test_drain_query_pushes_pending_frames);
   tcase_add_test (tc, test_flush_signal_pushes_the_partial_batch);
-  tcase_add_test (tc,
-      test_caps_change_drains_then_warms_up_for_the_new_size);
-  tcase_add_test (tc,
-      test_flushing_seek_drops_pending_frames_and_counts_them);
+  tcase_add_test (tc, test_caps_change_drains_then_warms_up_for_the_new_size);
+  tcase_add_test (tc, test_flushing_seek_drops_pending_frames_and_counts_them);
   tcase_add_test (tc, test_stats_count_frames_batches_and_padding);
   tcase_add_test (tc, test_latency_adds_batching_and_batch_time);
   tcase_add_test (tc, test_warmup_caps_warm_up_on_ready_to_paused);
   tcase_add_test (tc, test_caps_the_model_cannot_take_are_not_negotiated);
   tcase_add_test (tc, test_batch_cannot_change_while_playing);
-  tcase_add_test (tc,
-      test_memory_limit_fails_warmup_with_an_error_naming_it);
+  tcase_add_test (tc, test_memory_limit_fails_warmup_with_an_error_naming_it);
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
   tcase_add_test (tc, test_model_file_is_refused_with_a_clear_error);
   tcase_add_test (tc, test_backend_cuda_without_gpu_fails_the_state_change);

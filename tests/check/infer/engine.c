@@ -196,8 +196,7 @@ GST_START_TEST (test_shape_inference_names_the_node_that_does_not_fit)
   fail_unless (cbi_graph_infer_shapes (g, 1, 5, 5, shapes, NULL));
   fail_if (cbi_graph_infer_shapes (g, 1, 4, 5, shapes, &err));
   fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
-  fail_unless (strstr (err->message, "big_kernel") != NULL, "%s",
-      err->message);
+  fail_unless (strstr (err->message, "big_kernel") != NULL, "%s", err->message);
   g_error_free (err);
   g_free (shapes);
   cbi_graph_free (g);
@@ -312,8 +311,7 @@ cpu_engine (guint64 limit)
 /* Runs one RGB frame of 8x8 whose left half is black and right half white
  * through the default model; returns the output's green row 4. */
 static void
-run_step_edge (CbiEngine * e, guint slots, guint8 * row_out,
-    CbiBatchReport * r)
+run_step_edge (CbiEngine * e, guint slots, guint8 * row_out, CbiBatchReport * r)
 {
   guint8 in_px[8 * 8 * 3], out_px[8 * 8 * 3];
   const guint8 *in[1] = { in_px };
@@ -481,12 +479,10 @@ engine_suite (void)
   tcase_add_test (tc, test_pool_reuses_a_cached_block_only_when_it_fits);
   tcase_add_test (tc, test_pool_trim_gives_back_cached_blocks_only);
   tcase_add_test (tc, test_pool_peaks_restart_at_current_values);
-  tcase_add_test (tc,
-      test_pool_refuses_past_its_limit_and_allocator_failures);
+  tcase_add_test (tc, test_pool_refuses_past_its_limit_and_allocator_failures);
   tcase_add_test (tc, test_default_model_keeps_the_frame_size);
   tcase_add_test (tc, test_shape_inference_names_the_node_that_does_not_fit);
-  tcase_add_test (tc,
-      test_pack_puts_channels_in_model_order_and_fills_padding);
+  tcase_add_test (tc, test_pack_puts_channels_in_model_order_and_fills_padding);
   tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
   tcase_add_test (tc, test_default_model_draws_a_dark_line_on_an_edge);
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);

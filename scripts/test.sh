@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, runs every test (with the GStreamer leaks
-# tracer on) and ends with one summary line for the whole suite.
+# tracer on), then again under valgrind and in an AddressSanitizer/UBSan
+# build, and ends with one summary line for all of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,9 +10,25 @@ bash scripts/build.sh
 status=0
 meson test -C build --print-errorlogs || status=$?
 
-# One line for all the gst-check suites: the sum of their Checks lines.
-log=build/meson-logs/testlog.txt
-read -r checks failures errors < <(grep -hoE 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" \
+echo "== the same suites under valgrind memcheck (leaks and memory errors)"
+meson test -C build --setup valgrind --print-errorlogs || status=$?
+
+echo "== the same suites under AddressSanitizer and UBSan"
+if [ ! -f build-asan/build.ninja ]; then
+  meson setup build-asan -Dtests=enabled -Dbench=disabled \
+    -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+fi
+ninja -C build-asan >/dev/null
+# Leaks are valgrind's job: LeakSanitizer of this toolchain crashes on the
+# dynamic TLS of OpenMP threads.
+ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs || status=$?
+
+# One line for all the gst-check suites of the three runs: the sum of their
+# Checks lines.
+read -r checks failures errors < <(cat build/meson-logs/testlog.txt \
+  build/meson-logs/testlog-valgrind.txt build-asan/meson-logs/testlog.txt \
+  | grep -hoE 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' \
   | awk -F'[:,] *' '{c+=$2; f+=$4; e+=$6} END {print c+0, f+0, e+0}')
 if [ "$checks" -eq 0 ]; then
   echo "no test ran" >&2

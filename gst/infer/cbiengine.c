@@ -107,7 +107,8 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
     cbi_graph_free (graph);
     return NULL;
   }
-  backend->device_id = device_id;
+  /* the meta reports 0 for the CPU, whatever was asked */
+  backend->device_id = kind == CBI_BACKEND_CPU ? 0 : device_id;
 
   engine = g_new0 (CbiEngine, 1);
   engine->graph = graph;
@@ -187,7 +188,7 @@ static CbiPlanEntry *
 cbi_engine_get_plan (CbiEngine * engine, guint batch, guint height,
     guint width, gboolean * replanned, GError ** error)
 {
-  CbiPlanEntry *e;
+  CbiPlanEntry *e, fresh = { batch, height, width, NULL, 0, 0 };
   guint i, oldest = 0;
 
   *replanned = FALSE;
@@ -201,24 +202,21 @@ cbi_engine_get_plan (CbiEngine * engine, guint batch, guint height,
       oldest = i;
   }
 
-  if (engine->n_plans == CBI_MAX_PLANS)
-    cbi_engine_drop_plan (engine, oldest);
-
+  /* plan first: a failed plan leaves the cached ones as they were */
   if (!cbi_graph_infer_shapes (engine->graph, batch, height, width,
           engine->shapes, error))
     return NULL;
-  e = &engine->plans[engine->n_plans];
-  e->plan = engine->backend->iface->plan (engine->backend, engine->graph,
-      engine->shapes, engine->pool, &e->workspace_bytes, error);
-  if (e->plan == NULL)
+  fresh.plan = engine->backend->iface->plan (engine->backend, engine->graph,
+      engine->shapes, engine->pool, &fresh.workspace_bytes, error);
+  if (fresh.plan == NULL)
     return NULL;
+  if (engine->n_plans == CBI_MAX_PLANS)
+    cbi_engine_drop_plan (engine, oldest);
   GST_DEBUG ("new plan for %ux%ux%u (%u cached)", batch, height, width,
       engine->n_plans + 1);
-  e->batch = batch;
-  e->height = height;
-  e->width = width;
-  e->last_used = ++engine->use_counter;
-  engine->n_plans++;
+  fresh.last_used = ++engine->use_counter;
+  e = &engine->plans[engine->n_plans++];
+  *e = fresh;
   *replanned = TRUE;
   return e;
 }
@@ -275,7 +273,13 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
 
   /* a full batch of mid-grey frames, each its own input and output: the
    * dry run takes the same packing and unpacking path as a real batch */
-  frames = g_malloc (frame_size * layout->n_slots);
+  frames = g_try_malloc (frame_size * layout->n_slots);
+  if (frames == NULL) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate "
+        "%u frames of %" G_GSIZE_FORMAT " bytes for the warm-up",
+        layout->n_slots, frame_size);
+    return FALSE;
+  }
   memset (frames, 128, frame_size * layout->n_slots);
   ptrs = g_new (guint8 *, layout->n_slots);
   strides = g_new (gint, layout->n_slots);

@@ -104,12 +104,21 @@ cbi_pool_alloc (CbiPool * pool, gsize size)
     return b->ptr;
   }
 
+  /* cached blocks that do not fit go back before the limit says no, and
+   * before the allocator is asked again after a failure */
+  if (pool->limit > 0 && pool->stats.reserved_bytes + size > pool->limit)
+    cbi_pool_trim (pool);
   if (pool->limit > 0 && pool->stats.reserved_bytes + size > pool->limit) {
     pool->stats.failed_allocations++;
     return NULL;
   }
 
   block.ptr = pool->allocator.alloc (size, pool->allocator.user_data);
+  if (block.ptr == NULL
+      && pool->stats.reserved_bytes > pool->stats.allocated_bytes) {
+    cbi_pool_trim (pool);
+    block.ptr = pool->allocator.alloc (size, pool->allocator.user_data);
+  }
   if (block.ptr == NULL) {
     pool->stats.failed_allocations++;
     return NULL;

@@ -154,9 +154,12 @@ struct _GstCudaBatchInfer
   guint64 timer_generation;
   GstClockID timer_id;
 
-  /* stats_lock: written by the streaming thread, read by the property */
+  /* stats_lock: written by the streaming thread, read by the property and
+   * the latency query */
   GMutex stats_lock;
   GstCudaBatchInferStats stats;
+  gint fps_n;                   /* from the caps; 0 when unknown */
+  gint fps_d;
 };
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_batch_infer_debug);
@@ -850,15 +853,14 @@ gst_cuda_batch_infer_unmap (GstCudaBatchInfer * self, guint n)
   }
 }
 
-static void
-gst_cuda_batch_infer_post_batch_message (GstCudaBatchInfer * self,
+static GstMessage *
+gst_cuda_batch_infer_batch_message (GstCudaBatchInfer * self,
     GstBatchMemoryMeta * meta)
 {
   GstStructure *s = gst_batch_memory_meta_to_structure (meta);
 
   gst_structure_remove_field (s, "frame-index");
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), s));
+  return gst_message_new_element (GST_OBJECT (self), s);
 }
 
 /* Pads, runs and pushes the pending frames. Called with the sink pad's
@@ -871,6 +873,7 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   CbiFrameBatch fb = { 0, };
   CbiBatchReport report;
   GstBufferList *list = NULL;
+  GstMessage *message = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   GError *error = NULL;
   GstCudaBatchInferPadMode pad_mode;
@@ -889,6 +892,10 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   for (acquired = 0; acquired < n; acquired++) {
     ret = gst_buffer_pool_acquire_buffer (self->out_pool,
         &self->out_buffers[acquired], NULL);
+    if (ret == GST_FLOW_ERROR)
+      GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+          ("Could not get an output buffer"), ("batch %" G_GUINT64_FORMAT,
+              self->batch_index));
     if (ret != GST_FLOW_OK)
       goto out;
   }
@@ -936,7 +943,7 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
     }
     gst_cuda_batch_infer_fill_meta (self, meta, &report, i);
     if (i == 0 && post)
-      gst_cuda_batch_infer_post_batch_message (self, meta);
+      message = gst_cuda_batch_infer_batch_message (self, meta);
     gst_buffer_list_add (list, out);
     self->out_buffers[i] = NULL;
   }
@@ -944,6 +951,9 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   gst_cuda_batch_infer_update_stats (self, &report, fb.n_slots - n);
   self->batch_index++;
   gst_cbi_batcher_drop (&self->batcher);
+  /* posted once the batch is consumed: a sync handler may re-enter */
+  if (message)
+    gst_element_post_message (GST_ELEMENT (self), message);
 
 out:
   gst_cuda_batch_infer_unmap (self, mapped);
@@ -1001,7 +1011,7 @@ gst_cuda_batch_infer_flush (GstCudaBatchInfer * self)
   GstFlowReturn ret;
 
   GST_PAD_STREAM_LOCK (self->sinkpad);
-  if (self->engine) {
+  if (self->engine && gst_pad_is_active (self->sinkpad)) {
     ret = gst_cuda_batch_infer_process (self, "flush signal");
     if (ret != GST_FLOW_OK && self->timeout_flow == GST_FLOW_OK)
       self->timeout_flow = ret;
@@ -1023,8 +1033,10 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   while (!self->timer_flushing && self->timer_deadline == GST_CLOCK_TIME_NONE)
     g_cond_wait (&self->timer_cond, &self->timer_lock);
   if (self->timer_flushing) {
-    g_mutex_unlock (&self->timer_lock);
+    /* under the lock: a FLUSH_STOP that clears the flag restarts the task
+     * after this pause, never before it */
     gst_pad_pause_task (self->srcpad);
+    g_mutex_unlock (&self->timer_lock);
     return;
   }
   deadline = self->timer_deadline;
@@ -1126,6 +1138,9 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   GST_INFO_OBJECT (self, "warmed up: %" GST_PTR_FORMAT, s);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), s));
+  /* the batch time is part of the latency: ask for it to be queried again */
+  gst_element_post_message (GST_ELEMENT (self),
+      gst_message_new_latency (GST_OBJECT (self)));
   return TRUE;
 }
 
@@ -1203,25 +1218,27 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
           "caps change") != GST_FLOW_OK)
     GST_WARNING_OBJECT (self, "could not push the batch before new caps");
 
+  /* nothing flows on half-applied caps */
+  self->have_caps = FALSE;
   self->in_info = info;
-  gst_video_info_set_format (&self->out_info, GST_VIDEO_INFO_FORMAT (&info),
-      out_w, out_h);
-  self->out_info.fps_n = info.fps_n;
-  self->out_info.fps_d = info.fps_d;
-  self->out_info.par_n = info.par_n;
-  self->out_info.par_d = info.par_d;
-  out_caps = gst_video_info_to_caps (&self->out_info);
-  ok = gst_pad_set_caps (self->srcpad, out_caps)
+  g_mutex_lock (&self->stats_lock);
+  self->fps_n = info.fps_n;
+  self->fps_d = info.fps_d;
+  g_mutex_unlock (&self->stats_lock);
+  /* the input caps with the model's output size: interlacing, colorimetry
+   * and the rest pass through */
+  out_caps = gst_caps_copy (caps);
+  gst_caps_set_simple (out_caps, "width", G_TYPE_INT, (gint) out_w,
+      "height", G_TYPE_INT, (gint) out_h, NULL);
+  ok = gst_video_info_from_caps (&self->out_info, out_caps)
+      && gst_pad_set_caps (self->srcpad, out_caps)
       && gst_cuda_batch_infer_setup_pool (self, out_caps);
   gst_caps_unref (out_caps);
-  if (!ok)
-    return FALSE;
-  self->have_caps = TRUE;
-
-  if (self->run_warmup && (self->warm_width != (guint) info.width
+  if (ok && self->run_warmup && (self->warm_width != (guint) info.width
           || self->warm_height != (guint) info.height))
-    return gst_cuda_batch_infer_run_warmup (self, &info);
-  return TRUE;
+    ok = gst_cuda_batch_infer_run_warmup (self, &info);
+  self->have_caps = ok;
+  return ok;
 }
 
 static gboolean
@@ -1253,9 +1270,12 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       if (dropped)
         GST_DEBUG_OBJECT (self, "flushing dropped %u pending frames", dropped);
       self->timeout_flow = GST_FLOW_OK;
-      gst_cuda_batch_infer_timer_set_flushing (self, FALSE);
-      gst_pad_start_task (self->srcpad,
-          (GstTaskFunction) gst_cuda_batch_infer_timeout_loop, self, NULL);
+      /* the src pad is deactivated first on the way down: no task then */
+      if (gst_pad_is_active (self->srcpad)) {
+        gst_cuda_batch_infer_timer_set_flushing (self, FALSE);
+        gst_pad_start_task (self->srcpad,
+            (GstTaskFunction) gst_cuda_batch_infer_timeout_loop, self, NULL);
+      }
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_TAG:
       /* tags need no ordering against frames: no reason to cut a batch */
@@ -1281,17 +1301,25 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
           && gst_cuda_batch_infer_process (self, "drain query") != GST_FLOW_OK)
         GST_DEBUG_OBJECT (self, "drain: push failed");
       return gst_pad_query_default (pad, parent, query);
+    case GST_QUERY_ALLOCATION:
+      /* frames are mapped with gst_video_frame_map: any strides will do.
+       * Output buffers come from the element's own pool. */
+      gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+      return TRUE;
     default:
       return gst_pad_query_default (pad, parent, query);
   }
 }
 
 /* What batching adds to latency: waiting for N-1 more frames (or for
- * batch-timeout, whichever is shorter) plus one batch's processing. */
+ * batch-timeout, whichever is shorter) plus one batch's processing.
+ * @bounded is FALSE when the wait has no bound: no framerate and no
+ * batch-timeout. */
 static GstClockTime
-gst_cuda_batch_infer_latency (GstCudaBatchInfer * self)
+gst_cuda_batch_infer_latency (GstCudaBatchInfer * self, gboolean * bounded)
 {
-  GstClockTime wait = 0, timeout, batch_time;
+  GstClockTime wait = GST_CLOCK_TIME_NONE, timeout, batch_time;
+  gint fps_n, fps_d;
   guint batch;
 
   GST_OBJECT_LOCK (self);
@@ -1299,16 +1327,18 @@ gst_cuda_batch_infer_latency (GstCudaBatchInfer * self)
   batch = self->engine ? self->run_batch : self->batch;
   GST_OBJECT_UNLOCK (self);
 
-  if (self->have_caps && self->in_info.fps_n > 0)
-    wait = gst_util_uint64_scale_int ((batch - 1) * GST_SECOND,
-        self->in_info.fps_d, self->in_info.fps_n);
-  if (timeout > 0 && (wait == 0 || timeout < wait))
-    wait = timeout;
-
   g_mutex_lock (&self->stats_lock);
   batch_time = self->stats.steady_batch_time;
+  fps_n = self->fps_n;
+  fps_d = self->fps_d;
   g_mutex_unlock (&self->stats_lock);
-  return wait + batch_time;
+
+  if (fps_n > 0)
+    wait = gst_util_uint64_scale_int ((batch - 1) * GST_SECOND, fps_d, fps_n);
+  if (timeout > 0 && (!GST_CLOCK_TIME_IS_VALID (wait) || timeout < wait))
+    wait = timeout;
+  *bounded = GST_CLOCK_TIME_IS_VALID (wait);
+  return (*bounded ? wait : 0) + batch_time;
 }
 
 static gboolean
@@ -1319,16 +1349,18 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
     GstClockTime min, max, ours;
-    gboolean live;
+    gboolean live, bounded;
 
     if (!gst_pad_peer_query (self->sinkpad, query))
       return FALSE;
     gst_query_parse_latency (query, &live, &min, &max);
-    ours = gst_cuda_batch_infer_latency (self);
-    GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency",
-        GST_TIME_ARGS (ours));
+    ours = gst_cuda_batch_infer_latency (self, &bounded);
+    GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency%s",
+        GST_TIME_ARGS (ours), bounded ? "" : " (and an unbounded wait)");
     min += ours;
-    if (GST_CLOCK_TIME_IS_VALID (max))
+    if (!bounded)
+      max = GST_CLOCK_TIME_NONE;
+    else if (GST_CLOCK_TIME_IS_VALID (max))
       max += ours;
     gst_query_set_latency (query, live, min, max);
     return TRUE;
@@ -1338,15 +1370,20 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
 
 /* State changes. */
 
-/* The video info to warm up for from the warmup-caps property: width and
- * height must be fixed; an unfixed format warms up as RGB. */
+/* The video info to warm up for, from the warmup-caps property: width and
+ * height must be fixed; an unfixed format warms up as RGB. Returns FALSE
+ * with @info unset when there is nothing to warm up for now, and posts an
+ * error (setting @error_posted) for caps the element cannot take. */
 static gboolean
 gst_cuda_batch_infer_warmup_info (GstCudaBatchInfer * self, GstCaps * caps,
-    GstVideoInfo * info)
+    GstVideoInfo * info, gboolean * error_posted)
 {
+  GstCaps *templ;
   GstStructure *s;
+  gboolean ok;
   gint w, h;
 
+  *error_posted = FALSE;
   if (caps == NULL || gst_caps_is_empty (caps) || gst_caps_is_any (caps))
     return FALSE;
   s = gst_caps_get_structure (caps, 0);
@@ -1356,11 +1393,24 @@ gst_cuda_batch_infer_warmup_info (GstCudaBatchInfer * self, GstCaps * caps,
         "width and height: warming up on the first caps instead", caps);
     return FALSE;
   }
+  templ = gst_static_pad_template_get_caps (&sink_template);
+  ok = gst_caps_can_intersect (caps, templ);
+  gst_caps_unref (templ);
+  if (!ok) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("warmup-caps are not caps this element takes"),
+        ("%" GST_PTR_FORMAT " does not intersect video/x-raw in "
+            VIDEO_FORMATS, caps));
+    *error_posted = TRUE;
+    return FALSE;
+  }
   if (!gst_video_info_from_caps (info, caps))
     gst_video_info_set_format (info, GST_VIDEO_FORMAT_RGB, w, h);
   return TRUE;
 }
 
+/* Called with the sink pad's STREAM_LOCK, which keeps the flush signal
+ * out while the engine goes. */
 static void
 gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
 {
@@ -1391,7 +1441,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   CbiBackendKind backend;
   GstCaps *warmup_caps;
   GError *error = NULL;
-  gboolean fallback, ok = TRUE;
+  gboolean fallback, error_posted, ok = TRUE;
   gchar *model;
   GstVideoInfo info;
   guint n;
@@ -1445,9 +1495,13 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->in_strides = g_new0 (gint, n);
   self->out_strides = g_new0 (gint, n);
 
-  if (self->run_warmup
-      && gst_cuda_batch_infer_warmup_info (self, warmup_caps, &info))
-    ok = gst_cuda_batch_infer_run_warmup (self, &info);
+  if (self->run_warmup) {
+    if (gst_cuda_batch_infer_warmup_info (self, warmup_caps, &info,
+            &error_posted))
+      ok = gst_cuda_batch_infer_run_warmup (self, &info);
+    else if (error_posted)
+      ok = FALSE;
+  }
 
 done:
   gst_clear_caps (&warmup_caps);
@@ -1464,17 +1518,26 @@ gst_cuda_batch_infer_change_state (GstElement * element,
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (element);
   GstStateChangeReturn ret;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED
-      && !gst_cuda_batch_infer_start (self))
-    return GST_STATE_CHANGE_FAILURE;
+  gboolean ok;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    GST_PAD_STREAM_LOCK (self->sinkpad);
+    ok = gst_cuda_batch_infer_start (self);
+    GST_PAD_STREAM_UNLOCK (self->sinkpad);
+    if (!ok)
+      return GST_STATE_CHANGE_FAILURE;
+  }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  if (ret == GST_STATE_CHANGE_FAILURE
-      && transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-    gst_cuda_batch_infer_stop (self);
 
-  /* pads are inactive by now: no streaming thread touches the engine */
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+  /* pads are inactive by now: no streaming thread touches the engine, and
+   * the stream lock keeps the flush signal out */
+  if ((ret == GST_STATE_CHANGE_FAILURE
+          && transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+      || transition == GST_STATE_CHANGE_PAUSED_TO_READY) {
+    GST_PAD_STREAM_LOCK (self->sinkpad);
     gst_cuda_batch_infer_stop (self);
+    GST_PAD_STREAM_UNLOCK (self->sinkpad);
+  }
   return ret;
 }

@@ -778,6 +778,60 @@ GST_START_TEST (test_failed_allocation_in_a_batch_is_a_flow_error)
 
 GST_END_TEST;
 
+GST_START_TEST (test_warmup_caps_in_a_format_it_cannot_take_fail_the_start)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  GstCaps *caps =
+      gst_caps_from_string ("video/x-raw,format=I420,width=32,height=24");
+
+  g_object_set (e, "warmup-caps", caps, NULL);
+  gst_caps_unref (caps);
+  fail_unless_equals_int (expect_start_error (e, "warmup-caps"),
+      GST_CORE_ERROR);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flush_signal_without_a_stream_does_nothing)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+
+  g_signal_emit_by_name (e, "flush");
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  g_signal_emit_by_name (e, "flush");
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_batch_timeout_still_works_after_a_flushing_seek)
+{
+  GstHarness *h = harness_new ("batch=16 batch-timeout=100000000", NULL);
+  GstSegment segment;
+  guint i;
+
+  gst_harness_use_testclock (h);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  for (i = 0; i < 20; i++) {
+    push_frames (h, 0, 2);
+    fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+    fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+    fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
+  }
+  fail_unless_equals_uint64 (stat_of (h, "frames-dropped"), 40);
+  push_frames (h, 0, 3);
+  fail_unless (gst_harness_crank_single_clock_wait (h));
+  for (i = 0; i < 3; i++)
+    gst_buffer_unref (pull_frame (h, i));
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_model_file_is_refused_with_a_clear_error)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
@@ -898,6 +952,10 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_memory_limit_fails_warmup_with_an_error_naming_it);
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
   tcase_add_test (tc, test_model_file_is_refused_with_a_clear_error);
+  tcase_add_test (tc,
+      test_warmup_caps_in_a_format_it_cannot_take_fail_the_start);
+  tcase_add_test (tc, test_flush_signal_without_a_stream_does_nothing);
+  tcase_add_test (tc, test_batch_timeout_still_works_after_a_flushing_seek);
   tcase_add_test (tc, test_backend_cuda_without_gpu_fails_the_state_change);
   tcase_add_test (tc, test_backend_auto_falls_back_to_the_cpu);
   tcase_add_test (tc, test_repeated_state_changes_do_not_leak_or_hang);

@@ -162,6 +162,28 @@ GST_START_TEST (test_pool_refuses_past_its_limit_and_allocator_failures)
 
 GST_END_TEST;
 
+GST_START_TEST (test_pool_trims_cached_blocks_before_refusing_at_the_limit)
+{
+  Counting c;
+  CbiPool *pool = counting_pool (&c, 1000);
+  CbiPoolStats s;
+  gpointer a;
+
+  a = cbi_pool_alloc (pool, 300);
+  cbi_pool_release (pool, a);
+  /* 300 cached + 800 is past the limit, 800 alone is not */
+  a = cbi_pool_alloc (pool, 800);
+  fail_unless (a != NULL);
+  cbi_pool_get_stats (pool, &s);
+  fail_unless_equals_uint64 (s.reserved_bytes, 800);
+  fail_unless_equals_uint64 (s.failed_allocations, 0);
+  fail_unless_equals_int (c.live, 1);
+  cbi_pool_release (pool, a);
+  cbi_pool_free (pool);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_default_model_keeps_the_frame_size)
 {
   CbiGraph *g = cbi_default_model_new ();
@@ -435,7 +457,7 @@ GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
   cbi_engine_get_pool_stats (e, &s);
   fail_unless_equals_uint64 (s.allocated_bytes, 0);
   fail_unless (s.failed_allocations > 0);
-  /* and a shape that fits still runs */
+  /* and a shape that fits still runs: the failure kept nothing */
   fail_unless (cbi_engine_warmup (e, &small, &w, NULL));
   cbi_engine_free (e);
 }
@@ -480,6 +502,8 @@ engine_suite (void)
   tcase_add_test (tc, test_pool_trim_gives_back_cached_blocks_only);
   tcase_add_test (tc, test_pool_peaks_restart_at_current_values);
   tcase_add_test (tc, test_pool_refuses_past_its_limit_and_allocator_failures);
+  tcase_add_test (tc,
+      test_pool_trims_cached_blocks_before_refusing_at_the_limit);
   tcase_add_test (tc, test_default_model_keeps_the_frame_size);
   tcase_add_test (tc, test_shape_inference_names_the_node_that_does_not_fit);
   tcase_add_test (tc, test_pack_puts_channels_in_model_order_and_fills_padding);

@@ -45,10 +45,11 @@ record (GstBuffer ** buf, guint idx, gpointer user_data)
 }
 
 static GstPadProbeReturn
-on_list (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+on_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {
-  gst_buffer_list_foreach (GST_PAD_PROBE_INFO_BUFFER_LIST (info), record,
-      user_data);
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+
+  record (&buf, 0, user_data);
   return GST_PAD_PROBE_OK;
 }
 
@@ -90,7 +91,7 @@ run_pipeline (const gchar * desc, Run * run)
   }
   infer = gst_bin_get_by_name (GST_BIN (p), "infer");
   pad = gst_element_get_static_pad (infer, "src");
-  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER_LIST, on_list, run, NULL);
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, on_buffer, run, NULL);
   gst_object_unref (pad);
   gst_object_unref (infer);
 

@@ -35,8 +35,8 @@ print_batch (GstBuffer ** buf, guint idx, gpointer user_data)
   return TRUE;
 }
 
-/* cudabatchinfer pushes a buffer list per batch; other elements may push
- * single buffers */
+/* cudabatchinfer pushes buffers one by one; an element between it and the
+ * probe may group them into lists */
 static GstPadProbeReturn
 on_data (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {

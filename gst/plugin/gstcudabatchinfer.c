@@ -872,7 +872,6 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   guint n = self->batcher.count, mapped = 0, acquired = 0, i;
   CbiFrameBatch fb = { 0, };
   CbiBatchReport report;
-  GstBufferList *list = NULL;
   GstMessage *message = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   GError *error = NULL;
@@ -929,7 +928,6 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   gst_cuda_batch_infer_unmap (self, mapped);
   mapped = 0;
 
-  list = gst_buffer_list_new_sized (n);
   for (i = 0; i < n; i++) {
     GstBuffer *out = self->out_buffers[i];
     GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (out);
@@ -944,10 +942,7 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
     gst_cuda_batch_infer_fill_meta (self, meta, &report, i);
     if (i == 0 && post)
       message = gst_cuda_batch_infer_batch_message (self, meta);
-    gst_buffer_list_add (list, out);
-    self->out_buffers[i] = NULL;
   }
-  acquired = 0;
   gst_cuda_batch_infer_update_stats (self, &report, fb.n_slots - n);
   self->batch_index++;
   gst_cbi_batcher_drop (&self->batcher);
@@ -957,9 +952,9 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
 
 out:
   gst_cuda_batch_infer_unmap (self, mapped);
-  for (i = 0; i < acquired; i++)
-    gst_clear_buffer (&self->out_buffers[i]);
   if (ret != GST_FLOW_OK) {
+    for (i = 0; i < acquired; i++)
+      gst_clear_buffer (&self->out_buffers[i]);
     GST_DEBUG_OBJECT (self, "dropping %u pending frames: %s", n,
         gst_flow_get_name (ret));
     gst_cbi_batcher_drop (&self->batcher);
@@ -968,7 +963,20 @@ out:
     g_mutex_unlock (&self->stats_lock);
     return ret;
   }
-  return gst_pad_push_list (self->srcpad, list);
+
+  /* One push per frame, not a buffer list: downstream gets each buffer
+   * writable, so an in-place element after us does not copy it, and no
+   * list is allocated per batch. The batch is consumed already, so a
+   * re-entrant flush from downstream finds nothing to do. */
+  for (i = 0; i < n; i++) {
+    GstBuffer *out = self->out_buffers[i];
+    self->out_buffers[i] = NULL;
+    if (ret == GST_FLOW_OK)
+      ret = gst_pad_push (self->srcpad, out);
+    else
+      gst_buffer_unref (out);
+  }
+  return ret;
 }
 
 static GstFlowReturn

@@ -368,6 +368,34 @@ GST_START_TEST (test_meta_fields_are_consistent)
 
 GST_END_TEST;
 
+GST_START_TEST (test_output_buffers_are_recycled_once_downstream_lets_go)
+{
+  GstHarness *h = harness_new ("batch=16", NULL);
+  GHashTable *meta_of_buffer = g_hash_table_new (NULL, NULL);
+  guint b, i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  for (b = 0; b < 8; b++) {
+    push_frames (h, b * 16, 16);
+    for (i = 0; i < 16; i++) {
+      GstBuffer *out = pull_frame (h, b * 16 + i);
+      GstBatchMemoryMeta *m = meta_of (out), *before;
+      fail_unless (gst_buffer_is_writable (out));
+      /* a recycled buffer keeps its meta: no allocation for it either */
+      before = g_hash_table_lookup (meta_of_buffer, out);
+      fail_unless (before == NULL || before == m);
+      g_hash_table_insert (meta_of_buffer, out, m);
+      gst_buffer_unref (out);
+    }
+  }
+  /* one batch of buffers, allocated once, reused for every batch */
+  fail_unless_equals_int (g_hash_table_size (meta_of_buffer), 16);
+  g_hash_table_unref (meta_of_buffer);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_meta_is_copied_with_the_buffer)
 {
   GPtrArray *outs = run_frames ("batch=2", 2);
@@ -934,6 +962,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_alpha_passes_through_untouched);
   tcase_add_test (tc, test_meta_fields_are_consistent);
   tcase_add_test (tc, test_meta_is_copied_with_the_buffer);
+  tcase_add_test (tc, test_output_buffers_are_recycled_once_downstream_lets_go);
   tcase_add_test (tc,
       test_warmup_and_padding_leave_every_batch_without_fresh_memory);
   tcase_add_test (tc,

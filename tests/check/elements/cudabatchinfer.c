@@ -706,6 +706,30 @@ GST_START_TEST (test_warmup_caps_warm_up_on_ready_to_paused)
 
 GST_END_TEST;
 
+GST_START_TEST (test_matching_caps_after_warmup_caps_do_not_warm_up_again)
+{
+  GstBus *bus;
+  GstHarness *h = harness_new ("batch=4 warmup-caps=\"video/x-raw,"
+      "format=RGB,width=32,height=24\"", &bus);
+  guint i;
+
+  /* the warm-up ran on READY to PAUSED, inside harness_new */
+  fail_unless_equals_int (count_messages (bus, "cudabatchinfer-warmup"), 1);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  fail_unless_equals_int (count_messages (bus, "cudabatchinfer-warmup"), 0);
+  push_frames (h, 0, 4);
+  for (i = 0; i < 4; i++) {
+    GstBuffer *out = pull_frame (h, i);
+    fail_unless (meta_of (out)->warmed_up);
+    fail_unless (!meta_of (out)->replanned);
+    fail_unless_equals_uint64 (meta_of (out)->fresh_allocations, 0);
+    gst_buffer_unref (out);
+  }
+  harness_free (h, bus);
+}
+
+GST_END_TEST;
+
 /* Bad input */
 
 GST_START_TEST (test_caps_the_model_cannot_take_are_not_negotiated)
@@ -976,6 +1000,8 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_stats_count_frames_batches_and_padding);
   tcase_add_test (tc, test_latency_adds_batching_and_batch_time);
   tcase_add_test (tc, test_warmup_caps_warm_up_on_ready_to_paused);
+  tcase_add_test (tc,
+      test_matching_caps_after_warmup_caps_do_not_warm_up_again);
   tcase_add_test (tc, test_caps_the_model_cannot_take_are_not_negotiated);
   tcase_add_test (tc, test_batch_cannot_change_while_playing);
   tcase_add_test (tc, test_memory_limit_fails_warmup_with_an_error_naming_it);

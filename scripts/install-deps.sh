@@ -6,7 +6,7 @@ packages=(
   build-essential meson ninja-build pkg-config cmake
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  gstreamer1.0-x
+  gstreamer1.0-x gstreamer1.0-libav
   libdnnl-dev
   valgrind
 )

@@ -140,6 +140,8 @@ struct _GstCudaBatchInfer
   GstVideoInfo in_info;
   GstVideoInfo out_info;
   gboolean have_caps;
+  gboolean caps_failed;         /* the last caps were refused, error posted */
+  GstSegment segment;
   guint warm_width;             /* shape of the last warm-up, 0 = none */
   guint warm_height;
   guint64 batch_index;
@@ -394,8 +396,9 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * GstCudaBatchInfer:batch-timeout:
    *
    * For live sources: when the oldest pending frame has waited this long
-   * (in running time of the pipeline clock), the partial batch is padded
-   * and processed. 0 waits for a full batch.
+   * since its running time on the pipeline clock (or since it reached the
+   * element, if that is later), the partial batch is padded and processed.
+   * 0 waits for a full batch.
    *
    * Since: 1.0
    */
@@ -539,6 +542,7 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
+  gboolean latency_changed = FALSE;
 
   GST_OBJECT_LOCK (self);
   /* GObject does not enforce GST_PARAM_MUTABLE_READY: the element does */
@@ -573,6 +577,7 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
       self->device_id = g_value_get_int (value);
       break;
     case PROP_BATCH_TIMEOUT:
+      latency_changed = self->batch_timeout != g_value_get_uint64 (value);
       self->batch_timeout = g_value_get_uint64 (value);
       break;
     case PROP_POST_MESSAGES:
@@ -586,6 +591,10 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
       break;
   }
   GST_OBJECT_UNLOCK (self);
+  /* the timeout bounds the batching latency */
+  if (latency_changed)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_latency (GST_OBJECT (self)));
 }
 
 static GstStructure *
@@ -706,15 +715,19 @@ gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self)
   g_mutex_unlock (&self->timer_lock);
 }
 
-/* Called when the first frame of a batch arrives. */
+/* Called when the first frame of a batch, with timestamp @pts, arrives.
+ * The batch times out @timeout after the frame's running time on the
+ * pipeline clock: a frame that reached us late (downstream was busy) has
+ * already waited that long. It never waits more than @timeout from now. */
 static void
-gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self)
+gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self, GstClockTime pts)
 {
-  GstClockTime timeout;
+  GstClockTime timeout, base_time, now, running, deadline;
   GstClock *clock;
 
   GST_OBJECT_LOCK (self);
   timeout = self->batch_timeout;
+  base_time = GST_ELEMENT_CAST (self)->base_time;
   clock = GST_ELEMENT_CLOCK (self) ? gst_object_ref (GST_ELEMENT_CLOCK (self))
       : NULL;
   GST_OBJECT_UNLOCK (self);
@@ -723,8 +736,16 @@ gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self)
     return;
   }
 
+  now = gst_clock_get_time (clock);
+  deadline = now + timeout;
+  running = self->segment.format == GST_FORMAT_TIME ?
+      gst_segment_to_running_time (&self->segment, GST_FORMAT_TIME, pts) :
+      GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID (running))
+    deadline = MIN (deadline, base_time + running + timeout);
+
   g_mutex_lock (&self->timer_lock);
-  self->timer_deadline = gst_clock_get_time (clock) + timeout;
+  self->timer_deadline = deadline;
   self->timer_generation++;
   GST_LOG_OBJECT (self, "batch times out at %" GST_TIME_FORMAT,
       GST_TIME_ARGS (self->timer_deadline));
@@ -985,10 +1006,13 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
 {
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
   GstFlowReturn ret = self->timeout_flow;
+  GstClockTime pts;
 
   if (!self->have_caps) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-        ("a buffer arrived before caps"));
+    /* caps that failed have posted their error already */
+    if (!self->caps_failed)
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+          ("a buffer arrived before caps"));
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }
@@ -1004,10 +1028,11 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
   self->stats.frames_in++;
   g_mutex_unlock (&self->stats_lock);
 
+  pts = GST_BUFFER_PTS (buffer);
   if (gst_cbi_batcher_push (&self->batcher, buffer))
     return gst_cuda_batch_infer_process (self, "full");
   if (self->batcher.count == 1)
-    gst_cuda_batch_infer_timer_arm (self);
+    gst_cuda_batch_infer_timer_arm (self, pts);
   return GST_FLOW_OK;
 }
 
@@ -1206,6 +1231,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   gint64 out_h, out_w;
   gboolean ok;
 
+  self->caps_failed = TRUE;
   if (!gst_video_info_from_caps (&info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("invalid caps %" GST_PTR_FORMAT, caps));
@@ -1246,6 +1272,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
           || self->warm_height != (guint) info.height))
     ok = gst_cuda_batch_infer_run_warmup (self, &info);
   self->have_caps = ok;
+  self->caps_failed = !ok;
   return ok;
 }
 
@@ -1284,6 +1311,12 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
         gst_pad_start_task (self->srcpad,
             (GstTaskFunction) gst_cuda_batch_infer_timeout_loop, self, NULL);
       }
+      return gst_pad_event_default (pad, parent, event);
+    case GST_EVENT_SEGMENT:
+      /* frames of the old segment go out first */
+      if (self->engine)
+        gst_cuda_batch_infer_process (self, "segment");
+      gst_event_copy_segment (event, &self->segment);
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_TAG:
       /* tags need no ordering against frames: no reason to cut a batch */
@@ -1417,6 +1450,20 @@ gst_cuda_batch_infer_warmup_info (GstCudaBatchInfer * self, GstCaps * caps,
   return TRUE;
 }
 
+/* The video info to warm up for when the model fixes the input size; the
+ * format is a guess (RGB) that only packing depends on. */
+static gboolean
+gst_cuda_batch_infer_model_info (GstCudaBatchInfer * self, GstVideoInfo * info)
+{
+  gint64 channels, height, width;
+
+  cbi_engine_input_shape (self->engine, &channels, &height, &width);
+  if (height < 1 || width < 1 || height > G_MAXINT || width > G_MAXINT)
+    return FALSE;
+  gst_video_info_set_format (info, GST_VIDEO_FORMAT_RGB, width, height);
+  return TRUE;
+}
+
 /* Called with the sink pad's STREAM_LOCK, which keeps the flush signal
  * out while the engine goes. */
 static void
@@ -1471,6 +1518,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   g_mutex_unlock (&self->stats_lock);
   self->batch_index = 0;
   self->warm_width = self->warm_height = 0;
+  self->caps_failed = FALSE;
+  gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
   self->timeout_flow = GST_FLOW_OK;
 
   if (model != NULL) {
@@ -1505,7 +1554,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
 
   if (self->run_warmup) {
     if (gst_cuda_batch_infer_warmup_info (self, warmup_caps, &info,
-            &error_posted))
+            &error_posted)
+        || (!error_posted && gst_cuda_batch_infer_model_info (self, &info)))
       ok = gst_cuda_batch_infer_run_warmup (self, &info);
     else if (error_posted)
       ok = FALSE;

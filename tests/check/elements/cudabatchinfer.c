@@ -109,6 +109,20 @@ pull_frame (GstHarness * h, guint i)
   fail_unless (ABS (_a - _e) <= 1, "%s is %d, expected %d", #actual, _a, _e); \
 } G_STMT_END
 
+/* Whether EOS is among the events the harness received. */
+static gboolean
+has_eos (GstHarness * h)
+{
+  GstEvent *ev;
+  gboolean eos = FALSE;
+
+  while (!eos && (ev = gst_harness_try_pull_event (h))) {
+    eos = GST_EVENT_TYPE (ev) == GST_EVENT_EOS;
+    gst_event_unref (ev);
+  }
+  return eos;
+}
+
 static GstBatchMemoryMeta *
 meta_of (GstBuffer * buf)
 {
@@ -205,7 +219,6 @@ GST_END_TEST;
 GST_START_TEST (test_fewer_frames_than_batch_come_out_at_eos)
 {
   GstHarness *h = harness_new ("batch=16", NULL);
-  GstEvent *ev;
   guint i;
 
   gst_harness_set_src_caps_str (h, CAPS_RGB);
@@ -218,11 +231,7 @@ GST_START_TEST (test_fewer_frames_than_batch_come_out_at_eos)
     gst_buffer_unref (out);
   }
   /* results first, then EOS */
-  while ((ev = gst_harness_try_pull_event (h))
-      && GST_EVENT_TYPE (ev) != GST_EVENT_EOS)
-    gst_event_unref (ev);
-  fail_unless (ev != NULL, "no EOS after the results");
-  gst_event_unref (ev);
+  fail_unless (has_eos (h), "no EOS after the results");
   harness_free (h, NULL);
 }
 
@@ -237,6 +246,7 @@ GST_START_TEST (test_eos_with_nothing_pending_pushes_only_eos)
   fail_unless_equals_int (gst_harness_buffers_in_queue (h), 8);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   fail_unless_equals_int (gst_harness_buffers_in_queue (h), 8);
+  fail_unless (has_eos (h));
   fail_unless_equals_uint64 (stat_of (h, "batches"), 2);
   fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 0);
   harness_free (h, NULL);
@@ -511,10 +521,40 @@ GST_START_TEST (test_batch_timeout_pushes_a_partial_batch_on_the_clock)
   push_frames (h, 3, 1);
   gst_test_clock_wait_for_next_pending_id (clock, NULL);
   fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
-      200 * GST_MSECOND);
+      3 * FRAME_DURATION + 100 * GST_MSECOND);
   fail_unless (gst_harness_crank_single_clock_wait (h));
   gst_buffer_unref (pull_frame (h, 3));
   fail_unless_equals_uint64 (stat_of (h, "batches"), 2);
+  gst_object_unref (clock);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_batch_timeout_counts_from_a_late_frame_running_time)
+{
+  GstHarness *h = harness_new ("batch=16 batch-timeout=100000000", NULL);
+  GstTestClock *clock;
+
+  gst_harness_use_testclock (h);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  clock = gst_harness_get_testclock (h);
+  /* frame 15 (500 ms) reaches the element at 520 ms: it has waited 20 */
+  gst_test_clock_set_time (clock, 520 * GST_MSECOND);
+  push_frames (h, 15, 1);
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      15 * FRAME_DURATION + 100 * GST_MSECOND);
+  fail_unless (gst_harness_crank_single_clock_wait (h));
+  gst_buffer_unref (pull_frame (h, 15));
+
+  /* a frame early on the clock waits the timeout from its arrival */
+  push_frames (h, 60, 1);
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      gst_clock_get_time (GST_CLOCK (clock)) + 100 * GST_MSECOND);
+  fail_unless (gst_harness_crank_single_clock_wait (h));
+  gst_buffer_unref (pull_frame (h, 60));
   gst_object_unref (clock);
   harness_free (h, NULL);
 }
@@ -732,7 +772,10 @@ GST_END_TEST;
 
 /* Bad input */
 
-GST_START_TEST (test_caps_the_model_cannot_take_are_not_negotiated)
+/* The embedded model takes any frame size, so what it cannot take are the
+ * formats outside the templates; a fixed-size model's check comes with
+ * model files. */
+GST_START_TEST (test_formats_it_cannot_take_are_not_negotiated)
 {
   GstHarness *h = harness_new ("batch=4", NULL);
 
@@ -905,10 +948,27 @@ GST_START_TEST (test_backend_cuda_without_gpu_fails_the_state_change)
 
 GST_END_TEST;
 
-GST_START_TEST (test_backend_auto_falls_back_to_the_cpu)
+static void
+catch_fallback_warning (GstDebugCategory * category, GstDebugLevel level,
+    const gchar * file, const gchar * function, gint line, GObject * object,
+    GstDebugMessage * message, gpointer user_data)
 {
-  GPtrArray *outs = run_frames ("batch=2 backend=auto", 2);
+  if (level == GST_LEVEL_WARNING
+      && strstr (gst_debug_message_get (message), "running on the CPU"))
+    *(gboolean *) user_data = TRUE;
+}
 
+GST_START_TEST (test_backend_auto_falls_back_to_the_cpu_with_a_warning)
+{
+  gboolean warned = FALSE;
+  GPtrArray *outs;
+
+  gst_debug_set_active (TRUE);
+  gst_debug_set_threshold_for_name ("cudabatchinfer", GST_LEVEL_WARNING);
+  gst_debug_add_log_function (catch_fallback_warning, &warned, NULL);
+  outs = run_frames ("batch=2 backend=auto", 2);
+  gst_debug_remove_log_function (catch_fallback_warning);
+  fail_unless (warned, "no warning about the CPU fallback");
   fail_unless_equals_string (meta_of (g_ptr_array_index (outs, 0))->backend,
       "cpu");
   g_ptr_array_unref (outs);
@@ -993,6 +1053,7 @@ cudabatchinfer_suite (void)
       test_without_warmup_the_first_batch_replans_and_allocates);
   tcase_add_test (tc, test_without_padding_the_last_batch_replans);
   tcase_add_test (tc, test_batch_timeout_pushes_a_partial_batch_on_the_clock);
+  tcase_add_test (tc, test_batch_timeout_counts_from_a_late_frame_running_time);
   tcase_add_test (tc, test_drain_query_pushes_pending_frames);
   tcase_add_test (tc, test_flush_signal_pushes_the_partial_batch);
   tcase_add_test (tc, test_caps_change_drains_then_warms_up_for_the_new_size);
@@ -1002,7 +1063,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_warmup_caps_warm_up_on_ready_to_paused);
   tcase_add_test (tc,
       test_matching_caps_after_warmup_caps_do_not_warm_up_again);
-  tcase_add_test (tc, test_caps_the_model_cannot_take_are_not_negotiated);
+  tcase_add_test (tc, test_formats_it_cannot_take_are_not_negotiated);
   tcase_add_test (tc, test_batch_cannot_change_while_playing);
   tcase_add_test (tc, test_memory_limit_fails_warmup_with_an_error_naming_it);
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
@@ -1012,7 +1073,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_flush_signal_without_a_stream_does_nothing);
   tcase_add_test (tc, test_batch_timeout_still_works_after_a_flushing_seek);
   tcase_add_test (tc, test_backend_cuda_without_gpu_fails_the_state_change);
-  tcase_add_test (tc, test_backend_auto_falls_back_to_the_cpu);
+  tcase_add_test (tc, test_backend_auto_falls_back_to_the_cpu_with_a_warning);
   tcase_add_test (tc, test_repeated_state_changes_do_not_leak_or_hang);
   tcase_add_test (tc, test_stop_in_the_middle_of_a_batch_drops_cleanly);
   return s;

@@ -8,6 +8,7 @@ packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-x gstreamer1.0-libav
   libdnnl-dev
+  protobuf-c-compiler libprotobuf-c-dev libonnx-dev
   valgrind
 )
 

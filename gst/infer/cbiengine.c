@@ -172,16 +172,38 @@ cbi_engine_input_shape (CbiEngine * engine, gint64 * channels,
   *width = in->dims[3];
 }
 
-gboolean
-cbi_engine_output_size (CbiEngine * engine, gint64 height, gint64 width,
-    gint64 * out_height, gint64 * out_width, GError ** error)
+/* Fills engine->shapes for @batch frames of @height x @width, and checks
+ * that packing and unpacking fit the model's input and output. */
+static gboolean
+cbi_engine_infer_frames (CbiEngine * engine, gint64 batch, gint64 height,
+    gint64 width, GError ** error)
 {
-  if (!cbi_graph_infer_shapes (engine->graph, 1, height, width,
+  const gint64 *in, *out;
+
+  if (!cbi_graph_infer_shapes (engine->graph, batch, height, width,
           engine->shapes, error))
     return FALSE;
-  *out_height = engine->shapes[engine->graph->output][2];
-  *out_width = engine->shapes[engine->graph->output][3];
+  in = engine->shapes[engine->graph->input];
+  out = engine->shapes[engine->graph->output];
+  if (in[1] != 3 || in[2] != height || in[3] != width || out[0] != batch
+      || out[1] != 3 || out[2] != height || out[3] != width) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "the model takes %"
+        G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " and "
+        "gives %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+        " (channels x height x width) for %" G_GINT64_FORMAT "x%"
+        G_GINT64_FORMAT " frames; frames in and out need 3 channels and "
+        "the same size", in[1], in[2], in[3], out[1], out[2], out[3], width,
+        height);
+    return FALSE;
+  }
   return TRUE;
+}
+
+gboolean
+cbi_engine_check_frame_size (CbiEngine * engine, gint64 height, gint64 width,
+    GError ** error)
+{
+  return cbi_engine_infer_frames (engine, 1, height, width, error);
 }
 
 static CbiPlanEntry *
@@ -203,8 +225,7 @@ cbi_engine_get_plan (CbiEngine * engine, guint batch, guint height,
   }
 
   /* plan first: a failed plan leaves the cached ones as they were */
-  if (!cbi_graph_infer_shapes (engine->graph, batch, height, width,
-          engine->shapes, error))
+  if (!cbi_engine_infer_frames (engine, batch, height, width, error))
     return NULL;
   fresh.plan = engine->backend->iface->plan (engine->backend, engine->graph,
       engine->shapes, engine->pool, &fresh.workspace_bytes, error);

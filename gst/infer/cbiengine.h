@@ -65,9 +65,12 @@ gboolean cbi_engine_has_cuda (void);
 /* Model input channels and its fixed height/width (-1 where symbolic). */
 void cbi_engine_input_shape (CbiEngine * engine, gint64 * channels,
     gint64 * height, gint64 * width);
-/* The output height and width for an input of @height x @width. */
-gboolean cbi_engine_output_size (CbiEngine * engine, gint64 height,
-    gint64 width, gint64 * out_height, gint64 * out_width, GError ** error);
+/* Whether the model turns frames of @width x @height into frames of the
+ * same size: 3 channels in, 3 out, a fixed input size (if any) equal to
+ * @width x @height. Fails with CBI_ERROR_SHAPE saying what the model
+ * takes and gives. */
+gboolean cbi_engine_check_frame_size (CbiEngine * engine, gint64 height,
+    gint64 width, GError ** error);
 
 /* Drops every plan, plans the shape of @layout (its frame size, pixel
  * layout and @layout->n_slots; its frame pointers are ignored), runs one

@@ -52,6 +52,7 @@
 
 #include "cbiengine.h"
 #include "cbierror.h"
+#include "cbionnx.h"
 
 /**
  * GstCudaBatchInferPadMode:
@@ -355,15 +356,18 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
   /**
    * GstCudaBatchInfer:model:
    *
-   * Path of a model file. %NULL runs the embedded pencil-sketch model.
-   * This version runs only the embedded model: any other value fails the
-   * READY→PAUSED state change.
+   * Path of an ONNX model file. %NULL runs the embedded pencil-sketch
+   * model. This version imports float32 models built from Conv, Relu and
+   * Constant nodes whose input and output are 3-channel images of the same
+   * size (batch, height and width may be symbolic); any other model fails
+   * the READY→PAUSED state change with an error that names the op, node or
+   * tensor it cannot take.
    *
    * Since: 1.0
    */
   g_object_class_install_property (gobject_class, PROP_MODEL,
       g_param_spec_string ("model", "Model",
-          "Model file (NULL: the embedded pencil-sketch model)",
+          "ONNX model file (NULL: the embedded pencil-sketch model)",
           DEFAULT_MODEL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
@@ -1228,7 +1232,6 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   GstVideoInfo info;
   GstCaps *out_caps;
   GError *error = NULL;
-  gint64 out_h, out_w;
   gboolean ok;
 
   self->caps_failed = TRUE;
@@ -1237,12 +1240,13 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
         ("invalid caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
-  if (!cbi_engine_output_size (self->engine, GST_VIDEO_INFO_HEIGHT (&info),
-          GST_VIDEO_INFO_WIDTH (&info), &out_h, &out_w, &error)) {
+  if (!cbi_engine_check_frame_size (self->engine,
+          GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_WIDTH (&info),
+          &error)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("The model cannot take %dx%d frames", GST_VIDEO_INFO_WIDTH (&info),
-            GST_VIDEO_INFO_HEIGHT (&info)), ("%s; caps %" GST_PTR_FORMAT,
-            error->message, caps));
+        ("The model cannot take %dx%d frames: %s",
+            GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
+            error->message), ("caps %" GST_PTR_FORMAT, caps));
     g_clear_error (&error);
     return FALSE;
   }
@@ -1259,11 +1263,9 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   self->fps_n = info.fps_n;
   self->fps_d = info.fps_d;
   g_mutex_unlock (&self->stats_lock);
-  /* the input caps with the model's output size: interlacing, colorimetry
-   * and the rest pass through */
+  /* frames come out as they went in: the output caps are the input's,
+   * interlacing, colorimetry and all */
   out_caps = gst_caps_copy (caps);
-  gst_caps_set_simple (out_caps, "width", G_TYPE_INT, (gint) out_w,
-      "height", G_TYPE_INT, (gint) out_h, NULL);
   ok = gst_video_info_from_caps (&self->out_info, out_caps)
       && gst_pad_set_caps (self->srcpad, out_caps)
       && gst_cuda_batch_infer_setup_pool (self, out_caps);
@@ -1499,6 +1501,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   gboolean fallback, error_posted, ok = TRUE;
   gchar *model;
   GstVideoInfo info;
+  CbiGraph *graph;
   guint n;
   gint device_id;
   guint64 limit;
@@ -1522,16 +1525,17 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
   self->timeout_flow = GST_FLOW_OK;
 
-  if (model != NULL) {
+  graph = model ? cbi_onnx_load (model, &error) : cbi_default_model_new ();
+  if (graph == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Cannot load model \"%s\": this version runs only the embedded "
-            "model", model), ("unset the model property"));
+        ("Cannot load model \"%s\": %s", model, error->message), (NULL));
+    g_clear_error (&error);
     ok = FALSE;
     goto done;
   }
 
-  self->engine = cbi_engine_new (cbi_default_model_new (), backend,
-      device_id, limit, &fallback, &error);
+  self->engine = cbi_engine_new (graph, backend, device_id, limit, &fallback,
+      &error);
   if (self->engine == NULL) {
     gst_cuda_batch_infer_post_engine_error (self, "Opening the backend", error);
     g_clear_error (&error);

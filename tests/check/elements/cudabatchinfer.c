@@ -927,13 +927,35 @@ GST_START_TEST (test_batch_timeout_still_works_after_a_flushing_seek)
 
 GST_END_TEST;
 
-GST_START_TEST (test_model_file_is_refused_with_a_clear_error)
+GST_START_TEST (test_an_onnx_model_file_runs_with_warmup_and_padding)
+{
+  gchar *props = g_strdup_printf ("batch=4 model=%s/conv-relu.onnx",
+      CBI_TEST_MODELS_DIR);
+  GPtrArray *outs = run_frames (props, 10);
+  guint i;
+
+  for (i = 0; i < outs->len; i++) {
+    GstBatchMemoryMeta *m = meta_of (g_ptr_array_index (outs, i));
+    fail_unless (m->warmed_up);
+    fail_unless (!m->replanned);
+    fail_unless_equals_uint64 (m->fresh_allocations, 0);
+  }
+  g_ptr_array_unref (outs);
+  g_free (props);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_bad_model_file_fails_the_start_with_the_reason)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR,
+      "bad-unsupported-op.onnx", NULL);
 
-  g_object_set (e, "model", "/tmp/model.onnx", NULL);
-  fail_unless_equals_int (expect_start_error (e, "embedded model"),
-      GST_RESOURCE_ERROR);
+  g_object_set (e, "model", path, NULL);
+  fail_unless_equals_int (expect_start_error (e, "op Sigmoid is not "
+          "supported"), GST_RESOURCE_ERROR);
+  g_free (path);
 }
 
 GST_END_TEST;
@@ -1067,7 +1089,8 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_batch_cannot_change_while_playing);
   tcase_add_test (tc, test_memory_limit_fails_warmup_with_an_error_naming_it);
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
-  tcase_add_test (tc, test_model_file_is_refused_with_a_clear_error);
+  tcase_add_test (tc, test_an_onnx_model_file_runs_with_warmup_and_padding);
+  tcase_add_test (tc, test_a_bad_model_file_fails_the_start_with_the_reason);
   tcase_add_test (tc,
       test_warmup_caps_in_a_format_it_cannot_take_fail_the_start);
   tcase_add_test (tc, test_flush_signal_without_a_stream_does_nothing);

@@ -1,0 +1,576 @@
+/* cudabatchinfer: ONNX model import
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Everything here reads untrusted bytes: every count, size and name is
+ * checked before use, and every failure says which tensor, node or field
+ * it was about.
+ */
+#include "cbionnx.h"
+#include "cbierror.h"
+#include "onnx.pb-c.h"
+
+#include <glib/gstdio.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <string.h>
+
+/* float32 tensors up to 2 GiB, the protobuf limit of a model file */
+#define CBI_ONNX_MAX_ELEMENTS (G_GINT64_CONSTANT (1) << 29)
+#define CBI_ONNX_MIN_IR 3
+#define CBI_ONNX_MIN_OPSET 7
+#define CBI_ONNX_MAX_OPSET 23
+
+typedef struct
+{
+  CbiGraph *graph;
+  GHashTable *names;            /* tensor name -> index + 1 */
+  const gchar *base_dir;
+} CbiImporter;
+
+/* *INDENT-OFF* */
+/* printf-like: the attribute lets -Wformat check every caller */
+static gboolean cbi_onnx_fail (GError ** error, const gchar * format, ...)
+    G_GNUC_PRINTF (2, 3);
+/* *INDENT-ON* */
+
+static gboolean
+cbi_onnx_fail (GError ** error, const gchar * format, ...)
+{
+  va_list args;
+  gchar *msg;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error_literal (error, CBI_ERROR, CBI_ERROR_MODEL, msg);
+  g_free (msg);
+  return FALSE;
+}
+
+static const gchar *
+cbi_onnx_name (const gchar * name)
+{
+  return name && *name ? name : "(unnamed)";
+}
+
+static gint
+cbi_onnx_lookup (CbiImporter * im, const gchar * name)
+{
+  return GPOINTER_TO_INT (g_hash_table_lookup (im->names, name)) - 1;
+}
+
+static gboolean
+cbi_onnx_add (CbiImporter * im, const gchar * name, gint n_dims,
+    const gint64 * dims, gfloat * data, gint * index, GError ** error)
+{
+  if (name == NULL || *name == '\0' || cbi_onnx_lookup (im, name) >= 0) {
+    g_free (data);
+    return cbi_onnx_fail (error, "tensor name '%s' is empty or defined "
+        "twice", cbi_onnx_name (name));
+  }
+  *index = cbi_graph_add_tensor (im->graph, name, n_dims, dims, data);
+  /* the key is the graph's copy of the name: it lives as long as the map */
+  g_hash_table_insert (im->names, cbi_graph_tensor (im->graph, *index)->name,
+      GINT_TO_POINTER (*index + 1));
+  return TRUE;
+}
+
+static gboolean
+cbi_onnx_count (const gchar * name, const gint64 * dims, gsize n_dims,
+    gint64 * count, GError ** error)
+{
+  gsize i;
+
+  *count = 1;
+  for (i = 0; i < n_dims; i++) {
+    if (dims[i] < 0)
+      return cbi_onnx_fail (error, "tensor %s has a negative dimension", name);
+    if (dims[i] > 0 && *count > CBI_ONNX_MAX_ELEMENTS / dims[i])
+      return cbi_onnx_fail (error, "tensor %s is too large (its dimensions "
+          "overflow %" G_GINT64_FORMAT " elements)", name,
+          CBI_ONNX_MAX_ELEMENTS);
+    *count *= dims[i];
+  }
+  return TRUE;
+}
+
+/* A location is the model folder's own when it is relative and never
+ * steps up. */
+static gboolean
+cbi_onnx_location_is_inside (const gchar * location)
+{
+  gchar **parts;
+  gboolean inside = TRUE;
+  guint i;
+
+  if (location == NULL || *location == '\0' || g_path_is_absolute (location))
+    return FALSE;
+  parts = g_strsplit_set (location, "/\\", -1);
+  for (i = 0; parts[i]; i++)
+    if (strcmp (parts[i], "..") == 0)
+      inside = FALSE;
+  g_strfreev (parts);
+  return inside;
+}
+
+static gboolean
+cbi_onnx_external (CbiImporter * im, const Onnx__TensorProto * t,
+    const gchar * name, gsize bytes, gfloat ** data, GError ** error)
+{
+  const gchar *location = NULL;
+  gint64 offset = 0, length = -1;
+  GStatBuf st;
+  gchar *path;
+  FILE *f = NULL;
+  gboolean ok = FALSE;
+  gsize i;
+
+  for (i = 0; i < t->n_external_data; i++) {
+    const Onnx__StringStringEntryProto *e = t->external_data[i];
+    if (g_strcmp0 (e->key, "location") == 0)
+      location = e->value;
+    else if (g_strcmp0 (e->key, "offset") == 0)
+      offset = g_ascii_strtoll (e->value ? e->value : "", NULL, 10);
+    else if (g_strcmp0 (e->key, "length") == 0)
+      length = g_ascii_strtoll (e->value ? e->value : "", NULL, 10);
+  }
+  if (im->base_dir == NULL || !cbi_onnx_location_is_inside (location))
+    return cbi_onnx_fail (error, "tensor %s: external data location '%s' "
+        "is not inside the model's folder", name, location ? location : "");
+  if (offset < 0 || (length >= 0 && (guint64) length != bytes))
+    return cbi_onnx_fail (error, "tensor %s: external data offset %"
+        G_GINT64_FORMAT " or length %" G_GINT64_FORMAT " does not fit its %"
+        G_GSIZE_FORMAT " bytes", name, offset, length, bytes);
+
+  path = g_build_filename (im->base_dir, location, NULL);
+  if (g_stat (path, &st) != 0 || !S_ISREG (st.st_mode)) {
+    cbi_onnx_fail (error, "tensor %s: external data file '%s' cannot be "
+        "read", name, path);
+  } else if ((guint64) offset + bytes > (guint64) st.st_size) {
+    cbi_onnx_fail (error, "tensor %s needs %" G_GSIZE_FORMAT " bytes at "
+        "offset %" G_GINT64_FORMAT " of '%s', which has %" G_GINT64_FORMAT,
+        name, bytes, offset, path, (gint64) st.st_size);
+  } else if ((f = g_fopen (path, "rb")) == NULL
+      || fseeko (f, offset, SEEK_SET) != 0
+      || (*data = g_try_malloc (MAX (bytes, 1))) == NULL
+      || fread (*data, 1, bytes, f) != bytes) {
+    cbi_onnx_fail (error, "tensor %s: reading %" G_GSIZE_FORMAT " bytes "
+        "of '%s' failed", name, bytes, path);
+  } else {
+    ok = TRUE;
+  }
+  if (!ok)
+    g_clear_pointer (data, g_free);
+  if (f)
+    fclose (f);
+  g_free (path);
+  return ok;
+}
+
+/* The float32 data of @t, as a new block of its element count. */
+static gboolean
+cbi_onnx_tensor_data (CbiImporter * im, const Onnx__TensorProto * t,
+    gfloat ** data, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (t->name);
+  gint64 count;
+  gsize bytes;
+
+  *data = NULL;
+  if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
+    const ProtobufCEnumValue *v =
+        protobuf_c_enum_descriptor_get_value
+        (&onnx__tensor_proto__data_type__descriptor, t->data_type);
+    return cbi_onnx_fail (error, "tensor %s has data type %s; only float32 "
+        "is supported", name, v ? v->name : "unknown");
+  }
+  if (t->n_dims > CBI_MAX_DIMS)
+    return cbi_onnx_fail (error, "tensor %s has %" G_GSIZE_FORMAT
+        " dimensions; at most %d are supported", name, t->n_dims, CBI_MAX_DIMS);
+  if (!cbi_onnx_count (name, t->dims, t->n_dims, &count, error))
+    return FALSE;
+  bytes = (gsize) count *sizeof (gfloat);
+
+  if (t->has_data_location
+      && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+    return cbi_onnx_external (im, t, name, bytes, data, error);
+  if (t->has_raw_data) {
+    if (t->raw_data.len != bytes)
+      return cbi_onnx_fail (error, "tensor %s holds %" G_GSIZE_FORMAT
+          " bytes of data for %" G_GINT64_FORMAT " floats", name,
+          t->raw_data.len, count);
+    /* ONNX raw data is little-endian, as are the hosts this builds for */
+    *data = g_memdup2 (t->raw_data.data, MAX (bytes, 1));
+    return TRUE;
+  }
+  if (t->n_float_data > 0 || count == 0) {
+    if (t->n_float_data != (gsize) count)
+      return cbi_onnx_fail (error, "tensor %s holds %" G_GSIZE_FORMAT
+          " floats for %" G_GINT64_FORMAT " elements", name, t->n_float_data,
+          count);
+    *data = count ? g_memdup2 (t->float_data, bytes) : g_new0 (gfloat, 1);
+    return TRUE;
+  }
+  return cbi_onnx_fail (error, "tensor %s has no data", name);
+}
+
+static gboolean
+cbi_onnx_add_constant (CbiImporter * im, const gchar * name,
+    const Onnx__TensorProto * t, GError ** error)
+{
+  gfloat *data;
+  gint index;
+
+  if (!cbi_onnx_tensor_data (im, t, &data, error))
+    return FALSE;
+  return cbi_onnx_add (im, name, t->n_dims, t->dims, data, &index, error);
+}
+
+static const Onnx__AttributeProto *
+cbi_onnx_attr (const Onnx__NodeProto * n, const gchar * name)
+{
+  gsize i;
+
+  for (i = 0; i < n->n_attribute; i++)
+    if (g_strcmp0 (n->attribute[i]->name, name) == 0)
+      return n->attribute[i];
+  return NULL;
+}
+
+/* Copies the ints of attribute @name into @out when it has exactly @n. */
+static gboolean
+cbi_onnx_ints (const Onnx__NodeProto * n, const gchar * name, gsize count,
+    gint64 * out, GError ** error)
+{
+  const Onnx__AttributeProto *a = cbi_onnx_attr (n, name);
+
+  if (a == NULL)
+    return TRUE;
+  if (a->n_ints != count)
+    return cbi_onnx_fail (error, "node %s: attribute %s has %" G_GSIZE_FORMAT
+        " values, expected %" G_GSIZE_FORMAT " (2-D convolution)",
+        cbi_onnx_name (n->name), name, a->n_ints, count);
+  memcpy (out, a->ints, count * sizeof (gint64));
+  return TRUE;
+}
+
+static gboolean
+cbi_onnx_conv_attrs (const Onnx__NodeProto * n, const CbiTensorInfo * w,
+    CbiConvAttrs * c, GError ** error)
+{
+  const Onnx__AttributeProto *group = cbi_onnx_attr (n, "group");
+  const Onnx__AttributeProto *auto_pad = cbi_onnx_attr (n, "auto_pad");
+  const gchar *name = cbi_onnx_name (n->name);
+  gint64 kernel[2] = { w->dims[2], w->dims[3] };
+  guint i;
+
+  c->strides[0] = c->strides[1] = 1;
+  c->dilations[0] = c->dilations[1] = 1;
+  memset (c->pads, 0, sizeof (c->pads));
+  c->group = group && group->has_i ? group->i : 1;
+  if (!cbi_onnx_ints (n, "strides", 2, c->strides, error)
+      || !cbi_onnx_ints (n, "dilations", 2, c->dilations, error)
+      || !cbi_onnx_ints (n, "pads", 4, c->pads, error)
+      || !cbi_onnx_ints (n, "kernel_shape", 2, kernel, error))
+    return FALSE;
+  if (kernel[0] != w->dims[2] || kernel[1] != w->dims[3])
+    return cbi_onnx_fail (error, "node %s: kernel_shape does not match the "
+        "weights", name);
+  for (i = 0; i < 4; i++)
+    if (c->pads[i] < 0 || (i < 2 && (c->strides[i] < 1 || c->dilations[i] < 1)))
+      return cbi_onnx_fail (error, "node %s: negative pads or strides or "
+          "dilations below 1", name);
+  if (c->group < 1)
+    return cbi_onnx_fail (error, "node %s: group %" G_GINT64_FORMAT, name,
+        c->group);
+  if (auto_pad && auto_pad->has_s) {
+    gchar *mode = g_strndup ((const gchar *) auto_pad->s.data,
+        auto_pad->s.len);
+    gboolean known = strcmp (mode, "NOTSET") == 0
+        || strcmp (mode, "VALID") == 0;
+    if (strcmp (mode, "VALID") == 0)
+      memset (c->pads, 0, sizeof (c->pads));
+    if (!known)
+      cbi_onnx_fail (error, "node %s: auto_pad %s is not supported (pads "
+          "must be explicit)", name, mode);
+    g_free (mode);
+    if (!known)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Input @i of @n: its tensor index, -1 for an absent optional input. */
+static gint
+cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
+{
+  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
+    return -1;
+  return cbi_onnx_lookup (im, n->input[i]);
+}
+
+static gboolean
+cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const gchar *op = n->op_type ? n->op_type : "";
+  const gint64 any[4] = { -1, -1, -1, -1 };
+  gint inputs[CBI_MAX_NODE_INPUTS], output;
+  CbiConvAttrs conv;
+  CbiOpType type;
+  guint n_inputs, i;
+
+  if (n->domain && *n->domain && strcmp (n->domain, "ai.onnx") != 0)
+    return cbi_onnx_fail (error, "node %s: op %s of domain %s is not "
+        "supported", name, op, n->domain);
+  if (n->n_output < 1)
+    return cbi_onnx_fail (error, "node %s has no output", name);
+
+  if (strcmp (op, "Constant") == 0) {
+    const Onnx__AttributeProto *v = cbi_onnx_attr (n, "value");
+    if (v == NULL || v->t == NULL)
+      return cbi_onnx_fail (error, "node %s: only Constant with a 'value' "
+          "tensor is supported", name);
+    return cbi_onnx_add_constant (im, n->output[0], v->t, error);
+  } else if (strcmp (op, "Conv") == 0) {
+    type = CBI_OP_CONV;
+    n_inputs = MIN (n->n_input, 3);
+  } else if (strcmp (op, "Relu") == 0) {
+    type = CBI_OP_RELU;
+    n_inputs = 1;
+  } else {
+    return cbi_onnx_fail (error, "node %s: op %s is not supported", name, op);
+  }
+
+  for (i = 0; i < n_inputs; i++)
+    inputs[i] = cbi_onnx_node_input (im, n, i);
+  if (n_inputs < 1 || inputs[0] < 0
+      || cbi_graph_tensor (im->graph, inputs[0])->data != NULL)
+    return cbi_onnx_fail (error, "node %s (%s): its first input must be "
+        "an activation", name, op);
+
+  if (type == CBI_OP_CONV) {
+    const CbiTensorInfo *w = n_inputs > 1 && inputs[1] >= 0 ?
+        cbi_graph_tensor (im->graph, inputs[1]) : NULL;
+    const CbiTensorInfo *b = n_inputs > 2 && inputs[2] >= 0 ?
+        cbi_graph_tensor (im->graph, inputs[2]) : NULL;
+    if (w == NULL || w->data == NULL || w->n_dims != 4)
+      return cbi_onnx_fail (error, "node %s (Conv): the weights must be a "
+          "4-D constant (2-D convolution)", name);
+    if (b && (b->data == NULL || b->n_dims != 1 || b->dims[0] != w->dims[0]))
+      return cbi_onnx_fail (error, "node %s (Conv): the bias must be a "
+          "constant of %" G_GINT64_FORMAT " values", name, w->dims[0]);
+    if (!cbi_onnx_conv_attrs (n, w, &conv, error))
+      return FALSE;
+  }
+
+  if (!cbi_onnx_add (im, n->output[0], 4, any, NULL, &output, error))
+    return FALSE;
+  cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
+      type == CBI_OP_CONV ? &conv : NULL);
+  return TRUE;
+}
+
+/* Node indices of @g in an order where every input is produced before it
+ * is read (Kahn's algorithm, stable for sorted files). */
+static guint *
+cbi_onnx_sort (CbiImporter * im, const Onnx__GraphProto * g, GError ** error)
+{
+  GHashTable *producer = g_hash_table_new (g_str_hash, g_str_equal);
+  guint *order = g_new (guint, g->n_node + 1), *waiting;
+  gboolean *done = g_new0 (gboolean, g->n_node);
+  gsize i, j, emitted = 0;
+  gboolean progress = TRUE;
+
+  waiting = g_new0 (guint, g->n_node);
+  for (i = 0; i < g->n_node; i++)
+    for (j = 0; j < g->node[i]->n_output; j++)
+      if (g->node[i]->output[j] && *g->node[i]->output[j])
+        g_hash_table_insert (producer, g->node[i]->output[j],
+            GUINT_TO_POINTER (i + 1));
+
+  /* every input is known somewhere: a node, an initializer or the input */
+  for (i = 0; i < g->n_node && order; i++) {
+    const Onnx__NodeProto *n = g->node[i];
+    for (j = 0; j < n->n_input; j++) {
+      const gchar *in = n->input[j];
+      if (in == NULL || *in == '\0' || cbi_onnx_lookup (im, in) >= 0)
+        continue;
+      if (!g_hash_table_contains (producer, in)) {
+        cbi_onnx_fail (error, "node %s reads '%s', which is no initializer, "
+            "input or node output (a missing initializer?)",
+            cbi_onnx_name (n->name), in);
+        g_clear_pointer (&order, g_free);
+        break;
+      }
+      waiting[i]++;
+    }
+  }
+
+  while (order && emitted < g->n_node && progress) {
+    progress = FALSE;
+    for (i = 0; i < g->n_node; i++) {
+      const Onnx__NodeProto *n = g->node[i];
+      guint ready = 0;
+      if (done[i])
+        continue;
+      for (j = 0; j < n->n_input; j++) {
+        guint p = GPOINTER_TO_UINT (g_hash_table_lookup (producer,
+                n->input[j] ? n->input[j] : ""));
+        if (p && cbi_onnx_lookup (im, n->input[j]) < 0 && done[p - 1])
+          ready++;
+      }
+      if (ready == waiting[i]) {
+        done[i] = TRUE;
+        order[emitted++] = i;
+        progress = TRUE;
+      }
+    }
+  }
+  if (order && emitted < g->n_node) {
+    i = 0;
+    while (done[i])
+      i++;
+    cbi_onnx_fail (error, "the graph has a cycle through node %s",
+        cbi_onnx_name (g->node[i]->name));
+    g_clear_pointer (&order, g_free);
+  }
+  g_hash_table_unref (producer);
+  g_free (done);
+  g_free (waiting);
+  return order;
+}
+
+static gboolean
+cbi_onnx_add_input (CbiImporter * im, const Onnx__GraphProto * g,
+    GError ** error)
+{
+  const Onnx__ValueInfoProto *input = NULL;
+  const Onnx__TypeProto__Tensor *tt;
+  gint64 dims[4];
+  gsize i, n_data = 0;
+
+  for (i = 0; i < g->n_input; i++) {
+    if (cbi_onnx_lookup (im, g->input[i]->name ? g->input[i]->name : "") >= 0)
+      continue;                 /* an initializer listed as input */
+    input = g->input[i];
+    n_data++;
+  }
+  if (n_data != 1)
+    return cbi_onnx_fail (error, "the model has %" G_GSIZE_FORMAT " inputs "
+        "besides its initializers; the engine takes one image", n_data);
+
+  tt = input->type && input->type->value_case ==
+      ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? input->type->tensor_type : NULL;
+  if (tt == NULL || tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+      || tt->shape == NULL || tt->shape->n_dim != 4)
+    return cbi_onnx_fail (error, "input %s must be a 4-D float32 tensor "
+        "(N, C, H, W)", cbi_onnx_name (input->name));
+  for (i = 0; i < 4; i++) {
+    const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+    gboolean fixed = d->value_case ==
+        ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+        && d->dim_value > 0;
+    /* the batch dimension is always N, whatever the file says */
+    dims[i] = fixed && i > 0 ? d->dim_value : -1;
+    if (fixed && d->dim_value > G_MAXINT)
+      return cbi_onnx_fail (error, "input %s: dimension %" G_GSIZE_FORMAT
+          " is too large", input->name, i);
+  }
+  if (dims[1] < 1)
+    return cbi_onnx_fail (error, "input %s: the channel count must be "
+        "fixed", cbi_onnx_name (input->name));
+  return cbi_onnx_add (im, input->name, 4, dims, NULL, &im->graph->input,
+      error);
+}
+
+static gboolean
+cbi_onnx_check_model (const Onnx__ModelProto * m, GError ** error)
+{
+  gint64 opset = -1;
+  gsize i;
+
+  if (m->graph == NULL)
+    return cbi_onnx_fail (error, "the file has no graph");
+  if (!m->has_ir_version || m->ir_version < CBI_ONNX_MIN_IR)
+    return cbi_onnx_fail (error, "IR version %" G_GINT64_FORMAT " is not "
+        "supported (%d or later)", m->has_ir_version ? m->ir_version : 0,
+        CBI_ONNX_MIN_IR);
+  for (i = 0; i < m->n_opset_import; i++) {
+    const gchar *d = m->opset_import[i]->domain;
+    if (d == NULL || *d == '\0' || strcmp (d, "ai.onnx") == 0)
+      opset = m->opset_import[i]->version;
+  }
+  if (opset < CBI_ONNX_MIN_OPSET || opset > CBI_ONNX_MAX_OPSET)
+    return cbi_onnx_fail (error, "opset %" G_GINT64_FORMAT " is not "
+        "supported (%d to %d)", opset, CBI_ONNX_MIN_OPSET, CBI_ONNX_MAX_OPSET);
+  if (m->graph->n_output < 1 || m->graph->output[0]->name == NULL)
+    return cbi_onnx_fail (error, "the graph has no output");
+  return TRUE;
+}
+
+CbiGraph *
+cbi_onnx_load_from_data (const guint8 * data, gsize size,
+    const gchar * base_dir, GError ** error)
+{
+  CbiImporter im = { NULL, NULL, base_dir };
+  Onnx__ModelProto *m;
+  const Onnx__GraphProto *g;
+  guint *order = NULL;
+  gboolean ok;
+  gsize i;
+
+  m = onnx__model_proto__unpack (NULL, size, data);
+  if (m == NULL) {
+    cbi_onnx_fail (error, "not an ONNX model: the bytes do not parse as a "
+        "ModelProto");
+    return NULL;
+  }
+  im.graph = cbi_graph_new ();
+  im.names = g_hash_table_new (g_str_hash, g_str_equal);
+
+  ok = cbi_onnx_check_model (m, error);
+  g = m->graph;
+  for (i = 0; ok && i < g->n_initializer; i++)
+    ok = cbi_onnx_add_constant (&im, g->initializer[i]->name,
+        g->initializer[i], error);
+  ok = ok && cbi_onnx_add_input (&im, g, error)
+      && (order = cbi_onnx_sort (&im, g, error)) != NULL;
+  for (i = 0; ok && i < g->n_node; i++)
+    ok = cbi_onnx_add_node (&im, g->node[order[i]], error);
+  if (ok) {
+    im.graph->output = cbi_onnx_lookup (&im, g->output[0]->name);
+    if (im.graph->output < 0
+        || cbi_graph_tensor (im.graph, im.graph->output)->data != NULL)
+      ok = cbi_onnx_fail (error, "output %s is not computed by any node",
+          g->output[0]->name);
+  }
+
+  g_free (order);
+  g_hash_table_unref (im.names);
+  onnx__model_proto__free_unpacked (m, NULL);
+  if (!ok)
+    g_clear_pointer (&im.graph, cbi_graph_free);
+  return im.graph;
+}
+
+CbiGraph *
+cbi_onnx_load (const gchar * path, GError ** error)
+{
+  GError *read_error = NULL;
+  gchar *contents = NULL, *dir;
+  gsize size = 0;
+  CbiGraph *graph;
+
+  if (!g_file_get_contents (path, &contents, &size, &read_error)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "cannot read model: %s",
+        read_error->message);
+    g_clear_error (&read_error);
+    return NULL;
+  }
+  dir = g_path_get_dirname (path);
+  graph = cbi_onnx_load_from_data ((const guint8 *) contents, size, dir, error);
+  g_free (dir);
+  g_free (contents);
+  return graph;
+}

@@ -1,0 +1,193 @@
+/* GStreamer cudabatchinfer: ONNX import tests, on the models that
+ * tests/models/generate.py wrote
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <gst/check/gstcheck.h>
+
+#include "cbiengine.h"
+#include "cbierror.h"
+#include "cbionnx.h"
+
+#define FRAME_W 8
+#define FRAME_H 6
+
+static gchar *
+model_path (const gchar * name)
+{
+  return g_build_filename (CBI_TEST_MODELS_DIR, name, NULL);
+}
+
+static CbiGraph *
+load (const gchar * name, GError ** error)
+{
+  gchar *path = model_path (name);
+  CbiGraph *g = cbi_onnx_load (path, error);
+
+  g_free (path);
+  return g;
+}
+
+static guint8 *
+read_bin (const gchar * name, gsize expected)
+{
+  gchar *path = model_path (name), *data = NULL;
+  gsize size = 0;
+
+  fail_unless (g_file_get_contents (path, &data, &size, NULL), "%s", path);
+  fail_unless_equals_uint64 (size, expected);
+  g_free (path);
+  return (guint8 *) data;
+}
+
+/* Runs the reference frame through @graph in a batch of 4 (3 padded) and
+ * compares with the reference evaluator's bytes, within one step. */
+static void
+check_against_reference (CbiGraph * graph)
+{
+  const gsize size = FRAME_W * FRAME_H * 3;
+  guint8 *in = read_bin ("conv-relu.in.bin", size);
+  guint8 *expected = read_bin ("conv-relu.out.bin", size);
+  guint8 *out = g_malloc0 (size);
+  const guint8 *ins[1] = { in };
+  guint8 *outs[1] = { out };
+  const gint stride[1] = { FRAME_W * 3 };
+  CbiFrameBatch b = { 0, };
+  CbiBatchReport r;
+  gboolean fallback;
+  GError *err = NULL;
+  CbiEngine *e;
+  gsize i;
+
+  e = cbi_engine_new (graph, CBI_BACKEND_CPU, 0, 0, &fallback, &err);
+  fail_unless (e != NULL, "%s", err ? err->message : "");
+  b.width = FRAME_W;
+  b.height = FRAME_H;
+  b.pixel_stride = 3;
+  b.rgb_offset[0] = 0;
+  b.rgb_offset[1] = 1;
+  b.rgb_offset[2] = 2;
+  b.extra_offset = -1;
+  b.scale = 1.0f / 255.0f;
+  b.n_frames = 1;
+  b.n_slots = 4;
+  b.pad_mode = CBI_PAD_REPEAT_LAST;
+  b.in = ins;
+  b.in_stride = stride;
+  b.out = outs;
+  b.out_stride = stride;
+  fail_unless (cbi_engine_run (e, &b, &r, &err), "%s", err ? err->message : "");
+  for (i = 0; i < size; i++)
+    fail_unless (ABS ((gint) out[i] - (gint) expected[i]) <= 1,
+        "byte %" G_GSIZE_FORMAT ": %u, reference %u", i, out[i], expected[i]);
+  cbi_engine_free (e);
+  g_free (in);
+  g_free (expected);
+  g_free (out);
+}
+
+GST_START_TEST (test_conv_relu_model_loads_with_a_symbolic_size)
+{
+  GError *err = NULL;
+  CbiGraph *g = load ("conv-relu.onnx", &err);
+  CbiTensorInfo *in;
+
+  fail_unless (g != NULL, "%s", err ? err->message : "");
+  in = cbi_graph_tensor (g, g->input);
+  fail_unless_equals_string (in->name, "image");
+  fail_unless_equals_int (in->dims[0], -1);
+  fail_unless_equals_int (in->dims[1], 3);
+  fail_unless_equals_int (in->dims[2], -1);
+  fail_unless_equals_int (in->dims[3], -1);
+  /* Conv, Relu, Conv: the Constant became a tensor */
+  fail_unless_equals_int (g->nodes->len, 3);
+  fail_unless_equals_string (cbi_graph_tensor (g, g->output)->name, "output");
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_conv_relu_model_matches_the_onnx_reference)
+{
+  CbiGraph *g = load ("conv-relu.onnx", NULL);
+
+  fail_unless (g != NULL);
+  check_against_reference (g);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_external_data_in_the_model_folder_gives_the_same_result)
+{
+  GError *err = NULL;
+  CbiGraph *g = load ("conv-external.onnx", &err);
+
+  fail_unless (g != NULL, "%s", err ? err->message : "");
+  check_against_reference (g);
+}
+
+GST_END_TEST;
+
+static const struct
+{
+  const gchar *file;
+  const gchar *reason;
+} bad_models[] = {
+  {"no-such-model.onnx", "cannot read model"},
+  {"bad-truncated.onnx", "not an ONNX model"},
+  {"bad-not-onnx.onnx", "not an ONNX model"},
+  {"bad-unsupported-op.onnx", "node squash: op Sigmoid is not supported"},
+  {"bad-missing-initializer.onnx", "reads 'w1'"},
+  {"bad-cycle.onnx", "cycle"},
+  {"bad-dims-overflow.onnx", "tensor w1 is too large"},
+  {"bad-data-size.onnx", "tensor w1 holds"},
+  {"bad-int64-bias.onnx", "tensor b1 has data type INT64"},
+  {"bad-external-outside.onnx", "not inside the model's folder"},
+  {"bad-external-absolute.onnx", "not inside the model's folder"},
+  {"bad-external-past-end.onnx", "tensor w1 needs"},
+};
+
+GST_START_TEST (test_bad_models_are_refused_with_the_reason)
+{
+  GError *err = NULL;
+  CbiGraph *g = load (bad_models[__i__].file, &err);
+
+  fail_unless (g == NULL, "%s loaded", bad_models[__i__].file);
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MODEL));
+  fail_unless (strstr (err->message, bad_models[__i__].reason) != NULL,
+      "%s: '%s' lacks '%s'", bad_models[__i__].file, err->message,
+      bad_models[__i__].reason);
+  g_error_free (err);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_empty_bytes_are_no_model)
+{
+  GError *err = NULL;
+
+  fail_unless (cbi_onnx_load_from_data ((const guint8 *) "", 0, NULL,
+          &err) == NULL);
+  fail_unless (strstr (err->message, "no graph") != NULL, "%s", err->message);
+  g_error_free (err);
+}
+
+GST_END_TEST;
+
+static Suite *
+onnx_suite (void)
+{
+  Suite *s = suite_create ("cbionnx");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_conv_relu_model_loads_with_a_symbolic_size);
+  tcase_add_test (tc, test_conv_relu_model_matches_the_onnx_reference);
+  tcase_add_test (tc,
+      test_external_data_in_the_model_folder_gives_the_same_result);
+  tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
+      G_N_ELEMENTS (bad_models));
+  tcase_add_test (tc, test_empty_bytes_are_no_model);
+  return s;
+}
+
+GST_CHECK_MAIN (onnx);

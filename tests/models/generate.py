@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Writes the tiny ONNX models the tests load, and the reference results.
+
+Run from anywhere: python3 tests/models/generate.py (needs `pip install onnx
+numpy`). Weights are random with a fixed seed, so the files are the same on
+every run; the tests use the committed files and never run this script.
+
+- conv-relu.onnx: image -> Conv 3x3 (3->8, pads 1) -> Relu -> Conv 1x1
+  (8->3, its bias from a Constant node) -> output, symbolic N, H and W.
+  Weights as raw data, the first bias as float_data.
+- conv-relu.in.bin / conv-relu.out.bin: one 8x6 RGB frame and the model's
+  output for it as bytes, computed by onnx's reference evaluator on
+  frame / 255 and mapped back with round(clip(y, 0, 1) * 255).
+- conv-external.onnx + conv-external.bin: the same model with its first
+  weights in an external data file.
+- bad-*.onnx: one defect each, named by the file.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPSET = [helper.make_opsetid("", 17)]
+rng = np.random.default_rng(1234)
+
+W1 = (rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(np.float32)
+B1 = (rng.standard_normal(8) * 0.1).astype(np.float32)
+W2 = (rng.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+B2 = np.array([0.5, 0.4, 0.3], dtype=np.float32)
+
+
+def image_input(name="image"):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                         ["N", 3, "H", "W"])
+
+
+def output(name="output"):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT,
+                                         ["N", 3, "H", "W"])
+
+
+def model(nodes, inits, inputs=None, outputs=None):
+    g = helper.make_graph(nodes, "test", inputs or [image_input()],
+                          outputs or [output()], inits)
+    m = helper.make_model(g, opset_imports=OPSET, producer_name="generate.py")
+    m.ir_version = 8
+    return m
+
+
+def conv_relu_nodes():
+    return [
+        helper.make_node("Conv", ["image", "w1", "b1"], ["c1"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Constant", [], ["b2"], name="bias2",
+                         value=numpy_helper.from_array(B2, "b2")),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["output"], name="conv2"),
+    ]
+
+
+def conv_relu_inits():
+    b1 = helper.make_tensor("b1", TensorProto.FLOAT, [8], B1.tolist())
+    return [numpy_helper.from_array(W1, "w1"), b1,
+            numpy_helper.from_array(W2, "w2")]
+
+
+def save(m, name, check=True):
+    if check:
+        onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, name))
+
+
+def write_reference(m):
+    frame = rng.integers(0, 256, size=(6, 8, 3), dtype=np.uint8)
+    x = (frame.astype(np.float32) / 255.0).transpose(2, 0, 1)[None]
+    (y,) = ReferenceEvaluator(m).run(None, {"image": x})
+    out = np.round(np.clip(y[0].transpose(1, 2, 0), 0, 1) * 255)
+    frame.tofile(os.path.join(HERE, "conv-relu.in.bin"))
+    out.astype(np.uint8).tofile(os.path.join(HERE, "conv-relu.out.bin"))
+
+
+def main():
+    good = model(conv_relu_nodes(), conv_relu_inits())
+    save(good, "conv-relu.onnx")
+    write_reference(good)
+
+    # external data: w1 in conv-external.bin, after 16 bytes of padding
+    ext = model(conv_relu_nodes(), conv_relu_inits())
+    w1 = ext.graph.initializer[0]
+    with open(os.path.join(HERE, "conv-external.bin"), "wb") as f:
+        f.write(b"\0" * 16 + w1.raw_data)
+    w1.ClearField("raw_data")
+    w1.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "conv-external.bin"), ("offset", "16"),
+                 ("length", str(W1.nbytes))):
+        w1.external_data.add(key=k, value=v)
+    save(ext, "conv-external.onnx", check=False)
+
+    def bad_external(name, location, length=W1.nbytes, offset=16):
+        m = model(conv_relu_nodes(), conv_relu_inits())
+        t = m.graph.initializer[0]
+        t.ClearField("raw_data")
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", location), ("offset", str(offset)),
+                     ("length", str(length))):
+            t.external_data.add(key=k, value=v)
+        save(m, name, check=False)
+
+    bad_external("bad-external-outside.onnx", "../models/conv-external.bin")
+    bad_external("bad-external-absolute.onnx", "/etc/hostname")
+    bad_external("bad-external-past-end.onnx", "conv-external.bin",
+                 offset=64)
+
+    data = open(os.path.join(HERE, "conv-relu.onnx"), "rb").read()
+    open(os.path.join(HERE, "bad-truncated.onnx"), "wb").write(
+        data[: len(data) // 2])
+    open(os.path.join(HERE, "bad-not-onnx.onnx"), "wb").write(
+        b"\xff\xff\xff\xff not a protobuf")
+
+    nodes = conv_relu_nodes()
+    nodes[1] = helper.make_node("Sigmoid", ["c1"], ["r1"], name="squash")
+    save(model(nodes, conv_relu_inits()), "bad-unsupported-op.onnx")
+
+    save(model(conv_relu_nodes(), conv_relu_inits()[1:]),
+         "bad-missing-initializer.onnx", check=False)
+
+    # relu_a reads b, which relu_b makes from a: a cycle
+    nodes = [
+        helper.make_node("Conv", ["image", "w1", "b1"], ["c1"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["b"], ["a"], name="relu_a"),
+        helper.make_node("Relu", ["a"], ["b"], name="relu_b"),
+        helper.make_node("Conv", ["b", "w2", "b2"], ["output"], name="conv2"),
+    ]
+    save(model(nodes, conv_relu_inits()[:2] + [
+        numpy_helper.from_array(W2, "w2"), numpy_helper.from_array(B2, "b2")]),
+        "bad-cycle.onnx", check=False)
+
+    inits = conv_relu_inits()
+    inits[0] = TensorProto(name="w1", data_type=TensorProto.FLOAT,
+                           dims=[1 << 40, 1 << 40, 3, 3], raw_data=b"")
+    save(model(conv_relu_nodes(), inits), "bad-dims-overflow.onnx",
+         check=False)
+
+    inits = conv_relu_inits()
+    inits[0].raw_data = inits[0].raw_data[:-4]
+    save(model(conv_relu_nodes(), inits), "bad-data-size.onnx", check=False)
+
+    inits = conv_relu_inits()
+    inits[1] = helper.make_tensor("b1", TensorProto.INT64, [8], list(range(8)))
+    save(model(conv_relu_nodes(), inits), "bad-int64-bias.onnx", check=False)
+
+
+if __name__ == "__main__":
+    main()

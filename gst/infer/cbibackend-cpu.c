@@ -240,11 +240,66 @@ cbi_cpu_scratchpad_md (const_dnnl_primitive_desc_t pd)
   return dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
 }
 
-static gboolean
-cbi_cpu_attr (const CbiGraph * graph, const CbiNode * relu,
-    dnnl_primitive_attr_t * attr, GError ** error)
+typedef struct
 {
+  dnnl_alg_kind_t alg;
+  gfloat alpha;
+  gfloat beta;
+} CbiCpuEltwise;
+
+static void
+cbi_cpu_step (CbiCpuEltwise * step, dnnl_alg_kind_t alg, gfloat alpha,
+    gfloat beta)
+{
+  step->alg = alg;
+  step->alpha = alpha;
+  step->beta = beta;
+}
+
+/* oneDNN's form of element-wise op @n: one or two eltwise steps. */
+static guint
+cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
+{
+  switch (n->op) {
+    case CBI_OP_RELU:          /* alpha is LeakyRelu's slope */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_relu, n->alpha, 0.0f);
+      return 1;
+    case CBI_OP_SIGMOID:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_logistic, 0.0f, 0.0f);
+      return 1;
+    case CBI_OP_TANH:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_tanh, 0.0f, 0.0f);
+      return 1;
+    case CBI_OP_CLIP:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_clip, n->alpha, n->beta);
+      return 1;
+    case CBI_OP_ELU:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_elu, n->alpha, 0.0f);
+      return 1;
+    case CBI_OP_HARD_SIGMOID:  /* oneDNN 2.6 has none: linear, then clip */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, n->alpha, n->beta);
+      cbi_cpu_step (&steps[1], dnnl_eltwise_clip, 0.0f, 1.0f);
+      return 2;
+    case CBI_OP_HARD_SWISH:    /* x relu6 (x + 3) / 6, as ONNX */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_hardswish, 0.0f, 0.0f);
+      return 1;
+    case CBI_OP_IDENTITY:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, 1.0f, 0.0f);
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* An attribute with a user scratchpad and, as post-ops, the eltwise steps
+ * of @post from @skip on. */
+static gboolean
+cbi_cpu_attr (const CbiNode * post, guint skip, dnnl_primitive_attr_t * attr,
+    GError ** error)
+{
+  CbiCpuEltwise steps[2];
   dnnl_post_ops_t ops = NULL;
+  guint n = post ? cbi_cpu_eltwise_steps (post, steps) : 0, i;
   gboolean ok;
 
   if (!DNNL_CHECK (dnnl_primitive_attr_create (attr),
@@ -252,16 +307,44 @@ cbi_cpu_attr (const CbiGraph * graph, const CbiNode * relu,
     return FALSE;
   ok = DNNL_CHECK (dnnl_primitive_attr_set_scratchpad_mode (*attr,
           dnnl_scratchpad_mode_user), "set_scratchpad_mode");
-  if (ok && relu) {
-    ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create")
-        && DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f,
-            dnnl_eltwise_relu, 0.0f, 0.0f), "append_eltwise")
-        && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
+  if (ok && n > skip) {
+    ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create");
+    for (i = skip; ok && i < n; i++)
+      ok = DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f, steps[i].alg,
+              steps[i].alpha, steps[i].beta), "append_eltwise");
+    ok = ok && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
         "set_post_ops");
     if (ops)
       dnnl_post_ops_destroy (ops);
   }
   return ok;
+}
+
+/* Adds the step of @pd: it reads @inputs and writes a new activation @out
+ * in the layout @pd chose, with the shared scratchpad. */
+static gboolean
+cbi_cpu_finish (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
+    gint n_inputs, gint out, guint64 * workspace, GError ** error)
+{
+  const dnnl_memory_desc_t *scratch = cbi_cpu_scratchpad_md (pd);
+  dnnl_exec_arg_t args[CBI_MAX_ARGS];
+  dnnl_memory_t ymem, smem;
+
+  plan->mds[out] = *dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0);
+  ymem = cbi_cpu_activation (cpu, plan, pool, out, &plan->mds[out], error);
+  smem = ymem ? cbi_cpu_memory (cpu, plan, scratch, DNNL_MEMORY_NONE,
+      error) : NULL;
+  if (smem == NULL)
+    return FALSE;
+  plan->mems[out] = ymem;
+  *workspace = MAX (*workspace, dnnl_memory_desc_get_size (scratch));
+  memcpy (args, inputs, n_inputs * sizeof (dnnl_exec_arg_t));
+  args[n_inputs].arg = DNNL_ARG_DST;
+  args[n_inputs].memory = ymem;
+  args[n_inputs + 1].arg = DNNL_ARG_SCRATCHPAD;
+  args[n_inputs + 1].memory = smem;
+  return cbi_cpu_add_step (plan, pd, args, n_inputs + 2, error);
 }
 
 /* The weights in the layout the primitive chose: the constant data itself
@@ -303,20 +386,20 @@ cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
 
 static gboolean
 cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * relu, gint64 (*shapes)[4],
+    const CbiNode * n, const CbiNode * post, gint64 (*shapes)[4],
     CbiPool * pool, guint64 * workspace, GError ** error)
 {
   const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
   const CbiTensorInfo *b = n->n_inputs > 2 && n->inputs[2] >= 0 ?
       cbi_graph_tensor (graph, n->inputs[2]) : NULL;
-  gint out = relu ? relu->output : n->output;
+  gint out = post ? post->output : n->output;
   const CbiConvAttrs *a = &n->conv;
   dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
   dnnl_memory_desc_t wmd_any, wmd_user, bmd, ymd;
   dnnl_convolution_desc_t desc;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
-  dnnl_memory_t wmem, ymem, bmem = NULL, smem;
+  dnnl_memory_t wmem, bmem = NULL;
   gint wnd, i;
   gboolean ok = FALSE;
 
@@ -353,7 +436,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
               dnnl_forward_inference, dnnl_convolution_auto,
               &plan->mds[n->inputs[0]], &wmd_any, b ? &bmd : NULL, &ymd,
               strides, dil, pad_l, pad_r), "convolution desc")
-      || !cbi_cpu_attr (graph, relu, &attr, error)
+      || !cbi_cpu_attr (post, 0, &attr, error)
       || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
               cpu->engine, NULL), "convolution primitive desc"))
     goto done;
@@ -366,27 +449,14 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   if (b && (bmem = cbi_cpu_memory (cpu, plan, &bmd, b->data, error)) == NULL)
     goto done;
 
-  plan->mds[out] = *dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0);
-  ymem = cbi_cpu_activation (cpu, plan, pool, out, &plan->mds[out], error);
-  if (ymem == NULL)
-    goto done;
-  plan->mems[out] = ymem;
-  *workspace = MAX (*workspace,
-      dnnl_memory_desc_get_size (cbi_cpu_scratchpad_md (pd)));
-  smem = cbi_cpu_memory (cpu, plan, cbi_cpu_scratchpad_md (pd),
-      DNNL_MEMORY_NONE, error);
-  if (smem == NULL)
-    goto done;
-
   {
-    dnnl_exec_arg_t args[CBI_MAX_ARGS] = {
+    dnnl_exec_arg_t args[3] = {
       {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
       {DNNL_ARG_WEIGHTS, wmem},
-      {DNNL_ARG_DST, ymem},
-      {DNNL_ARG_SCRATCHPAD, smem},
       {DNNL_ARG_BIAS, bmem},
     };
-    ok = cbi_cpu_add_step (plan, pd, args, bmem ? 5 : 4, error);
+    ok = cbi_cpu_finish (cpu, plan, pool, pd, args, bmem ? 3 : 2, out,
+        workspace, error);
   }
 
 done:
@@ -401,40 +471,86 @@ static gboolean
 cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
     CbiPool * pool, guint64 * workspace, GError ** error)
 {
+  CbiCpuEltwise steps[2];
   dnnl_eltwise_desc_t desc;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
-  dnnl_memory_t ymem, smem;
   gboolean ok = FALSE;
 
-  if (!DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
-              dnnl_forward_inference, dnnl_eltwise_relu,
-              &plan->mds[n->inputs[0]], 0.0f, 0.0f), "eltwise desc")
-      || !cbi_cpu_attr (NULL, NULL, &attr, error)
-      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
-              cpu->engine, NULL), "eltwise primitive desc"))
-    goto done;
-
-  plan->mds[n->output] = plan->mds[n->inputs[0]];
-  ymem = cbi_cpu_activation (cpu, plan, pool, n->output,
-      &plan->mds[n->output], error);
-  smem = ymem ? cbi_cpu_memory (cpu, plan, cbi_cpu_scratchpad_md (pd),
-      DNNL_MEMORY_NONE, error) : NULL;
-  if (smem == NULL)
-    goto done;
-  plan->mems[n->output] = ymem;
-  *workspace = MAX (*workspace,
-      dnnl_memory_desc_get_size (cbi_cpu_scratchpad_md (pd)));
-  {
-    dnnl_exec_arg_t args[3] = {
-      {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
-      {DNNL_ARG_DST, ymem},
-      {DNNL_ARG_SCRATCHPAD, smem},
-    };
-    ok = cbi_cpu_add_step (plan, pd, args, 3, error);
+  if (cbi_cpu_eltwise_steps (n, steps) == 0) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is not "
+        "supported by the CPU backend", n->name, cbi_op_type_name (n->op));
+    return FALSE;
   }
+  if (DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
+              dnnl_forward_inference, steps[0].alg, &plan->mds[n->inputs[0]],
+              steps[0].alpha, steps[0].beta), "eltwise desc")
+      && cbi_cpu_attr (n, 1, &attr, error)
+      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
+              cpu->engine, NULL), "eltwise primitive desc")) {
+    dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]}
+    };
+    ok = cbi_cpu_finish (cpu, plan, pool, pd, args, 1, n->output, workspace,
+        error);
+  }
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
 
-done:
+/* A copy of activation @t in layout @md, for a primitive that needs its
+ * inputs alike. */
+static dnnl_memory_t
+cbi_cpu_reordered (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
+    const dnnl_memory_desc_t * md, GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_exec_arg_t args[2];
+  dnnl_memory_t mem;
+  gboolean ok;
+
+  mem = cbi_cpu_activation (cpu, plan, pool, -1, md, error);
+  if (mem == NULL)
+    return NULL;
+  args[0].arg = DNNL_ARG_FROM;
+  args[0].memory = plan->mems[t];
+  args[1].arg = DNNL_ARG_TO;
+  args[1].memory = mem;
+  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, &plan->mds[t],
+          cpu->engine, md, cpu->engine, NULL), "reorder desc")
+      && cbi_cpu_add_step (plan, pd, args, 2, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  return ok ? mem : NULL;
+}
+
+static gboolean
+cbi_cpu_plan_add (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
+  dnnl_memory_t b = plan->mems[n->inputs[1]];
+  dnnl_binary_desc_t desc;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  gboolean ok = FALSE;
+
+  if (!dnnl_memory_desc_equal (md, &plan->mds[n->inputs[1]]))
+    b = cbi_cpu_reordered (cpu, plan, pool, n->inputs[1], md, error);
+  if (b && DNNL_CHECK (dnnl_binary_desc_init (&desc, dnnl_binary_add, md, md,
+              md), "binary desc")
+      && cbi_cpu_attr (post, 0, &attr, error)
+      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
+              cpu->engine, NULL), "binary primitive desc")) {
+    dnnl_exec_arg_t args[2] = {
+      {DNNL_ARG_SRC_0, plan->mems[n->inputs[0]]},
+      {DNNL_ARG_SRC_1, b},
+    };
+    ok = cbi_cpu_finish (cpu, plan, pool, pd, args, 2,
+        post ? post->output : n->output, workspace, error);
+  }
   if (pd)
     dnnl_primitive_desc_destroy (pd);
   if (attr)
@@ -533,31 +649,23 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
         cbi_graph_node (graph, i + 1) : NULL;
     gboolean ok;
 
-    switch (n->op) {
-      case CBI_OP_CONV:
-        /* a Relu that is the conv's only reader runs as its post-op */
-        if (fused && fused->op == CBI_OP_RELU
-            && fused->inputs[0] == n->output
-            && cbi_graph_count_consumers (graph, n->output) == 1
-            && n->output != graph->output)
-          i++;
-        else
-          fused = NULL;
-        ok = cbi_cpu_plan_conv (cpu, plan, graph, n, fused, shapes, pool,
-            workspace, error);
-        break;
-      case CBI_OP_RELU:
-        fused = NULL;
-        ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
-        break;
-      default:
-        fused = NULL;
-        g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL,
-            "node %s: op %s is not supported by the CPU backend", n->name,
-            cbi_op_type_name (n->op));
-        ok = FALSE;
-        break;
-    }
+    /* an element-wise op that is its producer's only reader runs as the
+     * producer's post-op */
+    if ((n->op == CBI_OP_CONV || n->op == CBI_OP_ADD) && fused
+        && cbi_op_is_eltwise (fused->op) && fused->inputs[0] == n->output
+        && cbi_graph_count_consumers (graph, n->output) == 1
+        && n->output != graph->output)
+      i++;
+    else
+      fused = NULL;
+
+    if (n->op == CBI_OP_CONV)
+      ok = cbi_cpu_plan_conv (cpu, plan, graph, n, fused, shapes, pool,
+          workspace, error);
+    else if (n->op == CBI_OP_ADD)
+      ok = cbi_cpu_plan_add (cpu, plan, n, fused, pool, workspace, error);
+    else
+      ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
     if (!ok)
       goto failed;
     cbi_cpu_retire_inputs (plan, graph, n);

@@ -55,7 +55,8 @@ cbi_graph_add_tensor (CbiGraph * graph, const gchar * name, gint n_dims,
   g_return_val_if_fail (n_dims >= 0 && n_dims <= CBI_MAX_DIMS, -1);
   t.name = g_strdup (name);
   t.n_dims = n_dims;
-  memcpy (t.dims, dims, n_dims * sizeof (gint64));
+  if (n_dims > 0)               /* a scalar may come with no dims */
+    memcpy (t.dims, dims, n_dims * sizeof (gint64));
   t.data = data;
   g_array_append_val (graph->tensors, t);
   return graph->tensors->len - 1;
@@ -101,8 +102,30 @@ cbi_op_type_name (CbiOpType op)
       return "Conv";
     case CBI_OP_RELU:
       return "Relu";
+    case CBI_OP_SIGMOID:
+      return "Sigmoid";
+    case CBI_OP_TANH:
+      return "Tanh";
+    case CBI_OP_CLIP:
+      return "Clip";
+    case CBI_OP_ELU:
+      return "Elu";
+    case CBI_OP_HARD_SIGMOID:
+      return "HardSigmoid";
+    case CBI_OP_HARD_SWISH:
+      return "HardSwish";
+    case CBI_OP_IDENTITY:
+      return "Identity";
+    case CBI_OP_ADD:
+      return "Add";
   }
   return "unknown";
+}
+
+gboolean
+cbi_op_is_eltwise (CbiOpType op)
+{
+  return op != CBI_OP_CONV && op != CBI_OP_ADD;
 }
 
 guint
@@ -172,7 +195,18 @@ cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch, gint64 height,
         if (!cbi_infer_conv (graph, n, shapes, error))
           return FALSE;
         break;
-      case CBI_OP_RELU:
+      case CBI_OP_ADD:
+        if (memcmp (shapes[n->inputs[0]], shapes[n->inputs[1]],
+                sizeof (gint64) * 4) != 0) {
+          g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (Add): "
+              "its inputs differ in shape (broadcasting is not supported)",
+              n->name);
+          return FALSE;
+        }
+        memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
+        break;
+      default:
+        /* element-wise */
         memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
         break;
     }

@@ -15,10 +15,22 @@ G_BEGIN_DECLS
 #define CBI_MAX_DIMS 4
 #define CBI_MAX_NODE_INPUTS 3
 
+/* Element-wise ops carry their parameters in CbiNode.alpha and .beta:
+ * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
+ * min, beta max), ELU (alpha), HARD_SIGMOID (max (0, min (1, alpha x +
+ * beta))). ADD takes two activations of the same shape. */
 typedef enum
 {
   CBI_OP_CONV,
   CBI_OP_RELU,
+  CBI_OP_SIGMOID,
+  CBI_OP_TANH,
+  CBI_OP_CLIP,
+  CBI_OP_ELU,
+  CBI_OP_HARD_SIGMOID,
+  CBI_OP_HARD_SWISH,
+  CBI_OP_IDENTITY,
+  CBI_OP_ADD,
 } CbiOpType;
 
 typedef struct
@@ -45,6 +57,8 @@ typedef struct
   gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent */
   gint output;
   CbiConvAttrs conv;
+  gfloat alpha;
+  gfloat beta;
 } CbiNode;
 
 typedef struct
@@ -71,6 +85,8 @@ gint cbi_graph_add_node (CbiGraph * graph, CbiOpType op, const gchar * name,
 CbiTensorInfo *cbi_graph_tensor (const CbiGraph * graph, gint index);
 CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
 const gchar *cbi_op_type_name (CbiOpType op);
+/* Whether @op maps each value on its own (and so fuses into a producer). */
+gboolean cbi_op_is_eltwise (CbiOpType op);
 
 /* Computes the NCHW shape of every activation for a batch of @batch frames
  * of @height x @width; @shapes (caller-allocated, one gint64[4] per tensor)

@@ -300,6 +300,14 @@ cbi_onnx_conv_attrs (const Onnx__NodeProto * n, const CbiTensorInfo * w,
   return TRUE;
 }
 
+static gfloat
+cbi_onnx_float (const Onnx__NodeProto * n, const gchar * name, gfloat def)
+{
+  const Onnx__AttributeProto *a = cbi_onnx_attr (n, name);
+
+  return a && a->has_f ? a->f : def;
+}
+
 /* Input @i of @n: its tensor index, -1 for an absent optional input. */
 static gint
 cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
@@ -309,15 +317,78 @@ cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
   return cbi_onnx_lookup (im, n->input[i]);
 }
 
+/* Clip's bound from input @i (opset 11 on) or attribute @attr (before),
+ * @def when absent. */
+static gboolean
+cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
+    const gchar * attr, gfloat def, gfloat * bound, GError ** error)
+{
+  gint t = cbi_onnx_node_input (im, n, i);
+  const CbiTensorInfo *info;
+  gint64 count;
+
+  *bound = cbi_onnx_float (n, attr, def);
+  if (t < 0)
+    return TRUE;
+  info = cbi_graph_tensor (im->graph, t);
+  if (info->data == NULL || !cbi_onnx_count (info->name, info->dims,
+          info->n_dims, &count, NULL) || count != 1)
+    return cbi_onnx_fail (error, "node %s (Clip): its bounds must be scalar "
+        "constants", cbi_onnx_name (n->name));
+  *bound = info->data[0];
+  return TRUE;
+}
+
+/* The element-wise ops: their type and parameters, or an error naming an
+ * op outside the supported list. */
+static gboolean
+cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOpType * type, gfloat * alpha, gfloat * beta, GError ** error)
+{
+  const gchar *op = n->op_type ? n->op_type : "";
+
+  *alpha = *beta = 0.0f;
+  if (strcmp (op, "Relu") == 0) {
+    *type = CBI_OP_RELU;
+  } else if (strcmp (op, "LeakyRelu") == 0) {
+    *type = CBI_OP_RELU;
+    *alpha = cbi_onnx_float (n, "alpha", 0.01f);
+  } else if (strcmp (op, "Sigmoid") == 0) {
+    *type = CBI_OP_SIGMOID;
+  } else if (strcmp (op, "Tanh") == 0) {
+    *type = CBI_OP_TANH;
+  } else if (strcmp (op, "Elu") == 0) {
+    *type = CBI_OP_ELU;
+    *alpha = cbi_onnx_float (n, "alpha", 1.0f);
+  } else if (strcmp (op, "HardSigmoid") == 0) {
+    *type = CBI_OP_HARD_SIGMOID;
+    *alpha = cbi_onnx_float (n, "alpha", 0.2f);
+    *beta = cbi_onnx_float (n, "beta", 0.5f);
+  } else if (strcmp (op, "HardSwish") == 0) {
+    *type = CBI_OP_HARD_SWISH;
+  } else if (strcmp (op, "Identity") == 0) {
+    *type = CBI_OP_IDENTITY;
+  } else if (strcmp (op, "Clip") == 0) {
+    *type = CBI_OP_CLIP;
+    return cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
+        && cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, beta, error);
+  } else {
+    return cbi_onnx_fail (error, "node %s: op %s is not supported",
+        cbi_onnx_name (n->name), op);
+  }
+  return TRUE;
+}
+
 static gboolean
 cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const gchar *op = n->op_type ? n->op_type : "";
   const gint64 any[4] = { -1, -1, -1, -1 };
-  gint inputs[CBI_MAX_NODE_INPUTS], output;
+  gint inputs[CBI_MAX_NODE_INPUTS], output, index;
+  gfloat alpha = 0.0f, beta = 0.0f;
   CbiConvAttrs conv;
-  CbiOpType type;
+  CbiOpType type = CBI_OP_IDENTITY;
   guint n_inputs, i;
 
   if (n->domain && *n->domain && strcmp (n->domain, "ai.onnx") != 0)
@@ -335,11 +406,13 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   } else if (strcmp (op, "Conv") == 0) {
     type = CBI_OP_CONV;
     n_inputs = MIN (n->n_input, 3);
-  } else if (strcmp (op, "Relu") == 0) {
-    type = CBI_OP_RELU;
+  } else if (strcmp (op, "Add") == 0) {
+    type = CBI_OP_ADD;
+    n_inputs = 2;
+  } else if (cbi_onnx_eltwise (im, n, &type, &alpha, &beta, error)) {
     n_inputs = 1;
   } else {
-    return cbi_onnx_fail (error, "node %s: op %s is not supported", name, op);
+    return FALSE;
   }
 
   for (i = 0; i < n_inputs; i++)
@@ -348,6 +421,11 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
       || cbi_graph_tensor (im->graph, inputs[0])->data != NULL)
     return cbi_onnx_fail (error, "node %s (%s): its first input must be "
         "an activation", name, op);
+
+  if (type == CBI_OP_ADD && (n->n_input != 2 || inputs[1] < 0
+          || cbi_graph_tensor (im->graph, inputs[1])->data != NULL))
+    return cbi_onnx_fail (error, "node %s (Add): only the sum of two "
+        "activations is supported", name);
 
   if (type == CBI_OP_CONV) {
     const CbiTensorInfo *w = n_inputs > 1 && inputs[1] >= 0 ?
@@ -366,8 +444,10 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 
   if (!cbi_onnx_add (im, n->output[0], 4, any, NULL, &output, error))
     return FALSE;
-  cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
+  index = cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
       type == CBI_OP_CONV ? &conv : NULL);
+  cbi_graph_node (im->graph, index)->alpha = alpha;
+  cbi_graph_node (im->graph, index)->beta = beta;
   return TRUE;
 }
 

@@ -357,11 +357,12 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * GstCudaBatchInfer:model:
    *
    * Path of an ONNX model file. %NULL runs the embedded pencil-sketch
-   * model. This version imports float32 models built from Conv, Relu and
-   * Constant nodes whose input and output are 3-channel images of the same
-   * size (batch, height and width may be symbolic); any other model fails
-   * the READY→PAUSED state change with an error that names the op, node or
-   * tensor it cannot take.
+   * model. This version imports float32 models built from Conv, Relu,
+   * LeakyRelu, Sigmoid, Tanh, Clip, Elu, HardSigmoid, HardSwish, Identity,
+   * Add (of two activations) and Constant nodes whose input and output are
+   * 3-channel images of the same size (batch, height and width may be
+   * symbolic); any other model fails the READY→PAUSED state change with an
+   * error that names the op, node or tensor it cannot take.
    *
    * Since: 1.0
    */

@@ -11,6 +11,10 @@ every run; the tests use the committed files and never run this script.
 - conv-relu.in.bin / conv-relu.out.bin: one 8x6 RGB frame and the model's
   output for it as bytes, computed by onnx's reference evaluator on
   frame / 255 and mapped back with round(clip(y, 0, 1) * 255).
+- eltwise.onnx, eltwise.in.bin, eltwise.out.bin: a Conv followed by every
+  element-wise op the engine takes (LeakyRelu fused into the Conv, Sigmoid
+  and Tanh on one tensor, their Add, HardSigmoid, HardSwish, Elu, Clip with
+  constant bounds, Identity), then a 1x1 Conv; reference as above.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
 - bad-*.onnx: one defect each, named by the file.
@@ -73,19 +77,49 @@ def save(m, name, check=True):
     onnx.save(m, os.path.join(HERE, name))
 
 
-def write_reference(m):
+def write_reference(m, stem):
     frame = rng.integers(0, 256, size=(6, 8, 3), dtype=np.uint8)
     x = (frame.astype(np.float32) / 255.0).transpose(2, 0, 1)[None]
     (y,) = ReferenceEvaluator(m).run(None, {"image": x})
     out = np.round(np.clip(y[0].transpose(1, 2, 0), 0, 1) * 255)
-    frame.tofile(os.path.join(HERE, "conv-relu.in.bin"))
-    out.astype(np.uint8).tofile(os.path.join(HERE, "conv-relu.out.bin"))
+    frame.tofile(os.path.join(HERE, stem + ".in.bin"))
+    out.astype(np.uint8).tofile(os.path.join(HERE, stem + ".out.bin"))
+
+
+def eltwise_model():
+    w = (rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    wo = (rng.standard_normal((3, 8, 1, 1)) * 0.2).astype(np.float32)
+    bo = np.array([0.5, 0.5, 0.5], dtype=np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("LeakyRelu", ["c"], ["l"], name="leaky", alpha=0.1),
+        helper.make_node("Sigmoid", ["l"], ["s"], name="sigmoid"),
+        helper.make_node("Tanh", ["l"], ["t"], name="tanh"),
+        helper.make_node("Add", ["s", "t"], ["a"], name="add"),
+        helper.make_node("HardSigmoid", ["a"], ["h"], name="hardsigmoid",
+                         alpha=0.3, beta=0.4),
+        helper.make_node("HardSwish", ["h"], ["hs"], name="hardswish"),
+        helper.make_node("Elu", ["hs"], ["e"], name="elu", alpha=0.7),
+        helper.make_node("Clip", ["e", "lo", "hi"], ["k"], name="clip"),
+        helper.make_node("Identity", ["k"], ["i"], name="identity"),
+        helper.make_node("Conv", ["i", "wo", "bo"], ["output"], name="out"),
+    ]
+    inits = [numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(np.array(0.05, np.float32), "lo"),
+             numpy_helper.from_array(np.array(0.45, np.float32), "hi"),
+             numpy_helper.from_array(wo, "wo"),
+             numpy_helper.from_array(bo, "bo")]
+    return model(nodes, inits)
 
 
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
-    write_reference(good)
+    write_reference(good, "conv-relu")
+    zoo = eltwise_model()
+    save(zoo, "eltwise.onnx")
+    write_reference(zoo, "eltwise")
 
     # external data: w1 in conv-external.bin, after 16 bytes of padding
     ext = model(conv_relu_nodes(), conv_relu_inits())
@@ -121,7 +155,7 @@ def main():
         b"\xff\xff\xff\xff not a protobuf")
 
     nodes = conv_relu_nodes()
-    nodes[1] = helper.make_node("Sigmoid", ["c1"], ["r1"], name="squash")
+    nodes[1] = helper.make_node("Softplus", ["c1"], ["r1"], name="squash")
     save(model(nodes, conv_relu_inits()), "bad-unsupported-op.onnx")
 
     save(model(conv_relu_nodes(), conv_relu_inits()[1:]),

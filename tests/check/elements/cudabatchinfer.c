@@ -953,7 +953,7 @@ GST_START_TEST (test_a_bad_model_file_fails_the_start_with_the_reason)
       "bad-unsupported-op.onnx", NULL);
 
   g_object_set (e, "model", path, NULL);
-  fail_unless_equals_int (expect_start_error (e, "op Sigmoid is not "
+  fail_unless_equals_int (expect_start_error (e, "op Softplus is not "
           "supported"), GST_RESOURCE_ERROR);
   g_free (path);
 }

@@ -42,11 +42,13 @@ read_bin (const gchar * name, gsize expected)
 /* Runs the reference frame through @graph in a batch of 4 (3 padded) and
  * compares with the reference evaluator's bytes, within one step. */
 static void
-check_against_reference (CbiGraph * graph)
+check_against_reference (CbiGraph * graph, const gchar * stem)
 {
   const gsize size = FRAME_W * FRAME_H * 3;
-  guint8 *in = read_bin ("conv-relu.in.bin", size);
-  guint8 *expected = read_bin ("conv-relu.out.bin", size);
+  gchar *in_name = g_strconcat (stem, ".in.bin", NULL);
+  gchar *out_name = g_strconcat (stem, ".out.bin", NULL);
+  guint8 *in = read_bin (in_name, size);
+  guint8 *expected = read_bin (out_name, size);
   guint8 *out = g_malloc0 (size);
   const guint8 *ins[1] = { in };
   guint8 *outs[1] = { out };
@@ -83,6 +85,8 @@ check_against_reference (CbiGraph * graph)
   g_free (in);
   g_free (expected);
   g_free (out);
+  g_free (in_name);
+  g_free (out_name);
 }
 
 GST_START_TEST (test_conv_relu_model_loads_with_a_symbolic_size)
@@ -111,7 +115,7 @@ GST_START_TEST (test_conv_relu_model_matches_the_onnx_reference)
   CbiGraph *g = load ("conv-relu.onnx", NULL);
 
   fail_unless (g != NULL);
-  check_against_reference (g);
+  check_against_reference (g, "conv-relu");
 }
 
 GST_END_TEST;
@@ -122,7 +126,21 @@ GST_START_TEST (test_external_data_in_the_model_folder_gives_the_same_result)
   CbiGraph *g = load ("conv-external.onnx", &err);
 
   fail_unless (g != NULL, "%s", err ? err->message : "");
-  check_against_reference (g);
+  check_against_reference (g, "conv-relu");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_every_eltwise_op_and_add_match_the_onnx_reference)
+{
+  GError *err = NULL;
+  CbiGraph *g = load ("eltwise.onnx", &err);
+
+  fail_unless (g != NULL, "%s", err ? err->message : "");
+  /* Conv, LeakyRelu, Sigmoid, Tanh, Add, HardSigmoid, HardSwish, Elu,
+   * Clip, Identity, Conv: the bounds of Clip are folded into the node */
+  fail_unless_equals_int (g->nodes->len, 11);
+  check_against_reference (g, "eltwise");
 }
 
 GST_END_TEST;
@@ -135,7 +153,7 @@ static const struct
   {"no-such-model.onnx", "cannot read model"},
   {"bad-truncated.onnx", "not an ONNX model"},
   {"bad-not-onnx.onnx", "not an ONNX model"},
-  {"bad-unsupported-op.onnx", "node squash: op Sigmoid is not supported"},
+  {"bad-unsupported-op.onnx", "node squash: op Softplus is not supported"},
   {"bad-missing-initializer.onnx", "reads 'w1'"},
   {"bad-cycle.onnx", "cycle"},
   {"bad-dims-overflow.onnx", "tensor w1 is too large"},
@@ -184,6 +202,7 @@ onnx_suite (void)
   tcase_add_test (tc, test_conv_relu_model_matches_the_onnx_reference);
   tcase_add_test (tc,
       test_external_data_in_the_model_folder_gives_the_same_result);
+  tcase_add_test (tc, test_every_eltwise_op_and_add_match_the_onnx_reference);
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc, test_empty_bytes_are_no_model);

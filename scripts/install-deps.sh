@@ -9,6 +9,7 @@ packages=(
   gstreamer1.0-x gstreamer1.0-libav
   libdnnl-dev
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev
+  clang libclang-rt-14-dev
   valgrind
 )
 

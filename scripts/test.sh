@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, runs every test (with the GStreamer leaks
 # tracer on), then again under valgrind and in an AddressSanitizer/UBSan
-# build, and ends with one summary line for all of it.
+# build, fuzzes the ONNX importer for 30 s, and ends with one summary line
+# for the test suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -23,6 +24,9 @@ ninja -C build-asan >/dev/null
 # dynamic TLS of OpenMP threads.
 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs || status=$?
+
+echo "== the ONNX importer under libFuzzer, 30 s"
+bash scripts/fuzz.sh 30 || status=$?
 
 # One line for all the gst-check suites of the three runs: the sum of their
 # Checks lines.

@@ -19,11 +19,6 @@ GST_DEBUG_CATEGORY_STATIC (cbi_engine_debug);
  * change in flight; older plans give their memory back to the pool. */
 #define CBI_MAX_PLANS 4
 
-GQuark
-cbi_error_quark (void)
-{
-  return g_quark_from_static_string ("cbi-error-quark");
-}
 
 typedef struct
 {

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 #include <sys/stat.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 /* float32 tensors up to 2 GiB, the protobuf limit of a model file */
@@ -25,6 +26,7 @@ typedef struct
   CbiGraph *graph;
   GHashTable *names;            /* tensor name -> index + 1 */
   const gchar *base_dir;
+  const Onnx__GraphProto *onnx;
 } CbiImporter;
 
 /* *INDENT-OFF* */
@@ -379,6 +381,109 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
+/* How many node inputs of the ONNX graph read @name. */
+static guint
+cbi_onnx_readers (CbiImporter * im, const gchar * name)
+{
+  guint count = 0;
+  gsize i, j;
+
+  for (i = 0; i < im->onnx->n_node; i++)
+    for (j = 0; j < im->onnx->node[i]->n_input; j++)
+      if (g_strcmp0 (im->onnx->node[i]->input[j], name) == 0)
+        count++;
+  return count;
+}
+
+/* The 1-D constant of @count floats at input @i of @n, or NULL. */
+static const gfloat *
+cbi_onnx_vector (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
+    gint64 count)
+{
+  gint t = cbi_onnx_node_input (im, n, i);
+  const CbiTensorInfo *info = t >= 0 ? cbi_graph_tensor (im->graph, t) : NULL;
+
+  if (info == NULL || info->data == NULL || info->n_dims != 1
+      || info->dims[0] != count)
+    return NULL;
+  return info->data;
+}
+
+/* A BatchNormalization right after a Conv (its only reader) is folded into
+ * the Conv's weights and bias, as inference frameworks do: no op at run
+ * time. Its output name then stands for the Conv's output. */
+static gboolean
+cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  gint x = cbi_onnx_node_input (im, n, 0), w_index = -1, b_index = -1;
+  gfloat eps = cbi_onnx_float (n, "epsilon", 1e-5f);
+  const gfloat *scale, *shift, *mean, *var, *bias = NULL;
+  CbiNode *conv = NULL;
+  CbiTensorInfo *w;
+  gint64 o, out_c, count, block, k_dims[1];
+  gfloat *weights, *biases;
+  gchar *w_name, *b_name;
+  gboolean ok;
+  guint i;
+
+  for (i = 0; x >= 0 && i < im->graph->nodes->len; i++)
+    if (cbi_graph_node (im->graph, i)->output == x
+        && cbi_graph_node (im->graph, i)->op == CBI_OP_CONV)
+      conv = cbi_graph_node (im->graph, i);
+  if (conv == NULL || cbi_onnx_readers (im, n->input[0]) != 1)
+    return cbi_onnx_fail (error, "node %s (BatchNormalization): only a "
+        "BatchNormalization right after a Conv (its only reader) is "
+        "supported; it is folded into the Conv", name);
+
+  w = cbi_graph_tensor (im->graph, conv->inputs[1]);
+  out_c = w->dims[0];
+  scale = cbi_onnx_vector (im, n, 1, out_c);
+  shift = cbi_onnx_vector (im, n, 2, out_c);
+  mean = cbi_onnx_vector (im, n, 3, out_c);
+  var = cbi_onnx_vector (im, n, 4, out_c);
+  if (conv->n_inputs > 2 && conv->inputs[2] >= 0)
+    bias = cbi_graph_tensor (im->graph, conv->inputs[2])->data;
+  if (!scale || !shift || !mean || !var)
+    return cbi_onnx_fail (error, "node %s (BatchNormalization): scale, B, "
+        "mean and var must be constants of %" G_GINT64_FORMAT " values",
+        name, out_c);
+
+  cbi_onnx_count (w->name, w->dims, w->n_dims, &count, NULL);
+  block = count / out_c;
+  weights = g_memdup2 (w->data, count * sizeof (gfloat));
+  biases = g_new (gfloat, out_c);
+  for (o = 0; o < out_c; o++) {
+    gfloat k = scale[o] / sqrtf (var[o] + eps);
+    gint64 j;
+    for (j = 0; j < block; j++)
+      weights[o * block + j] *= k;
+    biases[o] = ((bias ? bias[o] : 0.0f) - mean[o]) * k + shift[o];
+  }
+
+  /* the Conv's own constants may be shared: the folded ones are new */
+  w_name = g_strconcat (name, ".folded_weight", NULL);
+  b_name = g_strconcat (name, ".folded_bias", NULL);
+  k_dims[0] = out_c;
+  ok = cbi_onnx_add (im, w_name, 4, w->dims, weights, &w_index, error)
+      && cbi_onnx_add (im, b_name, 1, k_dims, biases, &b_index, error);
+  if (!ok && w_index < 0)
+    g_free (biases);
+  g_free (w_name);
+  g_free (b_name);
+  if (!ok)
+    return FALSE;
+  conv->inputs[1] = w_index;
+  conv->inputs[2] = b_index;
+  conv->n_inputs = 3;
+  if (cbi_onnx_lookup (im, n->output[0]) >= 0)
+    return cbi_onnx_fail (error, "tensor name '%s' is defined twice",
+        n->output[0]);
+  g_hash_table_insert (im->names, n->output[0], GINT_TO_POINTER (x + 1));
+  return TRUE;
+}
+
 static gboolean
 cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 {
@@ -397,7 +502,9 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   if (n->n_output < 1)
     return cbi_onnx_fail (error, "node %s has no output", name);
 
-  if (strcmp (op, "Constant") == 0) {
+  if (strcmp (op, "BatchNormalization") == 0) {
+    return cbi_onnx_fold_batch_norm (im, n, error);
+  } else if (strcmp (op, "Constant") == 0) {
     const Onnx__AttributeProto *v = cbi_onnx_attr (n, "value");
     if (v == NULL || v->t == NULL)
       return cbi_onnx_fail (error, "node %s: only Constant with a 'value' "
@@ -593,7 +700,7 @@ CbiGraph *
 cbi_onnx_load_from_data (const guint8 * data, gsize size,
     const gchar * base_dir, GError ** error)
 {
-  CbiImporter im = { NULL, NULL, base_dir };
+  CbiImporter im = { NULL, NULL, base_dir, NULL };
   Onnx__ModelProto *m;
   const Onnx__GraphProto *g;
   guint *order = NULL;
@@ -610,7 +717,7 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
   im.names = g_hash_table_new (g_str_hash, g_str_equal);
 
   ok = cbi_onnx_check_model (m, error);
-  g = m->graph;
+  g = im.onnx = m->graph;
   for (i = 0; ok && i < g->n_initializer; i++)
     ok = cbi_onnx_add_constant (&im, g->initializer[i]->name,
         g->initializer[i], error);

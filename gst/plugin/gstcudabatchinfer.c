@@ -357,7 +357,8 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * GstCudaBatchInfer:model:
    *
    * Path of an ONNX model file. %NULL runs the embedded pencil-sketch
-   * model. This version imports float32 models built from Conv, Relu,
+   * model. This version imports float32 models built from Conv,
+   * BatchNormalization (after a Conv, folded into it), Relu,
    * LeakyRelu, Sigmoid, Tanh, Clip, Elu, HardSigmoid, HardSwish, Identity,
    * Add (of two activations) and Constant nodes whose input and output are
    * 3-channel images of the same size (batch, height and width may be

@@ -15,6 +15,10 @@ every run; the tests use the committed files and never run this script.
   element-wise op the engine takes (LeakyRelu fused into the Conv, Sigmoid
   and Tanh on one tensor, their Add, HardSigmoid, HardSwish, Elu, Clip with
   constant bounds, Identity), then a 1x1 Conv; reference as above.
+- conv-bn.onnx, conv-bn.in.bin, conv-bn.out.bin: Conv (no bias) ->
+  BatchNormalization -> Relu -> Conv, as PyTorch exports them in eval mode;
+  the importer folds the BatchNormalization into the first Conv.
+- bad-bn-alone.onnx: a BatchNormalization straight on the input.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
 - bad-*.onnx: one defect each, named by the file.
@@ -113,6 +117,29 @@ def eltwise_model():
     return model(nodes, inits)
 
 
+def conv_bn_model():
+    w = (rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, 8).astype(np.float32)
+    beta = (rng.standard_normal(8) * 0.1).astype(np.float32)
+    mean = (rng.standard_normal(8) * 0.1).astype(np.float32)
+    var = rng.uniform(0.5, 2.0, 8).astype(np.float32)
+    wo = (rng.standard_normal((3, 8, 1, 1)) * 0.2).astype(np.float32)
+    bo = np.array([0.5, 0.5, 0.5], dtype=np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization",
+                         ["c", "gamma", "beta", "mean", "var"], ["n"],
+                         name="bn", epsilon=1e-3),
+        helper.make_node("Relu", ["n"], ["r"], name="relu"),
+        helper.make_node("Conv", ["r", "wo", "bo"], ["output"], name="out"),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in (
+        (w, "w"), (gamma, "gamma"), (beta, "beta"), (mean, "mean"),
+        (var, "var"), (wo, "wo"), (bo, "bo"))]
+    return model(nodes, inits), inits
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -120,6 +147,15 @@ def main():
     zoo = eltwise_model()
     save(zoo, "eltwise.onnx")
     write_reference(zoo, "eltwise")
+    bn, bn_inits = conv_bn_model()
+    save(bn, "conv-bn.onnx")
+    write_reference(bn, "conv-bn")
+    alone = [helper.make_node("BatchNormalization",
+                              ["image", "g3", "b3", "m3", "v3"], ["output"],
+                              name="bn")]
+    ones = np.ones(3, np.float32)
+    save(model(alone, [numpy_helper.from_array(ones, n)
+                       for n in ("g3", "b3", "m3", "v3")]), "bad-bn-alone.onnx")
 
     # external data: w1 in conv-external.bin, after 16 bytes of padding
     ext = model(conv_relu_nodes(), conv_relu_inits())

@@ -145,6 +145,23 @@ GST_START_TEST (test_every_eltwise_op_and_add_match_the_onnx_reference)
 
 GST_END_TEST;
 
+GST_START_TEST (test_batch_norm_after_conv_is_folded_and_matches_the_reference)
+{
+  GError *err = NULL;
+  CbiGraph *g = load ("conv-bn.onnx", &err);
+
+  fail_unless (g != NULL, "%s", err ? err->message : "");
+  /* Conv (BatchNormalization folded in), Relu, Conv */
+  fail_unless_equals_int (g->nodes->len, 3);
+  fail_unless_equals_int (cbi_graph_node (g, 0)->op, CBI_OP_CONV);
+  fail_unless_equals_int (cbi_graph_node (g, 0)->n_inputs, 3);
+  fail_unless_equals_int (cbi_graph_node (g, 1)->op, CBI_OP_RELU);
+  fail_unless_equals_int (cbi_graph_node (g, 2)->op, CBI_OP_CONV);
+  check_against_reference (g, "conv-bn");
+}
+
+GST_END_TEST;
+
 static const struct
 {
   const gchar *file;
@@ -156,6 +173,8 @@ static const struct
   {"bad-unsupported-op.onnx", "node squash: op Softplus is not supported"},
   {"bad-missing-initializer.onnx", "reads 'w1'"},
   {"bad-cycle.onnx", "cycle"},
+  {"bad-bn-alone.onnx", "node bn (BatchNormalization): only a "
+        "BatchNormalization right after a Conv"},
   {"bad-dims-overflow.onnx", "tensor w1 is too large"},
   {"bad-data-size.onnx", "tensor w1 holds"},
   {"bad-int64-bias.onnx", "tensor b1 has data type INT64"},
@@ -203,6 +222,8 @@ onnx_suite (void)
   tcase_add_test (tc,
       test_external_data_in_the_model_folder_gives_the_same_result);
   tcase_add_test (tc, test_every_eltwise_op_and_add_match_the_onnx_reference);
+  tcase_add_test (tc,
+      test_batch_norm_after_conv_is_folded_and_matches_the_reference);
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc, test_empty_bytes_are_no_model);

@@ -13,15 +13,17 @@ G_ALWAYS_INLINE static inline void
 pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
     gsize plane, const guint pstride)
 {
-  const guint r = b->rgb_offset[0], g = b->rgb_offset[1], bl = b->rgb_offset[2];
-  const gfloat scale = b->scale;
+  const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
+  const guint o2 = b->rgb_offset[2];
+  const gfloat s0 = b->scale[0], s1 = b->scale[1], s2 = b->scale[2];
+  const gfloat b0 = b->bias[0], b1 = b->bias[1], b2 = b->bias[2];
   guint x;
 
   for (x = 0; x < b->width; x++) {
     const guint8 *px = src + (gsize) x * pstride;
-    d[x] = px[r] * scale;
-    d[plane + x] = px[g] * scale;
-    d[2 * plane + x] = px[bl] * scale;
+    d[x] = px[o0] * s0 + b0;
+    d[plane + x] = px[o1] * s1 + b1;
+    d[2 * plane + x] = px[o2] * s2 + b2;
   }
 }
 
@@ -54,10 +56,12 @@ cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
   }
 }
 
+/* byte = (v - bias) / scale, rounded and clamped: @inv is 1 / scale and
+ * @off is -bias / scale */
 static inline guint8
-to_byte (gfloat v, gfloat inv_scale)
+to_byte (gfloat v, gfloat inv, gfloat off)
 {
-  gfloat s = v * inv_scale + 0.5f;
+  gfloat s = v * inv + off + 0.5f;
 
   if (!(s > 0.0f))              /* also catches NaN */
     return 0;
@@ -70,15 +74,19 @@ G_ALWAYS_INLINE static inline void
 unpack_row (const CbiFrameBatch * b, const gfloat * s, const guint8 * in,
     guint8 * out, gsize plane, const guint pstride)
 {
-  const guint r = b->rgb_offset[0], g = b->rgb_offset[1], bl = b->rgb_offset[2];
-  const gfloat inv_scale = 1.0f / b->scale;
+  const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
+  const guint o2 = b->rgb_offset[2];
+  const gfloat i0 = 1.0f / b->scale[0], i1 = 1.0f / b->scale[1];
+  const gfloat i2 = 1.0f / b->scale[2];
+  const gfloat f0 = -b->bias[0] * i0, f1 = -b->bias[1] * i1;
+  const gfloat f2 = -b->bias[2] * i2;
   guint x;
 
   for (x = 0; x < b->width; x++) {
     guint8 *px = out + (gsize) x * pstride;
-    px[r] = to_byte (s[x], inv_scale);
-    px[g] = to_byte (s[plane + x], inv_scale);
-    px[bl] = to_byte (s[2 * plane + x], inv_scale);
+    px[o0] = to_byte (s[x], i0, f0);
+    px[o1] = to_byte (s[plane + x], i1, f1);
+    px[o2] = to_byte (s[2 * plane + x], i2, f2);
     if (pstride == 4)
       px[b->extra_offset] = in[(gsize) x * 4 + b->extra_offset];
   }

@@ -25,10 +25,12 @@ typedef enum
  * @width: frame width in pixels
  * @height: frame height in pixels
  * @pixel_stride: bytes per pixel (3 or 4)
- * @rgb_offset: byte offsets of red, green and blue within a pixel
+ * @rgb_offset: byte offsets, within a pixel, of the model's channels 0, 1
+ *   and 2 (red, green, blue for an RGB model; blue first for BGR)
  * @extra_offset: byte offset of the fourth byte (alpha or padding), which
  *   goes from input to output untouched; -1 for 3-byte formats
- * @scale: input value = byte x @scale; output byte = value / @scale
+ * @scale: per model channel: input value = byte x @scale + @bias
+ * @bias: per model channel; output byte = (value - @bias) / @scale
  * @n_frames: real frames; 0 for a dry run
  * @n_slots: tensor batch size; slots past @n_frames are padding
  * @pad_mode: how padding slots are filled
@@ -47,7 +49,8 @@ typedef struct
   guint pixel_stride;
   guint rgb_offset[3];
   gint extra_offset;
-  gfloat scale;
+  gfloat scale[3];
+  gfloat bias[3];
   guint n_frames;
   guint n_slots;
   CbiPadMode pad_mode;

@@ -89,6 +89,21 @@ typedef enum
   GST_CUDA_BATCH_INFER_BACKEND_CUDA = CBI_BACKEND_CUDA,
 } GstCudaBatchInferBackend;
 
+/**
+ * GstCudaBatchInferChannelOrder:
+ * @GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB: the model's channels are red,
+ *   green, blue
+ * @GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR: blue, green, red (models trained
+ *   on OpenCV images)
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB,
+  GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR,
+} GstCudaBatchInferChannelOrder;
+
 typedef struct
 {
   guint64 frames_in;
@@ -124,12 +139,19 @@ struct _GstCudaBatchInfer
   GstClockTime batch_timeout;
   gboolean post_messages;
   guint64 memory_limit;
+  gdouble input_scale;
+  gdouble input_mean[3];
+  gdouble input_std[3];
+  GstCudaBatchInferChannelOrder channel_order;
 
   /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
    * change_state while no data flows */
   CbiEngine *engine;
   guint run_batch;              /* batch size for this run */
   gboolean run_warmup;
+  gfloat run_scale[3];          /* per model channel, from the properties */
+  gfloat run_bias[3];
+  gboolean run_bgr;
   GstCbiBatcher batcher;
   GstVideoFrame *in_frames;
   GstVideoFrame *out_frames;
@@ -184,6 +206,10 @@ enum
   PROP_BATCH_TIMEOUT,
   PROP_POST_MESSAGES,
   PROP_MEMORY_LIMIT,
+  PROP_INPUT_SCALE,
+  PROP_INPUT_MEAN,
+  PROP_INPUT_STD,
+  PROP_CHANNEL_ORDER,
   PROP_STATS,
 };
 
@@ -203,6 +229,10 @@ enum
 #define DEFAULT_BATCH_TIMEOUT 0
 #define DEFAULT_POST_MESSAGES FALSE
 #define DEFAULT_MEMORY_LIMIT 0
+#define DEFAULT_INPUT_SCALE (1.0 / 255.0)
+#define DEFAULT_INPUT_MEAN 0.0
+#define DEFAULT_INPUT_STD 1.0
+#define DEFAULT_CHANNEL_ORDER GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB
 
 #define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
 
@@ -261,6 +291,26 @@ gst_cuda_batch_infer_backend_get_type (void)
     if (!cbi_engine_has_cuda ())
       values[2].value_name = "CUDA and cuDNN on an NVIDIA GPU (compiled out)";
     t = g_enum_register_static ("GstCudaBatchInferBackend", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER \
+  (gst_cuda_batch_infer_channel_order_get_type ())
+static GType
+gst_cuda_batch_infer_channel_order_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB, "Red, green, blue", "rgb"},
+    {GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR, "Blue, green, red", "bgr"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaBatchInferChannelOrder",
+        values);
     g_once_init_leave (&type, t);
   }
   return type;
@@ -445,6 +495,70 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:input-scale:
+   *
+   * A pixel byte times this is the model's input value, before
+   * #GstCudaBatchInfer:input-mean and #GstCudaBatchInfer:input-std:
+   * value = (byte x scale - mean) / std. Results map back the inverse way
+   * and are clamped to 0..255.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_INPUT_SCALE,
+      g_param_spec_double ("input-scale", "Input scale",
+          "Pixel byte to model value factor, before mean and std",
+          G_MINDOUBLE, G_MAXDOUBLE, DEFAULT_INPUT_SCALE, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:input-mean:
+   *
+   * Per-channel mean subtracted after scaling, in the model's channel
+   * order: 3 values, or 1 for all channels (e.g. `<0.485, 0.456, 0.406>`
+   * for ImageNet models). Default 0.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_INPUT_MEAN,
+      gst_param_spec_array ("input-mean", "Input mean",
+          "Per-channel mean subtracted after scaling (1 or 3 values)",
+          g_param_spec_double ("mean", "Mean", "Channel mean", -G_MAXDOUBLE,
+              G_MAXDOUBLE, DEFAULT_INPUT_MEAN, G_PARAM_READWRITE |
+              G_PARAM_STATIC_STRINGS), G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:input-std:
+   *
+   * Per-channel standard deviation divided by after the mean: 3 values,
+   * or 1 for all channels, none of them 0. Default 1.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_INPUT_STD,
+      gst_param_spec_array ("input-std", "Input std",
+          "Per-channel standard deviation divided by (1 or 3 values)",
+          g_param_spec_double ("std", "Std", "Channel standard deviation",
+              -G_MAXDOUBLE, G_MAXDOUBLE, DEFAULT_INPUT_STD,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:channel-order:
+   *
+   * The colour order of the model's 3 channels.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_CHANNEL_ORDER,
+      g_param_spec_enum ("channel-order", "Channel order",
+          "Colour order of the model's channels",
+          GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER, DEFAULT_CHANNEL_ORDER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
@@ -487,6 +601,7 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_PAD_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_BACKEND, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER, 0);
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_batch_infer_debug, "cudabatchinfer", 0,
       "cudabatchinfer element");
@@ -495,6 +610,8 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
 static void
 gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
 {
+  guint i;
+
   self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
   gst_pad_set_chain_function (self->sinkpad,
       GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_chain));
@@ -522,6 +639,12 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
   self->batch_timeout = DEFAULT_BATCH_TIMEOUT;
   self->post_messages = DEFAULT_POST_MESSAGES;
   self->memory_limit = DEFAULT_MEMORY_LIMIT;
+  self->input_scale = DEFAULT_INPUT_SCALE;
+  self->channel_order = DEFAULT_CHANNEL_ORDER;
+  for (i = 0; i < 3; i++) {
+    self->input_mean[i] = DEFAULT_INPUT_MEAN;
+    self->input_std[i] = DEFAULT_INPUT_STD;
+  }
 
   g_mutex_init (&self->timer_lock);
   g_cond_init (&self->timer_cond);
@@ -541,6 +664,38 @@ gst_cuda_batch_infer_finalize (GObject * object)
   g_mutex_clear (&self->stats_lock);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+/* A per-channel array property: 1 value for all channels, or 3. Called
+ * with the object lock; a wrong count is refused with a warning. */
+static void
+gst_cuda_batch_infer_set_channels (GstCudaBatchInfer * self,
+    GParamSpec * pspec, const GValue * value, gdouble out[3])
+{
+  guint n = gst_value_array_get_size (value), c;
+
+  if (n != 1 && n != 3) {
+    GST_WARNING_OBJECT (self, "%s takes 1 or 3 values, not %u: ignored",
+        pspec->name, n);
+    return;
+  }
+  for (c = 0; c < 3; c++)
+    out[c] = g_value_get_double (gst_value_array_get_value (value,
+            n == 1 ? 0 : c));
+}
+
+static void
+gst_cuda_batch_infer_get_channels (GValue * value, const gdouble in[3])
+{
+  GValue v = G_VALUE_INIT;
+  guint c;
+
+  g_value_init (&v, G_TYPE_DOUBLE);
+  for (c = 0; c < 3; c++) {
+    g_value_set_double (&v, in[c]);
+    gst_value_array_append_value (value, &v);
+  }
+  g_value_unset (&v);
 }
 
 static void
@@ -591,6 +746,18 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
       break;
     case PROP_MEMORY_LIMIT:
       self->memory_limit = g_value_get_uint64 (value);
+      break;
+    case PROP_INPUT_SCALE:
+      self->input_scale = g_value_get_double (value);
+      break;
+    case PROP_INPUT_MEAN:
+      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_mean);
+      break;
+    case PROP_INPUT_STD:
+      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_std);
+      break;
+    case PROP_CHANNEL_ORDER:
+      self->channel_order = g_value_get_enum (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -671,6 +838,18 @@ gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MEMORY_LIMIT:
       g_value_set_uint64 (value, self->memory_limit);
+      break;
+    case PROP_INPUT_SCALE:
+      g_value_set_double (value, self->input_scale);
+      break;
+    case PROP_INPUT_MEAN:
+      gst_cuda_batch_infer_get_channels (value, self->input_mean);
+      break;
+    case PROP_INPUT_STD:
+      gst_cuda_batch_infer_get_channels (value, self->input_std);
+      break;
+    case PROP_CHANNEL_ORDER:
+      g_value_set_enum (value, self->channel_order);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -777,8 +956,8 @@ gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
 /* Batch processing. */
 
 static void
-gst_cuda_batch_infer_describe_layout (const GstVideoInfo * info,
-    CbiFrameBatch * fb)
+gst_cuda_batch_infer_describe_layout (GstCudaBatchInfer * self,
+    const GstVideoInfo * info, CbiFrameBatch * fb)
 {
   const GstVideoFormatInfo *finfo = info->finfo;
   guint c, sum = 0;
@@ -787,12 +966,15 @@ gst_cuda_batch_infer_describe_layout (const GstVideoInfo * info,
   fb->height = GST_VIDEO_INFO_HEIGHT (info);
   fb->pixel_stride = GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
   for (c = 0; c < 3; c++) {
-    fb->rgb_offset[c] = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, c);
+    /* model channel c reads colour c, or 2 - c for a BGR model */
+    guint colour = self->run_bgr ? 2 - c : c;
+    fb->rgb_offset[c] = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, colour);
     sum += fb->rgb_offset[c];
+    fb->scale[c] = self->run_scale[c];
+    fb->bias[c] = self->run_bias[c];
   }
   /* the one byte of a 4-byte pixel that is not R, G or B */
   fb->extra_offset = fb->pixel_stride == 4 ? (gint) (0 + 1 + 2 + 3 - sum) : -1;
-  fb->scale = 1.0f / 255.0f;
 }
 
 static void
@@ -933,7 +1115,7 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
     goto out;
   }
 
-  gst_cuda_batch_infer_describe_layout (&self->in_info, &fb);
+  gst_cuda_batch_infer_describe_layout (self, &self->in_info, &fb);
   fb.n_frames = n;
   fb.n_slots = pad_mode == GST_CUDA_BATCH_INFER_PAD_NONE ? n : self->run_batch;
   fb.pad_mode = (CbiPadMode) pad_mode;
@@ -1143,7 +1325,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   GError *error = NULL;
   GstStructure *s;
 
-  gst_cuda_batch_infer_describe_layout (info, &layout);
+  gst_cuda_batch_infer_describe_layout (self, info, &layout);
   layout.n_slots = self->run_batch;
   if (!cbi_engine_warmup (self->engine, &layout, &r, &error)) {
     gst_cuda_batch_infer_post_engine_error (self, "Warm-up", error);
@@ -1500,7 +1682,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   CbiBackendKind backend;
   GstCaps *warmup_caps;
   GError *error = NULL;
-  gboolean fallback, error_posted, ok = TRUE;
+  gboolean fallback, error_posted, ok = TRUE, std_ok = TRUE;
+  guint c;
   gchar *model;
   GstVideoInfo info;
   CbiGraph *graph;
@@ -1516,6 +1699,13 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   backend = (CbiBackendKind) self->backend;
   device_id = self->device_id;
   limit = self->memory_limit;
+  self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
+  /* value = (byte x scale - mean) / std = byte x run_scale + run_bias */
+  for (c = 0; c < 3; c++) {
+    self->run_scale[c] = self->input_scale / self->input_std[c];
+    self->run_bias[c] = -self->input_mean[c] / self->input_std[c];
+    std_ok = std_ok && self->input_std[c] != 0.0;
+  }
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->stats_lock);
@@ -1526,6 +1716,13 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->caps_failed = FALSE;
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
   self->timeout_flow = GST_FLOW_OK;
+
+  if (!std_ok) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("input-std has a 0: values would be divided by it"), (NULL));
+    ok = FALSE;
+    goto done;
+  }
 
   graph = model ? cbi_onnx_load (model, &error) : cbi_default_model_new ();
   if (graph == NULL) {

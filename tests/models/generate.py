@@ -11,6 +11,10 @@ every run; the tests use the committed files and never run this script.
 - conv-relu.in.bin / conv-relu.out.bin: one 8x6 RGB frame and the model's
   output for it as bytes, computed by onnx's reference evaluator on
   frame / 255 and mapped back with round(clip(y, 0, 1) * 255).
+- conv-relu.norm.out.bin: conv-relu.onnx on the same frame taken as BGR
+  with mean (0.5, 0.4, 0.3) and std (0.2, 0.25, 0.3) in the model's
+  channel order, mapped back the inverse way: what the element's
+  input-mean, input-std and channel-order=bgr must give.
 - eltwise.onnx, eltwise.in.bin, eltwise.out.bin: a Conv followed by every
   element-wise op the engine takes (LeakyRelu fused into the Conv, Sigmoid
   and Tanh on one tensor, their Add, HardSigmoid, HardSwish, Elu, Clip with
@@ -90,6 +94,21 @@ def write_reference(m, stem):
     out.astype(np.uint8).tofile(os.path.join(HERE, stem + ".out.bin"))
 
 
+NORM_MEAN = np.array([0.5, 0.4, 0.3], np.float32)
+NORM_STD = np.array([0.2, 0.25, 0.3], np.float32)
+
+
+def write_normalized_reference(m, stem):
+    frame = np.fromfile(os.path.join(HERE, stem + ".in.bin"),
+                        dtype=np.uint8).reshape(6, 8, 3)
+    bgr = frame[..., ::-1].astype(np.float32) / 255.0
+    x = ((bgr - NORM_MEAN) / NORM_STD).transpose(2, 0, 1)[None]
+    (y,) = ReferenceEvaluator(m).run(None, {"image": x})
+    back = (y[0].transpose(1, 2, 0) * NORM_STD + NORM_MEAN)[..., ::-1]
+    out = np.round(np.clip(back, 0, 1) * 255)
+    out.astype(np.uint8).tofile(os.path.join(HERE, stem + ".norm.out.bin"))
+
+
 def eltwise_model():
     w = (rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
     wo = (rng.standard_normal((3, 8, 1, 1)) * 0.2).astype(np.float32)
@@ -144,6 +163,7 @@ def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
     write_reference(good, "conv-relu")
+    write_normalized_reference(good, "conv-relu")
     zoo = eltwise_model()
     save(zoo, "eltwise.onnx")
     write_reference(zoo, "eltwise")

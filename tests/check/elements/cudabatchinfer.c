@@ -946,6 +946,60 @@ GST_START_TEST (test_an_onnx_model_file_runs_with_warmup_and_padding)
 
 GST_END_TEST;
 
+/* The frame of tests/models/conv-relu.in.bin through conv-relu.onnx,
+ * normalised and in BGR order, against generate.py's reference. */
+GST_START_TEST (test_input_mean_std_and_bgr_order_match_the_reference)
+{
+  gchar *props = g_strdup_printf ("batch=2 model=%s/conv-relu.onnx "
+      "input-mean=\"<0.5, 0.4, 0.3>\" input-std=\"<0.2, 0.25, 0.3>\" "
+      "channel-order=bgr", CBI_TEST_MODELS_DIR);
+  gchar *in_path = g_build_filename (CBI_TEST_MODELS_DIR,
+      "conv-relu.in.bin", NULL);
+  gchar *ref_path = g_build_filename (CBI_TEST_MODELS_DIR,
+      "conv-relu.norm.out.bin", NULL);
+  GstHarness *h = harness_new (props, NULL);
+  gchar *in = NULL, *ref = NULL;
+  gsize in_size = 0, ref_size = 0, i;
+  GstBuffer *out;
+  GstMapInfo map;
+
+  fail_unless (g_file_get_contents (in_path, &in, &in_size, NULL));
+  fail_unless (g_file_get_contents (ref_path, &ref, &ref_size, NULL));
+  fail_unless_equals_uint64 (in_size, 8 * 6 * 3);
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=8,height=6,framerate=30/1");
+  fail_unless_equals_int (gst_harness_push (h,
+          gst_buffer_new_wrapped (g_memdup2 (in, in_size), in_size)),
+      GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  out = gst_harness_pull (h);
+  gst_buffer_map (out, &map, GST_MAP_READ);
+  fail_unless_equals_uint64 (map.size, ref_size);
+  for (i = 0; i < ref_size; i++)
+    fail_unless_near (map.data[i], (guint8) ref[i]);
+  gst_buffer_unmap (out, &map);
+  gst_buffer_unref (out);
+  harness_free (h, NULL);
+  g_free (in);
+  g_free (ref);
+  g_free (in_path);
+  g_free (ref_path);
+  g_free (props);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_an_input_std_of_zero_fails_the_start)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+
+  gst_util_set_object_arg (G_OBJECT (e), "input-std", "<1.0, 0.0, 1.0>");
+  fail_unless_equals_int (expect_start_error (e, "input-std"),
+      GST_RESOURCE_ERROR);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_bad_model_file_fails_the_start_with_the_reason)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
@@ -1091,6 +1145,8 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
   tcase_add_test (tc, test_an_onnx_model_file_runs_with_warmup_and_padding);
   tcase_add_test (tc, test_a_bad_model_file_fails_the_start_with_the_reason);
+  tcase_add_test (tc, test_input_mean_std_and_bgr_order_match_the_reference);
+  tcase_add_test (tc, test_an_input_std_of_zero_fails_the_start);
   tcase_add_test (tc,
       test_warmup_caps_in_a_format_it_cannot_take_fail_the_start);
   tcase_add_test (tc, test_flush_signal_without_a_stream_does_nothing);

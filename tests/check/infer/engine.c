@@ -239,7 +239,7 @@ init_bgrx_batch (CbiFrameBatch * b, guint n_frames, guint n_slots,
   b->rgb_offset[1] = 1;
   b->rgb_offset[2] = 0;
   b->extra_offset = 3;
-  b->scale = 1.0f / 255.0f;
+  b->scale[0] = b->scale[1] = b->scale[2] = 1.0f / 255.0f;
   b->n_frames = n_frames;
   b->n_slots = n_slots;
   b->pad_mode = mode;
@@ -276,6 +276,40 @@ GST_START_TEST (test_pack_puts_channels_in_model_order_and_fills_padding)
   cbi_pack_frames (&b, t);
   for (i = 24; i < 48; i++)
     fail_unless_equals_float (t[i], 0.0f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it)
+{
+  guint8 px[16], back[16];
+  const guint8 *in[1] = { px };
+  guint8 *out[1] = { back };
+  const gint stride[1] = { 8 };
+  gfloat t[12];
+  CbiFrameBatch b;
+  guint i;
+
+  for (i = 0; i < 16; i++)
+    px[i] = 17 * i;
+  init_bgrx_batch (&b, 1, 1, CBI_PAD_ZERO);
+  b.scale[0] = 2.0f / 255.0f;
+  b.bias[0] = -1.0f;
+  b.scale[1] = 1.0f / 51.0f;
+  b.bias[1] = 0.25f;
+  b.bias[2] = 0.5f;
+  b.in = in;
+  b.in_stride = stride;
+  b.out = out;
+  b.out_stride = stride;
+  cbi_pack_frames (&b, t);
+  /* pixel 1: B 68, G 85, R 102 */
+  fail_unless (ABS (t[1] - (102 * 2.0f / 255.0f - 1.0f)) < 1e-6f);
+  fail_unless (ABS (t[4 + 1] - (85 / 51.0f + 0.25f)) < 1e-6f);
+  fail_unless (ABS (t[8 + 1] - (68 / 255.0f + 0.5f)) < 1e-6f);
+  memset (back, 0, sizeof (back));
+  cbi_unpack_frames (&b, t);
+  fail_unless (memcmp (back, px, sizeof (px)) == 0);
 }
 
 GST_END_TEST;
@@ -351,7 +385,7 @@ run_step_edge (CbiEngine * e, guint slots, guint8 * row_out, CbiBatchReport * r)
   b.rgb_offset[1] = 1;
   b.rgb_offset[2] = 2;
   b.extra_offset = -1;
-  b.scale = 1.0f / 255.0f;
+  b.scale[0] = b.scale[1] = b.scale[2] = 1.0f / 255.0f;
   b.n_frames = 1;
   b.n_slots = slots;
   b.pad_mode = CBI_PAD_REPEAT_LAST;
@@ -415,7 +449,7 @@ rgb_layout (guint w, guint h, guint slots)
   b.rgb_offset[1] = 1;
   b.rgb_offset[2] = 2;
   b.extra_offset = -1;
-  b.scale = 1.0f / 255.0f;
+  b.scale[0] = b.scale[1] = b.scale[2] = 1.0f / 255.0f;
   b.n_slots = slots;
   return b;
 }
@@ -507,6 +541,8 @@ engine_suite (void)
   tcase_add_test (tc, test_default_model_keeps_the_frame_size);
   tcase_add_test (tc, test_shape_inference_names_the_node_that_does_not_fit);
   tcase_add_test (tc, test_pack_puts_channels_in_model_order_and_fills_padding);
+  tcase_add_test (tc,
+      test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it);
   tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
   tcase_add_test (tc, test_default_model_draws_a_dark_line_on_an_edge);
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);

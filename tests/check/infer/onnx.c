@@ -69,7 +69,7 @@ check_against_reference (CbiGraph * graph, const gchar * stem)
   b.rgb_offset[1] = 1;
   b.rgb_offset[2] = 2;
   b.extra_offset = -1;
-  b.scale = 1.0f / 255.0f;
+  b.scale[0] = b.scale[1] = b.scale[2] = 1.0f / 255.0f;
   b.n_frames = 1;
   b.n_slots = 4;
   b.pad_mode = CBI_PAD_REPEAT_LAST;

@@ -526,21 +526,51 @@ cbi_cpu_reordered (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
   return ok ? mem : NULL;
 }
 
+/* The second operand of binary node @n: an activation in the layout of
+ * the first (reordered when it differs), or the constant as [1, C, 1, 1]
+ * (C may be 1) for oneDNN to broadcast. */
+static dnnl_memory_t
+cbi_cpu_second_operand (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, dnnl_memory_desc_t * md,
+    GError ** error)
+{
+  const CbiTensorInfo *b = cbi_graph_tensor (graph, n->inputs[1]);
+  dnnl_dims_t dims = { 1, 1, 1, 1 };
+  gint d;
+
+  if (b->data == NULL) {
+    *md = plan->mds[n->inputs[0]];
+    if (dnnl_memory_desc_equal (md, &plan->mds[n->inputs[1]]))
+      return plan->mems[n->inputs[1]];
+    return cbi_cpu_reordered (cpu, plan, pool, n->inputs[1], md, error);
+  }
+  for (d = 0; d < b->n_dims; d++)
+    dims[1] *= b->dims[d];      /* all 1 but the channel one, if any */
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, 4, dims, dnnl_f32,
+              dnnl_nchw), "constant operand desc"))
+    return NULL;
+  return cbi_cpu_memory (cpu, plan, md, b->data, error);
+}
+
 static gboolean
-cbi_cpu_plan_add (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, CbiPool * pool,
+    guint64 * workspace, GError ** error)
 {
   const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
-  dnnl_memory_t b = plan->mems[n->inputs[1]];
+  dnnl_alg_kind_t alg = n->op == CBI_OP_ADD ? dnnl_binary_add :
+      n->op == CBI_OP_SUB ? dnnl_binary_sub :
+      n->op == CBI_OP_MUL ? dnnl_binary_mul : dnnl_binary_div;
+  dnnl_memory_desc_t b_md;
+  dnnl_memory_t b;
   dnnl_binary_desc_t desc;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   gboolean ok = FALSE;
 
-  if (!dnnl_memory_desc_equal (md, &plan->mds[n->inputs[1]]))
-    b = cbi_cpu_reordered (cpu, plan, pool, n->inputs[1], md, error);
-  if (b && DNNL_CHECK (dnnl_binary_desc_init (&desc, dnnl_binary_add, md, md,
-              md), "binary desc")
+  b = cbi_cpu_second_operand (cpu, plan, pool, graph, n, &b_md, error);
+  if (b && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
+          "binary desc")
       && cbi_cpu_attr (post, 0, &attr, error)
       && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
               cpu->engine, NULL), "binary primitive desc")) {
@@ -651,7 +681,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
 
     /* an element-wise op that is its producer's only reader runs as the
      * producer's post-op */
-    if ((n->op == CBI_OP_CONV || n->op == CBI_OP_ADD) && fused
+    if ((n->op == CBI_OP_CONV || cbi_op_is_binary (n->op)) && fused
         && cbi_op_is_eltwise (fused->op) && fused->inputs[0] == n->output
         && cbi_graph_count_consumers (graph, n->output) == 1
         && n->output != graph->output)
@@ -662,8 +692,9 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     if (n->op == CBI_OP_CONV)
       ok = cbi_cpu_plan_conv (cpu, plan, graph, n, fused, shapes, pool,
           workspace, error);
-    else if (n->op == CBI_OP_ADD)
-      ok = cbi_cpu_plan_add (cpu, plan, n, fused, pool, workspace, error);
+    else if (cbi_op_is_binary (n->op))
+      ok = cbi_cpu_plan_binary (cpu, plan, graph, n, fused, pool, workspace,
+          error);
     else
       ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
     if (!ok)

@@ -118,14 +118,43 @@ cbi_op_type_name (CbiOpType op)
       return "Identity";
     case CBI_OP_ADD:
       return "Add";
+    case CBI_OP_SUB:
+      return "Sub";
+    case CBI_OP_MUL:
+      return "Mul";
+    case CBI_OP_DIV:
+      return "Div";
   }
   return "unknown";
 }
 
 gboolean
+cbi_op_is_binary (CbiOpType op)
+{
+  return op == CBI_OP_ADD || op == CBI_OP_SUB || op == CBI_OP_MUL
+      || op == CBI_OP_DIV;
+}
+
+gboolean
 cbi_op_is_eltwise (CbiOpType op)
 {
-  return op != CBI_OP_CONV && op != CBI_OP_ADD;
+  return op != CBI_OP_CONV && !cbi_op_is_binary (op);
+}
+
+/* Whether constant @t broadcasts against NCHW as ONNX aligns it (from the
+ * right): every dimension 1 but, at most, the channel one being @channels. */
+static gboolean
+cbi_broadcasts_per_channel (const CbiTensorInfo * t, gint64 channels)
+{
+  gint d;
+
+  for (d = 0; d < t->n_dims; d++) {
+    gint64 size = t->dims[d];
+    gboolean channel_axis = t->n_dims - d == 3;
+    if (size != 1 && !(channel_axis && size == channels))
+      return FALSE;
+  }
+  return t->n_dims <= 4;
 }
 
 guint
@@ -196,15 +225,23 @@ cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch, gint64 height,
           return FALSE;
         break;
       case CBI_OP_ADD:
-        if (memcmp (shapes[n->inputs[0]], shapes[n->inputs[1]],
-                sizeof (gint64) * 4) != 0) {
-          g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (Add): "
-              "its inputs differ in shape (broadcasting is not supported)",
-              n->name);
+      case CBI_OP_SUB:
+      case CBI_OP_MUL:
+      case CBI_OP_DIV:{
+        const CbiTensorInfo *b = cbi_graph_tensor (graph, n->inputs[1]);
+        gboolean ok = b->data ?
+            cbi_broadcasts_per_channel (b, shapes[n->inputs[0]][1]) :
+            memcmp (shapes[n->inputs[0]], shapes[n->inputs[1]],
+            sizeof (gint64) * 4) == 0;
+        if (!ok) {
+          g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (%s): its "
+              "second input neither has the first's shape nor broadcasts "
+              "per channel", n->name, cbi_op_type_name (n->op));
           return FALSE;
         }
         memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
         break;
+      }
       default:
         /* element-wise */
         memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);

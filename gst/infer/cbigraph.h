@@ -18,7 +18,9 @@ G_BEGIN_DECLS
 /* Element-wise ops carry their parameters in CbiNode.alpha and .beta:
  * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
  * min, beta max), ELU (alpha), HARD_SIGMOID (max (0, min (1, alpha x +
- * beta))). ADD takes two activations of the same shape. */
+ * beta))). The binary ops ADD, SUB, MUL and DIV take an activation first
+ * and, second, an activation of the same shape or a constant that
+ * broadcasts per channel or as a scalar (shape [1, C or 1, 1, 1]). */
 typedef enum
 {
   CBI_OP_CONV,
@@ -31,6 +33,9 @@ typedef enum
   CBI_OP_HARD_SWISH,
   CBI_OP_IDENTITY,
   CBI_OP_ADD,
+  CBI_OP_SUB,
+  CBI_OP_MUL,
+  CBI_OP_DIV,
 } CbiOpType;
 
 typedef struct
@@ -87,6 +92,7 @@ CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
 const gchar *cbi_op_type_name (CbiOpType op);
 /* Whether @op maps each value on its own (and so fuses into a producer). */
 gboolean cbi_op_is_eltwise (CbiOpType op);
+gboolean cbi_op_is_binary (CbiOpType op);
 
 /* Computes the NCHW shape of every activation for a batch of @batch frames
  * of @height x @width; @shapes (caller-allocated, one gint64[4] per tensor)

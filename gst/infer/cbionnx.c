@@ -513,8 +513,10 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   } else if (strcmp (op, "Conv") == 0) {
     type = CBI_OP_CONV;
     n_inputs = MIN (n->n_input, 3);
-  } else if (strcmp (op, "Add") == 0) {
-    type = CBI_OP_ADD;
+  } else if (strcmp (op, "Add") == 0 || strcmp (op, "Sub") == 0
+      || strcmp (op, "Mul") == 0 || strcmp (op, "Div") == 0) {
+    type = op[0] == 'A' ? CBI_OP_ADD : op[0] == 'S' ? CBI_OP_SUB :
+        op[0] == 'M' ? CBI_OP_MUL : CBI_OP_DIV;
     n_inputs = 2;
   } else if (cbi_onnx_eltwise (im, n, &type, &alpha, &beta, error)) {
     n_inputs = 1;
@@ -524,15 +526,21 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 
   for (i = 0; i < n_inputs; i++)
     inputs[i] = cbi_onnx_node_input (im, n, i);
+  /* constant first: commutative ops swap, the others are refused */
+  if (cbi_op_is_binary (type) && n->n_input == 2 && inputs[0] >= 0
+      && inputs[1] >= 0 && cbi_graph_tensor (im->graph, inputs[0])->data
+      && (type == CBI_OP_ADD || type == CBI_OP_MUL)) {
+    gint t = inputs[0];
+    inputs[0] = inputs[1];
+    inputs[1] = t;
+  }
+  if (cbi_op_is_binary (type) && (n->n_input != 2 || inputs[1] < 0))
+    return cbi_onnx_fail (error, "node %s (%s): two inputs expected", name, op);
   if (n_inputs < 1 || inputs[0] < 0
       || cbi_graph_tensor (im->graph, inputs[0])->data != NULL)
     return cbi_onnx_fail (error, "node %s (%s): its first input must be "
         "an activation", name, op);
 
-  if (type == CBI_OP_ADD && (n->n_input != 2 || inputs[1] < 0
-          || cbi_graph_tensor (im->graph, inputs[1])->data != NULL))
-    return cbi_onnx_fail (error, "node %s (Add): only the sum of two "
-        "activations is supported", name);
 
   if (type == CBI_OP_CONV) {
     const CbiTensorInfo *w = n_inputs > 1 && inputs[1] >= 0 ?

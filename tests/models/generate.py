@@ -22,6 +22,10 @@ every run; the tests use the committed files and never run this script.
 - conv-bn.onnx, conv-bn.in.bin, conv-bn.out.bin: Conv (no bias) ->
   BatchNormalization -> Relu -> Conv, as PyTorch exports them in eval mode;
   the importer folds the BatchNormalization into the first Conv.
+- binary.onnx, binary.in.bin, binary.out.bin: Conv, then Mul by a
+  per-channel constant given first, Sub of a scalar, Div by a [1,C,1,1]
+  constant, Add of that and the Conv's output, and a 1x1 Conv.
+- bad-sub-from-constant.onnx: Sub with the constant first.
 - bad-bn-alone.onnx: a BatchNormalization straight on the input.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
@@ -159,6 +163,28 @@ def conv_bn_model():
     return model(nodes, inits), inits
 
 
+def binary_model(constant_first_sub=False):
+    w = (rng.standard_normal((4, 3, 3, 3)) * 0.5).astype(np.float32)
+    k = rng.uniform(0.5, 1.5, (4, 1, 1)).astype(np.float32)
+    d = rng.uniform(1.0, 2.0, (1, 4, 1, 1)).astype(np.float32)
+    wo = (rng.standard_normal((3, 4, 1, 1)) * 0.3).astype(np.float32)
+    bo = np.array([0.5, 0.5, 0.5], dtype=np.float32)
+    sub = ["tenth", "m"] if constant_first_sub else ["m", "tenth"]
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Mul", ["k", "c"], ["m"], name="mul"),
+        helper.make_node("Sub", sub, ["s"], name="sub"),
+        helper.make_node("Div", ["s", "d"], ["q"], name="div"),
+        helper.make_node("Add", ["q", "c"], ["a"], name="add"),
+        helper.make_node("Conv", ["a", "wo", "bo"], ["output"], name="out"),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in (
+        (w, "w"), (k, "k"), (np.array(0.1, np.float32), "tenth"), (d, "d"),
+        (wo, "wo"), (bo, "bo"))]
+    return model(nodes, inits)
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -167,6 +193,10 @@ def main():
     zoo = eltwise_model()
     save(zoo, "eltwise.onnx")
     write_reference(zoo, "eltwise")
+    binary = binary_model()
+    save(binary, "binary.onnx")
+    write_reference(binary, "binary")
+    save(binary_model(constant_first_sub=True), "bad-sub-from-constant.onnx")
     bn, bn_inits = conv_bn_model()
     save(bn, "conv-bn.onnx")
     write_reference(bn, "conv-bn")

@@ -162,6 +162,20 @@ GST_START_TEST (test_batch_norm_after_conv_is_folded_and_matches_the_reference)
 
 GST_END_TEST;
 
+GST_START_TEST (test_sub_mul_div_add_with_broadcast_match_the_reference)
+{
+  GError *err = NULL;
+  CbiGraph *g = load ("binary.onnx", &err);
+
+  fail_unless (g != NULL, "%s", err ? err->message : "");
+  /* Mul's constant came first and was moved second */
+  fail_unless_equals_int (cbi_graph_node (g, 1)->op, CBI_OP_MUL);
+  fail_unless (cbi_graph_tensor (g, cbi_graph_node (g, 1)->inputs[1])->data);
+  check_against_reference (g, "binary");
+}
+
+GST_END_TEST;
+
 static const struct
 {
   const gchar *file;
@@ -173,6 +187,8 @@ static const struct
   {"bad-unsupported-op.onnx", "node squash: op Softplus is not supported"},
   {"bad-missing-initializer.onnx", "reads 'w1'"},
   {"bad-cycle.onnx", "cycle"},
+  {"bad-sub-from-constant.onnx", "node sub (Sub): its first input must be "
+        "an activation"},
   {"bad-bn-alone.onnx", "node bn (BatchNormalization): only a "
         "BatchNormalization right after a Conv"},
   {"bad-dims-overflow.onnx", "tensor w1 is too large"},
@@ -224,6 +240,7 @@ onnx_suite (void)
   tcase_add_test (tc, test_every_eltwise_op_and_add_match_the_onnx_reference);
   tcase_add_test (tc,
       test_batch_norm_after_conv_is_folded_and_matches_the_reference);
+  tcase_add_test (tc, test_sub_mul_div_add_with_broadcast_match_the_reference);
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc, test_empty_bytes_are_no_model);

@@ -24,7 +24,7 @@ typedef struct
   dnnl_stream_t stream;
 } CbiCpu;
 
-#define CBI_MAX_ARGS 6
+#define CBI_MAX_ARGS (CBI_MAX_NODE_INPUTS + 2)
 
 typedef struct
 {
@@ -588,6 +588,112 @@ cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   return ok;
 }
 
+/* A primitive from @op_desc whose output is a new activation of
+ * @dims in the layout oneDNN prefers. */
+static gboolean
+cbi_cpu_plan_simple (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    const_dnnl_op_desc_t op_desc, const dnnl_exec_arg_t * inputs,
+    gint n_inputs, CbiPool * pool, guint64 * workspace, const gchar * what,
+    GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  gboolean ok;
+
+  ok = cbi_cpu_attr (NULL, 0, &attr, error)
+      && cbi_dnnl_check (dnnl_primitive_desc_create (&pd, op_desc, attr,
+          cpu->engine, NULL), what, __FILE__, __LINE__, error)
+      && cbi_cpu_finish (cpu, plan, pool, pd, inputs, n_inputs, n->output,
+      workspace, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
+static gboolean
+cbi_cpu_any_md (dnnl_memory_desc_t * md, const gint64 * shape, GError ** error)
+{
+  dnnl_dims_t dims = { shape[0], shape[1], shape[2], shape[3] };
+
+  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, 4, dims, dnnl_f32,
+          dnnl_format_tag_any), "activation desc");
+}
+
+static gboolean
+cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiConvAttrs *a = &n->conv;
+  dnnl_alg_kind_t alg = n->op == CBI_OP_MAX_POOL ? dnnl_pooling_max :
+      a->count_include_pad ? dnnl_pooling_avg_include_padding :
+      dnnl_pooling_avg_exclude_padding;
+  dnnl_dims_t strides = { a->strides[0], a->strides[1] };
+  dnnl_dims_t kernel = { a->kernel[0], a->kernel[1] };
+  dnnl_dims_t dil = { a->dilations[0] - 1, a->dilations[1] - 1 };
+  dnnl_dims_t pad_l = { a->pads[0], a->pads[1] };
+  dnnl_dims_t pad_r = { a->pads[2], a->pads[3] };
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
+  dnnl_pooling_v2_desc_t desc;
+  dnnl_memory_desc_t dst;
+
+  return cbi_cpu_any_md (&dst, shapes[n->output], error)
+      && DNNL_CHECK (dnnl_pooling_v2_forward_desc_init (&desc,
+          dnnl_forward_inference, alg, &plan->mds[n->inputs[0]], &dst,
+          strides, kernel, dil, pad_l, pad_r), "pooling desc")
+      && cbi_cpu_plan_simple (cpu, plan, n, &desc, args, 1, pool, workspace,
+      "pooling primitive desc", error);
+}
+
+static gboolean
+cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  dnnl_alg_kind_t alg = n->mode == CBI_RESIZE_LINEAR ?
+      dnnl_resampling_linear : dnnl_resampling_nearest;
+  const float factors[2] = { n->alpha, n->beta };
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
+  dnnl_resampling_desc_t desc;
+  dnnl_memory_desc_t dst;
+
+  return cbi_cpu_any_md (&dst, shapes[n->output], error)
+      && DNNL_CHECK (dnnl_resampling_forward_desc_init (&desc,
+          dnnl_forward_inference, alg, factors, &plan->mds[n->inputs[0]],
+          &dst), "resampling desc")
+      && cbi_cpu_plan_simple (cpu, plan, n, &desc, args, 1, pool, workspace,
+      "resampling primitive desc", error);
+}
+
+static gboolean
+cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  dnnl_memory_desc_t srcs[CBI_MAX_NODE_INPUTS], dst;
+  dnnl_exec_arg_t args[CBI_MAX_NODE_INPUTS];
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  gboolean ok;
+  guint i;
+
+  for (i = 0; i < n->n_inputs; i++) {
+    srcs[i] = plan->mds[n->inputs[i]];
+    args[i].arg = DNNL_ARG_MULTIPLE_SRC + i;
+    args[i].memory = plan->mems[n->inputs[i]];
+  }
+  ok = cbi_cpu_any_md (&dst, shapes[n->output], error)
+      && cbi_cpu_attr (NULL, 0, &attr, error)
+      && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
+          n->n_inputs, 1, srcs, attr, cpu->engine), "concat primitive desc")
+      && cbi_cpu_finish (cpu, plan, pool, pd, args, n->n_inputs, n->output,
+      workspace, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
 /* The graph's output must be NCHW for unpacking; a blocked one gets a
  * reorder step. */
 static gboolean
@@ -695,6 +801,12 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     else if (cbi_op_is_binary (n->op))
       ok = cbi_cpu_plan_binary (cpu, plan, graph, n, fused, pool, workspace,
           error);
+    else if (n->op == CBI_OP_MAX_POOL || n->op == CBI_OP_AVERAGE_POOL)
+      ok = cbi_cpu_plan_pool (cpu, plan, n, shapes, pool, workspace, error);
+    else if (n->op == CBI_OP_RESIZE)
+      ok = cbi_cpu_plan_resize (cpu, plan, n, shapes, pool, workspace, error);
+    else if (n->op == CBI_OP_CONCAT)
+      ok = cbi_cpu_plan_concat (cpu, plan, n, shapes, pool, workspace, error);
     else
       ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
     if (!ok)

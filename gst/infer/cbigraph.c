@@ -124,6 +124,14 @@ cbi_op_type_name (CbiOpType op)
       return "Mul";
     case CBI_OP_DIV:
       return "Div";
+    case CBI_OP_MAX_POOL:
+      return "MaxPool";
+    case CBI_OP_AVERAGE_POOL:
+      return "AveragePool";
+    case CBI_OP_RESIZE:
+      return "Resize";
+    case CBI_OP_CONCAT:
+      return "Concat";
   }
   return "unknown";
 }
@@ -138,7 +146,19 @@ cbi_op_is_binary (CbiOpType op)
 gboolean
 cbi_op_is_eltwise (CbiOpType op)
 {
-  return op != CBI_OP_CONV && !cbi_op_is_binary (op);
+  switch (op) {
+    case CBI_OP_RELU:
+    case CBI_OP_SIGMOID:
+    case CBI_OP_TANH:
+    case CBI_OP_CLIP:
+    case CBI_OP_ELU:
+    case CBI_OP_HARD_SIGMOID:
+    case CBI_OP_HARD_SWISH:
+    case CBI_OP_IDENTITY:
+      return TRUE;
+    default:
+      return FALSE;
+  }
 }
 
 /* Whether constant @t broadcasts against NCHW as ONNX aligns it (from the
@@ -205,6 +225,52 @@ cbi_infer_conv (const CbiGraph * graph, const CbiNode * n,
   return TRUE;
 }
 
+/* Output height and width of a window of @kernel sliding over @in. */
+static gboolean
+cbi_infer_window (const CbiNode * n, const gint64 kernel[2],
+    const gint64 * in, gint64 * out, GError ** error)
+{
+  const CbiConvAttrs *a = &n->conv;
+  gint d;
+
+  for (d = 0; d < 2; d++) {
+    gint64 extent = in[2 + d] + a->pads[d] + a->pads[d + 2];
+    gint64 span = a->dilations[d] * (kernel[d] - 1) + 1;
+    if (a->strides[d] < 1 || kernel[d] < 1 || extent < span) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (%s): a "
+          "window of %" G_GINT64_FORMAT " does not fit an input of %"
+          G_GINT64_FORMAT " (padded)", n->name, cbi_op_type_name (n->op),
+          span, extent);
+      return FALSE;
+    }
+    out[2 + d] = (extent - span) / a->strides[d] + 1;
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_infer_concat (const CbiGraph * graph, const CbiNode * n,
+    gint64 (*shapes)[4], GError ** error)
+{
+  gint64 *y = shapes[n->output];
+  guint i;
+
+  memcpy (y, shapes[n->inputs[0]], sizeof (gint64) * 4);
+  y[1] = 0;
+  for (i = 0; i < n->n_inputs; i++) {
+    const gint64 *x = shapes[n->inputs[i]];
+    if (x[0] != y[0] || x[2] != y[2] || x[3] != y[3]) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (Concat): "
+          "input %u is %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " where the "
+          "first is %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT, n->name, i,
+          x[2], x[3], y[2], y[3]);
+      return FALSE;
+    }
+    y[1] += x[1];
+  }
+  return TRUE;
+}
+
 gboolean
 cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch, gint64 height,
     gint64 width, gint64 (*shapes)[4], GError ** error)
@@ -242,6 +308,28 @@ cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch, gint64 height,
         memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
         break;
       }
+      case CBI_OP_MAX_POOL:
+      case CBI_OP_AVERAGE_POOL:
+        shapes[n->output][0] = shapes[n->inputs[0]][0];
+        shapes[n->output][1] = shapes[n->inputs[0]][1];
+        if (!cbi_infer_window (n, n->conv.kernel, shapes[n->inputs[0]],
+                shapes[n->output], error))
+          return FALSE;
+        break;
+      case CBI_OP_RESIZE:
+        memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
+        shapes[n->output][2] = (gint64) (shapes[n->inputs[0]][2] * n->alpha);
+        shapes[n->output][3] = (gint64) (shapes[n->inputs[0]][3] * n->beta);
+        if (shapes[n->output][2] < 1 || shapes[n->output][3] < 1) {
+          g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (Resize): "
+              "the output would be empty", n->name);
+          return FALSE;
+        }
+        break;
+      case CBI_OP_CONCAT:
+        if (!cbi_infer_concat (graph, n, shapes, error))
+          return FALSE;
+        break;
       default:
         /* element-wise */
         memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);

@@ -13,7 +13,7 @@
 G_BEGIN_DECLS
 
 #define CBI_MAX_DIMS 4
-#define CBI_MAX_NODE_INPUTS 3
+#define CBI_MAX_NODE_INPUTS 8
 
 /* Element-wise ops carry their parameters in CbiNode.alpha and .beta:
  * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
@@ -36,7 +36,22 @@ typedef enum
   CBI_OP_SUB,
   CBI_OP_MUL,
   CBI_OP_DIV,
+  CBI_OP_MAX_POOL,
+  CBI_OP_AVERAGE_POOL,
+  CBI_OP_RESIZE,
+  CBI_OP_CONCAT,
 } CbiOpType;
+
+/**
+ * CbiResizeMode:
+ * @CBI_RESIZE_NEAREST: nearest neighbour (integer scales)
+ * @CBI_RESIZE_LINEAR: bilinear, half-pixel centres
+ */
+typedef enum
+{
+  CBI_RESIZE_NEAREST,
+  CBI_RESIZE_LINEAR,
+} CbiResizeMode;
 
 typedef struct
 {
@@ -52,6 +67,8 @@ typedef struct
   gint64 dilations[2];
   gint64 pads[4];               /* top, left, bottom, right (ONNX order) */
   gint64 group;
+  gint64 kernel[2];             /* pooling only: conv kernels are weights */
+  gboolean count_include_pad;   /* average pooling */
 } CbiConvAttrs;
 
 typedef struct
@@ -62,8 +79,9 @@ typedef struct
   gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent */
   gint output;
   CbiConvAttrs conv;
-  gfloat alpha;
-  gfloat beta;
+  gfloat alpha;                 /* RESIZE: the height scale */
+  gfloat beta;                  /* RESIZE: the width scale */
+  CbiResizeMode mode;
 } CbiNode;
 
 typedef struct

@@ -256,12 +256,36 @@ cbi_onnx_ints (const Onnx__NodeProto * n, const gchar * name, gsize count,
   return TRUE;
 }
 
+/* auto_pad: NOTSET (pads as given) or VALID (no pads); SAME_* would need
+ * the input size. */
+static gboolean
+cbi_onnx_auto_pad (const Onnx__NodeProto * n, CbiConvAttrs * c, GError ** error)
+{
+  const Onnx__AttributeProto *auto_pad = cbi_onnx_attr (n, "auto_pad");
+  const gchar *name = cbi_onnx_name (n->name);
+
+  if (auto_pad && auto_pad->has_s) {
+    gchar *mode = g_strndup ((const gchar *) auto_pad->s.data,
+        auto_pad->s.len);
+    gboolean known = strcmp (mode, "NOTSET") == 0
+        || strcmp (mode, "VALID") == 0;
+    if (strcmp (mode, "VALID") == 0)
+      memset (c->pads, 0, sizeof (c->pads));
+    if (!known)
+      cbi_onnx_fail (error, "node %s: auto_pad %s is not supported (pads "
+          "must be explicit)", name, mode);
+    g_free (mode);
+    if (!known)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 cbi_onnx_conv_attrs (const Onnx__NodeProto * n, const CbiTensorInfo * w,
     CbiConvAttrs * c, GError ** error)
 {
   const Onnx__AttributeProto *group = cbi_onnx_attr (n, "group");
-  const Onnx__AttributeProto *auto_pad = cbi_onnx_attr (n, "auto_pad");
   const gchar *name = cbi_onnx_name (n->name);
   gint64 kernel[2] = { w->dims[2], w->dims[3] };
   guint i;
@@ -285,21 +309,7 @@ cbi_onnx_conv_attrs (const Onnx__NodeProto * n, const CbiTensorInfo * w,
   if (c->group < 1)
     return cbi_onnx_fail (error, "node %s: group %" G_GINT64_FORMAT, name,
         c->group);
-  if (auto_pad && auto_pad->has_s) {
-    gchar *mode = g_strndup ((const gchar *) auto_pad->s.data,
-        auto_pad->s.len);
-    gboolean known = strcmp (mode, "NOTSET") == 0
-        || strcmp (mode, "VALID") == 0;
-    if (strcmp (mode, "VALID") == 0)
-      memset (c->pads, 0, sizeof (c->pads));
-    if (!known)
-      cbi_onnx_fail (error, "node %s: auto_pad %s is not supported (pads "
-          "must be explicit)", name, mode);
-    g_free (mode);
-    if (!known)
-      return FALSE;
-  }
-  return TRUE;
+  return cbi_onnx_auto_pad (n, c, error);
 }
 
 static gfloat
@@ -379,6 +389,98 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
         cbi_onnx_name (n->name), op);
   }
   return TRUE;
+}
+
+/* MaxPool and AveragePool: 2-D windows, floor rounding (ceil_mode 0). */
+static gboolean
+cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
+    GError ** error)
+{
+  const Onnx__AttributeProto *ceil = cbi_onnx_attr (n, "ceil_mode");
+  const Onnx__AttributeProto *incl = cbi_onnx_attr (n, "count_include_pad");
+  const Onnx__AttributeProto *kernel = cbi_onnx_attr (n, "kernel_shape");
+  const gchar *name = cbi_onnx_name (n->name);
+
+  memset (c, 0, sizeof (*c));
+  c->strides[0] = c->strides[1] = 1;
+  c->dilations[0] = c->dilations[1] = 1;
+  c->group = 1;
+  if (kernel == NULL || kernel->n_ints != 2)
+    return cbi_onnx_fail (error, "node %s: a 2-D kernel_shape is needed", name);
+  memcpy (c->kernel, kernel->ints, sizeof (c->kernel));
+  c->count_include_pad = incl && incl->has_i && incl->i != 0;
+  if (ceil && ceil->has_i && ceil->i != 0)
+    return cbi_onnx_fail (error, "node %s: ceil_mode 1 is not supported", name);
+  if (n->n_output > 1 && n->output[1] && *n->output[1])
+    return cbi_onnx_fail (error, "node %s: the Indices output of MaxPool is "
+        "not supported", name);
+  return cbi_onnx_ints (n, "strides", 2, c->strides, error)
+      && cbi_onnx_ints (n, "dilations", 2, c->dilations, error)
+      && cbi_onnx_ints (n, "pads", 4, c->pads, error)
+      && cbi_onnx_auto_pad (n, c, error);
+}
+
+static gchar *
+cbi_onnx_string (const Onnx__NodeProto * n, const gchar * attr,
+    const gchar * def)
+{
+  const Onnx__AttributeProto *a = cbi_onnx_attr (n, attr);
+
+  if (a == NULL || !a->has_s)
+    return g_strdup (def);
+  return g_strndup ((const gchar *) a->s.data, a->s.len);
+}
+
+/* Resize (opset 10 on: X, roi, scales, sizes) and Upsample (scales as an
+ * input, or as an attribute before opset 9): constant scales of 1 for N
+ * and C, nearest with integer scales or linear with half-pixel centres. */
+static gboolean
+cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiResizeMode * mode, gfloat * scale_h, gfloat * scale_w, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "scales");
+  gchar *m = cbi_onnx_string (n, "mode", "nearest");
+  gchar *coord = cbi_onnx_string (n, "coordinate_transformation_mode",
+      "half_pixel");
+  const gfloat *scales = NULL;
+  gboolean upsample = g_strcmp0 (n->op_type, "Upsample") == 0, ok = FALSE;
+  gint t;
+
+  t = cbi_onnx_node_input (im, n, upsample ? 1 : 2);
+  if (t >= 0 && cbi_graph_tensor (im->graph, t)->n_dims == 1
+      && cbi_graph_tensor (im->graph, t)->dims[0] == 4)
+    scales = cbi_graph_tensor (im->graph, t)->data;
+  else if (attr && attr->n_floats == 4)
+    scales = attr->floats;
+
+  if (scales == NULL || scales[0] != 1.0f || scales[1] != 1.0f
+      || scales[2] <= 0.0f || scales[3] <= 0.0f) {
+    cbi_onnx_fail (error, "node %s (%s): only constant scales (1, 1, h, w) "
+        "are supported", name, n->op_type);
+  } else if (g_strcmp0 (m, "nearest") == 0) {
+    *mode = CBI_RESIZE_NEAREST;
+    ok = scales[2] == (gint) scales[2] && scales[3] == (gint) scales[3];
+    if (!ok)
+      cbi_onnx_fail (error, "node %s: nearest resizing needs integer "
+          "scales", name);
+  } else if (g_strcmp0 (m, "linear") == 0 || g_strcmp0 (m, "bilinear") == 0) {
+    *mode = CBI_RESIZE_LINEAR;
+    ok = upsample || g_strcmp0 (coord, "half_pixel") == 0
+        || g_strcmp0 (coord, "pytorch_half_pixel") == 0;
+    if (!ok)
+      cbi_onnx_fail (error, "node %s: linear resizing with %s coordinates "
+          "is not supported (half_pixel is)", name, coord);
+  } else {
+    cbi_onnx_fail (error, "node %s: mode %s is not supported", name, m);
+  }
+  if (ok) {
+    *scale_h = scales[2];
+    *scale_w = scales[3];
+  }
+  g_free (m);
+  g_free (coord);
+  return ok;
 }
 
 /* How many node inputs of the ONNX graph read @name. */
@@ -492,6 +594,7 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   const gint64 any[4] = { -1, -1, -1, -1 };
   gint inputs[CBI_MAX_NODE_INPUTS], output, index;
   gfloat alpha = 0.0f, beta = 0.0f;
+  CbiResizeMode mode = CBI_RESIZE_NEAREST;
   CbiConvAttrs conv;
   CbiOpType type = CBI_OP_IDENTITY;
   guint n_inputs, i;
@@ -518,6 +621,27 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     type = op[0] == 'A' ? CBI_OP_ADD : op[0] == 'S' ? CBI_OP_SUB :
         op[0] == 'M' ? CBI_OP_MUL : CBI_OP_DIV;
     n_inputs = 2;
+  } else if (strcmp (op, "MaxPool") == 0 || strcmp (op, "AveragePool") == 0) {
+    type = op[0] == 'M' ? CBI_OP_MAX_POOL : CBI_OP_AVERAGE_POOL;
+    n_inputs = 1;
+    if (!cbi_onnx_pool_attrs (n, &conv, error))
+      return FALSE;
+  } else if (strcmp (op, "Resize") == 0 || strcmp (op, "Upsample") == 0) {
+    type = CBI_OP_RESIZE;
+    n_inputs = 1;
+    if (!cbi_onnx_resize (im, n, &mode, &alpha, &beta, error))
+      return FALSE;
+  } else if (strcmp (op, "Concat") == 0) {
+    const Onnx__AttributeProto *axis = cbi_onnx_attr (n, "axis");
+    type = CBI_OP_CONCAT;
+    n_inputs = n->n_input;
+    if (axis == NULL || !axis->has_i || (axis->i != 1 && axis->i != -3))
+      return cbi_onnx_fail (error, "node %s (Concat): only axis 1, the "
+          "channels, is supported", name);
+    if (n_inputs < 1 || n_inputs > CBI_MAX_NODE_INPUTS)
+      return cbi_onnx_fail (error, "node %s (Concat): %" G_GSIZE_FORMAT
+          " inputs; 1 to %d are supported", name, n->n_input,
+          CBI_MAX_NODE_INPUTS);
   } else if (cbi_onnx_eltwise (im, n, &type, &alpha, &beta, error)) {
     n_inputs = 1;
   } else {
@@ -540,6 +664,10 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
       || cbi_graph_tensor (im->graph, inputs[0])->data != NULL)
     return cbi_onnx_fail (error, "node %s (%s): its first input must be "
         "an activation", name, op);
+  for (i = 1; type == CBI_OP_CONCAT && i < n_inputs; i++)
+    if (inputs[i] < 0 || cbi_graph_tensor (im->graph, inputs[i])->data)
+      return cbi_onnx_fail (error, "node %s (Concat): input %u is not an "
+          "activation", name, i);
 
 
   if (type == CBI_OP_CONV) {
@@ -560,9 +688,11 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   if (!cbi_onnx_add (im, n->output[0], 4, any, NULL, &output, error))
     return FALSE;
   index = cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
-      type == CBI_OP_CONV ? &conv : NULL);
+      type == CBI_OP_CONV || type == CBI_OP_MAX_POOL
+      || type == CBI_OP_AVERAGE_POOL ? &conv : NULL);
   cbi_graph_node (im->graph, index)->alpha = alpha;
   cbi_graph_node (im->graph, index)->beta = beta;
+  cbi_graph_node (im->graph, index)->mode = mode;
   return TRUE;
 }
 

@@ -25,6 +25,10 @@ every run; the tests use the committed files and never run this script.
 - binary.onnx, binary.in.bin, binary.out.bin: Conv, then Mul by a
   per-channel constant given first, Sub of a scalar, Div by a [1,C,1,1]
   constant, Add of that and the Conv's output, and a 1x1 Conv.
+- unet.onnx, unet.in.bin, unet.out.bin: a small U-Net: Conv, Relu,
+  MaxPool 2x2, Conv, Relu, Resize x2 nearest; the pooled map Resized x2
+  linear (Upsample-style constant scales); Concat of the three along the
+  channels; AveragePool 3x3 (pads 1); a 1x1 Conv.
 - bad-sub-from-constant.onnx: Sub with the constant first.
 - bad-bn-alone.onnx: a BatchNormalization straight on the input.
 - conv-external.onnx + conv-external.bin: the same model with its first
@@ -185,6 +189,37 @@ def binary_model(constant_first_sub=False):
     return model(nodes, inits)
 
 
+def unet_model():
+    w1 = (rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    w2 = (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)
+    wo = (rng.standard_normal((3, 24, 1, 1)) * 0.15).astype(np.float32)
+    bo = np.array([0.5, 0.5, 0.5], dtype=np.float32)
+    x2 = np.array([1, 1, 2, 2], dtype=np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1"], ["c1"], name="enc",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="enc_relu"),
+        helper.make_node("MaxPool", ["r1"], ["p"], name="down",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p", "w2"], ["c2"], name="mid",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="mid_relu"),
+        helper.make_node("Resize", ["r2", "", "x2"], ["u1"], name="up_nearest",
+                         mode="nearest"),
+        helper.make_node("Resize", ["p", "", "x2"], ["u2"], name="up_linear",
+                         mode="linear"),
+        helper.make_node("Concat", ["r1", "u1", "u2"], ["cat"], name="cat",
+                         axis=1),
+        helper.make_node("AveragePool", ["cat"], ["smooth"], name="smooth",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["smooth", "wo", "bo"], ["output"],
+                         name="out"),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in (
+        (w1, "w1"), (w2, "w2"), (wo, "wo"), (bo, "bo"), (x2, "x2"))]
+    return model(nodes, inits)
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -197,6 +232,9 @@ def main():
     save(binary, "binary.onnx")
     write_reference(binary, "binary")
     save(binary_model(constant_first_sub=True), "bad-sub-from-constant.onnx")
+    unet = unet_model()
+    save(unet, "unet.onnx")
+    write_reference(unet, "unet")
     bn, bn_inits = conv_bn_model()
     save(bn, "conv-bn.onnx")
     write_reference(bn, "conv-bn")

@@ -176,6 +176,17 @@ GST_START_TEST (test_sub_mul_div_add_with_broadcast_match_the_reference)
 
 GST_END_TEST;
 
+GST_START_TEST (test_pools_resizes_and_concat_of_a_unet_match_the_reference)
+{
+  GError *err = NULL;
+  CbiGraph *g = load ("unet.onnx", &err);
+
+  fail_unless (g != NULL, "%s", err ? err->message : "");
+  check_against_reference (g, "unet");
+}
+
+GST_END_TEST;
+
 static const struct
 {
   const gchar *file;
@@ -241,6 +252,8 @@ onnx_suite (void)
   tcase_add_test (tc,
       test_batch_norm_after_conv_is_folded_and_matches_the_reference);
   tcase_add_test (tc, test_sub_mul_div_add_with_broadcast_match_the_reference);
+  tcase_add_test (tc,
+      test_pools_resizes_and_concat_of_a_unet_match_the_reference);
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc, test_empty_bytes_are_no_model);

@@ -396,7 +396,9 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   const CbiConvAttrs *a = &n->conv;
   dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
   dnnl_memory_desc_t wmd_any, wmd_user, bmd, ymd;
+  gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
   dnnl_convolution_desc_t desc;
+  dnnl_deconvolution_desc_t tdesc;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_memory_t wmem, bmem = NULL;
@@ -414,31 +416,44 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     for (i = 0; i < 4; i++)
       wdims[i] = w->dims[i];
   }
+  /* ConvTranspose weights are (in, out, h, w): oneDNN's iohw */
+  if (transpose) {
+    wdims[0] = w->dims[1];
+    wdims[1] = w->dims[0];
+  }
   for (i = 0; i < 4; i++)
     ydims[i] = shapes[out][i];
   for (i = 0; i < 2; i++) {
     strides[i] = a->strides[i];
     dil[i] = a->dilations[i] - 1;       /* oneDNN counts the gaps */
     pad_l[i] = a->pads[i];
-    pad_r[i] = a->pads[i + 2];
+    /* extra output rows of ConvTranspose: less padding on that side */
+    pad_r[i] = a->pads[i + 2] - a->output_padding[i];
   }
-  bdims[0] = w->dims[0];
+  bdims[0] = wdims[0];
 
   if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_any, wnd, wdims,
               dnnl_f32, dnnl_format_tag_any), "weights desc")
       || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_user, wnd, wdims,
-              dnnl_f32, wnd == 5 ? dnnl_goihw : dnnl_oihw), "weights desc")
+              dnnl_f32, transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw :
+              dnnl_oihw), "weights desc")
       || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&bmd, 1, bdims, dnnl_f32,
               dnnl_x), "bias desc")
       || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&ymd, 4, ydims, dnnl_f32,
               dnnl_format_tag_any), "dst desc")
-      || !DNNL_CHECK (dnnl_dilated_convolution_forward_desc_init (&desc,
-              dnnl_forward_inference, dnnl_convolution_auto,
-              &plan->mds[n->inputs[0]], &wmd_any, b ? &bmd : NULL, &ymd,
-              strides, dil, pad_l, pad_r), "convolution desc")
+      || !(transpose ?
+          DNNL_CHECK (dnnl_dilated_deconvolution_forward_desc_init (&tdesc,
+                  dnnl_forward_inference, dnnl_deconvolution_direct,
+                  &plan->mds[n->inputs[0]], &wmd_any, b ? &bmd : NULL, &ymd,
+                  strides, dil, pad_l, pad_r), "deconvolution desc") :
+          DNNL_CHECK (dnnl_dilated_convolution_forward_desc_init (&desc,
+                  dnnl_forward_inference, dnnl_convolution_auto,
+                  &plan->mds[n->inputs[0]], &wmd_any, b ? &bmd : NULL, &ymd,
+                  strides, dil, pad_l, pad_r), "convolution desc"))
       || !cbi_cpu_attr (post, 0, &attr, error)
-      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
-              cpu->engine, NULL), "convolution primitive desc"))
+      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, transpose ?
+              (const_dnnl_op_desc_t) & tdesc : (const_dnnl_op_desc_t) & desc,
+              attr, cpu->engine, NULL), "convolution primitive desc"))
     goto done;
 
   wmem = cbi_cpu_weights (cpu, plan, pool, &wmd_user,
@@ -787,7 +802,8 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
 
     /* an element-wise op that is its producer's only reader runs as the
      * producer's post-op */
-    if ((n->op == CBI_OP_CONV || cbi_op_is_binary (n->op)) && fused
+    if ((n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
+            || cbi_op_is_binary (n->op)) && fused
         && cbi_op_is_eltwise (fused->op) && fused->inputs[0] == n->output
         && cbi_graph_count_consumers (graph, n->output) == 1
         && n->output != graph->output)
@@ -795,7 +811,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     else
       fused = NULL;
 
-    if (n->op == CBI_OP_CONV)
+    if (n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE)
       ok = cbi_cpu_plan_conv (cpu, plan, graph, n, fused, shapes, pool,
           workspace, error);
     else if (cbi_op_is_binary (n->op))

@@ -132,6 +132,8 @@ cbi_op_type_name (CbiOpType op)
       return "Resize";
     case CBI_OP_CONCAT:
       return "Concat";
+    case CBI_OP_CONV_TRANSPOSE:
+      return "ConvTranspose";
   }
   return "unknown";
 }
@@ -225,6 +227,39 @@ cbi_infer_conv (const CbiGraph * graph, const CbiNode * n,
   return TRUE;
 }
 
+/* ConvTranspose: out = stride (in - 1) + output_padding + dilated kernel
+ * - pads; weights are (in channels, out channels, h, w). */
+static gboolean
+cbi_infer_conv_transpose (const CbiGraph * graph, const CbiNode * n,
+    gint64 (*shapes)[4], GError ** error)
+{
+  const gint64 *x = shapes[n->inputs[0]];
+  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  const CbiConvAttrs *a = &n->conv;
+  gint64 *y = shapes[n->output];
+  gint d;
+
+  if (x[1] != w->dims[0]) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
+        "(ConvTranspose): input has %" G_GINT64_FORMAT " channels, weights "
+        "expect %" G_GINT64_FORMAT, n->name, x[1], w->dims[0]);
+    return FALSE;
+  }
+  y[0] = x[0];
+  y[1] = w->dims[1];
+  for (d = 0; d < 2; d++) {
+    y[2 + d] = a->strides[d] * (x[2 + d] - 1) + a->output_padding[d]
+        + a->dilations[d] * (w->dims[2 + d] - 1) + 1 - a->pads[d]
+        - a->pads[d + 2];
+    if (y[2 + d] < 1) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s "
+          "(ConvTranspose): the output would be empty", n->name);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* Output height and width of a window of @kernel sliding over @in. */
 static gboolean
 cbi_infer_window (const CbiNode * n, const gint64 kernel[2],
@@ -308,6 +343,10 @@ cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch, gint64 height,
         memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
         break;
       }
+      case CBI_OP_CONV_TRANSPOSE:
+        if (!cbi_infer_conv_transpose (graph, n, shapes, error))
+          return FALSE;
+        break;
       case CBI_OP_MAX_POOL:
       case CBI_OP_AVERAGE_POOL:
         shapes[n->output][0] = shapes[n->inputs[0]][0];

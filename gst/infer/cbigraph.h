@@ -40,6 +40,7 @@ typedef enum
   CBI_OP_AVERAGE_POOL,
   CBI_OP_RESIZE,
   CBI_OP_CONCAT,
+  CBI_OP_CONV_TRANSPOSE,
 } CbiOpType;
 
 /**
@@ -69,6 +70,7 @@ typedef struct
   gint64 group;
   gint64 kernel[2];             /* pooling only: conv kernels are weights */
   gboolean count_include_pad;   /* average pooling */
+  gint64 output_padding[2];     /* ConvTranspose */
 } CbiConvAttrs;
 
 typedef struct

@@ -290,9 +290,9 @@ cbi_onnx_conv_attrs (const Onnx__NodeProto * n, const CbiTensorInfo * w,
   gint64 kernel[2] = { w->dims[2], w->dims[3] };
   guint i;
 
+  memset (c, 0, sizeof (*c));
   c->strides[0] = c->strides[1] = 1;
   c->dilations[0] = c->dilations[1] = 1;
-  memset (c->pads, 0, sizeof (c->pads));
   c->group = group && group->has_i ? group->i : 1;
   if (!cbi_onnx_ints (n, "strides", 2, c->strides, error)
       || !cbi_onnx_ints (n, "dilations", 2, c->dilations, error)
@@ -318,6 +318,27 @@ cbi_onnx_float (const Onnx__NodeProto * n, const gchar * name, gfloat def)
   const Onnx__AttributeProto *a = cbi_onnx_attr (n, name);
 
   return a && a->has_f ? a->f : def;
+}
+
+/* What ConvTranspose adds to Conv's attributes: output_padding, within
+ * the end padding; no group, no output_shape. */
+static gboolean
+cbi_onnx_transpose_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
+    GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  gint d;
+
+  if (c->group != 1 || cbi_onnx_attr (n, "output_shape"))
+    return cbi_onnx_fail (error, "node %s (ConvTranspose): group and "
+        "output_shape are not supported", name);
+  if (!cbi_onnx_ints (n, "output_padding", 2, c->output_padding, error))
+    return FALSE;
+  for (d = 0; d < 2; d++)
+    if (c->output_padding[d] < 0 || c->output_padding[d] > c->pads[d + 2])
+      return cbi_onnx_fail (error, "node %s (ConvTranspose): "
+          "output_padding beyond the end padding is not supported", name);
+  return TRUE;
 }
 
 /* Input @i of @n: its tensor index, -1 for an absent optional input. */
@@ -595,7 +616,7 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   gint inputs[CBI_MAX_NODE_INPUTS], output, index;
   gfloat alpha = 0.0f, beta = 0.0f;
   CbiResizeMode mode = CBI_RESIZE_NEAREST;
-  CbiConvAttrs conv;
+  CbiConvAttrs conv = { {0,}, };
   CbiOpType type = CBI_OP_IDENTITY;
   guint n_inputs, i;
 
@@ -615,6 +636,9 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     return cbi_onnx_add_constant (im, n->output[0], v->t, error);
   } else if (strcmp (op, "Conv") == 0) {
     type = CBI_OP_CONV;
+    n_inputs = MIN (n->n_input, 3);
+  } else if (strcmp (op, "ConvTranspose") == 0) {
+    type = CBI_OP_CONV_TRANSPOSE;
     n_inputs = MIN (n->n_input, 3);
   } else if (strcmp (op, "Add") == 0 || strcmp (op, "Sub") == 0
       || strcmp (op, "Mul") == 0 || strcmp (op, "Div") == 0) {
@@ -670,7 +694,8 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
           "activation", name, i);
 
 
-  if (type == CBI_OP_CONV) {
+  if (type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE) {
+    gboolean transpose = type == CBI_OP_CONV_TRANSPOSE;
     const CbiTensorInfo *w = n_inputs > 1 && inputs[1] >= 0 ?
         cbi_graph_tensor (im->graph, inputs[1]) : NULL;
     const CbiTensorInfo *b = n_inputs > 2 && inputs[2] >= 0 ?
@@ -678,18 +703,22 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     if (w == NULL || w->data == NULL || w->n_dims != 4)
       return cbi_onnx_fail (error, "node %s (Conv): the weights must be a "
           "4-D constant (2-D convolution)", name);
-    if (b && (b->data == NULL || b->n_dims != 1 || b->dims[0] != w->dims[0]))
-      return cbi_onnx_fail (error, "node %s (Conv): the bias must be a "
-          "constant of %" G_GINT64_FORMAT " values", name, w->dims[0]);
+    if (b && (b->data == NULL || b->n_dims != 1
+            || b->dims[0] != w->dims[transpose ? 1 : 0]))
+      return cbi_onnx_fail (error, "node %s (%s): the bias must be a "
+          "constant of %" G_GINT64_FORMAT " values", name, op,
+          w->dims[transpose ? 1 : 0]);
     if (!cbi_onnx_conv_attrs (n, w, &conv, error))
+      return FALSE;
+    if (transpose && !cbi_onnx_transpose_attrs (n, &conv, error))
       return FALSE;
   }
 
   if (!cbi_onnx_add (im, n->output[0], 4, any, NULL, &output, error))
     return FALSE;
   index = cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
-      type == CBI_OP_CONV || type == CBI_OP_MAX_POOL
-      || type == CBI_OP_AVERAGE_POOL ? &conv : NULL);
+      type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE
+      || type == CBI_OP_MAX_POOL || type == CBI_OP_AVERAGE_POOL ? &conv : NULL);
   cbi_graph_node (im->graph, index)->alpha = alpha;
   cbi_graph_node (im->graph, index)->beta = beta;
   cbi_graph_node (im->graph, index)->mode = mode;

@@ -29,6 +29,9 @@ every run; the tests use the committed files and never run this script.
   MaxPool 2x2, Conv, Relu, Resize x2 nearest; the pooled map Resized x2
   linear (Upsample-style constant scales); Concat of the three along the
   channels; AveragePool 3x3 (pads 1); a 1x1 Conv.
+- upconv.onnx, upconv.in.bin, upconv.out.bin: Conv stride 2, Relu,
+  ConvTranspose stride 2 (pads 1, output_padding 1) back to the frame size,
+  then a 1x1 Conv, as in style-transfer decoders.
 - bad-sub-from-constant.onnx: Sub with the constant first.
 - bad-bn-alone.onnx: a BatchNormalization straight on the input.
 - conv-external.onnx + conv-external.bin: the same model with its first
@@ -220,6 +223,28 @@ def unet_model():
     return model(nodes, inits)
 
 
+def upconv_model():
+    w1 = (rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    b1 = (rng.standard_normal(8) * 0.1).astype(np.float32)
+    wt = (rng.standard_normal((8, 6, 3, 3)) * 0.3).astype(np.float32)
+    bt = (rng.standard_normal(6) * 0.1).astype(np.float32)
+    wo = (rng.standard_normal((3, 6, 1, 1)) * 0.3).astype(np.float32)
+    bo = np.array([0.5, 0.5, 0.5], dtype=np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1", "b1"], ["c"], name="down",
+                         pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("ConvTranspose", ["r", "wt", "bt"], ["u"],
+                         name="up", strides=[2, 2], pads=[1, 1, 1, 1],
+                         output_padding=[1, 1]),
+        helper.make_node("Conv", ["u", "wo", "bo"], ["output"], name="out"),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in (
+        (w1, "w1"), (b1, "b1"), (wt, "wt"), (bt, "bt"), (wo, "wo"),
+        (bo, "bo"))]
+    return model(nodes, inits)
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -235,6 +260,9 @@ def main():
     unet = unet_model()
     save(unet, "unet.onnx")
     write_reference(unet, "unet")
+    upconv = upconv_model()
+    save(upconv, "upconv.onnx")
+    write_reference(upconv, "upconv")
     bn, bn_inits = conv_bn_model()
     save(bn, "conv-bn.onnx")
     write_reference(bn, "conv-bn")

@@ -482,37 +482,49 @@ done:
   return ok;
 }
 
+/* A primitive for @op_desc, with the eltwise steps of @post from @skip on
+ * as post-ops, reading @inputs and writing activation @out. */
+static gboolean
+cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
+    const CbiNode * post, guint skip, const dnnl_exec_arg_t * inputs,
+    gint n_inputs, gint out, CbiPool * pool, guint64 * workspace,
+    GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  gboolean ok;
+
+  ok = cbi_cpu_attr (post, skip, &attr, error)
+      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
+          cpu->engine, NULL), "primitive desc")
+      && cbi_cpu_finish (cpu, plan, pool, pd, inputs, n_inputs, out,
+      workspace, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
 static gboolean
 cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
     CbiPool * pool, guint64 * workspace, GError ** error)
 {
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
   CbiCpuEltwise steps[2];
   dnnl_eltwise_desc_t desc;
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_attr_t attr = NULL;
-  gboolean ok = FALSE;
 
   if (cbi_cpu_eltwise_steps (n, steps) == 0) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is not "
         "supported by the CPU backend", n->name, cbi_op_type_name (n->op));
     return FALSE;
   }
-  if (DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
-              dnnl_forward_inference, steps[0].alg, &plan->mds[n->inputs[0]],
-              steps[0].alpha, steps[0].beta), "eltwise desc")
-      && cbi_cpu_attr (n, 1, &attr, error)
-      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
-              cpu->engine, NULL), "eltwise primitive desc")) {
-    dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]}
-    };
-    ok = cbi_cpu_finish (cpu, plan, pool, pd, args, 1, n->output, workspace,
-        error);
-  }
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  if (attr)
-    dnnl_primitive_attr_destroy (attr);
-  return ok;
+  /* the first step is the primitive, a second one its post-op */
+  return DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
+          dnnl_forward_inference, steps[0].alg, &plan->mds[n->inputs[0]],
+          steps[0].alpha, steps[0].beta), "eltwise desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, 1, args, 1, n->output, pool,
+      workspace, error);
 }
 
 /* A copy of activation @t in layout @md, for a primitive that needs its
@@ -576,56 +588,22 @@ cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   dnnl_alg_kind_t alg = n->op == CBI_OP_ADD ? dnnl_binary_add :
       n->op == CBI_OP_SUB ? dnnl_binary_sub :
       n->op == CBI_OP_MUL ? dnnl_binary_mul : dnnl_binary_div;
+  dnnl_exec_arg_t args[2];
   dnnl_memory_desc_t b_md;
-  dnnl_memory_t b;
   dnnl_binary_desc_t desc;
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_attr_t attr = NULL;
-  gboolean ok = FALSE;
 
-  b = cbi_cpu_second_operand (cpu, plan, pool, graph, n, &b_md, error);
-  if (b && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
-          "binary desc")
-      && cbi_cpu_attr (post, 0, &attr, error)
-      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
-              cpu->engine, NULL), "binary primitive desc")) {
-    dnnl_exec_arg_t args[2] = {
-      {DNNL_ARG_SRC_0, plan->mems[n->inputs[0]]},
-      {DNNL_ARG_SRC_1, b},
-    };
-    ok = cbi_cpu_finish (cpu, plan, pool, pd, args, 2,
-        post ? post->output : n->output, workspace, error);
-  }
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  if (attr)
-    dnnl_primitive_attr_destroy (attr);
-  return ok;
+  args[0].arg = DNNL_ARG_SRC_0;
+  args[0].memory = plan->mems[n->inputs[0]];
+  args[1].arg = DNNL_ARG_SRC_1;
+  args[1].memory = cbi_cpu_second_operand (cpu, plan, pool, graph, n, &b_md,
+      error);
+  return args[1].memory
+      && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
+      "binary desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, 2,
+      post ? post->output : n->output, pool, workspace, error);
 }
 
-/* A primitive from @op_desc whose output is a new activation of
- * @dims in the layout oneDNN prefers. */
-static gboolean
-cbi_cpu_plan_simple (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
-    const_dnnl_op_desc_t op_desc, const dnnl_exec_arg_t * inputs,
-    gint n_inputs, CbiPool * pool, guint64 * workspace, const gchar * what,
-    GError ** error)
-{
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_attr_t attr = NULL;
-  gboolean ok;
-
-  ok = cbi_cpu_attr (NULL, 0, &attr, error)
-      && cbi_dnnl_check (dnnl_primitive_desc_create (&pd, op_desc, attr,
-          cpu->engine, NULL), what, __FILE__, __LINE__, error)
-      && cbi_cpu_finish (cpu, plan, pool, pd, inputs, n_inputs, n->output,
-      workspace, error);
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  if (attr)
-    dnnl_primitive_attr_destroy (attr);
-  return ok;
-}
 
 static gboolean
 cbi_cpu_any_md (dnnl_memory_desc_t * md, const gint64 * shape, GError ** error)
@@ -657,8 +635,8 @@ cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
       && DNNL_CHECK (dnnl_pooling_v2_forward_desc_init (&desc,
           dnnl_forward_inference, alg, &plan->mds[n->inputs[0]], &dst,
           strides, kernel, dil, pad_l, pad_r), "pooling desc")
-      && cbi_cpu_plan_simple (cpu, plan, n, &desc, args, 1, pool, workspace,
-      "pooling primitive desc", error);
+      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output,
+      pool, workspace, error);
 }
 
 static gboolean
@@ -676,8 +654,8 @@ cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
       && DNNL_CHECK (dnnl_resampling_forward_desc_init (&desc,
           dnnl_forward_inference, alg, factors, &plan->mds[n->inputs[0]],
           &dst), "resampling desc")
-      && cbi_cpu_plan_simple (cpu, plan, n, &desc, args, 1, pool, workspace,
-      "resampling primitive desc", error);
+      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output,
+      pool, workspace, error);
 }
 
 static gboolean

@@ -6,6 +6,7 @@
 
 #include "cbiengine.h"
 #include "cbierror.h"
+#include "cbitestframes.h"
 
 /* An allocator that counts what it hands out, to prove the pool gives
  * everything back. */
@@ -373,26 +374,12 @@ run_step_edge (CbiEngine * e, guint slots, guint8 * row_out, CbiBatchReport * r)
   const guint8 *in[1] = { in_px };
   guint8 *out[1] = { out_px };
   const gint stride[1] = { 24 };
-  CbiFrameBatch b = { 0, };
+  CbiFrameBatch b = cbi_test_rgb_batch (8, 8, slots, in, out, stride);
   guint x, y;
 
   for (y = 0; y < 8; y++)
     for (x = 0; x < 8; x++)
       memset (in_px + (y * 8 + x) * 3, x < 4 ? 0 : 255, 3);
-  b.width = b.height = 8;
-  b.pixel_stride = 3;
-  b.rgb_offset[0] = 0;
-  b.rgb_offset[1] = 1;
-  b.rgb_offset[2] = 2;
-  b.extra_offset = -1;
-  b.scale[0] = b.scale[1] = b.scale[2] = 1.0f / 255.0f;
-  b.n_frames = 1;
-  b.n_slots = slots;
-  b.pad_mode = CBI_PAD_REPEAT_LAST;
-  b.in = in;
-  b.in_stride = stride;
-  b.out = out;
-  b.out_stride = stride;
   fail_unless (cbi_engine_run (e, &b, r, NULL));
   for (x = 0; x < 8; x++)
     row_out[x] = out_px[(4 * 8 + x) * 3 + 1];
@@ -436,28 +423,11 @@ GST_START_TEST (test_engine_replans_only_for_a_new_shape)
 
 GST_END_TEST;
 
-/* An RGB layout of @w x @h for warm-up, in batches of @slots. */
-static CbiFrameBatch
-rgb_layout (guint w, guint h, guint slots)
-{
-  CbiFrameBatch b = { 0, };
-
-  b.width = w;
-  b.height = h;
-  b.pixel_stride = 3;
-  b.rgb_offset[0] = 0;
-  b.rgb_offset[1] = 1;
-  b.rgb_offset[2] = 2;
-  b.extra_offset = -1;
-  b.scale[0] = b.scale[1] = b.scale[2] = 1.0f / 255.0f;
-  b.n_slots = slots;
-  return b;
-}
 
 GST_START_TEST (test_warmup_leaves_the_next_batch_without_fresh_memory)
 {
   CbiEngine *e = cpu_engine (0);
-  CbiFrameBatch layout = rgb_layout (8, 8, 4);
+  CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
   CbiBatchReport w, r;
   guint8 row[8];
 
@@ -478,7 +448,8 @@ GST_END_TEST;
 GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
 {
   CbiEngine *e = cpu_engine (10000);
-  CbiFrameBatch big = rgb_layout (64, 64, 4), small = rgb_layout (4, 4, 1);
+  CbiFrameBatch big = cbi_test_rgb_batch (64, 64, 4, NULL, NULL, NULL);
+  CbiFrameBatch small = cbi_test_rgb_batch (4, 4, 1, NULL, NULL, NULL);
   CbiBatchReport w;
   CbiPoolStats s;
   GError *err = NULL;

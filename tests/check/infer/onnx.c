@@ -7,6 +7,7 @@
 #include "cbiengine.h"
 #include "cbierror.h"
 #include "cbionnx.h"
+#include "cbitestframes.h"
 
 #define FRAME_W 8
 #define FRAME_H 6
@@ -53,7 +54,8 @@ check_against_reference (CbiGraph * graph, const gchar * stem)
   const guint8 *ins[1] = { in };
   guint8 *outs[1] = { out };
   const gint stride[1] = { FRAME_W * 3 };
-  CbiFrameBatch b = { 0, };
+  CbiFrameBatch b = cbi_test_rgb_batch (FRAME_W, FRAME_H, 4, ins, outs,
+      stride);
   CbiBatchReport r;
   gboolean fallback;
   GError *err = NULL;
@@ -62,21 +64,6 @@ check_against_reference (CbiGraph * graph, const gchar * stem)
 
   e = cbi_engine_new (graph, CBI_BACKEND_CPU, 0, 0, &fallback, &err);
   fail_unless (e != NULL, "%s", err ? err->message : "");
-  b.width = FRAME_W;
-  b.height = FRAME_H;
-  b.pixel_stride = 3;
-  b.rgb_offset[0] = 0;
-  b.rgb_offset[1] = 1;
-  b.rgb_offset[2] = 2;
-  b.extra_offset = -1;
-  b.scale[0] = b.scale[1] = b.scale[2] = 1.0f / 255.0f;
-  b.n_frames = 1;
-  b.n_slots = 4;
-  b.pad_mode = CBI_PAD_REPEAT_LAST;
-  b.in = ins;
-  b.in_stride = stride;
-  b.out = outs;
-  b.out_stride = stride;
   fail_unless (cbi_engine_run (e, &b, &r, &err), "%s", err ? err->message : "");
   for (i = 0; i < size; i++)
     fail_unless (ABS ((gint) out[i] - (gint) expected[i]) <= 1,

@@ -8,7 +8,7 @@
  * machine.
  *
  *   first-last-batch [--frames 120] [--batch 16] [--width 640]
- *                    [--height 480] [--backend cpu]
+ *                    [--height 480] [--backend cpu] [--model file.onnx]
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -118,7 +118,7 @@ int
 main (int argc, char **argv)
 {
   gint frames = 120, batch = 16, width = 640, height = 480;
-  gchar *backend = NULL;
+  gchar *backend = NULL, *model = NULL, *model_prop;
   GOptionEntry entries[] = {
     {"frames", 0, 0, G_OPTION_ARG_INT, &frames, "Frames per run", "N"},
     {"batch", 0, 0, G_OPTION_ARG_INT, &batch, "Batch size", "N"},
@@ -126,6 +126,8 @@ main (int argc, char **argv)
     {"height", 0, 0, G_OPTION_ARG_INT, &height, "Frame height", "H"},
     {"backend", 0, 0, G_OPTION_ARG_STRING, &backend, "cpu, cuda or auto",
         "NAME"},
+    {"model", 0, 0, G_OPTION_ARG_FILENAME, &model,
+        "ONNX model (default: the embedded one)", "FILE"},
     {NULL}
   };
   static const struct
@@ -151,13 +153,14 @@ main (int argc, char **argv)
     return 2;
   }
   g_option_context_free (ctx);
+  model_prop = model ? g_strdup_printf ("model=\"%s\"", model) : g_strdup ("");
 
   for (c = 0; c < G_N_ELEMENTS (configs); c++) {
     gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%d "
         "pattern=ball ! video/x-raw,format=RGB,width=%d,height=%d,"
-        "framerate=30/1 ! cudabatchinfer name=infer batch=%d backend=%s %s "
+        "framerate=30/1 ! cudabatchinfer name=infer batch=%d backend=%s %s %s "
         "! fakesink", frames, width, height, batch, backend ? backend : "auto",
-        configs[c].props);
+        model_prop, configs[c].props);
     memset (&runs[c], 0, sizeof (Run));
     wall[c] = run_pipeline (desc, &runs[c]);
     g_free (desc);
@@ -168,8 +171,9 @@ main (int argc, char **argv)
     n_batches = MAX (n_batches, runs[c].n);
   }
 
-  g_print ("%d frames of %dx%d at batch %d: engine time per batch in ms "
-      "(fresh allocations; * = re-planned)\n\n", frames, width, height, batch);
+  g_print ("%d frames of %dx%d at batch %d, %s: engine time per batch in ms "
+      "(fresh allocations; * = re-planned)\n\n", frames, width, height, batch,
+      model ? model : "embedded model");
   g_print ("%-6s", "batch");
   for (c = 0; c < G_N_ELEMENTS (configs); c++)
     g_print ("  %22s", configs[c].name);
@@ -203,5 +207,7 @@ main (int argc, char **argv)
   g_print ("\n'fresh after' counts allocations in real batches (the warm-up "
       "is not one); 'wall' is NULL to EOS, warm-up included.\n");
   g_free (backend);
+  g_free (model);
+  g_free (model_prop);
   return 0;
 }

@@ -15,6 +15,7 @@ every run; the tests use the committed files and never run this script.
   with mean (0.5, 0.4, 0.3) and std (0.2, 0.25, 0.3) in the model's
   channel order, mapped back the inverse way: what the element's
   input-mean, input-std and channel-order=bgr must give.
+- conv-fixed.onnx: conv-relu.onnx with a fixed 8x6 input size.
 - eltwise.onnx, eltwise.in.bin, eltwise.out.bin: a Conv followed by every
   element-wise op the engine takes (LeakyRelu fused into the Conv, Sigmoid
   and Tanh on one tensor, their Add, HardSigmoid, HardSwish, Elu, Clip with
@@ -250,6 +251,10 @@ def main():
     save(good, "conv-relu.onnx")
     write_reference(good, "conv-relu")
     write_normalized_reference(good, "conv-relu")
+    fixed = model(conv_relu_nodes(), conv_relu_inits(), inputs=[
+        helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                      ["N", 3, 6, 8])])
+    save(fixed, "conv-fixed.onnx")
     zoo = eltwise_model()
     save(zoo, "eltwise.onnx")
     write_reference(zoo, "eltwise")

@@ -1000,6 +1000,57 @@ GST_START_TEST (test_an_input_std_of_zero_fails_the_start)
 
 GST_END_TEST;
 
+GST_START_TEST (test_a_fixed_size_model_warms_up_on_ready_to_paused)
+{
+  gchar *props = g_strdup_printf ("batch=2 model=%s/conv-fixed.onnx",
+      CBI_TEST_MODELS_DIR);
+  GstBus *bus;
+  GstHarness *h = harness_new (props, &bus);
+  GstBuffer *out;
+
+  /* no warmup-caps: the model's 8x6 was enough, inside harness_new */
+  fail_unless_equals_int (count_messages (bus, "cudabatchinfer-warmup"), 1);
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=8,height=6,framerate=30/1");
+  fail_unless_equals_int (count_messages (bus, "cudabatchinfer-warmup"), 0);
+  fail_unless_equals_int (gst_harness_push (h, make_frame (0, 8, 6, 3)),
+      GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  out = pull_frame (h, 0);
+  fail_unless (meta_of (out)->warmed_up);
+  fail_unless_equals_uint64 (meta_of (out)->fresh_allocations, 0);
+  gst_buffer_unref (out);
+  harness_free (h, bus);
+  g_free (props);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_of_another_size_than_a_fixed_model_are_refused)
+{
+  gchar *props = g_strdup_printf ("batch=2 model=%s/conv-fixed.onnx",
+      CBI_TEST_MODELS_DIR);
+  GstBus *bus;
+  GstHarness *h = harness_new (props, &bus);
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  fail_unless_equals_int (gst_harness_push (h, make_frame (0, W, H, 3)),
+      GST_FLOW_NOT_NEGOTIATED);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "cannot take 32x24 frames") != NULL,
+      "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  harness_free (h, bus);
+  g_free (props);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_bad_model_file_fails_the_start_with_the_reason)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
@@ -1145,6 +1196,8 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
   tcase_add_test (tc, test_an_onnx_model_file_runs_with_warmup_and_padding);
   tcase_add_test (tc, test_a_bad_model_file_fails_the_start_with_the_reason);
+  tcase_add_test (tc, test_a_fixed_size_model_warms_up_on_ready_to_paused);
+  tcase_add_test (tc, test_caps_of_another_size_than_a_fixed_model_are_refused);
   tcase_add_test (tc, test_input_mean_std_and_bgr_order_match_the_reference);
   tcase_add_test (tc, test_an_input_std_of_zero_fails_the_start);
   tcase_add_test (tc,

@@ -455,8 +455,9 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * GstCudaBatchInfer:batch-timeout:
    *
    * For live sources: when the oldest pending frame has waited this long
-   * since its running time on the pipeline clock (or since it reached the
-   * element, if that is later), the partial batch is padded and processed.
+   * since its running time on the pipeline clock, or since it reached the
+   * element if that was earlier (a source running ahead of the clock), the
+   * partial batch is padded and processed.
    * 0 waits for a full batch.
    *
    * Since: 1.0

@@ -26,11 +26,24 @@ typedef struct
 
 #define CBI_MAX_ARGS (CBI_MAX_NODE_INPUTS + 2)
 
+/* Pad, which oneDNN has no primitive for: plain NCHW in and out. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 n, c, h, w;            /* of the source */
+  gint64 top, left, bottom, right;
+  CbiPadFill fill;
+  gfloat value;
+} CbiCpuPad;
+
+/* A oneDNN primitive with its arguments, or (prim NULL) a pad. */
 typedef struct
 {
   dnnl_primitive_t prim;
   gint n_args;
   dnnl_exec_arg_t args[CBI_MAX_ARGS];
+  CbiCpuPad *pad;
 } CbiCpuStep;
 
 typedef struct
@@ -108,8 +121,12 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool)
   CbiCpuPlan *plan = p;
   guint i;
 
-  for (i = 0; i < plan->steps->len; i++)
-    dnnl_primitive_destroy (g_array_index (plan->steps, CbiCpuStep, i).prim);
+  for (i = 0; i < plan->steps->len; i++) {
+    CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
+    if (step->prim)
+      dnnl_primitive_destroy (step->prim);
+    g_free (step->pad);
+  }
   for (i = 0; i < plan->memories->len; i++)
     dnnl_memory_destroy (g_ptr_array_index (plan->memories, i));
   for (i = 0; i < plan->blocks->len; i++)
@@ -687,6 +704,48 @@ cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
   return ok;
 }
 
+static gboolean
+cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    gint64 (*shapes)[4], CbiPool * pool, GError ** error)
+{
+  const gint64 *x = shapes[n->inputs[0]];
+  dnnl_memory_desc_t in_md, out_md;
+  dnnl_memory_t in, out;
+  CbiCpuStep step = { NULL, 0, };
+  CbiCpuPad *pad;
+
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&in_md, 4, x, dnnl_f32,
+              dnnl_nchw), "pad input desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&out_md, 4,
+              shapes[n->output], dnnl_f32, dnnl_nchw), "pad output desc"))
+    return FALSE;
+  in = plan->mems[n->inputs[0]];
+  if (!dnnl_memory_desc_equal (&in_md, &plan->mds[n->inputs[0]]))
+    in = cbi_cpu_reordered (cpu, plan, pool, n->inputs[0], &in_md, error);
+  out = in ? cbi_cpu_activation (cpu, plan, pool, n->output, &out_md,
+      error) : NULL;
+  if (out == NULL)
+    return FALSE;
+  plan->mds[n->output] = out_md;
+  plan->mems[n->output] = out;
+
+  pad = step.pad = g_new0 (CbiCpuPad, 1);
+  dnnl_memory_get_data_handle (in, (void **) &pad->src);
+  dnnl_memory_get_data_handle (out, (void **) &pad->dst);
+  pad->n = x[0];
+  pad->c = x[1];
+  pad->h = x[2];
+  pad->w = x[3];
+  pad->top = n->conv.pads[0];
+  pad->left = n->conv.pads[1];
+  pad->bottom = n->conv.pads[2];
+  pad->right = n->conv.pads[3];
+  pad->fill = n->mode;
+  pad->value = n->alpha;
+  g_array_append_val (plan->steps, step);
+  return TRUE;
+}
+
 /* The graph's output must be NCHW for unpacking; a blocked one gets a
  * reorder step. */
 static gboolean
@@ -801,6 +860,8 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
       ok = cbi_cpu_plan_resize (cpu, plan, n, shapes, pool, workspace, error);
     else if (n->op == CBI_OP_CONCAT)
       ok = cbi_cpu_plan_concat (cpu, plan, n, shapes, pool, workspace, error);
+    else if (n->op == CBI_OP_PAD)
+      ok = cbi_cpu_plan_pad (cpu, plan, n, shapes, pool, error);
     else
       ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
     if (!ok)
@@ -844,6 +905,41 @@ cbi_cpu_upload (CbiBackend * backend, gpointer p, const CbiFrameBatch * batch,
   return TRUE;
 }
 
+/* The source index for output index @i of a padded axis of @size. */
+static inline gint64
+cbi_cpu_pad_index (gint64 i, gint64 size, CbiPadFill fill)
+{
+  if (i >= 0 && i < size)
+    return i;
+  if (fill == CBI_PAD_FILL_REFLECT)
+    return i < 0 ? -i : 2 * (size - 1) - i;
+  if (fill == CBI_PAD_FILL_EDGE)
+    return i < 0 ? 0 : size - 1;
+  return -1;                    /* constant */
+}
+
+static void
+cbi_cpu_run_pad (const CbiCpuPad * p)
+{
+  const gint64 oh = p->h + p->top + p->bottom, ow = p->w + p->left + p->right;
+  const gint64 planes = p->n * p->c;
+  gint64 plane;
+
+#pragma omp parallel for schedule(static)
+  for (plane = 0; plane < planes; plane++) {
+    const gfloat *src = p->src + plane * p->h * p->w;
+    gfloat *dst = p->dst + plane * oh * ow;
+    gint64 y, x;
+    for (y = 0; y < oh; y++) {
+      gint64 sy = cbi_cpu_pad_index (y - p->top, p->h, p->fill);
+      for (x = 0; x < ow; x++) {
+        gint64 sx = cbi_cpu_pad_index (x - p->left, p->w, p->fill);
+        dst[y * ow + x] = sy < 0 || sx < 0 ? p->value : src[sy * p->w + sx];
+      }
+    }
+  }
+}
+
 static gboolean
 cbi_cpu_compute (CbiBackend * backend, gpointer p, GError ** error)
 {
@@ -853,9 +949,15 @@ cbi_cpu_compute (CbiBackend * backend, gpointer p, GError ** error)
 
   for (i = 0; i < plan->steps->len; i++) {
     CbiCpuStep *s = &g_array_index (plan->steps, CbiCpuStep, i);
-    if (!DNNL_CHECK (dnnl_primitive_execute (s->prim, cpu->stream, s->n_args,
-                s->args), "dnnl_primitive_execute"))
+    if (s->pad) {
+      /* our own loop reads what the primitives before it wrote */
+      if (!DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait"))
+        return FALSE;
+      cbi_cpu_run_pad (s->pad);
+    } else if (!DNNL_CHECK (dnnl_primitive_execute (s->prim, cpu->stream,
+                s->n_args, s->args), "dnnl_primitive_execute")) {
       return FALSE;
+    }
   }
   return DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
 }

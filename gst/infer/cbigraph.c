@@ -134,6 +134,8 @@ cbi_op_type_name (CbiOpType op)
       return "Concat";
     case CBI_OP_CONV_TRANSPOSE:
       return "ConvTranspose";
+    case CBI_OP_PAD:
+      return "Pad";
   }
   return "unknown";
 }
@@ -347,6 +349,24 @@ cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch, gint64 height,
         if (!cbi_infer_conv_transpose (graph, n, shapes, error))
           return FALSE;
         break;
+      case CBI_OP_PAD:{
+        const gint64 *x = shapes[n->inputs[0]];
+        const gint64 *p = n->conv.pads;
+        gint64 *y = shapes[n->output];
+        /* a reflection needs something to reflect */
+        if (n->mode == CBI_PAD_FILL_REFLECT && (MAX (p[0], p[2]) >= x[2]
+                || MAX (p[1], p[3]) >= x[3])) {
+          g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (Pad): "
+              "reflecting %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " by more "
+              "than its size", n->name, x[3], x[2]);
+          return FALSE;
+        }
+        y[0] = x[0];
+        y[1] = x[1];
+        y[2] = x[2] + p[0] + p[2];
+        y[3] = x[3] + p[1] + p[3];
+        break;
+      }
       case CBI_OP_MAX_POOL:
       case CBI_OP_AVERAGE_POOL:
         shapes[n->output][0] = shapes[n->inputs[0]][0];

@@ -41,7 +41,21 @@ typedef enum
   CBI_OP_RESIZE,
   CBI_OP_CONCAT,
   CBI_OP_CONV_TRANSPOSE,
+  CBI_OP_PAD,
 } CbiOpType;
+
+/**
+ * CbiPadFill:
+ * @CBI_PAD_FILL_CONSTANT: the node's alpha
+ * @CBI_PAD_FILL_REFLECT: mirrored at the border, the border not repeated
+ * @CBI_PAD_FILL_EDGE: the border value repeated
+ */
+typedef enum
+{
+  CBI_PAD_FILL_CONSTANT,
+  CBI_PAD_FILL_REFLECT,
+  CBI_PAD_FILL_EDGE,
+} CbiPadFill;
 
 /**
  * CbiResizeMode:
@@ -81,9 +95,9 @@ typedef struct
   gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent */
   gint output;
   CbiConvAttrs conv;
-  gfloat alpha;                 /* RESIZE: the height scale */
+  gfloat alpha;                 /* RESIZE: the height scale; PAD: the value */
   gfloat beta;                  /* RESIZE: the width scale */
-  CbiResizeMode mode;
+  gint mode;                    /* RESIZE: a CbiResizeMode; PAD: a CbiPadFill */
 } CbiNode;
 
 typedef struct

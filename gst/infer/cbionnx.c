@@ -25,9 +25,14 @@ typedef struct
 {
   CbiGraph *graph;
   GHashTable *names;            /* tensor name -> index + 1 */
+  GHashTable *ints;             /* int64 constant name -> GArray of gint64 */
   const gchar *base_dir;
   const Onnx__GraphProto *onnx;
 } CbiImporter;
+
+/* int64 constants are only ever attributes in disguise (Pad's pads): a
+ * few values, kept out of the graph */
+#define CBI_ONNX_MAX_INTS 64
 
 /* *INDENT-OFF* */
 /* printf-like: the attribute lets -Wformat check every caller */
@@ -216,12 +221,52 @@ cbi_onnx_tensor_data (CbiImporter * im, const Onnx__TensorProto * t,
   return cbi_onnx_fail (error, "tensor %s has no data", name);
 }
 
+/* Keeps int64 constant @t (a handful of values) for the ops that read
+ * one. */
+static gboolean
+cbi_onnx_add_ints (CbiImporter * im, const gchar * name,
+    const Onnx__TensorProto * t, GError ** error)
+{
+  GArray *values;
+  gint64 count;
+  gsize i;
+
+  if (!cbi_onnx_count (cbi_onnx_name (name), t->dims, t->n_dims, &count, error))
+    return FALSE;
+  if (count > CBI_ONNX_MAX_INTS || (t->has_raw_data
+          && t->raw_data.len != (gsize) count * sizeof (gint64))
+      || (!t->has_raw_data && t->n_int64_data != (gsize) count))
+    return cbi_onnx_fail (error, "tensor %s: int64 constants of up to %d "
+        "values with matching data are supported", cbi_onnx_name (name),
+        CBI_ONNX_MAX_INTS);
+  if (name == NULL || cbi_onnx_lookup (im, name) >= 0
+      || g_hash_table_contains (im->ints, name))
+    return cbi_onnx_fail (error, "tensor name '%s' is empty or defined "
+        "twice", cbi_onnx_name (name));
+  values = g_array_sized_new (FALSE, FALSE, sizeof (gint64), count);
+  for (i = 0; i < (gsize) count; i++) {
+    gint64 v;
+    if (t->has_raw_data)
+      memcpy (&v, t->raw_data.data + i * sizeof (gint64), sizeof (gint64));
+    else
+      v = t->int64_data[i];
+    g_array_append_val (values, v);
+  }
+  g_hash_table_insert (im->ints, g_strdup (name), values);
+  return TRUE;
+}
+
 static gboolean
 cbi_onnx_add_constant (CbiImporter * im, const gchar * name,
     const Onnx__TensorProto * t, GError ** error)
 {
   gfloat *data;
   gint index;
+
+  if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+      && !(t->has_data_location
+          && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
+    return cbi_onnx_add_ints (im, name, t, error);
 
   if (!cbi_onnx_tensor_data (im, t, &data, error))
     return FALSE;
@@ -504,6 +549,49 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
   return ok;
 }
 
+/* Pad: pads from an int64 constant (opset 11 on) or an attribute, on
+ * height and width only; the constant value from a scalar input or the
+ * 'value' attribute. */
+static gboolean
+cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
+    gint * fill, gfloat * value, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "pads");
+  gchar *mode = cbi_onnx_string (n, "mode", "constant");
+  GArray *ints = n->n_input > 1 && n->input[1] ?
+      g_hash_table_lookup (im->ints, n->input[1]) : NULL;
+  const gint64 *pads = ints && ints->len == 8 ? (const gint64 *) ints->data :
+      attr && attr->n_ints == 8 ? attr->ints : NULL;
+  gboolean ok = TRUE;
+
+  memset (c, 0, sizeof (*c));
+  if (strcmp (mode, "constant") == 0)
+    *fill = CBI_PAD_FILL_CONSTANT;
+  else if (strcmp (mode, "reflect") == 0)
+    *fill = CBI_PAD_FILL_REFLECT;
+  else if (strcmp (mode, "edge") == 0)
+    *fill = CBI_PAD_FILL_EDGE;
+  else
+    ok = cbi_onnx_fail (error, "node %s (Pad): mode %s is not supported",
+        name, mode);
+  g_free (mode);
+  if (!ok)
+    return FALSE;
+  if (n->n_input > 3 && n->input[3] && *n->input[3])
+    return cbi_onnx_fail (error, "node %s (Pad): axes are not supported", name);
+  /* [N, C, H, W] begins, then ends */
+  if (pads == NULL || pads[0] || pads[1] || pads[4] || pads[5]
+      || pads[2] < 0 || pads[3] < 0 || pads[6] < 0 || pads[7] < 0)
+    return cbi_onnx_fail (error, "node %s (Pad): only constant, "
+        "non-negative pads of height and width are supported", name);
+  c->pads[0] = pads[2];
+  c->pads[1] = pads[3];
+  c->pads[2] = pads[6];
+  c->pads[3] = pads[7];
+  return cbi_onnx_clip_bound (im, n, 2, "value", 0.0f, value, error);
+}
+
 /* How many node inputs of the ONNX graph read @name. */
 static guint
 cbi_onnx_readers (CbiImporter * im, const gchar * name)
@@ -615,7 +703,7 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   const gint64 any[4] = { -1, -1, -1, -1 };
   gint inputs[CBI_MAX_NODE_INPUTS], output, index;
   gfloat alpha = 0.0f, beta = 0.0f;
-  CbiResizeMode mode = CBI_RESIZE_NEAREST;
+  gint mode = CBI_RESIZE_NEAREST;
   CbiConvAttrs conv = { {0,}, };
   CbiOpType type = CBI_OP_IDENTITY;
   guint n_inputs, i;
@@ -653,7 +741,13 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   } else if (strcmp (op, "Resize") == 0 || strcmp (op, "Upsample") == 0) {
     type = CBI_OP_RESIZE;
     n_inputs = 1;
-    if (!cbi_onnx_resize (im, n, &mode, &alpha, &beta, error))
+    if (!cbi_onnx_resize (im, n, (CbiResizeMode *) & mode, &alpha, &beta,
+            error))
+      return FALSE;
+  } else if (strcmp (op, "Pad") == 0) {
+    type = CBI_OP_PAD;
+    n_inputs = 1;
+    if (!cbi_onnx_pad (im, n, &conv, &mode, &alpha, error))
       return FALSE;
   } else if (strcmp (op, "Concat") == 0) {
     const Onnx__AttributeProto *axis = cbi_onnx_attr (n, "axis");
@@ -672,6 +766,12 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     return FALSE;
   }
 
+  /* an int64 constant anywhere but where Pad takes its pads */
+  for (i = 0; i < n->n_input; i++)
+    if (n->input[i] && g_hash_table_contains (im->ints, n->input[i])
+        && !(type == CBI_OP_PAD && i == 1))
+      return cbi_onnx_fail (error, "tensor %s has data type INT64; only "
+          "float32 is supported here (node %s)", n->input[i], name);
   for (i = 0; i < n_inputs; i++)
     inputs[i] = cbi_onnx_node_input (im, n, i);
   /* constant first: commutative ops swap, the others are refused */
@@ -718,7 +818,8 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     return FALSE;
   index = cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
       type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE
-      || type == CBI_OP_MAX_POOL || type == CBI_OP_AVERAGE_POOL ? &conv : NULL);
+      || type == CBI_OP_MAX_POOL || type == CBI_OP_AVERAGE_POOL
+      || type == CBI_OP_PAD ? &conv : NULL);
   cbi_graph_node (im->graph, index)->alpha = alpha;
   cbi_graph_node (im->graph, index)->beta = beta;
   cbi_graph_node (im->graph, index)->mode = mode;
@@ -748,7 +849,8 @@ cbi_onnx_sort (CbiImporter * im, const Onnx__GraphProto * g, GError ** error)
     const Onnx__NodeProto *n = g->node[i];
     for (j = 0; j < n->n_input; j++) {
       const gchar *in = n->input[j];
-      if (in == NULL || *in == '\0' || cbi_onnx_lookup (im, in) >= 0)
+      if (in == NULL || *in == '\0' || cbi_onnx_lookup (im, in) >= 0
+          || g_hash_table_contains (im->ints, in))
         continue;
       if (!g_hash_table_contains (producer, in)) {
         cbi_onnx_fail (error, "node %s reads '%s', which is no initializer, "
@@ -771,7 +873,8 @@ cbi_onnx_sort (CbiImporter * im, const Onnx__GraphProto * g, GError ** error)
       for (j = 0; j < n->n_input; j++) {
         guint p = GPOINTER_TO_UINT (g_hash_table_lookup (producer,
                 n->input[j] ? n->input[j] : ""));
-        if (p && cbi_onnx_lookup (im, n->input[j]) < 0 && done[p - 1])
+        if (p && cbi_onnx_lookup (im, n->input[j]) < 0
+            && !g_hash_table_contains (im->ints, n->input[j]) && done[p - 1])
           ready++;
       }
       if (ready == waiting[i]) {
@@ -867,7 +970,7 @@ CbiGraph *
 cbi_onnx_load_from_data (const guint8 * data, gsize size,
     const gchar * base_dir, GError ** error)
 {
-  CbiImporter im = { NULL, NULL, base_dir, NULL };
+  CbiImporter im = { NULL, NULL, NULL, base_dir, NULL };
   Onnx__ModelProto *m;
   const Onnx__GraphProto *g;
   guint *order = NULL;
@@ -882,6 +985,8 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
   }
   im.graph = cbi_graph_new ();
   im.names = g_hash_table_new (g_str_hash, g_str_equal);
+  im.ints = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) g_array_unref);
 
   ok = cbi_onnx_check_model (m, error);
   g = im.onnx = m->graph;
@@ -902,6 +1007,7 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
 
   g_free (order);
   g_hash_table_unref (im.names);
+  g_hash_table_unref (im.ints);
   onnx__model_proto__free_unpacked (m, NULL);
   if (!ok)
     g_clear_pointer (&im.graph, cbi_graph_free);

@@ -33,6 +33,9 @@ every run; the tests use the committed files and never run this script.
 - upconv.onnx, upconv.in.bin, upconv.out.bin: Conv stride 2, Relu,
   ConvTranspose stride 2 (pads 1, output_padding 1) back to the frame size,
   then a 1x1 Conv, as in style-transfer decoders.
+- pads.onnx, pads.in.bin, pads.out.bin: Pad reflect 1 then Conv 3x3
+  without padding (the style-transfer pattern), Relu, Pad edge 2 and Conv
+  5x5, Pad constant 0.25 and Conv 3x3; pads as int64 constants.
 - bad-sub-from-constant.onnx: Sub with the constant first.
 - bad-bn-alone.onnx: a BatchNormalization straight on the input.
 - conv-external.onnx + conv-external.bin: the same model with its first
@@ -246,6 +249,31 @@ def upconv_model():
     return model(nodes, inits)
 
 
+def pads_model():
+    def p(n):
+        return numpy_helper.from_array(
+            np.array([0, 0, n, n, 0, 0, n, n], dtype=np.int64), "p%d" % n)
+    w1 = (rng.standard_normal((6, 3, 3, 3)) * 0.5).astype(np.float32)
+    w2 = (rng.standard_normal((6, 6, 5, 5)) * 0.1).astype(np.float32)
+    w3 = (rng.standard_normal((3, 6, 3, 3)) * 0.1).astype(np.float32)
+    b3 = np.array([0.5, 0.5, 0.5], dtype=np.float32)
+    nodes = [
+        helper.make_node("Pad", ["image", "p1"], ["a"], name="reflect",
+                         mode="reflect"),
+        helper.make_node("Conv", ["a", "w1"], ["b"], name="conv1"),
+        helper.make_node("Relu", ["b"], ["c"], name="relu"),
+        helper.make_node("Pad", ["c", "p2"], ["d"], name="edge", mode="edge"),
+        helper.make_node("Conv", ["d", "w2"], ["e"], name="conv2"),
+        helper.make_node("Pad", ["e", "p1", "quarter"], ["f"], name="const"),
+        helper.make_node("Conv", ["f", "w3", "b3"], ["output"], name="conv3"),
+    ]
+    inits = [p(1), p(2), numpy_helper.from_array(
+        np.array(0.25, np.float32), "quarter")] + [
+        numpy_helper.from_array(a, n) for a, n in (
+            (w1, "w1"), (w2, "w2"), (w3, "w3"), (b3, "b3"))]
+    return model(nodes, inits)
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -268,6 +296,9 @@ def main():
     upconv = upconv_model()
     save(upconv, "upconv.onnx")
     write_reference(upconv, "upconv")
+    pads = pads_model()
+    save(pads, "pads.onnx")
+    write_reference(pads, "pads")
     bn, bn_inits = conv_bn_model()
     save(bn, "conv-bn.onnx")
     write_reference(bn, "conv-bn")

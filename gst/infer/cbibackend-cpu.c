@@ -746,6 +746,113 @@ cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
   return TRUE;
 }
 
+/* InstanceNormalization has no oneDNN primitive, but it is a batch
+ * normalization of the plain NCHW tensor seen as 1 x (N C) x H x W: every
+ * (frame, channel) plane gets its own statistics. */
+static gboolean
+cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
+    const CbiGraph * graph, const CbiNode * n, gint64 (*shapes)[4],
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const gint64 *x = shapes[n->inputs[0]];
+  const gfloat *gamma = cbi_graph_tensor (graph, n->inputs[1])->data;
+  const gfloat *beta = cbi_graph_tensor (graph, n->inputs[2])->data;
+  dnnl_dims_t view_dims = { 1, x[0] * x[1], x[2], x[3] };
+  dnnl_dims_t ss_dims = { 2, x[0] * x[1] };
+  dnnl_memory_desc_t md, view_md, ss_md;
+  dnnl_batch_normalization_desc_t desc;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_exec_arg_t args[CBI_MAX_ARGS];
+  dnnl_memory_t in, out, mem;
+  gpointer handle;
+  gfloat *ss;
+  gint n_args = 0, i;
+  gint64 p;
+  gboolean ok = FALSE;
+
+  if (cbi_graph_tensor (graph, n->inputs[1])->dims[0] != x[1]
+      || cbi_graph_tensor (graph, n->inputs[2])->dims[0] != x[1]) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
+        "(InstanceNormalization): scale and B need %" G_GINT64_FORMAT
+        " values", n->name, x[1]);
+    return FALSE;
+  }
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, x, dnnl_f32,
+              dnnl_nchw), "instance norm desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&view_md, 4, view_dims,
+              dnnl_f32, dnnl_nchw), "instance norm view")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&ss_md, 2, ss_dims,
+              dnnl_f32, dnnl_nc), "scale-shift desc"))
+    return FALSE;
+  in = plan->mems[n->inputs[0]];
+  if (!dnnl_memory_desc_equal (&md, &plan->mds[n->inputs[0]]))
+    in = cbi_cpu_reordered (cpu, plan, pool, n->inputs[0], &md, error);
+  out = in ? cbi_cpu_activation (cpu, plan, pool, n->output, &md, error) : NULL;
+  ss = out ? cbi_cpu_pool_alloc (plan, pool, 2 * x[0] * x[1] *
+      sizeof (gfloat), "instance norm scale and shift", error) : NULL;
+  if (ss == NULL)
+    return FALSE;
+  plan->mds[n->output] = md;
+  plan->mems[n->output] = out;
+  for (p = 0; p < x[0] * x[1]; p++) {
+    ss[p] = gamma[p % x[1]];
+    ss[x[0] * x[1] + p] = beta[p % x[1]];
+  }
+
+  if (!DNNL_CHECK (dnnl_batch_normalization_forward_desc_init (&desc,
+              dnnl_forward_inference, &view_md, n->alpha,
+              dnnl_use_scaleshift), "batch normalization desc")
+      || !cbi_cpu_attr (NULL, 0, &attr, error)
+      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
+              cpu->engine, NULL), "batch normalization primitive desc"))
+    goto done;
+
+  dnnl_memory_get_data_handle (in, &handle);
+  args[n_args].arg = DNNL_ARG_SRC;
+  if ((args[n_args++].memory = cbi_cpu_memory (cpu, plan, &view_md, handle,
+              error)) == NULL)
+    goto done;
+  dnnl_memory_get_data_handle (out, &handle);
+  args[n_args].arg = DNNL_ARG_DST;
+  if ((args[n_args++].memory = cbi_cpu_memory (cpu, plan, &view_md, handle,
+              error)) == NULL)
+    goto done;
+  args[n_args].arg = DNNL_ARG_SCALE_SHIFT;
+  if ((args[n_args++].memory = cbi_cpu_memory (cpu, plan, &ss_md, ss,
+              error)) == NULL)
+    goto done;
+  /* the statistics it computes are outputs too */
+  for (i = 1; i <= 2; i++) {
+    const dnnl_memory_desc_t *stat = dnnl_primitive_desc_query_md (pd,
+        dnnl_query_dst_md, i);
+    gpointer block;
+    if (stat == NULL || dnnl_memory_desc_get_size (stat) == 0)
+      continue;
+    block = cbi_cpu_pool_alloc (plan, pool, dnnl_memory_desc_get_size (stat),
+        "instance norm statistics", error);
+    mem = block ? cbi_cpu_memory (cpu, plan, stat, block, error) : NULL;
+    if (mem == NULL)
+      goto done;
+    args[n_args].arg = i == 1 ? DNNL_ARG_MEAN : DNNL_ARG_VARIANCE;
+    args[n_args++].memory = mem;
+  }
+  args[n_args].arg = DNNL_ARG_SCRATCHPAD;
+  if ((args[n_args++].memory = cbi_cpu_memory (cpu, plan,
+              cbi_cpu_scratchpad_md (pd), DNNL_MEMORY_NONE, error)) == NULL)
+    goto done;
+  *workspace = MAX (*workspace,
+      dnnl_memory_desc_get_size (cbi_cpu_scratchpad_md (pd)));
+  ok = cbi_cpu_add_step (plan, pd, args, n_args, error);
+
+done:
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
 /* The graph's output must be NCHW for unpacking; a blocked one gets a
  * reorder step. */
 static gboolean
@@ -862,6 +969,9 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
       ok = cbi_cpu_plan_concat (cpu, plan, n, shapes, pool, workspace, error);
     else if (n->op == CBI_OP_PAD)
       ok = cbi_cpu_plan_pad (cpu, plan, n, shapes, pool, error);
+    else if (n->op == CBI_OP_INSTANCE_NORM)
+      ok = cbi_cpu_plan_instance_norm (cpu, plan, graph, n, shapes, pool,
+          workspace, error);
     else
       ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
     if (!ok)

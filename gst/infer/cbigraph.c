@@ -136,6 +136,8 @@ cbi_op_type_name (CbiOpType op)
       return "ConvTranspose";
     case CBI_OP_PAD:
       return "Pad";
+    case CBI_OP_INSTANCE_NORM:
+      return "InstanceNormalization";
   }
   return "unknown";
 }

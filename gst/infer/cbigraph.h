@@ -42,6 +42,7 @@ typedef enum
   CBI_OP_CONCAT,
   CBI_OP_CONV_TRANSPOSE,
   CBI_OP_PAD,
+  CBI_OP_INSTANCE_NORM,
 } CbiOpType;
 
 /**
@@ -95,7 +96,8 @@ typedef struct
   gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent */
   gint output;
   CbiConvAttrs conv;
-  gfloat alpha;                 /* RESIZE: the height scale; PAD: the value */
+  gfloat alpha;                 /* RESIZE: the height scale; PAD: the value;
+                                 * INSTANCE_NORM: epsilon */
   gfloat beta;                  /* RESIZE: the width scale */
   gint mode;                    /* RESIZE: a CbiResizeMode; PAD: a CbiPadFill */
 } CbiNode;

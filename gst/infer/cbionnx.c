@@ -744,6 +744,10 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     if (!cbi_onnx_resize (im, n, (CbiResizeMode *) & mode, &alpha, &beta,
             error))
       return FALSE;
+  } else if (strcmp (op, "InstanceNormalization") == 0) {
+    type = CBI_OP_INSTANCE_NORM;
+    n_inputs = 3;
+    alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
   } else if (strcmp (op, "Pad") == 0) {
     type = CBI_OP_PAD;
     n_inputs = 1;
@@ -793,6 +797,16 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
       return cbi_onnx_fail (error, "node %s (Concat): input %u is not an "
           "activation", name, i);
 
+
+  if (type == CBI_OP_INSTANCE_NORM) {
+    for (i = 1; i < 3; i++) {
+      const CbiTensorInfo *t = inputs[i] >= 0 ?
+          cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+      if (t == NULL || t->data == NULL || t->n_dims != 1)
+        return cbi_onnx_fail (error, "node %s (InstanceNormalization): "
+            "scale and B must be 1-D constants", name);
+    }
+  }
 
   if (type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE) {
     gboolean transpose = type == CBI_OP_CONV_TRANSPOSE;

@@ -411,7 +411,8 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * BatchNormalization (after a Conv, folded into it), Relu,
    * LeakyRelu, Sigmoid, Tanh, Clip, Elu, HardSigmoid, HardSwish, Identity,
    * Add, Sub, Mul, Div (per-channel or scalar constants broadcast),
-   * ConvTranspose, Pad, MaxPool, AveragePool, Resize, Upsample, Concat
+   * ConvTranspose, Pad, InstanceNormalization, MaxPool, AveragePool,
+   * Resize, Upsample, Concat
    * (channels) and
    * Constant nodes whose input and output are
    * 3-channel images of the same size (batch, height and width may be

@@ -36,6 +36,10 @@ every run; the tests use the committed files and never run this script.
 - pads.onnx, pads.in.bin, pads.out.bin: Pad reflect 1 then Conv 3x3
   without padding (the style-transfer pattern), Relu, Pad edge 2 and Conv
   5x5, Pad constant 0.25 and Conv 3x3; pads as int64 constants.
+- style.onnx, style.in.bin, style.out.bin: a style-transfer-like net:
+  reflect Pad + Conv, InstanceNormalization, Relu, a stride-2 Conv and
+  InstanceNormalization, a residual block (Pad + Conv + InstanceNorm + Add),
+  ConvTranspose back up, reflect Pad + Conv to 3 channels, Sigmoid.
 - bad-sub-from-constant.onnx: Sub with the constant first.
 - bad-bn-alone.onnx: a BatchNormalization straight on the input.
 - conv-external.onnx + conv-external.bin: the same model with its first
@@ -274,6 +278,55 @@ def pads_model():
     return model(nodes, inits)
 
 
+def style_model():
+    def p(n):
+        return numpy_helper.from_array(
+            np.array([0, 0, n, n, 0, 0, n, n], dtype=np.int64), "p%d" % n)
+
+    def inorm(c, name):
+        g = rng.uniform(0.5, 1.5, c).astype(np.float32)
+        b = (rng.standard_normal(c) * 0.1).astype(np.float32)
+        return [numpy_helper.from_array(g, name + ".g"),
+                numpy_helper.from_array(b, name + ".b")]
+
+    w1 = (rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    w2 = (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)
+    wr = (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)
+    wt = (rng.standard_normal((8, 8, 3, 3)) * 0.2).astype(np.float32)
+    wo = (rng.standard_normal((3, 8, 3, 3)) * 0.2).astype(np.float32)
+    nodes = [
+        helper.make_node("Pad", ["image", "p1"], ["a0"], mode="reflect",
+                         name="pad1"),
+        helper.make_node("Conv", ["a0", "w1"], ["a1"], name="conv1"),
+        helper.make_node("InstanceNormalization", ["a1", "n1.g", "n1.b"],
+                         ["a2"], name="norm1"),
+        helper.make_node("Relu", ["a2"], ["a3"], name="relu1"),
+        helper.make_node("Conv", ["a3", "w2"], ["b1"], name="down",
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("InstanceNormalization", ["b1", "n2.g", "n2.b"],
+                         ["b2"], name="norm2", epsilon=1e-3),
+        helper.make_node("Relu", ["b2"], ["b3"], name="relu2"),
+        helper.make_node("Pad", ["b3", "p1"], ["r0"], mode="reflect",
+                         name="res_pad"),
+        helper.make_node("Conv", ["r0", "wr"], ["r1"], name="res_conv"),
+        helper.make_node("InstanceNormalization", ["r1", "n3.g", "n3.b"],
+                         ["r2"], name="res_norm"),
+        helper.make_node("Add", ["b3", "r2"], ["r3"], name="residual"),
+        helper.make_node("ConvTranspose", ["r3", "wt"], ["u1"], name="up",
+                         strides=[2, 2], pads=[1, 1, 1, 1],
+                         output_padding=[1, 1]),
+        helper.make_node("Relu", ["u1"], ["u2"], name="relu3"),
+        helper.make_node("Pad", ["u2", "p1"], ["o0"], mode="reflect",
+                         name="out_pad"),
+        helper.make_node("Conv", ["o0", "wo"], ["o1"], name="out_conv"),
+        helper.make_node("Sigmoid", ["o1"], ["output"], name="squash"),
+    ]
+    inits = [p(1)] + inorm(8, "n1") + inorm(8, "n2") + inorm(8, "n3") + [
+        numpy_helper.from_array(a, n) for a, n in (
+            (w1, "w1"), (w2, "w2"), (wr, "wr"), (wt, "wt"), (wo, "wo"))]
+    return model(nodes, inits)
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -299,6 +352,9 @@ def main():
     pads = pads_model()
     save(pads, "pads.onnx")
     write_reference(pads, "pads")
+    style = style_model()
+    save(style, "style.onnx")
+    write_reference(style, "style")
     bn, bn_inits = conv_bn_model()
     save(bn, "conv-bn.onnx")
     write_reference(bn, "conv-bn")

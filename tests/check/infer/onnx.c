@@ -196,6 +196,17 @@ GST_START_TEST (test_reflect_edge_and_constant_pads_match_the_reference)
 
 GST_END_TEST;
 
+GST_START_TEST (test_a_style_transfer_net_matches_the_reference)
+{
+  GError *err = NULL;
+  CbiGraph *g = load ("style.onnx", &err);
+
+  fail_unless (g != NULL, "%s", err ? err->message : "");
+  check_against_reference (g, "style");
+}
+
+GST_END_TEST;
+
 static const struct
 {
   const gchar *file;
@@ -265,6 +276,7 @@ onnx_suite (void)
       test_pools_resizes_and_concat_of_a_unet_match_the_reference);
   tcase_add_test (tc, test_strided_conv_and_conv_transpose_match_the_reference);
   tcase_add_test (tc, test_reflect_edge_and_constant_pads_match_the_reference);
+  tcase_add_test (tc, test_a_style_transfer_net_matches_the_reference);
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc, test_empty_bytes_are_no_model);

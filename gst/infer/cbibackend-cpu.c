@@ -401,6 +401,32 @@ cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
   return ok ? mem : NULL;
 }
 
+/* A copy of activation @t in layout @md, for a primitive that needs its
+ * inputs alike. */
+static dnnl_memory_t
+cbi_cpu_reordered (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
+    const dnnl_memory_desc_t * md, GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_exec_arg_t args[2];
+  dnnl_memory_t mem;
+  gboolean ok;
+
+  mem = cbi_cpu_activation (cpu, plan, pool, -1, md, error);
+  if (mem == NULL)
+    return NULL;
+  args[0].arg = DNNL_ARG_FROM;
+  args[0].memory = plan->mems[t];
+  args[1].arg = DNNL_ARG_TO;
+  args[1].memory = mem;
+  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, &plan->mds[t],
+          cpu->engine, md, cpu->engine, NULL), "reorder desc")
+      && cbi_cpu_add_step (plan, pd, args, 2, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  return ok ? mem : NULL;
+}
+
 static gboolean
 cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     const CbiNode * n, const CbiNode * post, gint64 (*shapes)[4],
@@ -412,13 +438,13 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   gint out = post ? post->output : n->output;
   const CbiConvAttrs *a = &n->conv;
   dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
-  dnnl_memory_desc_t wmd_any, wmd_user, bmd, ymd;
+  dnnl_memory_desc_t wmd_any, wmd_user, bmd, ymd, xmd;
   gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
   dnnl_convolution_desc_t desc;
   dnnl_deconvolution_desc_t tdesc;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
-  dnnl_memory_t wmem, bmem = NULL;
+  dnnl_memory_t xmem, wmem, bmem = NULL;
   gint wnd, i;
   gboolean ok = FALSE;
 
@@ -448,6 +474,12 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     pad_r[i] = a->pads[i + 2] - a->output_padding[i];
   }
   bdims[0] = wdims[0];
+  /* the source too in the layout the primitive prefers: a plain one (after
+   * a Pad or an InstanceNormalization) would send it to a slow kernel */
+  xmd = plan->mds[n->inputs[0]];
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&xmd, 4, shapes[n->inputs[0]],
+              dnnl_f32, dnnl_format_tag_any), "src desc"))
+    return FALSE;
 
   if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_any, wnd, wdims,
               dnnl_f32, dnnl_format_tag_any), "weights desc")
@@ -461,11 +493,11 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       || !(transpose ?
           DNNL_CHECK (dnnl_dilated_deconvolution_forward_desc_init (&tdesc,
                   dnnl_forward_inference, dnnl_deconvolution_direct,
-                  &plan->mds[n->inputs[0]], &wmd_any, b ? &bmd : NULL, &ymd,
+                  &xmd, &wmd_any, b ? &bmd : NULL, &ymd,
                   strides, dil, pad_l, pad_r), "deconvolution desc") :
           DNNL_CHECK (dnnl_dilated_convolution_forward_desc_init (&desc,
                   dnnl_forward_inference, dnnl_convolution_auto,
-                  &plan->mds[n->inputs[0]], &wmd_any, b ? &bmd : NULL, &ymd,
+                  &xmd, &wmd_any, b ? &bmd : NULL, &ymd,
                   strides, dil, pad_l, pad_r), "convolution desc"))
       || !cbi_cpu_attr (post, 0, &attr, error)
       || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, transpose ?
@@ -473,6 +505,12 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
               attr, cpu->engine, NULL), "convolution primitive desc"))
     goto done;
 
+  xmem = plan->mems[n->inputs[0]];
+  xmd = *dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
+  if (!dnnl_memory_desc_equal (&xmd, &plan->mds[n->inputs[0]])
+      && (xmem = cbi_cpu_reordered (cpu, plan, pool, n->inputs[0], &xmd,
+              error)) == NULL)
+    goto done;
   wmem = cbi_cpu_weights (cpu, plan, pool, &wmd_user,
       dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), w->data,
       error);
@@ -483,7 +521,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
 
   {
     dnnl_exec_arg_t args[3] = {
-      {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
+      {DNNL_ARG_SRC, xmem},
       {DNNL_ARG_WEIGHTS, wmem},
       {DNNL_ARG_BIAS, bmem},
     };
@@ -544,31 +582,6 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
       workspace, error);
 }
 
-/* A copy of activation @t in layout @md, for a primitive that needs its
- * inputs alike. */
-static dnnl_memory_t
-cbi_cpu_reordered (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
-    const dnnl_memory_desc_t * md, GError ** error)
-{
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_exec_arg_t args[2];
-  dnnl_memory_t mem;
-  gboolean ok;
-
-  mem = cbi_cpu_activation (cpu, plan, pool, -1, md, error);
-  if (mem == NULL)
-    return NULL;
-  args[0].arg = DNNL_ARG_FROM;
-  args[0].memory = plan->mems[t];
-  args[1].arg = DNNL_ARG_TO;
-  args[1].memory = mem;
-  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, &plan->mds[t],
-          cpu->engine, md, cpu->engine, NULL), "reorder desc")
-      && cbi_cpu_add_step (plan, pd, args, 2, error);
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  return ok ? mem : NULL;
-}
 
 /* The second operand of binary node @n: an activation in the layout of
  * the first (reordered when it differs), or the constant as [1, C, 1, 1]

@@ -401,10 +401,10 @@ cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
   return ok ? mem : NULL;
 }
 
-/* A copy of activation @t in layout @md, for a primitive that needs its
- * inputs alike. */
+/* Activation @t in layout @md: itself when it has it, else a copy made
+ * by a reorder step, for a primitive or loop that needs that layout. */
 static dnnl_memory_t
-cbi_cpu_reordered (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
+cbi_cpu_in_layout (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
     const dnnl_memory_desc_t * md, GError ** error)
 {
   dnnl_primitive_desc_t pd = NULL;
@@ -412,6 +412,8 @@ cbi_cpu_reordered (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
   dnnl_memory_t mem;
   gboolean ok;
 
+  if (dnnl_memory_desc_equal (md, &plan->mds[t]))
+    return plan->mems[t];
   mem = cbi_cpu_activation (cpu, plan, pool, -1, md, error);
   if (mem == NULL)
     return NULL;
@@ -505,11 +507,9 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
               attr, cpu->engine, NULL), "convolution primitive desc"))
     goto done;
 
-  xmem = plan->mems[n->inputs[0]];
   xmd = *dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
-  if (!dnnl_memory_desc_equal (&xmd, &plan->mds[n->inputs[0]])
-      && (xmem = cbi_cpu_reordered (cpu, plan, pool, n->inputs[0], &xmd,
-              error)) == NULL)
+  xmem = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &xmd, error);
+  if (xmem == NULL)
     goto done;
   wmem = cbi_cpu_weights (cpu, plan, pool, &wmd_user,
       dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), w->data,
@@ -597,9 +597,7 @@ cbi_cpu_second_operand (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
 
   if (b->data == NULL) {
     *md = plan->mds[n->inputs[0]];
-    if (dnnl_memory_desc_equal (md, &plan->mds[n->inputs[1]]))
-      return plan->mems[n->inputs[1]];
-    return cbi_cpu_reordered (cpu, plan, pool, n->inputs[1], md, error);
+    return cbi_cpu_in_layout (cpu, plan, pool, n->inputs[1], md, error);
   }
   for (d = 0; d < b->n_dims; d++)
     dims[1] *= b->dims[d];      /* all 1 but the channel one, if any */
@@ -732,9 +730,7 @@ cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
       || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&out_md, 4,
               shapes[n->output], dnnl_f32, dnnl_nchw), "pad output desc"))
     return FALSE;
-  in = plan->mems[n->inputs[0]];
-  if (!dnnl_memory_desc_equal (&in_md, &plan->mds[n->inputs[0]]))
-    in = cbi_cpu_reordered (cpu, plan, pool, n->inputs[0], &in_md, error);
+  in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &in_md, error);
   out = in ? cbi_cpu_activation (cpu, plan, pool, n->output, &out_md,
       error) : NULL;
   if (out == NULL)
@@ -798,9 +794,7 @@ cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
       || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&ss_md, 2, ss_dims,
               dnnl_f32, dnnl_nc), "scale-shift desc"))
     return FALSE;
-  in = plan->mems[n->inputs[0]];
-  if (!dnnl_memory_desc_equal (&md, &plan->mds[n->inputs[0]]))
-    in = cbi_cpu_reordered (cpu, plan, pool, n->inputs[0], &md, error);
+  in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &md, error);
   out = in ? cbi_cpu_activation (cpu, plan, pool, n->output, &md, error) : NULL;
   ss = out ? cbi_cpu_pool_alloc (plan, pool, 2 * x[0] * x[1] *
       sizeof (gfloat), "instance norm scale and shift", error) : NULL;

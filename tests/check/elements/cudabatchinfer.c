@@ -132,6 +132,16 @@ meta_of (GstBuffer * buf)
   return m;
 }
 
+/* The batch of @buf ran on the warmed-up plan and allocated nothing. */
+#define fail_unless_steady(buf) G_STMT_START { \
+  GstBatchMemoryMeta *_m = meta_of (buf); \
+  fail_unless (_m->warmed_up, "batch %" G_GUINT64_FORMAT " not warmed up", \
+      _m->batch_index); \
+  fail_unless (!_m->replanned, "batch %" G_GUINT64_FORMAT " replanned", \
+      _m->batch_index); \
+  fail_unless_equals_uint64 (_m->fresh_allocations, 0); \
+} G_STMT_END
+
 static guint64
 stat_of (GstHarness * h, const gchar * field)
 {
@@ -638,9 +648,7 @@ GST_START_TEST (test_caps_change_drains_then_warms_up_for_the_new_size)
   for (i = 3; i < 7; i++) {
     out = pull_frame (h, i);
     fail_unless_equals_uint64 (gst_buffer_get_size (out), 16 * 12 * 3);
-    fail_unless (meta_of (out)->warmed_up);
-    fail_unless (!meta_of (out)->replanned);
-    fail_unless_equals_uint64 (meta_of (out)->fresh_allocations, 0);
+    fail_unless_steady (out);
     gst_buffer_unref (out);
   }
   harness_free (h, bus);
@@ -760,9 +768,7 @@ GST_START_TEST (test_matching_caps_after_warmup_caps_do_not_warm_up_again)
   push_frames (h, 0, 4);
   for (i = 0; i < 4; i++) {
     GstBuffer *out = pull_frame (h, i);
-    fail_unless (meta_of (out)->warmed_up);
-    fail_unless (!meta_of (out)->replanned);
-    fail_unless_equals_uint64 (meta_of (out)->fresh_allocations, 0);
+    fail_unless_steady (out);
     gst_buffer_unref (out);
   }
   harness_free (h, bus);
@@ -934,12 +940,8 @@ GST_START_TEST (test_an_onnx_model_file_runs_with_warmup_and_padding)
   GPtrArray *outs = run_frames (props, 10);
   guint i;
 
-  for (i = 0; i < outs->len; i++) {
-    GstBatchMemoryMeta *m = meta_of (g_ptr_array_index (outs, i));
-    fail_unless (m->warmed_up);
-    fail_unless (!m->replanned);
-    fail_unless_equals_uint64 (m->fresh_allocations, 0);
-  }
+  for (i = 0; i < outs->len; i++)
+    fail_unless_steady (g_ptr_array_index (outs, i));
   g_ptr_array_unref (outs);
   g_free (props);
 }
@@ -1017,8 +1019,7 @@ GST_START_TEST (test_a_fixed_size_model_warms_up_on_ready_to_paused)
       GST_FLOW_OK);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   out = pull_frame (h, 0);
-  fail_unless (meta_of (out)->warmed_up);
-  fail_unless_equals_uint64 (meta_of (out)->fresh_allocations, 0);
+  fail_unless_steady (out);
   gst_buffer_unref (out);
   harness_free (h, bus);
   g_free (props);

@@ -147,6 +147,7 @@ struct _GstCudaBatchInfer
   /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
    * change_state while no data flows */
   CbiEngine *engine;
+  const gchar *backend_name;    /* interned once: the meta copies it per frame */
   guint run_batch;              /* batch size for this run */
   gboolean run_warmup;
   gfloat run_scale[3];          /* per model channel, from the properties */
@@ -1027,7 +1028,7 @@ gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
   m->device_free_bytes = r->device_free_bytes;
   m->device_total_bytes = r->device_total_bytes;
   m->batch_time = r->time_ns;
-  gst_batch_memory_meta_set_backend (m, cbi_engine_backend_name (self->engine));
+  m->backend = self->backend_name;
   m->device_id = cbi_engine_device_id (self->engine);
 }
 
@@ -1746,6 +1747,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
     ok = FALSE;
     goto done;
   }
+  self->backend_name = g_intern_string (cbi_engine_backend_name (self->engine));
   if (fallback)
     GST_WARNING_OBJECT (self, "no usable CUDA device: running on the CPU");
   GST_INFO_OBJECT (self, "engine on %s, batch %u",

@@ -45,6 +45,24 @@ every run; the tests use the committed files and never run this script.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
 - bad-*.onnx: one defect each, named by the file.
+- superres.onnx: a x2 super-resolution net: Conv 3x3 (3->16), Relu,
+  Conv 3x3 (16->12), DepthToSpace 2 (CRD, as PyTorch's PixelShuffle
+  exports it), Sigmoid: input "input" [N, 3, H, W], output [N, 3, 2H, 2W]
+  in 0..1.
+- classifier.onnx: a small classifier: Conv 3x3 stride 2 (3->8), Relu,
+  MaxPool 2x2, Conv 3x3 (8->16), Relu, GlobalAveragePool, Flatten, Gemm
+  (16->10, transB), Softmax: input "input" [N, 3, H, W], output
+  "probabilities" [N, 10].
+- superres.frame.rgb, classifier.frame.rgb, style.frame.rgb: one 32x24
+  RGB8 frame (gradients and a few shapes, no randomness), the raw frame
+  the element receives.
+- superres.ort.out.bin, classifier.ort.out.bin, style.ort.out.bin: the
+  model's whole output tensor for that frame as a batch of 1 (raw float32,
+  NCHW or [1, 10]), computed by onnxruntime (CPUExecutionProvider, one
+  thread) on the frame mapped as the element maps it by default: RGB,
+  value = byte / 255. Needs `pip install onnxruntime`; these models and
+  references draw from their own seeded generators, so adding them changed
+  none of the files above.
 """
 import os
 
@@ -327,6 +345,98 @@ def style_model():
     return model(nodes, inits)
 
 
+
+def frame_pattern(width=32, height=24):
+    """A fixed RGB8 frame that looks like a picture: gradients, a sky-like
+    band, a disc, a rectangle and a diagonal line; no randomness."""
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    u, v = x / (width - 1), y / (height - 1)
+    img = np.stack([0.15 + 0.7 * u, 0.2 + 0.6 * v,
+                    0.8 - 0.5 * (u + v) / 2], axis=-1)
+    img[v < 0.25] = img[v < 0.25] * 0.5 + np.array([0.3, 0.4, 0.5]) * 0.5
+    disc = (x - width * 0.3) ** 2 + (y - height * 0.55) ** 2 < (height / 5) ** 2
+    img[disc] = [0.95, 0.85, 0.1]
+    rect = ((x >= width * 0.6) & (x < width * 0.85) &
+            (y >= height * 0.4) & (y < height * 0.8))
+    img[rect] = [0.1, 0.3, 0.8]
+    img[np.abs(x - y * width / height) < 0.75] = [1.0, 1.0, 1.0]
+    img[:, :, 0] += 0.05 * np.sin(x * 0.9) * np.cos(y * 0.7)
+    return np.round(np.clip(img, 0, 1) * 255).astype(np.uint8)
+
+
+def superres_model():
+    g = np.random.default_rng(2017)
+    w1 = (g.standard_normal((16, 3, 3, 3)) * 0.3).astype(np.float32)
+    b1 = (g.standard_normal(16) * 0.1).astype(np.float32)
+    w2 = (g.standard_normal((12, 16, 3, 3)) * 0.1).astype(np.float32)
+    b2 = (g.standard_normal(12) * 0.1).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["input", "w1", "b1"], ["c1"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("DepthToSpace", ["c2"], ["d"], name="shuffle",
+                         blocksize=2, mode="CRD"),
+        helper.make_node("Sigmoid", ["d"], ["output"], name="squash"),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in (
+        (w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))]
+    return model(nodes, inits, inputs=[image_input("input")], outputs=[
+        helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                      ["N", 3, "H2", "W2"])])
+
+
+def classifier_model():
+    g = np.random.default_rng(2018)
+    w1 = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    b1 = (g.standard_normal(8) * 0.1).astype(np.float32)
+    w2 = (g.standard_normal((16, 8, 3, 3)) * 0.2).astype(np.float32)
+    b2 = (g.standard_normal(16) * 0.1).astype(np.float32)
+    wf = (g.standard_normal((10, 16)) * 0.6).astype(np.float32)
+    bf = (g.standard_normal(10) * 0.1).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["input", "w1", "b1"], ["c1"], name="conv1",
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], name="flatten",
+                         axis=1),
+        helper.make_node("Gemm", ["flat", "wf", "bf"], ["logits"], name="fc",
+                         transB=1),
+        helper.make_node("Softmax", ["logits"], ["probabilities"],
+                         name="softmax", axis=1),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in (
+        (w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (wf, "wf"),
+        (bf, "bf"))]
+    return model(nodes, inits, inputs=[image_input("input")], outputs=[
+        helper.make_tensor_value_info("probabilities", TensorProto.FLOAT,
+                                      ["N", 10])])
+
+
+def write_ort_reference(stem):
+    import onnxruntime as ort
+
+    frame = frame_pattern()
+    frame.tofile(os.path.join(HERE, stem + ".frame.rgb"))
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(os.path.join(HERE, stem + ".onnx"), opts,
+                                providers=["CPUExecutionProvider"])
+    x = (frame.astype(np.float32) / 255.0).transpose(2, 0, 1)[None]
+    (y,) = sess.run(None, {sess.get_inputs()[0].name: x})
+    np.ascontiguousarray(y, dtype=np.float32).tofile(
+        os.path.join(HERE, stem + ".ort.out.bin"))
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -430,6 +540,12 @@ def main():
     inits = conv_relu_inits()
     inits[1] = helper.make_tensor("b1", TensorProto.INT64, [8], list(range(8)))
     save(model(conv_relu_nodes(), inits), "bad-int64-bias.onnx", check=False)
+
+    # real-frame references from onnxruntime, for the element tests
+    save(superres_model(), "superres.onnx")
+    save(classifier_model(), "classifier.onnx")
+    for stem in ("superres", "classifier", "style"):
+        write_ort_reference(stem)
 
 
 if __name__ == "__main__":

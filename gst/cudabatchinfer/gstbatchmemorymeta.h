@@ -4,20 +4,12 @@
 #pragma once
 
 #include <gst/gst.h>
+#include <gst/cudabatchinfer/cudabatchinfer-prelude.h>
 
 G_BEGIN_DECLS
 
-#ifndef GST_CUDABATCHINFER_API
-# ifdef BUILDING_GST_CUDABATCHINFER
-#  define GST_CUDABATCHINFER_API __attribute__ ((visibility ("default")))
-# else
-#  define GST_CUDABATCHINFER_API
-# endif
-#endif
-
 #define GST_BATCH_MEMORY_META_API_TYPE (gst_batch_memory_meta_api_get_type ())
 #define GST_BATCH_MEMORY_META_INFO (gst_batch_memory_meta_get_info ())
-
 typedef struct _GstBatchMemoryMeta GstBatchMemoryMeta;
 
 /**

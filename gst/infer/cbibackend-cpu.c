@@ -51,8 +51,9 @@ typedef struct
   GArray *steps;                /* CbiCpuStep */
   GPtrArray *memories;          /* dnnl_memory_t, destroyed with the plan */
   GPtrArray *blocks;            /* pool blocks, released with the plan */
-  gfloat *input;                /* NCHW */
-  gfloat *output;               /* NCHW */
+  gfloat *input;                /* row-major (NCHW for images) */
+  gint64 input_count;
+  gfloat *outputs[CBI_MAX_OUTPUTS];     /* row-major */
   gpointer workspace;
   dnnl_memory_desc_t *mds;      /* per tensor */
   dnnl_memory_t *mems;          /* per tensor, borrowed from @memories */
@@ -217,7 +218,7 @@ cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
 }
 
 /* After @n is planned, the blocks of activations it was the last reader
- * of become spare. The graph's output never does: unpacking reads it. */
+ * of become spare. The graph's outputs never do: unpacking reads them. */
 static void
 cbi_cpu_retire_inputs (CbiCpuPlan * plan, const CbiGraph * graph,
     const CbiNode * n)
@@ -228,7 +229,7 @@ cbi_cpu_retire_inputs (CbiCpuPlan * plan, const CbiGraph * graph,
     gint t = n->inputs[i];
     CbiCpuSpare sp;
     if (t < 0 || cbi_graph_tensor (graph, t)->data != NULL
-        || --plan->readers_left[t] > 0 || t == graph->output
+        || --plan->readers_left[t] > 0 || cbi_graph_is_output (graph, t)
         || plan->tensor_block[t] == NULL)
       continue;
     sp.block = plan->tensor_block[t];
@@ -255,6 +256,77 @@ static const dnnl_memory_desc_t *
 cbi_cpu_scratchpad_md (const_dnnl_primitive_desc_t pd)
 {
   return dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
+}
+
+/* A row-major desc of @n_dims (a scalar as [1]), the leading ones of
+ * @rank - @n_dims prepended: how ONNX aligns a broadcast operand. */
+static gboolean
+cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims, const gint64 * dims,
+    gint rank, GError ** error)
+{
+  static const dnnl_format_tag_t tags[CBI_MAX_DIMS] = {
+    dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef
+  };
+  dnnl_dims_t padded;
+  gint d, lead;
+
+  rank = MAX (MAX (rank, n_dims), 1);
+  lead = rank - n_dims;
+  for (d = 0; d < rank; d++)
+    padded[d] = d < lead ? 1 : dims[d - lead];
+  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, rank, padded,
+          dnnl_f32, tags[rank - 1]), "row-major desc");
+}
+
+static gboolean
+cbi_cpu_shape_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+    GError ** error)
+{
+  return cbi_cpu_plain_md (md, shape->n_dims, shape->dims, shape->n_dims,
+      error);
+}
+
+/* A desc of @shape in whatever layout the primitive prefers. */
+static gboolean
+cbi_cpu_any_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+    GError ** error)
+{
+  dnnl_dims_t dims;
+
+  memcpy (dims, shape->dims, shape->n_dims * sizeof (gint64));
+  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, shape->n_dims, dims,
+          dnnl_f32, dnnl_format_tag_any), "activation desc");
+}
+
+/* Adds a step copying @from into @to, converting the layout. */
+static gboolean
+cbi_cpu_add_reorder (CbiCpu * cpu, CbiCpuPlan * plan,
+    const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
+    const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_exec_arg_t args[2] = { {DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to} };
+  gboolean ok;
+
+  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, from_md,
+          cpu->engine, to_md, cpu->engine, NULL), "reorder desc")
+      && cbi_cpu_add_step (plan, pd, args, 2, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  return ok;
+}
+
+/* A memory of @md over the data of @mem: another view of the same
+ * elements (a reshape of a row-major tensor, or strides for a
+ * transposition). */
+static dnnl_memory_t
+cbi_cpu_view (CbiCpu * cpu, CbiCpuPlan * plan, dnnl_memory_t mem,
+    const dnnl_memory_desc_t * md, GError ** error)
+{
+  gpointer handle = NULL;
+
+  dnnl_memory_get_data_handle (mem, &handle);
+  return cbi_cpu_memory (cpu, plan, md, handle, error);
 }
 
 typedef struct
@@ -407,31 +479,30 @@ static dnnl_memory_t
 cbi_cpu_in_layout (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
     const dnnl_memory_desc_t * md, GError ** error)
 {
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_exec_arg_t args[2];
   dnnl_memory_t mem;
-  gboolean ok;
 
   if (dnnl_memory_desc_equal (md, &plan->mds[t]))
     return plan->mems[t];
   mem = cbi_cpu_activation (cpu, plan, pool, -1, md, error);
-  if (mem == NULL)
+  if (mem == NULL || !cbi_cpu_add_reorder (cpu, plan, &plan->mds[t],
+          plan->mems[t], md, mem, error))
     return NULL;
-  args[0].arg = DNNL_ARG_FROM;
-  args[0].memory = plan->mems[t];
-  args[1].arg = DNNL_ARG_TO;
-  args[1].memory = mem;
-  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, &plan->mds[t],
-          cpu->engine, md, cpu->engine, NULL), "reorder desc")
-      && cbi_cpu_add_step (plan, pd, args, 2, error);
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  return ok ? mem : NULL;
+  return mem;
+}
+
+/* Activation @t row-major, in its shape from @shapes. */
+static dnnl_memory_t
+cbi_cpu_plain (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
+    const CbiShape * shapes, dnnl_memory_desc_t * md, GError ** error)
+{
+  if (!cbi_cpu_shape_md (md, &shapes[t], error))
+    return NULL;
+  return cbi_cpu_in_layout (cpu, plan, pool, t, md, error);
 }
 
 static gboolean
 cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, gint64 (*shapes)[4],
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
     CbiPool * pool, guint64 * workspace, GError ** error)
 {
   const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
@@ -467,7 +538,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     wdims[1] = w->dims[0];
   }
   for (i = 0; i < 4; i++)
-    ydims[i] = shapes[out][i];
+    ydims[i] = shapes[out].dims[i];
   for (i = 0; i < 2; i++) {
     strides[i] = a->strides[i];
     dil[i] = a->dilations[i] - 1;       /* oneDNN counts the gaps */
@@ -478,9 +549,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   bdims[0] = wdims[0];
   /* the source too in the layout the primitive prefers: a plain one (after
    * a Pad or an InstanceNormalization) would send it to a slow kernel */
-  xmd = plan->mds[n->inputs[0]];
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&xmd, 4, shapes[n->inputs[0]],
-              dnnl_f32, dnnl_format_tag_any), "src desc"))
+  if (!cbi_cpu_any_md (&xmd, &shapes[n->inputs[0]], error))
     return FALSE;
 
   if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_any, wnd, wdims,
@@ -583,34 +652,36 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
 }
 
 
-/* The second operand of binary node @n: an activation in the layout of
- * the first (reordered when it differs), or the constant as [1, C, 1, 1]
- * (C may be 1) for oneDNN to broadcast. */
+/* The second operand of node @n, which broadcasts to the first: an
+ * activation of the same shape in the first's layout (reordered when it
+ * differs), else row-major with leading ones up to the first's rank, as
+ * oneDNN broadcasts it; a constant is used where it is. */
 static dnnl_memory_t
 cbi_cpu_second_operand (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, dnnl_memory_desc_t * md,
-    GError ** error)
+    const CbiGraph * graph, const CbiNode * n, const CbiShape * shapes,
+    dnnl_memory_desc_t * md, GError ** error)
 {
   const CbiTensorInfo *b = cbi_graph_tensor (graph, n->inputs[1]);
-  dnnl_dims_t dims = { 1, 1, 1, 1 };
-  gint d;
+  const CbiShape *as = &shapes[n->inputs[0]], *bs = &shapes[n->inputs[1]];
+  dnnl_memory_desc_t own;
+  dnnl_memory_t mem;
 
-  if (b->data == NULL) {
+  if (b->data == NULL && cbi_shape_equal (as, bs)) {
     *md = plan->mds[n->inputs[0]];
     return cbi_cpu_in_layout (cpu, plan, pool, n->inputs[1], md, error);
   }
-  for (d = 0; d < b->n_dims; d++)
-    dims[1] *= b->dims[d];      /* all 1 but the channel one, if any */
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, 4, dims, dnnl_f32,
-              dnnl_nchw), "constant operand desc"))
+  if (!cbi_cpu_plain_md (md, bs->n_dims, bs->dims, as->n_dims, error))
     return NULL;
-  return cbi_cpu_memory (cpu, plan, md, b->data, error);
+  if (b->data)
+    return cbi_cpu_memory (cpu, plan, md, b->data, error);
+  mem = cbi_cpu_plain (cpu, plan, pool, n->inputs[1], shapes, &own, error);
+  return mem ? cbi_cpu_view (cpu, plan, mem, md, error) : NULL;
 }
 
 static gboolean
 cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, CbiPool * pool,
-    guint64 * workspace, GError ** error)
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
 {
   const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
   dnnl_alg_kind_t alg = n->op == CBI_OP_ADD ? dnnl_binary_add :
@@ -623,8 +694,8 @@ cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   args[0].arg = DNNL_ARG_SRC_0;
   args[0].memory = plan->mems[n->inputs[0]];
   args[1].arg = DNNL_ARG_SRC_1;
-  args[1].memory = cbi_cpu_second_operand (cpu, plan, pool, graph, n, &b_md,
-      error);
+  args[1].memory = cbi_cpu_second_operand (cpu, plan, pool, graph, n, shapes,
+      &b_md, error);
   return args[1].memory
       && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
       "binary desc")
@@ -633,20 +704,20 @@ cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
 }
 
 
-static gboolean
-cbi_cpu_any_md (dnnl_memory_desc_t * md, const gint64 * shape, GError ** error)
-{
-  dnnl_dims_t dims = { shape[0], shape[1], shape[2], shape[3] };
 
-  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, 4, dims, dnnl_f32,
-          dnnl_format_tag_any), "activation desc");
-}
-
+/* MaxPool, AveragePool, and GlobalAveragePool as an average over the
+ * whole plane. */
 static gboolean
 cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
-    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace, GError ** error)
+    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
+    GError ** error)
 {
-  const CbiConvAttrs *a = &n->conv;
+  const CbiShape *x = &shapes[n->inputs[0]];
+  CbiConvAttrs global = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1,
+  {x->dims[2], x->dims[3]}
+  };
+  const CbiConvAttrs *a = n->op == CBI_OP_GLOBAL_AVERAGE_POOL ? &global :
+      &n->conv;
   dnnl_alg_kind_t alg = n->op == CBI_OP_MAX_POOL ? dnnl_pooling_max :
       a->count_include_pad ? dnnl_pooling_avg_include_padding :
       dnnl_pooling_avg_exclude_padding;
@@ -659,7 +730,7 @@ cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
   dnnl_pooling_v2_desc_t desc;
   dnnl_memory_desc_t dst;
 
-  return cbi_cpu_any_md (&dst, shapes[n->output], error)
+  return cbi_cpu_any_md (&dst, &shapes[n->output], error)
       && DNNL_CHECK (dnnl_pooling_v2_forward_desc_init (&desc,
           dnnl_forward_inference, alg, &plan->mds[n->inputs[0]], &dst,
           strides, kernel, dil, pad_l, pad_r), "pooling desc")
@@ -669,7 +740,8 @@ cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
 
 static gboolean
 cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
-    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace, GError ** error)
+    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
+    GError ** error)
 {
   dnnl_alg_kind_t alg = n->mode == CBI_RESIZE_LINEAR ?
       dnnl_resampling_linear : dnnl_resampling_nearest;
@@ -678,7 +750,7 @@ cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
   dnnl_resampling_desc_t desc;
   dnnl_memory_desc_t dst;
 
-  return cbi_cpu_any_md (&dst, shapes[n->output], error)
+  return cbi_cpu_any_md (&dst, &shapes[n->output], error)
       && DNNL_CHECK (dnnl_resampling_forward_desc_init (&desc,
           dnnl_forward_inference, alg, factors, &plan->mds[n->inputs[0]],
           &dst), "resampling desc")
@@ -688,13 +760,15 @@ cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
 
 static gboolean
 cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
-    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace, GError ** error)
+    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
+    GError ** error)
 {
   dnnl_memory_desc_t srcs[CBI_MAX_NODE_INPUTS], dst;
   dnnl_exec_arg_t args[CBI_MAX_NODE_INPUTS];
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   gboolean ok;
+  gint axis;
   guint i;
 
   for (i = 0; i < n->n_inputs; i++) {
@@ -702,10 +776,12 @@ cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
     args[i].arg = DNNL_ARG_MULTIPLE_SRC + i;
     args[i].memory = plan->mems[n->inputs[i]];
   }
-  ok = cbi_cpu_any_md (&dst, shapes[n->output], error)
+  /* shape inference checked the axis */
+  axis = n->axis < 0 ? n->axis + shapes[n->output].n_dims : n->axis;
+  ok = cbi_cpu_any_md (&dst, &shapes[n->output], error)
       && cbi_cpu_attr (NULL, 0, &attr, error)
       && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
-          n->n_inputs, 1, srcs, attr, cpu->engine), "concat primitive desc")
+          n->n_inputs, axis, srcs, attr, cpu->engine), "concat primitive desc")
       && cbi_cpu_finish (cpu, plan, pool, pd, args, n->n_inputs, n->output,
       workspace, error);
   if (pd)
@@ -717,18 +793,16 @@ cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
 
 static gboolean
 cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
-    gint64 (*shapes)[4], CbiPool * pool, GError ** error)
+    const CbiShape * shapes, CbiPool * pool, GError ** error)
 {
-  const gint64 *x = shapes[n->inputs[0]];
+  const gint64 *x = shapes[n->inputs[0]].dims;
   dnnl_memory_desc_t in_md, out_md;
   dnnl_memory_t in, out;
   CbiCpuStep step = { NULL, 0, };
   CbiCpuPad *pad;
 
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&in_md, 4, x, dnnl_f32,
-              dnnl_nchw), "pad input desc")
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&out_md, 4,
-              shapes[n->output], dnnl_f32, dnnl_nchw), "pad output desc"))
+  if (!cbi_cpu_shape_md (&in_md, &shapes[n->inputs[0]], error)
+      || !cbi_cpu_shape_md (&out_md, &shapes[n->output], error))
     return FALSE;
   in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &in_md, error);
   out = in ? cbi_cpu_activation (cpu, plan, pool, n->output, &out_md,
@@ -760,10 +834,10 @@ cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
  * (frame, channel) plane gets its own statistics. */
 static gboolean
 cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, gint64 (*shapes)[4],
+    const CbiGraph * graph, const CbiNode * n, const CbiShape * shapes,
     CbiPool * pool, guint64 * workspace, GError ** error)
 {
-  const gint64 *x = shapes[n->inputs[0]];
+  const gint64 *x = shapes[n->inputs[0]].dims;
   const gfloat *gamma = cbi_graph_tensor (graph, n->inputs[1])->data;
   const gfloat *beta = cbi_graph_tensor (graph, n->inputs[2])->data;
   dnnl_dims_t view_dims = { 1, x[0] * x[1], x[2], x[3] };
@@ -787,8 +861,7 @@ cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
         " values", n->name, x[1]);
     return FALSE;
   }
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, x, dnnl_f32,
-              dnnl_nchw), "instance norm desc")
+  if (!cbi_cpu_shape_md (&md, &shapes[n->inputs[0]], error)
       || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&view_md, 4, view_dims,
               dnnl_f32, dnnl_nchw), "instance norm view")
       || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&ss_md, 2, ss_dims,
@@ -860,41 +933,318 @@ done:
   return ok;
 }
 
-/* The graph's output must be NCHW for unpacking; a blocked one gets a
- * reorder step. */
+/* Gives output @out the row-major desc of its shape over the block the
+ * primitive just wrote there in another shape of the same elements. */
 static gboolean
-cbi_cpu_plan_output (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    gint64 (*shapes)[4], CbiPool * pool, GError ** error)
+cbi_cpu_reshape_output (CbiCpu * cpu, CbiCpuPlan * plan, gint out,
+    const CbiShape * shapes, GError ** error)
 {
-  dnnl_memory_desc_t nchw;
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_exec_arg_t args[2];
-  dnnl_memory_t out;
-  gboolean ok;
+  dnnl_memory_desc_t md;
+  dnnl_memory_t mem;
 
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&nchw, 4,
-              shapes[graph->output], dnnl_f32, dnnl_nchw), "output desc"))
+  if (!cbi_cpu_shape_md (&md, &shapes[out], error))
     return FALSE;
-  if (dnnl_memory_desc_equal (&nchw, &plan->mds[graph->output])) {
-    dnnl_memory_get_data_handle (plan->mems[graph->output],
-        (void **) &plan->output);
-    return TRUE;
+  mem = cbi_cpu_view (cpu, plan, plan->mems[out], &md, error);
+  if (mem == NULL)
+    return FALSE;
+  plan->mds[out] = md;
+  plan->mems[out] = mem;
+  return TRUE;
+}
+
+/* A new row-major activation @out of shape @shapes[@out], and a view of
+ * it as @view_md, for a reorder to write. */
+static dnnl_memory_t
+cbi_cpu_output_view (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    gint out, const CbiShape * shapes, const dnnl_memory_desc_t * view_md,
+    GError ** error)
+{
+  dnnl_memory_t mem;
+
+  if (!cbi_cpu_shape_md (&plan->mds[out], &shapes[out], error))
+    return NULL;
+  mem = cbi_cpu_activation (cpu, plan, pool, out, &plan->mds[out], error);
+  if (mem == NULL)
+    return NULL;
+  plan->mems[out] = mem;
+  return cbi_cpu_view (cpu, plan, mem, view_md, error);
+}
+
+/* Reshape and Flatten: one reorder writes the input, whatever its layout,
+ * row-major into the output's block. */
+static gboolean
+cbi_cpu_plan_reshape (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    const CbiShape * shapes, CbiPool * pool, GError ** error)
+{
+  gint x = n->inputs[0];
+  dnnl_memory_desc_t row_major;
+  dnnl_memory_t to;
+
+  if (!cbi_cpu_shape_md (&row_major, &shapes[x], error))
+    return FALSE;
+  to = cbi_cpu_output_view (cpu, plan, pool, n->output, shapes, &row_major,
+      error);
+  return to && cbi_cpu_add_reorder (cpu, plan, &plan->mds[x], plan->mems[x],
+      &row_major, to, error);
+}
+
+/* Writes @from (desc @from_md, dims S) into activation @out as the
+ * row-major tensor of dims O[j] = S[perm[j]], which @out's shape then
+ * reads (the same elements, maybe another rank). One reorder: the
+ * destination is @from's dims with the strides the permutation gives. */
+static gboolean
+cbi_cpu_plan_permute (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
+    const gint64 * perm, gint out, const CbiShape * shapes, GError ** error)
+{
+  const gint rank = from_md->ndims;
+  dnnl_dims_t strides;
+  dnnl_memory_desc_t view_md;
+  dnnl_memory_t to;
+  gint64 stride = 1;
+  gint j;
+
+  for (j = rank - 1; j >= 0; j--) {
+    strides[perm[j]] = stride;
+    stride *= from_md->dims[perm[j]];
   }
-  out = cbi_cpu_activation (cpu, plan, pool, -1, &nchw, error);
-  if (out == NULL)
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_strides (&view_md, rank,
+              from_md->dims, dnnl_f32, strides), "transposed desc"))
     return FALSE;
-  dnnl_memory_get_data_handle (out, (void **) &plan->output);
-  args[0].arg = DNNL_ARG_FROM;
-  args[0].memory = plan->mems[graph->output];
-  args[1].arg = DNNL_ARG_TO;
-  args[1].memory = out;
-  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd,
-          &plan->mds[graph->output], cpu->engine, &nchw, cpu->engine, NULL),
-      "output reorder desc")
-      && cbi_cpu_add_step (plan, pd, args, 2, error);
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  return ok;
+  to = cbi_cpu_output_view (cpu, plan, pool, out, shapes, &view_md, error);
+  return to && cbi_cpu_add_reorder (cpu, plan, from_md, from, &view_md, to,
+      error);
+}
+
+static gboolean
+cbi_cpu_plan_transpose (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    const CbiShape * shapes, CbiPool * pool, GError ** error)
+{
+  gint x = n->inputs[0], rank = shapes[x].n_dims, d;
+  gint64 perm[CBI_MAX_DIMS];
+
+  for (d = 0; d < rank; d++)
+    perm[d] = n->n_ints ? n->ints[d] : rank - 1 - d;
+  return cbi_cpu_plan_permute (cpu, plan, pool, &plan->mds[x], plan->mems[x],
+      perm, n->output, shapes, error);
+}
+
+/* DepthToSpace is a 6-D transposition of the row-major input: DCR reads
+ * it as [N, b, b, C', H, W], CRD as [N, C', b, b, H, W]; both write
+ * [N, C', H, b, W, b], which is [N, C', H b, W b]. */
+static gboolean
+cbi_cpu_plan_depth_to_space (CbiCpu * cpu, CbiCpuPlan * plan,
+    const CbiNode * n, const CbiShape * shapes, CbiPool * pool, GError ** error)
+{
+  static const gint64 dcr[6] = { 0, 3, 4, 1, 5, 2 };
+  static const gint64 crd[6] = { 0, 1, 4, 2, 5, 3 };
+  const gint64 *x = shapes[n->inputs[0]].dims, b = n->ints[0];
+  gint64 split[6] = { x[0], b, b, x[1] / (b * b), x[2], x[3] };
+  dnnl_memory_desc_t md, view_md;
+  dnnl_memory_t from;
+
+  if (n->mode == 1) {
+    split[1] = x[1] / (b * b);
+    split[3] = b;
+  }
+  from = cbi_cpu_plain (cpu, plan, pool, n->inputs[0], shapes, &md, error);
+  if (from == NULL || !cbi_cpu_plain_md (&view_md, 6, split, 6, error))
+    return FALSE;
+  from = cbi_cpu_view (cpu, plan, from, &view_md, error);
+  return from && cbi_cpu_plan_permute (cpu, plan, pool, &view_md, from,
+      n->mode == 1 ? crd : dcr, n->output, shapes, error);
+}
+
+/* Gemm as a oneDNN matmul: alpha folds into a copy of B laid out [K, N],
+ * beta C into a bias of the whole [M, N] output, both made once here. */
+static gboolean
+cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiShape *as = &shapes[n->inputs[0]], *ys = &shapes[n->output];
+  const CbiTensorInfo *b = cbi_graph_tensor (graph, n->inputs[1]);
+  const CbiTensorInfo *c = n->n_inputs > 2 && n->inputs[2] >= 0 ?
+      cbi_graph_tensor (graph, n->inputs[2]) : NULL;
+  const gint64 m = ys->dims[0], cols = ys->dims[1];
+  const gint64 k = as->dims[n->ints[0] ? 0 : 1];
+  dnnl_dims_t a_dims = { m, k }, a_strides = { k, 1 };
+  dnnl_dims_t w_dims = { k, cols };
+  dnnl_memory_desc_t a_md, a_plain, w_md, bias_md, y_md;
+  dnnl_exec_arg_t args[3];
+  dnnl_matmul_desc_t desc;
+  gfloat *w, *bias = NULL;
+  gint64 i, j;
+
+  /* transA: the row-major [K, M] input read with swapped strides */
+  if (n->ints[0]) {
+    a_strides[0] = 1;
+    a_strides[1] = m;
+  }
+  args[0].arg = DNNL_ARG_SRC;
+  args[0].memory = cbi_cpu_plain (cpu, plan, pool, n->inputs[0], shapes,
+      &a_plain, error);
+  if (args[0].memory == NULL
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_strides (&a_md, 2, a_dims,
+              dnnl_f32, a_strides), "gemm A desc")
+      || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &a_md,
+              error)) == NULL)
+    return FALSE;
+
+  w = cbi_cpu_pool_alloc (plan, pool, k * cols * sizeof (gfloat),
+      "gemm weights", error);
+  if (w == NULL)
+    return FALSE;
+  for (i = 0; i < k; i++)
+    for (j = 0; j < cols; j++)
+      w[i * cols + j] = n->alpha * (n->ints[1] ? b->data[j * k + i] :
+          b->data[i * cols + j]);
+  if (c && n->beta != 0.0f) {
+    const CbiShape *cs = &shapes[n->inputs[2]];
+    /* C broadcasts from the right: [N], [1, N], [M, 1], [M, N] or one */
+    gint64 c_rows = cs->n_dims == 2 ? cs->dims[0] : 1;
+    gint64 c_cols = cs->n_dims >= 1 ? cs->dims[cs->n_dims - 1] : 1;
+    bias = cbi_cpu_pool_alloc (plan, pool, m * cols * sizeof (gfloat),
+        "gemm bias", error);
+    if (bias == NULL)
+      return FALSE;
+    for (i = 0; i < m; i++)
+      for (j = 0; j < cols; j++)
+        bias[i * cols + j] = n->beta * c->data[(c_rows == 1 ? 0 : i) * c_cols
+            + (c_cols == 1 ? 0 : j)];
+  }
+
+  args[1].arg = DNNL_ARG_WEIGHTS;
+  args[2].arg = DNNL_ARG_BIAS;
+  return cbi_cpu_plain_md (&w_md, 2, w_dims, 2, error)
+      && cbi_cpu_shape_md (&bias_md, ys, error)
+      && cbi_cpu_any_md (&y_md, ys, error)
+      && (args[1].memory = cbi_cpu_memory (cpu, plan, &w_md, w, error))
+      && (bias == NULL
+      || (args[2].memory = cbi_cpu_memory (cpu, plan, &bias_md, bias, error)))
+      && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &a_md, &w_md,
+          bias ? &bias_md : NULL, &y_md), "matmul desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, bias ? 3 : 2,
+      post ? post->output : n->output, pool, workspace, error);
+}
+
+/* MatMul: both operands row-major with leading ones up to the output's
+ * rank, where oneDNN broadcasts their batch dimensions. */
+static gboolean
+cbi_cpu_plan_matmul (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiShape *ys = &shapes[n->output];
+  dnnl_memory_desc_t md[2], own, y_md;
+  dnnl_exec_arg_t args[2];
+  dnnl_matmul_desc_t desc;
+  gint i;
+
+  for (i = 0; i < 2; i++) {
+    gint t = n->inputs[i];
+    const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
+    dnnl_memory_t mem;
+    if (!cbi_cpu_plain_md (&md[i], shapes[t].n_dims, shapes[t].dims,
+            ys->n_dims, error))
+      return FALSE;
+    if (info->data)
+      mem = cbi_cpu_memory (cpu, plan, &md[i], info->data, error);
+    else if ((mem = cbi_cpu_plain (cpu, plan, pool, t, shapes, &own,
+                error)) != NULL)
+      mem = cbi_cpu_view (cpu, plan, mem, &md[i], error);
+    if (mem == NULL)
+      return FALSE;
+    args[i].arg = i == 0 ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS;
+    args[i].memory = mem;
+  }
+  return cbi_cpu_any_md (&y_md, ys, error)
+      && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &md[0], &md[1], NULL,
+          &y_md), "matmul desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, 2,
+      post ? post->output : n->output, pool, workspace, error);
+}
+
+/* Softmax along one axis; the opset < 13 form normalises the input seen
+ * as 2-D, everything from @axis on being one row. */
+static gboolean
+cbi_cpu_plan_softmax (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
+    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
+    GError ** error)
+{
+  const CbiShape *xs = &shapes[n->inputs[0]];
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
+  dnnl_memory_desc_t x_md = plan->mds[n->inputs[0]], y_md, own;
+  dnnl_softmax_v2_desc_t desc;
+  gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis;
+  CbiShape rows = { 2, {1, 1} };
+  gint d;
+
+  if (n->mode == 1) {
+    for (d = 0; d < xs->n_dims; d++)
+      rows.dims[d < axis ? 0 : 1] *= xs->dims[d];
+    args[0].memory = cbi_cpu_plain (cpu, plan, pool, n->inputs[0], shapes,
+        &own, error);
+    if (args[0].memory == NULL || !cbi_cpu_shape_md (&x_md, &rows, error)
+        || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &x_md,
+                error)) == NULL)
+      return FALSE;
+    xs = &rows;
+    axis = 1;
+  }
+  return cbi_cpu_any_md (&y_md, xs, error)
+      && DNNL_CHECK (dnnl_softmax_v2_forward_desc_init (&desc,
+          dnnl_forward_inference, dnnl_softmax_accurate, &x_md, &y_md, axis),
+      "softmax desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output, pool,
+      workspace, error)
+      && (n->mode == 0 || cbi_cpu_reshape_output (cpu, plan, n->output,
+          shapes, error));
+}
+
+/* PRelu: the slope, row-major with leading ones, broadcasts as oneDNN's
+ * weights. */
+static gboolean
+cbi_cpu_plan_prelu (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiShape * shapes, CbiPool * pool,
+    guint64 * workspace, GError ** error)
+{
+  const CbiShape *ss = &shapes[n->inputs[1]];
+  dnnl_exec_arg_t args[2] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
+  {DNNL_ARG_WEIGHTS, NULL}
+  };
+  dnnl_memory_desc_t w_md;
+  dnnl_prelu_desc_t desc;
+
+  return cbi_cpu_plain_md (&w_md, ss->n_dims, ss->dims,
+      shapes[n->inputs[0]].n_dims, error)
+      && (args[1].memory = cbi_cpu_memory (cpu, plan, &w_md,
+          cbi_graph_tensor (graph, n->inputs[1])->data, error))
+      && DNNL_CHECK (dnnl_prelu_forward_desc_init (&desc,
+          dnnl_forward_inference, &plan->mds[n->inputs[0]], &w_md),
+      "prelu desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 2, n->output, pool,
+      workspace, error);
+}
+
+/* The graph's outputs must be row-major for unpacking and reading; a
+ * blocked one gets a reorder step. */
+static gboolean
+cbi_cpu_plan_outputs (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiShape * shapes, CbiPool * pool, GError ** error)
+{
+  dnnl_memory_desc_t md;
+  dnnl_memory_t mem;
+  guint i;
+
+  for (i = 0; i < graph->n_outputs; i++) {
+    gint t = graph->outputs[i];
+    mem = cbi_cpu_plain (cpu, plan, pool, t, shapes, &md, error);
+    if (mem == NULL)
+      return FALSE;
+    dnnl_memory_get_data_handle (mem, (void **) &plan->outputs[i]);
+  }
+  return TRUE;
 }
 
 static gboolean
@@ -915,7 +1265,8 @@ cbi_cpu_bind_workspace (CbiCpuPlan * plan, guint64 workspace)
 
 static gpointer
 cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
-    gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace, GError ** error)
+    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
+    GError ** error)
 {
   CbiCpu *cpu = backend->context;
   CbiCpuPlan *plan = g_new0 (CbiCpuPlan, 1);
@@ -935,9 +1286,10 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     plan->readers_left[i] = cbi_graph_count_consumers (graph, i);
   *workspace = 0;
 
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&plan->mds[graph->input], 4,
-              shapes[graph->input], dnnl_f32, dnnl_nchw), "input desc"))
+  if (!cbi_cpu_shape_md (&plan->mds[graph->input], &shapes[graph->input],
+          error))
     goto failed;
+  plan->input_count = cbi_shape_count (&shapes[graph->input]);
   in = cbi_cpu_activation (cpu, plan, pool, graph->input,
       &plan->mds[graph->input], error);
   if (in == NULL)
@@ -954,10 +1306,11 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     /* an element-wise op that is its producer's only reader runs as the
      * producer's post-op */
     if ((n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
+            || n->op == CBI_OP_GEMM || n->op == CBI_OP_MATMUL
             || cbi_op_is_binary (n->op)) && fused
         && cbi_op_is_eltwise (fused->op) && fused->inputs[0] == n->output
         && cbi_graph_count_consumers (graph, n->output) == 1
-        && n->output != graph->output)
+        && !cbi_graph_is_output (graph, n->output))
       i++;
     else
       fused = NULL;
@@ -966,10 +1319,28 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
       ok = cbi_cpu_plan_conv (cpu, plan, graph, n, fused, shapes, pool,
           workspace, error);
     else if (cbi_op_is_binary (n->op))
-      ok = cbi_cpu_plan_binary (cpu, plan, graph, n, fused, pool, workspace,
-          error);
-    else if (n->op == CBI_OP_MAX_POOL || n->op == CBI_OP_AVERAGE_POOL)
+      ok = cbi_cpu_plan_binary (cpu, plan, graph, n, fused, shapes, pool,
+          workspace, error);
+    else if (n->op == CBI_OP_MAX_POOL || n->op == CBI_OP_AVERAGE_POOL
+        || n->op == CBI_OP_GLOBAL_AVERAGE_POOL)
       ok = cbi_cpu_plan_pool (cpu, plan, n, shapes, pool, workspace, error);
+    else if (n->op == CBI_OP_RESHAPE)
+      ok = cbi_cpu_plan_reshape (cpu, plan, n, shapes, pool, error);
+    else if (n->op == CBI_OP_TRANSPOSE)
+      ok = cbi_cpu_plan_transpose (cpu, plan, n, shapes, pool, error);
+    else if (n->op == CBI_OP_DEPTH_TO_SPACE)
+      ok = cbi_cpu_plan_depth_to_space (cpu, plan, n, shapes, pool, error);
+    else if (n->op == CBI_OP_GEMM)
+      ok = cbi_cpu_plan_gemm (cpu, plan, graph, n, fused, shapes, pool,
+          workspace, error);
+    else if (n->op == CBI_OP_MATMUL)
+      ok = cbi_cpu_plan_matmul (cpu, plan, graph, n, fused, shapes, pool,
+          workspace, error);
+    else if (n->op == CBI_OP_SOFTMAX)
+      ok = cbi_cpu_plan_softmax (cpu, plan, n, shapes, pool, workspace, error);
+    else if (n->op == CBI_OP_PRELU)
+      ok = cbi_cpu_plan_prelu (cpu, plan, graph, n, shapes, pool, workspace,
+          error);
     else if (n->op == CBI_OP_RESIZE)
       ok = cbi_cpu_plan_resize (cpu, plan, n, shapes, pool, workspace, error);
     else if (n->op == CBI_OP_CONCAT)
@@ -988,7 +1359,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     if (fused)
       cbi_cpu_retire_inputs (plan, graph, fused);
   }
-  if (!cbi_cpu_plan_output (cpu, plan, graph, shapes, pool, error))
+  if (!cbi_cpu_plan_outputs (cpu, plan, graph, shapes, pool, error))
     goto failed;
 
   if (*workspace > 0) {
@@ -1003,10 +1374,9 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     goto failed;
   }
   cbi_cpu_plan_done (plan);
-  GST_DEBUG ("planned %u steps for %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
-      "x%" G_GINT64_FORMAT ", workspace %" G_GUINT64_FORMAT " bytes",
-      plan->steps->len, shapes[graph->input][0], shapes[graph->input][2],
-      shapes[graph->input][3], *workspace);
+  GST_DEBUG ("planned %u steps for %" G_GINT64_FORMAT " input elements, "
+      "workspace %" G_GUINT64_FORMAT " bytes", plan->steps->len,
+      plan->input_count, *workspace);
   return plan;
 
 failed:
@@ -1080,11 +1450,28 @@ cbi_cpu_compute (CbiBackend * backend, gpointer p, GError ** error)
 }
 
 static gboolean
+cbi_cpu_upload_tensor (CbiBackend * backend, gpointer p, const gfloat * input,
+    GError ** error)
+{
+  CbiCpuPlan *plan = p;
+
+  memcpy (plan->input, input, plan->input_count * sizeof (gfloat));
+  return TRUE;
+}
+
+static gboolean
 cbi_cpu_download (CbiBackend * backend, gpointer p,
     const CbiFrameBatch * batch, GError ** error)
 {
-  cbi_unpack_frames (batch, ((CbiCpuPlan *) p)->output);
+  cbi_unpack_frames (batch, ((CbiCpuPlan *) p)->outputs[0]);
   return TRUE;
+}
+
+/* The outputs are host memory already: read in place. */
+static const gfloat *
+cbi_cpu_output (CbiBackend * backend, gpointer p, guint index, GError ** error)
+{
+  return ((CbiCpuPlan *) p)->outputs[index];
 }
 
 static const CbiBackendIface cbi_cpu_iface = {
@@ -1094,8 +1481,10 @@ static const CbiBackendIface cbi_cpu_iface = {
   .plan = cbi_cpu_plan,
   .free_plan = cbi_cpu_free_plan,
   .upload = cbi_cpu_upload,
+  .upload_tensor = cbi_cpu_upload_tensor,
   .compute = cbi_cpu_compute,
   .download = cbi_cpu_download,
+  .output = cbi_cpu_output,
   .device_memory = NULL,        /* host memory: no device figures */
   .synchronize = NULL,          /* compute waits on its stream */
 };

@@ -20,13 +20,20 @@ typedef struct _CbiBackend CbiBackend;
  * @name: short name, as shown in the batch meta ("cpu", "cuda")
  * @allocator: where the pool gets tensor memory
  * @free: frees the backend and its context
- * @plan: builds what runs @graph for one shape (NCHW per tensor in @shapes);
+ * @plan: builds what runs @graph for one input shape (@shapes: every
+ *   tensor's shape, from cbi_graph_infer_shapes());
  *   all tensor and workspace memory comes from @pool; returns an opaque plan
  *   or %NULL with @error set; @workspace_bytes receives the scratch size
  * @free_plan: releases a plan and gives its memory back to @pool
  * @upload: packs @batch into the plan's input tensor, padding included
+ * @upload_tensor: copies a row-major host tensor of the planned input
+ *   shape into the plan's input tensor
  * @compute: runs the graph on the plan's input tensor
- * @download: unpacks the first @batch->n_frames results into the frames
+ * @download: unpacks the first @batch->n_frames slots of the first output
+ *   (an image) into the frames
+ * @output: (transfer none): output @index of the last compute as a
+ *   row-major host tensor, valid until the next compute; %NULL with
+ *   @error set on failure
  * @device_memory: (nullable): free and total device memory; %NULL where
  *   there is no device (the meta then reports 0)
  * @synchronize: (nullable): waits for queued work; %NULL where every call
@@ -38,14 +45,18 @@ typedef struct
   const CbiAllocator *(*allocator) (CbiBackend * backend);
   void (*free) (CbiBackend * backend);
   gpointer (*plan) (CbiBackend * backend, const CbiGraph * graph,
-      gint64 (*shapes)[4], CbiPool * pool, guint64 * workspace_bytes,
+      const CbiShape * shapes, CbiPool * pool, guint64 * workspace_bytes,
       GError ** error);
   void (*free_plan) (CbiBackend * backend, gpointer plan, CbiPool * pool);
   gboolean (*upload) (CbiBackend * backend, gpointer plan,
       const CbiFrameBatch * batch, GError ** error);
+  gboolean (*upload_tensor) (CbiBackend * backend, gpointer plan,
+      const gfloat * input, GError ** error);
   gboolean (*compute) (CbiBackend * backend, gpointer plan, GError ** error);
   gboolean (*download) (CbiBackend * backend, gpointer plan,
       const CbiFrameBatch * batch, GError ** error);
+  const gfloat *(*output) (CbiBackend * backend, gpointer plan, guint index,
+      GError ** error);
   gboolean (*device_memory) (CbiBackend * backend, guint64 * free_bytes,
       guint64 * total_bytes);
   gboolean (*synchronize) (CbiBackend * backend, GError ** error);

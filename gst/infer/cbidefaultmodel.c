@@ -97,6 +97,7 @@ cbi_default_model_new (void)
   in1[0] = sketch_lin;
   sketch = add_activation (g, "sketch");
   cbi_graph_add_node (g, CBI_OP_RELU, "sketch", 1, in1, sketch, NULL);
-  g->output = sketch;
+  g->outputs[0] = sketch;
+  g->n_outputs = 1;
   return g;
 }

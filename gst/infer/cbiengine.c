@@ -22,7 +22,8 @@ GST_DEBUG_CATEGORY_STATIC (cbi_engine_debug);
 
 typedef struct
 {
-  guint batch, height, width;
+  CbiShape input;
+  CbiShape outputs[CBI_MAX_OUTPUTS];
   gpointer plan;
   guint64 workspace_bytes;
   guint64 last_used;
@@ -36,7 +37,9 @@ struct _CbiEngine
   CbiPlanEntry plans[CBI_MAX_PLANS];
   guint n_plans;
   guint64 use_counter;
-    gint64 (*shapes)[4];        /* scratch for shape inference */
+  CbiShape *shapes;             /* scratch for shape inference */
+  gpointer last_plan;           /* of the last run, for its outputs */
+  CbiShape last_outputs[CBI_MAX_OUTPUTS];
 };
 
 static const struct
@@ -110,7 +113,7 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
   engine->backend = backend;
   engine->pool = cbi_pool_new (backend->iface->allocator (backend),
       memory_limit);
-  engine->shapes = g_malloc0_n (graph->tensors->len, sizeof (gint64[4]));
+  engine->shapes = g_new0 (CbiShape, graph->tensors->len);
   return engine;
 }
 
@@ -119,6 +122,8 @@ cbi_engine_drop_plan (CbiEngine * engine, guint index)
 {
   CbiPlanEntry *e = &engine->plans[index];
 
+  if (e->plan == engine->last_plan)
+    engine->last_plan = NULL;
   engine->backend->iface->free_plan (engine->backend, e->plan, engine->pool);
   engine->plans[index] = engine->plans[--engine->n_plans];
 }
@@ -161,57 +166,102 @@ cbi_engine_input_shape (CbiEngine * engine, gint64 * channels,
 {
   const CbiTensorInfo *in = cbi_graph_tensor (engine->graph,
       engine->graph->input);
+  gboolean image = in->n_dims == 4;
 
-  *channels = in->dims[1];
-  *height = in->dims[2];
-  *width = in->dims[3];
+  *channels = image ? in->dims[1] : -1;
+  *height = image ? in->dims[2] : -1;
+  *width = image ? in->dims[3] : -1;
 }
 
-/* Fills engine->shapes for @batch frames of @height x @width, and checks
- * that packing and unpacking fit the model's input and output. */
+guint
+cbi_engine_n_outputs (CbiEngine * engine)
+{
+  return engine->graph->n_outputs;
+}
+
+/* Fills engine->shapes for @batch frames of @height x @width, checking
+ * that the model takes 3-channel images. */
 static gboolean
 cbi_engine_infer_frames (CbiEngine * engine, gint64 batch, gint64 height,
     gint64 width, GError ** error)
 {
-  const gint64 *in, *out;
+  const CbiTensorInfo *in = cbi_graph_tensor (engine->graph,
+      engine->graph->input);
+  CbiShape shape;
 
-  if (!cbi_graph_infer_shapes (engine->graph, batch, height, width,
-          engine->shapes, error))
+  if (in->n_dims != 4 || in->dims[1] != 3) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "the model's input %s "
+        "takes %d-D tensors of %" G_GINT64_FORMAT " channels; video frames "
+        "need a 4-D (N, 3, H, W) input", in->name, in->n_dims,
+        in->n_dims > 1 ? in->dims[1] : 0);
     return FALSE;
-  in = engine->shapes[engine->graph->input];
-  out = engine->shapes[engine->graph->output];
-  if (in[1] != 3 || in[2] != height || in[3] != width || out[0] != batch
-      || out[1] != 3 || out[2] != height || out[3] != width) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "the model takes %"
-        G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " and "
-        "gives %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
-        " (channels x height x width) for %" G_GINT64_FORMAT "x%"
-        G_GINT64_FORMAT " frames; frames in and out need 3 channels and "
-        "the same size", in[1], in[2], in[3], out[1], out[2], out[3], width,
-        height);
+  }
+  if ((in->dims[2] > 0 && in->dims[2] != height)
+      || (in->dims[3] > 0 && in->dims[3] != width)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "the model takes frames "
+        "of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " only, not %"
+        G_GINT64_FORMAT "x%" G_GINT64_FORMAT, in->dims[3], in->dims[2],
+        width, height);
     return FALSE;
+  }
+  cbi_graph_frame_shape (engine->graph, batch, height, width, &shape);
+  return cbi_graph_infer_shapes (engine->graph, &shape, engine->shapes, error);
+}
+
+gboolean
+cbi_engine_frame_outputs (CbiEngine * engine, gint64 height, gint64 width,
+    CbiOutputInfo * info, GError ** error)
+{
+  const CbiGraph *g = engine->graph;
+  const CbiShape *first;
+  guint i;
+
+  memset (info, 0, sizeof (*info));
+  /* every output must grow with the batch, to be split into frames */
+  if (!cbi_engine_infer_frames (engine, 2, height, width, error))
+    return FALSE;
+  for (i = 0; i < g->n_outputs; i++) {
+    const CbiShape *s = &engine->shapes[g->outputs[i]];
+    if (s->n_dims < 1 || s->dims[0] != 2) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "output %s does not "
+          "have the batch as its first dimension",
+          cbi_graph_tensor (g, g->outputs[i])->name);
+      return FALSE;
+    }
+  }
+  if (!cbi_engine_infer_frames (engine, 1, height, width, error))
+    return FALSE;
+  info->n_outputs = g->n_outputs;
+  for (i = 0; i < g->n_outputs; i++) {
+    info->names[i] = cbi_graph_tensor (g, g->outputs[i])->name;
+    info->shapes[i] = engine->shapes[g->outputs[i]];
+  }
+  first = &info->shapes[0];
+  info->image = first->n_dims == 4 && (first->dims[1] == 1
+      || first->dims[1] == 3 || first->dims[1] == 4)
+      && first->dims[2] <= G_MAXINT && first->dims[3] <= G_MAXINT;
+  if (info->image) {
+    info->channels = first->dims[1];
+    info->height = first->dims[2];
+    info->width = first->dims[3];
   }
   return TRUE;
 }
 
-gboolean
-cbi_engine_check_frame_size (CbiEngine * engine, gint64 height, gint64 width,
-    GError ** error)
-{
-  return cbi_engine_infer_frames (engine, 1, height, width, error);
-}
-
+/* The plan for input @shape, made on the spot (after filling
+ * engine->shapes through @infer) when no cached plan has it. */
 static CbiPlanEntry *
-cbi_engine_get_plan (CbiEngine * engine, guint batch, guint height,
-    guint width, gboolean * replanned, GError ** error)
+cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
+    const CbiFrameBatch * frames, gboolean * replanned, GError ** error)
 {
-  CbiPlanEntry *e, fresh = { batch, height, width, NULL, 0, 0 };
+  CbiPlanEntry *e, fresh = { {0,}, };
+  const CbiGraph *g = engine->graph;
   guint i, oldest = 0;
 
   *replanned = FALSE;
   for (i = 0; i < engine->n_plans; i++) {
     e = &engine->plans[i];
-    if (e->batch == batch && e->height == height && e->width == width) {
+    if (cbi_shape_equal (&e->input, shape)) {
       e->last_used = ++engine->use_counter;
       return e;
     }
@@ -220,16 +270,20 @@ cbi_engine_get_plan (CbiEngine * engine, guint batch, guint height,
   }
 
   /* plan first: a failed plan leaves the cached ones as they were */
-  if (!cbi_engine_infer_frames (engine, batch, height, width, error))
+  if (frames ? !cbi_engine_infer_frames (engine, shape->dims[0],
+          shape->dims[2], shape->dims[3], error) :
+      !cbi_graph_infer_shapes (g, shape, engine->shapes, error))
     return NULL;
-  fresh.plan = engine->backend->iface->plan (engine->backend, engine->graph,
+  fresh.input = *shape;
+  for (i = 0; i < g->n_outputs; i++)
+    fresh.outputs[i] = engine->shapes[g->outputs[i]];
+  fresh.plan = engine->backend->iface->plan (engine->backend, g,
       engine->shapes, engine->pool, &fresh.workspace_bytes, error);
   if (fresh.plan == NULL)
     return NULL;
   if (engine->n_plans == CBI_MAX_PLANS)
     cbi_engine_drop_plan (engine, oldest);
-  GST_DEBUG ("new plan for %ux%ux%u (%u cached)", batch, height, width,
-      engine->n_plans + 1);
+  GST_DEBUG ("new plan (%u cached)", engine->n_plans + 1);
   fresh.last_used = ++engine->use_counter;
   e = &engine->plans[engine->n_plans++];
   *e = fresh;
@@ -237,8 +291,31 @@ cbi_engine_get_plan (CbiEngine * engine, guint batch, guint height,
   return e;
 }
 
-gboolean
-cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
+/* Whether output 0 of @e unpacks into @batch's frames. */
+static gboolean
+cbi_engine_check_image (const CbiPlanEntry * e, const CbiFrameBatch * batch,
+    GError ** error)
+{
+  const CbiShape *y = &e->outputs[0];
+  const gint64 c = batch->out_channels ? batch->out_channels : 3;
+  const gint64 h = batch->out_height ? batch->out_height : batch->height;
+  const gint64 w = batch->out_width ? batch->out_width : batch->width;
+
+  if (y->n_dims == 4 && y->dims[1] == c && y->dims[2] == h && y->dims[3] == w)
+    return TRUE;
+  g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "the model gives %"
+      G_GINT64_FORMAT "-D outputs of %" G_GINT64_FORMAT " channels, not "
+      "frames of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " with %"
+      G_GINT64_FORMAT " channels", (gint64) y->n_dims,
+      y->n_dims > 1 ? y->dims[1] : 0, w, h, c);
+  return FALSE;
+}
+
+/* Runs a planned batch: @batch packs the input when set, else @input
+ * is copied in. */
+static gboolean
+cbi_engine_execute (CbiEngine * engine, const CbiShape * shape,
+    const CbiFrameBatch * batch, const gfloat * input,
     CbiBatchReport * report, GError ** error)
 {
   const CbiBackendIface *iface = engine->backend->iface;
@@ -250,18 +327,24 @@ cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
   cbi_pool_get_stats (engine->pool, &before);
   cbi_pool_reset_peaks (engine->pool);
   memset (report, 0, sizeof (*report));
+  engine->last_plan = NULL;
 
-  e = cbi_engine_get_plan (engine, batch->n_slots, batch->height,
-      batch->width, &report->replanned, error);
-  if (e == NULL || !iface->upload (backend, e->plan, batch, error)
+  e = cbi_engine_get_plan (engine, shape, batch, &report->replanned, error);
+  if (e == NULL || (batch && batch->out
+          && !cbi_engine_check_image (e, batch, error))
+      || !(batch ? iface->upload (backend, e->plan, batch, error) :
+          iface->upload_tensor (backend, e->plan, input, error))
       || !iface->compute (backend, e->plan, error)
-      || !iface->download (backend, e->plan, batch, error)
+      || (batch && batch->out && !iface->download (backend, e->plan, batch,
+              error))
       || (iface->synchronize && !iface->synchronize (backend, error)))
     return FALSE;
+  engine->last_plan = e->plan;
+  memcpy (engine->last_outputs, e->outputs, sizeof (e->outputs));
 
   report->time_ns = (g_get_monotonic_time () - start) * 1000;
-  report->slots = batch->n_slots;
-  report->frames = batch->n_frames;
+  report->slots = shape->dims[0];
+  report->frames = batch ? batch->n_frames : shape->dims[0];
   report->workspace_bytes = e->workspace_bytes;
   cbi_pool_get_stats (engine->pool, &report->pool);
   report->fresh_allocations =
@@ -274,43 +357,93 @@ cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
 }
 
 gboolean
+cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
+    CbiBatchReport * report, GError ** error)
+{
+  CbiShape shape;
+
+  cbi_graph_frame_shape (engine->graph, batch->n_slots, batch->height,
+      batch->width, &shape);
+  return cbi_engine_execute (engine, &shape, batch, NULL, report, error);
+}
+
+gboolean
+cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,
+    const gfloat * input, CbiBatchReport * report, GError ** error)
+{
+  return cbi_engine_execute (engine, shape, NULL, input, report, error);
+}
+
+const gfloat *
+cbi_engine_get_output (CbiEngine * engine, guint index, CbiShape * shape,
+    GError ** error)
+{
+  if (engine->last_plan == NULL || index >= engine->graph->n_outputs) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "no output %u: %s",
+        index, engine->last_plan ? "the model has fewer" : "no batch ran");
+    return NULL;
+  }
+  *shape = engine->last_outputs[index];
+  return engine->backend->iface->output (engine->backend, engine->last_plan,
+      index, error);
+}
+
+gboolean
 cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error)
 {
-  const gsize frame_size = (gsize) layout->width * layout->height *
-      layout->pixel_stride;
+  const guint n = layout->n_slots;
   CbiFrameBatch dry = *layout;
   CbiBatchReport steady;
+  CbiOutputInfo info;
   guint64 peak_allocated, peak_reserved;
+  gsize in_size, out_size;
   guint8 *frames, **ptrs;
   gint *strides;
   gboolean ok;
   guint i;
 
-  /* a full batch of mid-grey frames, each its own input and output: the
-   * dry run takes the same packing and unpacking path as a real batch */
-  frames = g_try_malloc (frame_size * layout->n_slots);
+  if (!cbi_engine_frame_outputs (engine, layout->height, layout->width,
+          &info, error))
+    return FALSE;
+  in_size = (gsize) layout->width * layout->height * layout->pixel_stride;
+  out_size = (gsize) info.width * info.height * layout->pixel_stride;
+  dry.out_width = info.width;
+  dry.out_height = info.height;
+  dry.out_channels = info.channels;
+
+  /* a full batch of mid-grey frames and their outputs: the dry run takes
+   * the same packing and unpacking path as a real batch */
+  frames = g_try_malloc (n * (in_size + out_size));
   if (frames == NULL) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate "
-        "%u frames of %" G_GSIZE_FORMAT " bytes for the warm-up",
-        layout->n_slots, frame_size);
+        "%u frames of %" G_GSIZE_FORMAT " bytes for the warm-up", n,
+        in_size + out_size);
     return FALSE;
   }
-  memset (frames, 128, frame_size * layout->n_slots);
-  ptrs = g_new (guint8 *, layout->n_slots);
-  strides = g_new (gint, layout->n_slots);
-  for (i = 0; i < layout->n_slots; i++) {
-    ptrs[i] = frames + i * frame_size;
+  memset (frames, 128, n * in_size);
+  ptrs = g_new (guint8 *, 2 * n);
+  strides = g_new (gint, 2 * n);
+  for (i = 0; i < n; i++) {
+    ptrs[i] = frames + i * in_size;
     strides[i] = layout->width * layout->pixel_stride;
+    ptrs[n + i] = frames + n * in_size + i * out_size;
+    strides[n + i] = info.width * layout->pixel_stride;
   }
-  dry.n_frames = dry.n_slots;
+  dry.n_frames = n;
   dry.in = (const guint8 * const *) ptrs;
-  dry.out = ptrs;
-  dry.in_stride = dry.out_stride = strides;
+  dry.in_stride = strides;
+  dry.out = info.image ? ptrs + n : NULL;
+  dry.out_stride = strides + n;
 
   cbi_engine_drop_plans (engine);
   ok = cbi_engine_run (engine, &dry, report, error)
       && cbi_engine_run (engine, &dry, &steady, error);
+  /* tensor outputs are read where they are: touch them as a batch would */
+  for (i = 0; ok && !info.image && i < info.n_outputs; i++) {
+    CbiShape shape;
+    ok = cbi_engine_get_output (engine, i, &shape, error) != NULL;
+  }
   g_free (frames);
   g_free (ptrs);
   g_free (strides);

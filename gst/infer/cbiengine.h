@@ -65,12 +65,40 @@ gboolean cbi_engine_has_cuda (void);
 /* Model input channels and its fixed height/width (-1 where symbolic). */
 void cbi_engine_input_shape (CbiEngine * engine, gint64 * channels,
     gint64 * height, gint64 * width);
-/* Whether the model turns frames of @width x @height into frames of the
- * same size: 3 channels in, 3 out, a fixed input size (if any) equal to
- * @width x @height. Fails with CBI_ERROR_SHAPE saying what the model
- * takes and gives. */
-gboolean cbi_engine_check_frame_size (CbiEngine * engine, gint64 height,
-    gint64 width, GError ** error);
+/**
+ * CbiOutputInfo:
+ * @image: whether the first output becomes video frames (it is 4-D NCHW
+ *   with 1, 3 or 4 channels); otherwise frames pass through and every
+ *   output is a tensor
+ * @channels: the image output's channels
+ * @height: the image output's height
+ * @width: the image output's width
+ * @n_outputs: the model's outputs
+ * @names: (array length=n_outputs): their names, owned by the engine
+ * @shapes: (array length=n_outputs): their shapes for one frame (the
+ *   first dimension, the batch, is 1)
+ *
+ * What a model makes of frames of one size.
+ */
+typedef struct
+{
+  gboolean image;
+  guint channels;
+  guint height;
+  guint width;
+  guint n_outputs;
+  const gchar *names[CBI_MAX_OUTPUTS];
+  CbiShape shapes[CBI_MAX_OUTPUTS];
+} CbiOutputInfo;
+
+/* What the model gives for frames of @width x @height (3 channels in).
+ * Fails with CBI_ERROR_SHAPE saying what the model takes when the frames
+ * do not fit it (channels, a fixed size) or an output does not have the
+ * batch as its first dimension. */
+gboolean cbi_engine_frame_outputs (CbiEngine * engine, gint64 height,
+    gint64 width, CbiOutputInfo * info, GError ** error);
+
+guint cbi_engine_n_outputs (CbiEngine * engine);
 
 /* Drops every plan, plans the shape of @layout (its frame size, pixel
  * layout and @layout->n_slots; its frame pointers are ignored), runs one
@@ -83,9 +111,25 @@ gboolean cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error);
 
 /* Runs one batch of @batch->n_slots (planning that shape first if no plan
- * has it: @report->replanned). */
+ * has it: @report->replanned). The image output is unpacked into
+ * @batch->out when that is set; every output can be read with
+ * cbi_engine_get_output() until the next run. */
 gboolean cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
     CbiBatchReport * report, GError ** error);
+
+/* Runs the model on one input tensor of @shape (the input's rank; its
+ * fixed dimensions as the model has them), @input (transfer none) holding
+ * its elements in row-major order. Read the results with
+ * cbi_engine_get_output(). */
+gboolean cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,
+    const gfloat * input, CbiBatchReport * report, GError ** error);
+
+/* Output @index of the last run: its shape in @shape and (transfer none)
+ * its elements in row-major order, in host memory, valid until the next
+ * run, warm-up or cbi_engine_free(). %NULL with @error set when there was
+ * no run or @index is past the last output. */
+const gfloat *cbi_engine_get_output (CbiEngine * engine, guint index,
+    CbiShape * shape, GError ** error);
 
 void cbi_engine_get_pool_stats (CbiEngine * engine, CbiPoolStats * stats);
 

@@ -70,44 +70,69 @@ to_byte (gfloat v, gfloat inv, gfloat off)
   return (guint8) s;
 }
 
-G_ALWAYS_INLINE static inline void
-unpack_row (const CbiFrameBatch * b, const gfloat * s, const guint8 * in,
-    guint8 * out, gsize plane, const guint pstride)
+/* Where unpacking reads each byte of a pixel: per colour byte the
+ * channel's plane offset and its inverse mapping. */
+typedef struct
 {
-  const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
-  const guint o2 = b->rgb_offset[2];
-  const gfloat i0 = 1.0f / b->scale[0], i1 = 1.0f / b->scale[1];
-  const gfloat i2 = 1.0f / b->scale[2];
-  const gfloat f0 = -b->bias[0] * i0, f1 = -b->bias[1] * i1;
-  const gfloat f2 = -b->bias[2] * i2;
-  guint x;
+  gsize src[4];
+  gfloat inv[4];
+  gfloat off[4];
+  guint channels;
+  gboolean copy_extra;
+} CbiUnpackMap;
 
-  for (x = 0; x < b->width; x++) {
+G_ALWAYS_INLINE static inline void
+unpack_row (const CbiFrameBatch * b, const CbiUnpackMap * m, const gfloat * s,
+    const guint8 * in, guint8 * out, guint width, const guint pstride)
+{
+  guint x, c;
+
+  for (x = 0; x < width; x++) {
     guint8 *px = out + (gsize) x * pstride;
-    px[o0] = to_byte (s[x], i0, f0);
-    px[o1] = to_byte (s[plane + x], i1, f1);
-    px[o2] = to_byte (s[2 * plane + x], i2, f2);
-    if (pstride == 4)
-      px[b->extra_offset] = in[(gsize) x * 4 + b->extra_offset];
+    for (c = 0; c < 3; c++)
+      px[b->rgb_offset[c]] = to_byte (s[m->src[c] + x], m->inv[c], m->off[c]);
+    if (pstride == 4) {
+      if (m->channels == 4)
+        px[b->extra_offset] = to_byte (s[m->src[3] + x], m->inv[3], 0.0f);
+      else
+        px[b->extra_offset] = m->copy_extra ?
+            in[(gsize) x * 4 + b->extra_offset] : 255;
+    }
   }
 }
 
 void
 cbi_unpack_frames (const CbiFrameBatch * b, const gfloat * tensor)
 {
-  const gsize plane = (gsize) b->width * b->height;
-  const gint rows = (gint) (b->n_frames * b->height);
+  const guint width = b->out_width ? b->out_width : b->width;
+  const guint height = b->out_height ? b->out_height : b->height;
+  const gsize plane = (gsize) width * height;
+  const gint rows = (gint) (b->n_frames * height);
+  CbiUnpackMap m;
+  guint c;
   gint row;
+
+  m.channels = b->out_channels ? b->out_channels : 3;
+  m.copy_extra = width == b->width && height == b->height;
+  for (c = 0; c < 4; c++) {
+    /* grey goes to every colour byte through channel 0's mapping; the
+     * fourth channel is scaled as channel 0 */
+    guint k = m.channels == 1 || c == 3 ? 0 : c;
+    m.src[c] = (m.channels == 1 ? 0 : c) * plane;
+    m.inv[c] = 1.0f / b->scale[k];
+    m.off[c] = -b->bias[k] * m.inv[c];
+  }
 
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {
-    guint f = row / b->height, y = row % b->height;
-    const gfloat *s = tensor + f * 3 * plane + (gsize) y * b->width;
-    const guint8 *in = b->in[f] + (gsize) y * b->in_stride[f];
+    guint f = row / height, y = row % height;
+    const gfloat *s = tensor + f * m.channels * plane + (gsize) y * width;
+    const guint8 *in = m.copy_extra ?
+        b->in[f] + (gsize) y * b->in_stride[f] : NULL;
     guint8 *out = b->out[f] + (gsize) y * b->out_stride[f];
     if (b->pixel_stride == 4)
-      unpack_row (b, s, in, out, plane, 4);
+      unpack_row (b, &m, s, in, out, width, 4);
     else
-      unpack_row (b, s, in, out, plane, 3);
+      unpack_row (b, &m, s, in, out, width, 3);
   }
 }

@@ -36,8 +36,15 @@ typedef enum
  * @pad_mode: how padding slots are filled
  * @in: (array length=n_frames): input pixels, one row pointer per frame
  * @in_stride: (array length=n_frames): input row strides in bytes
- * @out: (array length=n_frames): output pixels, same layout as @in
+ * @out: (array length=n_frames) (nullable): output pixels, in @in's pixel
+ *   layout, @out_width x @out_height; %NULL when the results are read as
+ *   tensors instead
  * @out_stride: (array length=n_frames): output row strides in bytes
+ * @out_width: output frame width; 0: @width
+ * @out_height: output frame height; 0: @height
+ * @out_channels: channels of the model's image output: 3, or 1 (grey,
+ *   written to the three colour bytes) or 4 (the fourth written to the
+ *   alpha byte, scaled as channel 0 without its bias); 0: 3
  *
  * Borrowed pointers only: the engine reads @in and writes @out during
  * cbi_engine_run() and keeps nothing.
@@ -58,6 +65,9 @@ typedef struct
   const gint *in_stride;
   guint8 *const *out;
   const gint *out_stride;
+  guint out_width;
+  guint out_height;
+  guint out_channels;
 } CbiFrameBatch;
 
 /* Host reference of frame packing: fills @tensor (NCHW float, @n_slots x 3 x
@@ -65,8 +75,10 @@ typedef struct
  * over each frame. */
 void cbi_pack_frames (const CbiFrameBatch * batch, gfloat * tensor);
 /* Host reference of unpacking: writes the first @n_frames slots of @tensor
- * (NCHW float, 3 channels) to the output frames, clamped to 0..255, and
- * copies the fourth byte from the input frame. */
+ * (NCHW float, @out_channels channels of @out_width x @out_height) to the
+ * output frames, clamped to 0..255. A fourth byte the model does not give
+ * is copied from the input frame when the sizes match, else opaque
+ * (255). */
 void cbi_unpack_frames (const CbiFrameBatch * batch, const gfloat * tensor);
 
 G_END_DECLS

@@ -32,7 +32,7 @@ cbi_graph_new (void)
   g_array_set_clear_func (graph->tensors, cbi_tensor_info_clear);
   graph->nodes = g_array_new (FALSE, TRUE, sizeof (CbiNode));
   g_array_set_clear_func (graph->nodes, cbi_node_clear);
-  graph->input = graph->output = -1;
+  graph->input = -1;
   return graph;
 }
 
@@ -138,6 +138,22 @@ cbi_op_type_name (CbiOpType op)
       return "Pad";
     case CBI_OP_INSTANCE_NORM:
       return "InstanceNormalization";
+    case CBI_OP_DEPTH_TO_SPACE:
+      return "DepthToSpace";
+    case CBI_OP_RESHAPE:
+      return "Reshape";
+    case CBI_OP_TRANSPOSE:
+      return "Transpose";
+    case CBI_OP_GEMM:
+      return "Gemm";
+    case CBI_OP_MATMUL:
+      return "MatMul";
+    case CBI_OP_SOFTMAX:
+      return "Softmax";
+    case CBI_OP_GLOBAL_AVERAGE_POOL:
+      return "GlobalAveragePool";
+    case CBI_OP_PRELU:
+      return "PRelu";
   }
   return "unknown";
 }
@@ -167,22 +183,6 @@ cbi_op_is_eltwise (CbiOpType op)
   }
 }
 
-/* Whether constant @t broadcasts against NCHW as ONNX aligns it (from the
- * right): every dimension 1 but, at most, the channel one being @channels. */
-static gboolean
-cbi_broadcasts_per_channel (const CbiTensorInfo * t, gint64 channels)
-{
-  gint d;
-
-  for (d = 0; d < t->n_dims; d++) {
-    gint64 size = t->dims[d];
-    gboolean channel_axis = t->n_dims - d == 3;
-    if (size != 1 && !(channel_axis && size == channels))
-      return FALSE;
-  }
-  return t->n_dims <= 4;
-}
-
 guint
 cbi_graph_count_consumers (const CbiGraph * graph, gint index)
 {
@@ -197,35 +197,118 @@ cbi_graph_count_consumers (const CbiGraph * graph, gint index)
   return count;
 }
 
-static gboolean
-cbi_infer_conv (const CbiGraph * graph, const CbiNode * n,
-    gint64 (*shapes)[4], GError ** error)
+gboolean
+cbi_graph_is_output (const CbiGraph * graph, gint t)
 {
-  const gint64 *x = shapes[n->inputs[0]];
+  guint i;
+
+  for (i = 0; i < graph->n_outputs; i++)
+    if (graph->outputs[i] == t)
+      return TRUE;
+  return FALSE;
+}
+
+gint64
+cbi_shape_count (const CbiShape * shape)
+{
+  gint64 count = 1;
+  gint d;
+
+  for (d = 0; d < shape->n_dims; d++)
+    count *= shape->dims[d];
+  return count;
+}
+
+gboolean
+cbi_shape_equal (const CbiShape * a, const CbiShape * b)
+{
+  return a->n_dims == b->n_dims
+      && memcmp (a->dims, b->dims, a->n_dims * sizeof (gint64)) == 0;
+}
+
+gchar *
+cbi_shape_to_string (const CbiShape * shape)
+{
+  GString *s = g_string_new (NULL);
+  gint d;
+
+  for (d = 0; d < shape->n_dims; d++)
+    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, d ? "x" : "",
+        shape->dims[d]);
+  if (shape->n_dims == 0)
+    g_string_append (s, "scalar");
+  return g_string_free (s, FALSE);
+}
+
+/* *INDENT-OFF* */
+static gboolean cbi_shape_fail (GError ** error, const CbiNode * n,
+    const gchar * format, ...) G_GNUC_PRINTF (3, 4);
+/* *INDENT-ON* */
+
+/* A shape error, prefixed with the node and its op. */
+static gboolean
+cbi_shape_fail (GError ** error, const CbiNode * n, const gchar * format, ...)
+{
+  va_list args;
+  gchar *msg;
+
+  va_start (args, format);
+  msg = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (%s): %s",
+      n->name, cbi_op_type_name (n->op), msg);
+  g_free (msg);
+  return FALSE;
+}
+
+static void
+cbi_shape_set (CbiShape * s, gint n_dims, const gint64 * dims)
+{
+  s->n_dims = n_dims;
+  memcpy (s->dims, dims, n_dims * sizeof (gint64));
+}
+
+/* Whether @b broadcasts to @a as ONNX's unidirectional broadcasting does
+ * (aligned from the right, every dimension of @b 1 or @a's). */
+static gboolean
+cbi_shape_broadcasts_to (const CbiShape * b, const CbiShape * a)
+{
+  gint d;
+
+  if (b->n_dims > a->n_dims)
+    return FALSE;
+  for (d = 1; d <= b->n_dims; d++) {
+    gint64 bs = b->dims[b->n_dims - d], as = a->dims[a->n_dims - d];
+    if (bs != 1 && bs != as)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_infer_conv (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
+    GError ** error)
+{
+  const gint64 *x = shapes[n->inputs[0]].dims;
   CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
-  gint64 *y = shapes[n->output];
+  gint64 *y = shapes[n->output].dims;
   const CbiConvAttrs *a = &n->conv;
   gint d;
 
   if (w->n_dims != 4 || w->data == NULL || a->group < 1
-      || x[1] != w->dims[1] * a->group || w->dims[0] % a->group != 0) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL,
-        "node %s (Conv): input has %" G_GINT64_FORMAT " channels, weights "
-        "expect %" G_GINT64_FORMAT " x group %" G_GINT64_FORMAT, n->name,
-        x[1], w->n_dims == 4 ? w->dims[1] : 0, a->group);
-    return FALSE;
-  }
+      || x[1] != w->dims[1] * a->group || w->dims[0] % a->group != 0)
+    return cbi_shape_fail (error, n, "input has %" G_GINT64_FORMAT
+        " channels, weights expect %" G_GINT64_FORMAT " x group %"
+        G_GINT64_FORMAT, x[1], w->n_dims == 4 ? w->dims[1] : 0, a->group);
   y[0] = x[0];
   y[1] = w->dims[0];
   for (d = 0; d < 2; d++) {
     gint64 extent = x[2 + d] + a->pads[d] + a->pads[d + 2];
     gint64 kernel = a->dilations[d] * (w->dims[2 + d] - 1) + 1;
-    if (a->strides[d] < 1 || extent < kernel) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE,
-          "node %s (Conv): a kernel of %" G_GINT64_FORMAT " does not fit "
-          "an input of %" G_GINT64_FORMAT " (padded)", n->name, kernel, extent);
-      return FALSE;
-    }
+    if (a->strides[d] < 1 || extent < kernel)
+      return cbi_shape_fail (error, n, "a kernel of %" G_GINT64_FORMAT
+          " does not fit an input of %" G_GINT64_FORMAT " (padded)", kernel,
+          extent);
     y[2 + d] = (extent - kernel) / a->strides[d] + 1;
   }
   return TRUE;
@@ -235,31 +318,25 @@ cbi_infer_conv (const CbiGraph * graph, const CbiNode * n,
  * - pads; weights are (in channels, out channels, h, w). */
 static gboolean
 cbi_infer_conv_transpose (const CbiGraph * graph, const CbiNode * n,
-    gint64 (*shapes)[4], GError ** error)
+    CbiShape * shapes, GError ** error)
 {
-  const gint64 *x = shapes[n->inputs[0]];
+  const gint64 *x = shapes[n->inputs[0]].dims;
   const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
   const CbiConvAttrs *a = &n->conv;
-  gint64 *y = shapes[n->output];
+  gint64 *y = shapes[n->output].dims;
   gint d;
 
-  if (x[1] != w->dims[0]) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
-        "(ConvTranspose): input has %" G_GINT64_FORMAT " channels, weights "
-        "expect %" G_GINT64_FORMAT, n->name, x[1], w->dims[0]);
-    return FALSE;
-  }
+  if (x[1] != w->dims[0])
+    return cbi_shape_fail (error, n, "input has %" G_GINT64_FORMAT
+        " channels, weights expect %" G_GINT64_FORMAT, x[1], w->dims[0]);
   y[0] = x[0];
   y[1] = w->dims[1];
   for (d = 0; d < 2; d++) {
     y[2 + d] = a->strides[d] * (x[2 + d] - 1) + a->output_padding[d]
         + a->dilations[d] * (w->dims[2 + d] - 1) + 1 - a->pads[d]
         - a->pads[d + 2];
-    if (y[2 + d] < 1) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s "
-          "(ConvTranspose): the output would be empty", n->name);
-      return FALSE;
-    }
+    if (y[2 + d] < 1)
+      return cbi_shape_fail (error, n, "the output would be empty");
   }
   return TRUE;
 }
@@ -275,127 +352,341 @@ cbi_infer_window (const CbiNode * n, const gint64 kernel[2],
   for (d = 0; d < 2; d++) {
     gint64 extent = in[2 + d] + a->pads[d] + a->pads[d + 2];
     gint64 span = a->dilations[d] * (kernel[d] - 1) + 1;
-    if (a->strides[d] < 1 || kernel[d] < 1 || extent < span) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (%s): a "
-          "window of %" G_GINT64_FORMAT " does not fit an input of %"
-          G_GINT64_FORMAT " (padded)", n->name, cbi_op_type_name (n->op),
-          span, extent);
-      return FALSE;
-    }
+    if (a->strides[d] < 1 || kernel[d] < 1 || extent < span)
+      return cbi_shape_fail (error, n, "a window of %" G_GINT64_FORMAT
+          " does not fit an input of %" G_GINT64_FORMAT " (padded)", span,
+          extent);
     out[2 + d] = (extent - span) / a->strides[d] + 1;
   }
   return TRUE;
 }
 
-static gboolean
-cbi_infer_concat (const CbiGraph * graph, const CbiNode * n,
-    gint64 (*shapes)[4], GError ** error)
+/* @axis of a tensor of rank @rank, counted from the end when negative;
+ * -1 when out of range. */
+static gint
+cbi_axis (gint axis, gint rank)
 {
-  gint64 *y = shapes[n->output];
+  if (axis < 0)
+    axis += rank;
+  return axis >= 0 && axis < rank ? axis : -1;
+}
+
+static gboolean
+cbi_infer_concat (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  CbiShape *y = &shapes[n->output];
+  gint axis, d;
   guint i;
 
-  memcpy (y, shapes[n->inputs[0]], sizeof (gint64) * 4);
-  y[1] = 0;
+  *y = shapes[n->inputs[0]];
+  axis = cbi_axis (n->axis, y->n_dims);
+  if (axis < 0)
+    return cbi_shape_fail (error, n, "axis %d is outside rank %d", n->axis,
+        y->n_dims);
+  y->dims[axis] = 0;
   for (i = 0; i < n->n_inputs; i++) {
-    const gint64 *x = shapes[n->inputs[i]];
-    if (x[0] != y[0] || x[2] != y[2] || x[3] != y[3]) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (Concat): "
-          "input %u is %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " where the "
-          "first is %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT, n->name, i,
-          x[2], x[3], y[2], y[3]);
-      return FALSE;
-    }
-    y[1] += x[1];
+    const CbiShape *x = &shapes[n->inputs[i]];
+    for (d = 0; d < y->n_dims; d++)
+      if (x->n_dims != y->n_dims || (d != axis && x->dims[d] != y->dims[d]))
+        return cbi_shape_fail (error, n, "input %u does not match the "
+            "first but along axis %d", i, axis);
+    y->dims[axis] += x->dims[axis];
   }
   return TRUE;
 }
 
+/* Reshape (ONNX rules: 0 keeps the input's dimension, -1 takes what is
+ * left) or, for mode 1, Flatten at @axis. */
+static gboolean
+cbi_infer_reshape (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  CbiShape *y = &shapes[n->output];
+  gint64 count = cbi_shape_count (x), known = 1;
+  gint d, infer = -1;
+
+  if (n->mode == 1) {
+    gint axis = n->axis < 0 ? n->axis + x->n_dims : n->axis;
+    if (axis < 0 || axis > x->n_dims)
+      return cbi_shape_fail (error, n, "axis %d is outside rank %d", n->axis,
+          x->n_dims);
+    y->n_dims = 2;
+    y->dims[0] = 1;
+    for (d = 0; d < axis; d++)
+      y->dims[0] *= x->dims[d];
+    y->dims[1] = y->dims[0] ? count / y->dims[0] : 0;
+    return TRUE;
+  }
+  cbi_shape_set (y, n->n_ints, n->ints);
+  for (d = 0; d < y->n_dims; d++) {
+    if (y->dims[d] == 0 && d < x->n_dims)
+      y->dims[d] = x->dims[d];
+    if (y->dims[d] == -1 && infer < 0)
+      infer = d;
+    else if (y->dims[d] < 1)
+      return cbi_shape_fail (error, n, "target dimension %d is %"
+          G_GINT64_FORMAT, d, n->ints[d]);
+    else
+      known *= y->dims[d];
+  }
+  if (infer >= 0 && known > 0 && count % known == 0)
+    y->dims[infer] = count / known;
+  if (cbi_shape_count (y) != count || (infer >= 0 && known == 0)) {
+    gchar *from = cbi_shape_to_string (x);
+    cbi_shape_fail (error, n, "cannot reshape %s (%" G_GINT64_FORMAT
+        " elements) to the target shape", from, count);
+    g_free (from);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_infer_transpose (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  CbiShape *y = &shapes[n->output];
+  guint seen = 0;
+  gint d;
+
+  if (n->n_ints != x->n_dims && n->n_ints != 0)
+    return cbi_shape_fail (error, n, "a permutation of %d axes for rank %d",
+        n->n_ints, x->n_dims);
+  y->n_dims = x->n_dims;
+  for (d = 0; d < x->n_dims; d++) {
+    /* no perm: the axes reversed */
+    gint64 p = n->n_ints ? n->ints[d] : x->n_dims - 1 - d;
+    if (p < 0 || p >= x->n_dims || (seen & (1u << p)))
+      return cbi_shape_fail (error, n, "perm is not a permutation");
+    seen |= 1u << p;
+    y->dims[d] = x->dims[p];
+  }
+  return TRUE;
+}
+
+/* Gemm: A [M, K] (or [K, M] with transA) times a constant B [K, N] (or
+ * [N, K] with transB), plus a constant C that broadcasts to [M, N]. */
+static gboolean
+cbi_infer_gemm (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
+    GError ** error)
+{
+  const CbiShape *a = &shapes[n->inputs[0]];
+  const CbiShape *b = &shapes[n->inputs[1]];
+  CbiShape *y = &shapes[n->output];
+  gint64 m, k, kb, cols;
+
+  if (a->n_dims != 2 || b->n_dims != 2)
+    return cbi_shape_fail (error, n, "A and B must be 2-D");
+  m = a->dims[n->ints[0] ? 1 : 0];
+  k = a->dims[n->ints[0] ? 0 : 1];
+  kb = b->dims[n->ints[1] ? 1 : 0];
+  cols = b->dims[n->ints[1] ? 0 : 1];
+  if (k != kb)
+    return cbi_shape_fail (error, n, "A has %" G_GINT64_FORMAT " columns, "
+        "B %" G_GINT64_FORMAT " rows", k, kb);
+  y->n_dims = 2;
+  y->dims[0] = m;
+  y->dims[1] = cols;
+  if (n->n_inputs > 2 && n->inputs[2] >= 0
+      && !cbi_shape_broadcasts_to (&shapes[n->inputs[2]], y))
+    return cbi_shape_fail (error, n, "C does not broadcast to the output");
+  return TRUE;
+}
+
+/* MatMul as numpy: [..., M, K] x [..., K, N], batch dimensions
+ * broadcast. */
+static gboolean
+cbi_infer_matmul (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *a = &shapes[n->inputs[0]];
+  const CbiShape *b = &shapes[n->inputs[1]];
+  CbiShape *y = &shapes[n->output];
+  gint rank = MAX (a->n_dims, b->n_dims), d;
+
+  if (a->n_dims < 2 || b->n_dims < 2)
+    return cbi_shape_fail (error, n, "1-D operands are not supported");
+  if (a->dims[a->n_dims - 1] != b->dims[b->n_dims - 2])
+    return cbi_shape_fail (error, n, "A has %" G_GINT64_FORMAT " columns, "
+        "B %" G_GINT64_FORMAT " rows", a->dims[a->n_dims - 1],
+        b->dims[b->n_dims - 2]);
+  y->n_dims = rank;
+  for (d = 0; d < rank - 2; d++) {
+    gint da = d - (rank - a->n_dims), db = d - (rank - b->n_dims);
+    gint64 sa = da >= 0 ? a->dims[da] : 1, sb = db >= 0 ? b->dims[db] : 1;
+    if (sa != sb && sa != 1 && sb != 1)
+      return cbi_shape_fail (error, n, "batch dimensions %" G_GINT64_FORMAT
+          " and %" G_GINT64_FORMAT " do not broadcast", sa, sb);
+    y->dims[d] = MAX (sa, sb);
+  }
+  y->dims[rank - 2] = a->dims[a->n_dims - 2];
+  y->dims[rank - 1] = b->dims[b->n_dims - 1];
+  return TRUE;
+}
+
+/* The ops of 2-D images, which take NCHW. */
+static gboolean
+cbi_op_is_spatial (CbiOpType op)
+{
+  switch (op) {
+    case CBI_OP_CONV:
+    case CBI_OP_CONV_TRANSPOSE:
+    case CBI_OP_MAX_POOL:
+    case CBI_OP_AVERAGE_POOL:
+    case CBI_OP_GLOBAL_AVERAGE_POOL:
+    case CBI_OP_RESIZE:
+    case CBI_OP_PAD:
+    case CBI_OP_INSTANCE_NORM:
+    case CBI_OP_DEPTH_TO_SPACE:
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+static gboolean
+cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
+    GError ** error)
+{
+  const CbiShape *xs = &shapes[n->inputs[0]];
+  const gint64 *x = xs->dims;
+  CbiShape *ys = &shapes[n->output];
+  gint64 *y = ys->dims;
+
+  if (cbi_op_is_spatial (n->op)) {
+    if (xs->n_dims != 4)
+      return cbi_shape_fail (error, n, "takes a 4-D (NCHW) input, not %d-D",
+          xs->n_dims);
+    ys->n_dims = 4;
+  }
+
+  switch (n->op) {
+    case CBI_OP_CONV:
+      return cbi_infer_conv (graph, n, shapes, error);
+    case CBI_OP_CONV_TRANSPOSE:
+      return cbi_infer_conv_transpose (graph, n, shapes, error);
+    case CBI_OP_ADD:
+    case CBI_OP_SUB:
+    case CBI_OP_MUL:
+    case CBI_OP_DIV:
+    case CBI_OP_PRELU:
+      if (!cbi_shape_broadcasts_to (&shapes[n->inputs[1]], xs))
+        return cbi_shape_fail (error, n, "its second input does not "
+            "broadcast to the first's shape");
+      *ys = *xs;
+      return TRUE;
+    case CBI_OP_PAD:{
+      const gint64 *p = n->conv.pads;
+      /* a reflection needs something to reflect */
+      if (n->mode == CBI_PAD_FILL_REFLECT && (MAX (p[0], p[2]) >= x[2]
+              || MAX (p[1], p[3]) >= x[3]))
+        return cbi_shape_fail (error, n, "reflecting %" G_GINT64_FORMAT "x%"
+            G_GINT64_FORMAT " by more than its size", x[3], x[2]);
+      y[0] = x[0];
+      y[1] = x[1];
+      y[2] = x[2] + p[0] + p[2];
+      y[3] = x[3] + p[1] + p[3];
+      return TRUE;
+    }
+    case CBI_OP_MAX_POOL:
+    case CBI_OP_AVERAGE_POOL:
+      y[0] = x[0];
+      y[1] = x[1];
+      return cbi_infer_window (n, n->conv.kernel, x, y, error);
+    case CBI_OP_GLOBAL_AVERAGE_POOL:
+      y[0] = x[0];
+      y[1] = x[1];
+      y[2] = y[3] = 1;
+      return TRUE;
+    case CBI_OP_RESIZE:
+      *ys = *xs;
+      y[2] = (gint64) (x[2] * n->alpha);
+      y[3] = (gint64) (x[3] * n->beta);
+      if (y[2] < 1 || y[3] < 1)
+        return cbi_shape_fail (error, n, "the output would be empty");
+      return TRUE;
+    case CBI_OP_DEPTH_TO_SPACE:{
+      gint64 b = n->ints[0];
+      if (b < 1 || x[1] % (b * b) != 0)
+        return cbi_shape_fail (error, n, "%" G_GINT64_FORMAT " channels do "
+            "not split into blocks of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT,
+            x[1], b, b);
+      y[0] = x[0];
+      y[1] = x[1] / (b * b);
+      y[2] = x[2] * b;
+      y[3] = x[3] * b;
+      return TRUE;
+    }
+    case CBI_OP_CONCAT:
+      return cbi_infer_concat (n, shapes, error);
+    case CBI_OP_RESHAPE:
+      return cbi_infer_reshape (n, shapes, error);
+    case CBI_OP_TRANSPOSE:
+      return cbi_infer_transpose (n, shapes, error);
+    case CBI_OP_GEMM:
+      return cbi_infer_gemm (graph, n, shapes, error);
+    case CBI_OP_MATMUL:
+      return cbi_infer_matmul (n, shapes, error);
+    case CBI_OP_SOFTMAX:
+      if ((n->mode == 1 && (n->axis < -xs->n_dims || n->axis > xs->n_dims))
+          || (n->mode == 0 && cbi_axis (n->axis, xs->n_dims) < 0))
+        return cbi_shape_fail (error, n, "axis %d is outside rank %d",
+            n->axis, xs->n_dims);
+      *ys = *xs;
+      return TRUE;
+    case CBI_OP_INSTANCE_NORM:
+    default:
+      /* element-wise */
+      *ys = *xs;
+      return TRUE;
+  }
+}
+
+void
+cbi_graph_frame_shape (const CbiGraph * graph, gint64 batch, gint64 height,
+    gint64 width, CbiShape * shape)
+{
+  const CbiTensorInfo *in = cbi_graph_tensor (graph, graph->input);
+
+  shape->n_dims = 4;
+  shape->dims[0] = batch;
+  shape->dims[1] = in->n_dims == 4 ? in->dims[1] : 3;
+  shape->dims[2] = height;
+  shape->dims[3] = width;
+}
+
 gboolean
-cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch, gint64 height,
-    gint64 width, gint64 (*shapes)[4], GError ** error)
+cbi_graph_infer_shapes (const CbiGraph * graph, const CbiShape * input,
+    CbiShape * shapes, GError ** error)
 {
   const CbiTensorInfo *in = cbi_graph_tensor (graph, graph->input);
   guint i;
+  gint d;
 
-  shapes[graph->input][0] = batch;
-  shapes[graph->input][1] = in->dims[1];
-  shapes[graph->input][2] = in->dims[2] > 0 ? in->dims[2] : height;
-  shapes[graph->input][3] = in->dims[3] > 0 ? in->dims[3] : width;
-
-  for (i = 0; i < graph->nodes->len; i++) {
-    const CbiNode *n = cbi_graph_node (graph, i);
-    switch (n->op) {
-      case CBI_OP_CONV:
-        if (!cbi_infer_conv (graph, n, shapes, error))
-          return FALSE;
-        break;
-      case CBI_OP_ADD:
-      case CBI_OP_SUB:
-      case CBI_OP_MUL:
-      case CBI_OP_DIV:{
-        const CbiTensorInfo *b = cbi_graph_tensor (graph, n->inputs[1]);
-        gboolean ok = b->data ?
-            cbi_broadcasts_per_channel (b, shapes[n->inputs[0]][1]) :
-            memcmp (shapes[n->inputs[0]], shapes[n->inputs[1]],
-            sizeof (gint64) * 4) == 0;
-        if (!ok) {
-          g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (%s): its "
-              "second input neither has the first's shape nor broadcasts "
-              "per channel", n->name, cbi_op_type_name (n->op));
-          return FALSE;
-        }
-        memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
-        break;
-      }
-      case CBI_OP_CONV_TRANSPOSE:
-        if (!cbi_infer_conv_transpose (graph, n, shapes, error))
-          return FALSE;
-        break;
-      case CBI_OP_PAD:{
-        const gint64 *x = shapes[n->inputs[0]];
-        const gint64 *p = n->conv.pads;
-        gint64 *y = shapes[n->output];
-        /* a reflection needs something to reflect */
-        if (n->mode == CBI_PAD_FILL_REFLECT && (MAX (p[0], p[2]) >= x[2]
-                || MAX (p[1], p[3]) >= x[3])) {
-          g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (Pad): "
-              "reflecting %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " by more "
-              "than its size", n->name, x[3], x[2]);
-          return FALSE;
-        }
-        y[0] = x[0];
-        y[1] = x[1];
-        y[2] = x[2] + p[0] + p[2];
-        y[3] = x[3] + p[1] + p[3];
-        break;
-      }
-      case CBI_OP_MAX_POOL:
-      case CBI_OP_AVERAGE_POOL:
-        shapes[n->output][0] = shapes[n->inputs[0]][0];
-        shapes[n->output][1] = shapes[n->inputs[0]][1];
-        if (!cbi_infer_window (n, n->conv.kernel, shapes[n->inputs[0]],
-                shapes[n->output], error))
-          return FALSE;
-        break;
-      case CBI_OP_RESIZE:
-        memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
-        shapes[n->output][2] = (gint64) (shapes[n->inputs[0]][2] * n->alpha);
-        shapes[n->output][3] = (gint64) (shapes[n->inputs[0]][3] * n->beta);
-        if (shapes[n->output][2] < 1 || shapes[n->output][3] < 1) {
-          g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s (Resize): "
-              "the output would be empty", n->name);
-          return FALSE;
-        }
-        break;
-      case CBI_OP_CONCAT:
-        if (!cbi_infer_concat (graph, n, shapes, error))
-          return FALSE;
-        break;
-      default:
-        /* element-wise */
-        memcpy (shapes[n->output], shapes[n->inputs[0]], sizeof (gint64) * 4);
-        break;
+  if (input->n_dims != in->n_dims) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "input %s has %d "
+        "dimensions, not %d", in->name, in->n_dims, input->n_dims);
+    return FALSE;
+  }
+  for (d = 0; d < in->n_dims; d++) {
+    if (input->dims[d] < 1 || (in->dims[d] > 0 && d > 0
+            && in->dims[d] != input->dims[d])) {
+      gchar *given = cbi_shape_to_string (input);
+      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "input %s cannot take "
+          "a tensor of %s: its dimension %d is %" G_GINT64_FORMAT, in->name,
+          given, d, in->dims[d]);
+      g_free (given);
+      return FALSE;
     }
   }
+  for (i = 0; i < graph->tensors->len; i++) {
+    const CbiTensorInfo *t = cbi_graph_tensor (graph, i);
+    if (t->data)
+      cbi_shape_set (&shapes[i], t->n_dims, t->dims);
+  }
+  shapes[graph->input] = *input;
+
+  for (i = 0; i < graph->nodes->len; i++)
+    if (!cbi_infer_node (graph, cbi_graph_node (graph, i), shapes, error))
+      return FALSE;
   return TRUE;
 }

@@ -12,15 +12,18 @@
 
 G_BEGIN_DECLS
 
-#define CBI_MAX_DIMS 4
+/* DepthToSpace is a 6-D transposition; image ops take 4-D (NCHW) */
+#define CBI_MAX_DIMS 6
 #define CBI_MAX_NODE_INPUTS 8
+#define CBI_MAX_OUTPUTS 8
 
 /* Element-wise ops carry their parameters in CbiNode.alpha and .beta:
  * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
  * min, beta max), ELU (alpha), HARD_SIGMOID (max (0, min (1, alpha x +
  * beta))). The binary ops ADD, SUB, MUL and DIV take an activation first
  * and, second, an activation of the same shape or a constant that
- * broadcasts per channel or as a scalar (shape [1, C or 1, 1, 1]). */
+ * broadcasts as ONNX does (numpy rules, aligned from the right) to the
+ * first's shape. */
 typedef enum
 {
   CBI_OP_CONV,
@@ -43,7 +46,28 @@ typedef enum
   CBI_OP_CONV_TRANSPOSE,
   CBI_OP_PAD,
   CBI_OP_INSTANCE_NORM,
+  CBI_OP_DEPTH_TO_SPACE,
+  CBI_OP_RESHAPE,
+  CBI_OP_TRANSPOSE,
+  CBI_OP_GEMM,
+  CBI_OP_MATMUL,
+  CBI_OP_SOFTMAX,
+  CBI_OP_GLOBAL_AVERAGE_POOL,
+  CBI_OP_PRELU,
 } CbiOpType;
+
+/**
+ * CbiShape:
+ * @n_dims: the rank
+ * @dims: the dimensions, outermost first
+ *
+ * The shape of one tensor for one planned input shape.
+ */
+typedef struct
+{
+  gint n_dims;
+  gint64 dims[CBI_MAX_DIMS];
+} CbiShape;
 
 /**
  * CbiPadFill:
@@ -99,7 +123,18 @@ typedef struct
   gfloat alpha;                 /* RESIZE: the height scale; PAD: the value;
                                  * INSTANCE_NORM: epsilon */
   gfloat beta;                  /* RESIZE: the width scale */
-  gint mode;                    /* RESIZE: a CbiResizeMode; PAD: a CbiPadFill */
+  gint mode;                    /* RESIZE: a CbiResizeMode; PAD: a CbiPadFill;
+                                 * DEPTH_TO_SPACE: 1 for CRD, 0 for DCR;
+                                 * SOFTMAX: 1 for the opset < 13 form (the
+                                 * input seen as 2-D at @axis) */
+  gint axis;                    /* CONCAT, SOFTMAX (normalised to >= 0 at
+                                 * shape inference, so may be negative here) */
+  gint n_ints;
+  gint64 ints[CBI_MAX_DIMS];    /* RESHAPE: the target shape (ONNX rules: 0
+                                 * copies, -1 infers); TRANSPOSE: the
+                                 * permutation; DEPTH_TO_SPACE: the block
+                                 * size; GEMM: transA, transB (alpha and beta
+                                 * in @alpha and @beta) */
 } CbiNode;
 
 typedef struct
@@ -107,7 +142,8 @@ typedef struct
   GArray *tensors;              /* CbiTensorInfo */
   GArray *nodes;                /* CbiNode */
   gint input;
-  gint output;
+  gint outputs[CBI_MAX_OUTPUTS];
+  guint n_outputs;
 } CbiGraph;
 
 /* Returns: (transfer full): an empty graph; free with cbi_graph_free(). */
@@ -130,12 +166,26 @@ const gchar *cbi_op_type_name (CbiOpType op);
 gboolean cbi_op_is_eltwise (CbiOpType op);
 gboolean cbi_op_is_binary (CbiOpType op);
 
-/* Computes the NCHW shape of every activation for a batch of @batch frames
- * of @height x @width; @shapes (caller-allocated, one gint64[4] per tensor)
- * receives them. Fails with a message naming the node when a shape does not
+/* Computes the shape of every tensor when the input has shape @input,
+ * which must have the input's rank and agree with its fixed dimensions;
+ * @shapes (caller-allocated, one per tensor) receives them, constants
+ * included. Fails with a message naming the node when a shape does not
  * fit (kernel larger than the padded input, channel mismatch). */
-gboolean cbi_graph_infer_shapes (const CbiGraph * graph, gint64 batch,
-    gint64 height, gint64 width, gint64 (*shapes)[4], GError ** error);
+gboolean cbi_graph_infer_shapes (const CbiGraph * graph,
+    const CbiShape * input, CbiShape * shapes, GError ** error);
+
+/* The input shape for @batch frames of @height x @width: [batch, the
+ * model's channels, height, width] (a 4-D input is NCHW). */
+void cbi_graph_frame_shape (const CbiGraph * graph, gint64 batch,
+    gint64 height, gint64 width, CbiShape * shape);
+
+/* Whether @t is a graph output. */
+gboolean cbi_graph_is_output (const CbiGraph * graph, gint t);
+
+gint64 cbi_shape_count (const CbiShape * shape);
+gboolean cbi_shape_equal (const CbiShape * a, const CbiShape * b);
+/* "2x3x4": for messages; free with g_free() */
+gchar *cbi_shape_to_string (const CbiShape * shape);
 
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);

@@ -28,10 +28,11 @@ typedef struct
   GHashTable *ints;             /* int64 constant name -> GArray of gint64 */
   const gchar *base_dir;
   const Onnx__GraphProto *onnx;
+  gint64 opset;
 } CbiImporter;
 
-/* int64 constants are only ever attributes in disguise (Pad's pads): a
- * few values, kept out of the graph */
+/* int64 constants are only ever attributes in disguise (Pad's pads,
+ * Reshape's shape): a few values, kept out of the graph */
 #define CBI_ONNX_MAX_INTS 64
 
 /* *INDENT-OFF* */
@@ -695,13 +696,139 @@ cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
+static gint64
+cbi_onnx_int (const Onnx__NodeProto * n, const gchar * name, gint64 def)
+{
+  const Onnx__AttributeProto *a = cbi_onnx_attr (n, name);
+
+  return a && a->has_i ? a->i : def;
+}
+
+/* The int64 constant at input @i of @n, or NULL. */
+static GArray *
+cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
+{
+  if (i >= n->n_input || n->input[i] == NULL)
+    return NULL;
+  return g_hash_table_lookup (im->ints, n->input[i]);
+}
+
+/* What the shape-changing and matrix ops keep in CbiNode: Reshape's
+ * target, Flatten's axis (as a Reshape of mode 1), Transpose's
+ * permutation, DepthToSpace's block, Gemm's transpositions, Softmax's
+ * axis. */
+static gboolean
+cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiNode * node, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *a;
+  GArray *ints;
+  gchar *mode;
+  guint i;
+
+  switch (node->op) {
+    case CBI_OP_RESHAPE:
+      if (strcmp (n->op_type, "Flatten") == 0) {
+        node->mode = 1;
+        node->axis = cbi_onnx_int (n, "axis", 1);
+        return TRUE;
+      }
+      ints = cbi_onnx_int_input (im, n, 1);
+      if (ints == NULL || ints->len > CBI_MAX_DIMS)
+        return cbi_onnx_fail (error, "node %s (Reshape): the shape must be "
+            "an int64 constant of up to %d values", name, CBI_MAX_DIMS);
+      for (i = 0; i < ints->len; i++)
+        if (g_array_index (ints, gint64, i) == 0
+            && cbi_onnx_int (n, "allowzero", 0) != 0)
+          return cbi_onnx_fail (error, "node %s (Reshape): allowzero with a "
+              "0 in the shape is not supported", name);
+      node->n_ints = ints->len;
+      memcpy (node->ints, ints->data, ints->len * sizeof (gint64));
+      return TRUE;
+    case CBI_OP_TRANSPOSE:
+      a = cbi_onnx_attr (n, "perm");
+      if (a && a->n_ints > CBI_MAX_DIMS)
+        return cbi_onnx_fail (error, "node %s (Transpose): %" G_GSIZE_FORMAT
+            " axes; at most %d are supported", name, a->n_ints, CBI_MAX_DIMS);
+      /* none: the axes reversed, once the rank is known */
+      node->n_ints = a ? a->n_ints : 0;
+      if (a)
+        memcpy (node->ints, a->ints, a->n_ints * sizeof (gint64));
+      return TRUE;
+    case CBI_OP_DEPTH_TO_SPACE:{
+      gboolean ok = TRUE;
+      mode = cbi_onnx_string (n, "mode", "DCR");
+      node->mode = strcmp (mode, "CRD") == 0;
+      node->n_ints = 1;
+      node->ints[0] = cbi_onnx_int (n, "blocksize", 0);
+      if (!node->mode && strcmp (mode, "DCR") != 0)
+        ok = cbi_onnx_fail (error, "node %s (DepthToSpace): mode %s is not "
+            "supported (DCR and CRD are)", name, mode);
+      else if (node->ints[0] < 1)
+        ok = cbi_onnx_fail (error, "node %s (DepthToSpace): blocksize must "
+            "be 1 or more", name);
+      g_free (mode);
+      return ok;
+    }
+    case CBI_OP_GEMM:
+      node->alpha = cbi_onnx_float (n, "alpha", 1.0f);
+      node->beta = cbi_onnx_float (n, "beta", 1.0f);
+      node->n_ints = 2;
+      node->ints[0] = cbi_onnx_int (n, "transA", 0) != 0;
+      node->ints[1] = cbi_onnx_int (n, "transB", 0) != 0;
+      return TRUE;
+    case CBI_OP_SOFTMAX:
+      /* before opset 13, the input is seen as 2-D, split at axis */
+      node->mode = im->opset < 13;
+      node->axis = cbi_onnx_int (n, "axis", im->opset < 13 ? 1 : -1);
+      return TRUE;
+    default:
+      return TRUE;
+  }
+}
+
+/* The ops that take their first input as an activation and the rest as
+ * constants (or, for MatMul, a constant or an activation); the first
+ * input count is what the engine reads. */
+static gboolean
+cbi_onnx_layout_type (const gchar * op, CbiOpType * type, guint * n_inputs)
+{
+  static const struct
+  {
+    const gchar *name;
+    CbiOpType type;
+    guint n_inputs;
+  } ops[] = {
+    {"DepthToSpace", CBI_OP_DEPTH_TO_SPACE, 1},
+    {"Reshape", CBI_OP_RESHAPE, 1},
+    {"Flatten", CBI_OP_RESHAPE, 1},
+    {"Transpose", CBI_OP_TRANSPOSE, 1},
+    {"Gemm", CBI_OP_GEMM, 3},
+    {"MatMul", CBI_OP_MATMUL, 2},
+    {"Softmax", CBI_OP_SOFTMAX, 1},
+    {"GlobalAveragePool", CBI_OP_GLOBAL_AVERAGE_POOL, 1},
+    {"PRelu", CBI_OP_PRELU, 2},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (ops); i++) {
+    if (strcmp (op, ops[i].name) == 0) {
+      *type = ops[i].type;
+      *n_inputs = ops[i].n_inputs;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
 static gboolean
 cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const gchar *op = n->op_type ? n->op_type : "";
-  const gint64 any[4] = { -1, -1, -1, -1 };
   gint inputs[CBI_MAX_NODE_INPUTS], output, index;
+  CbiNode *node;
   gfloat alpha = 0.0f, beta = 0.0f;
   gint mode = CBI_RESIZE_NEAREST;
   CbiConvAttrs conv = { {0,}, };
@@ -757,23 +884,25 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     const Onnx__AttributeProto *axis = cbi_onnx_attr (n, "axis");
     type = CBI_OP_CONCAT;
     n_inputs = n->n_input;
-    if (axis == NULL || !axis->has_i || (axis->i != 1 && axis->i != -3))
-      return cbi_onnx_fail (error, "node %s (Concat): only axis 1, the "
-          "channels, is supported", name);
+    if (axis == NULL || !axis->has_i)
+      return cbi_onnx_fail (error, "node %s (Concat): no axis", name);
+    alpha = axis->i;            /* kept as the node's axis below */
     if (n_inputs < 1 || n_inputs > CBI_MAX_NODE_INPUTS)
       return cbi_onnx_fail (error, "node %s (Concat): %" G_GSIZE_FORMAT
           " inputs; 1 to %d are supported", name, n->n_input,
           CBI_MAX_NODE_INPUTS);
+  } else if (cbi_onnx_layout_type (op, &type, &n_inputs)) {
+    n_inputs = MIN (n_inputs, n->n_input);
   } else if (cbi_onnx_eltwise (im, n, &type, &alpha, &beta, error)) {
     n_inputs = 1;
   } else {
     return FALSE;
   }
 
-  /* an int64 constant anywhere but where Pad takes its pads */
+  /* an int64 constant anywhere but where Pad and Reshape take theirs */
   for (i = 0; i < n->n_input; i++)
     if (n->input[i] && g_hash_table_contains (im->ints, n->input[i])
-        && !(type == CBI_OP_PAD && i == 1))
+        && !((type == CBI_OP_PAD || type == CBI_OP_RESHAPE) && i == 1))
       return cbi_onnx_fail (error, "tensor %s has data type INT64; only "
           "float32 is supported here (node %s)", n->input[i], name);
   for (i = 0; i < n_inputs; i++)
@@ -828,16 +957,31 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
       return FALSE;
   }
 
-  if (!cbi_onnx_add (im, n->output[0], 4, any, NULL, &output, error))
+  for (i = 1; i < n_inputs; i++) {
+    const CbiTensorInfo *t = inputs[i] >= 0 ?
+        cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+    gboolean constant = t && t->data;
+    if (((type == CBI_OP_GEMM || type == CBI_OP_PRELU) && !constant)
+        || (type == CBI_OP_MATMUL && t == NULL))
+      return cbi_onnx_fail (error, "node %s (%s): input %u must be a "
+          "float32 constant", name, op, i);
+  }
+
+  if (!cbi_onnx_add (im, n->output[0], 0, NULL, NULL, &output, error))
     return FALSE;
   index = cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
       type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE
       || type == CBI_OP_MAX_POOL || type == CBI_OP_AVERAGE_POOL
       || type == CBI_OP_PAD ? &conv : NULL);
-  cbi_graph_node (im->graph, index)->alpha = alpha;
-  cbi_graph_node (im->graph, index)->beta = beta;
-  cbi_graph_node (im->graph, index)->mode = mode;
-  return TRUE;
+  node = cbi_graph_node (im->graph, index);
+  node->alpha = alpha;
+  node->beta = beta;
+  node->mode = mode;
+  if (type == CBI_OP_CONCAT) {
+    node->axis = (gint) alpha;
+    node->alpha = 0.0f;
+  }
+  return cbi_onnx_layout_op (im, n, node, error);
 }
 
 /* Node indices of @g in an order where every input is produced before it
@@ -918,8 +1062,8 @@ cbi_onnx_add_input (CbiImporter * im, const Onnx__GraphProto * g,
 {
   const Onnx__ValueInfoProto *input = NULL;
   const Onnx__TypeProto__Tensor *tt;
-  gint64 dims[4];
-  gsize i, n_data = 0;
+  gint64 dims[CBI_MAX_DIMS];
+  gsize i, n_data = 0, rank;
 
   for (i = 0; i < g->n_input; i++) {
     if (cbi_onnx_lookup (im, g->input[i]->name ? g->input[i]->name : "") >= 0)
@@ -934,10 +1078,13 @@ cbi_onnx_add_input (CbiImporter * im, const Onnx__GraphProto * g,
   tt = input->type && input->type->value_case ==
       ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? input->type->tensor_type : NULL;
   if (tt == NULL || tt->elem_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-      || tt->shape == NULL || tt->shape->n_dim != 4)
-    return cbi_onnx_fail (error, "input %s must be a 4-D float32 tensor "
-        "(N, C, H, W)", cbi_onnx_name (input->name));
-  for (i = 0; i < 4; i++) {
+      || tt->shape == NULL || tt->shape->n_dim < 1
+      || tt->shape->n_dim > CBI_MAX_DIMS)
+    return cbi_onnx_fail (error, "input %s must be a float32 tensor of 1 to "
+        "%d dimensions (N, C, H, W for images)", cbi_onnx_name (input->name),
+        CBI_MAX_DIMS);
+  rank = tt->shape->n_dim;
+  for (i = 0; i < rank; i++) {
     const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
     gboolean fixed = d->value_case ==
         ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
@@ -948,15 +1095,16 @@ cbi_onnx_add_input (CbiImporter * im, const Onnx__GraphProto * g,
       return cbi_onnx_fail (error, "input %s: dimension %" G_GSIZE_FORMAT
           " is too large", input->name, i);
   }
-  if (dims[1] < 1)
+  if (rank == 4 && dims[1] < 1)
     return cbi_onnx_fail (error, "input %s: the channel count must be "
         "fixed", cbi_onnx_name (input->name));
-  return cbi_onnx_add (im, input->name, 4, dims, NULL, &im->graph->input,
+  return cbi_onnx_add (im, input->name, rank, dims, NULL, &im->graph->input,
       error);
 }
 
 static gboolean
-cbi_onnx_check_model (const Onnx__ModelProto * m, GError ** error)
+cbi_onnx_check_model (const Onnx__ModelProto * m, gint64 * opset_out,
+    GError ** error)
 {
   gint64 opset = -1;
   gsize i;
@@ -975,8 +1123,10 @@ cbi_onnx_check_model (const Onnx__ModelProto * m, GError ** error)
   if (opset < CBI_ONNX_MIN_OPSET || opset > CBI_ONNX_MAX_OPSET)
     return cbi_onnx_fail (error, "opset %" G_GINT64_FORMAT " is not "
         "supported (%d to %d)", opset, CBI_ONNX_MIN_OPSET, CBI_ONNX_MAX_OPSET);
-  if (m->graph->n_output < 1 || m->graph->output[0]->name == NULL)
-    return cbi_onnx_fail (error, "the graph has no output");
+  if (m->graph->n_output < 1 || m->graph->n_output > CBI_MAX_OUTPUTS)
+    return cbi_onnx_fail (error, "the graph has %" G_GSIZE_FORMAT " outputs;"
+        " 1 to %d are supported", m->graph->n_output, CBI_MAX_OUTPUTS);
+  *opset_out = opset;
   return TRUE;
 }
 
@@ -984,7 +1134,7 @@ CbiGraph *
 cbi_onnx_load_from_data (const guint8 * data, gsize size,
     const gchar * base_dir, GError ** error)
 {
-  CbiImporter im = { NULL, NULL, NULL, base_dir, NULL };
+  CbiImporter im = { NULL, NULL, NULL, base_dir, NULL, 0 };
   Onnx__ModelProto *m;
   const Onnx__GraphProto *g;
   guint *order = NULL;
@@ -1002,7 +1152,7 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
   im.ints = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) g_array_unref);
 
-  ok = cbi_onnx_check_model (m, error);
+  ok = cbi_onnx_check_model (m, &im.opset, error);
   g = im.onnx = m->graph;
   for (i = 0; ok && i < g->n_initializer; i++)
     ok = cbi_onnx_add_constant (&im, g->initializer[i]->name,
@@ -1011,12 +1161,14 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
       && (order = cbi_onnx_sort (&im, g, error)) != NULL;
   for (i = 0; ok && i < g->n_node; i++)
     ok = cbi_onnx_add_node (&im, g->node[order[i]], error);
-  if (ok) {
-    im.graph->output = cbi_onnx_lookup (&im, g->output[0]->name);
-    if (im.graph->output < 0
-        || cbi_graph_tensor (im.graph, im.graph->output)->data != NULL)
-      ok = cbi_onnx_fail (error, "output %s is not computed by any node",
-          g->output[0]->name);
+  for (i = 0; ok && i < g->n_output; i++) {
+    const gchar *out = g->output[i]->name ? g->output[i]->name : "";
+    gint t = cbi_onnx_lookup (&im, out);
+    if (t < 0 || t == im.graph->input
+        || cbi_graph_tensor (im.graph, t)->data != NULL)
+      ok = cbi_onnx_fail (error, "output '%s' is not computed by any node",
+          out);
+    im.graph->outputs[im.graph->n_outputs++] = t;
   }
 
   g_free (order);

@@ -49,6 +49,7 @@
 #include <gst/video/video.h>
 #include <string.h>
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
+#include <gst/cudabatchinfer/gstbatchtensormeta.h>
 
 #include "cbiengine.h"
 #include "cbierror.h"
@@ -163,6 +164,12 @@ struct _GstCudaBatchInfer
   gint *out_strides;
   GstVideoInfo in_info;
   GstVideoInfo out_info;
+  CbiOutputInfo out;            /* what the model gives for in_info */
+  gboolean resizes;             /* its image output has another size than
+                                 * its input: caps queries drop the size;
+                                 * OBJECT_LOCK, queries come from anywhere */
+  GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
+  GstBuffer **tensor_data;      /* one per pending frame */
   gboolean have_caps;
   gboolean caps_failed;         /* the last caps were refused, error posted */
   GstSegment segment;
@@ -1043,13 +1050,15 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, guint n)
     if (!gst_video_frame_map (&self->in_frames[i], &self->in_info,
             self->batcher.frames[i], GST_MAP_READ))
       return i;
+    self->in_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->in_frames[i], 0);
+    self->in_strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&self->in_frames[i], 0);
+    if (!self->out.image)
+      continue;
     if (!gst_video_frame_map (&self->out_frames[i], &self->out_info,
             self->out_buffers[i], GST_MAP_WRITE)) {
       gst_video_frame_unmap (&self->in_frames[i]);
       return i;
     }
-    self->in_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->in_frames[i], 0);
-    self->in_strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&self->in_frames[i], 0);
     self->out_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->out_frames[i], 0);
     self->out_strides[i] =
         GST_VIDEO_FRAME_PLANE_STRIDE (&self->out_frames[i], 0);
@@ -1064,8 +1073,80 @@ gst_cuda_batch_infer_unmap (GstCudaBatchInfer * self, guint n)
 
   for (i = 0; i < n; i++) {
     gst_video_frame_unmap (&self->in_frames[i]);
-    gst_video_frame_unmap (&self->out_frames[i]);
+    if (self->out.image)
+      gst_video_frame_unmap (&self->out_frames[i]);
   }
+}
+
+/* Copies frame @i's slice of every model output of the last batch into a
+ * buffer of the tensor pool, as @tensors describes it. */
+static GstFlowReturn
+gst_cuda_batch_infer_slice_tensors (GstCudaBatchInfer * self, guint i,
+    GstBatchTensor * tensors)
+{
+  GstBuffer *data = NULL;
+  GstFlowReturn ret;
+  GstMapInfo map;
+  GError *error = NULL;
+  gsize offset = 0;
+  guint o;
+  gint d;
+
+  ret = gst_buffer_pool_acquire_buffer (self->tensor_pool, &data, NULL);
+  if (ret != GST_FLOW_OK)
+    return ret;
+  if (!gst_buffer_map (data, &map, GST_MAP_WRITE)) {
+    gst_buffer_unref (data);
+    return GST_FLOW_ERROR;
+  }
+  for (o = 0; o < self->out.n_outputs; o++) {
+    GstBatchTensor *t = &tensors[o];
+    const CbiShape *one = &self->out.shapes[o];
+    CbiShape shape;
+    const gfloat *all = cbi_engine_get_output (self->engine, o, &shape,
+        &error);
+    gsize size = cbi_shape_count (one) * sizeof (gfloat);
+
+    if (all == NULL) {
+      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read output %s: "
+              "%s", self->out.names[o], error->message), (NULL));
+      g_clear_error (&error);
+      ret = GST_FLOW_ERROR;
+      break;
+    }
+    memcpy (map.data + offset, (const guint8 *) all + i * size, size);
+    t->name = g_intern_string (self->out.names[o]);
+    t->n_dims = one->n_dims;
+    for (d = 0; d < one->n_dims; d++)
+      t->dims[d] = one->dims[d];
+    t->data_type = GST_BATCH_TENSOR_DATA_TYPE_FLOAT32;
+    t->offset = offset;
+    t->size = size;
+    offset += size;
+  }
+  gst_buffer_unmap (data, &map);
+  if (ret == GST_FLOW_OK)
+    self->tensor_data[i] = data;
+  else
+    gst_buffer_unref (data);
+  return ret;
+}
+
+/* The output buffer of frame @i of a batch of tensor outputs: the input
+ * frame itself, stolen from the batcher so that it stays writable when
+ * upstream kept no reference, with its tensors attached. */
+static GstBuffer *
+gst_cuda_batch_infer_pass_through (GstCudaBatchInfer * self, guint i,
+    const GstBatchTensor * tensors)
+{
+  GstBuffer *out = gst_buffer_make_writable (self->batcher.frames[i]);
+
+  self->batcher.frames[i] = NULL;
+  if (gst_buffer_add_batch_tensor_meta (out, self->tensor_data[i],
+          self->out.n_outputs, tensors) == NULL)
+    GST_WARNING_OBJECT (self, "could not attach the tensors of frame %u", i);
+  gst_clear_buffer (&self->tensor_data[i]);
+  return out;
 }
 
 static GstMessage *
@@ -1103,7 +1184,7 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   post = self->post_messages;
   GST_OBJECT_UNLOCK (self);
 
-  for (acquired = 0; acquired < n; acquired++) {
+  for (acquired = 0; self->out.image && acquired < n; acquired++) {
     ret = gst_buffer_pool_acquire_buffer (self->out_pool,
         &self->out_buffers[acquired], NULL);
     if (ret == GST_FLOW_ERROR)
@@ -1127,8 +1208,11 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   fb.pad_mode = (CbiPadMode) pad_mode;
   fb.in = self->in_data;
   fb.in_stride = self->in_strides;
-  fb.out = self->out_data;
+  fb.out = self->out.image ? self->out_data : NULL;
   fb.out_stride = self->out_strides;
+  fb.out_width = self->out.width;
+  fb.out_height = self->out.height;
+  fb.out_channels = self->out.channels;
 
   GST_DEBUG_OBJECT (self, "batch %" G_GUINT64_FORMAT ": %u frames in %u "
       "slots (%s)", self->batch_index, n, fb.n_slots, reason);
@@ -1143,16 +1227,28 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   gst_cuda_batch_infer_unmap (self, mapped);
   mapped = 0;
 
+  for (i = 0; !self->out.image && i < n; i++) {
+    GstBatchTensor tensors[GST_BATCH_TENSOR_MAX_TENSORS];
+    ret = gst_cuda_batch_infer_slice_tensors (self, i, tensors);
+    if (ret != GST_FLOW_OK)
+      goto out;
+    self->out_buffers[i] = gst_cuda_batch_infer_pass_through (self, i, tensors);
+    acquired++;
+  }
+
   for (i = 0; i < n; i++) {
     GstBuffer *out = self->out_buffers[i];
     GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (out);
 
-    gst_buffer_copy_into (out, self->batcher.frames[i],
-        GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+    if (self->out.image)
+      gst_buffer_copy_into (out, self->batcher.frames[i],
+          GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
     if (meta == NULL) {
       meta = gst_buffer_add_batch_memory_meta (out);
-      /* stays on the buffer through the pool: no allocation next time */
-      GST_META_FLAG_SET (meta, GST_META_FLAG_POOLED);
+      /* stays on the buffer through our pool: no allocation next time (a
+       * passed-through frame goes back upstream, where it is dropped) */
+      if (self->out.image)
+        GST_META_FLAG_SET (meta, GST_META_FLAG_POOLED);
     }
     gst_cuda_batch_infer_fill_meta (self, meta, &report, i);
     if (i == 0 && post)
@@ -1170,6 +1266,8 @@ out:
   if (ret != GST_FLOW_OK) {
     for (i = 0; i < acquired; i++)
       gst_clear_buffer (&self->out_buffers[i]);
+    for (i = 0; self->tensor_data && i < n; i++)
+      gst_clear_buffer (&self->tensor_data[i]);
     GST_DEBUG_OBJECT (self, "dropping %u pending frames: %s", n,
         gst_flow_get_name (ret));
     gst_cbi_batcher_drop (&self->batcher);
@@ -1371,6 +1469,15 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   return TRUE;
 }
 
+static void
+gst_cuda_batch_infer_clear_pool (GstBufferPool ** pool)
+{
+  if (*pool) {
+    gst_buffer_pool_set_active (*pool, FALSE);
+    gst_clear_object (pool);
+  }
+}
+
 /* The pool's buffers are allocated but never written: the first batch
  * would pay the page faults. Writing one batch of them here, before the
  * first frame, is the output side of the warm-up. */
@@ -1395,10 +1502,7 @@ gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
 {
   GstStructure *config;
 
-  if (self->out_pool) {
-    gst_buffer_pool_set_active (self->out_pool, FALSE);
-    gst_clear_object (&self->out_pool);
-  }
+  gst_cuda_batch_infer_clear_pool (&self->out_pool);
   self->out_pool = gst_video_buffer_pool_new ();
   config = gst_buffer_pool_get_config (self->out_pool);
   /* a whole batch is acquired at once; downstream may hold more */
@@ -1416,11 +1520,52 @@ gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
   return TRUE;
 }
 
+/* Tensor outputs: a pool of buffers for one frame's slice of them all. */
+static gboolean
+gst_cuda_batch_infer_setup_tensor_pool (GstCudaBatchInfer * self)
+{
+  GstStructure *config;
+  gsize size = 0;
+  guint o;
+
+  for (o = 0; o < self->out.n_outputs; o++)
+    size += cbi_shape_count (&self->out.shapes[o]) * sizeof (gfloat);
+  gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
+  self->tensor_pool = gst_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (self->tensor_pool);
+  gst_buffer_pool_config_set_params (config, NULL, size, self->run_batch, 0);
+  if (!gst_buffer_pool_set_config (self->tensor_pool, config)
+      || !gst_buffer_pool_set_active (self->tensor_pool, TRUE)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Could not allocate %u tensor buffers of %" G_GSIZE_FORMAT " bytes",
+            self->run_batch, size), (NULL));
+    gst_clear_object (&self->tensor_pool);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The output caps for input @caps: the same, but for the size of an
+ * image output that has another size. */
+static GstCaps *
+gst_cuda_batch_infer_output_caps (GstCudaBatchInfer * self, GstCaps * caps,
+    const GstVideoInfo * info)
+{
+  GstCaps *out_caps = gst_caps_copy (caps);
+
+  if (self->out.image && ((gint) self->out.width != info->width
+          || (gint) self->out.height != info->height))
+    gst_caps_set_simple (out_caps, "width", G_TYPE_INT, self->out.width,
+        "height", G_TYPE_INT, self->out.height, NULL);
+  return out_caps;
+}
+
 static gboolean
 gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
 {
   GstVideoInfo info;
   GstCaps *out_caps;
+  CbiOutputInfo out;
   GError *error = NULL;
   gboolean ok;
 
@@ -1430,9 +1575,8 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
         ("invalid caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
-  if (!cbi_engine_check_frame_size (self->engine,
-          GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_WIDTH (&info),
-          &error)) {
+  if (!cbi_engine_frame_outputs (self->engine, GST_VIDEO_INFO_HEIGHT (&info),
+          GST_VIDEO_INFO_WIDTH (&info), &out, &error)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The model cannot take %dx%d frames: %s",
             GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
@@ -1454,11 +1598,14 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   self->fps_d = info.fps_d;
   g_mutex_unlock (&self->stats_lock);
   /* frames come out as they went in: the output caps are the input's,
-   * interlacing, colorimetry and all */
-  out_caps = gst_caps_copy (caps);
+   * interlacing, colorimetry and all, but for the size of a model that
+   * changes it */
+  self->out = out;
+  out_caps = gst_cuda_batch_infer_output_caps (self, caps, &info);
   ok = gst_video_info_from_caps (&self->out_info, out_caps)
       && gst_pad_set_caps (self->srcpad, out_caps)
-      && gst_cuda_batch_infer_setup_pool (self, out_caps);
+      && (out.image ? gst_cuda_batch_infer_setup_pool (self, out_caps) :
+      gst_cuda_batch_infer_setup_tensor_pool (self));
   gst_caps_unref (out_caps);
   if (ok && self->run_warmup && (self->warm_width != (guint) info.width
           || self->warm_height != (guint) info.height))
@@ -1522,6 +1669,74 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
   }
 }
 
+/* @caps without width and height: what a resizing model's other side
+ * takes, whatever the size on this one. */
+static GstCaps *
+gst_cuda_batch_infer_any_size (GstCaps * caps)
+{
+  GstCaps *res = gst_caps_copy (caps);
+  guint i;
+
+  for (i = 0; i < gst_caps_get_size (res); i++)
+    gst_structure_remove_fields (gst_caps_get_structure (res, i), "width",
+        "height", NULL);
+  return res;
+}
+
+/* CAPS for a model whose output size differs from its input's: the
+ * other side's caps, size removed, as the proxying would give them. */
+static gboolean
+gst_cuda_batch_infer_query_caps_resized (GstCudaBatchInfer * self,
+    GstPad * pad, GstQuery * query)
+{
+  GstPad *other = pad == self->sinkpad ? self->srcpad : self->sinkpad;
+  GstCaps *filter, *peer_filter = NULL, *peer, *templ, *res;
+
+  gst_query_parse_caps (query, &filter);
+  if (filter)
+    peer_filter = gst_cuda_batch_infer_any_size (filter);
+  peer = gst_pad_peer_query_caps (other, peer_filter);
+  templ = gst_pad_get_pad_template_caps (pad);
+  res = gst_cuda_batch_infer_any_size (peer);
+  gst_caps_take (&res, gst_caps_intersect (res, templ));
+  if (filter)
+    gst_caps_take (&res, gst_caps_intersect_full (filter, res,
+            GST_CAPS_INTERSECT_FIRST));
+  GST_DEBUG_OBJECT (pad, "caps for a resizing model: %" GST_PTR_FORMAT, res);
+  gst_query_set_caps_result (query, res);
+  gst_caps_unref (res);
+  gst_caps_unref (templ);
+  gst_caps_unref (peer);
+  gst_clear_caps (&peer_filter);
+  return TRUE;
+}
+
+/* Caps queries proxy through the element (PROXY_CAPS) but for a resizing
+ * model, once it is loaded. */
+static gboolean
+gst_cuda_batch_infer_query_caps (GstCudaBatchInfer * self, GstPad * pad,
+    GstObject * parent, GstQuery * query)
+{
+  gboolean resizes;
+
+  GST_OBJECT_LOCK (self);
+  resizes = self->resizes;
+  GST_OBJECT_UNLOCK (self);
+  if (!resizes)
+    return gst_pad_query_default (pad, parent, query);
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    return gst_cuda_batch_infer_query_caps_resized (self, pad, query);
+  else {
+    GstCaps *caps, *allowed;
+    gst_query_parse_accept_caps (query, &caps);
+    allowed = gst_pad_query_caps (pad, caps);
+    gst_query_set_accept_caps_result (query,
+        gst_caps_can_intersect (caps, allowed));
+    gst_caps_unref (allowed);
+    return TRUE;
+  }
+}
+
 static gboolean
 gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
     GstQuery * query)
@@ -1529,6 +1744,9 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
 
   switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CAPS:
+    case GST_QUERY_ACCEPT_CAPS:
+      return gst_cuda_batch_infer_query_caps (self, pad, parent, query);
     case GST_QUERY_DRAIN:
       if (self->engine
           && gst_cuda_batch_infer_process (self, "drain query") != GST_FLOW_OK)
@@ -1598,6 +1816,9 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
     gst_query_set_latency (query, live, min, max);
     return TRUE;
   }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS
+      || GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS)
+    return gst_cuda_batch_infer_query_caps (self, pad, parent, query);
   return gst_pad_query_default (pad, parent, query);
 }
 
@@ -1656,6 +1877,23 @@ gst_cuda_batch_infer_model_info (GstCudaBatchInfer * self, GstVideoInfo * info)
   return TRUE;
 }
 
+/* Whether the model's image output has another size than its input, as
+ * a super-resolution model's: probed on one size, the model's own where
+ * it fixes one. */
+static gboolean
+gst_cuda_batch_infer_model_resizes (GstCudaBatchInfer * self)
+{
+  gint64 channels, height, width;
+  CbiOutputInfo out;
+
+  cbi_engine_input_shape (self->engine, &channels, &height, &width);
+  if (height < 1 || width < 1)
+    height = width = 64;
+  if (!cbi_engine_frame_outputs (self->engine, height, width, &out, NULL))
+    return FALSE;
+  return out.image && (out.width != width || out.height != height);
+}
+
 /* Called with the sink pad's STREAM_LOCK, which keeps the flush signal
  * out while the engine goes. */
 static void
@@ -1667,10 +1905,12 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   self->stats.frames_dropped += dropped;
   g_mutex_unlock (&self->stats_lock);
   gst_cbi_batcher_clear (&self->batcher);
-  if (self->out_pool) {
-    gst_buffer_pool_set_active (self->out_pool, FALSE);
-    gst_clear_object (&self->out_pool);
-  }
+  gst_cuda_batch_infer_clear_pool (&self->out_pool);
+  gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
+  g_clear_pointer (&self->tensor_data, g_free);
+  GST_OBJECT_LOCK (self);
+  self->resizes = FALSE;
+  GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&self->engine, cbi_engine_free);
   g_clear_pointer (&self->in_frames, g_free);
   g_clear_pointer (&self->out_frames, g_free);
@@ -1688,7 +1928,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   CbiBackendKind backend;
   GstCaps *warmup_caps;
   GError *error = NULL;
-  gboolean fallback, error_posted, ok = TRUE, std_ok = TRUE;
+  gboolean fallback, error_posted, ok = TRUE, std_ok = TRUE, resizes;
   guint c;
   gchar *model;
   GstVideoInfo info;
@@ -1748,6 +1988,10 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
     goto done;
   }
   self->backend_name = g_intern_string (cbi_engine_backend_name (self->engine));
+  resizes = gst_cuda_batch_infer_model_resizes (self);
+  GST_OBJECT_LOCK (self);
+  self->resizes = resizes;
+  GST_OBJECT_UNLOCK (self);
   if (fallback)
     GST_WARNING_OBJECT (self, "no usable CUDA device: running on the CPU");
   GST_INFO_OBJECT (self, "engine on %s, batch %u",
@@ -1757,6 +2001,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->in_frames = g_new0 (GstVideoFrame, n);
   self->out_frames = g_new0 (GstVideoFrame, n);
   self->out_buffers = g_new0 (GstBuffer *, n);
+  self->tensor_data = g_new0 (GstBuffer *, n);
   self->in_data = g_new0 (const guint8 *, n);
   self->out_data = g_new0 (guint8 *, n);
   self->in_strides = g_new0 (gint, n);

@@ -188,13 +188,16 @@ GST_END_TEST;
 GST_START_TEST (test_default_model_keeps_the_frame_size)
 {
   CbiGraph *g = cbi_default_model_new ();
-  gint64 (*shapes)[4] = g_malloc0_n (g->tensors->len, sizeof (gint64[4]));
+  CbiShape *shapes = g_new0 (CbiShape, g->tensors->len), in;
 
-  fail_unless (cbi_graph_infer_shapes (g, 16, 7, 9, shapes, NULL));
-  fail_unless_equals_int (shapes[g->output][0], 16);
-  fail_unless_equals_int (shapes[g->output][1], 3);
-  fail_unless_equals_int (shapes[g->output][2], 7);
-  fail_unless_equals_int (shapes[g->output][3], 9);
+  cbi_graph_frame_shape (g, 16, 7, 9, &in);
+  fail_unless (cbi_graph_infer_shapes (g, &in, shapes, NULL));
+  fail_unless_equals_int (g->n_outputs, 1);
+  fail_unless_equals_int (shapes[g->outputs[0]].n_dims, 4);
+  fail_unless_equals_int (shapes[g->outputs[0]].dims[0], 16);
+  fail_unless_equals_int (shapes[g->outputs[0]].dims[1], 3);
+  fail_unless_equals_int (shapes[g->outputs[0]].dims[2], 7);
+  fail_unless_equals_int (shapes[g->outputs[0]].dims[3], 9);
   g_free (shapes);
   cbi_graph_free (g);
 }
@@ -208,16 +211,19 @@ GST_START_TEST (test_shape_inference_names_the_node_that_does_not_fit)
   const gint64 any[4] = { -1, -1, -1, -1 };
   CbiConvAttrs valid = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1 };
   gint in[2];
-  gint64 (*shapes)[4];
+  CbiShape *shapes, fits, too_small;
   GError *err = NULL;
 
   g->input = in[0] = cbi_graph_add_tensor (g, "x", 4, in_dims, NULL);
   in[1] = cbi_graph_add_tensor (g, "w", 4, w_dims, g_new0 (gfloat, 25));
-  g->output = cbi_graph_add_tensor (g, "y", 4, any, NULL);
-  cbi_graph_add_node (g, CBI_OP_CONV, "big_kernel", 2, in, g->output, &valid);
-  shapes = g_malloc0_n (g->tensors->len, sizeof (gint64[4]));
-  fail_unless (cbi_graph_infer_shapes (g, 1, 5, 5, shapes, NULL));
-  fail_if (cbi_graph_infer_shapes (g, 1, 4, 5, shapes, &err));
+  g->outputs[g->n_outputs++] = cbi_graph_add_tensor (g, "y", 4, any, NULL);
+  cbi_graph_add_node (g, CBI_OP_CONV, "big_kernel", 2, in, g->outputs[0],
+      &valid);
+  shapes = g_new0 (CbiShape, g->tensors->len);
+  cbi_graph_frame_shape (g, 1, 5, 5, &fits);
+  cbi_graph_frame_shape (g, 1, 4, 5, &too_small);
+  fail_unless (cbi_graph_infer_shapes (g, &fits, shapes, NULL));
+  fail_if (cbi_graph_infer_shapes (g, &too_small, shapes, &err));
   fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
   fail_unless (strstr (err->message, "big_kernel") != NULL, "%s", err->message);
   g_error_free (err);

@@ -102,7 +102,9 @@ GST_START_TEST (test_conv_relu_model_loads_with_a_symbolic_size)
   fail_unless_equals_int (in->dims[3], -1);
   /* Conv, Relu, Conv: the Constant became a tensor */
   fail_unless_equals_int (g->nodes->len, 3);
-  fail_unless_equals_string (cbi_graph_tensor (g, g->output)->name, "output");
+  fail_unless_equals_int (g->n_outputs, 1);
+  fail_unless_equals_string (cbi_graph_tensor (g, g->outputs[0])->name,
+      "output");
   cbi_graph_free (g);
 }
 

@@ -23,7 +23,12 @@
  * allocated after warm-up.
  *
  * Without #GstCudaBatchInfer:model the element runs its embedded model, a
- * pencil-sketch filter that works on any frame size.
+ * pencil-sketch filter that works on any frame size. With an ONNX model,
+ * what comes out depends on its first output: an image (1, 3 or 4
+ * channels) becomes the output frames, at the model's output size (the
+ * source caps follow it); any other output leaves the frames as they came
+ * in and attaches a #GstBatchTensorMeta with each frame's slice of every
+ * model output.
  *
  * ## Example launch line
  * |[
@@ -36,6 +41,12 @@
  * ]|
  * The second line prints a `cudabatchinfer-batch` message per batch with
  * its memory figures.
+ |[
+ * gst-launch-1.0 videotestsrc num-buffers=60 ! video/x-raw,format=RGB,\
+ *     width=320,height=240 ! cudabatchinfer model=superres.onnx batch=8 ! \
+ *     videoconvert ! autovideosink
+ * ]|
+ * A x2 super-resolution model: 640x480 frames come out.
  *
  * Since: 1.0
  */
@@ -415,17 +426,15 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * GstCudaBatchInfer:model:
    *
    * Path of an ONNX model file. %NULL runs the embedded pencil-sketch
-   * model. This version imports float32 models built from Conv,
-   * BatchNormalization (after a Conv, folded into it), Relu,
-   * LeakyRelu, Sigmoid, Tanh, Clip, Elu, HardSigmoid, HardSwish, Identity,
-   * Add, Sub, Mul, Div (per-channel or scalar constants broadcast),
-   * ConvTranspose, Pad, InstanceNormalization, MaxPool, AveragePool,
-   * Resize, Upsample, Concat
-   * (channels) and
-   * Constant nodes whose input and output are
-   * 3-channel images of the same size (batch, height and width may be
-   * symbolic); any other model fails the READY→PAUSED state change with an
-   * error that names the op, node or tensor it cannot take.
+   * model. The model takes 3-channel images (N, 3, H, W; batch, height and
+   * width may be symbolic) and is made of float32 ops of the supported
+   * list (docs/onnx-models.md: convolutions, normalizations, activations,
+   * broadcasting arithmetic, pooling, Resize, Pad, DepthToSpace, Reshape,
+   * Transpose, Flatten, Gemm, MatMul, Softmax and more). An image output
+   * becomes the output frames, any other output a #GstBatchTensorMeta on
+   * the frames passed through. A model the engine cannot run fails the
+   * READY→PAUSED state change with an error that names the op, node or
+   * tensor it cannot take.
    *
    * Since: 1.0
    */

@@ -117,7 +117,8 @@ cbi_cpu_plan_done (CbiCpuPlan * plan)
 }
 
 static void
-cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool)
+cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
+    CbiPool * staging)
 {
   CbiCpuPlan *plan = p;
   guint i;
@@ -1265,8 +1266,8 @@ cbi_cpu_bind_workspace (CbiCpuPlan * plan, guint64 workspace)
 
 static gpointer
 cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error)
+    const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
+    guint64 * workspace, GError ** error)
 {
   CbiCpu *cpu = backend->context;
   CbiCpuPlan *plan = g_new0 (CbiCpuPlan, 1);
@@ -1380,7 +1381,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   return plan;
 
 failed:
-  cbi_cpu_free_plan (backend, plan, pool);
+  cbi_cpu_free_plan (backend, plan, pool, staging);
   return NULL;
 }
 
@@ -1477,6 +1478,7 @@ cbi_cpu_output (CbiBackend * backend, gpointer p, guint index, GError ** error)
 static const CbiBackendIface cbi_cpu_iface = {
   .name = "cpu",
   .allocator = cbi_cpu_allocator,
+  .staging_allocator = NULL,    /* the tensors are host memory already */
   .free = cbi_cpu_free,
   .plan = cbi_cpu_plan,
   .free_plan = cbi_cpu_free_plan,

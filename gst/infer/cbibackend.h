@@ -19,12 +19,15 @@ typedef struct _CbiBackend CbiBackend;
  * CbiBackendIface:
  * @name: short name, as shown in the batch meta ("cpu", "cuda")
  * @allocator: where the pool gets tensor memory
+ * @staging_allocator: (nullable): where the staging pool gets host memory
+ *   for transfers (pinned, for a device); %NULL where there are none
  * @free: frees the backend and its context
  * @plan: builds what runs @graph for one input shape (@shapes: every
  *   tensor's shape, from cbi_graph_infer_shapes());
- *   all tensor and workspace memory comes from @pool; returns an opaque plan
+ *   all tensor and workspace memory comes from @pool, staging buffers from
+ *   @staging (%NULL without a staging allocator); returns an opaque plan
  *   or %NULL with @error set; @workspace_bytes receives the scratch size
- * @free_plan: releases a plan and gives its memory back to @pool
+ * @free_plan: releases a plan and gives its memory back to the pools
  * @upload: packs @batch into the plan's input tensor, padding included
  * @upload_tensor: copies a row-major host tensor of the planned input
  *   shape into the plan's input tensor
@@ -43,11 +46,13 @@ typedef struct
 {
   const gchar *name;
   const CbiAllocator *(*allocator) (CbiBackend * backend);
+  const CbiAllocator *(*staging_allocator) (CbiBackend * backend);
   void (*free) (CbiBackend * backend);
   gpointer (*plan) (CbiBackend * backend, const CbiGraph * graph,
-      const CbiShape * shapes, CbiPool * pool, guint64 * workspace_bytes,
-      GError ** error);
-  void (*free_plan) (CbiBackend * backend, gpointer plan, CbiPool * pool);
+      const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
+      guint64 * workspace_bytes, GError ** error);
+  void (*free_plan) (CbiBackend * backend, gpointer plan, CbiPool * pool,
+      CbiPool * staging);
   gboolean (*upload) (CbiBackend * backend, gpointer plan,
       const CbiFrameBatch * batch, GError ** error);
   gboolean (*upload_tensor) (CbiBackend * backend, gpointer plan,
@@ -67,6 +72,7 @@ struct _CbiBackend
   const CbiBackendIface *iface;
   gpointer context;
   gint device_id;
+  gboolean exhaustive_search;   /* benchmark algorithms while planning */
 };
 
 /* Makes a backend for device @device_id (ignored where there is one device).
@@ -75,5 +81,11 @@ typedef CbiBackend *(*CbiBackendNewFunc) (gint device_id, GError ** error);
 
 /* The oneDNN CPU backend: always built, the reference for the others. */
 CbiBackend *cbi_backend_cpu_new (gint device_id, GError ** error);
+
+#ifdef HAVE_CUDA
+/* cuDNN, cuBLAS and kernels/ on an NVIDIA GPU: fails without a usable
+ * device, saying why. */
+CbiBackend *cbi_backend_cuda_new (gint device_id, GError ** error);
+#endif
 
 G_END_DECLS

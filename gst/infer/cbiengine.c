@@ -34,6 +34,7 @@ struct _CbiEngine
   CbiGraph *graph;
   CbiBackend *backend;
   CbiPool *pool;
+  CbiPool *staging;             /* host buffers for transfers, or NULL */
   CbiPlanEntry plans[CBI_MAX_PLANS];
   guint n_plans;
   guint64 use_counter;
@@ -113,8 +114,39 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
   engine->backend = backend;
   engine->pool = cbi_pool_new (backend->iface->allocator (backend),
       memory_limit);
+  if (backend->iface->staging_allocator)
+    engine->staging = cbi_pool_new (backend->iface->staging_allocator
+        (backend), 0);
   engine->shapes = g_new0 (CbiShape, graph->tensors->len);
   return engine;
+}
+
+/* The figures of the pool and, added to them, of the staging pool: the
+ * memory a batch holds is both (peaks are each pool's, summed). */
+static void
+cbi_engine_stats (CbiEngine * engine, CbiPoolStats * stats)
+{
+  CbiPoolStats st;
+
+  cbi_pool_get_stats (engine->pool, stats);
+  if (engine->staging == NULL)
+    return;
+  cbi_pool_get_stats (engine->staging, &st);
+  stats->allocated_bytes += st.allocated_bytes;
+  stats->reserved_bytes += st.reserved_bytes;
+  stats->peak_allocated_bytes += st.peak_allocated_bytes;
+  stats->peak_reserved_bytes += st.peak_reserved_bytes;
+  stats->fresh_allocations += st.fresh_allocations;
+  stats->fresh_bytes += st.fresh_bytes;
+  stats->failed_allocations += st.failed_allocations;
+}
+
+static void
+cbi_engine_reset_peaks (CbiEngine * engine)
+{
+  cbi_pool_reset_peaks (engine->pool);
+  if (engine->staging)
+    cbi_pool_reset_peaks (engine->staging);
 }
 
 static void
@@ -124,7 +156,8 @@ cbi_engine_drop_plan (CbiEngine * engine, guint index)
 
   if (e->plan == engine->last_plan)
     engine->last_plan = NULL;
-  engine->backend->iface->free_plan (engine->backend, e->plan, engine->pool);
+  engine->backend->iface->free_plan (engine->backend, e->plan, engine->pool,
+      engine->staging);
   engine->plans[index] = engine->plans[--engine->n_plans];
 }
 
@@ -142,6 +175,7 @@ cbi_engine_free (CbiEngine * engine)
     return;
   cbi_engine_drop_plans (engine);
   cbi_pool_free (engine->pool);
+  g_clear_pointer (&engine->staging, cbi_pool_free);
   engine->backend->iface->free (engine->backend);
   cbi_graph_free (engine->graph);
   g_free (engine->shapes);
@@ -278,7 +312,8 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
   for (i = 0; i < g->n_outputs; i++)
     fresh.outputs[i] = engine->shapes[g->outputs[i]];
   fresh.plan = engine->backend->iface->plan (engine->backend, g,
-      engine->shapes, engine->pool, &fresh.workspace_bytes, error);
+      engine->shapes, engine->pool, engine->staging, &fresh.workspace_bytes,
+      error);
   if (fresh.plan == NULL)
     return NULL;
   if (engine->n_plans == CBI_MAX_PLANS)
@@ -324,8 +359,8 @@ cbi_engine_execute (CbiEngine * engine, const CbiShape * shape,
   CbiPlanEntry *e;
   gint64 start = g_get_monotonic_time ();
 
-  cbi_pool_get_stats (engine->pool, &before);
-  cbi_pool_reset_peaks (engine->pool);
+  cbi_engine_stats (engine, &before);
+  cbi_engine_reset_peaks (engine);
   memset (report, 0, sizeof (*report));
   engine->last_plan = NULL;
 
@@ -346,7 +381,7 @@ cbi_engine_execute (CbiEngine * engine, const CbiShape * shape,
   report->slots = shape->dims[0];
   report->frames = batch ? batch->n_frames : shape->dims[0];
   report->workspace_bytes = e->workspace_bytes;
-  cbi_pool_get_stats (engine->pool, &report->pool);
+  cbi_engine_stats (engine, &report->pool);
   report->fresh_allocations =
       report->pool.fresh_allocations - before.fresh_allocations;
   report->fresh_bytes = report->pool.fresh_bytes - before.fresh_bytes;
@@ -459,8 +494,10 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   peak_reserved = MAX (report->pool.peak_reserved_bytes,
       steady.pool.peak_reserved_bytes);
   cbi_pool_trim (engine->pool);
-  cbi_pool_reset_peaks (engine->pool);
-  cbi_pool_get_stats (engine->pool, &report->pool);
+  if (engine->staging)
+    cbi_pool_trim (engine->staging);
+  cbi_engine_reset_peaks (engine);
+  cbi_engine_stats (engine, &report->pool);
   report->pool.peak_allocated_bytes = peak_allocated;
   report->pool.peak_reserved_bytes = peak_reserved;
   GST_INFO ("warm-up %ux%ux%u on %s: %" G_GUINT64_FORMAT " fresh "
@@ -477,5 +514,11 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
 void
 cbi_engine_get_pool_stats (CbiEngine * engine, CbiPoolStats * stats)
 {
-  cbi_pool_get_stats (engine->pool, stats);
+  cbi_engine_stats (engine, stats);
+}
+
+void
+cbi_engine_set_exhaustive_search (CbiEngine * engine, gboolean exhaustive)
+{
+  engine->backend->exhaustive_search = exhaustive;
 }

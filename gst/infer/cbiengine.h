@@ -131,6 +131,14 @@ gboolean cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,
 const gfloat *cbi_engine_get_output (CbiEngine * engine, guint index,
     CbiShape * shape, GError ** error);
 
+/* The pool's figures, plus the staging pool's where the backend has one
+ * (pinned host memory for a GPU's transfers). */
 void cbi_engine_get_pool_stats (CbiEngine * engine, CbiPoolStats * stats);
+
+/* Whether planning benchmarks the candidate algorithms (cuDNN's
+ * exhaustive search) instead of taking the heuristics' first; the next
+ * plan, the warm-up's, uses it. The CPU backend ignores it. */
+void cbi_engine_set_exhaustive_search (CbiEngine * engine,
+    gboolean exhaustive);
 
 G_END_DECLS

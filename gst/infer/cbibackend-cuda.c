@@ -1,0 +1,1314 @@
+/* cudabatchinfer: the CUDA backend, on cuDNN 9, cuBLAS and kernels/
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A plan holds every device tensor, the weights, the workspace and the
+ * pinned staging buffers, all from the engine's pools, and a list of
+ * steps that compute queues on one stream: nothing is allocated and
+ * nothing waits while a batch is queued. Frames are copied once into
+ * pinned staging (rows packed), go to the device in one copy, are packed
+ * to NCHW there; results come back the same way.
+ *
+ * cuDNN runs convolutions (its FP32 FMA math, no TF32, so results stay
+ * within float rounding of the CPU backend) and pooling; cuBLAS runs Gemm
+ * and MatMul; the rest are the kernels of kernels/. CUDA binds a device
+ * to a thread, so every entry point selects the backend's device first:
+ * warm-up runs on the state-change thread, batches on the streaming one.
+ */
+#include "cbibackend.h"
+#include "cbierror.h"
+#include "cbikernels.h"
+
+#include <gst/gst.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <cublas_v2.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (cbi_cuda_debug);
+#define GST_CAT_DEFAULT cbi_cuda_debug
+
+typedef struct
+{
+  gint device;
+  cudaStream_t stream;
+  cudnnHandle_t cudnn;
+  cublasHandle_t cublas;
+  CbiAllocator device_allocator;
+  CbiAllocator pinned_allocator;
+} CbiCuda;
+
+typedef enum
+{
+  CBI_CUDA_STEP_CONV,
+  CBI_CUDA_STEP_DECONV,
+  CBI_CUDA_STEP_BIAS_ACT,
+  CBI_CUDA_STEP_POOL,
+  CBI_CUDA_STEP_ELTWISE,
+  CBI_CUDA_STEP_BINARY,
+  CBI_CUDA_STEP_PERMUTE,
+  CBI_CUDA_STEP_CONCAT,
+  CBI_CUDA_STEP_PAD,
+  CBI_CUDA_STEP_RESIZE,
+  CBI_CUDA_STEP_SOFTMAX,
+  CBI_CUDA_STEP_INSTANCE_NORM,
+  CBI_CUDA_STEP_COPY,
+  CBI_CUDA_STEP_GEMM,
+} CbiCudaStepKind;
+
+/* One queued operation; which fields count depends on @kind. */
+typedef struct
+{
+  CbiCudaStepKind kind;
+  const gchar *node;            /* for error messages */
+  const gfloat *x, *w, *b;
+  gfloat *y;
+  /* cuDNN */
+  cudnnTensorDescriptor_t x_desc, y_desc;
+  cudnnFilterDescriptor_t w_desc;
+  cudnnConvolutionDescriptor_t conv_desc;
+  cudnnPoolingDescriptor_t pool_desc;
+  cudnnConvolutionFwdAlgo_t fwd_algo;
+  cudnnConvolutionBwdDataAlgo_t bwd_algo;
+  /* kernels */
+  CbiKEltwise post;
+  gint binary;
+  gfloat alpha, beta;
+  gint rank;
+  gint64 dims[CBI_K_MAX_DIMS];
+  gint64 aux[CBI_K_MAX_DIMS];   /* strides of b, or a permutation */
+  gint64 n[4];                  /* sizes: meaning per kind */
+  gint pads[4];
+  gint fill;
+  /* cuBLAS: column-major C[m, n] = A[m, k] B[k, n], batched */
+  gint m, k, ldb;
+  gboolean trans_b;
+  gint64 batches, stride_a, stride_b, stride_y;
+} CbiCudaStep;
+
+typedef struct
+{
+  GArray *steps;                /* CbiCudaStep */
+  GPtrArray *blocks;            /* device pool blocks */
+  GPtrArray *pinned;            /* staging pool blocks */
+  gfloat **tensors;             /* device data per tensor */
+  gfloat *input;
+  gint64 input_count;
+  gfloat *outputs[CBI_MAX_OUTPUTS];
+  gsize output_bytes[CBI_MAX_OUTPUTS];
+  gfloat *host_outputs[CBI_MAX_OUTPUTS];        /* pinned */
+  guint8 *frames_in;            /* device, packed frames */
+  guint8 *frames_out;
+  guint8 *staging_in;           /* pinned */
+  guint8 *staging_out;
+  gsize frames_in_bytes, frames_out_bytes;
+  gpointer workspace;
+  gsize workspace_bytes;
+  const CbiShape *shapes;       /* planning only */
+} CbiCudaPlan;
+
+static gboolean
+cbi_cuda_check (cudaError_t status, const gchar * what, GError ** error)
+{
+  if (status == cudaSuccess)
+    return TRUE;
+  GST_ERROR ("%s failed: %s", what, cudaGetErrorString (status));
+  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "CUDA: %s failed: %s",
+      what, cudaGetErrorString (status));
+  return FALSE;
+}
+
+static gboolean
+cbi_cudnn_check (cudnnStatus_t status, const gchar * what, GError ** error)
+{
+  if (status == CUDNN_STATUS_SUCCESS)
+    return TRUE;
+  GST_ERROR ("%s failed: %s", what, cudnnGetErrorString (status));
+  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: %s failed: %s",
+      what, cudnnGetErrorString (status));
+  return FALSE;
+}
+
+static gboolean
+cbi_cublas_check (cublasStatus_t status, const gchar * what, GError ** error)
+{
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return TRUE;
+  GST_ERROR ("%s failed: cuBLAS status %d", what, status);
+  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuBLAS: %s failed "
+      "(status %d)", what, status);
+  return FALSE;
+}
+
+#define CUDA_CHECK(call, what) cbi_cuda_check ((call), (what), error)
+#define CUDNN_CHECK(call, what) cbi_cudnn_check ((call), (what), error)
+#define CUBLAS_CHECK(call, what) cbi_cublas_check ((call), (what), error)
+
+static gboolean
+cbi_cuda_select (CbiCuda * cuda, GError ** error)
+{
+  return CUDA_CHECK (cudaSetDevice (cuda->device), "cudaSetDevice");
+}
+
+/* Memory. */
+
+static gpointer
+cbi_cuda_device_alloc (gsize size, gpointer user_data)
+{
+  CbiCuda *cuda = user_data;
+  gpointer p = NULL;
+
+  if (cudaSetDevice (cuda->device) != cudaSuccess
+      || cudaMalloc (&p, MAX (size, 1)) != cudaSuccess) {
+    /* the pool reports the failure; clear CUDA's sticky last error */
+    cudaGetLastError ();
+    return NULL;
+  }
+  return p;
+}
+
+static void
+cbi_cuda_device_free (gpointer block, gsize size, gpointer user_data)
+{
+  CbiCuda *cuda = user_data;
+
+  cudaSetDevice (cuda->device);
+  cudaFree (block);
+}
+
+static gpointer
+cbi_cuda_pinned_alloc (gsize size, gpointer user_data)
+{
+  CbiCuda *cuda = user_data;
+  gpointer p = NULL;
+
+  if (cudaSetDevice (cuda->device) != cudaSuccess
+      || cudaHostAlloc (&p, MAX (size, 1), cudaHostAllocDefault)
+      != cudaSuccess) {
+    cudaGetLastError ();
+    return NULL;
+  }
+  return p;
+}
+
+static void
+cbi_cuda_pinned_free (gpointer block, gsize size, gpointer user_data)
+{
+  cudaFreeHost (block);
+}
+
+static const CbiAllocator *
+cbi_cuda_allocator (CbiBackend * backend)
+{
+  return &((CbiCuda *) backend->context)->device_allocator;
+}
+
+static const CbiAllocator *
+cbi_cuda_staging_allocator (CbiBackend * backend)
+{
+  return &((CbiCuda *) backend->context)->pinned_allocator;
+}
+
+static gpointer
+cbi_cuda_take (CbiCudaPlan * plan, CbiPool * pool, gboolean pinned,
+    gsize size, const gchar * what, GError ** error)
+{
+  gpointer block = cbi_pool_alloc (pool, MAX (size, 4));
+
+  if (block == NULL) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate %"
+        G_GSIZE_FORMAT " bytes of %s memory for %s (memory limit %"
+        G_GUINT64_FORMAT " bytes, 0 = none)", size, pinned ? "pinned host" :
+        "device", what, cbi_pool_get_limit (pool));
+    return NULL;
+  }
+  g_ptr_array_add (pinned ? plan->pinned : plan->blocks, block);
+  return block;
+}
+
+/* A device copy of constant @t, made once per plan. */
+static gfloat *
+cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, gint t, GError ** error)
+{
+  const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
+  gsize bytes = cbi_shape_count (&plan->shapes[t]) * sizeof (gfloat);
+
+  if (plan->tensors[t])
+    return plan->tensors[t];
+  plan->tensors[t] = cbi_cuda_take (plan, pool, FALSE, bytes, info->name,
+      error);
+  if (plan->tensors[t] && !CUDA_CHECK (cudaMemcpy (plan->tensors[t],
+              info->data, bytes, cudaMemcpyHostToDevice), "weights upload"))
+    return NULL;
+  return plan->tensors[t];
+}
+
+/* Uploads @count floats made on the host (folded weights, a bias). */
+static gfloat *
+cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const gfloat * data, gsize count, const gchar * what, GError ** error)
+{
+  gfloat *d = cbi_cuda_take (plan, pool, FALSE, count * sizeof (gfloat),
+      what, error);
+
+  if (d && !CUDA_CHECK (cudaMemcpy (d, data, count * sizeof (gfloat),
+              cudaMemcpyHostToDevice), what))
+    return NULL;
+  return d;
+}
+
+static void
+cbi_cuda_step_clear (CbiCudaStep * s)
+{
+  if (s->x_desc)
+    cudnnDestroyTensorDescriptor (s->x_desc);
+  if (s->y_desc)
+    cudnnDestroyTensorDescriptor (s->y_desc);
+  if (s->w_desc)
+    cudnnDestroyFilterDescriptor (s->w_desc);
+  if (s->conv_desc)
+    cudnnDestroyConvolutionDescriptor (s->conv_desc);
+  if (s->pool_desc)
+    cudnnDestroyPoolingDescriptor (s->pool_desc);
+}
+
+static void
+cbi_cuda_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
+    CbiPool * staging)
+{
+  CbiCudaPlan *plan = p;
+  guint i;
+
+  /* nothing queued may still use the blocks */
+  cudaSetDevice (((CbiCuda *) backend->context)->device);
+  cudaStreamSynchronize (((CbiCuda *) backend->context)->stream);
+  for (i = 0; i < plan->steps->len; i++)
+    cbi_cuda_step_clear (&g_array_index (plan->steps, CbiCudaStep, i));
+  for (i = 0; i < plan->blocks->len; i++)
+    cbi_pool_release (pool, g_ptr_array_index (plan->blocks, i));
+  for (i = 0; i < plan->pinned->len; i++)
+    cbi_pool_release (staging, g_ptr_array_index (plan->pinned, i));
+  g_array_free (plan->steps, TRUE);
+  g_ptr_array_free (plan->blocks, TRUE);
+  g_ptr_array_free (plan->pinned, TRUE);
+  g_free (plan->tensors);
+  g_free (plan);
+}
+
+/* Planning. */
+
+static CbiCudaStep *
+cbi_cuda_add_step (CbiCudaPlan * plan, CbiCudaStepKind kind, const CbiNode * n)
+{
+  CbiCudaStep s;
+
+  memset (&s, 0, sizeof (s));
+  s.kind = kind;
+  s.node = n ? n->name : "output";
+  s.post = CBI_K_IDENTITY;
+  g_array_append_val (plan->steps, s);
+  return &g_array_index (plan->steps, CbiCudaStep, plan->steps->len - 1);
+}
+
+/* The activation of tensor @t: a new device block of its shape. */
+static gfloat *
+cbi_cuda_activation (CbiCudaPlan * plan, CbiPool * pool, gint t,
+    const gchar * name, GError ** error)
+{
+  gsize bytes = cbi_shape_count (&plan->shapes[t]) * sizeof (gfloat);
+
+  plan->tensors[t] = cbi_cuda_take (plan, pool, FALSE, bytes, name, error);
+  return plan->tensors[t];
+}
+
+static gboolean
+cbi_cuda_eltwise_op (const CbiNode * n, CbiKEltwise * op)
+{
+  switch (n->op) {
+    case CBI_OP_RELU:
+      *op = CBI_K_RELU;
+      return TRUE;
+    case CBI_OP_SIGMOID:
+      *op = CBI_K_SIGMOID;
+      return TRUE;
+    case CBI_OP_TANH:
+      *op = CBI_K_TANH;
+      return TRUE;
+    case CBI_OP_CLIP:
+      *op = CBI_K_CLIP;
+      return TRUE;
+    case CBI_OP_ELU:
+      *op = CBI_K_ELU;
+      return TRUE;
+    case CBI_OP_HARD_SIGMOID:
+      *op = CBI_K_HARD_SIGMOID;
+      return TRUE;
+    case CBI_OP_HARD_SWISH:
+      *op = CBI_K_HARD_SWISH;
+      return TRUE;
+    case CBI_OP_IDENTITY:
+      *op = CBI_K_IDENTITY;
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+static void
+cbi_cuda_set_post (CbiCudaStep * s, const CbiNode * post)
+{
+  if (post && cbi_cuda_eltwise_op (post, &s->post)) {
+    s->alpha = post->alpha;
+    s->beta = post->beta;
+  }
+}
+
+static gboolean
+cbi_cuda_tensor_desc (cudnnTensorDescriptor_t * desc, const CbiShape * s,
+    GError ** error)
+{
+  return CUDNN_CHECK (cudnnCreateTensorDescriptor (desc), "tensor desc")
+      && CUDNN_CHECK (cudnnSetTensor4dDescriptor (*desc, CUDNN_TENSOR_NCHW,
+          CUDNN_DATA_FLOAT, s->dims[0], s->dims[1], s->dims[2], s->dims[3]),
+      "tensor desc");
+}
+
+/* Conv and ConvTranspose through cuDNN, bias and a fused activation in one
+ * kernel after it. ConvTranspose is the data gradient of the convolution
+ * that maps its output back to its input. */
+static gboolean
+cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    gboolean exhaustive, GError ** error)
+{
+  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
+  gint out = post ? post->output : n->output;
+  const CbiShape *xs = &plan->shapes[n->inputs[0]], *ys = &plan->shapes[out];
+  const CbiConvAttrs *a = &n->conv;
+  CbiCudaStep *s;
+  gsize ws = 0;
+  gint found = 0;
+
+  if (a->pads[0] != a->pads[2] - (transpose ? a->output_padding[0] : 0)
+      || a->pads[1] != a->pads[3] - (transpose ? a->output_padding[1] : 0)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (%s): "
+        "asymmetric pads are not supported on CUDA", n->name,
+        cbi_op_type_name (n->op));
+    return FALSE;
+  }
+  if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
+    return FALSE;
+  s = cbi_cuda_add_step (plan, transpose ? CBI_CUDA_STEP_DECONV :
+      CBI_CUDA_STEP_CONV, n);
+  s->x = plan->tensors[n->inputs[0]];
+  s->y = plan->tensors[out];
+  if ((s->w = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
+              error)) == NULL)
+    return FALSE;
+  /* transposed weights are (in, out / group, h, w): the filter of the
+   * forward convolution from the output's channels to the input's */
+  if (!cbi_cuda_tensor_desc (&s->x_desc, xs, error)
+      || !cbi_cuda_tensor_desc (&s->y_desc, ys, error)
+      || !CUDNN_CHECK (cudnnCreateFilterDescriptor (&s->w_desc), "filter")
+      || !CUDNN_CHECK (cudnnSetFilter4dDescriptor (s->w_desc,
+              CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w->dims[0], w->dims[1],
+              w->dims[2], w->dims[3]), "filter desc")
+      || !CUDNN_CHECK (cudnnCreateConvolutionDescriptor (&s->conv_desc),
+          "convolution desc")
+      || !CUDNN_CHECK (cudnnSetConvolution2dDescriptor (s->conv_desc,
+              a->pads[0], a->pads[1], a->strides[0], a->strides[1],
+              a->dilations[0], a->dilations[1], CUDNN_CROSS_CORRELATION,
+              CUDNN_DATA_FLOAT), "convolution desc")
+      || !CUDNN_CHECK (cudnnSetConvolutionGroupCount (s->conv_desc,
+              a->group), "group count")
+      /* no TF32: the results stay within float rounding of the CPU's */
+      || !CUDNN_CHECK (cudnnSetConvolutionMathType (s->conv_desc,
+              CUDNN_FMA_MATH), "math type"))
+    return FALSE;
+
+  if (!transpose) {
+    cudnnConvolutionFwdAlgoPerf_t perf[8];
+    gboolean ok = exhaustive ?
+        CUDNN_CHECK (cudnnFindConvolutionForwardAlgorithmEx (cuda->cudnn,
+            s->x_desc, s->x, s->w_desc, s->w, s->conv_desc, s->y_desc, s->y,
+            G_N_ELEMENTS (perf), &found, perf, plan->workspace,
+            plan->workspace_bytes), "convolution algorithm search") :
+        CUDNN_CHECK (cudnnGetConvolutionForwardAlgorithm_v7 (cuda->cudnn,
+            s->x_desc, s->w_desc, s->conv_desc, s->y_desc,
+            G_N_ELEMENTS (perf), &found, perf), "convolution heuristics");
+    if (!ok || found < 1 || perf[0].status != CUDNN_STATUS_SUCCESS) {
+      if (ok)
+        g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: no "
+            "convolution algorithm for node %s", n->name);
+      return FALSE;
+    }
+    s->fwd_algo = perf[0].algo;
+    ws = perf[0].memory;
+  } else {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+    gboolean ok = exhaustive ?
+        CUDNN_CHECK (cudnnFindConvolutionBackwardDataAlgorithmEx
+        (cuda->cudnn, s->w_desc, s->w, s->x_desc, s->x, s->conv_desc,
+            s->y_desc, s->y, G_N_ELEMENTS (perf), &found, perf,
+            plan->workspace, plan->workspace_bytes),
+        "transposed convolution algorithm search") :
+        CUDNN_CHECK (cudnnGetConvolutionBackwardDataAlgorithm_v7 (cuda->cudnn,
+            s->w_desc, s->x_desc, s->conv_desc, s->y_desc,
+            G_N_ELEMENTS (perf), &found, perf),
+        "transposed convolution heuristics");
+    if (!ok || found < 1 || perf[0].status != CUDNN_STATUS_SUCCESS) {
+      if (ok)
+        g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: no "
+            "transposed convolution algorithm for node %s", n->name);
+      return FALSE;
+    }
+    s->bwd_algo = perf[0].algo;
+    ws = perf[0].memory;
+  }
+  plan->workspace_bytes = MAX (plan->workspace_bytes, ws);
+
+  if ((n->n_inputs > 2 && n->inputs[2] >= 0) || post) {
+    CbiCudaStep *e = cbi_cuda_add_step (plan, CBI_CUDA_STEP_BIAS_ACT, n);
+    e->y = plan->tensors[out];
+    e->b = n->n_inputs > 2 && n->inputs[2] >= 0 ?
+        cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[2], error) : NULL;
+    if (n->n_inputs > 2 && n->inputs[2] >= 0 && e->b == NULL)
+      return FALSE;
+    e->n[0] = ys->dims[0];
+    e->n[1] = ys->dims[1];
+    e->n[2] = ys->dims[2] * ys->dims[3];
+    cbi_cuda_set_post (e, post);
+  }
+  return TRUE;
+}
+
+/* MaxPool, AveragePool and GlobalAveragePool through cuDNN. */
+static gboolean
+cbi_cuda_plan_pool (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
+    GError ** error)
+{
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
+  const CbiConvAttrs *a = &n->conv;
+  gboolean global = n->op == CBI_OP_GLOBAL_AVERAGE_POOL;
+  cudnnPoolingMode_t mode = n->op == CBI_OP_MAX_POOL ? CUDNN_POOLING_MAX :
+      a->count_include_pad && !global ?
+      CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING :
+      CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+  CbiCudaStep *s;
+
+  if (!global &&(a->pads[0] != a->pads[2] || a->pads[1] != a->pads[3]
+          || a->dilations[0] != 1 || a->dilations[1] != 1)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (%s): "
+        "asymmetric pads and dilations are not supported on CUDA", n->name,
+        cbi_op_type_name (n->op));
+    return FALSE;
+  }
+  if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
+    return FALSE;
+  s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_POOL, n);
+  s->x = plan->tensors[n->inputs[0]];
+  s->y = plan->tensors[n->output];
+  return cbi_cuda_tensor_desc (&s->x_desc, xs, error)
+      && cbi_cuda_tensor_desc (&s->y_desc, &plan->shapes[n->output], error)
+      && CUDNN_CHECK (cudnnCreatePoolingDescriptor (&s->pool_desc), "pooling")
+      && CUDNN_CHECK (cudnnSetPooling2dDescriptor (s->pool_desc, mode,
+          CUDNN_NOT_PROPAGATE_NAN, global ? xs->dims[2] : a->kernel[0],
+          global ? xs->dims[3] : a->kernel[1], global ? 0 : a->pads[0],
+          global ? 0 : a->pads[1], global ? 1 : a->strides[0],
+          global ? 1 : a->strides[1]), "pooling desc");
+}
+
+/* The strides, in elements, at which the row-major @b (aligned to the
+ * right) is read for each index of @a: 0 along a broadcast dimension. */
+static void
+cbi_cuda_broadcast_strides (const CbiShape * a, const CbiShape * b,
+    gint64 * strides)
+{
+  gint64 stride = 1;
+  gint d;
+
+  for (d = a->n_dims - 1; d >= 0; d--) {
+    gint bd = d - (a->n_dims - b->n_dims);
+    gint64 size = bd >= 0 ? b->dims[bd] : 1;
+    strides[d] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+}
+
+static gboolean
+cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    GError ** error)
+{
+  gint out = post ? post->output : n->output, b = n->inputs[1];
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  CbiCudaStep *s;
+
+  if (cbi_graph_tensor (graph, b)->data
+      && cbi_cuda_constant (cuda, plan, pool, graph, b, error) == NULL)
+    return FALSE;
+  if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
+    return FALSE;
+  s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_BINARY, n);
+  s->x = plan->tensors[n->inputs[0]];
+  s->b = plan->tensors[b];
+  s->y = plan->tensors[out];
+  s->binary = n->op == CBI_OP_ADD ? CBI_K_ADD : n->op == CBI_OP_SUB ?
+      CBI_K_SUB : n->op == CBI_OP_MUL ? CBI_K_MUL : n->op == CBI_OP_DIV ?
+      CBI_K_DIV : CBI_K_PRELU;
+  s->rank = as->n_dims;
+  memcpy (s->dims, as->dims, as->n_dims * sizeof (gint64));
+  cbi_cuda_broadcast_strides (as, &plan->shapes[b], s->aux);
+  cbi_cuda_set_post (s, post);
+  return TRUE;
+}
+
+static gboolean
+cbi_cuda_plan_permute (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
+    gint rank, const gint64 * dims, const gint64 * perm, GError ** error)
+{
+  CbiCudaStep *s;
+
+  if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
+    return FALSE;
+  s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_PERMUTE, n);
+  s->x = plan->tensors[n->inputs[0]];
+  s->y = plan->tensors[n->output];
+  s->rank = rank;
+  memcpy (s->dims, dims, rank * sizeof (gint64));
+  memcpy (s->aux, perm, rank * sizeof (gint64));
+  return TRUE;
+}
+
+/* DepthToSpace as a 6-D permutation, as in the CPU backend. */
+static gboolean
+cbi_cuda_plan_depth_to_space (CbiCudaPlan * plan, CbiPool * pool,
+    const CbiNode * n, GError ** error)
+{
+  static const gint64 dcr[6] = { 0, 3, 4, 1, 5, 2 };
+  static const gint64 crd[6] = { 0, 1, 4, 2, 5, 3 };
+  const gint64 *x = plan->shapes[n->inputs[0]].dims, b = n->ints[0];
+  gint64 split[6] = { x[0], b, b, x[1] / (b * b), x[2], x[3] };
+
+  if (n->mode == 1) {
+    split[1] = x[1] / (b * b);
+    split[3] = b;
+  }
+  return cbi_cuda_plan_permute (plan, pool, n, 6, split,
+      n->mode == 1 ? crd : dcr, error);
+}
+
+/* Gemm and MatMul on cuBLAS. Row-major Y[M, N] = A[M, K] B[K, N] is the
+ * column-major Y^T = B^T A^T: cuBLAS's A is our B. Gemm's alpha folds
+ * into a copy of B, beta C into a bias that a copy puts in Y first. */
+static gboolean
+cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    GError ** error)
+{
+  gint out = post ? post->output : n->output;
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  const CbiShape *bs = &plan->shapes[n->inputs[1]], *ys = &plan->shapes[out];
+  const CbiTensorInfo *bt = cbi_graph_tensor (graph, n->inputs[1]);
+  const gint64 rows = ys->dims[ys->n_dims - 2];
+  const gint64 cols = ys->dims[ys->n_dims - 1];
+  const gint64 k = bs->dims[bs->n_dims - (n->op == CBI_OP_GEMM
+          && n->ints[1] ? 1 : 2)];
+  gint64 batches = 1, a_batches = 1, b_batches = 1;
+  CbiCudaStep *s;
+  gint d;
+
+  for (d = 0; d < ys->n_dims - 2; d++)
+    batches *= ys->dims[d];
+  for (d = 0; d < as->n_dims - 2; d++)
+    a_batches *= as->dims[d];
+  for (d = 0; d < bs->n_dims - 2; d++)
+    b_batches *= bs->dims[d];
+  if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
+    return FALSE;
+  s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_GEMM, n);
+  s->x = plan->tensors[n->inputs[0]];
+  s->y = plan->tensors[out];
+  s->m = cols;
+  s->k = k;
+  s->n[0] = rows;
+  s->alpha = 1.0f;
+  s->beta = 0.0f;
+
+  if (n->op == CBI_OP_GEMM) {
+    gfloat *wb = g_new (gfloat, k * cols);
+    gint64 i, j;
+    if (n->ints[0]) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (Gemm): "
+          "transA is not supported on CUDA", n->name);
+      g_free (wb);
+      return FALSE;
+    }
+    for (i = 0; i < k; i++)
+      for (j = 0; j < cols; j++)
+        wb[i * cols + j] = n->alpha * (n->ints[1] ? bt->data[j * k + i] :
+            bt->data[i * cols + j]);
+    s->w = cbi_cuda_upload_made (cuda, plan, pool, wb, k * cols,
+        "gemm weights", error);
+    g_free (wb);
+    if (s->w == NULL)
+      return FALSE;
+    if (n->n_inputs > 2 && n->inputs[2] >= 0 && n->beta != 0.0f) {
+      const CbiShape *cs = &plan->shapes[n->inputs[2]];
+      const gfloat *c = cbi_graph_tensor (graph, n->inputs[2])->data;
+      gint64 c_rows = cs->n_dims == 2 ? cs->dims[0] : 1;
+      gint64 c_cols = cs->n_dims >= 1 ? cs->dims[cs->n_dims - 1] : 1;
+      gfloat *bias = g_new (gfloat, rows * cols);
+      for (i = 0; i < rows; i++)
+        for (j = 0; j < cols; j++)
+          bias[i * cols + j] = n->beta * c[(c_rows == 1 ? 0 : i) * c_cols
+              + (c_cols == 1 ? 0 : j)];
+      s->b = cbi_cuda_upload_made (cuda, plan, pool, bias, rows * cols,
+          "gemm bias", error);
+      g_free (bias);
+      if (s->b == NULL)
+        return FALSE;
+      s->beta = 1.0f;
+    }
+    s->ldb = k;
+    s->batches = 1;
+  } else {
+    /* one GEMM over every row when B is shared, else one per batch */
+    if (bt->data && (s->w = cbi_cuda_constant (cuda, plan, pool, graph,
+                n->inputs[1], error)) == NULL)
+      return FALSE;
+    if (!bt->data)
+      s->w = plan->tensors[n->inputs[1]];
+    if (b_batches == 1) {
+      s->n[0] = rows * a_batches;
+      s->batches = 1;
+    } else if (a_batches == batches && b_batches == batches) {
+      s->batches = batches;
+      s->stride_a = rows * k;
+      s->stride_b = k * cols;
+      s->stride_y = rows * cols;
+    } else if (a_batches == 1 && b_batches == batches) {
+      s->batches = batches;
+      s->stride_b = k * cols;
+      s->stride_y = rows * cols;
+    } else {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (MatMul): "
+          "this broadcast of batch dimensions is not supported on CUDA",
+          n->name);
+      return FALSE;
+    }
+    s->ldb = k;
+  }
+  if (post) {
+    CbiCudaStep *e = cbi_cuda_add_step (plan, CBI_CUDA_STEP_ELTWISE, post);
+    e->x = e->y = plan->tensors[out];
+    e->n[0] = cbi_shape_count (ys);
+    cbi_cuda_eltwise_op (post, &e->post);
+    e->alpha = post->alpha;
+    e->beta = post->beta;
+  }
+  return TRUE;
+}
+
+/* The ops that are one kernel each, and Reshape, a copy. */
+static gboolean
+cbi_cuda_plan_kernel (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, GError ** error)
+{
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
+  const CbiShape *ys = &plan->shapes[n->output];
+  CbiCudaStep *s;
+  gint d;
+
+  if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
+    return FALSE;
+  switch (n->op) {
+    case CBI_OP_RESHAPE:
+      s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_COPY, n);
+      s->n[0] = cbi_shape_count (xs);
+      break;
+    case CBI_OP_PAD:
+      s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_PAD, n);
+      s->n[0] = xs->dims[0] * xs->dims[1];
+      s->n[1] = xs->dims[2];
+      s->n[2] = xs->dims[3];
+      for (d = 0; d < 4; d++)
+        s->pads[d] = n->conv.pads[d];
+      s->fill = n->mode == CBI_PAD_FILL_REFLECT ? CBI_K_PAD_REFLECT :
+          n->mode == CBI_PAD_FILL_EDGE ? CBI_K_PAD_EDGE : CBI_K_PAD_CONSTANT;
+      s->alpha = n->alpha;
+      break;
+    case CBI_OP_RESIZE:
+      s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_RESIZE, n);
+      s->n[0] = xs->dims[0] * xs->dims[1];
+      s->dims[0] = xs->dims[2];
+      s->dims[1] = xs->dims[3];
+      s->dims[2] = ys->dims[2];
+      s->dims[3] = ys->dims[3];
+      s->alpha = n->alpha;
+      s->beta = n->beta;
+      s->fill = n->mode == CBI_RESIZE_LINEAR;
+      break;
+    case CBI_OP_SOFTMAX:{
+      gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis;
+      s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_SOFTMAX, n);
+      s->n[0] = s->n[1] = s->n[2] = 1;
+      for (d = 0; d < xs->n_dims; d++)
+        s->n[d < axis ? 0 : n->mode == 1 || d == axis ? 1 : 2] *= xs->dims[d];
+      break;
+    }
+    case CBI_OP_INSTANCE_NORM:
+      s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_INSTANCE_NORM, n);
+      s->n[0] = xs->dims[0];
+      s->n[1] = xs->dims[1];
+      s->n[2] = xs->dims[2] * xs->dims[3];
+      s->alpha = n->alpha;
+      if ((s->w = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
+                  error)) == NULL
+          || (s->b = cbi_cuda_constant (cuda, plan, pool, graph,
+                  n->inputs[2], error)) == NULL)
+        return FALSE;
+      break;
+    default:
+      s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_ELTWISE, n);
+      s->n[0] = cbi_shape_count (xs);
+      if (!cbi_cuda_eltwise_op (n, &s->post)) {
+        g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is "
+            "not supported by the CUDA backend", n->name,
+            cbi_op_type_name (n->op));
+        return FALSE;
+      }
+      s->alpha = n->alpha;
+      s->beta = n->beta;
+      break;
+  }
+  s->x = plan->tensors[n->inputs[0]];
+  s->y = plan->tensors[n->output];
+  return TRUE;
+}
+
+static gboolean
+cbi_cuda_plan_concat (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
+    GError ** error)
+{
+  const CbiShape *ys = &plan->shapes[n->output];
+  gint axis = n->axis < 0 ? n->axis + ys->n_dims : n->axis, d;
+  gint64 outer = 1, inner = 1, offset = 0;
+  guint i;
+
+  for (d = 0; d < axis; d++)
+    outer *= ys->dims[d];
+  for (d = axis + 1; d < ys->n_dims; d++)
+    inner *= ys->dims[d];
+  if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
+    return FALSE;
+  for (i = 0; i < n->n_inputs; i++) {
+    CbiCudaStep *s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_CONCAT, n);
+    gint64 x_inner = plan->shapes[n->inputs[i]].dims[axis] * inner;
+    s->x = plan->tensors[n->inputs[i]];
+    s->y = plan->tensors[n->output];
+    s->n[0] = outer;
+    s->n[1] = x_inner;
+    s->n[2] = ys->dims[axis] * inner;
+    s->n[3] = offset;
+    offset += x_inner;
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_cuda_plan_node (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    gboolean exhaustive, GError ** error)
+{
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
+  gint64 perm[CBI_MAX_DIMS];
+  gint d;
+
+  switch (n->op) {
+    case CBI_OP_CONV:
+    case CBI_OP_CONV_TRANSPOSE:
+      return cbi_cuda_plan_conv (cuda, plan, pool, graph, n, post,
+          exhaustive, error);
+    case CBI_OP_ADD:
+    case CBI_OP_SUB:
+    case CBI_OP_MUL:
+    case CBI_OP_DIV:
+    case CBI_OP_PRELU:
+      return cbi_cuda_plan_binary (cuda, plan, pool, graph, n, post, error);
+    case CBI_OP_MAX_POOL:
+    case CBI_OP_AVERAGE_POOL:
+    case CBI_OP_GLOBAL_AVERAGE_POOL:
+      return cbi_cuda_plan_pool (plan, pool, n, error);
+    case CBI_OP_CONCAT:
+      return cbi_cuda_plan_concat (plan, pool, n, error);
+    case CBI_OP_TRANSPOSE:
+      for (d = 0; d < xs->n_dims; d++)
+        perm[d] = n->n_ints ? n->ints[d] : xs->n_dims - 1 - d;
+      return cbi_cuda_plan_permute (plan, pool, n, xs->n_dims, xs->dims,
+          perm, error);
+    case CBI_OP_DEPTH_TO_SPACE:
+      return cbi_cuda_plan_depth_to_space (plan, pool, n, error);
+    case CBI_OP_GEMM:
+    case CBI_OP_MATMUL:
+      return cbi_cuda_plan_matrix (cuda, plan, pool, graph, n, post, error);
+    default:
+      return cbi_cuda_plan_kernel (cuda, plan, pool, graph, n, error);
+  }
+}
+
+/* The staging and device buffers of frames in and out, and of every
+ * output read on the host. */
+static gboolean
+cbi_cuda_plan_io (CbiCudaPlan * plan, CbiPool * pool, CbiPool * staging,
+    const CbiGraph * graph, GError ** error)
+{
+  const CbiShape *in = &plan->shapes[graph->input];
+  guint i;
+
+  /* 4 bytes a pixel covers every packed format */
+  if (in->n_dims == 4) {
+    plan->frames_in_bytes = (gsize) in->dims[0] * in->dims[2] * in->dims[3]
+        * 4;
+    if ((plan->frames_in = cbi_cuda_take (plan, pool, FALSE,
+                plan->frames_in_bytes, "input frames", error)) == NULL
+        || (plan->staging_in = cbi_cuda_take (plan, staging, TRUE,
+                plan->frames_in_bytes, "input frames", error)) == NULL)
+      return FALSE;
+  }
+  for (i = 0; i < graph->n_outputs; i++) {
+    const CbiShape *o = &plan->shapes[graph->outputs[i]];
+    plan->outputs[i] = plan->tensors[graph->outputs[i]];
+    plan->output_bytes[i] = cbi_shape_count (o) * sizeof (gfloat);
+    if ((plan->host_outputs[i] = cbi_cuda_take (plan, staging, TRUE,
+                plan->output_bytes[i], "outputs", error)) == NULL)
+      return FALSE;
+    if (i == 0 && o->n_dims == 4 && o->dims[1] <= 4) {
+      plan->frames_out_bytes = (gsize) o->dims[0] * o->dims[2] * o->dims[3]
+          * 4;
+      if ((plan->frames_out = cbi_cuda_take (plan, pool, FALSE,
+                  plan->frames_out_bytes, "output frames", error)) == NULL
+          || (plan->staging_out = cbi_cuda_take (plan, staging, TRUE,
+                  plan->frames_out_bytes, "output frames", error)) == NULL)
+        return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* An exhaustive search runs the candidate algorithms: it needs the
+ * tensors' memory and a workspace, here the largest one a heuristic
+ * pass asked for, at least 64 MiB. */
+static gboolean
+cbi_cuda_plan_nodes (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, gboolean exhaustive, GError ** error)
+{
+  guint i;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    const CbiNode *fused = i + 1 < graph->nodes->len ?
+        cbi_graph_node (graph, i + 1) : NULL;
+    if ((n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
+            || n->op == CBI_OP_GEMM || n->op == CBI_OP_MATMUL
+            || cbi_op_is_binary (n->op)) && fused
+        && cbi_op_is_eltwise (fused->op) && fused->inputs[0] == n->output
+        && cbi_graph_count_consumers (graph, n->output) == 1
+        && !cbi_graph_is_output (graph, n->output))
+      i++;
+    else
+      fused = NULL;
+    if (!cbi_cuda_plan_node (cuda, plan, pool, graph, n, fused, exhaustive,
+            error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static CbiCudaPlan *
+cbi_cuda_plan_new (const CbiGraph * graph, const CbiShape * shapes)
+{
+  CbiCudaPlan *plan = g_new0 (CbiCudaPlan, 1);
+
+  plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCudaStep));
+  plan->blocks = g_ptr_array_new ();
+  plan->pinned = g_ptr_array_new ();
+  plan->tensors = g_new0 (gfloat *, graph->tensors->len);
+  plan->shapes = shapes;
+  return plan;
+}
+
+static gpointer
+cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
+    const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
+    guint64 * workspace, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan;
+  guint i;
+
+  if (!cbi_cuda_select (cuda, error))
+    return NULL;
+  plan = cbi_cuda_plan_new (graph, shapes);
+  if (cbi_cuda_activation (plan, pool, graph->input, "input", error) == NULL)
+    goto failed;
+  plan->input = plan->tensors[graph->input];
+  plan->input_count = cbi_shape_count (&shapes[graph->input]);
+
+  if (backend->exhaustive_search) {
+    /* a first, heuristic pass sizes the search's workspace */
+    CbiCudaPlan *probe = cbi_cuda_plan_new (graph, shapes);
+    gboolean ok;
+    probe->tensors[graph->input] = plan->input;
+    ok = cbi_cuda_plan_nodes (cuda, probe, pool, graph, FALSE, error);
+    plan->workspace_bytes = MAX (probe->workspace_bytes, 64 << 20);
+    cbi_cuda_free_plan (backend, probe, pool, staging);
+    if (!ok)
+      goto failed;
+    if ((plan->workspace = cbi_cuda_take (plan, pool, FALSE,
+                plan->workspace_bytes, "the algorithm search", error)) == NULL)
+      goto failed;
+  }
+  if (!cbi_cuda_plan_nodes (cuda, plan, pool, graph,
+          backend->exhaustive_search, error)
+      || !cbi_cuda_plan_io (plan, pool, staging, graph, error))
+    goto failed;
+
+  /* the search's workspace goes back; the chosen algorithms' comes */
+  if (plan->workspace) {
+    g_ptr_array_remove (plan->blocks, plan->workspace);
+    cbi_pool_release (pool, plan->workspace);
+    plan->workspace = NULL;
+    plan->workspace_bytes = 0;
+    for (i = 0; i < plan->steps->len; i++) {
+      CbiCudaStep *s = &g_array_index (plan->steps, CbiCudaStep, i);
+      gsize ws = 0;
+      if (s->kind == CBI_CUDA_STEP_CONV
+          && !CUDNN_CHECK (cudnnGetConvolutionForwardWorkspaceSize
+              (cuda->cudnn, s->x_desc, s->w_desc, s->conv_desc, s->y_desc,
+                  s->fwd_algo, &ws), "workspace size"))
+        goto failed;
+      if (s->kind == CBI_CUDA_STEP_DECONV
+          && !CUDNN_CHECK (cudnnGetConvolutionBackwardDataWorkspaceSize
+              (cuda->cudnn, s->w_desc, s->x_desc, s->conv_desc, s->y_desc,
+                  s->bwd_algo, &ws), "workspace size"))
+        goto failed;
+      plan->workspace_bytes = MAX (plan->workspace_bytes, ws);
+    }
+  }
+  if (plan->workspace_bytes > 0 && (plan->workspace = cbi_cuda_take (plan,
+              pool, FALSE, plan->workspace_bytes, "workspace", error)) == NULL)
+    goto failed;
+  *workspace = plan->workspace_bytes;
+  plan->shapes = NULL;
+  GST_DEBUG ("planned %u steps, workspace %" G_GSIZE_FORMAT " bytes",
+      plan->steps->len, plan->workspace_bytes);
+  return plan;
+
+failed:
+  cbi_cuda_free_plan (backend, plan, pool, staging);
+  return NULL;
+}
+
+/* Running. */
+
+static gboolean
+cbi_cuda_run_step (CbiCuda * cuda, CbiCudaPlan * plan, const CbiCudaStep * s,
+    GError ** error)
+{
+  const float one = 1.0f, zero = 0.0f;
+  cudaStream_t st = cuda->stream;
+
+  switch (s->kind) {
+    case CBI_CUDA_STEP_CONV:
+      return CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &one,
+              s->x_desc, s->x, s->w_desc, s->w, s->conv_desc, s->fwd_algo,
+              plan->workspace, plan->workspace_bytes, &zero, s->y_desc, s->y),
+          s->node);
+    case CBI_CUDA_STEP_DECONV:
+      return CUDNN_CHECK (cudnnConvolutionBackwardData (cuda->cudnn, &one,
+              s->w_desc, s->w, s->x_desc, s->x, s->conv_desc, s->bwd_algo,
+              plan->workspace, plan->workspace_bytes, &zero, s->y_desc, s->y),
+          s->node);
+    case CBI_CUDA_STEP_POOL:
+      return CUDNN_CHECK (cudnnPoolingForward (cuda->cudnn, s->pool_desc,
+              &one, s->x_desc, s->x, &zero, s->y_desc, s->y), s->node);
+    case CBI_CUDA_STEP_BIAS_ACT:
+      return CUDA_CHECK (cbi_k_bias_act (s->y, s->b, s->n[0], s->n[1],
+              s->n[2], s->post, s->alpha, s->beta, st), s->node);
+    case CBI_CUDA_STEP_ELTWISE:
+      return CUDA_CHECK (cbi_k_eltwise (s->x, s->y, s->n[0], s->post,
+              s->alpha, s->beta, st), s->node);
+    case CBI_CUDA_STEP_BINARY:
+      return CUDA_CHECK (cbi_k_binary (s->x, s->b, s->y, s->rank, s->dims,
+              s->aux, s->binary, s->post, s->alpha, s->beta, st), s->node);
+    case CBI_CUDA_STEP_PERMUTE:
+      return CUDA_CHECK (cbi_k_permute (s->x, s->y, s->rank, s->dims, s->aux,
+              st), s->node);
+    case CBI_CUDA_STEP_CONCAT:
+      return CUDA_CHECK (cbi_k_concat (s->x, s->y, s->n[0], s->n[1], s->n[2],
+              s->n[3], st), s->node);
+    case CBI_CUDA_STEP_PAD:
+      return CUDA_CHECK (cbi_k_pad (s->x, s->y, s->n[0], s->n[1], s->n[2],
+              s->pads[0], s->pads[1], s->pads[2], s->pads[3], s->fill,
+              s->alpha, st), s->node);
+    case CBI_CUDA_STEP_RESIZE:
+      return CUDA_CHECK (cbi_k_resize (s->x, s->y, s->n[0], s->dims[0],
+              s->dims[1], s->dims[2], s->dims[3], s->alpha, s->beta, s->fill,
+              st), s->node);
+    case CBI_CUDA_STEP_SOFTMAX:
+      return CUDA_CHECK (cbi_k_softmax (s->x, s->y, s->n[0], s->n[1],
+              s->n[2], st), s->node);
+    case CBI_CUDA_STEP_INSTANCE_NORM:
+      return CUDA_CHECK (cbi_k_instance_norm (s->x, s->y, s->n[0], s->n[1],
+              s->n[2], s->w, s->b, s->alpha, st), s->node);
+    case CBI_CUDA_STEP_COPY:
+      return CUDA_CHECK (cudaMemcpyAsync (s->y, s->x, s->n[0] *
+              sizeof (gfloat), cudaMemcpyDeviceToDevice, st), s->node);
+    case CBI_CUDA_STEP_GEMM:
+      if (s->b && !CUDA_CHECK (cudaMemcpyAsync (s->y, s->b, (gsize) s->m *
+                  s->n[0] * sizeof (gfloat), cudaMemcpyDeviceToDevice, st),
+              s->node))
+        return FALSE;
+      return CUBLAS_CHECK (cublasSgemmStridedBatched (cuda->cublas,
+              CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n[0], s->k, &s->alpha, s->w,
+              s->m, s->stride_b, s->x, s->ldb, s->stride_a, &s->beta, s->y,
+              s->m, s->stride_y, s->batches), s->node);
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_cuda_compute (CbiBackend * backend, gpointer p, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  guint i;
+
+  if (!cbi_cuda_select (cuda, error))
+    return FALSE;
+  for (i = 0; i < plan->steps->len; i++)
+    if (!cbi_cuda_run_step (cuda, plan, &g_array_index (plan->steps,
+                CbiCudaStep, i), error))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+cbi_cuda_frames_layout (const CbiFrameBatch * batch, CbiKFrames * f)
+{
+  guint c;
+
+  f->width = batch->width;
+  f->height = batch->height;
+  f->pixel_stride = batch->pixel_stride;
+  f->extra_offset = batch->extra_offset;
+  for (c = 0; c < 3; c++) {
+    f->rgb_offset[c] = batch->rgb_offset[c];
+    f->scale[c] = batch->scale[c];
+    f->bias[c] = batch->bias[c];
+  }
+}
+
+/* Frames are copied row by row into pinned staging (the one copy on the
+ * way in), sent in one copy, packed on the device. */
+static gboolean
+cbi_cuda_upload (CbiBackend * backend, gpointer p, const CbiFrameBatch * batch,
+    GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  const gsize row = (gsize) batch->width * batch->pixel_stride;
+  const gsize frame = row * batch->height;
+  CbiKFrames f;
+  guint i, y;
+
+  if (!cbi_cuda_select (cuda, error))
+    return FALSE;
+  for (i = 0; i < batch->n_frames; i++)
+    for (y = 0; y < batch->height; y++)
+      memcpy (plan->staging_in + i * frame + y * row,
+          batch->in[i] + (gsize) y * batch->in_stride[i], row);
+  cbi_cuda_frames_layout (batch, &f);
+  return CUDA_CHECK (cudaMemcpyAsync (plan->frames_in, plan->staging_in,
+          frame * batch->n_frames, cudaMemcpyHostToDevice, cuda->stream),
+      "frame upload")
+      && CUDA_CHECK (cbi_k_pack (plan->frames_in, plan->input, &f,
+          batch->n_frames, batch->n_slots,
+          batch->pad_mode == CBI_PAD_REPEAT_LAST, cuda->stream),
+      "frame packing");
+}
+
+static gboolean
+cbi_cuda_upload_tensor (CbiBackend * backend, gpointer p,
+    const gfloat * input, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+
+  return cbi_cuda_select (cuda, error)
+      && CUDA_CHECK (cudaMemcpyAsync (plan->input, input, plan->input_count *
+          sizeof (gfloat), cudaMemcpyHostToDevice, cuda->stream),
+      "tensor upload");
+}
+
+/* Unpacked on the device, one copy back to pinned staging, then rows to
+ * the output frames (the one copy on the way out). */
+static gboolean
+cbi_cuda_download (CbiBackend * backend, gpointer p,
+    const CbiFrameBatch * batch, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  const guint width = batch->out_width ? batch->out_width : batch->width;
+  const guint height = batch->out_height ? batch->out_height : batch->height;
+  const gsize row = (gsize) width * batch->pixel_stride;
+  CbiKFrames f;
+  guint i, y;
+
+  if (!cbi_cuda_select (cuda, error))
+    return FALSE;
+  cbi_cuda_frames_layout (batch, &f);
+  if (!CUDA_CHECK (cbi_k_unpack (plan->outputs[0], plan->frames_in,
+              plan->frames_out, &f, batch->out_channels ?
+              batch->out_channels : 3, width, height, batch->n_frames,
+              cuda->stream), "frame unpacking")
+      || !CUDA_CHECK (cudaMemcpyAsync (plan->staging_out, plan->frames_out,
+              row * height * batch->n_frames, cudaMemcpyDeviceToHost,
+              cuda->stream), "frame download")
+      || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "batch"))
+    return FALSE;
+  for (i = 0; i < batch->n_frames; i++)
+    for (y = 0; y < height; y++)
+      memcpy (batch->out[i] + (gsize) y * batch->out_stride[i],
+          plan->staging_out + (i * height + y) * row, row);
+  return TRUE;
+}
+
+static const gfloat *
+cbi_cuda_output (CbiBackend * backend, gpointer p, guint index, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+
+  if (!cbi_cuda_select (cuda, error)
+      || !CUDA_CHECK (cudaMemcpyAsync (plan->host_outputs[index],
+              plan->outputs[index], plan->output_bytes[index],
+              cudaMemcpyDeviceToHost, cuda->stream), "output download")
+      || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "batch"))
+    return NULL;
+  return plan->host_outputs[index];
+}
+
+static gboolean
+cbi_cuda_synchronize (CbiBackend * backend, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+
+  return cbi_cuda_select (cuda, error)
+      && CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "batch");
+}
+
+static gboolean
+cbi_cuda_device_memory (CbiBackend * backend, guint64 * free_bytes,
+    guint64 * total_bytes)
+{
+  CbiCuda *cuda = backend->context;
+  size_t f = 0, t = 0;
+
+  if (cudaSetDevice (cuda->device) != cudaSuccess
+      || cudaMemGetInfo (&f, &t) != cudaSuccess) {
+    cudaGetLastError ();
+    return FALSE;
+  }
+  *free_bytes = f;
+  *total_bytes = t;
+  return TRUE;
+}
+
+static void
+cbi_cuda_free (CbiBackend * backend)
+{
+  CbiCuda *cuda = backend->context;
+
+  if (cuda) {
+    cudaSetDevice (cuda->device);
+    if (cuda->cublas)
+      cublasDestroy (cuda->cublas);
+    if (cuda->cudnn)
+      cudnnDestroy (cuda->cudnn);
+    if (cuda->stream)
+      cudaStreamDestroy (cuda->stream);
+    g_free (cuda);
+  }
+  g_free (backend);
+}
+
+static const CbiBackendIface cbi_cuda_iface = {
+  .name = "cuda",
+  .allocator = cbi_cuda_allocator,
+  .staging_allocator = cbi_cuda_staging_allocator,
+  .free = cbi_cuda_free,
+  .plan = cbi_cuda_plan,
+  .free_plan = cbi_cuda_free_plan,
+  .upload = cbi_cuda_upload,
+  .upload_tensor = cbi_cuda_upload_tensor,
+  .compute = cbi_cuda_compute,
+  .download = cbi_cuda_download,
+  .output = cbi_cuda_output,
+  .device_memory = cbi_cuda_device_memory,
+  .synchronize = cbi_cuda_synchronize,
+};
+
+CbiBackend *
+cbi_backend_cuda_new (gint device_id, GError ** error)
+{
+  CbiBackend *backend = g_new0 (CbiBackend, 1);
+  CbiCuda *cuda = g_new0 (CbiCuda, 1);
+  gint count = 0;
+  cudaError_t status;
+
+  GST_DEBUG_CATEGORY_INIT (cbi_cuda_debug, "cudabatchinfer-cuda", 0,
+      "cudabatchinfer CUDA backend");
+  backend->iface = &cbi_cuda_iface;
+  backend->context = cuda;
+  cuda->device = device_id;
+  cuda->device_allocator = (CbiAllocator) {
+  "cuda", cbi_cuda_device_alloc, cbi_cuda_device_free, cuda};
+  cuda->pinned_allocator = (CbiAllocator) {
+  "cuda-pinned", cbi_cuda_pinned_alloc, cbi_cuda_pinned_free, cuda};
+
+  status = cudaGetDeviceCount (&count);
+  if (status != cudaSuccess || count == 0) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_NO_BACKEND, "no usable CUDA "
+        "device (%s); check the NVIDIA driver, or use backend=cpu",
+        status != cudaSuccess ? cudaGetErrorString (status) :
+        "no device found");
+    cudaGetLastError ();
+    cbi_cuda_free (backend);
+    return NULL;
+  }
+  if (device_id < 0 || device_id >= count) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_NO_BACKEND, "device-id %d does "
+        "not exist: this machine has %d CUDA device(s)", device_id, count);
+    cbi_cuda_free (backend);
+    return NULL;
+  }
+  if (!cbi_cuda_select (cuda, error)
+      || !CUDA_CHECK (cudaStreamCreateWithFlags (&cuda->stream,
+              cudaStreamNonBlocking), "cudaStreamCreate")
+      || !CUDNN_CHECK (cudnnCreate (&cuda->cudnn), "cudnnCreate")
+      || !CUDNN_CHECK (cudnnSetStream (cuda->cudnn, cuda->stream),
+          "cudnnSetStream")
+      || !CUBLAS_CHECK (cublasCreate (&cuda->cublas), "cublasCreate")
+      || !CUBLAS_CHECK (cublasSetStream (cuda->cublas, cuda->stream),
+          "cublasSetStream")
+      /* plain FP32, as the CPU backend computes */
+      || !CUBLAS_CHECK (cublasSetMathMode (cuda->cublas,
+              CUBLAS_PEDANTIC_MATH), "cublasSetMathMode")) {
+    cbi_cuda_free (backend);
+    return NULL;
+  }
+  return backend;
+}

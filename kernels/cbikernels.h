@@ -1,0 +1,156 @@
+/* cudabatchinfer: the CUDA kernels' launchers, for the CUDA backend
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One op per .cu file. Every launcher queues its kernel on @stream, never
+ * synchronises, and returns the launch's status (cudaGetLastError () right
+ * after the launch), so a bad configuration is an error the backend turns
+ * into a message, never an abort. All pointers are device memory unless
+ * the parameter says otherwise; tensors are float32, row-major (NCHW for
+ * images). A launcher with nothing to do (a count of 0) returns
+ * cudaSuccess without launching.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#define CBI_K_MAX_DIMS 6
+
+/**
+ * CbiKFrames:
+ * @width: frame width in pixels
+ * @height: frame height in pixels
+ * @pixel_stride: bytes per pixel, 3 or 4
+ * @rgb_offset: byte offsets within a pixel of the model's channels 0, 1, 2
+ * @extra_offset: offset of the fourth byte of a 4-byte pixel, else -1
+ * @scale: per model channel: value = byte x scale + bias
+ * @bias: per model channel
+ *
+ * Frames in device memory are packed: frame f starts at f x width x
+ * height x pixel_stride, rows are width x pixel_stride bytes apart.
+ */
+typedef struct
+{
+  int width;
+  int height;
+  int pixel_stride;
+  int rgb_offset[3];
+  int extra_offset;
+  float scale[3];
+  float bias[3];
+} CbiKFrames;
+
+/* Packs @n_frames frames into @tensor (@n_slots x 3 x height x width)
+ * and fills slots @n_frames.. with a copy of the last frame's values
+ * (@repeat_last and @n_frames > 0) or zeros. One pass over the pixels. */
+cudaError_t cbi_k_pack (const uint8_t * frames, float *tensor,
+    const CbiKFrames * f, int n_frames, int n_slots, int repeat_last,
+    cudaStream_t stream);
+
+/* Unpacks the first @n_frames slots of @tensor (@channels x @out_height x
+ * @out_width per slot; @channels 1, 3 or 4) into packed frames of
+ * @out_width x @out_height with @f's pixel layout: byte = (value - bias) /
+ * scale, rounded, clamped to 0..255; one channel goes to the three colour
+ * bytes through channel 0's mapping. The fourth byte of a 4-byte pixel is
+ * the fourth channel (scaled as channel 0, without bias), else the input
+ * frame's byte from @in_frames when the size is the input's (@f->width x
+ * @f->height), else 255. */
+cudaError_t cbi_k_unpack (const float *tensor, const uint8_t * in_frames,
+    uint8_t * out_frames, const CbiKFrames * f, int channels, int out_width,
+    int out_height, int n_frames, cudaStream_t stream);
+
+/**
+ * CbiKEltwise:
+ * The element-wise ops, as the engine's graph defines them.
+ */
+typedef enum
+{
+  CBI_K_RELU,                   /* alpha: negative slope (LeakyRelu) */
+  CBI_K_SIGMOID,
+  CBI_K_TANH,
+  CBI_K_CLIP,                   /* min alpha, max beta */
+  CBI_K_ELU,                    /* alpha */
+  CBI_K_HARD_SIGMOID,           /* max (0, min (1, alpha x + beta)) */
+  CBI_K_HARD_SWISH,             /* x relu6 (x + 3) / 6 */
+  CBI_K_IDENTITY,
+} CbiKEltwise;
+
+/* y[i] = op (x[i]) for @count elements; @x may be @y. */
+cudaError_t cbi_k_eltwise (const float *x, float *y, int64_t count,
+    CbiKEltwise op, float alpha, float beta, cudaStream_t stream);
+
+typedef enum
+{
+  CBI_K_ADD,
+  CBI_K_SUB,
+  CBI_K_MUL,
+  CBI_K_DIV,
+  CBI_K_PRELU,                  /* a > 0 ? a : a x b */
+} CbiKBinary;
+
+/* y = a op b over @rank dims @dims (a's and y's shape, row-major); b is
+ * read at b_strides (in elements, 0 along a broadcast dimension). Then, if
+ * @post is not CBI_K_IDENTITY, y = post (y) with @alpha and @beta. */
+cudaError_t cbi_k_binary (const float *a, const float *b, float *y,
+    int rank, const int64_t * dims, const int64_t * b_strides, CbiKBinary op,
+    CbiKEltwise post, float alpha, float beta, cudaStream_t stream);
+
+/* y[j...] = x[...] with y's dim j being x's dim perm[j]: a transposition
+ * of x (@rank dims @dims), written row-major. DepthToSpace is one of a 6-D
+ * view. */
+cudaError_t cbi_k_permute (const float *x, float *y, int rank,
+    const int64_t * dims, const int64_t * perm, cudaStream_t stream);
+
+/* Copies one Concat input into its place: x is @outer x @x_inner, y is
+ * @outer x @y_inner, x goes to columns @offset .. @offset + @x_inner of
+ * every row. (inner = the concatenated axis and everything after it.) */
+cudaError_t cbi_k_concat (const float *x, float *y, int64_t outer,
+    int64_t x_inner, int64_t y_inner, int64_t offset, cudaStream_t stream);
+
+typedef enum
+{
+  CBI_K_PAD_CONSTANT,
+  CBI_K_PAD_REFLECT,
+  CBI_K_PAD_EDGE,
+} CbiKPadFill;
+
+/* Pads @planes planes of @height x @width by @top, @left, @bottom,
+ * @right, as CbiPadFill (reflect: mirrored, the border not repeated). */
+cudaError_t cbi_k_pad (const float *x, float *y, int64_t planes, int height,
+    int width, int top, int left, int bottom, int right, CbiKPadFill fill,
+    float value, cudaStream_t stream);
+
+/* Resize of @planes planes @in_h x @in_w to @out_h x @out_w: nearest
+ * (src = floor (dst / scale)) or, @linear, bilinear with half-pixel
+ * centres, scale = out / in per axis (as ONNX Resize with those scales,
+ * asymmetric nearest with floor rounding as Upsample). */
+cudaError_t cbi_k_resize (const float *x, float *y, int64_t planes,
+    int in_h, int in_w, int out_h, int out_w, float scale_h, float scale_w,
+    int linear, cudaStream_t stream);
+
+/* Softmax over the middle axis of x seen as @outer x @axis x @inner. */
+cudaError_t cbi_k_softmax (const float *x, float *y, int64_t outer,
+    int64_t axis, int64_t inner, cudaStream_t stream);
+
+/* InstanceNormalization of @n x @c planes of @hw values: every plane
+ * normalised by its own mean and variance (+ @epsilon), then x gamma[c] +
+ * beta[c]. */
+cudaError_t cbi_k_instance_norm (const float *x, float *y, int64_t n,
+    int64_t c, int64_t hw, const float *gamma, const float *beta,
+    float epsilon, cudaStream_t stream);
+
+/* Adds bias[c] to every value of channel c of @n x @c x @hw, then applies
+ * @post (with @alpha, @beta): what a convolution's epilogue does when
+ * cuDNN has not fused it. */
+cudaError_t cbi_k_bias_act (float *y, const float *bias, int64_t n,
+    int64_t c, int64_t hw, CbiKEltwise post, float alpha, float beta,
+    cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif

@@ -116,6 +116,23 @@ typedef enum
   GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR,
 } GstCudaBatchInferChannelOrder;
 
+/**
+ * GstCudaBatchInferAlgoSearch:
+ * @GST_CUDA_BATCH_INFER_ALGO_SEARCH_HEURISTIC: take the algorithm cuDNN's
+ *   heuristics rank first: a fast warm-up
+ * @GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE: time every candidate
+ *   algorithm during the warm-up and keep the fastest
+ *
+ * How the CUDA backend picks each convolution's algorithm.
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_ALGO_SEARCH_HEURISTIC,
+  GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE,
+} GstCudaBatchInferAlgoSearch;
+
 typedef struct
 {
   guint64 frames_in;
@@ -155,6 +172,7 @@ struct _GstCudaBatchInfer
   gdouble input_mean[3];
   gdouble input_std[3];
   GstCudaBatchInferChannelOrder channel_order;
+  GstCudaBatchInferAlgoSearch algo_search;
 
   /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
    * change_state while no data flows */
@@ -229,6 +247,7 @@ enum
   PROP_INPUT_MEAN,
   PROP_INPUT_STD,
   PROP_CHANNEL_ORDER,
+  PROP_ALGO_SEARCH,
   PROP_STATS,
 };
 
@@ -252,6 +271,7 @@ enum
 #define DEFAULT_INPUT_MEAN 0.0
 #define DEFAULT_INPUT_STD 1.0
 #define DEFAULT_CHANNEL_ORDER GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB
+#define DEFAULT_ALGO_SEARCH GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE
 
 #define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
 
@@ -330,6 +350,27 @@ gst_cuda_batch_infer_channel_order_get_type (void)
   if (g_once_init_enter (&type)) {
     GType t = g_enum_register_static ("GstCudaBatchInferChannelOrder",
         values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH \
+  (gst_cuda_batch_infer_algo_search_get_type ())
+static GType
+gst_cuda_batch_infer_algo_search_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_CUDA_BATCH_INFER_ALGO_SEARCH_HEURISTIC, "cuDNN's heuristics",
+        "heuristic"},
+    {GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE, "Time every algorithm",
+        "exhaustive"},
+    {0, NULL, NULL},
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstCudaBatchInferAlgoSearch", values);
     g_once_init_leave (&type, t);
   }
   return type;
@@ -581,6 +622,23 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:algo-search:
+   *
+   * How the CUDA backend chooses each convolution's algorithm during the
+   * warm-up: an exhaustive search times them all on the real shapes (the
+   * memory only the search needed is given back before the first batch);
+   * the heuristics answer at once. The CPU backend ignores it.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_ALGO_SEARCH,
+      g_param_spec_enum ("algo-search", "Algorithm search",
+          "How the CUDA backend picks convolution algorithms at warm-up",
+          GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH, DEFAULT_ALGO_SEARCH,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
@@ -624,6 +682,7 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_PAD_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_BACKEND, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH, 0);
 
   GST_DEBUG_CATEGORY_INIT (gst_cuda_batch_infer_debug, "cudabatchinfer", 0,
       "cudabatchinfer element");
@@ -663,6 +722,7 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
   self->memory_limit = DEFAULT_MEMORY_LIMIT;
   self->input_scale = DEFAULT_INPUT_SCALE;
   self->channel_order = DEFAULT_CHANNEL_ORDER;
+  self->algo_search = DEFAULT_ALGO_SEARCH;
   for (i = 0; i < 3; i++) {
     self->input_mean[i] = DEFAULT_INPUT_MEAN;
     self->input_std[i] = DEFAULT_INPUT_STD;
@@ -781,6 +841,9 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
     case PROP_CHANNEL_ORDER:
       self->channel_order = g_value_get_enum (value);
       break;
+    case PROP_ALGO_SEARCH:
+      self->algo_search = g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -872,6 +935,9 @@ gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_CHANNEL_ORDER:
       g_value_set_enum (value, self->channel_order);
+      break;
+    case PROP_ALGO_SEARCH:
+      g_value_set_enum (value, self->algo_search);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1938,6 +2004,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   GstCaps *warmup_caps;
   GError *error = NULL;
   gboolean fallback, error_posted, ok = TRUE, std_ok = TRUE, resizes;
+  gboolean exhaustive;
   guint c;
   gchar *model;
   GstVideoInfo info;
@@ -1954,6 +2021,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   backend = (CbiBackendKind) self->backend;
   device_id = self->device_id;
   limit = self->memory_limit;
+  exhaustive = self->algo_search == GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE;
   self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
   /* value = (byte x scale - mean) / std = byte x run_scale + run_bias */
   for (c = 0; c < 3; c++) {
@@ -1997,6 +2065,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
     goto done;
   }
   self->backend_name = g_intern_string (cbi_engine_backend_name (self->engine));
+  cbi_engine_set_exhaustive_search (self->engine, exhaustive);
   resizes = gst_cuda_batch_infer_model_resizes (self);
   GST_OBJECT_LOCK (self);
   self->resizes = resizes;

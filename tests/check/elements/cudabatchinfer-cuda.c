@@ -1,0 +1,232 @@
+/* GStreamer cudabatchinfer on the CUDA backend, against the CPU backend
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Needs an NVIDIA GPU: where this build has no CUDA backend or no device
+ * is usable, the program says why and exits 77, which meson reports as
+ * SKIP. scripts/gpu-check.sh runs it on a GPU machine.
+ */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+#include <gst/cudabatchinfer/gstbatchmemorymeta.h>
+#include <gst/cudabatchinfer/gstbatchtensormeta.h>
+#include <math.h>
+
+#include "cbiengine.h"
+
+#define W 64
+#define H 48
+#define FRAME_DURATION (GST_SECOND / 30)
+#define CAPS_RGBX "video/x-raw,format=RGBx,width=64,height=48,framerate=30/1"
+
+static GstBuffer *
+make_frame (guint i)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, W * H * 4, NULL);
+  GstMapInfo map;
+  guint p;
+
+  gst_buffer_map (buf, &map, GST_MAP_WRITE);
+  for (p = 0; p < W * H * 4; p++)
+    map.data[p] = (guint8) ((p % (W * 4)) * 3 + (p / (W * 4)) * 5 + i * 11);
+  gst_buffer_unmap (buf, &map);
+  GST_BUFFER_PTS (buf) = i * FRAME_DURATION;
+  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
+  return buf;
+}
+
+/* Runs @n frames through "cudabatchinfer @props backend=@backend" and
+ * returns the outputs (transfer full). */
+static GPtrArray *
+run (const gchar * props, const gchar * backend, guint n)
+{
+  gchar *desc = g_strdup_printf ("cudabatchinfer %s backend=%s", props,
+      backend);
+  GstHarness *h = gst_harness_new_parse (desc);
+  GPtrArray *outs = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) gst_buffer_unref);
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGBX);
+  gst_harness_set_sink_caps_str (h, "video/x-raw");
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_frame (i)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (i = 0; i < n; i++) {
+    GstBuffer *out = gst_harness_pull (h);
+    fail_unless (out != NULL, "%s: no output %u", desc, i);
+    g_ptr_array_add (outs, out);
+  }
+  gst_harness_teardown (h);
+  g_free (desc);
+  return outs;
+}
+
+static gchar *
+model_prop (const gchar * name)
+{
+  gchar *path;
+  gchar *prop;
+
+  if (name == NULL)
+    return g_strdup ("");
+  path = g_build_filename (CBI_TEST_MODELS_DIR, name, NULL);
+  prop = g_strdup_printf ("model=\"%s\"", path);
+  g_free (path);
+  return prop;
+}
+
+/* Frames within 2 steps, tensors within 1e-3 (relative above 1). */
+static void
+assert_same_results (GstBuffer * cpu, GstBuffer * gpu, const gchar * what)
+{
+  GstBatchTensorMeta *tc = gst_buffer_get_batch_tensor_meta (cpu);
+  GstBatchTensorMeta *tg = gst_buffer_get_batch_tensor_meta (gpu);
+  GstMapInfo a, b;
+  gsize i;
+  guint t;
+
+  fail_unless ((tc == NULL) == (tg == NULL), "%s: tensor meta on one side",
+      what);
+  if (tc) {
+    fail_unless_equals_int (tc->n_tensors, tg->n_tensors);
+    for (t = 0; t < tc->n_tensors; t++) {
+      const gfloat *x = gst_batch_tensor_meta_get_data (tc, &tc->tensors[t]);
+      const gfloat *y = gst_batch_tensor_meta_get_data (tg, &tg->tensors[t]);
+      fail_unless_equals_uint64 (tc->tensors[t].size, tg->tensors[t].size);
+      for (i = 0; i < tc->tensors[t].size / sizeof (gfloat); i++)
+        fail_unless (isfinite (y[i]) && fabsf (x[i] - y[i]) <= 1e-3f *
+            MAX (1.0f, fabsf (x[i])), "%s: %s[%" G_GSIZE_FORMAT "] cpu %f "
+            "cuda %f", what, tc->tensors[t].name, i, x[i], y[i]);
+    }
+    return;
+  }
+  gst_buffer_map (cpu, &a, GST_MAP_READ);
+  gst_buffer_map (gpu, &b, GST_MAP_READ);
+  fail_unless_equals_uint64 (a.size, b.size);
+  for (i = 0; i < a.size; i++)
+    fail_unless (ABS ((gint) a.data[i] - (gint) b.data[i]) <= 2,
+        "%s: byte %" G_GSIZE_FORMAT " cpu %u cuda %u", what, i, a.data[i],
+        b.data[i]);
+  gst_buffer_unmap (cpu, &a);
+  gst_buffer_unmap (gpu, &b);
+}
+
+static const gchar *models[] = {
+  NULL, "conv-relu.onnx", "eltwise.onnx", "binary.onnx", "unet.onnx",
+  "upconv.onnx", "pads.onnx", "style.onnx", "superres.onnx",
+  "classifier.onnx",
+};
+
+GST_START_TEST (test_cuda_gives_the_cpu_results_on_every_test_model)
+{
+  guint m, i;
+
+  for (m = 0; m < G_N_ELEMENTS (models); m++) {
+    gchar *model = model_prop (models[m]);
+    gchar *props = g_strdup_printf ("%s batch=4", model);
+    GPtrArray *cpu = run (props, "cpu", 6);
+    GPtrArray *gpu = run (props, "cuda", 6);
+    for (i = 0; i < cpu->len; i++)
+      assert_same_results (g_ptr_array_index (cpu, i),
+          g_ptr_array_index (gpu, i), models[m] ? models[m] : "sketch");
+    g_ptr_array_unref (cpu);
+    g_ptr_array_unref (gpu);
+    g_free (props);
+    g_free (model);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cuda_batches_after_warmup_allocate_nothing)
+{
+  GPtrArray *outs = run ("batch=16", "cuda", 120);
+  guint i;
+
+  for (i = 0; i < outs->len; i++) {
+    GstBatchMemoryMeta *m =
+        gst_buffer_get_batch_memory_meta (g_ptr_array_index (outs, i));
+    fail_unless (m != NULL);
+    fail_unless_equals_string (m->backend, "cuda");
+    fail_unless (m->warmed_up && !m->replanned, "batch %" G_GUINT64_FORMAT,
+        m->batch_index);
+    fail_unless_equals_uint64 (m->fresh_allocations, 0);
+    fail_unless (m->device_total_bytes > 0);
+  }
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_heuristic_and_exhaustive_search_give_the_same_frames)
+{
+  gchar *model = model_prop ("style.onnx");
+  gchar *a = g_strdup_printf ("%s batch=4 algo-search=heuristic", model);
+  gchar *b = g_strdup_printf ("%s batch=4 algo-search=exhaustive", model);
+  GPtrArray *x = run (a, "cuda", 4), *y = run (b, "cuda", 4);
+  guint i;
+
+  for (i = 0; i < x->len; i++)
+    assert_same_results (g_ptr_array_index (x, i), g_ptr_array_index (y, i),
+        "algo-search");
+  g_ptr_array_unref (x);
+  g_ptr_array_unref (y);
+  g_free (a);
+  g_free (b);
+  g_free (model);
+}
+
+GST_END_TEST;
+
+static Suite *
+cudabatchinfer_cuda_suite (void)
+{
+  Suite *s = suite_create ("cudabatchinfer-cuda");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_cuda_gives_the_cpu_results_on_every_test_model);
+  tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
+  tcase_add_test (tc,
+      test_heuristic_and_exhaustive_search_give_the_same_frames);
+  return s;
+}
+
+/* Why the CUDA backend cannot run here, or NULL when it can. */
+static gchar *
+cuda_unavailable (void)
+{
+  GError *error = NULL;
+  gboolean fallback;
+  CbiEngine *e;
+  gchar *why;
+
+  if (!cbi_engine_has_cuda ())
+    return g_strdup ("this build has no CUDA backend");
+  e = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_CUDA, 0, 0,
+      &fallback, &error);
+  if (e) {
+    cbi_engine_free (e);
+    return NULL;
+  }
+  why = g_strdup (error->message);
+  g_error_free (error);
+  return why;
+}
+
+int
+main (int argc, char **argv)
+{
+  gchar *why;
+
+  gst_check_init (&argc, &argv);
+  why = cuda_unavailable ();
+  if (why) {
+    g_print ("SKIP: the CUDA tests need an NVIDIA GPU: %s\n", why);
+    g_free (why);
+    return 77;
+  }
+  return gst_check_run_suite (cudabatchinfer_cuda_suite (),
+      "cudabatchinfer-cuda", __FILE__);
+}

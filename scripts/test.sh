@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, runs every test (with the GStreamer leaks
-# tracer on), then again under valgrind and in an AddressSanitizer/UBSan
+# tracer on, and the ONNX backend node tests through the engine), then again
+# under valgrind (less the node tests) and in an AddressSanitizer/UBSan
 # build, fuzzes the ONNX importer for 30 s, and ends with one summary line
-# for the test suites.
+# for the gst-check suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -11,8 +12,11 @@ bash scripts/build.sh
 status=0
 meson test -C build --print-errorlogs || status=$?
 
+# the conformance suite runs a process per ONNX node test: too slow for
+# memcheck (the ASan run below covers it)
 echo "== the same suites under valgrind memcheck (leaks and memory errors)"
-meson test -C build --setup valgrind --print-errorlogs || status=$?
+meson test -C build --setup valgrind --no-suite conformance --print-errorlogs \
+  || status=$?
 
 echo "== the same suites under AddressSanitizer and UBSan"
 if [ ! -f build-asan/build.ninja ]; then
@@ -34,6 +38,13 @@ read -r checks failures errors < <(cat build/meson-logs/testlog.txt \
   build/meson-logs/testlog-valgrind.txt build-asan/meson-logs/testlog.txt \
   | grep -hoE 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' \
   | awk -F'[:,] *' '{c+=$2; f+=$4; e+=$6} END {print c+0, f+0, e+0}')
+# the ONNX node tests' count, from the plain run (worded so that the
+# Checks line stays the only summary line)
+conformance=$(grep -hoE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' \
+  build/meson-logs/testlog.txt | tail -n 1 \
+  | awk '{print "passed " $1 ", failed " $3 ", skipped " $5}' || true)
+echo "== ONNX backend node tests through the engine (tests/conformance):" \
+  "${conformance:-not run}"
 if [ "$checks" -eq 0 ]; then
   echo "no test ran" >&2
   status=1

@@ -631,11 +631,17 @@ cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
   return ok;
 }
 
+static gboolean cbi_cpu_reshape_output (CbiCpu * cpu, CbiCpuPlan * plan,
+    gint out, const CbiShape * shapes, GError ** error);
+
 static gboolean
 cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
+    GError ** error)
 {
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
+  dnnl_memory_desc_t md = plan->mds[n->inputs[0]];
+  const gboolean one_d = md.ndims == 1;
   CbiCpuEltwise steps[2];
   dnnl_eltwise_desc_t desc;
 
@@ -644,12 +650,23 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
         "supported by the CPU backend", n->name, cbi_op_type_name (n->op));
     return FALSE;
   }
+  /* oneDNN 2.6 drops the post-op of a 1-D eltwise (its output is all
+   * zeros): such a tensor runs as 1 x n */
+  if (one_d) {
+    gint64 row[2] = { 1, md.dims[0] };
+    if (!cbi_cpu_plain_md (&md, 2, row, 2, error)
+        || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &md,
+                error)) == NULL)
+      return FALSE;
+  }
   /* the first step is the primitive, a second one its post-op */
   return DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
-          dnnl_forward_inference, steps[0].alg, &plan->mds[n->inputs[0]],
-          steps[0].alpha, steps[0].beta), "eltwise desc")
+          dnnl_forward_inference, steps[0].alg, &md, steps[0].alpha,
+          steps[0].beta), "eltwise desc")
       && cbi_cpu_plan_op (cpu, plan, &desc, n, 1, args, 1, n->output, pool,
-      workspace, error);
+      workspace, error)
+      && (!one_d || cbi_cpu_reshape_output (cpu, plan, n->output, shapes,
+          error));
 }
 
 
@@ -1352,7 +1369,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
       ok = cbi_cpu_plan_instance_norm (cpu, plan, graph, n, shapes, pool,
           workspace, error);
     else
-      ok = cbi_cpu_plan_eltwise (cpu, plan, n, pool, workspace, error);
+      ok = cbi_cpu_plan_eltwise (cpu, plan, n, shapes, pool, workspace, error);
     if (!ok)
       goto failed;
     cbi_cpu_retire_inputs (plan, graph, n);

@@ -603,6 +603,13 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
       y[3] = (gint64) (x[3] * n->beta);
       if (y[2] < 1 || y[3] < 1)
         return cbi_shape_fail (error, n, "the output would be empty");
+      /* the backends map coordinates with the sizes' ratio: ONNX uses the
+       * scale, which differs when the size was rounded */
+      if ((gdouble) y[2] != x[2] * (gdouble) n->alpha
+          || (gdouble) y[3] != x[3] * (gdouble) n->beta)
+        return cbi_shape_fail (error, n, "scales %g x %g do not give a whole "
+            "output size from %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT,
+            n->alpha, n->beta, x[2], x[3]);
       return TRUE;
     case CBI_OP_DEPTH_TO_SPACE:{
       gint64 b = n->ints[0];

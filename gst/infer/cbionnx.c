@@ -449,8 +449,12 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
     *type = CBI_OP_IDENTITY;
   } else if (strcmp (op, "Clip") == 0) {
     *type = CBI_OP_CLIP;
-    return cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
-        && cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, beta, error);
+    if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
+        || !cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, beta, error))
+      return FALSE;
+    /* min (max (x, min), max) is max everywhere when min > max */
+    if (*alpha > *beta)
+      *alpha = *beta;
   } else {
     return cbi_onnx_fail (error, "node %s: op %s is not supported",
         cbi_onnx_name (n->name), op);
@@ -521,7 +525,10 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
   else if (attr && attr->n_floats == 4)
     scales = attr->floats;
 
-  if (scales == NULL || scales[0] != 1.0f || scales[1] != 1.0f
+  if (cbi_onnx_attr (n, "antialias") && cbi_onnx_attr (n, "antialias")->i) {
+    cbi_onnx_fail (error, "node %s (%s): antialias is not supported", name,
+        n->op_type);
+  } else if (scales == NULL || scales[0] != 1.0f || scales[1] != 1.0f
       || scales[2] <= 0.0f || scales[3] <= 0.0f) {
     cbi_onnx_fail (error, "node %s (%s): only constant scales (1, 1, h, w) "
         "are supported", name, n->op_type);

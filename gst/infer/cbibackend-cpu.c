@@ -777,9 +777,9 @@ cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
 }
 
 static gboolean
-cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error)
+cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiShape * shapes, CbiPool * pool,
+    guint64 * workspace, GError ** error)
 {
   dnnl_memory_desc_t srcs[CBI_MAX_NODE_INPUTS], dst;
   dnnl_exec_arg_t args[CBI_MAX_NODE_INPUTS];
@@ -790,9 +790,18 @@ cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
   guint i;
 
   for (i = 0; i < n->n_inputs; i++) {
-    srcs[i] = plan->mds[n->inputs[i]];
+    gint t = n->inputs[i];
+    gfloat *data = cbi_graph_tensor (graph, t)->data;
     args[i].arg = DNNL_ARG_MULTIPLE_SRC + i;
-    args[i].memory = plan->mems[n->inputs[i]];
+    /* a constant joins as it is, row-major */
+    if (data && (!cbi_cpu_shape_md (&srcs[i], &shapes[t], error)
+            || (args[i].memory = cbi_cpu_memory (cpu, plan, &srcs[i], data,
+                    error)) == NULL))
+      return FALSE;
+    if (data == NULL) {
+      srcs[i] = plan->mds[t];
+      args[i].memory = plan->mems[t];
+    }
   }
   /* shape inference checked the axis */
   axis = n->axis < 0 ? n->axis + shapes[n->output].n_dims : n->axis;
@@ -1362,7 +1371,8 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     else if (n->op == CBI_OP_RESIZE)
       ok = cbi_cpu_plan_resize (cpu, plan, n, shapes, pool, workspace, error);
     else if (n->op == CBI_OP_CONCAT)
-      ok = cbi_cpu_plan_concat (cpu, plan, n, shapes, pool, workspace, error);
+      ok = cbi_cpu_plan_concat (cpu, plan, graph, n, shapes, pool, workspace,
+          error);
     else if (n->op == CBI_OP_PAD)
       ok = cbi_cpu_plan_pad (cpu, plan, n, shapes, pool, error);
     else if (n->op == CBI_OP_INSTANCE_NORM)

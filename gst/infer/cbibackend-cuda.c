@@ -789,8 +789,8 @@ cbi_cuda_plan_kernel (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 }
 
 static gboolean
-cbi_cuda_plan_concat (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
-    GError ** error)
+cbi_cuda_plan_concat (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, GError ** error)
 {
   const CbiShape *ys = &plan->shapes[n->output];
   gint axis = n->axis < 0 ? n->axis + ys->n_dims : n->axis, d;
@@ -806,6 +806,10 @@ cbi_cuda_plan_concat (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
   for (i = 0; i < n->n_inputs; i++) {
     CbiCudaStep *s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_CONCAT, n);
     gint64 x_inner = plan->shapes[n->inputs[i]].dims[axis] * inner;
+    if (cbi_graph_tensor (graph, n->inputs[i])->data
+        && cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[i],
+            error) == NULL)
+      return FALSE;
     s->x = plan->tensors[n->inputs[i]];
     s->y = plan->tensors[n->output];
     s->n[0] = outer;
@@ -842,7 +846,7 @@ cbi_cuda_plan_node (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     case CBI_OP_GLOBAL_AVERAGE_POOL:
       return cbi_cuda_plan_pool (plan, pool, n, error);
     case CBI_OP_CONCAT:
-      return cbi_cuda_plan_concat (plan, pool, n, error);
+      return cbi_cuda_plan_concat (cuda, plan, pool, graph, n, error);
     case CBI_OP_TRANSPOSE:
       for (d = 0; d < xs->n_dims; d++)
         perm[d] = n->n_ints ? n->ints[d] : xs->n_dims - 1 - d;

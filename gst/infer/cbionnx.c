@@ -929,9 +929,9 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     return cbi_onnx_fail (error, "node %s (%s): its first input must be "
         "an activation", name, op);
   for (i = 1; type == CBI_OP_CONCAT && i < n_inputs; i++)
-    if (inputs[i] < 0 || cbi_graph_tensor (im->graph, inputs[i])->data)
-      return cbi_onnx_fail (error, "node %s (Concat): input %u is not an "
-          "activation", name, i);
+    if (inputs[i] < 0)
+      return cbi_onnx_fail (error, "node %s (Concat): input %u is absent",
+          name, i);
 
 
   if (type == CBI_OP_INSTANCE_NORM) {

@@ -3,7 +3,11 @@
  * (tests/conformance/onnx-node-tests.py)
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Usage: cbi-run-tensor MODEL.onnx INPUT.bin DIM[,DIM...] OUTDIR
+ * Usage: cbi-run-tensor [--backend=cpu|cuda] MODEL.onnx INPUT.bin
+ *     DIM[,DIM...] OUTDIR
+ *
+ * The backend is the CPU's unless --backend says otherwise (cuda needs a
+ * build with CUDA and a GPU: the GPU check compares the two).
  *
  * INPUT.bin holds the model's one input as raw little-endian float32 in
  * row-major order, of the shape DIM,DIM,... (an empty string for a
@@ -20,6 +24,7 @@
  * message goes to stderr.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include <gst/gst.h>
 
@@ -126,14 +131,24 @@ main (int argc, char **argv)
   gboolean used_fallback;
   gchar *input = NULL;
   gsize size;
+  CbiBackendKind backend = CBI_BACKEND_CPU;
   int status;
 
   /* the engine logs through GStreamer debug categories */
   gst_init (&argc, &argv);
+  if (argc > 1 && g_str_has_prefix (argv[1], "--backend=")) {
+    const gchar *name = argv[1] + strlen ("--backend=");
+    backend = strcmp (name, "cuda") == 0 ? CBI_BACKEND_CUDA :
+        strcmp (name, "cpu") == 0 ? CBI_BACKEND_CPU : CBI_BACKEND_AUTO;
+    argv[1] = argv[0];
+    argv++;
+    argc--;
+  }
 
-  if (argc != 5 || !parse_shape (argv[3], &shape)) {
-    g_printerr ("usage: %s MODEL.onnx INPUT.bin DIM[,DIM...] OUTDIR\n",
-        argv[0]);
+  if (argc != 5 || backend == CBI_BACKEND_AUTO
+      || !parse_shape (argv[3], &shape)) {
+    g_printerr ("usage: %s [--backend=cpu|cuda] MODEL.onnx INPUT.bin "
+        "DIM[,DIM...] OUTDIR\n", argv[0]);
     return EXIT_USAGE;
   }
   if (!g_file_test (argv[1], G_FILE_TEST_IS_REGULAR)) {
@@ -159,8 +174,7 @@ main (int argc, char **argv)
     g_free (input);
     return fail ("load", error, TRUE);
   }
-  engine = cbi_engine_new (graph, CBI_BACKEND_CPU, 0, 0, &used_fallback,
-      &error);
+  engine = cbi_engine_new (graph, backend, 0, 0, &used_fallback, &error);
   if (engine == NULL) {
     g_free (input);
     return fail ("engine", error, TRUE);

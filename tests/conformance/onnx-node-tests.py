@@ -210,7 +210,7 @@ def run_engine(runner, model, x, tmp):
     env.setdefault("OMP_NUM_THREADS", "2")
     try:
         proc = subprocess.run(
-            [runner, model_path, input_path,
+            [*runner, model_path, input_path,
              ",".join(str(d) for d in x.shape), tmp],
             capture_output=True, text=True, timeout=60, env=env)
     except subprocess.TimeoutExpired:
@@ -284,6 +284,8 @@ def main():
     parser.add_argument("--runner", required=True,
                         help="the cbi-run-tensor executable")
     parser.add_argument("--expected", help="the list of tests that must pass")
+    parser.add_argument("--backend", choices=("cpu", "cuda"), default="cpu",
+                        help="the engine backend the runner uses")
     parser.add_argument("--update", action="store_true",
                         help="rewrite --expected with the tests passing now")
     parser.add_argument("-k", dest="substring",
@@ -296,7 +298,8 @@ def main():
         warnings.simplefilter("ignore")
         cases = collect(args.substring)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        results = list(pool.map(lambda c: run_case(args.runner, c), cases))
+        runner = [args.runner, f"--backend={args.backend}"]
+        results = list(pool.map(lambda c: run_case(runner, c), cases))
 
     counts = {"pass": 0, "fail": 0, "skip": 0}
     passed = set()

@@ -5,21 +5,27 @@
  * synchronises, and returns the launch's status (cudaGetLastError () right
  * after the launch), so a bad configuration is an error the backend turns
  * into a message, never an abort. All pointers are device memory unless
- * the parameter says otherwise; tensors are float32, row-major (NCHW for
- * images). A launcher with nothing to do (a count of 0) returns
- * cudaSuccess without launching.
+ * the parameter says otherwise; the descriptors (@f, @dims, @b_strides,
+ * @perm) are host memory, read by the launcher and passed by value to the
+ * kernel. Tensors are float32, row-major (NCHW for images). A launcher with
+ * nothing to do (a count of 0) returns cudaSuccess without launching; one
+ * given arguments it cannot run (a rank above CBI_K_MAX_DIMS, a pixel
+ * stride other than 3 or 4, a negative count) returns cudaErrorInvalidValue
+ * without launching.
  */
 #pragma once
 
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
+/* CbiKEltwise, CbiKBinary, CbiKPadFill and CBI_K_MAX_DIMS, with the
+ * per-element math the kernels run */
+#include "cbimath.h"
+
 #ifdef __cplusplus
 extern "C"
 {
 #endif
-
-#define CBI_K_MAX_DIMS 6
 
 /**
  * CbiKFrames:
@@ -64,34 +70,9 @@ cudaError_t cbi_k_unpack (const float *tensor, const uint8_t * in_frames,
     uint8_t * out_frames, const CbiKFrames * f, int channels, int out_width,
     int out_height, int n_frames, cudaStream_t stream);
 
-/**
- * CbiKEltwise:
- * The element-wise ops, as the engine's graph defines them.
- */
-typedef enum
-{
-  CBI_K_RELU,                   /* alpha: negative slope (LeakyRelu) */
-  CBI_K_SIGMOID,
-  CBI_K_TANH,
-  CBI_K_CLIP,                   /* min alpha, max beta */
-  CBI_K_ELU,                    /* alpha */
-  CBI_K_HARD_SIGMOID,           /* max (0, min (1, alpha x + beta)) */
-  CBI_K_HARD_SWISH,             /* x relu6 (x + 3) / 6 */
-  CBI_K_IDENTITY,
-} CbiKEltwise;
-
 /* y[i] = op (x[i]) for @count elements; @x may be @y. */
 cudaError_t cbi_k_eltwise (const float *x, float *y, int64_t count,
     CbiKEltwise op, float alpha, float beta, cudaStream_t stream);
-
-typedef enum
-{
-  CBI_K_ADD,
-  CBI_K_SUB,
-  CBI_K_MUL,
-  CBI_K_DIV,
-  CBI_K_PRELU,                  /* a > 0 ? a : a x b */
-} CbiKBinary;
 
 /* y = a op b over @rank dims @dims (a's and y's shape, row-major); b is
  * read at b_strides (in elements, 0 along a broadcast dimension). Then, if
@@ -111,13 +92,6 @@ cudaError_t cbi_k_permute (const float *x, float *y, int rank,
  * every row. (inner = the concatenated axis and everything after it.) */
 cudaError_t cbi_k_concat (const float *x, float *y, int64_t outer,
     int64_t x_inner, int64_t y_inner, int64_t offset, cudaStream_t stream);
-
-typedef enum
-{
-  CBI_K_PAD_CONSTANT,
-  CBI_K_PAD_REFLECT,
-  CBI_K_PAD_EDGE,
-} CbiKPadFill;
 
 /* Pads @planes planes of @height x @width by @top, @left, @bottom,
  * @right, as CbiPadFill (reflect: mirrored, the border not repeated). */
@@ -144,9 +118,9 @@ cudaError_t cbi_k_instance_norm (const float *x, float *y, int64_t n,
     int64_t c, int64_t hw, const float *gamma, const float *beta,
     float epsilon, cudaStream_t stream);
 
-/* Adds bias[c] to every value of channel c of @n x @c x @hw, then applies
- * @post (with @alpha, @beta): what a convolution's epilogue does when
- * cuDNN has not fused it. */
+/* Adds bias[c] to every value of channel c of @n x @c x @hw (@bias NULL:
+ * nothing), then applies @post (with @alpha, @beta): what a convolution's
+ * epilogue does when cuDNN has not fused it. */
 cudaError_t cbi_k_bias_act (float *y, const float *bias, int64_t n,
     int64_t c, int64_t hw, CbiKEltwise post, float alpha, float beta,
     cudaStream_t stream);

@@ -20,7 +20,7 @@ meson test -C build --setup valgrind --no-suite conformance --print-errorlogs \
 
 echo "== the same suites under AddressSanitizer and UBSan"
 if [ ! -f build-asan/build.ninja ]; then
-  meson setup build-asan -Dtests=enabled -Dbench=disabled \
+  meson setup build-asan -Dtests=enabled -Dbench=disabled -Dcuda=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 fi
 ninja -C build-asan >/dev/null

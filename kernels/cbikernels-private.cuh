@@ -1,0 +1,105 @@
+/* cudabatchinfer: what the kernel files share (CUDA C++ only)
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <stdint.h>
+#include <cuda_runtime.h>
+
+#include "cbikernels.h"
+
+/* threads per block of every kernel */
+#define CBI_K_THREADS 256
+/* grid-stride loops cover the rest */
+#define CBI_K_MAX_BLOCKS 65535
+
+/* Blocks of CBI_K_THREADS for @count elements, one per thread up to
+ * CBI_K_MAX_BLOCKS blocks. */
+static inline unsigned int
+cbi_k_blocks (int64_t count)
+{
+  int64_t b = (count + CBI_K_THREADS - 1) / CBI_K_THREADS;
+
+  return (unsigned int) (b < CBI_K_MAX_BLOCKS ? b : CBI_K_MAX_BLOCKS);
+}
+
+/* Whether a kernel whose largest index or offset is @count - 1 can run
+ * with int arithmetic: its indices fit, and so does an index plus the
+ * grid's stride (at most CBI_K_MAX_BLOCKS x CBI_K_THREADS), the last step
+ * of a grid-stride loop. */
+static inline bool
+cbi_k_fits_int (int64_t count)
+{
+  return count <= (int64_t) INT32_MAX
+      - (int64_t) CBI_K_MAX_BLOCKS * CBI_K_THREADS;
+}
+
+/* A grid-stride loop over 0 .. @count - 1 with an index of type I (int
+ * only where cbi_k_fits_int () said so). */
+#define CBI_K_FOR(I, i, count) \
+  for (I i = (I) (blockIdx.x * (int64_t) blockDim.x + threadIdx.x); \
+       i < (count); i += (I) ((int64_t) blockDim.x * gridDim.x))
+
+/* The dims and strides of a strided walk (cbi_strided_offset ()), passed
+ * by value to a kernel, in the index type it runs with. */
+template <typename I>
+struct CbiKStrides
+{
+  int rank;
+  I dims[CBI_K_MAX_DIMS];
+  I strides[CBI_K_MAX_DIMS];
+};
+
+template <typename I>
+static inline CbiKStrides<I>
+cbi_k_strides (int rank, const int64_t * dims, const int64_t * strides)
+{
+  CbiKStrides<I> s = { rank, };
+  int j;
+
+  for (j = 0; j < rank; j++) {
+    s.dims[j] = (I) dims[j];
+    s.strides[j] = (I) strides[j];
+  }
+  return s;
+}
+
+__device__ static inline int
+cbi_k_offset (int i, const CbiKStrides<int> & s)
+{
+  return cbi_strided_offset32 (i, s.rank, s.dims, s.strides);
+}
+
+__device__ static inline int64_t
+cbi_k_offset (int64_t i, const CbiKStrides<int64_t> & s)
+{
+  return cbi_strided_offset (i, s.rank, s.dims, s.strides);
+}
+
+/* One past the largest offset a walk of @rank dims @dims at @strides
+ * (none negative) reaches; 1 for rank 0. */
+static inline int64_t
+cbi_k_extent (int rank, const int64_t * dims, const int64_t * strides)
+{
+  int64_t e = 1;
+  int j;
+
+  for (j = 0; j < rank; j++)
+    e += (dims[j] - 1) * strides[j];
+  return e;
+}
+
+/* The element count of @rank dims @dims, or -1 if one is negative. */
+static inline int64_t
+cbi_k_count (int rank, const int64_t * dims)
+{
+  int64_t n = 1;
+  int j;
+
+  for (j = 0; j < rank; j++) {
+    if (dims[j] < 0)
+      return -1;
+    n *= dims[j];
+  }
+  return n;
+}

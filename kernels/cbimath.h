@@ -1,0 +1,406 @@
+/* cudabatchinfer: the per-element math of the CUDA kernels
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * What one thread of a kernel computes for one element: byte <-> float
+ * mappings, element-wise and binary ops, index mappings of Pad, Resize,
+ * Transpose and broadcasting. The kernels call these functions and do no
+ * such math of their own, so tests/check/kernels/math.c checks on any
+ * machine, with gcc, what the GPU runs. C11 and CUDA C++ both: under nvcc
+ * every function is __host__ __device__; nothing here includes a CUDA
+ * header.
+ *
+ * The semantics are the CPU backend's, NaN and infinities included:
+ * gst/infer/cbiframes.c for packing and unpacking, cbi_cpu_pad_index () of
+ * gst/infer/cbibackend-cpu.c for Pad, and oneDNN's definitions for the
+ * element-wise ops and for linear resampling (half-pixel centres).
+ */
+#pragma once
+
+#include <math.h>
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define CBI_HD __host__ __device__ static inline
+#else
+#define CBI_HD static inline
+#endif
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#define CBI_K_MAX_DIMS 6
+
+/**
+ * CbiKEltwise:
+ * The element-wise ops, as the engine's graph defines them.
+ */
+typedef enum
+{
+  CBI_K_RELU,                   /* alpha: negative slope (LeakyRelu) */
+  CBI_K_SIGMOID,
+  CBI_K_TANH,
+  CBI_K_CLIP,                   /* min alpha, max beta */
+  CBI_K_ELU,                    /* alpha */
+  CBI_K_HARD_SIGMOID,           /* max (0, min (1, alpha x + beta)) */
+  CBI_K_HARD_SWISH,             /* x relu6 (x + 3) / 6 */
+  CBI_K_IDENTITY,
+} CbiKEltwise;
+
+typedef enum
+{
+  CBI_K_ADD,
+  CBI_K_SUB,
+  CBI_K_MUL,
+  CBI_K_DIV,
+  CBI_K_PRELU,                  /* a > 0 ? a : a x b */
+} CbiKBinary;
+
+typedef enum
+{
+  CBI_K_PAD_CONSTANT,
+  CBI_K_PAD_REFLECT,
+  CBI_K_PAD_EDGE,
+} CbiKPadFill;
+
+/* ---- bytes <-> floats ------------------------------------------------ */
+
+/* a x b + c, rounded after the product and after the sum: never one
+ * fused multiply-add, as on the CPU (gcc does not contract in ISO C), so
+ * the byte mappings give the CPU's values bit for bit. */
+CBI_HD float
+cbi_mul_add (float a, float b, float c)
+{
+#ifdef __CUDA_ARCH__
+  return __fadd_rn (__fmul_rn (a, b), c);
+#else
+  return a * b + c;
+#endif
+}
+
+/* Packing: value = byte x scale + bias. */
+CBI_HD float
+cbi_from_byte (uint8_t byte, float scale, float bias)
+{
+  return cbi_mul_add ((float) byte, scale, bias);
+}
+
+/* The inverse mapping of (@scale, @bias) as unpacking applies it:
+ * byte = v x inv + off, inv = 1 / scale, off = -bias / scale. */
+CBI_HD void
+cbi_byte_mapping (float scale, float bias, float *inv, float *off)
+{
+  *inv = 1.0f / scale;
+  *off = -bias * *inv;
+}
+
+/* Unpacking: v x @inv + @off rounded half up and clamped to 0..255; NaN
+ * gives 0. */
+CBI_HD uint8_t
+cbi_to_byte (float v, float inv, float off)
+{
+  float s = cbi_mul_add (v, inv, off) + 0.5f;
+
+  if (!(s > 0.0f))              /* also catches NaN */
+    return 0;
+  if (s >= 255.0f)
+    return 255;
+  return (uint8_t) s;
+}
+
+/* Packing a batch: the frame whose pixels fill slot @slot, or -1 for a
+ * slot of zeros. */
+CBI_HD int64_t
+cbi_pack_source (int64_t slot, int64_t n_frames, int repeat_last)
+{
+  if (slot < n_frames)
+    return slot;
+  return repeat_last && n_frames > 0 ? n_frames - 1 : -1;
+}
+
+/**
+ * CbiUnpackMap:
+ * @src: per byte of a pixel (colour bytes 0, 1, 2 in model channel order,
+ *   then the fourth byte) the channel it reads
+ * @inv: its inverse scale
+ * @off: its offset
+ * @channels: channels of the tensor, 1, 3 or 4
+ *
+ * Where unpacking reads each byte of a pixel: grey (one channel) goes to
+ * every colour byte through channel 0's mapping; a fourth channel is
+ * scaled as channel 0, without bias.
+ */
+typedef struct
+{
+  int src[4];
+  float inv[4];
+  float off[4];
+  int channels;
+} CbiUnpackMap;
+
+CBI_HD void
+cbi_unpack_map_init (CbiUnpackMap * m, int channels, const float *scale,
+    const float *bias)
+{
+  int c;
+
+  m->channels = channels;
+  for (c = 0; c < 4; c++) {
+    int k = channels == 1 || c == 3 ? 0 : c;
+    m->src[c] = channels == 1 ? 0 : c;
+    cbi_byte_mapping (scale[k], bias[k], &m->inv[c], &m->off[c]);
+    if (c == 3)
+      m->off[c] = 0.0f;
+  }
+}
+
+/* ---- element-wise and binary ops ------------------------------------- */
+
+/* op (@x) as oneDNN computes it (its reference definitions; plain ReLU as
+ * its vector code, which gives 0 for NaN and -inf). Clip and HardSigmoid
+ * give their minimum for NaN, Sigmoid gives 0. */
+CBI_HD float
+cbi_eltwise (CbiKEltwise op, float x, float alpha, float beta)
+{
+  float t;
+
+  switch (op) {
+    case CBI_K_RELU:
+      if (x > 0.0f)
+        return x;
+      return alpha == 0.0f ? 0.0f : x * alpha;
+    case CBI_K_SIGMOID:
+      /* no exp overflow to infinity: a denominator of inf is avoided */
+      t = -x;
+      return t < 88.72283172607421875f ? 1.0f / (1.0f + expf (t)) : 0.0f;
+    case CBI_K_TANH:
+      return tanhf (x);
+    case CBI_K_CLIP:
+      t = x > alpha ? x : alpha;
+      return t > beta ? beta : t;
+    case CBI_K_ELU:
+      return x > 0.0f ? x : alpha * expm1f (x);
+    case CBI_K_HARD_SIGMOID:
+      t = alpha * x + beta;
+      t = t > 0.0f ? t : 0.0f;
+      return t > 1.0f ? 1.0f : t;
+    case CBI_K_HARD_SWISH:
+      t = x + 3.0f;
+      t = t > 0.0f ? t : 0.0f;
+      t = t > 6.0f ? 6.0f : t;
+      return x * t / 6.0f;
+    case CBI_K_IDENTITY:
+    default:
+      return x;
+  }
+}
+
+CBI_HD float
+cbi_binary (CbiKBinary op, float a, float b)
+{
+  switch (op) {
+    case CBI_K_ADD:
+      return a + b;
+    case CBI_K_SUB:
+      return a - b;
+    case CBI_K_MUL:
+      return a * b;
+    case CBI_K_DIV:
+      return a / b;
+    case CBI_K_PRELU:
+    default:
+      return a > 0.0f ? a : a * b;
+  }
+}
+
+/* ---- index mappings --------------------------------------------------- */
+
+/* The offset, at @strides, of element @i of a row-major tensor of @rank
+ * dims @dims; @i below the product of the dims (the outermost dim is not
+ * reduced modulo its size). Rank 0 is offset 0. */
+CBI_HD int64_t
+cbi_strided_offset (int64_t i, int rank, const int64_t * dims,
+    const int64_t * strides)
+{
+  int64_t off = 0;
+  int j;
+
+  if (rank <= 0)
+    return 0;
+  for (j = rank - 1; j > 0; j--) {
+    int64_t q = i / dims[j];
+    off += (i - q * dims[j]) * strides[j];
+    i = q;
+  }
+  return off + i * strides[0];
+}
+
+/* The same in 32 bits, for tensors whose element counts and offsets all
+ * fit in an int (64-bit division is several times slower on a GPU). */
+CBI_HD int
+cbi_strided_offset32 (int i, int rank, const int *dims, const int *strides)
+{
+  int off = 0;
+  int j;
+
+  if (rank <= 0)
+    return 0;
+  for (j = rank - 1; j > 0; j--) {
+    int q = i / dims[j];
+    off += (i - q * dims[j]) * strides[j];
+    i = q;
+  }
+  return off + i * strides[0];
+}
+
+/* Merges neighbouring dims of @dims (@rank of them) that @strides walks
+ * as one: dims j and j + 1 merge when strides[j] = strides[j + 1] x
+ * dims[j + 1] (both 0 for a broadcast). Dims of size 1 are dropped.
+ * cbi_strided_offset () then gives the same offsets in fewer steps.
+ * Returns the new rank (0 for a single element). */
+CBI_HD int
+cbi_coalesce_dims (int rank, int64_t * dims, int64_t * strides)
+{
+  int n = 0, j;
+
+  for (j = 0; j < rank; j++) {
+    if (dims[j] == 1)
+      continue;
+    if (n > 0 && strides[n - 1] == strides[j] * dims[j]) {
+      dims[n - 1] *= dims[j];
+      strides[n - 1] = strides[j];
+    } else {
+      dims[n] = dims[j];
+      strides[n] = strides[j];
+      n++;
+    }
+  }
+  return n;
+}
+
+/* For a transposition of x (@rank dims @x_dims, row-major) by @perm (y's
+ * dim j is x's dim perm[j]): y's dims, and per y dim the stride of x it
+ * walks, so that element i of y is x[cbi_strided_offset (i, rank, y_dims,
+ * x_strides)]. @perm must be a permutation of 0..rank-1. */
+CBI_HD void
+cbi_permute_strides (int rank, const int64_t * x_dims, const int64_t * perm,
+    int64_t * y_dims, int64_t * x_strides)
+{
+  int64_t row_major[CBI_K_MAX_DIMS];
+  int64_t s = 1;
+  int j;
+
+  for (j = rank - 1; j >= 0; j--) {
+    row_major[j] = s;
+    s *= x_dims[j];
+  }
+  for (j = 0; j < rank; j++) {
+    y_dims[j] = x_dims[perm[j]];
+    x_strides[j] = row_major[perm[j]];
+  }
+}
+
+/* Pad: the source index for output index @i - pad (so -pad .. size + pad
+ * - 1) along an axis of @size, or -1 where the constant goes. Reflect
+ * mirrors once without repeating the border (pads below @size), edge
+ * repeats the border. */
+CBI_HD int64_t
+cbi_pad_index (int64_t i, int64_t size, CbiKPadFill fill)
+{
+  if (i >= 0 && i < size)
+    return i;
+  if (fill == CBI_K_PAD_REFLECT)
+    return i < 0 ? -i : 2 * (size - 1) - i;
+  if (fill == CBI_K_PAD_EDGE)
+    return i < 0 ? 0 : size - 1;
+  return -1;                    /* constant */
+}
+
+/* Resize, nearest: the source index of @dst along an axis of @in pixels
+ * scaled by @scale: floor (dst / scale), within 0 .. in - 1. (For the
+ * integer scales the engine takes, oneDNN's nearest gives the same.) */
+CBI_HD int64_t
+cbi_resize_nearest (int64_t dst, float scale, int64_t in)
+{
+  int64_t s = (int64_t) floorf ((float) dst / scale);
+
+  if (s > in - 1)
+    s = in - 1;
+  return s < 0 ? 0 : s;
+}
+
+/**
+ * CbiLinearTap:
+ * @i0: the left (upper) source index
+ * @i1: the right (lower) one, i0 or i0 + 1
+ * @w0: the weight of @i0
+ * @w1: the weight of @i1, 1 - @w0
+ *
+ * One axis of bilinear resizing.
+ */
+typedef struct
+{
+  int64_t i0, i1;
+  float w0, w1;
+} CbiLinearTap;
+
+/* Resize, linear: the two source indices of @dst along an axis of @in
+ * pixels scaled by @scale and their weights, with half-pixel centres:
+ * s = (dst + 0.5) / scale - 0.5; outside 0 .. in - 1 both indices are the
+ * border (oneDNN's linear_coeffs_t). */
+CBI_HD CbiLinearTap
+cbi_resize_linear (int64_t dst, float scale, int64_t in)
+{
+  float s = ((float) dst + 0.5f) / scale - 0.5f;
+  CbiLinearTap t;
+  int64_t c;
+
+  t.i0 = s > 0.0f ? (int64_t) s : 0;
+  if (s < 0.0f) {
+    c = 0;
+  } else {
+    c = (int64_t) s;
+    if ((float) c != s)
+      c++;
+  }
+  t.i1 = c < in - 1 ? c : in - 1;
+  t.w1 = fabsf (s - (float) t.i0);
+  t.w0 = 1.0f - t.w1;
+  return t;
+}
+
+/* Bilinear: v[row][col] of the four taps, weighted by @h (rows) and @w
+ * (columns), summed in oneDNN's order. */
+CBI_HD float
+cbi_bilinear (float v00, float v01, float v10, float v11, CbiLinearTap h,
+    CbiLinearTap w)
+{
+  float d = 0.0f;
+
+  d += v00 * h.w0 * w.w0;
+  d += v01 * h.w0 * w.w1;
+  d += v10 * h.w1 * w.w0;
+  d += v11 * h.w1 * w.w1;
+  return d;
+}
+
+/* ---- normalisation ---------------------------------------------------- */
+
+/* InstanceNormalization of a plane with @mean and (biased) @variance:
+ * the factor of (x - mean), gamma / sqrt (variance + epsilon). */
+CBI_HD float
+cbi_norm_factor (float gamma, float variance, float epsilon)
+{
+  return gamma / sqrtf (variance + epsilon);
+}
+
+CBI_HD float
+cbi_norm_value (float x, float mean, float factor, float beta)
+{
+  return factor * (x - mean) + beta;
+}
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,798 @@
+/* GStreamer cudabatchinfer: the CUDA kernels' launchers (kernels/)
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * On any machine: a launcher with nothing to do returns cudaSuccess, one
+ * given arguments it cannot run returns cudaErrorInvalidValue, both
+ * without a CUDA call, and a real launch without a GPU returns a CUDA
+ * error, never an abort. On a machine with a GPU every kernel's output is
+ * checked against the CPU math of kernels/cbimath.h and plain loops;
+ * without one those tests print SKIP and pass.
+ */
+#include <gst/check/gstcheck.h>
+#include <math.h>
+#include <string.h>
+
+#include "cbikernels.h"
+
+static gboolean
+have_device (const gchar * test)
+{
+  cudaError_t e;
+  int n = 0;
+
+  e = cudaGetDeviceCount (&n);
+  if (e == cudaSuccess && n > 0)
+    return TRUE;
+  g_print ("SKIP %s: no CUDA device (%s)\n", test, e == cudaSuccess ?
+      "none found" : cudaGetErrorString (e));
+  return FALSE;
+}
+
+#define NEED_DEVICE() G_STMT_START { \
+  if (!have_device (G_STRFUNC)) \
+    return; \
+} G_STMT_END
+
+#define assert_cuda(call) fail_unless_equals_int ((call), cudaSuccess)
+
+static gpointer
+to_device (gconstpointer host, gsize bytes)
+{
+  void *d = NULL;
+
+  assert_cuda (cudaMalloc (&d, MAX (bytes, 1)));
+  if (host) {
+    assert_cuda (cudaMemcpy (d, host, bytes, cudaMemcpyHostToDevice));
+  } else {
+    assert_cuda (cudaMemset (d, 0, bytes));
+  }
+  return d;
+}
+
+/* waits for the kernels before it, then copies @bytes of @dev into @host
+ * and frees @dev */
+static void
+from_device (gpointer host, gpointer dev, gsize bytes)
+{
+  assert_cuda (cudaDeviceSynchronize ());
+  assert_cuda (cudaMemcpy (host, dev, bytes, cudaMemcpyDeviceToHost));
+  assert_cuda (cudaFree (dev));
+}
+
+/* NaN where NaN is wanted, else within @tol, relative above 1 */
+static void
+assert_floats_close (const float *got, const float *want, gsize n,
+    double tol, const gchar * what)
+{
+  gsize i;
+
+  for (i = 0; i < n; i++) {
+    if (isnan (want[i]))
+      fail_unless (isnan (got[i]), "%s[%" G_GSIZE_FORMAT "]: %g, not NaN",
+          what, i, got[i]);
+    else if (isinf (want[i]))
+      fail_unless (got[i] == want[i], "%s[%" G_GSIZE_FORMAT "]: %g, want %g",
+          what, i, got[i], want[i]);
+    else
+      fail_unless (fabs ((double) got[i] - want[i]) <= tol * fmax (1.0,
+              fabs (want[i])), "%s[%" G_GSIZE_FORMAT "]: %.9g, want %.9g",
+          what, i, got[i], want[i]);
+  }
+}
+
+static float *
+random_floats (GRand * r, gsize n, double lo, double hi)
+{
+  float *v = g_new (float, n);
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    v[i] = (float) g_rand_double_range (r, lo, hi);
+  return v;
+}
+
+static void
+bgrx_frames (CbiKFrames * f, int width, int height)
+{
+  const CbiKFrames bgrx = { width, height, 4, {2, 1, 0}, 3,
+  {1.0f / (255.0f * 0.229f), 1.0f / (255.0f * 0.224f),
+      1.0f / (255.0f * 0.225f)},
+  {-0.485f / 0.229f, -0.456f / 0.224f, -0.406f / 0.225f}
+  };
+
+  *f = bgrx;
+}
+
+/* ---- without a device ---- */
+
+GST_START_TEST (test_launchers_with_nothing_to_do_return_success)
+{
+  const int64_t dims[2] = { 3, 0 }, strides[2] = { 1, 0 };
+  const int64_t empty[2] = { 0, 3 }, perm[2] = { 1, 0 };
+  CbiKFrames f;
+
+  bgrx_frames (&f, 4, 2);
+  assert_cuda (cbi_k_pack (NULL, NULL, &f, 0, 0, 1, NULL));
+  assert_cuda (cbi_k_unpack (NULL, NULL, NULL, &f, 3, 4, 2, 0, NULL));
+  assert_cuda (cbi_k_eltwise (NULL, NULL, 0, CBI_K_RELU, 0, 0, NULL));
+  assert_cuda (cbi_k_binary (NULL, NULL, NULL, 2, dims, strides, CBI_K_ADD,
+          CBI_K_IDENTITY, 0, 0, NULL));
+  assert_cuda (cbi_k_permute (NULL, NULL, 2, empty, perm, NULL));
+  assert_cuda (cbi_k_concat (NULL, NULL, 0, 3, 5, 2, NULL));
+  assert_cuda (cbi_k_pad (NULL, NULL, 0, 3, 3, 1, 1, 1, 1, CBI_K_PAD_REFLECT,
+          0.0f, NULL));
+  assert_cuda (cbi_k_resize (NULL, NULL, 0, 2, 2, 4, 4, 2.0f, 2.0f, 1, NULL));
+  assert_cuda (cbi_k_softmax (NULL, NULL, 0, 10, 1, NULL));
+  assert_cuda (cbi_k_instance_norm (NULL, NULL, 0, 3, 16, NULL, NULL, 1e-5f,
+          NULL));
+  assert_cuda (cbi_k_bias_act (NULL, NULL, 2, 3, 0, CBI_K_RELU, 0, 0, NULL));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_launchers_refuse_arguments_they_cannot_run)
+{
+  const int64_t dims[7] = { 1, 1, 1, 1, 1, 1, 2 };
+  const int64_t strides[7] = { 0, 0, 0, 0, 0, 0, 1 };
+  const int64_t twice[2] = { 0, 0 }, dims2[2] = { 2, 3 };
+  CbiKFrames f;
+
+  bgrx_frames (&f, 4, 2);
+  /* more frames than slots */
+  fail_unless_equals_int (cbi_k_pack (NULL, NULL, &f, 3, 2, 1, NULL),
+      cudaErrorInvalidValue);
+  f.pixel_stride = 5;
+  fail_unless_equals_int (cbi_k_pack (NULL, NULL, &f, 1, 2, 1, NULL),
+      cudaErrorInvalidValue);
+  bgrx_frames (&f, 4, 2);
+  fail_unless_equals_int (cbi_k_unpack (NULL, NULL, NULL, &f, 2, 4, 2, 1,
+          NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_eltwise (NULL, NULL, 4, (CbiKEltwise) 99, 0,
+          0, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_binary (NULL, NULL, NULL, 7, dims, strides,
+          CBI_K_ADD, CBI_K_IDENTITY, 0, 0, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_permute (NULL, NULL, 2, dims2, twice, NULL),
+      cudaErrorInvalidValue);
+  /* x's 3 columns at 3 do not fit in 5 */
+  fail_unless_equals_int (cbi_k_concat (NULL, NULL, 2, 3, 5, 3, NULL),
+      cudaErrorInvalidValue);
+  /* reflecting 3 rows of a 3-row plane */
+  fail_unless_equals_int (cbi_k_pad (NULL, NULL, 1, 3, 3, 3, 0, 0, 0,
+          CBI_K_PAD_REFLECT, 0.0f, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_resize (NULL, NULL, 1, 2, 2, 4, 4, 0.0f,
+          2.0f, 0, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_softmax (NULL, NULL, 1, -1, 1, NULL),
+      cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_instance_norm (NULL, NULL, -1, 3, 16, NULL,
+          NULL, 1e-5f, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_bias_act (NULL, NULL, 1, 3, 4,
+          (CbiKEltwise) - 1, 0, 0, NULL), cudaErrorInvalidValue);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_launch_without_a_device_returns_an_error)
+{
+  cudaError_t e;
+  CbiKFrames f;
+  int n = 0;
+
+  if (cudaGetDeviceCount (&n) == cudaSuccess && n > 0) {
+    g_print ("SKIP %s: a CUDA device is present\n", G_STRFUNC);
+    return;
+  }
+  e = cbi_k_eltwise (NULL, NULL, 16, CBI_K_RELU, 0, 0, NULL);
+  fail_if (e == cudaSuccess);
+  fail_unless (cudaGetErrorString (e) != NULL);
+  bgrx_frames (&f, 4, 2);
+  fail_if (cbi_k_pack (NULL, NULL, &f, 1, 2, 1, NULL) == cudaSuccess);
+}
+
+GST_END_TEST;
+
+/* ---- on a device: every kernel against the CPU ---- */
+
+static void
+run_pack_on_a_device_gives_the_cpu_values (void)
+{
+  const int w = 5, h = 3, n_frames = 2, n_slots = 3;
+  const gsize plane = w * h, bytes = n_frames * plane * 4;
+  const gsize floats = n_slots * 3 * plane;
+  guint8 *frames = g_new (guint8, bytes);
+  float *want = g_new0 (float, floats), *got = g_new (float, floats);
+  GRand *r = g_rand_new_with_seed (1);
+  CbiKFrames f;
+  gsize i;
+  int repeat;
+
+  bgrx_frames (&f, w, h);
+  for (i = 0; i < bytes; i++)
+    frames[i] = (guint8) g_rand_int_range (r, 0, 256);
+
+  for (repeat = 0; repeat < 2; repeat++) {
+    gpointer d_frames = to_device (frames, bytes);
+    gpointer d_tensor = to_device (NULL, floats * sizeof (float));
+    int slot, c;
+    gsize p;
+
+    for (slot = 0; slot < n_slots; slot++) {
+      int src = slot < n_frames ? slot : repeat ? n_frames - 1 : -1;
+      for (c = 0; c < 3; c++)
+        for (p = 0; p < plane; p++)
+          want[(slot * 3 + c) * plane + p] = src < 0 ? 0.0f :
+              (float) frames[(src * plane + p) * 4 + f.rgb_offset[c]] *
+              f.scale[c] + f.bias[c];
+    }
+    assert_cuda (cbi_k_pack (d_frames, d_tensor, &f, n_frames, n_slots,
+            repeat, NULL));
+    from_device (got, d_tensor, floats * sizeof (float));
+    assert_cuda (cudaFree (d_frames));
+    /* no fused multiply-add: bit for bit */
+    assert_floats_close (got, want, floats, 0.0, "packed");
+  }
+  g_rand_free (r);
+  g_free (frames);
+  g_free (want);
+  g_free (got);
+}
+
+GST_START_TEST (test_pack_on_a_device_gives_the_cpu_values)
+{
+  NEED_DEVICE ();
+  run_pack_on_a_device_gives_the_cpu_values ();
+}
+
+GST_END_TEST;
+
+static void
+check_unpack (int channels, int out_w, int out_h)
+{
+  const int n_frames = 2;
+  const gsize plane = out_w * out_h, in_bytes = n_frames * 5 * 3 * 4;
+  const gsize floats = n_frames * channels * plane, bytes = n_frames * plane
+      * 4;
+  GRand *r = g_rand_new_with_seed (channels * 100 + out_w);
+  float *tensor = random_floats (r, floats, -3.0, 3.0);
+  guint8 *in = g_new (guint8, in_bytes), *want = g_new (guint8, bytes);
+  guint8 *got = g_new (guint8, bytes);
+  gpointer d_tensor, d_in, d_out;
+  CbiUnpackMap m;
+  CbiKFrames f;
+  gsize i, p;
+  int frame, c;
+
+  bgrx_frames (&f, 5, 3);
+  for (i = 0; i < in_bytes; i++)
+    in[i] = (guint8) g_rand_int_range (r, 0, 256);
+  cbi_unpack_map_init (&m, channels, f.scale, f.bias);
+  for (frame = 0; frame < n_frames; frame++) {
+    for (p = 0; p < plane; p++) {
+      const float *s = tensor + frame * channels * plane + p;
+      guint8 *px = want + (frame * plane + p) * 4;
+      for (c = 0; c < 3; c++)
+        px[f.rgb_offset[c]] = cbi_to_byte (s[(channels == 1 ? 0 : c) *
+                plane], m.inv[c], m.off[c]);
+      if (channels == 4)
+        px[3] = cbi_to_byte (s[3 * plane], 1.0f / f.scale[0], 0.0f);
+      else if (out_w == 5 && out_h == 3)
+        px[3] = in[(frame * plane + p) * 4 + 3];
+      else
+        px[3] = 255;
+    }
+  }
+
+  d_tensor = to_device (tensor, floats * sizeof (float));
+  d_in = to_device (in, in_bytes);
+  d_out = to_device (NULL, bytes);
+  assert_cuda (cbi_k_unpack (d_tensor, d_in, d_out, &f, channels, out_w,
+          out_h, n_frames, NULL));
+  from_device (got, d_out, bytes);
+  assert_cuda (cudaFree (d_tensor));
+  assert_cuda (cudaFree (d_in));
+  for (i = 0; i < bytes; i++)
+    fail_unless_equals_int (got[i], want[i]);
+
+  g_rand_free (r);
+  g_free (tensor);
+  g_free (in);
+  g_free (want);
+  g_free (got);
+}
+
+static void
+run_unpack_on_a_device_gives_the_cpu_bytes (void)
+{
+  check_unpack (3, 5, 3);       /* fourth byte passes through */
+  check_unpack (3, 10, 6);      /* another size: 255 */
+  check_unpack (1, 5, 3);       /* grey */
+  check_unpack (4, 10, 6);      /* the fourth channel */
+}
+
+GST_START_TEST (test_unpack_on_a_device_gives_the_cpu_bytes)
+{
+  NEED_DEVICE ();
+  run_unpack_on_a_device_gives_the_cpu_bytes ();
+}
+
+GST_END_TEST;
+
+static void
+run_eltwise_on_a_device_gives_the_cpu_values (void)
+{
+  const struct
+  {
+    CbiKEltwise op;
+    float alpha, beta;
+  } ops[] = {
+    {CBI_K_RELU, 0.0f, 0.0f}, {CBI_K_RELU, 0.1f, 0.0f},
+    {CBI_K_SIGMOID, 0, 0}, {CBI_K_TANH, 0, 0}, {CBI_K_CLIP, -1.0f, 6.0f},
+    {CBI_K_ELU, 0.7f, 0}, {CBI_K_HARD_SIGMOID, 0.2f, 0.5f},
+    {CBI_K_HARD_SWISH, 0, 0}, {CBI_K_IDENTITY, 0, 0},
+  };
+  const gsize n = 200;
+  float *x = g_new (float, n), *want = g_new (float, n);
+  float *got = g_new (float, n);
+  gsize k, i;
+
+  for (i = 0; i < n - 4; i++)
+    x[i] = -10.0f + 20.0f * i / (n - 5);
+  x[n - 4] = NAN;
+  x[n - 3] = INFINITY;
+  x[n - 2] = -INFINITY;
+  x[n - 1] = -0.0f;
+  for (k = 0; k < G_N_ELEMENTS (ops); k++) {
+    gpointer d = to_device (x, n * sizeof (float));
+    for (i = 0; i < n; i++)
+      want[i] = cbi_eltwise (ops[k].op, x[i], ops[k].alpha, ops[k].beta);
+    /* in place */
+    assert_cuda (cbi_k_eltwise (d, d, n, ops[k].op, ops[k].alpha,
+            ops[k].beta, NULL));
+    from_device (got, d, n * sizeof (float));
+    assert_floats_close (got, want, n, 1e-6, "eltwise");
+  }
+  g_free (x);
+  g_free (want);
+  g_free (got);
+}
+
+GST_START_TEST (test_eltwise_on_a_device_gives_the_cpu_values)
+{
+  NEED_DEVICE ();
+  run_eltwise_on_a_device_gives_the_cpu_values ();
+}
+
+GST_END_TEST;
+
+static void
+run_binary_on_a_device_broadcasts_as_numpy (void)
+{
+  const int64_t dims[4] = { 2, 3, 4, 5 };
+  const int64_t per_channel[4] = { 0, 1, 0, 0 };
+  const int64_t full[4] = { 60, 20, 5, 1 }, scalar[4] = { 0, 0, 0, 0 };
+  const gsize n = 120;
+  GRand *r = g_rand_new_with_seed (3);
+  float *a = random_floats (r, n, -4.0, 4.0);
+  float *b = random_floats (r, n, 0.5, 2.0);
+  float *want = g_new (float, n), *got = g_new (float, n);
+  gpointer d_a, d_b, d_y;
+  gsize i;
+
+  d_a = to_device (a, n * sizeof (float));
+  d_b = to_device (b, n * sizeof (float));
+
+  /* a + b[c], then clip to 0..6 */
+  d_y = to_device (NULL, n * sizeof (float));
+  assert_cuda (cbi_k_binary (d_a, d_b, d_y, 4, dims, per_channel, CBI_K_ADD,
+          CBI_K_CLIP, 0.0f, 6.0f, NULL));
+  from_device (got, d_y, n * sizeof (float));
+  for (i = 0; i < n; i++)
+    want[i] = CLAMP (a[i] + b[(i / 20) % 3], 0.0f, 6.0f);
+  assert_floats_close (got, want, n, 0.0, "add per channel");
+
+  d_y = to_device (NULL, n * sizeof (float));
+  assert_cuda (cbi_k_binary (d_a, d_b, d_y, 4, dims, full, CBI_K_DIV,
+          CBI_K_IDENTITY, 0, 0, NULL));
+  from_device (got, d_y, n * sizeof (float));
+  for (i = 0; i < n; i++)
+    want[i] = a[i] / b[i];
+  assert_floats_close (got, want, n, 0.0, "div");
+
+  d_y = to_device (NULL, n * sizeof (float));
+  assert_cuda (cbi_k_binary (d_a, d_b, d_y, 4, dims, scalar, CBI_K_PRELU,
+          CBI_K_IDENTITY, 0, 0, NULL));
+  from_device (got, d_y, n * sizeof (float));
+  for (i = 0; i < n; i++)
+    want[i] = a[i] > 0.0f ? a[i] : a[i] * b[0];
+  assert_floats_close (got, want, n, 0.0, "prelu");
+
+  assert_cuda (cudaFree (d_a));
+  assert_cuda (cudaFree (d_b));
+  g_rand_free (r);
+  g_free (a);
+  g_free (b);
+  g_free (want);
+  g_free (got);
+}
+
+GST_START_TEST (test_binary_on_a_device_broadcasts_as_numpy)
+{
+  NEED_DEVICE ();
+  run_binary_on_a_device_broadcasts_as_numpy ();
+}
+
+GST_END_TEST;
+
+/* y[j...] = x[...] with y's dim j being x's dim perm[j], one coordinate
+ * at a time */
+static void
+ref_permute (const float *x, float *y, int rank, const int64_t * dims,
+    const int64_t * perm)
+{
+  int64_t x_strides[CBI_K_MAX_DIMS], coord[CBI_K_MAX_DIMS] = { 0, };
+  int64_t count = 1, i, off;
+  int j;
+
+  for (j = rank - 1; j >= 0; j--) {
+    x_strides[j] = count;
+    count *= dims[j];
+  }
+  for (i = 0; i < count; i++) {
+    off = 0;
+    for (j = 0; j < rank; j++)
+      off += coord[j] * x_strides[perm[j]];
+    y[i] = x[off];
+    /* next coordinate of y, row-major */
+    for (j = rank - 1; j >= 0; j--) {
+      if (++coord[j] < dims[perm[j]])
+        break;
+      coord[j] = 0;
+    }
+  }
+}
+
+static void
+run_permute_on_a_device_moves_every_element (void)
+{
+  /* NCHW -> NHWC; DepthToSpace (DCR, block 2) of 8 channels */
+  const int64_t dims[2][6] = { {2, 3, 4, 5}, {1, 2, 2, 2, 3, 4} };
+  const int64_t perms[2][6] = { {0, 2, 3, 1}, {0, 3, 4, 1, 5, 2} };
+  const int ranks[2] = { 4, 6 };
+  const gsize n[2] = { 120, 96 };
+  int k;
+
+  for (k = 0; k < 2; k++) {
+    float *x = g_new (float, n[k]), *want = g_new (float, n[k]);
+    float *got = g_new (float, n[k]);
+    gpointer d_x, d_y;
+    gsize i;
+
+    for (i = 0; i < n[k]; i++)
+      x[i] = (float) i;
+    ref_permute (x, want, ranks[k], dims[k], perms[k]);
+    d_x = to_device (x, n[k] * sizeof (float));
+    d_y = to_device (NULL, n[k] * sizeof (float));
+    assert_cuda (cbi_k_permute (d_x, d_y, ranks[k], dims[k], perms[k], NULL));
+    from_device (got, d_y, n[k] * sizeof (float));
+    assert_cuda (cudaFree (d_x));
+    assert_floats_close (got, want, n[k], 0.0, "permuted");
+    g_free (x);
+    g_free (want);
+    g_free (got);
+  }
+}
+
+GST_START_TEST (test_permute_on_a_device_moves_every_element)
+{
+  NEED_DEVICE ();
+  run_permute_on_a_device_moves_every_element ();
+}
+
+GST_END_TEST;
+
+static void
+run_concat_on_a_device_fills_its_columns_only (void)
+{
+  const float x[6] = { 1, 2, 3, 4, 5, 6 };
+  const float want[14] = { -1, -1, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, -1, -1 };
+  float y[14];
+  gpointer d_x, d_y;
+  int i;
+
+  for (i = 0; i < 14; i++)
+    y[i] = -1.0f;
+  d_x = to_device (x, sizeof (x));
+  d_y = to_device (y, sizeof (y));
+  assert_cuda (cbi_k_concat (d_x, d_y, 2, 3, 7, 2, NULL));
+  from_device (y, d_y, sizeof (y));
+  assert_cuda (cudaFree (d_x));
+  assert_floats_close (y, want, 14, 0.0, "concatenated");
+}
+
+GST_START_TEST (test_concat_on_a_device_fills_its_columns_only)
+{
+  NEED_DEVICE ();
+  run_concat_on_a_device_fills_its_columns_only ();
+}
+
+GST_END_TEST;
+
+static int64_t
+ref_pad_index (int64_t i, int64_t size, CbiKPadFill fill)
+{
+  int64_t period = 2 * (size - 1);
+
+  if (fill == CBI_K_PAD_EDGE)
+    return CLAMP (i, 0, size - 1);
+  if (fill == CBI_K_PAD_CONSTANT)
+    return i >= 0 && i < size ? i : -1;
+  i = ((i % period) + period) % period;
+  return i < size ? i : period - i;
+}
+
+static void
+run_pad_on_a_device_fills_as_numpy_pad (void)
+{
+  const int planes = 2, h = 3, w = 4, top = 2, left = 1, bottom = 1;
+  const int right = 3, oh = h + top + bottom, ow = w + left + right;
+  const gsize n = planes * oh * ow;
+  float *x = g_new (float, planes * h * w), *want = g_new (float, n);
+  float *got = g_new (float, n);
+  int fill, i;
+
+  for (i = 0; i < planes * h * w; i++)
+    x[i] = (float) i;
+  for (fill = CBI_K_PAD_CONSTANT; fill <= CBI_K_PAD_EDGE; fill++) {
+    gpointer d_x = to_device (x, planes * h * w * sizeof (float));
+    gpointer d_y = to_device (NULL, n * sizeof (float));
+    int p, yy, xx;
+
+    for (p = 0; p < planes; p++)
+      for (yy = 0; yy < oh; yy++)
+        for (xx = 0; xx < ow; xx++) {
+          int64_t sy = ref_pad_index (yy - top, h, fill);
+          int64_t sx = ref_pad_index (xx - left, w, fill);
+          want[(p * oh + yy) * ow + xx] = sy < 0 || sx < 0 ? -7.5f :
+              x[(p * h + sy) * w + sx];
+        }
+    assert_cuda (cbi_k_pad (d_x, d_y, planes, h, w, top, left, bottom,
+            right, fill, -7.5f, NULL));
+    from_device (got, d_y, n * sizeof (float));
+    assert_cuda (cudaFree (d_x));
+    assert_floats_close (got, want, n, 0.0, "padded");
+  }
+  g_free (x);
+  g_free (want);
+  g_free (got);
+}
+
+GST_START_TEST (test_pad_on_a_device_fills_as_numpy_pad)
+{
+  NEED_DEVICE ();
+  run_pad_on_a_device_fills_as_numpy_pad ();
+}
+
+GST_END_TEST;
+
+/* ONNX Resize along one axis, linear, half_pixel */
+static void
+ref_linear_tap (int64_t dst, double scale, int64_t in, int64_t * i0,
+    int64_t * i1, double *w1)
+{
+  double s = CLAMP ((dst + 0.5) / scale - 0.5, 0.0, (double) (in - 1));
+
+  *i0 = (int64_t) floor (s);
+  *i1 = MIN (*i0 + 1, in - 1);
+  *w1 = s - *i0;
+}
+
+static void
+run_resize_on_a_device_matches_onnx_nearest_and_linear (void)
+{
+  const int planes = 2, ih = 3, iw = 4, oh = 6, ow = 8;
+  const gsize n = planes * oh * ow;
+  GRand *r = g_rand_new_with_seed (5);
+  float *x = random_floats (r, planes * ih * iw, -1.0, 1.0);
+  float *want = g_new (float, n), *got = g_new (float, n);
+  int linear;
+
+  for (linear = 0; linear < 2; linear++) {
+    gpointer d_x = to_device (x, planes * ih * iw * sizeof (float));
+    gpointer d_y = to_device (NULL, n * sizeof (float));
+    int p, yy, xx;
+
+    for (p = 0; p < planes; p++)
+      for (yy = 0; yy < oh; yy++)
+        for (xx = 0; xx < ow; xx++) {
+          const float *s = x + p * ih * iw;
+          int64_t y0, y1, x0, x1;
+          double wy, wx;
+          if (!linear) {
+            want[(p * oh + yy) * ow + xx] = s[(yy / 2) * iw + xx / 2];
+            continue;
+          }
+          ref_linear_tap (yy, 2.0, ih, &y0, &y1, &wy);
+          ref_linear_tap (xx, 2.0, iw, &x0, &x1, &wx);
+          want[(p * oh + yy) * ow + xx] = (float)
+              ((1 - wy) * ((1 - wx) * s[y0 * iw + x0] + wx * s[y0 * iw + x1])
+              + wy * ((1 - wx) * s[y1 * iw + x0] + wx * s[y1 * iw + x1]));
+        }
+    assert_cuda (cbi_k_resize (d_x, d_y, planes, ih, iw, oh, ow, 2.0f, 2.0f,
+            linear, NULL));
+    from_device (got, d_y, n * sizeof (float));
+    assert_cuda (cudaFree (d_x));
+    assert_floats_close (got, want, n, 1e-6, linear ? "linear" : "nearest");
+  }
+  g_rand_free (r);
+  g_free (x);
+  g_free (want);
+  g_free (got);
+}
+
+GST_START_TEST (test_resize_on_a_device_matches_onnx_nearest_and_linear)
+{
+  NEED_DEVICE ();
+  run_resize_on_a_device_matches_onnx_nearest_and_linear ();
+}
+
+GST_END_TEST;
+
+static void
+run_softmax_on_a_device_sums_to_one_along_its_axis (void)
+{
+  /* a classifier's rows (inner 1) and channels of an image (inner 7) */
+  const int64_t shapes[2][3] = { {3, 37, 1}, {2, 5, 7} };
+  GRand *r = g_rand_new_with_seed (7);
+  int k;
+
+  for (k = 0; k < 2; k++) {
+    const int64_t outer = shapes[k][0], axis = shapes[k][1];
+    const int64_t inner = shapes[k][2];
+    const gsize n = outer * axis * inner;
+    float *x = random_floats (r, n, -20.0, 20.0), *want = g_new (float, n);
+    float *got = g_new (float, n);
+    gpointer d_x = to_device (x, n * sizeof (float));
+    gpointer d_y = to_device (NULL, n * sizeof (float));
+    int64_t o, i, a;
+
+    for (o = 0; o < outer; o++)
+      for (i = 0; i < inner; i++) {
+        const float *xs = x + o * axis * inner + i;
+        double m = -INFINITY, sum = 0.0;
+        for (a = 0; a < axis; a++)
+          m = fmax (m, xs[a * inner]);
+        for (a = 0; a < axis; a++)
+          sum += exp (xs[a * inner] - m);
+        for (a = 0; a < axis; a++)
+          want[o * axis * inner + i + a * inner] =
+              (float) (exp (xs[a * inner] - m) / sum);
+      }
+    assert_cuda (cbi_k_softmax (d_x, d_y, outer, axis, inner, NULL));
+    from_device (got, d_y, n * sizeof (float));
+    assert_cuda (cudaFree (d_x));
+    assert_floats_close (got, want, n, 1e-5, "softmax");
+    g_free (x);
+    g_free (want);
+    g_free (got);
+  }
+  g_rand_free (r);
+}
+
+GST_START_TEST (test_softmax_on_a_device_sums_to_one_along_its_axis)
+{
+  NEED_DEVICE ();
+  run_softmax_on_a_device_sums_to_one_along_its_axis ();
+}
+
+GST_END_TEST;
+
+static void
+run_instance_norm_on_a_device_normalises_every_plane (void)
+{
+  const int64_t n = 2, c = 3, hw = 1000;
+  const gsize count = n * c * hw;
+  const float gamma[3] = { 1.0f, 0.5f, -2.0f }, beta[3] = { 0.0f, 1.0f, 3.0f };
+  GRand *r = g_rand_new_with_seed (9);
+  float *x = random_floats (r, count, 4.0, 6.0), *want = g_new (float, count);
+  float *got = g_new (float, count);
+  gpointer d_x, d_y, d_gamma, d_beta;
+  int64_t p, k;
+
+  for (p = 0; p < n * c; p++) {
+    const float *xp = x + p * hw;
+    double mean = 0.0, var = 0.0;
+    for (k = 0; k < hw; k++)
+      mean += xp[k];
+    mean /= hw;
+    for (k = 0; k < hw; k++)
+      var += (xp[k] - mean) * (xp[k] - mean);
+    var /= hw;
+    for (k = 0; k < hw; k++)
+      want[p * hw + k] = (float) (gamma[p % c] * (xp[k] - mean) /
+          sqrt (var + 1e-5) + beta[p % c]);
+  }
+  d_x = to_device (x, count * sizeof (float));
+  d_y = to_device (NULL, count * sizeof (float));
+  d_gamma = to_device (gamma, sizeof (gamma));
+  d_beta = to_device (beta, sizeof (beta));
+  assert_cuda (cbi_k_instance_norm (d_x, d_y, n, c, hw, d_gamma, d_beta,
+          1e-5f, NULL));
+  from_device (got, d_y, count * sizeof (float));
+  assert_cuda (cudaFree (d_x));
+  assert_cuda (cudaFree (d_gamma));
+  assert_cuda (cudaFree (d_beta));
+  assert_floats_close (got, want, count, 1e-5, "normalised");
+  g_rand_free (r);
+  g_free (x);
+  g_free (want);
+  g_free (got);
+}
+
+GST_START_TEST (test_instance_norm_on_a_device_normalises_every_plane)
+{
+  NEED_DEVICE ();
+  run_instance_norm_on_a_device_normalises_every_plane ();
+}
+
+GST_END_TEST;
+
+static void
+run_bias_act_on_a_device_adds_per_channel_then_activates (void)
+{
+  const int64_t n = 2, c = 3, hw = 7;
+  const gsize count = n * c * hw;
+  const float bias[3] = { -1.0f, 0.0f, 2.5f };
+  GRand *r = g_rand_new_with_seed (11);
+  float *y = random_floats (r, count, -5.0, 5.0), *want = g_new (float, count);
+  float *got = g_new (float, count);
+  gpointer d_y, d_bias;
+  gsize i;
+
+  for (i = 0; i < count; i++)
+    want[i] = cbi_eltwise (CBI_K_HARD_SWISH, y[i] + bias[(i / hw) % c], 0, 0);
+  d_y = to_device (y, count * sizeof (float));
+  d_bias = to_device (bias, sizeof (bias));
+  assert_cuda (cbi_k_bias_act (d_y, d_bias, n, c, hw, CBI_K_HARD_SWISH, 0, 0,
+          NULL));
+  from_device (got, d_y, count * sizeof (float));
+  assert_cuda (cudaFree (d_bias));
+  assert_floats_close (got, want, count, 1e-6, "bias and activation");
+  g_rand_free (r);
+  g_free (y);
+  g_free (want);
+  g_free (got);
+}
+
+GST_START_TEST (test_bias_act_on_a_device_adds_per_channel_then_activates)
+{
+  NEED_DEVICE ();
+  run_bias_act_on_a_device_adds_per_channel_then_activates ();
+}
+
+GST_END_TEST;
+
+static Suite *
+kernels_launch_suite (void)
+{
+  Suite *s = suite_create ("kernels-launch");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_launchers_with_nothing_to_do_return_success);
+  tcase_add_test (tc, test_launchers_refuse_arguments_they_cannot_run);
+  tcase_add_test (tc, test_a_launch_without_a_device_returns_an_error);
+  tcase_add_test (tc, test_pack_on_a_device_gives_the_cpu_values);
+  tcase_add_test (tc, test_unpack_on_a_device_gives_the_cpu_bytes);
+  tcase_add_test (tc, test_eltwise_on_a_device_gives_the_cpu_values);
+  tcase_add_test (tc, test_binary_on_a_device_broadcasts_as_numpy);
+  tcase_add_test (tc, test_permute_on_a_device_moves_every_element);
+  tcase_add_test (tc, test_concat_on_a_device_fills_its_columns_only);
+  tcase_add_test (tc, test_pad_on_a_device_fills_as_numpy_pad);
+  tcase_add_test (tc, test_resize_on_a_device_matches_onnx_nearest_and_linear);
+  tcase_add_test (tc, test_softmax_on_a_device_sums_to_one_along_its_axis);
+  tcase_add_test (tc, test_instance_norm_on_a_device_normalises_every_plane);
+  tcase_add_test (tc,
+      test_bias_act_on_a_device_adds_per_channel_then_activates);
+  return s;
+}
+
+GST_CHECK_MAIN (kernels_launch);

@@ -1,0 +1,590 @@
+/* GStreamer cudabatchinfer: the per-element math of the CUDA kernels
+ * (kernels/cbimath.h), checked on the CPU against plain formulas
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The kernels call these functions and nothing else for their math, so
+ * what passes here is what a GPU computes, on a machine without one.
+ */
+#include <gst/check/gstcheck.h>
+#include <math.h>
+#include <string.h>
+
+#include "cbimath.h"
+
+#define assert_close(a, b, tol) G_STMT_START { \
+  double _a = (a), _b = (b); \
+  fail_unless (fabs (_a - _b) <= (tol), \
+      "'%s' (%.9g) is not within %g of '%s' (%.9g)", #a, _a, \
+      (double) (tol), #b, _b); \
+} G_STMT_END
+
+/* ---- bytes <-> floats ---- */
+
+GST_START_TEST (test_from_byte_is_byte_times_scale_plus_bias)
+{
+  const float scale[2] = { 1.0f / 255.0f, 1.0f / (255.0f * 0.229f) };
+  const float bias[2] = { 0.0f, -0.485f / 0.229f };
+  int b, k;
+
+  for (k = 0; k < 2; k++)
+    for (b = 0; b < 256; b++)
+      fail_unless_equals_float (cbi_from_byte ((uint8_t) b, scale[k],
+              bias[k]), (float) b * scale[k] + bias[k]);
+  fail_unless_equals_float (cbi_from_byte (255, 1.0f / 255.0f, 0.0f), 1.0f);
+  fail_unless_equals_float (cbi_from_byte (0, 1.0f / 255.0f, 0.0f), 0.0f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_to_byte_rounds_half_up_and_clamps_to_0_255)
+{
+  /* identity mapping: the byte is v rounded half up, within 0..255 */
+  fail_unless_equals_int (cbi_to_byte (0.0f, 1.0f, 0.0f), 0);
+  fail_unless_equals_int (cbi_to_byte (0.49f, 1.0f, 0.0f), 0);
+  fail_unless_equals_int (cbi_to_byte (0.5f, 1.0f, 0.0f), 1);
+  fail_unless_equals_int (cbi_to_byte (1.5f, 1.0f, 0.0f), 2);
+  fail_unless_equals_int (cbi_to_byte (127.499f, 1.0f, 0.0f), 127);
+  fail_unless_equals_int (cbi_to_byte (254.49f, 1.0f, 0.0f), 254);
+  fail_unless_equals_int (cbi_to_byte (254.5f, 1.0f, 0.0f), 255);
+  fail_unless_equals_int (cbi_to_byte (255.0f, 1.0f, 0.0f), 255);
+  fail_unless_equals_int (cbi_to_byte (1e9f, 1.0f, 0.0f), 255);
+  fail_unless_equals_int (cbi_to_byte (-0.5f, 1.0f, 0.0f), 0);
+  fail_unless_equals_int (cbi_to_byte (-1e9f, 1.0f, 0.0f), 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_to_byte_gives_0_for_nan_and_clamps_infinities)
+{
+  fail_unless_equals_int (cbi_to_byte (NAN, 1.0f, 0.0f), 0);
+  fail_unless_equals_int (cbi_to_byte (-NAN, 255.0f, 3.0f), 0);
+  fail_unless_equals_int (cbi_to_byte (INFINITY, 255.0f, 0.0f), 255);
+  fail_unless_equals_int (cbi_to_byte (-INFINITY, 255.0f, 0.0f), 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_to_byte_is_floor_of_mapped_value_plus_half)
+{
+  const float scale = 1.0f / (255.0f * 0.224f), bias = -0.456f / 0.224f;
+  float inv, off, v;
+
+  cbi_byte_mapping (scale, bias, &inv, &off);
+  fail_unless_equals_float (inv, 1.0f / scale);
+  fail_unless_equals_float (off, -bias * (1.0f / scale));
+  for (v = -3.0f; v < 3.0f; v += 0.001f) {
+    float s = v * inv + off + 0.5f;
+    int want = s <= 0.0f ? 0 : s >= 255.0f ? 255 : (int) floorf (s);
+    fail_unless_equals_int (cbi_to_byte (v, inv, off), want);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_every_byte_survives_pack_then_unpack)
+{
+  const float scales[3] = { 1.0f / 255.0f, 1.0f / (255.0f * 0.229f), 1.0f };
+  const float biases[3] = { 0.0f, -0.485f / 0.229f, -128.0f };
+  int b, k;
+
+  for (k = 0; k < 3; k++) {
+    float inv, off;
+    cbi_byte_mapping (scales[k], biases[k], &inv, &off);
+    for (b = 0; b < 256; b++)
+      fail_unless_equals_int (cbi_to_byte (cbi_from_byte ((uint8_t) b,
+                  scales[k], biases[k]), inv, off), b);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pack_source_repeats_the_last_frame_or_gives_zeros)
+{
+  fail_unless_equals_int (cbi_pack_source (0, 3, 1), 0);
+  fail_unless_equals_int (cbi_pack_source (2, 3, 0), 2);
+  fail_unless_equals_int (cbi_pack_source (3, 3, 1), 2);
+  fail_unless_equals_int (cbi_pack_source (15, 3, 1), 2);
+  fail_unless_equals_int (cbi_pack_source (3, 3, 0), -1);
+  /* nothing to repeat in an empty batch */
+  fail_unless_equals_int (cbi_pack_source (0, 0, 1), -1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_unpack_map_sends_grey_to_every_colour_byte)
+{
+  const float scale[3] = { 0.5f, 0.25f, 0.125f };
+  const float bias[3] = { 1.0f, 2.0f, 3.0f };
+  CbiUnpackMap m;
+  int c;
+
+  cbi_unpack_map_init (&m, 1, scale, bias);
+  fail_unless_equals_int (m.channels, 1);
+  for (c = 0; c < 3; c++) {
+    fail_unless_equals_int (m.src[c], 0);
+    fail_unless_equals_float (m.inv[c], 2.0f);
+    fail_unless_equals_float (m.off[c], -2.0f);
+  }
+
+  cbi_unpack_map_init (&m, 3, scale, bias);
+  for (c = 0; c < 3; c++) {
+    fail_unless_equals_int (m.src[c], c);
+    fail_unless_equals_float (m.inv[c], 1.0f / scale[c]);
+    fail_unless_equals_float (m.off[c], -bias[c] / scale[c]);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_unpack_map_scales_a_fourth_channel_as_0_without_bias)
+{
+  const float scale[3] = { 0.5f, 0.25f, 0.125f };
+  const float bias[3] = { 1.0f, 2.0f, 3.0f };
+  CbiUnpackMap m;
+
+  cbi_unpack_map_init (&m, 4, scale, bias);
+  fail_unless_equals_int (m.src[3], 3);
+  fail_unless_equals_float (m.inv[3], 2.0f);
+  fail_unless_equals_float (m.off[3], 0.0f);
+  fail_unless_equals_int (cbi_to_byte (100.0f, m.inv[3], m.off[3]), 200);
+}
+
+GST_END_TEST;
+
+/* ---- element-wise and binary ops ---- */
+
+GST_START_TEST (test_relu_passes_positives_and_scales_negatives)
+{
+  fail_unless_equals_float (cbi_eltwise (CBI_K_RELU, 2.5f, 0.0f, 0.0f), 2.5f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_RELU, -2.5f, 0.0f, 0.0f), 0.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_RELU, -2.0f, 0.1f, 0.0f),
+      -2.0f * 0.1f);
+  /* plain ReLU: 0 for -inf and NaN, as oneDNN's vector code */
+  fail_unless_equals_float (cbi_eltwise (CBI_K_RELU, -INFINITY, 0.0f, 0.0f),
+      0.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_RELU, NAN, 0.0f, 0.0f), 0.0f);
+  /* LeakyRelu keeps NaN */
+  fail_unless (isnan (cbi_eltwise (CBI_K_RELU, NAN, 0.01f, 0.0f)));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_hardswish_is_x_relu6_x_plus_3_over_6)
+{
+  const float xs[] = { -5.0f, -3.0f, -1.5f, -0.5f, 0.0f, 0.5f, 1.0f, 2.9f,
+    3.0f, 4.0f, 100.0f
+  };
+  gsize i;
+
+  for (i = 0; i < G_N_ELEMENTS (xs); i++) {
+    double x = xs[i];
+    double want = x * fmin (fmax (x + 3.0, 0.0), 6.0) / 6.0;
+    assert_close (cbi_eltwise (CBI_K_HARD_SWISH, xs[i], 0.0f, 0.0f), want,
+        1e-6 * fmax (1.0, fabs (want)));
+  }
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SWISH, -1.5f, 0, 0),
+      -0.375f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SWISH, 3.0f, 0, 0), 3.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SWISH, -3.0f, 0, 0), 0.0f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_hardsigmoid_is_alpha_x_plus_beta_within_0_1)
+{
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SIGMOID, 0.0f, 0.2f,
+          0.5f), 0.5f);
+  assert_close (cbi_eltwise (CBI_K_HARD_SIGMOID, 1.0f, 0.2f, 0.5f), 0.7, 1e-7);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SIGMOID, 2.5f, 0.2f,
+          0.5f), 1.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SIGMOID, 10.0f, 0.2f,
+          0.5f), 1.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SIGMOID, -2.5f, 0.2f,
+          0.5f), 0.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SIGMOID, -10.0f, 0.2f,
+          0.5f), 0.0f);
+  /* as a clip: its minimum for NaN */
+  fail_unless_equals_float (cbi_eltwise (CBI_K_HARD_SIGMOID, NAN, 0.2f,
+          0.5f), 0.0f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_elu_is_alpha_exp_minus_1_below_0)
+{
+  fail_unless_equals_float (cbi_eltwise (CBI_K_ELU, 1.5f, 0.7f, 0.0f), 1.5f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_ELU, 0.0f, 0.7f, 0.0f), 0.0f);
+  assert_close (cbi_eltwise (CBI_K_ELU, -1.0f, 0.7f, 0.0f),
+      0.7 * (exp (-1.0) - 1.0), 1e-7);
+  assert_close (cbi_eltwise (CBI_K_ELU, -1e-4f, 1.0f, 0.0f),
+      expm1 (-1e-4), 1e-10);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_ELU, -INFINITY, 2.0f, 0.0f),
+      -2.0f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sigmoid_tanh_clip_and_identity_values)
+{
+  float x;
+
+  fail_unless_equals_float (cbi_eltwise (CBI_K_SIGMOID, 0.0f, 0, 0), 0.5f);
+  for (x = -20.0f; x <= 20.0f; x += 0.25f) {
+    assert_close (cbi_eltwise (CBI_K_SIGMOID, x, 0, 0), 1.0 / (1.0 +
+            exp (-x)), 2e-7);
+    assert_close (cbi_eltwise (CBI_K_TANH, x, 0, 0), tanh (x), 2e-7);
+  }
+  /* no infinite denominator far below 0 */
+  fail_unless_equals_float (cbi_eltwise (CBI_K_SIGMOID, -100.0f, 0, 0), 0.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_SIGMOID, 100.0f, 0, 0), 1.0f);
+
+  fail_unless_equals_float (cbi_eltwise (CBI_K_CLIP, -7.0f, -1.0f, 6.0f),
+      -1.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_CLIP, 2.0f, -1.0f, 6.0f), 2.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_CLIP, 7.0f, -1.0f, 6.0f), 6.0f);
+  /* oneDNN's clip: NaN gives the minimum */
+  fail_unless_equals_float (cbi_eltwise (CBI_K_CLIP, NAN, -1.0f, 6.0f), -1.0f);
+  fail_unless_equals_float (cbi_eltwise (CBI_K_IDENTITY, -3.25f, 1, 2), -3.25f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_binary_ops_and_prelu)
+{
+  fail_unless_equals_float (cbi_binary (CBI_K_ADD, 1.5f, 2.25f), 3.75f);
+  fail_unless_equals_float (cbi_binary (CBI_K_SUB, 1.5f, 2.25f), -0.75f);
+  fail_unless_equals_float (cbi_binary (CBI_K_MUL, 1.5f, 2.25f), 3.375f);
+  fail_unless_equals_float (cbi_binary (CBI_K_DIV, 1.5f, 2.0f), 0.75f);
+  fail_unless (isinf (cbi_binary (CBI_K_DIV, 1.0f, 0.0f)));
+  fail_unless_equals_float (cbi_binary (CBI_K_PRELU, 2.0f, 0.25f), 2.0f);
+  fail_unless_equals_float (cbi_binary (CBI_K_PRELU, -2.0f, 0.25f), -0.5f);
+  fail_unless_equals_float (cbi_binary (CBI_K_PRELU, 0.0f, 0.25f), 0.0f);
+}
+
+GST_END_TEST;
+
+/* ---- index mappings ---- */
+
+/* numpy.pad's reflect: mirrored around the border, the border not
+ * repeated, as many bounces as it takes */
+static int64_t
+ref_reflect (int64_t i, int64_t size)
+{
+  int64_t period = 2 * (size - 1);
+  int64_t j = ((i % period) + period) % period;
+
+  return j < size ? j : period - j;
+}
+
+GST_START_TEST (test_pad_reflect_mirrors_without_repeating_the_border)
+{
+  int64_t size, i;
+
+  /* 0 1 2 3 reflected: ... 3 2 1 | 0 1 2 3 | 2 1 0 ... */
+  fail_unless_equals_int (cbi_pad_index (-1, 4, CBI_K_PAD_REFLECT), 1);
+  fail_unless_equals_int (cbi_pad_index (-3, 4, CBI_K_PAD_REFLECT), 3);
+  fail_unless_equals_int (cbi_pad_index (4, 4, CBI_K_PAD_REFLECT), 2);
+  fail_unless_equals_int (cbi_pad_index (6, 4, CBI_K_PAD_REFLECT), 0);
+  /* pads below the size, as the graph allows */
+  for (size = 2; size < 9; size++)
+    for (i = -(size - 1); i < 2 * size - 1; i++)
+      fail_unless_equals_int (cbi_pad_index (i, size, CBI_K_PAD_REFLECT),
+          ref_reflect (i, size));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pad_edge_repeats_the_border_and_constant_gives_minus_1)
+{
+  int64_t i;
+
+  for (i = -5; i < 10; i++) {
+    int64_t inside = i >= 0 && i < 4 ? i : -1;
+    fail_unless_equals_int (cbi_pad_index (i, 4, CBI_K_PAD_EDGE),
+        CLAMP (i, 0, 3));
+    fail_unless_equals_int (cbi_pad_index (i, 4, CBI_K_PAD_CONSTANT), inside);
+  }
+  /* one pixel to repeat */
+  fail_unless_equals_int (cbi_pad_index (-2, 1, CBI_K_PAD_EDGE), 0);
+  fail_unless_equals_int (cbi_pad_index (3, 1, CBI_K_PAD_EDGE), 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_resize_nearest_is_floor_of_dst_over_integer_scale)
+{
+  int64_t in, s, d;
+
+  for (in = 1; in < 7; in++)
+    for (s = 1; s < 5; s++)
+      for (d = 0; d < in * s; d++)
+        fail_unless_equals_int (cbi_resize_nearest (d, (float) s, in), d / s);
+  /* never past the border */
+  fail_unless_equals_int (cbi_resize_nearest (100, 2.0f, 4), 3);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_resize_linear_clamps_to_the_border_at_the_corners)
+{
+  CbiLinearTap t;
+
+  /* x2: dst 0 maps to -0.25, before the first pixel: all of pixel 0 */
+  t = cbi_resize_linear (0, 2.0f, 4);
+  fail_unless_equals_int (t.i0, 0);
+  fail_unless_equals_int (t.i1, 0);
+  fail_unless_equals_float (t.w0 + t.w1, 1.0f);
+  /* dst 7 maps to 3.25, past the last pixel: all of pixel 3 */
+  t = cbi_resize_linear (7, 2.0f, 4);
+  fail_unless_equals_int (t.i0, 3);
+  fail_unless_equals_int (t.i1, 3);
+  fail_unless_equals_float (t.w0 + t.w1, 1.0f);
+  /* dst 1 maps to 0.25: three quarters of 0, a quarter of 1 */
+  t = cbi_resize_linear (1, 2.0f, 4);
+  fail_unless_equals_int (t.i0, 0);
+  fail_unless_equals_int (t.i1, 1);
+  fail_unless_equals_float (t.w0, 0.75f);
+  fail_unless_equals_float (t.w1, 0.25f);
+  /* scale 1: the pixel itself */
+  t = cbi_resize_linear (2, 1.0f, 4);
+  fail_unless_equals_int (t.i0, 2);
+  fail_unless_equals_float (t.w0, 1.0f);
+  fail_unless_equals_float (t.w1, 0.0f);
+  /* one pixel in */
+  t = cbi_resize_linear (1, 2.0f, 1);
+  fail_unless_equals_int (t.i0, 0);
+  fail_unless_equals_int (t.i1, 0);
+}
+
+GST_END_TEST;
+
+/* ONNX Resize, linear, half_pixel: the source coordinate clamped to the
+ * image, interpolated between its two neighbours */
+static double
+ref_linear (const float *v, int64_t in, int64_t dst, double scale)
+{
+  double x = (dst + 0.5) / scale - 0.5;
+  int64_t i0, i1;
+
+  x = CLAMP (x, 0.0, (double) (in - 1));
+  i0 = (int64_t) floor (x);
+  i1 = MIN (i0 + 1, in - 1);
+  return v[i0] * (1.0 - (x - i0)) + v[i1] * (x - i0);
+}
+
+GST_START_TEST (test_resize_linear_matches_half_pixel_interpolation)
+{
+  const float scales[] = { 2.0f, 3.0f, 0.5f, 1.5f, 4.0f };
+  float v[9];
+  gsize k;
+  int64_t in, d;
+
+  for (k = 0; k < G_N_ELEMENTS (v); k++)
+    v[k] = (float) ((k * 7) % 5) - 1.5f;
+  for (k = 0; k < G_N_ELEMENTS (scales); k++) {
+    for (in = 1; in <= 9; in++) {
+      int64_t out = (int64_t) (in * scales[k]);
+      for (d = 0; d < out; d++) {
+        CbiLinearTap t = cbi_resize_linear (d, scales[k], in);
+        fail_unless (t.i0 >= 0 && t.i1 < in && t.i1 >= t.i0
+            && t.i1 <= t.i0 + 1);
+        assert_close (t.w0 + t.w1, 1.0, 1e-7);
+        assert_close (v[t.i0] * t.w0 + v[t.i1] * t.w1,
+            ref_linear (v, in, d, scales[k]), 1e-5);
+      }
+    }
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bilinear_at_the_corners_is_the_corner)
+{
+  /* all the weight on tap 0, on tap 1, half each */
+  CbiLinearTap on0 = { 0, 1, 1.0f, 0.0f }, on1 = { 0, 1, 0.0f, 1.0f };
+  CbiLinearTap half = { 0, 1, 0.5f, 0.5f };
+
+  fail_unless_equals_float (cbi_bilinear (1, 2, 3, 4, on0, on0), 1.0f);
+  fail_unless_equals_float (cbi_bilinear (1, 2, 3, 4, on0, on1), 2.0f);
+  fail_unless_equals_float (cbi_bilinear (1, 2, 3, 4, on1, on0), 3.0f);
+  fail_unless_equals_float (cbi_bilinear (1, 2, 3, 4, on1, on1), 4.0f);
+  fail_unless_equals_float (cbi_bilinear (1, 2, 3, 4, half, half), 2.5f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_strided_offset_walks_row_major_and_broadcast)
+{
+  const int64_t dims[3] = { 2, 3, 4 };
+  const int64_t row_major[3] = { 12, 4, 1 };
+  const int64_t per_channel[3] = { 0, 1, 0 };
+  const int dims32[3] = { 2, 3, 4 }, per_channel32[3] = { 0, 1, 0 };
+  int64_t i;
+
+  for (i = 0; i < 24; i++) {
+    fail_unless_equals_int (cbi_strided_offset (i, 3, dims, row_major), i);
+    fail_unless_equals_int (cbi_strided_offset (i, 3, dims, per_channel),
+        (i / 4) % 3);
+    fail_unless_equals_int (cbi_strided_offset32 ((int) i, 3, dims32,
+            per_channel32), (i / 4) % 3);
+  }
+  fail_unless_equals_int (cbi_strided_offset (0, 0, NULL, NULL), 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_coalesced_dims_give_the_same_offsets)
+{
+  /* NCHW with b per channel, of a's shape, scalar, per image row, and a
+   * transposition's strides */
+  const int64_t dims[4] = { 2, 3, 4, 5 };
+  const int64_t strides[5][4] = {
+    {0, 1, 0, 0}, {60, 20, 5, 1}, {0, 0, 0, 0}, {0, 0, 1, 0}, {60, 1, 15, 3}
+  };
+  const int want_rank[5] = { 3, 1, 1, 3, 3 };
+  int k;
+
+  for (k = 0; k < 5; k++) {
+    int64_t d[4], s[4], i;
+    int r;
+    memcpy (d, dims, sizeof (d));
+    memcpy (s, strides[k], sizeof (s));
+    r = cbi_coalesce_dims (4, d, s);
+    fail_unless_equals_int (r, want_rank[k]);
+    for (i = 0; i < 120; i++)
+      fail_unless_equals_int (cbi_strided_offset (i, r, d, s),
+          cbi_strided_offset (i, 4, dims, strides[k]));
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_permute_of_a_2x3_matrix_is_its_transpose)
+{
+  const int64_t dims[2] = { 2, 3 }, perm[2] = { 1, 0 };
+  const float x[6] = { 0, 1, 2, 3, 4, 5 }, want[6] = { 0, 3, 1, 4, 2, 5 };
+  int64_t y_dims[2], x_strides[2], i;
+
+  cbi_permute_strides (2, dims, perm, y_dims, x_strides);
+  fail_unless_equals_int (y_dims[0], 3);
+  fail_unless_equals_int (y_dims[1], 2);
+  for (i = 0; i < 6; i++)
+    fail_unless_equals_float (x[cbi_strided_offset (i, 2, y_dims,
+                x_strides)], want[i]);
+}
+
+GST_END_TEST;
+
+static void
+permute (const float *x, float *y, int rank, const int64_t * dims,
+    const int64_t * perm, int64_t * y_dims)
+{
+  int64_t x_strides[CBI_K_MAX_DIMS], count = 1, i;
+  int j;
+
+  cbi_permute_strides (rank, dims, perm, y_dims, x_strides);
+  for (j = 0; j < rank; j++)
+    count *= dims[j];
+  /* through coalesced dims, as the kernel */
+  rank = cbi_coalesce_dims (rank, y_dims, x_strides);
+  for (i = 0; i < count; i++)
+    y[i] = x[cbi_strided_offset (i, rank, y_dims, x_strides)];
+}
+
+GST_START_TEST (test_permute_then_its_inverse_gives_x_back)
+{
+  /* NCHW <-> NHWC, a 6-D DepthToSpace view, a full reversal */
+  const int64_t dims[3][6] = {
+    {2, 3, 4, 5}, {2, 2, 2, 3, 4, 5}, {2, 3, 1, 4, 5, 2}
+  };
+  const int64_t perms[3][6] = {
+    {0, 2, 3, 1}, {0, 3, 4, 1, 5, 2}, {5, 4, 3, 2, 1, 0}
+  };
+  const int ranks[3] = { 4, 6, 6 };
+  int k;
+
+  for (k = 0; k < 3; k++) {
+    int64_t inverse[6], y_dims[6], back_dims[6], count = 1, i;
+    float *x, *y, *back;
+    int j;
+
+    for (j = 0; j < ranks[k]; j++) {
+      inverse[perms[k][j]] = j;
+      count *= dims[k][j];
+    }
+    x = g_new (float, count);
+    y = g_new (float, count);
+    back = g_new (float, count);
+    for (i = 0; i < count; i++)
+      x[i] = (float) i;
+
+    permute (x, y, ranks[k], dims[k], perms[k], y_dims);
+    /* y_dims was coalesced: the inverse needs y's real dims */
+    for (j = 0; j < ranks[k]; j++)
+      y_dims[j] = dims[k][perms[k][j]];
+    permute (y, back, ranks[k], y_dims, inverse, back_dims);
+    for (i = 0; i < count; i++)
+      fail_unless_equals_float (back[i], x[i]);
+    /* and y really moved: NCHW -> NHWC puts channel 1 of pixel 0 next */
+    if (k == 0)
+      fail_unless_equals_float (y[1], 20.0f);
+    g_free (x);
+    g_free (y);
+    g_free (back);
+  }
+}
+
+GST_END_TEST;
+
+/* ---- normalisation ---- */
+
+GST_START_TEST (test_norm_value_is_gamma_x_minus_mean_over_std_plus_beta)
+{
+  float f = cbi_norm_factor (2.0f, 4.0f, 0.0f);
+
+  fail_unless_equals_float (f, 1.0f);
+  fail_unless_equals_float (cbi_norm_value (7.0f, 3.0f, f, 0.5f), 4.5f);
+  assert_close (cbi_norm_value (1.0f, 0.25f, cbi_norm_factor (1.5f, 0.5f,
+              1e-5f), -1.0f), 1.5 * 0.75 / sqrt (0.5 + 1e-5) - 1.0, 1e-6);
+}
+
+GST_END_TEST;
+
+static Suite *
+kernels_math_suite (void)
+{
+  Suite *s = suite_create ("kernels-math");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_from_byte_is_byte_times_scale_plus_bias);
+  tcase_add_test (tc, test_to_byte_rounds_half_up_and_clamps_to_0_255);
+  tcase_add_test (tc, test_to_byte_gives_0_for_nan_and_clamps_infinities);
+  tcase_add_test (tc, test_to_byte_is_floor_of_mapped_value_plus_half);
+  tcase_add_test (tc, test_every_byte_survives_pack_then_unpack);
+  tcase_add_test (tc, test_pack_source_repeats_the_last_frame_or_gives_zeros);
+  tcase_add_test (tc, test_unpack_map_sends_grey_to_every_colour_byte);
+  tcase_add_test (tc,
+      test_unpack_map_scales_a_fourth_channel_as_0_without_bias);
+  tcase_add_test (tc, test_relu_passes_positives_and_scales_negatives);
+  tcase_add_test (tc, test_hardswish_is_x_relu6_x_plus_3_over_6);
+  tcase_add_test (tc, test_hardsigmoid_is_alpha_x_plus_beta_within_0_1);
+  tcase_add_test (tc, test_elu_is_alpha_exp_minus_1_below_0);
+  tcase_add_test (tc, test_sigmoid_tanh_clip_and_identity_values);
+  tcase_add_test (tc, test_binary_ops_and_prelu);
+  tcase_add_test (tc, test_pad_reflect_mirrors_without_repeating_the_border);
+  tcase_add_test (tc,
+      test_pad_edge_repeats_the_border_and_constant_gives_minus_1);
+  tcase_add_test (tc, test_resize_nearest_is_floor_of_dst_over_integer_scale);
+  tcase_add_test (tc, test_resize_linear_clamps_to_the_border_at_the_corners);
+  tcase_add_test (tc, test_resize_linear_matches_half_pixel_interpolation);
+  tcase_add_test (tc, test_bilinear_at_the_corners_is_the_corner);
+  tcase_add_test (tc, test_strided_offset_walks_row_major_and_broadcast);
+  tcase_add_test (tc, test_coalesced_dims_give_the_same_offsets);
+  tcase_add_test (tc, test_permute_of_a_2x3_matrix_is_its_transpose);
+  tcase_add_test (tc, test_permute_then_its_inverse_gives_x_back);
+  tcase_add_test (tc, test_norm_value_is_gamma_x_minus_mean_over_std_plus_beta);
+  return s;
+}
+
+GST_CHECK_MAIN (kernels_math);

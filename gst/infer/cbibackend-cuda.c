@@ -746,8 +746,10 @@ cbi_cuda_plan_kernel (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       s->dims[1] = xs->dims[3];
       s->dims[2] = ys->dims[2];
       s->dims[3] = ys->dims[3];
-      s->alpha = n->alpha;
-      s->beta = n->beta;
+      /* the sizes' ratio, as the CPU backend maps coordinates (shape
+       * inference made sure it is the model's scale) */
+      s->alpha = (gfloat) ys->dims[2] / xs->dims[2];
+      s->beta = (gfloat) ys->dims[3] / xs->dims[3];
       s->fill = n->mode == CBI_RESIZE_LINEAR;
       break;
     case CBI_OP_SOFTMAX:{

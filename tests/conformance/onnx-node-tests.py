@@ -184,6 +184,14 @@ def compare(name, actual, expected, rtol, atol):
     if actual.shape != expected.shape:
         return f"{name}: shape {list(actual.shape)}, expected " \
                f"{list(expected.shape)}"
+    # a NaN or infinity where the reference has a number fails first: no
+    # tolerance covers it
+    broken = ~np.isfinite(actual) & np.isfinite(expected)
+    if broken.any():
+        first = tuple(int(i) for i in np.argwhere(broken)[0])
+        return (f"{name}: {int(broken.sum())} NaN or infinite values where "
+                f"the reference is finite; at {list(first)}: "
+                f"{float(actual[first])}")
     close = np.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
     if close.all():
         return None

@@ -104,6 +104,9 @@ typedef struct
   gpointer workspace;
   gsize workspace_bytes;
   const CbiShape *shapes;       /* planning only */
+  guint runs;
+  cudaGraphExec_t graph;        /* the steps, recorded on the second run */
+  gboolean graph_failed;
 } CbiCudaPlan;
 
 static gboolean
@@ -282,6 +285,8 @@ cbi_cuda_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
   /* nothing queued may still use the blocks */
   cudaSetDevice (((CbiCuda *) backend->context)->device);
   cudaStreamSynchronize (((CbiCuda *) backend->context)->stream);
+  if (plan->graph)
+    cudaGraphExecDestroy (plan->graph);
   for (i = 0; i < plan->steps->len; i++)
     cbi_cuda_step_clear (&g_array_index (plan->steps, CbiCudaStep, i));
   for (i = 0; i < plan->blocks->len; i++)
@@ -1086,19 +1091,67 @@ cbi_cuda_run_step (CbiCuda * cuda, CbiCudaPlan * plan, const CbiCudaStep * s,
 }
 
 static gboolean
-cbi_cuda_compute (CbiBackend * backend, gpointer p, GError ** error)
+cbi_cuda_run_steps (CbiCuda * cuda, CbiCudaPlan * plan, GError ** error)
 {
-  CbiCuda *cuda = backend->context;
-  CbiCudaPlan *plan = p;
   guint i;
 
-  if (!cbi_cuda_select (cuda, error))
-    return FALSE;
   for (i = 0; i < plan->steps->len; i++)
     if (!cbi_cuda_run_step (cuda, plan, &g_array_index (plan->steps,
                 CbiCudaStep, i), error))
       return FALSE;
   return TRUE;
+}
+
+/* Records the steps as a CUDA graph: the layers of a batch then cost one
+ * launch. Done on the second run, once cuDNN and cuBLAS have made what
+ * they make lazily on the first. Whatever fails here leaves the plan
+ * running its steps one by one, with a warning, not an error. */
+static void
+cbi_cuda_record (CbiCuda * cuda, CbiCudaPlan * plan)
+{
+  cudaGraph_t graph = NULL;
+  GError *error = NULL;
+  cudaError_t status;
+
+  status = cudaStreamBeginCapture (cuda->stream,
+      cudaStreamCaptureModeThreadLocal);
+  if (status == cudaSuccess) {
+    gboolean ok = cbi_cuda_run_steps (cuda, plan, &error);
+    status = cudaStreamEndCapture (cuda->stream, &graph);
+    if (!ok)
+      status = cudaErrorStreamCaptureInvalidated;
+  }
+  if (status == cudaSuccess)
+    status = cudaGraphInstantiate (&plan->graph, graph, 0);
+  if (graph)
+    cudaGraphDestroy (graph);
+  if (status != cudaSuccess) {
+    GST_WARNING ("could not record the batch as a CUDA graph (%s%s%s): "
+        "running its steps one by one", cudaGetErrorString (status),
+        error ? ", " : "", error ? error->message : "");
+    cudaGetLastError ();
+    plan->graph = NULL;
+    plan->graph_failed = TRUE;
+  }
+  g_clear_error (&error);
+}
+
+static gboolean
+cbi_cuda_compute (CbiBackend * backend, gpointer p, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+
+  if (!cbi_cuda_select (cuda, error))
+    return FALSE;
+  if (backend->replay && plan->graph == NULL && !plan->graph_failed
+      && plan->runs > 0)
+    cbi_cuda_record (cuda, plan);
+  plan->runs++;
+  if (plan->graph)
+    return CUDA_CHECK (cudaGraphLaunch (plan->graph, cuda->stream),
+        "cudaGraphLaunch");
+  return cbi_cuda_run_steps (cuda, plan, error);
 }
 
 static void

@@ -73,6 +73,8 @@ struct _CbiBackend
   gpointer context;
   gint device_id;
   gboolean exhaustive_search;   /* benchmark algorithms while planning */
+  gboolean replay;              /* replay a plan's recorded work (CUDA
+                                 * graphs) after its first run */
 };
 
 /* Makes a backend for device @device_id (ignored where there is one device).

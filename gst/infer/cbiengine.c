@@ -522,3 +522,9 @@ cbi_engine_set_exhaustive_search (CbiEngine * engine, gboolean exhaustive)
 {
   engine->backend->exhaustive_search = exhaustive;
 }
+
+void
+cbi_engine_set_replay (CbiEngine * engine, gboolean replay)
+{
+  engine->backend->replay = replay;
+}

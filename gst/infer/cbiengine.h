@@ -141,4 +141,9 @@ void cbi_engine_get_pool_stats (CbiEngine * engine, CbiPoolStats * stats);
 void cbi_engine_set_exhaustive_search (CbiEngine * engine,
     gboolean exhaustive);
 
+/* Whether a plan's work is recorded on its second run and replayed after
+ * (CUDA graphs: one launch for every layer of a batch). The CPU backend
+ * ignores it. */
+void cbi_engine_set_replay (CbiEngine * engine, gboolean replay);
+
 G_END_DECLS

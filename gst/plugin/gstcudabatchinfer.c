@@ -173,6 +173,7 @@ struct _GstCudaBatchInfer
   gdouble input_std[3];
   GstCudaBatchInferChannelOrder channel_order;
   GstCudaBatchInferAlgoSearch algo_search;
+  gboolean cuda_graph;
 
   /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
    * change_state while no data flows */
@@ -248,6 +249,7 @@ enum
   PROP_INPUT_STD,
   PROP_CHANNEL_ORDER,
   PROP_ALGO_SEARCH,
+  PROP_CUDA_GRAPH,
   PROP_STATS,
 };
 
@@ -272,6 +274,7 @@ enum
 #define DEFAULT_INPUT_STD 1.0
 #define DEFAULT_CHANNEL_ORDER GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB
 #define DEFAULT_ALGO_SEARCH GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE
+#define DEFAULT_CUDA_GRAPH TRUE
 
 #define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
 
@@ -639,6 +642,24 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:cuda-graph:
+   *
+   * Whether the CUDA backend records a batch's layers as a CUDA graph on
+   * the warm-up's second dry batch and replays it for every batch of that
+   * shape: one launch instead of one per layer. Padding keeps the shape
+   * fixed, which is what makes the replay valid; a caps change records
+   * again. Where recording fails the layers run one by one, with a
+   * warning in the log. The CPU backend ignores it.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_CUDA_GRAPH,
+      g_param_spec_boolean ("cuda-graph", "CUDA graph",
+          "Replay each batch's layers as a recorded CUDA graph",
+          DEFAULT_CUDA_GRAPH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
@@ -723,6 +744,7 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
   self->input_scale = DEFAULT_INPUT_SCALE;
   self->channel_order = DEFAULT_CHANNEL_ORDER;
   self->algo_search = DEFAULT_ALGO_SEARCH;
+  self->cuda_graph = DEFAULT_CUDA_GRAPH;
   for (i = 0; i < 3; i++) {
     self->input_mean[i] = DEFAULT_INPUT_MEAN;
     self->input_std[i] = DEFAULT_INPUT_STD;
@@ -844,6 +866,9 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
     case PROP_ALGO_SEARCH:
       self->algo_search = g_value_get_enum (value);
       break;
+    case PROP_CUDA_GRAPH:
+      self->cuda_graph = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -938,6 +963,9 @@ gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_ALGO_SEARCH:
       g_value_set_enum (value, self->algo_search);
+      break;
+    case PROP_CUDA_GRAPH:
+      g_value_set_boolean (value, self->cuda_graph);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -2004,7 +2032,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   GstCaps *warmup_caps;
   GError *error = NULL;
   gboolean fallback, error_posted, ok = TRUE, std_ok = TRUE, resizes;
-  gboolean exhaustive;
+  gboolean exhaustive, replay;
   guint c;
   gchar *model;
   GstVideoInfo info;
@@ -2022,6 +2050,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   device_id = self->device_id;
   limit = self->memory_limit;
   exhaustive = self->algo_search == GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE;
+  replay = self->cuda_graph;
   self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
   /* value = (byte x scale - mean) / std = byte x run_scale + run_bias */
   for (c = 0; c < 3; c++) {
@@ -2066,6 +2095,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   }
   self->backend_name = g_intern_string (cbi_engine_backend_name (self->engine));
   cbi_engine_set_exhaustive_search (self->engine, exhaustive);
+  cbi_engine_set_replay (self->engine, replay);
   resizes = gst_cuda_batch_infer_model_resizes (self);
   GST_OBJECT_LOCK (self);
   self->resizes = resizes;

@@ -179,6 +179,26 @@ GST_START_TEST (test_heuristic_and_exhaustive_search_give_the_same_frames)
 
 GST_END_TEST;
 
+GST_START_TEST (test_replayed_cuda_graph_gives_the_frames_of_the_steps)
+{
+  gchar *model = model_prop ("unet.onnx");
+  gchar *a = g_strdup_printf ("%s batch=4 cuda-graph=false", model);
+  gchar *b = g_strdup_printf ("%s batch=4 cuda-graph=true", model);
+  GPtrArray *x = run (a, "cuda", 11), *y = run (b, "cuda", 11);
+  guint i;
+
+  for (i = 0; i < x->len; i++)
+    assert_same_results (g_ptr_array_index (x, i), g_ptr_array_index (y, i),
+        "cuda-graph");
+  g_ptr_array_unref (x);
+  g_ptr_array_unref (y);
+  g_free (a);
+  g_free (b);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 static Suite *
 cudabatchinfer_cuda_suite (void)
 {
@@ -190,6 +210,7 @@ cudabatchinfer_cuda_suite (void)
   tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
   tcase_add_test (tc,
       test_heuristic_and_exhaustive_search_give_the_same_frames);
+  tcase_add_test (tc, test_replayed_cuda_graph_gives_the_frames_of_the_steps);
   return s;
 }
 

@@ -187,6 +187,13 @@ gboolean cbi_shape_equal (const CbiShape * a, const CbiShape * b);
 /* "2x3x4": for messages; free with g_free() */
 gchar *cbi_shape_to_string (const CbiShape * shape);
 
+/* Rewrites ConvTranspose node @index, when it has the usual upsampling
+ * form (one group, no dilation, stride s on both axes, an output s times
+ * the input), as a convolution into s x s x Cout phase channels and a
+ * DepthToSpace (CRD) right after it (cbisubpixel.c). Returns whether it
+ * did. */
+gboolean cbi_graph_lower_conv_transpose (CbiGraph * graph, guint index);
+
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);
 

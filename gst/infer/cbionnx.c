@@ -988,7 +988,12 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     node->axis = (gint) alpha;
     node->alpha = 0.0f;
   }
-  return cbi_onnx_layout_op (im, n, node, error);
+  if (!cbi_onnx_layout_op (im, n, node, error))
+    return FALSE;
+  /* a strided ConvTranspose runs faster as a convolution */
+  if (type == CBI_OP_CONV_TRANSPOSE)
+    cbi_graph_lower_conv_transpose (im->graph, index);
+  return TRUE;
 }
 
 /* Node indices of @g in an order where every input is produced before it

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <gst/check/gstcheck.h>
+#include <math.h>
 
 #include "cbiengine.h"
 #include "cbierror.h"
@@ -500,6 +501,109 @@ GST_START_TEST (test_cuda_backend_request_fails_cleanly_without_it)
 
 GST_END_TEST;
 
+/* A ConvTranspose graph: x [2, 3, 5, 4] -> ConvTranspose (3 -> 2, kernel
+ * @k, stride @s, pads @p, output_padding @op, with bias) -> y. */
+static CbiGraph *
+conv_transpose_graph (gint64 k, gint64 s, gint64 p, gint64 op)
+{
+  CbiGraph *g = cbi_graph_new ();
+  const gint64 x_dims[4] = { -1, 3, 5, 4 }, w_dims[4] = { 3, 2, k, k };
+  const gint64 b_dims[1] = { 2 };
+  CbiConvAttrs a = { {s, s}, {1, 1}, {p, p, p, p}, 1, {0, 0}, FALSE,
+  {op, op}
+  };
+  gfloat *w = g_new (gfloat, 3 * 2 * k * k), *b = g_new (gfloat, 2);
+  gint in[3], i;
+
+  for (i = 0; i < 3 * 2 * k * k; i++)
+    w[i] = ((i * 37) % 17 - 8) / 8.0f;
+  b[0] = 0.25f;
+  b[1] = -0.5f;
+  g->input = in[0] = cbi_graph_add_tensor (g, "x", 4, x_dims, NULL);
+  in[1] = cbi_graph_add_tensor (g, "w", 4, w_dims, w);
+  in[2] = cbi_graph_add_tensor (g, "b", 1, b_dims, b);
+  g->outputs[g->n_outputs++] = cbi_graph_add_tensor (g, "y", 0, NULL, NULL);
+  cbi_graph_add_node (g, CBI_OP_CONV_TRANSPOSE, "up", 3, in, g->outputs[0], &a);
+  return g;
+}
+
+/* Runs @g (transfer full) on a fixed input; returns its output. */
+static gfloat *
+run_tensor_graph (CbiGraph * g, CbiShape * out)
+{
+  const CbiShape in = { 4, {2, 3, 5, 4} };
+  gfloat x[2 * 3 * 5 * 4];
+  GError *err = NULL;
+  CbiBatchReport r;
+  gboolean fallback;
+  CbiEngine *e;
+  const gfloat *y;
+  gfloat *copy;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (x); i++)
+    x[i] = ((gint) (i * 13) % 11 - 5) / 5.0f;
+  e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &err);
+  fail_unless (e != NULL);
+  fail_unless (cbi_engine_run_tensor (e, &in, x, &r, &err), "%s",
+      err ? err->message : "");
+  y = cbi_engine_get_output (e, 0, out, &err);
+  fail_unless (y != NULL);
+  copy = g_memdup2 (y, cbi_shape_count (out) * sizeof (gfloat));
+  cbi_engine_free (e);
+  return copy;
+}
+
+GST_START_TEST (test_strided_conv_transpose_runs_as_conv_and_depth_to_space)
+{
+  /* PyTorch's two usual x2 upsamplers */
+  const gint64 forms[2][4] = { {3, 2, 1, 1}, {4, 2, 1, 0} };
+  guint f;
+
+  for (f = 0; f < G_N_ELEMENTS (forms); f++) {
+    const gint64 *k = forms[f];
+    CbiGraph *lowered = conv_transpose_graph (k[0], k[1], k[2], k[3]);
+    CbiShape a, b;
+    gfloat *direct, *sub;
+    gint64 i;
+
+    fail_unless (cbi_graph_lower_conv_transpose (lowered, 0));
+    fail_unless_equals_int (lowered->nodes->len, 2);
+    fail_unless_equals_int (cbi_graph_node (lowered, 0)->op, CBI_OP_CONV);
+    fail_unless_equals_int (cbi_graph_node (lowered, 1)->op,
+        CBI_OP_DEPTH_TO_SPACE);
+    direct = run_tensor_graph (conv_transpose_graph (k[0], k[1], k[2], k[3]),
+        &a);
+    sub = run_tensor_graph (lowered, &b);
+    fail_unless (cbi_shape_equal (&a, &b));
+    fail_unless_equals_int (a.dims[2], 10);
+    fail_unless_equals_int (a.dims[3], 8);
+    for (i = 0; i < cbi_shape_count (&a); i++)
+      fail_unless (fabsf (direct[i] - sub[i]) < 1e-5f, "form %u, value %"
+          G_GINT64_FORMAT ": %f vs %f", f, i, direct[i], sub[i]);
+    g_free (direct);
+    g_free (sub);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_conv_transpose_of_other_forms_is_left_as_it_is)
+{
+  /* stride 1, and an output that is not twice the input */
+  CbiGraph *g1 = conv_transpose_graph (3, 1, 1, 0);
+  CbiGraph *g2 = conv_transpose_graph (3, 2, 0, 0);
+
+  fail_if (cbi_graph_lower_conv_transpose (g1, 0));
+  fail_if (cbi_graph_lower_conv_transpose (g2, 0));
+  fail_unless_equals_int (g1->nodes->len, 1);
+  fail_unless_equals_int (g2->nodes->len, 1);
+  cbi_graph_free (g1);
+  cbi_graph_free (g2);
+}
+
+GST_END_TEST;
+
 static Suite *
 engine_suite (void)
 {
@@ -526,6 +630,9 @@ engine_suite (void)
   tcase_add_test (tc, test_warmup_leaves_the_next_batch_without_fresh_memory);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
   tcase_add_test (tc, test_cuda_backend_request_fails_cleanly_without_it);
+  tcase_add_test (tc,
+      test_strided_conv_transpose_runs_as_conv_and_depth_to_space);
+  tcase_add_test (tc, test_conv_transpose_of_other_forms_is_left_as_it_is);
   return s;
 }
 

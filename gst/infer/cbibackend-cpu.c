@@ -8,6 +8,7 @@
  * plain NCHW, because those are what packing and unpacking touch.
  */
 #include "cbibackend.h"
+#include "cbicpuloops.h"
 #include "cbierror.h"
 
 #include <gst/gst.h>
@@ -26,24 +27,15 @@ typedef struct
 
 #define CBI_MAX_ARGS (CBI_MAX_NODE_INPUTS + 2)
 
-/* Pad, which oneDNN has no primitive for: plain NCHW in and out. */
-typedef struct
-{
-  const gfloat *src;
-  gfloat *dst;
-  gint64 n, c, h, w;            /* of the source */
-  gint64 top, left, bottom, right;
-  CbiPadFill fill;
-  gfloat value;
-} CbiCpuPad;
-
-/* A oneDNN primitive with its arguments, or (prim NULL) a pad. */
+/* A oneDNN primitive with its arguments, or (prim NULL) one of our loops
+ * (cbicpuloops.h) run on @loop, which the step owns. */
 typedef struct
 {
   dnnl_primitive_t prim;
   gint n_args;
   dnnl_exec_arg_t args[CBI_MAX_ARGS];
-  CbiCpuPad *pad;
+  void (*run) (gconstpointer loop);
+  gpointer loop;
 } CbiCpuStep;
 
 typedef struct
@@ -127,7 +119,7 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
     if (step->prim)
       dnnl_primitive_destroy (step->prim);
-    g_free (step->pad);
+    g_free (step->loop);
   }
   for (i = 0; i < plan->memories->len; i++)
     dnnl_memory_destroy (g_ptr_array_index (plan->memories, i));
@@ -501,6 +493,62 @@ cbi_cpu_plain (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
   return cbi_cpu_in_layout (cpu, plan, pool, t, md, error);
 }
 
+/* Activation @out was computed with 8 channels for the @shape's fewer:
+ * a loop copies the real ones out, plain, where the layout is plain or
+ * blocked by 8 (oneDNN's reorder of a channel slice is a slow reference
+ * loop), else that reorder. */
+static gboolean
+cbi_cpu_narrow (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
+    const CbiShape * shape, GError ** error)
+{
+  const dnnl_memory_desc_t wide = plan->mds[out];
+  dnnl_memory_t wide_mem = plan->mems[out], mem;
+  dnnl_dims_t dims;
+  dnnl_memory_desc_t md;
+  CbiCpuStep step = { NULL, 0, };
+  CbiCpuChannels *ch;
+  gint64 block = 0;
+
+  memcpy (dims, wide.dims, 4 * sizeof (gint64));
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
+              dnnl_nChw8c), "blocked desc"))
+    return FALSE;
+  if (dnnl_memory_desc_equal (&md, &wide))
+    block = 8;
+  else if (DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
+              dnnl_nchw), "plain desc") && dnnl_memory_desc_equal (&md, &wide))
+    block = 1;
+  if (!cbi_cpu_shape_md (&md, shape, error))
+    return FALSE;
+  if (block == 0) {
+    const dnnl_dims_t origin = { 0, 0, 0, 0 };
+    memcpy (dims, shape->dims, 4 * sizeof (gint64));
+    if (!DNNL_CHECK (dnnl_memory_desc_init_submemory (&plan->mds[out], &wide,
+                dims, origin), "output channels desc"))
+      return FALSE;
+    plan->mems[out] = cbi_cpu_view (cpu, plan, wide_mem, &plan->mds[out],
+        error);
+    return plan->mems[out] != NULL;
+  }
+  mem = cbi_cpu_activation (cpu, plan, pool, out, &md, error);
+  if (mem == NULL)
+    return FALSE;
+  plan->mds[out] = md;
+  plan->mems[out] = mem;
+  ch = g_new0 (CbiCpuChannels, 1);
+  dnnl_memory_get_data_handle (wide_mem, (void **) &ch->src);
+  dnnl_memory_get_data_handle (mem, (void **) &ch->dst);
+  ch->n = shape->dims[0];
+  ch->c = shape->dims[1];
+  ch->hw = shape->dims[2] * shape->dims[3];
+  ch->src_channels = 8;
+  ch->block = block;
+  step.run = cbi_cpu_run_channels;
+  step.loop = ch;
+  g_array_append_val (plan->steps, step);
+  return TRUE;
+}
+
 static gboolean
 cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
@@ -519,8 +567,30 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_memory_t xmem, wmem, bmem = NULL;
+  gfloat *wdata = w->data, *bdata = b ? b->data : NULL;
   gint wnd, i;
   gboolean ok = FALSE;
+  /* oneDNN's kernels for fewer than 8 output channels (an image's last
+   * layer) are several times slower than for 8: such an output is
+   * computed with zero filters up to 8 and read as its first channels */
+  const gint64 oc = w->dims[0];
+  gboolean widen = !transpose && a->group == 1 && oc < 8
+      && cbi_graph_is_output (graph, out);
+
+  if (widen) {
+    gsize filter = w->dims[1] * w->dims[2] * w->dims[3];
+    wdata = cbi_cpu_pool_alloc (plan, pool, 8 * filter * sizeof (gfloat),
+        "widened convolution weights", error);
+    bdata = wdata ? cbi_cpu_pool_alloc (plan, pool, 8 * sizeof (gfloat),
+        "widened convolution bias", error) : NULL;
+    if (bdata == NULL)
+      return FALSE;
+    memset (wdata, 0, 8 * filter * sizeof (gfloat));
+    memset (bdata, 0, 8 * sizeof (gfloat));
+    memcpy (wdata, w->data, oc * filter * sizeof (gfloat));
+    if (b)
+      memcpy (bdata, b->data, oc * sizeof (gfloat));
+  }
 
   if (a->group > 1) {
     wnd = 5;
@@ -540,6 +610,8 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   }
   for (i = 0; i < 4; i++)
     ydims[i] = shapes[out].dims[i];
+  if (widen)
+    wdims[0] = ydims[1] = 8;
   for (i = 0; i < 2; i++) {
     strides[i] = a->strides[i];
     dil[i] = a->dilations[i] - 1;       /* oneDNN counts the gaps */
@@ -569,7 +641,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
                   strides, dil, pad_l, pad_r), "deconvolution desc") :
           DNNL_CHECK (dnnl_dilated_convolution_forward_desc_init (&desc,
                   dnnl_forward_inference, dnnl_convolution_auto,
-                  &xmd, &wmd_any, b ? &bmd : NULL, &ymd,
+                  &xmd, &wmd_any, bdata ? &bmd : NULL, &ymd,
                   strides, dil, pad_l, pad_r), "convolution desc"))
       || !cbi_cpu_attr (post, 0, &attr, error)
       || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, transpose ?
@@ -582,11 +654,11 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   if (xmem == NULL)
     goto done;
   wmem = cbi_cpu_weights (cpu, plan, pool, &wmd_user,
-      dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), w->data,
+      dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), wdata,
       error);
   if (wmem == NULL)
     goto done;
-  if (b && (bmem = cbi_cpu_memory (cpu, plan, &bmd, b->data, error)) == NULL)
+  if (bdata && (bmem = cbi_cpu_memory (cpu, plan, &bmd, bdata, error)) == NULL)
     goto done;
 
   {
@@ -598,6 +670,8 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     ok = cbi_cpu_finish (cpu, plan, pool, pd, args, bmem ? 3 : 2, out,
         workspace, error);
   }
+  if (ok && widen)
+    ok = cbi_cpu_narrow (cpu, plan, pool, out, &shapes[out], error);
 
 done:
   if (pd)
@@ -839,7 +913,9 @@ cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
   plan->mds[n->output] = out_md;
   plan->mems[n->output] = out;
 
-  pad = step.pad = g_new0 (CbiCpuPad, 1);
+  pad = g_new0 (CbiCpuPad, 1);
+  step.run = cbi_cpu_run_pad;
+  step.loop = pad;
   dnnl_memory_get_data_handle (in, (void **) &pad->src);
   dnnl_memory_get_data_handle (out, (void **) &pad->dst);
   pad->n = x[0];
@@ -856,108 +932,72 @@ cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
   return TRUE;
 }
 
-/* InstanceNormalization has no oneDNN primitive, but it is a batch
- * normalization of the plain NCHW tensor seen as 1 x (N C) x H x W: every
- * (frame, channel) plane gets its own statistics. */
+/* InstanceNormalization, and a Relu after it, in our own loop, in the
+ * layout its input has when that is plain or channel-blocked by 8 or 16
+ * (what convolutions give): no reorder either side. */
 static gboolean
 cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    const CbiShape * shapes, CbiPool * pool, GError ** error)
 {
-  const gint64 *x = shapes[n->inputs[0]].dims;
-  const gfloat *gamma = cbi_graph_tensor (graph, n->inputs[1])->data;
-  const gfloat *beta = cbi_graph_tensor (graph, n->inputs[2])->data;
-  dnnl_dims_t view_dims = { 1, x[0] * x[1], x[2], x[3] };
-  dnnl_dims_t ss_dims = { 2, x[0] * x[1] };
-  dnnl_memory_desc_t md, view_md, ss_md;
-  dnnl_batch_normalization_desc_t desc;
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_exec_arg_t args[CBI_MAX_ARGS];
-  dnnl_memory_t in, out, mem;
-  gpointer handle;
-  gfloat *ss;
-  gint n_args = 0, i;
-  gint64 p;
-  gboolean ok = FALSE;
+  static const struct
+  {
+    dnnl_format_tag_t tag;
+    gint64 block;
+  } layouts[] = { {dnnl_nChw16c, 16}, {dnnl_nChw8c, 8}, {dnnl_nchw, 1} };
+  const CbiShape *xs = &shapes[n->inputs[0]];
+  gint out = post ? post->output : n->output;
+  CbiCpuStep step = { NULL, 0, };
+  CbiCpuInstanceNorm *norm;
+  dnnl_memory_desc_t md;
+  dnnl_memory_t in = NULL, mem;
+  dnnl_dims_t dims;
+  gint64 block = 1;
+  guint i;
 
-  if (cbi_graph_tensor (graph, n->inputs[1])->dims[0] != x[1]
-      || cbi_graph_tensor (graph, n->inputs[2])->dims[0] != x[1]) {
+  if (cbi_graph_tensor (graph, n->inputs[1])->dims[0] != xs->dims[1]
+      || cbi_graph_tensor (graph, n->inputs[2])->dims[0] != xs->dims[1]) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
         "(InstanceNormalization): scale and B need %" G_GINT64_FORMAT
-        " values", n->name, x[1]);
+        " values", n->name, xs->dims[1]);
     return FALSE;
   }
-  if (!cbi_cpu_shape_md (&md, &shapes[n->inputs[0]], error)
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&view_md, 4, view_dims,
-              dnnl_f32, dnnl_nchw), "instance norm view")
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&ss_md, 2, ss_dims,
-              dnnl_f32, dnnl_nc), "scale-shift desc"))
-    return FALSE;
-  in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &md, error);
-  out = in ? cbi_cpu_activation (cpu, plan, pool, n->output, &md, error) : NULL;
-  ss = out ? cbi_cpu_pool_alloc (plan, pool, 2 * x[0] * x[1] *
-      sizeof (gfloat), "instance norm scale and shift", error) : NULL;
-  if (ss == NULL)
-    return FALSE;
-  plan->mds[n->output] = md;
-  plan->mems[n->output] = out;
-  for (p = 0; p < x[0] * x[1]; p++) {
-    ss[p] = gamma[p % x[1]];
-    ss[x[0] * x[1] + p] = beta[p % x[1]];
+  memcpy (dims, xs->dims, 4 * sizeof (gint64));
+  for (i = 0; i < G_N_ELEMENTS (layouts) && in == NULL; i++) {
+    if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
+                layouts[i].tag), "instance norm desc"))
+      return FALSE;
+    if (dnnl_memory_desc_equal (&md, &plan->mds[n->inputs[0]])) {
+      in = plan->mems[n->inputs[0]];
+      block = layouts[i].block;
+    }
   }
+  /* md is plain NCHW now, for any other layout */
+  if (in == NULL && (in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0],
+              &md, error)) == NULL)
+    return FALSE;
+  mem = cbi_cpu_activation (cpu, plan, pool, out, &md, error);
+  if (mem == NULL)
+    return FALSE;
+  plan->mds[out] = md;
+  plan->mems[out] = mem;
 
-  if (!DNNL_CHECK (dnnl_batch_normalization_forward_desc_init (&desc,
-              dnnl_forward_inference, &view_md, n->alpha,
-              dnnl_use_scaleshift), "batch normalization desc")
-      || !cbi_cpu_attr (NULL, 0, &attr, error)
-      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
-              cpu->engine, NULL), "batch normalization primitive desc"))
-    goto done;
-
-  dnnl_memory_get_data_handle (in, &handle);
-  args[n_args].arg = DNNL_ARG_SRC;
-  if ((args[n_args++].memory = cbi_cpu_memory (cpu, plan, &view_md, handle,
-              error)) == NULL)
-    goto done;
-  dnnl_memory_get_data_handle (out, &handle);
-  args[n_args].arg = DNNL_ARG_DST;
-  if ((args[n_args++].memory = cbi_cpu_memory (cpu, plan, &view_md, handle,
-              error)) == NULL)
-    goto done;
-  args[n_args].arg = DNNL_ARG_SCALE_SHIFT;
-  if ((args[n_args++].memory = cbi_cpu_memory (cpu, plan, &ss_md, ss,
-              error)) == NULL)
-    goto done;
-  /* the statistics it computes are outputs too */
-  for (i = 1; i <= 2; i++) {
-    const dnnl_memory_desc_t *stat = dnnl_primitive_desc_query_md (pd,
-        dnnl_query_dst_md, i);
-    gpointer block;
-    if (stat == NULL || dnnl_memory_desc_get_size (stat) == 0)
-      continue;
-    block = cbi_cpu_pool_alloc (plan, pool, dnnl_memory_desc_get_size (stat),
-        "instance norm statistics", error);
-    mem = block ? cbi_cpu_memory (cpu, plan, stat, block, error) : NULL;
-    if (mem == NULL)
-      goto done;
-    args[n_args].arg = i == 1 ? DNNL_ARG_MEAN : DNNL_ARG_VARIANCE;
-    args[n_args++].memory = mem;
-  }
-  args[n_args].arg = DNNL_ARG_SCRATCHPAD;
-  if ((args[n_args++].memory = cbi_cpu_memory (cpu, plan,
-              cbi_cpu_scratchpad_md (pd), DNNL_MEMORY_NONE, error)) == NULL)
-    goto done;
-  *workspace = MAX (*workspace,
-      dnnl_memory_desc_get_size (cbi_cpu_scratchpad_md (pd)));
-  ok = cbi_cpu_add_step (plan, pd, args, n_args, error);
-
-done:
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  if (attr)
-    dnnl_primitive_attr_destroy (attr);
-  return ok;
+  norm = g_new0 (CbiCpuInstanceNorm, 1);
+  dnnl_memory_get_data_handle (in, (void **) &norm->src);
+  dnnl_memory_get_data_handle (mem, (void **) &norm->dst);
+  norm->n = xs->dims[0];
+  norm->c = xs->dims[1];
+  norm->hw = xs->dims[2] * xs->dims[3];
+  norm->block = block;
+  norm->gamma = cbi_graph_tensor (graph, n->inputs[1])->data;
+  norm->beta = cbi_graph_tensor (graph, n->inputs[2])->data;
+  norm->epsilon = n->alpha;
+  norm->relu = post != NULL;
+  norm->slope = post ? post->alpha : 0.0f;
+  step.run = cbi_cpu_run_instance_norm;
+  step.loop = norm;
+  g_array_append_val (plan->steps, step);
+  return TRUE;
 }
 
 /* Gives output @out the row-major desc of its shape over the block the
@@ -1334,7 +1374,9 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
      * producer's post-op */
     if ((n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
             || n->op == CBI_OP_GEMM || n->op == CBI_OP_MATMUL
-            || cbi_op_is_binary (n->op)) && fused
+            || cbi_op_is_binary (n->op)
+            || (n->op == CBI_OP_INSTANCE_NORM && fused
+                && fused->op == CBI_OP_RELU)) && fused
         && cbi_op_is_eltwise (fused->op) && fused->inputs[0] == n->output
         && cbi_graph_count_consumers (graph, n->output) == 1
         && !cbi_graph_is_output (graph, n->output))
@@ -1376,8 +1418,8 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     else if (n->op == CBI_OP_PAD)
       ok = cbi_cpu_plan_pad (cpu, plan, n, shapes, pool, error);
     else if (n->op == CBI_OP_INSTANCE_NORM)
-      ok = cbi_cpu_plan_instance_norm (cpu, plan, graph, n, shapes, pool,
-          workspace, error);
+      ok = cbi_cpu_plan_instance_norm (cpu, plan, graph, n, fused, shapes,
+          pool, error);
     else
       ok = cbi_cpu_plan_eltwise (cpu, plan, n, shapes, pool, workspace, error);
     if (!ok)
@@ -1420,41 +1462,6 @@ cbi_cpu_upload (CbiBackend * backend, gpointer p, const CbiFrameBatch * batch,
   return TRUE;
 }
 
-/* The source index for output index @i of a padded axis of @size. */
-static inline gint64
-cbi_cpu_pad_index (gint64 i, gint64 size, CbiPadFill fill)
-{
-  if (i >= 0 && i < size)
-    return i;
-  if (fill == CBI_PAD_FILL_REFLECT)
-    return i < 0 ? -i : 2 * (size - 1) - i;
-  if (fill == CBI_PAD_FILL_EDGE)
-    return i < 0 ? 0 : size - 1;
-  return -1;                    /* constant */
-}
-
-static void
-cbi_cpu_run_pad (const CbiCpuPad * p)
-{
-  const gint64 oh = p->h + p->top + p->bottom, ow = p->w + p->left + p->right;
-  const gint64 planes = p->n * p->c;
-  gint64 plane;
-
-#pragma omp parallel for schedule(static)
-  for (plane = 0; plane < planes; plane++) {
-    const gfloat *src = p->src + plane * p->h * p->w;
-    gfloat *dst = p->dst + plane * oh * ow;
-    gint64 y, x;
-    for (y = 0; y < oh; y++) {
-      gint64 sy = cbi_cpu_pad_index (y - p->top, p->h, p->fill);
-      for (x = 0; x < ow; x++) {
-        gint64 sx = cbi_cpu_pad_index (x - p->left, p->w, p->fill);
-        dst[y * ow + x] = sy < 0 || sx < 0 ? p->value : src[sy * p->w + sx];
-      }
-    }
-  }
-}
-
 static gboolean
 cbi_cpu_compute (CbiBackend * backend, gpointer p, GError ** error)
 {
@@ -1464,11 +1471,11 @@ cbi_cpu_compute (CbiBackend * backend, gpointer p, GError ** error)
 
   for (i = 0; i < plan->steps->len; i++) {
     CbiCpuStep *s = &g_array_index (plan->steps, CbiCpuStep, i);
-    if (s->pad) {
+    if (s->run) {
       /* our own loop reads what the primitives before it wrote */
       if (!DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait"))
         return FALSE;
-      cbi_cpu_run_pad (s->pad);
+      s->run (s->loop);
     } else if (!DNNL_CHECK (dnnl_primitive_execute (s->prim, cpu->stream,
                 s->n_args, s->args), "dnnl_primitive_execute")) {
       return FALSE;

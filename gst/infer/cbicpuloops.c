@@ -1,0 +1,125 @@
+/* cudabatchinfer: the CPU backend's own loops
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Spread over the OpenMP threads oneDNN already runs on. They read what
+ * the primitives before them wrote, so the backend waits on its stream
+ * before each.
+ */
+#include "cbicpuloops.h"
+
+#include <math.h>
+
+/* The source index for output index @i of a padded axis of @size. */
+static inline gint64
+cbi_cpu_pad_index (gint64 i, gint64 size, CbiPadFill fill)
+{
+  if (i >= 0 && i < size)
+    return i;
+  if (fill == CBI_PAD_FILL_REFLECT)
+    return i < 0 ? -i : 2 * (size - 1) - i;
+  if (fill == CBI_PAD_FILL_EDGE)
+    return i < 0 ? 0 : size - 1;
+  return -1;                    /* constant */
+}
+
+void
+cbi_cpu_run_pad (gconstpointer pad)
+{
+  const CbiCpuPad *p = pad;
+  const gint64 oh = p->h + p->top + p->bottom, ow = p->w + p->left + p->right;
+  const gint64 planes = p->n * p->c;
+  gint64 plane;
+
+#pragma omp parallel for schedule(static)
+  for (plane = 0; plane < planes; plane++) {
+    const gfloat *src = p->src + plane * p->h * p->w;
+    gfloat *dst = p->dst + plane * oh * ow;
+    gint64 y, x;
+    for (y = 0; y < oh; y++) {
+      gint64 sy = cbi_cpu_pad_index (y - p->top, p->h, p->fill);
+      for (x = 0; x < ow; x++) {
+        gint64 sx = cbi_cpu_pad_index (x - p->left, p->w, p->fill);
+        dst[y * ow + x] = sy < 0 || sx < 0 ? p->value : src[sy * p->w + sx];
+      }
+    }
+  }
+}
+
+/* One (frame, channel block): @b channels interleaved over the plane's
+ * positions; lanes past @lanes are padding and stay zero. Two passes for
+ * the statistics (mean, then squared deviations), one to write. @b is a
+ * constant in each caller, so the lane loops vectorise. */
+G_ALWAYS_INLINE static inline void
+cbi_cpu_instance_norm_block (const CbiCpuInstanceNorm * p, const gfloat * src,
+    gfloat * dst, gint64 first_channel, gint64 lanes, const gint64 b)
+{
+  gdouble sum[16] = { 0, }, dev[16] = { 0, };
+  gfloat scale[16] = { 0, }, shift[16] = { 0, };
+  gint64 i, j;
+
+  for (i = 0; i < p->hw; i++)
+    for (j = 0; j < b; j++)
+      sum[j] += src[i * b + j];
+  for (j = 0; j < b; j++)
+    sum[j] /= p->hw;
+  for (i = 0; i < p->hw; i++)
+    for (j = 0; j < b; j++) {
+      gdouble d = src[i * b + j] - sum[j];
+      dev[j] += d * d;
+    }
+  for (j = 0; j < lanes; j++) {
+    gdouble inv = 1.0 / sqrt (dev[j] / p->hw + p->epsilon);
+    scale[j] = p->gamma[first_channel + j] * inv;
+    shift[j] = p->beta[first_channel + j] - sum[j] * scale[j];
+  }
+  for (i = 0; i < p->hw; i++)
+    for (j = 0; j < b; j++) {
+      gfloat y = src[i * b + j] * scale[j] + shift[j];
+      if (p->relu && y < 0.0f)
+        y *= p->slope;
+      dst[i * b + j] = j < lanes ? y : 0.0f;
+    }
+}
+
+void
+cbi_cpu_run_instance_norm (gconstpointer norm)
+{
+  const CbiCpuInstanceNorm *p = norm;
+  const gint64 blocks = (p->c + p->block - 1) / p->block;
+  const gint64 count = p->n * blocks;
+  gint64 k;
+
+#pragma omp parallel for schedule(static)
+  for (k = 0; k < count; k++) {
+    gint64 first = (k % blocks) * p->block;
+    gint64 offset = k * p->hw * p->block;
+    gint64 lanes = MIN (p->block, p->c - first);
+    if (p->block == 16)
+      cbi_cpu_instance_norm_block (p, p->src + offset, p->dst + offset,
+          first, lanes, 16);
+    else if (p->block == 8)
+      cbi_cpu_instance_norm_block (p, p->src + offset, p->dst + offset,
+          first, lanes, 8);
+    else
+      cbi_cpu_instance_norm_block (p, p->src + offset, p->dst + offset,
+          first, lanes, 1);
+  }
+}
+
+void
+cbi_cpu_run_channels (gconstpointer channels)
+{
+  const CbiCpuChannels *p = channels;
+  const gint64 planes = p->n * p->c, b = p->block;
+  gint64 plane;
+
+#pragma omp parallel for schedule(static)
+  for (plane = 0; plane < planes; plane++) {
+    gint64 f = plane / p->c, c = plane % p->c, i;
+    const gfloat *src = p->src + ((f * p->src_channels + c - c % b) * p->hw)
+        + c % b;
+    gfloat *dst = p->dst + plane * p->hw;
+    for (i = 0; i < p->hw; i++)
+      dst[i] = src[i * b];
+  }
+}

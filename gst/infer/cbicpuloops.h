@@ -1,0 +1,58 @@
+/* cudabatchinfer: the CPU backend's own loops, for what oneDNN 2.6 has no
+ * primitive for or runs slowly
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "cbigraph.h"
+
+G_BEGIN_DECLS
+
+/* Pad of plain NCHW: @n x @c planes of @h x @w into planes grown by the
+ * pads, as CbiPadFill. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 n, c, h, w;            /* of the source */
+  gint64 top, left, bottom, right;
+  CbiPadFill fill;
+  gfloat value;
+} CbiCpuPad;
+
+void cbi_cpu_run_pad (gconstpointer pad);
+
+/* InstanceNormalization over @src, laid out as oneDNN's nChw<block>c
+ * (@block 1: plain NCHW; 8 and 16: channel blocks, padded with zeros past
+ * @c), into @dst of the same layout; then, when @relu, a LeakyRelu of
+ * slope @slope (0: Relu). Statistics per (frame, channel) in double. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 n, c, hw;
+  gint64 block;
+  const gfloat *gamma;
+  const gfloat *beta;
+  gfloat epsilon;
+  gboolean relu;
+  gfloat slope;
+} CbiCpuInstanceNorm;
+
+void cbi_cpu_run_instance_norm (gconstpointer norm);
+
+/* The first @c channels of @src (nChw<block>c, @block 1 or 8, @n frames
+ * of @hw positions) as plain NCHW in @dst: the real channels of a
+ * convolution computed with more. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 n, c, hw;
+  gint64 src_channels;          /* channels @src has, padding included */
+  gint64 block;
+} CbiCpuChannels;
+
+void cbi_cpu_run_channels (gconstpointer channels);
+
+G_END_DECLS

@@ -1182,6 +1182,8 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
           out);
     im.graph->outputs[im.graph->n_outputs++] = t;
   }
+  if (ok)
+    cbi_graph_sink_eltwise (im.graph);
 
   g_free (order);
   g_hash_table_unref (im.names);

@@ -9,7 +9,9 @@
  * the transposed one; stacked as s x s x Cout channels they are one
  * convolution, and a DepthToSpace (CRD) interleaves them. Backends run
  * convolutions far faster than transposed ones (oneDNN 2.6 by 3 to 4x on
- * the style net), at the cost of multiplying some zeros.
+ * the style net), at the cost of multiplying some zeros. The activation
+ * that followed the transposed convolution then follows the DepthToSpace:
+ * moved before it, it fuses into the convolution again.
  */
 #include "cbigraph.h"
 
@@ -149,4 +151,43 @@ cbi_graph_lower_conv_transpose (CbiGraph * graph, guint index)
   n->conv.pads[3] = win[1] - 1 - t_max[1];
   g_array_insert_val (graph->nodes, index + 1, d2s);
   return TRUE;
+}
+
+/* Whether @op only moves values: an element-wise op gives the same
+ * result before or after it. */
+static gboolean
+cbi_op_moves_values (CbiOpType op)
+{
+  return op == CBI_OP_DEPTH_TO_SPACE || op == CBI_OP_TRANSPOSE
+      || op == CBI_OP_RESHAPE;
+}
+
+void
+cbi_graph_sink_eltwise (CbiGraph * graph)
+{
+  guint i;
+
+  for (i = 0; i + 1 < graph->nodes->len; i++) {
+    CbiNode *move = cbi_graph_node (graph, i);
+    CbiNode *elt = cbi_graph_node (graph, i + 1);
+    CbiNode tmp;
+    gint moved_in, out;
+
+    if (!cbi_op_moves_values (move->op) || !cbi_op_is_eltwise (elt->op)
+        || elt->inputs[0] != move->output
+        || cbi_graph_count_consumers (graph, move->output) != 1
+        || cbi_graph_is_output (graph, move->output))
+      continue;
+    /* move: a -> b, elt: b -> c  becomes  elt: a -> b, move: b -> c; b
+     * keeps its name, its shape comes from shape inference */
+    moved_in = move->inputs[0];
+    out = elt->output;
+    elt->inputs[0] = moved_in;
+    elt->output = move->output;
+    move->inputs[0] = move->output;
+    move->output = out;
+    tmp = *move;
+    *move = *elt;
+    *elt = tmp;
+  }
 }

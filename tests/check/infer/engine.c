@@ -588,6 +588,46 @@ GST_START_TEST (test_strided_conv_transpose_runs_as_conv_and_depth_to_space)
 
 GST_END_TEST;
 
+GST_START_TEST (test_an_activation_after_depth_to_space_moves_before_it)
+{
+  CbiGraph *g = conv_transpose_graph (3, 2, 1, 1), *direct;
+  gint relu_in, relu_out;
+  CbiShape a, b;
+  gfloat *x, *y;
+  gint64 i;
+
+  /* ConvTranspose -> Relu, lowered: Conv -> DepthToSpace -> Relu, then
+   * Conv -> Relu -> DepthToSpace */
+  relu_in = g->outputs[0];
+  relu_out = cbi_graph_add_tensor (g, "z", 0, NULL, NULL);
+  cbi_graph_add_node (g, CBI_OP_RELU, "relu", 1, &relu_in, relu_out, NULL);
+  g->outputs[0] = relu_out;
+  direct = conv_transpose_graph (3, 2, 1, 1);
+  relu_in = direct->outputs[0];
+  relu_out = cbi_graph_add_tensor (direct, "z", 0, NULL, NULL);
+  cbi_graph_add_node (direct, CBI_OP_RELU, "relu", 1, &relu_in, relu_out, NULL);
+  direct->outputs[0] = relu_out;
+
+  fail_unless (cbi_graph_lower_conv_transpose (g, 0));
+  cbi_graph_sink_eltwise (g);
+  fail_unless_equals_int (g->nodes->len, 3);
+  fail_unless_equals_int (cbi_graph_node (g, 0)->op, CBI_OP_CONV);
+  fail_unless_equals_int (cbi_graph_node (g, 1)->op, CBI_OP_RELU);
+  fail_unless_equals_int (cbi_graph_node (g, 2)->op, CBI_OP_DEPTH_TO_SPACE);
+  fail_unless_equals_int (cbi_graph_node (g, 2)->output, g->outputs[0]);
+
+  x = run_tensor_graph (direct, &a);
+  y = run_tensor_graph (g, &b);
+  fail_unless (cbi_shape_equal (&a, &b));
+  for (i = 0; i < cbi_shape_count (&a); i++)
+    fail_unless (fabsf (x[i] - y[i]) < 1e-5f && y[i] >= 0.0f,
+        "value %" G_GINT64_FORMAT ": %f vs %f", i, x[i], y[i]);
+  g_free (x);
+  g_free (y);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_conv_transpose_of_other_forms_is_left_as_it_is)
 {
   /* stride 1, and an output that is not twice the input */
@@ -633,6 +673,7 @@ engine_suite (void)
   tcase_add_test (tc,
       test_strided_conv_transpose_runs_as_conv_and_depth_to_space);
   tcase_add_test (tc, test_conv_transpose_of_other_forms_is_left_as_it_is);
+  tcase_add_test (tc, test_an_activation_after_depth_to_space_moves_before_it);
   return s;
 }
 

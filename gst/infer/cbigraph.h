@@ -194,9 +194,9 @@ gchar *cbi_shape_to_string (const CbiShape * shape);
  * did. */
 gboolean cbi_graph_lower_conv_transpose (CbiGraph * graph, guint index);
 
-/* Moves every element-wise op that right follows a DepthToSpace,
- * Transpose or Reshape (its only reader) before it, where it can fuse into
- * the convolution that feeds them (cbisubpixel.c). */
+/* Moves every Relu or Clip that right follows a DepthToSpace, Transpose
+ * or Reshape (its only reader) before it, where it can fuse into the
+ * convolution that feeds them (cbisubpixel.c). */
 void cbi_graph_sink_eltwise (CbiGraph * graph);
 
 /* Number of nodes reading tensor @index. */

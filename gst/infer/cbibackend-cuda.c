@@ -105,6 +105,7 @@ typedef struct
   gsize workspace_bytes;
   const CbiShape *shapes;       /* planning only */
   guint runs;
+  gboolean queued;              /* work on the stream not waited for yet */
   cudaGraphExec_t graph;        /* the steps, recorded on the second run */
   gboolean graph_failed;
 } CbiCudaPlan;
@@ -240,8 +241,10 @@ cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     return plan->tensors[t];
   plan->tensors[t] = cbi_cuda_take (plan, pool, FALSE, bytes, info->name,
       error);
-  if (plan->tensors[t] && !CUDA_CHECK (cudaMemcpy (plan->tensors[t],
-              info->data, bytes, cudaMemcpyHostToDevice), "weights upload"))
+  /* on the backend's stream, which does not wait for the legacy one */
+  if (plan->tensors[t] && !CUDA_CHECK (cudaMemcpyAsync (plan->tensors[t],
+              info->data, bytes, cudaMemcpyHostToDevice, cuda->stream),
+          "weights upload"))
     return NULL;
   return plan->tensors[t];
 }
@@ -254,8 +257,9 @@ cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   gfloat *d = cbi_cuda_take (plan, pool, FALSE, count * sizeof (gfloat),
       what, error);
 
-  if (d && !CUDA_CHECK (cudaMemcpy (d, data, count * sizeof (gfloat),
-              cudaMemcpyHostToDevice), what))
+  /* a pageable source is staged before the call returns: @data may go */
+  if (d && !CUDA_CHECK (cudaMemcpyAsync (d, data, count * sizeof (gfloat),
+              cudaMemcpyHostToDevice, cuda->stream), what))
     return NULL;
   return d;
 }
@@ -391,22 +395,54 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   gint out = post ? post->output : n->output;
   const CbiShape *xs = &plan->shapes[n->inputs[0]], *ys = &plan->shapes[out];
   const CbiConvAttrs *a = &n->conv;
+  const gfloat *x = plan->tensors[n->inputs[0]];
+  gint64 ph = MIN (a->pads[0], a->pads[2]), pw = MIN (a->pads[1], a->pads[3]);
+  CbiShape padded = *xs;
   CbiCudaStep *s;
   gsize ws = 0;
-  gint found = 0;
+  gint found = 0, best = 0;
 
-  if (a->pads[0] != a->pads[2] - (transpose ? a->output_padding[0] : 0)
-      || a->pads[1] != a->pads[3] - (transpose ? a->output_padding[1] : 0)) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (%s): "
-        "asymmetric pads are not supported on CUDA", n->name,
-        cbi_op_type_name (n->op));
-    return FALSE;
+  if (transpose) {
+    if (a->pads[0] != a->pads[2] - a->output_padding[0]
+        || a->pads[1] != a->pads[3] - a->output_padding[1]) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
+          "(ConvTranspose): asymmetric pads are not supported on CUDA",
+          n->name);
+      return FALSE;
+    }
+    ph = a->pads[0];
+    pw = a->pads[1];
+  } else if (a->pads[0] != a->pads[2] || a->pads[1] != a->pads[3]) {
+    /* cuDNN pads both sides alike: the extra rows and columns of one side
+     * come from a zero-padded copy of the input first (the sub-pixel form
+     * of a ConvTranspose pads its bottom and right only) */
+    gfloat *block;
+    padded.dims[2] += a->pads[0] + a->pads[2] - 2 * ph;
+    padded.dims[3] += a->pads[1] + a->pads[3] - 2 * pw;
+    block = cbi_cuda_take (plan, pool, FALSE, cbi_shape_count (&padded) *
+        sizeof (gfloat), n->name, error);
+    if (block == NULL)
+      return FALSE;
+    s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_PAD, n);
+    s->x = x;
+    s->y = block;
+    s->n[0] = xs->dims[0] * xs->dims[1];
+    s->n[1] = xs->dims[2];
+    s->n[2] = xs->dims[3];
+    s->pads[0] = a->pads[0] - ph;
+    s->pads[1] = a->pads[1] - pw;
+    s->pads[2] = a->pads[2] - ph;
+    s->pads[3] = a->pads[3] - pw;
+    s->fill = CBI_K_PAD_CONSTANT;
+    s->alpha = 0.0f;
+    x = block;
+    xs = &padded;
   }
   if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
     return FALSE;
   s = cbi_cuda_add_step (plan, transpose ? CBI_CUDA_STEP_DECONV :
       CBI_CUDA_STEP_CONV, n);
-  s->x = plan->tensors[n->inputs[0]];
+  s->x = x;
   s->y = plan->tensors[out];
   if ((s->w = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
               error)) == NULL)
@@ -422,7 +458,7 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       || !CUDNN_CHECK (cudnnCreateConvolutionDescriptor (&s->conv_desc),
           "convolution desc")
       || !CUDNN_CHECK (cudnnSetConvolution2dDescriptor (s->conv_desc,
-              a->pads[0], a->pads[1], a->strides[0], a->strides[1],
+              ph, pw, a->strides[0], a->strides[1],
               a->dilations[0], a->dilations[1], CUDNN_CROSS_CORRELATION,
               CUDNN_DATA_FLOAT), "convolution desc")
       || !CUDNN_CHECK (cudnnSetConvolutionGroupCount (s->conv_desc,
@@ -442,14 +478,17 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
         CUDNN_CHECK (cudnnGetConvolutionForwardAlgorithm_v7 (cuda->cudnn,
             s->x_desc, s->w_desc, s->conv_desc, s->y_desc,
             G_N_ELEMENTS (perf), &found, perf), "convolution heuristics");
-    if (!ok || found < 1 || perf[0].status != CUDNN_STATUS_SUCCESS) {
+    /* the fastest (or best ranked) one that can run */
+    while (ok && best < found && perf[best].status != CUDNN_STATUS_SUCCESS)
+      best++;
+    if (!ok || best >= found) {
       if (ok)
         g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: no "
             "convolution algorithm for node %s", n->name);
       return FALSE;
     }
-    s->fwd_algo = perf[0].algo;
-    ws = perf[0].memory;
+    s->fwd_algo = perf[best].algo;
+    ws = perf[best].memory;
   } else {
     cudnnConvolutionBwdDataAlgoPerf_t perf[8];
     gboolean ok = exhaustive ?
@@ -462,14 +501,16 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
             s->w_desc, s->x_desc, s->conv_desc, s->y_desc,
             G_N_ELEMENTS (perf), &found, perf),
         "transposed convolution heuristics");
-    if (!ok || found < 1 || perf[0].status != CUDNN_STATUS_SUCCESS) {
+    while (ok && best < found && perf[best].status != CUDNN_STATUS_SUCCESS)
+      best++;
+    if (!ok || best >= found) {
       if (ok)
         g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: no "
             "transposed convolution algorithm for node %s", n->name);
       return FALSE;
     }
-    s->bwd_algo = perf[0].algo;
-    ws = perf[0].memory;
+    s->bwd_algo = perf[best].algo;
+    ws = perf[best].memory;
   }
   plan->workspace_bytes = MAX (plan->workspace_bytes, ws);
 
@@ -973,7 +1014,9 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
     gboolean ok;
     probe->tensors[graph->input] = plan->input;
     ok = cbi_cuda_plan_nodes (cuda, probe, pool, graph, FALSE, error);
-    plan->workspace_bytes = MAX (probe->workspace_bytes, 64 << 20);
+    /* under a memory limit, no more than the heuristics asked for */
+    plan->workspace_bytes = cbi_pool_get_limit (pool) ?
+        probe->workspace_bytes : MAX (probe->workspace_bytes, 64 << 20);
     cbi_cuda_free_plan (backend, probe, pool, staging);
     if (!ok)
       goto failed;
@@ -986,12 +1029,15 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
       || !cbi_cuda_plan_io (plan, pool, staging, graph, error))
     goto failed;
 
-  /* the search's workspace goes back; the chosen algorithms' comes */
+  /* the search's workspace goes back; the chosen algorithms' comes, sized
+   * by cuDNN for each (the search's and heuristics' figures are hints) */
   if (plan->workspace) {
     g_ptr_array_remove (plan->blocks, plan->workspace);
     cbi_pool_release (pool, plan->workspace);
     plan->workspace = NULL;
-    plan->workspace_bytes = 0;
+  }
+  plan->workspace_bytes = 0;
+  {
     for (i = 0; i < plan->steps->len; i++) {
       CbiCudaStep *s = &g_array_index (plan->steps, CbiCudaStep, i);
       gsize ws = 0;
@@ -1010,6 +1056,9 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   }
   if (plan->workspace_bytes > 0 && (plan->workspace = cbi_cuda_take (plan,
               pool, FALSE, plan->workspace_bytes, "workspace", error)) == NULL)
+    goto failed;
+  /* the weights went up on the stream: they are there before the plan is */
+  if (!CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "weights upload"))
     goto failed;
   *workspace = plan->workspace_bytes;
   plan->shapes = NULL;
@@ -1183,8 +1232,12 @@ cbi_cuda_upload (CbiBackend * backend, gpointer p, const CbiFrameBatch * batch,
   CbiKFrames f;
   guint i, y;
 
-  if (!cbi_cuda_select (cuda, error))
+  /* a batch that failed may still have its copy from staging queued */
+  if (!cbi_cuda_select (cuda, error) || (plan->queued
+          && !CUDA_CHECK (cudaStreamSynchronize (cuda->stream),
+              "earlier batch")))
     return FALSE;
+  plan->queued = TRUE;
   for (i = 0; i < batch->n_frames; i++)
     for (y = 0; y < batch->height; y++)
       memcpy (plan->staging_in + i * frame + y * row,
@@ -1206,6 +1259,7 @@ cbi_cuda_upload_tensor (CbiBackend * backend, gpointer p,
   CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = p;
 
+  plan->queued = TRUE;
   return cbi_cuda_select (cuda, error)
       && CUDA_CHECK (cudaMemcpyAsync (plan->input, input, plan->input_count *
           sizeof (gfloat), cudaMemcpyHostToDevice, cuda->stream),
@@ -1238,6 +1292,7 @@ cbi_cuda_download (CbiBackend * backend, gpointer p,
               cuda->stream), "frame download")
       || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "batch"))
     return FALSE;
+  plan->queued = FALSE;
   for (i = 0; i < batch->n_frames; i++)
     for (y = 0; y < height; y++)
       memcpy (batch->out[i] + (gsize) y * batch->out_stride[i],
@@ -1257,6 +1312,7 @@ cbi_cuda_output (CbiBackend * backend, gpointer p, guint index, GError ** error)
               cudaMemcpyDeviceToHost, cuda->stream), "output download")
       || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "batch"))
     return NULL;
+  plan->queued = FALSE;
   return plan->host_outputs[index];
 }
 

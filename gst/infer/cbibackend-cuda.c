@@ -27,6 +27,10 @@
 GST_DEBUG_CATEGORY_STATIC (cbi_cuda_debug);
 #define GST_CAT_DEFAULT cbi_cuda_debug
 
+/* what NVIDIA advises for Hopper; without it cuBLAS allocates its own,
+ * behind the pool's accounting, and not while a graph is recorded */
+#define CBI_CUDA_CUBLAS_WORKSPACE (32 << 20)
+
 typedef struct
 {
   gint device;
@@ -106,6 +110,7 @@ typedef struct
   const CbiShape *shapes;       /* planning only */
   guint runs;
   gboolean queued;              /* work on the stream not waited for yet */
+  gpointer cublas_workspace;    /* from the pool, so cuBLAS allocates none */
   cudaGraphExec_t graph;        /* the steps, recorded on the second run */
   gboolean graph_failed;
 } CbiCudaPlan;
@@ -1057,6 +1062,11 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   if (plan->workspace_bytes > 0 && (plan->workspace = cbi_cuda_take (plan,
               pool, FALSE, plan->workspace_bytes, "workspace", error)) == NULL)
     goto failed;
+  for (i = 0; i < plan->steps->len && !plan->cublas_workspace; i++)
+    if (g_array_index (plan->steps, CbiCudaStep, i).kind == CBI_CUDA_STEP_GEMM
+        && (plan->cublas_workspace = cbi_cuda_take (plan, pool, FALSE,
+                CBI_CUDA_CUBLAS_WORKSPACE, "cuBLAS", error)) == NULL)
+      goto failed;
   /* the weights went up on the stream: they are there before the plan is */
   if (!CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "weights upload"))
     goto failed;
@@ -1192,6 +1202,11 @@ cbi_cuda_compute (CbiBackend * backend, gpointer p, GError ** error)
   CbiCudaPlan *plan = p;
 
   if (!cbi_cuda_select (cuda, error))
+    return FALSE;
+  /* the handle is shared by the plans: each brings its workspace */
+  if (plan->cublas_workspace && !CUBLAS_CHECK (cublasSetWorkspace
+          (cuda->cublas, plan->cublas_workspace, CBI_CUDA_CUBLAS_WORKSPACE),
+          "cublasSetWorkspace"))
     return FALSE;
   if (backend->replay && plan->graph == NULL && !plan->graph_failed
       && plan->runs > 0)

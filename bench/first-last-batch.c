@@ -190,22 +190,28 @@ main (int argc, char **argv)
     g_print ("\n");
   }
 
-  g_print ("\n%-22s %10s %10s %10s %12s %14s %10s\n", "run", "median ms",
-      "first/med", "last/med", "fresh after", "fresh MiB", "wall ms");
+  g_print ("\n%-22s %10s %10s %10s %12s %14s %10s %8s\n", "run",
+      "median ms", "first/med", "last/med", "fresh after", "fresh MiB",
+      "wall ms", "fps");
   for (c = 0; c < G_N_ELEMENTS (configs); c++) {
     Run *r = &runs[c];
     gdouble med = median (r->ms, r->n);
     guint64 fresh = 0, bytes = 0;
+    gdouble total = 0.0;
     for (b = 0; b < r->n; b++) {
       fresh += r->fresh[b];
       bytes += r->fresh_bytes[b];
+      total += r->ms[b];
     }
     g_print ("%-22s %10.2f %10.2f %10.2f %12" G_GUINT64_FORMAT " %14.1f "
-        "%10.1f\n", configs[c].name, med, r->ms[0] / med,
-        r->ms[r->n - 1] / med, fresh, bytes / 1048576.0, wall[c]);
+        "%10.1f %8.1f\n", configs[c].name, med, r->ms[0] / med,
+        r->ms[r->n - 1] / med, fresh, bytes / 1048576.0, wall[c],
+        frames * 1000.0 / total);
   }
   g_print ("\n'fresh after' counts allocations in real batches (the warm-up "
-      "is not one); 'wall' is NULL to EOS, warm-up included.\n");
+      "is not one); 'wall' is NULL to EOS, warm-up included; 'fps' is the "
+      "frames over the batches' engine time (packing, upload, layers, "
+      "download, unpacking).\n");
   g_free (backend);
   g_free (model);
   g_free (model_prop);

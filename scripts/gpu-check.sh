@@ -18,6 +18,9 @@
 # 5. runs bench/first-last-batch on CUDA: 120 frames at batch 16 through
 #    the style net at 1280x720, the four warm-up/padding runs, the
 #    first/median and last/median ratios and throughput;
+# 6. runs the same net, frames and batches through PyTorch with
+#    cudnn.benchmark (bench/pytorch-style.py, which first checks it
+#    computes what onnxruntime does) and prints the fps ratio;
 # and writes each step's output and a summary to REPORT-DIR. Without a GPU
 # every step runs and the CUDA parts say they were skipped.
 set -uo pipefail
@@ -106,6 +109,21 @@ if [ -x build/bench/first-last-batch ]; then
   tail -n 8 "$report/bench-cuda.txt" | tee -a "$summary"
 else
   say "bench/ was not built (-Dbench=enabled)"
+fi
+
+step "PyTorch (cudnn.benchmark) on the same net, frames and batches"
+if python3 -c 'import torch' 2>/dev/null; then
+  python3 bench/pytorch-style.py --width 1280 --height 720 --batch 16 \
+    --frames 120 >"$report/bench-pytorch.txt" 2>&1 || status=1
+  tail -n 3 "$report/bench-pytorch.txt" | tee -a "$summary"
+  ours=$(awk '/^warm-up \+ padding/ {print $NF}' "$report/bench-cuda.txt")
+  theirs=$(awk '/^fps/ {print $2}' "$report/bench-pytorch.txt")
+  if [ -n "$ours" ] && [ -n "$theirs" ]; then
+    say "cudabatchinfer $ours fps, PyTorch $theirs fps: ratio" \
+      "$(awk -v a="$ours" -v b="$theirs" 'BEGIN {printf "%.2f", a / b}')"
+  fi
+else
+  say "no PyTorch here: comparison not run"
 fi
 
 step "done in $(( $(date +%s) - start )) s; report in $report/"

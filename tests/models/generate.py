@@ -40,6 +40,8 @@ every run; the tests use the committed files and never run this script.
   reflect Pad + Conv, InstanceNormalization, Relu, a stride-2 Conv and
   InstanceNormalization, a residual block (Pad + Conv + InstanceNorm + Add),
   ConvTranspose back up, reflect Pad + Conv to 3 channels, Sigmoid.
+- style.weights.npz: the style net's float weights by initializer name, for
+  bench/pytorch-style.py on a GPU machine without the onnx package.
 - bad-sub-from-constant.onnx: Sub with the constant first.
 - bad-bn-alone.onnx: a BatchNormalization straight on the input.
 - conv-external.onnx + conv-external.bin: the same model with its first
@@ -465,6 +467,10 @@ def main():
     style = style_model()
     save(style, "style.onnx")
     write_reference(style, "style")
+    # the same weights for bench/pytorch-style.py, on machines without onnx
+    np.savez(os.path.join(HERE, "style.weights.npz"), **{
+        t.name: numpy_helper.to_array(t) for t in style.graph.initializer
+        if t.data_type == TensorProto.FLOAT})
     bn, bn_inits = conv_bn_model()
     save(bn, "conv-bn.onnx")
     write_reference(bn, "conv-bn")

@@ -1090,6 +1090,10 @@ cbi_cuda_run_step (CbiCuda * cuda, CbiCudaPlan * plan, const CbiCudaStep * s,
   const float one = 1.0f, zero = 0.0f;
   cudaStream_t st = cuda->stream;
 
+  /* the launchers report cudaGetLastError (): a non-sticky error a cuDNN
+   * or cuBLAS call left behind (and reported itself) must not be blamed
+   * on the next kernel */
+  cudaGetLastError ();
   switch (s->kind) {
     case CBI_CUDA_STEP_CONV:
       return CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &one,

@@ -743,7 +743,6 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
           error));
 }
 
-
 /* The second operand of node @n, which broadcasts to the first: an
  * activation of the same shape in the first's layout (reordered when it
  * differs), else row-major with leading ones up to the first's rank, as
@@ -794,8 +793,6 @@ cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, 2,
       post ? post->output : n->output, pool, workspace, error);
 }
-
-
 
 /* MaxPool, AveragePool, and GlobalAveragePool as an average over the
  * whole plane. */

@@ -159,42 +159,40 @@ GST_START_TEST (test_cuda_batches_after_warmup_allocate_nothing)
 
 GST_END_TEST;
 
-GST_START_TEST (test_heuristic_and_exhaustive_search_give_the_same_frames)
+/* @n frames through @model on CUDA with properties @a, then @b: the same
+ * results. */
+static void
+assert_settings_agree (const gchar * model, const gchar * a, const gchar * b,
+    guint n)
 {
-  gchar *model = model_prop ("style.onnx");
-  gchar *a = g_strdup_printf ("%s batch=4 algo-search=heuristic", model);
-  gchar *b = g_strdup_printf ("%s batch=4 algo-search=exhaustive", model);
-  GPtrArray *x = run (a, "cuda", 4), *y = run (b, "cuda", 4);
+  gchar *m = model_prop (model);
+  gchar *pa = g_strdup_printf ("%s batch=4 %s", m, a);
+  gchar *pb = g_strdup_printf ("%s batch=4 %s", m, b);
+  GPtrArray *x = run (pa, "cuda", n), *y = run (pb, "cuda", n);
   guint i;
 
   for (i = 0; i < x->len; i++)
-    assert_same_results (g_ptr_array_index (x, i), g_ptr_array_index (y, i),
-        "algo-search");
+    assert_same_results (g_ptr_array_index (x, i), g_ptr_array_index (y, i), b);
   g_ptr_array_unref (x);
   g_ptr_array_unref (y);
-  g_free (a);
-  g_free (b);
-  g_free (model);
+  g_free (pa);
+  g_free (pb);
+  g_free (m);
+}
+
+GST_START_TEST (test_heuristic_and_exhaustive_search_give_the_same_frames)
+{
+  assert_settings_agree ("style.onnx", "algo-search=heuristic",
+      "algo-search=exhaustive", 4);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_replayed_cuda_graph_gives_the_frames_of_the_steps)
 {
-  gchar *model = model_prop ("unet.onnx");
-  gchar *a = g_strdup_printf ("%s batch=4 cuda-graph=false", model);
-  gchar *b = g_strdup_printf ("%s batch=4 cuda-graph=true", model);
-  GPtrArray *x = run (a, "cuda", 11), *y = run (b, "cuda", 11);
-  guint i;
-
-  for (i = 0; i < x->len; i++)
-    assert_same_results (g_ptr_array_index (x, i), g_ptr_array_index (y, i),
-        "cuda-graph");
-  g_ptr_array_unref (x);
-  g_ptr_array_unref (y);
-  g_free (a);
-  g_free (b);
-  g_free (model);
+  /* 11 frames: two full batches and a padded one, all replayed */
+  assert_settings_agree ("unet.onnx", "cuda-graph=false", "cuda-graph=true",
+      11);
 }
 
 GST_END_TEST;

@@ -1,6 +1,8 @@
 /* print-batch-meta: runs a pipeline with a cudabatchinfer element in it and
  * prints the memory statistics of every batch, read from the
- * GstBatchMemoryMeta of the output buffers.
+ * GstBatchMemoryMeta of the output buffers, and, for a model whose output
+ * is not an image (a classifier), the largest value of each tensor of the
+ * batch's first frame, read from its GstBatchTensorMeta.
  *
  *   print-batch-meta "videotestsrc num-buffers=120 ! video/x-raw,format=RGB \
  *       ! cudabatchinfer batch=16 ! fakesink"
@@ -12,13 +14,38 @@
  */
 #include <gst/gst.h>
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
+#include <gst/cudabatchinfer/gstbatchtensormeta.h>
 
 #define MIB(b) ((b) / (1024.0 * 1024.0))
+
+/* Each float32 tensor's shape and largest value, with its index. */
+static void
+print_tensors (GstBatchTensorMeta * tm)
+{
+  guint t, d;
+
+  for (t = 0; t < tm->n_tensors; t++) {
+    const GstBatchTensor *tensor = &tm->tensors[t];
+    const gfloat *v = gst_batch_tensor_meta_get_data (tm, tensor);
+    gsize i, best = 0, n = tensor->size / sizeof (gfloat);
+
+    if (tensor->data_type != GST_BATCH_TENSOR_DATA_TYPE_FLOAT32 || n == 0)
+      continue;
+    for (i = 1; i < n; i++)
+      if (v[i] > v[best])
+        best = i;
+    g_print ("          %s [", tensor->name);
+    for (d = 0; d < tensor->n_dims; d++)
+      g_print ("%s%" G_GSIZE_FORMAT, d ? "x" : "", tensor->dims[d]);
+    g_print ("]: largest %.4f at %" G_GSIZE_FORMAT "\n", v[best], best);
+  }
+}
 
 static gboolean
 print_batch (GstBuffer ** buf, guint idx, gpointer user_data)
 {
   GstBatchMemoryMeta *m = gst_buffer_get_batch_memory_meta (*buf);
+  GstBatchTensorMeta *tm = gst_buffer_get_batch_tensor_meta (*buf);
 
   /* one line per batch: its first frame carries the same batch figures */
   if (m == NULL || m->frame_index != 0)
@@ -32,6 +59,8 @@ print_batch (GstBuffer ** buf, guint idx, gpointer user_data)
       MIB (m->fresh_bytes), MIB (m->allocated_bytes),
       MIB (m->reserved_bytes), MIB (m->peak_reserved_bytes),
       m->batch_time / 1e6, m->backend, m->warmed_up ? " warm" : "");
+  if (tm)
+    print_tensors (tm);
   return TRUE;
 }
 

@@ -199,6 +199,7 @@ struct _GstCudaBatchInfer
                                  * its input: caps queries drop the size;
                                  * OBJECT_LOCK, queries come from anywhere */
   GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
+  GstBatchTensor tensors[CBI_MAX_OUTPUTS];      /* their layout in a buffer */
   GstBuffer **tensor_data;      /* one per pending frame */
   gboolean have_caps;
   gboolean caps_failed;         /* the last caps were refused, error posted */
@@ -224,6 +225,9 @@ struct _GstCudaBatchInfer
   gint fps_n;                   /* from the caps; 0 when unknown */
   gint fps_d;
 };
+
+/* every model output fits one tensor meta */
+G_STATIC_ASSERT (CBI_MAX_OUTPUTS <= GST_BATCH_TENSOR_MAX_TENSORS);
 
 GST_DEBUG_CATEGORY_STATIC (gst_cuda_batch_infer_debug);
 #define GST_CAT_DEFAULT gst_cuda_batch_infer_debug
@@ -1181,19 +1185,17 @@ gst_cuda_batch_infer_unmap (GstCudaBatchInfer * self, guint n)
   }
 }
 
-/* Copies frame @i's slice of every model output of the last batch into a
- * buffer of the tensor pool, as @tensors describes it. */
+/* Copies frame @i's slice of every model output, @outputs (the whole
+ * batch's, read once per batch), into a buffer of the tensor pool, laid
+ * out as self->tensors. */
 static GstFlowReturn
 gst_cuda_batch_infer_slice_tensors (GstCudaBatchInfer * self, guint i,
-    GstBatchTensor * tensors)
+    const gfloat * const *outputs)
 {
   GstBuffer *data = NULL;
   GstFlowReturn ret;
   GstMapInfo map;
-  GError *error = NULL;
-  gsize offset = 0;
   guint o;
-  gint d;
 
   ret = gst_buffer_pool_acquire_buffer (self->tensor_pool, &data, NULL);
   if (ret != GST_FLOW_OK)
@@ -1203,50 +1205,26 @@ gst_cuda_batch_infer_slice_tensors (GstCudaBatchInfer * self, guint i,
     return GST_FLOW_ERROR;
   }
   for (o = 0; o < self->out.n_outputs; o++) {
-    GstBatchTensor *t = &tensors[o];
-    const CbiShape *one = &self->out.shapes[o];
-    CbiShape shape;
-    const gfloat *all = cbi_engine_get_output (self->engine, o, &shape,
-        &error);
-    gsize size = cbi_shape_count (one) * sizeof (gfloat);
-
-    if (all == NULL) {
-      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read output %s: "
-              "%s", self->out.names[o], error->message), (NULL));
-      g_clear_error (&error);
-      ret = GST_FLOW_ERROR;
-      break;
-    }
-    memcpy (map.data + offset, (const guint8 *) all + i * size, size);
-    t->name = g_intern_string (self->out.names[o]);
-    t->n_dims = one->n_dims;
-    for (d = 0; d < one->n_dims; d++)
-      t->dims[d] = one->dims[d];
-    t->data_type = GST_BATCH_TENSOR_DATA_TYPE_FLOAT32;
-    t->offset = offset;
-    t->size = size;
-    offset += size;
+    const GstBatchTensor *t = &self->tensors[o];
+    memcpy (map.data + t->offset, (const guint8 *) outputs[o] + i * t->size,
+        t->size);
   }
   gst_buffer_unmap (data, &map);
-  if (ret == GST_FLOW_OK)
-    self->tensor_data[i] = data;
-  else
-    gst_buffer_unref (data);
-  return ret;
+  self->tensor_data[i] = data;
+  return GST_FLOW_OK;
 }
 
 /* The output buffer of frame @i of a batch of tensor outputs: the input
  * frame itself, stolen from the batcher so that it stays writable when
  * upstream kept no reference, with its tensors attached. */
 static GstBuffer *
-gst_cuda_batch_infer_pass_through (GstCudaBatchInfer * self, guint i,
-    const GstBatchTensor * tensors)
+gst_cuda_batch_infer_pass_through (GstCudaBatchInfer * self, guint i)
 {
   GstBuffer *out = gst_buffer_make_writable (self->batcher.frames[i]);
 
   self->batcher.frames[i] = NULL;
   if (gst_buffer_add_batch_tensor_meta (out, self->tensor_data[i],
-          self->out.n_outputs, tensors) == NULL)
+          self->out.n_outputs, self->tensors) == NULL)
     GST_WARNING_OBJECT (self, "could not attach the tensors of frame %u", i);
   gst_clear_buffer (&self->tensor_data[i]);
   return out;
@@ -1269,6 +1247,7 @@ static GstFlowReturn
 gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
 {
   guint n = self->batcher.count, mapped = 0, acquired = 0, i;
+  const gfloat *outputs[CBI_MAX_OUTPUTS];
   CbiFrameBatch fb = { 0, };
   CbiBatchReport report;
   GstMessage *message = NULL;
@@ -1330,12 +1309,24 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
   gst_cuda_batch_infer_unmap (self, mapped);
   mapped = 0;
 
+  /* tensor outputs are read once (a device backend copies them to the
+   * host then), then sliced per frame */
+  for (i = 0; !self->out.image && i < self->out.n_outputs; i++) {
+    CbiShape shape;
+    if ((outputs[i] = cbi_engine_get_output (self->engine, i, &shape,
+                &error)) == NULL) {
+      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read output %s: "
+              "%s", self->tensors[i].name, error->message), (NULL));
+      g_clear_error (&error);
+      ret = GST_FLOW_ERROR;
+      goto out;
+    }
+  }
   for (i = 0; !self->out.image && i < n; i++) {
-    GstBatchTensor tensors[GST_BATCH_TENSOR_MAX_TENSORS];
-    ret = gst_cuda_batch_infer_slice_tensors (self, i, tensors);
+    ret = gst_cuda_batch_infer_slice_tensors (self, i, outputs);
     if (ret != GST_FLOW_OK)
       goto out;
-    self->out_buffers[i] = gst_cuda_batch_infer_pass_through (self, i, tensors);
+    self->out_buffers[i] = gst_cuda_batch_infer_pass_through (self, i);
     acquired++;
   }
 
@@ -1630,9 +1621,21 @@ gst_cuda_batch_infer_setup_tensor_pool (GstCudaBatchInfer * self)
   GstStructure *config;
   gsize size = 0;
   guint o;
+  gint d;
 
-  for (o = 0; o < self->out.n_outputs; o++)
-    size += cbi_shape_count (&self->out.shapes[o]) * sizeof (gfloat);
+  /* the same layout for every frame: described (names interned) once */
+  for (o = 0; o < self->out.n_outputs; o++) {
+    GstBatchTensor *t = &self->tensors[o];
+    const CbiShape *one = &self->out.shapes[o];
+    t->name = g_intern_string (self->out.names[o]);
+    t->n_dims = one->n_dims;
+    for (d = 0; d < one->n_dims; d++)
+      t->dims[d] = one->dims[d];
+    t->data_type = GST_BATCH_TENSOR_DATA_TYPE_FLOAT32;
+    t->offset = size;
+    t->size = cbi_shape_count (one) * sizeof (gfloat);
+    size += t->size;
+  }
   gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
   self->tensor_pool = gst_buffer_pool_new ();
   config = gst_buffer_pool_get_config (self->tensor_pool);

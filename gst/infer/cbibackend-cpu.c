@@ -1080,43 +1080,26 @@ cbi_cpu_plan_permute (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
       error);
 }
 
+/* Transpose reorders its input, whatever its layout; DepthToSpace first
+ * needs its input row-major, to view it in 6-D. */
 static gboolean
 cbi_cpu_plan_transpose (CbiCpu * cpu, CbiCpuPlan * plan, const CbiNode * n,
     const CbiShape * shapes, CbiPool * pool, GError ** error)
 {
-  gint x = n->inputs[0], rank = shapes[x].n_dims, d;
+  gint x = n->inputs[0];
+  dnnl_memory_desc_t from_md = plan->mds[x], md;
+  dnnl_memory_t from = plan->mems[x];
   gint64 perm[CBI_MAX_DIMS];
+  CbiShape view;
 
-  for (d = 0; d < rank; d++)
-    perm[d] = n->n_ints ? n->ints[d] : rank - 1 - d;
-  return cbi_cpu_plan_permute (cpu, plan, pool, &plan->mds[x], plan->mems[x],
-      perm, n->output, shapes, error);
-}
-
-/* DepthToSpace is a 6-D transposition of the row-major input: DCR reads
- * it as [N, b, b, C', H, W], CRD as [N, C', b, b, H, W]; both write
- * [N, C', H, b, W, b], which is [N, C', H b, W b]. */
-static gboolean
-cbi_cpu_plan_depth_to_space (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiNode * n, const CbiShape * shapes, CbiPool * pool, GError ** error)
-{
-  static const gint64 dcr[6] = { 0, 3, 4, 1, 5, 2 };
-  static const gint64 crd[6] = { 0, 1, 4, 2, 5, 3 };
-  const gint64 *x = shapes[n->inputs[0]].dims, b = n->ints[0];
-  gint64 split[6] = { x[0], b, b, x[1] / (b * b), x[2], x[3] };
-  dnnl_memory_desc_t md, view_md;
-  dnnl_memory_t from;
-
-  if (n->mode == 1) {
-    split[1] = x[1] / (b * b);
-    split[3] = b;
-  }
-  from = cbi_cpu_plain (cpu, plan, pool, n->inputs[0], shapes, &md, error);
-  if (from == NULL || !cbi_cpu_plain_md (&view_md, 6, split, 6, error))
+  cbi_node_permutation (n, &shapes[x], &view, perm);
+  if (n->op == CBI_OP_DEPTH_TO_SPACE
+      && ((from = cbi_cpu_plain (cpu, plan, pool, x, shapes, &md,
+                  error)) == NULL || !cbi_cpu_shape_md (&from_md, &view, error)
+          || (from = cbi_cpu_view (cpu, plan, from, &from_md, error)) == NULL))
     return FALSE;
-  from = cbi_cpu_view (cpu, plan, from, &view_md, error);
-  return from && cbi_cpu_plan_permute (cpu, plan, pool, &view_md, from,
-      n->mode == 1 ? crd : dcr, n->output, shapes, error);
+  return cbi_cpu_plan_permute (cpu, plan, pool, &from_md, from, perm,
+      n->output, shapes, error);
 }
 
 /* Gemm as a oneDNN matmul: alpha folds into a copy of B laid out [K, N],
@@ -1392,10 +1375,8 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
       ok = cbi_cpu_plan_pool (cpu, plan, n, shapes, pool, workspace, error);
     else if (n->op == CBI_OP_RESHAPE)
       ok = cbi_cpu_plan_reshape (cpu, plan, n, shapes, pool, error);
-    else if (n->op == CBI_OP_TRANSPOSE)
+    else if (n->op == CBI_OP_TRANSPOSE || n->op == CBI_OP_DEPTH_TO_SPACE)
       ok = cbi_cpu_plan_transpose (cpu, plan, n, shapes, pool, error);
-    else if (n->op == CBI_OP_DEPTH_TO_SPACE)
-      ok = cbi_cpu_plan_depth_to_space (cpu, plan, n, shapes, pool, error);
     else if (n->op == CBI_OP_GEMM)
       ok = cbi_cpu_plan_gemm (cpu, plan, graph, n, fused, shapes, pool,
           workspace, error);

@@ -615,39 +615,23 @@ cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   return TRUE;
 }
 
+/* Transpose and DepthToSpace: one permutation of a row-major view. */
 static gboolean
 cbi_cuda_plan_permute (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
-    gint rank, const gint64 * dims, const gint64 * perm, GError ** error)
+    GError ** error)
 {
   CbiCudaStep *s;
+  CbiShape view;
 
   if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
     return FALSE;
   s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_PERMUTE, n);
   s->x = plan->tensors[n->inputs[0]];
   s->y = plan->tensors[n->output];
-  s->rank = rank;
-  memcpy (s->dims, dims, rank * sizeof (gint64));
-  memcpy (s->aux, perm, rank * sizeof (gint64));
+  cbi_node_permutation (n, &plan->shapes[n->inputs[0]], &view, s->aux);
+  s->rank = view.n_dims;
+  memcpy (s->dims, view.dims, view.n_dims * sizeof (gint64));
   return TRUE;
-}
-
-/* DepthToSpace as a 6-D permutation, as in the CPU backend. */
-static gboolean
-cbi_cuda_plan_depth_to_space (CbiCudaPlan * plan, CbiPool * pool,
-    const CbiNode * n, GError ** error)
-{
-  static const gint64 dcr[6] = { 0, 3, 4, 1, 5, 2 };
-  static const gint64 crd[6] = { 0, 1, 4, 2, 5, 3 };
-  const gint64 *x = plan->shapes[n->inputs[0]].dims, b = n->ints[0];
-  gint64 split[6] = { x[0], b, b, x[1] / (b * b), x[2], x[3] };
-
-  if (n->mode == 1) {
-    split[1] = x[1] / (b * b);
-    split[3] = b;
-  }
-  return cbi_cuda_plan_permute (plan, pool, n, 6, split,
-      n->mode == 1 ? crd : dcr, error);
 }
 
 /* Gemm and MatMul on cuBLAS. Row-major Y[M, N] = A[M, K] B[K, N] is the
@@ -879,10 +863,6 @@ cbi_cuda_plan_node (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
     gboolean exhaustive, GError ** error)
 {
-  const CbiShape *xs = &plan->shapes[n->inputs[0]];
-  gint64 perm[CBI_MAX_DIMS];
-  gint d;
-
   switch (n->op) {
     case CBI_OP_CONV:
     case CBI_OP_CONV_TRANSPOSE:
@@ -901,12 +881,8 @@ cbi_cuda_plan_node (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     case CBI_OP_CONCAT:
       return cbi_cuda_plan_concat (cuda, plan, pool, graph, n, error);
     case CBI_OP_TRANSPOSE:
-      for (d = 0; d < xs->n_dims; d++)
-        perm[d] = n->n_ints ? n->ints[d] : xs->n_dims - 1 - d;
-      return cbi_cuda_plan_permute (plan, pool, n, xs->n_dims, xs->dims,
-          perm, error);
     case CBI_OP_DEPTH_TO_SPACE:
-      return cbi_cuda_plan_depth_to_space (plan, pool, n, error);
+      return cbi_cuda_plan_permute (plan, pool, n, error);
     case CBI_OP_GEMM:
     case CBI_OP_MATMUL:
       return cbi_cuda_plan_matrix (cuda, plan, pool, graph, n, post, error);

@@ -441,21 +441,46 @@ cbi_infer_reshape (const CbiNode * n, CbiShape * shapes, GError ** error)
   return TRUE;
 }
 
+void
+cbi_node_permutation (const CbiNode * n, const CbiShape * input,
+    CbiShape * view, gint64 * perm)
+{
+  /* both DepthToSpace views go to [N, C', H, b, W, b] = [N, C', H b, W b] */
+  static const gint64 dcr[6] = { 0, 3, 4, 1, 5, 2 };
+  static const gint64 crd[6] = { 0, 1, 4, 2, 5, 3 };
+  const gint64 *x = input->dims;
+  gint d;
+
+  if (n->op == CBI_OP_DEPTH_TO_SPACE) {
+    const gint64 b = n->ints[0], c = x[1] / (b * b);
+    const gint64 dcr_split[6] = { x[0], b, b, c, x[2], x[3] };
+    const gint64 crd_split[6] = { x[0], c, b, b, x[2], x[3] };
+    cbi_shape_set (view, 6, n->mode == 1 ? crd_split : dcr_split);
+    memcpy (perm, n->mode == 1 ? crd : dcr, sizeof (dcr));
+    return;
+  }
+  /* Transpose: no perm attribute means the axes reversed */
+  *view = *input;
+  for (d = 0; d < input->n_dims; d++)
+    perm[d] = n->n_ints ? n->ints[d] : input->n_dims - 1 - d;
+}
+
 static gboolean
 cbi_infer_transpose (const CbiNode * n, CbiShape * shapes, GError ** error)
 {
   const CbiShape *x = &shapes[n->inputs[0]];
-  CbiShape *y = &shapes[n->output];
+  CbiShape *y = &shapes[n->output], view;
+  gint64 perm[CBI_MAX_DIMS];
   guint seen = 0;
   gint d;
 
   if (n->n_ints != x->n_dims && n->n_ints != 0)
     return cbi_shape_fail (error, n, "a permutation of %d axes for rank %d",
         n->n_ints, x->n_dims);
+  cbi_node_permutation (n, x, &view, perm);
   y->n_dims = x->n_dims;
   for (d = 0; d < x->n_dims; d++) {
-    /* no perm: the axes reversed */
-    gint64 p = n->n_ints ? n->ints[d] : x->n_dims - 1 - d;
+    gint64 p = perm[d];
     if (p < 0 || p >= x->n_dims || (seen & (1u << p)))
       return cbi_shape_fail (error, n, "perm is not a permutation");
     seen |= 1u << p;

@@ -179,6 +179,14 @@ gboolean cbi_graph_infer_shapes (const CbiGraph * graph,
 void cbi_graph_frame_shape (const CbiGraph * graph, gint64 batch,
     gint64 height, gint64 width, CbiShape * shape);
 
+/* Transpose and DepthToSpace node @n, on an input of shape @input, as
+ * one transposition of a row-major view of that input: @view receives the
+ * view's shape (the input's own, or DepthToSpace's 6-D split: DCR reads
+ * [N, b, b, C', H, W], CRD [N, C', b, b, H, W]) and @perm (room for
+ * CBI_MAX_DIMS) which view axis each output axis is. */
+void cbi_node_permutation (const CbiNode * n, const CbiShape * input,
+    CbiShape * view, gint64 * perm);
+
 /* Whether @t is a graph output. */
 gboolean cbi_graph_is_output (const CbiGraph * graph, gint t);
 

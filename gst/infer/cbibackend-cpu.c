@@ -1110,9 +1110,6 @@ cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     CbiPool * pool, guint64 * workspace, GError ** error)
 {
   const CbiShape *as = &shapes[n->inputs[0]], *ys = &shapes[n->output];
-  const CbiTensorInfo *b = cbi_graph_tensor (graph, n->inputs[1]);
-  const CbiTensorInfo *c = n->n_inputs > 2 && n->inputs[2] >= 0 ?
-      cbi_graph_tensor (graph, n->inputs[2]) : NULL;
   const gint64 m = ys->dims[0], cols = ys->dims[1];
   const gint64 k = as->dims[n->ints[0] ? 0 : 1];
   dnnl_dims_t a_dims = { m, k }, a_strides = { k, 1 };
@@ -1121,7 +1118,6 @@ cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   dnnl_exec_arg_t args[3];
   dnnl_matmul_desc_t desc;
   gfloat *w, *bias = NULL;
-  gint64 i, j;
 
   /* transA: the row-major [K, M] input read with swapped strides */
   if (n->ints[0]) {
@@ -1142,23 +1138,13 @@ cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       "gemm weights", error);
   if (w == NULL)
     return FALSE;
-  for (i = 0; i < k; i++)
-    for (j = 0; j < cols; j++)
-      w[i * cols + j] = n->alpha * (n->ints[1] ? b->data[j * k + i] :
-          b->data[i * cols + j]);
-  if (c && n->beta != 0.0f) {
-    const CbiShape *cs = &shapes[n->inputs[2]];
-    /* C broadcasts from the right: [N], [1, N], [M, 1], [M, N] or one */
-    gint64 c_rows = cs->n_dims == 2 ? cs->dims[0] : 1;
-    gint64 c_cols = cs->n_dims >= 1 ? cs->dims[cs->n_dims - 1] : 1;
+  cbi_gemm_weights (graph, n, k, cols, w);
+  if (cbi_gemm_has_bias (n)) {
     bias = cbi_cpu_pool_alloc (plan, pool, m * cols * sizeof (gfloat),
         "gemm bias", error);
     if (bias == NULL)
       return FALSE;
-    for (i = 0; i < m; i++)
-      for (j = 0; j < cols; j++)
-        bias[i * cols + j] = n->beta * c->data[(c_rows == 1 ? 0 : i) * c_cols
-            + (c_cols == 1 ? 0 : j)];
+    cbi_gemm_bias (graph, n, shapes, m, cols, bias);
   }
 
   args[1].arg = DNNL_ARG_WEIGHTS;

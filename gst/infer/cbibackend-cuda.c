@@ -673,32 +673,21 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 
   if (n->op == CBI_OP_GEMM) {
     gfloat *wb = g_new (gfloat, k * cols);
-    gint64 i, j;
     if (n->ints[0]) {
       g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (Gemm): "
           "transA is not supported on CUDA", n->name);
       g_free (wb);
       return FALSE;
     }
-    for (i = 0; i < k; i++)
-      for (j = 0; j < cols; j++)
-        wb[i * cols + j] = n->alpha * (n->ints[1] ? bt->data[j * k + i] :
-            bt->data[i * cols + j]);
+    cbi_gemm_weights (graph, n, k, cols, wb);
     s->w = cbi_cuda_upload_made (cuda, plan, pool, wb, k * cols,
         "gemm weights", error);
     g_free (wb);
     if (s->w == NULL)
       return FALSE;
-    if (n->n_inputs > 2 && n->inputs[2] >= 0 && n->beta != 0.0f) {
-      const CbiShape *cs = &plan->shapes[n->inputs[2]];
-      const gfloat *c = cbi_graph_tensor (graph, n->inputs[2])->data;
-      gint64 c_rows = cs->n_dims == 2 ? cs->dims[0] : 1;
-      gint64 c_cols = cs->n_dims >= 1 ? cs->dims[cs->n_dims - 1] : 1;
+    if (cbi_gemm_has_bias (n)) {
       gfloat *bias = g_new (gfloat, rows * cols);
-      for (i = 0; i < rows; i++)
-        for (j = 0; j < cols; j++)
-          bias[i * cols + j] = n->beta * c[(c_rows == 1 ? 0 : i) * c_cols
-              + (c_cols == 1 ? 0 : j)];
+      cbi_gemm_bias (graph, n, plan->shapes, rows, cols, bias);
       s->b = cbi_cuda_upload_made (cuda, plan, pool, bias, rows * cols,
           "gemm bias", error);
       g_free (bias);

@@ -442,6 +442,42 @@ cbi_infer_reshape (const CbiNode * n, CbiShape * shapes, GError ** error)
 }
 
 void
+cbi_gemm_weights (const CbiGraph * graph, const CbiNode * n, gint64 k,
+    gint64 cols, gfloat * weights)
+{
+  const gfloat *b = cbi_graph_tensor (graph, n->inputs[1])->data;
+  gint64 i, j;
+
+  for (i = 0; i < k; i++)
+    for (j = 0; j < cols; j++)
+      weights[i * cols + j] = n->alpha * (n->ints[1] ? b[j * k + i] :
+          b[i * cols + j]);
+}
+
+gboolean
+cbi_gemm_has_bias (const CbiNode * n)
+{
+  return n->n_inputs > 2 && n->inputs[2] >= 0 && n->beta != 0.0f;
+}
+
+void
+cbi_gemm_bias (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * shapes, gint64 rows, gint64 cols, gfloat * bias)
+{
+  const gfloat *c = cbi_graph_tensor (graph, n->inputs[2])->data;
+  const CbiShape *cs = &shapes[n->inputs[2]];
+  /* C broadcasts from the right: [N], [1, N], [M, 1], [M, N] or one */
+  const gint64 c_rows = cs->n_dims == 2 ? cs->dims[0] : 1;
+  const gint64 c_cols = cs->n_dims >= 1 ? cs->dims[cs->n_dims - 1] : 1;
+  gint64 i, j;
+
+  for (i = 0; i < rows; i++)
+    for (j = 0; j < cols; j++)
+      bias[i * cols + j] = n->beta * c[(c_rows == 1 ? 0 : i) * c_cols
+          + (c_cols == 1 ? 0 : j)];
+}
+
+void
 cbi_node_permutation (const CbiNode * n, const CbiShape * input,
     CbiShape * view, gint64 * perm)
 {

@@ -187,6 +187,17 @@ void cbi_graph_frame_shape (const CbiGraph * graph, gint64 batch,
 void cbi_node_permutation (const CbiNode * n, const CbiShape * input,
     CbiShape * view, gint64 * perm);
 
+/* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
+ * into @weights (caller-allocated): alpha B, transposed when transB says
+ * so. */
+void cbi_gemm_weights (const CbiGraph * graph, const CbiNode * n, gint64 k,
+    gint64 cols, gfloat * weights);
+/* Whether Gemm node @n has a bias: a C and a non-zero beta. */
+gboolean cbi_gemm_has_bias (const CbiNode * n);
+/* The bias, @rows x @cols into @bias: beta C broadcast to the output. */
+void cbi_gemm_bias (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * shapes, gint64 rows, gint64 cols, gfloat * bias);
+
 /* Whether @t is a graph output. */
 gboolean cbi_graph_is_output (const CbiGraph * graph, gint t);
 

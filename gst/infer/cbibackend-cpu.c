@@ -1332,23 +1332,19 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
 
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
-    const CbiNode *fused = i + 1 < graph->nodes->len ?
-        cbi_graph_node (graph, i + 1) : NULL;
+    const CbiNode *fused = cbi_graph_next_activation (graph, i);
     gboolean ok;
 
-    /* an element-wise op that is its producer's only reader runs as the
-     * producer's post-op */
-    if ((n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
+    /* the activation after a primitive runs as its post-op; our
+     * InstanceNormalization loop fuses a Relu */
+    if (!(n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
             || n->op == CBI_OP_GEMM || n->op == CBI_OP_MATMUL
             || cbi_op_is_binary (n->op)
             || (n->op == CBI_OP_INSTANCE_NORM && fused
-                && fused->op == CBI_OP_RELU)) && fused
-        && cbi_op_is_eltwise (fused->op) && fused->inputs[0] == n->output
-        && cbi_graph_count_consumers (graph, n->output) == 1
-        && !cbi_graph_is_output (graph, n->output))
-      i++;
-    else
+                && fused->op == CBI_OP_RELU)))
       fused = NULL;
+    if (fused)
+      i++;
 
     if (n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE)
       ok = cbi_cpu_plan_conv (cpu, plan, graph, n, fused, shapes, pool,

@@ -930,17 +930,14 @@ cbi_cuda_plan_nodes (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
-    const CbiNode *fused = i + 1 < graph->nodes->len ?
-        cbi_graph_node (graph, i + 1) : NULL;
-    if ((n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
+    const CbiNode *fused = cbi_graph_next_activation (graph, i);
+    /* convolutions' bias kernel, binary kernels and GEMMs take it */
+    if (!(n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
             || n->op == CBI_OP_GEMM || n->op == CBI_OP_MATMUL
-            || cbi_op_is_binary (n->op)) && fused
-        && cbi_op_is_eltwise (fused->op) && fused->inputs[0] == n->output
-        && cbi_graph_count_consumers (graph, n->output) == 1
-        && !cbi_graph_is_output (graph, n->output))
-      i++;
-    else
+            || cbi_op_is_binary (n->op)))
       fused = NULL;
+    if (fused)
+      i++;
     if (!cbi_cuda_plan_node (cuda, plan, pool, graph, n, fused, exhaustive,
             error))
       return FALSE;

@@ -197,6 +197,21 @@ cbi_graph_count_consumers (const CbiGraph * graph, gint index)
   return count;
 }
 
+const CbiNode *
+cbi_graph_next_activation (const CbiGraph * graph, guint index)
+{
+  const CbiNode *n = cbi_graph_node (graph, index), *next;
+
+  if (index + 1 >= graph->nodes->len)
+    return NULL;
+  next = cbi_graph_node (graph, index + 1);
+  if (!cbi_op_is_eltwise (next->op) || next->inputs[0] != n->output
+      || cbi_graph_count_consumers (graph, n->output) != 1
+      || cbi_graph_is_output (graph, n->output))
+    return NULL;
+  return next;
+}
+
 gboolean
 cbi_graph_is_output (const CbiGraph * graph, gint t)
 {

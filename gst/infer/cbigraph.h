@@ -218,6 +218,14 @@ gboolean cbi_graph_lower_conv_transpose (CbiGraph * graph, guint index);
  * convolution that feeds them (cbisubpixel.c). */
 void cbi_graph_sink_eltwise (CbiGraph * graph);
 
+/* The element-wise node that can run as node @index's epilogue (a
+ * backend's fused activation): the next node, when it is element-wise
+ * and reads @index's output, which nothing else reads and which is no
+ * graph output; else %NULL. Which producers can take one is the
+ * backend's call. */
+const CbiNode *cbi_graph_next_activation (const CbiGraph * graph,
+    guint index);
+
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);
 

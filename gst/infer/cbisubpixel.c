@@ -169,7 +169,7 @@ cbi_graph_sink_eltwise (CbiGraph * graph)
 
   for (i = 0; i + 1 < graph->nodes->len; i++) {
     CbiNode *move = cbi_graph_node (graph, i);
-    CbiNode *elt = cbi_graph_node (graph, i + 1);
+    CbiNode *elt = (CbiNode *) cbi_graph_next_activation (graph, i);
     CbiNode tmp;
     gint moved_in, out;
 
@@ -177,11 +177,8 @@ cbi_graph_sink_eltwise (CbiGraph * graph)
      * channels of the convolution's blocked output, and cost more there
      * than alone after the shuffle (super-resolution net: 1.35 to 1.24x
      * onnxruntime's speed) */
-    if (!cbi_op_moves_values (move->op)
-        || (elt->op != CBI_OP_RELU && elt->op != CBI_OP_CLIP)
-        || elt->inputs[0] != move->output
-        || cbi_graph_count_consumers (graph, move->output) != 1
-        || cbi_graph_is_output (graph, move->output))
+    if (!cbi_op_moves_values (move->op) || elt == NULL
+        || (elt->op != CBI_OP_RELU && elt->op != CBI_OP_CLIP))
       continue;
     /* move: a -> b, elt: b -> c  becomes  elt: a -> b, move: b -> c; b
      * keeps its name, its shape comes from shape inference */

@@ -1415,15 +1415,15 @@ failed:
 }
 
 static gboolean
-cbi_cpu_upload (CbiBackend * backend, gpointer p, const CbiFrameBatch * batch,
-    GError ** error)
+cbi_cpu_upload (CbiBackend * backend, gpointer p, guint slot,
+    const CbiFrameBatch * batch, GError ** error)
 {
   cbi_pack_frames (batch, ((CbiCpuPlan *) p)->input);
   return TRUE;
 }
 
 static gboolean
-cbi_cpu_compute (CbiBackend * backend, gpointer p, GError ** error)
+cbi_cpu_compute (CbiBackend * backend, gpointer p, guint slot, GError ** error)
 {
   CbiCpu *cpu = backend->context;
   CbiCpuPlan *plan = p;
@@ -1445,8 +1445,8 @@ cbi_cpu_compute (CbiBackend * backend, gpointer p, GError ** error)
 }
 
 static gboolean
-cbi_cpu_upload_tensor (CbiBackend * backend, gpointer p, const gfloat * input,
-    GError ** error)
+cbi_cpu_upload_tensor (CbiBackend * backend, gpointer p, guint slot,
+    const gfloat * input, GError ** error)
 {
   CbiCpuPlan *plan = p;
 
@@ -1455,16 +1455,19 @@ cbi_cpu_upload_tensor (CbiBackend * backend, gpointer p, const gfloat * input,
 }
 
 static gboolean
-cbi_cpu_download (CbiBackend * backend, gpointer p,
+cbi_cpu_download (CbiBackend * backend, gpointer p, guint slot,
     const CbiFrameBatch * batch, GError ** error)
 {
-  cbi_unpack_frames (batch, ((CbiCpuPlan *) p)->outputs[0]);
+  /* tensor outputs are read where the last step left them */
+  if (batch && batch->out)
+    cbi_unpack_frames (batch, ((CbiCpuPlan *) p)->outputs[0]);
   return TRUE;
 }
 
 /* The outputs are host memory already: read in place. */
 static const gfloat *
-cbi_cpu_output (CbiBackend * backend, gpointer p, guint index, GError ** error)
+cbi_cpu_output (CbiBackend * backend, gpointer p, guint slot, guint index,
+    GError ** error)
 {
   return ((CbiCpuPlan *) p)->outputs[index];
 }
@@ -1482,7 +1485,7 @@ static const CbiBackendIface cbi_cpu_iface = {
   .download = cbi_cpu_download,
   .output = cbi_cpu_output,
   .device_memory = NULL,        /* host memory: no device figures */
-  .synchronize = NULL,          /* compute waits on its stream */
+  .finish = NULL,               /* compute waits on its stream */
 };
 
 CbiBackend *

@@ -34,7 +34,10 @@ GST_DEBUG_CATEGORY_STATIC (cbi_cuda_debug);
 typedef struct
 {
   gint device;
-  cudaStream_t stream;
+  cudaStream_t stream;          /* planning: weights, algorithm search */
+  cudaStream_t slot_streams[CBI_MAX_INFLIGHT];  /* one per batch in flight */
+  cudaEvent_t computed;         /* the last batch's layers are done: the
+                                 * next may overwrite the activations */
   cudnnHandle_t cudnn;
   cublasHandle_t cublas;
   CbiAllocator device_allocator;
@@ -89,6 +92,22 @@ typedef struct
   gint64 batches, stride_a, stride_b, stride_y;
 } CbiCudaStep;
 
+/* What one batch in flight has to itself: the layers' tensors are shared
+ * and the batches take turns with them. */
+typedef struct
+{
+  guint8 *frames_in;            /* device, packed frames */
+  guint8 *frames_out;
+  guint8 *staging_in;           /* pinned */
+  guint8 *staging_out;
+  gfloat *host_outputs[CBI_MAX_OUTPUTS];        /* pinned */
+  gboolean queued;              /* work on its stream not waited for yet */
+  gboolean unpacked;            /* output 0 went to the frames */
+  gsize out_row;                /* bytes of an output frame row */
+  guint out_height;
+  guint out_frames;
+} CbiCudaSlot;
+
 typedef struct
 {
   GArray *steps;                /* CbiCudaStep */
@@ -99,17 +118,13 @@ typedef struct
   gint64 input_count;
   gfloat *outputs[CBI_MAX_OUTPUTS];
   gsize output_bytes[CBI_MAX_OUTPUTS];
-  gfloat *host_outputs[CBI_MAX_OUTPUTS];        /* pinned */
-  guint8 *frames_in;            /* device, packed frames */
-  guint8 *frames_out;
-  guint8 *staging_in;           /* pinned */
-  guint8 *staging_out;
+  CbiCudaSlot slots[CBI_MAX_INFLIGHT];
+  guint n_slots;
   gsize frames_in_bytes, frames_out_bytes;
   gpointer workspace;
   gsize workspace_bytes;
   const CbiShape *shapes;       /* planning only */
   guint runs;
-  gboolean queued;              /* work on the stream not waited for yet */
   gpointer cublas_workspace;    /* from the pool, so cuBLAS allocates none */
   cudaGraphExec_t graph;        /* the steps, recorded on the second run */
   gboolean graph_failed;
@@ -156,6 +171,15 @@ static gboolean
 cbi_cuda_select (CbiCuda * cuda, GError ** error)
 {
   return CUDA_CHECK (cudaSetDevice (cuda->device), "cudaSetDevice");
+}
+
+/* Where the cuDNN and cuBLAS calls that follow queue their work. */
+static gboolean
+cbi_cuda_use_stream (CbiCuda * cuda, cudaStream_t stream, GError ** error)
+{
+  return CUDNN_CHECK (cudnnSetStream (cuda->cudnn, stream), "cudnnSetStream")
+      && CUBLAS_CHECK (cublasSetStream (cuda->cublas, stream),
+      "cublasSetStream");
 }
 
 /* Memory. */
@@ -291,9 +315,13 @@ cbi_cuda_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
   CbiCudaPlan *plan = p;
   guint i;
 
+  CbiCuda *cuda = backend->context;
+
   /* nothing queued may still use the blocks */
-  cudaSetDevice (((CbiCuda *) backend->context)->device);
-  cudaStreamSynchronize (((CbiCuda *) backend->context)->stream);
+  cudaSetDevice (cuda->device);
+  cudaStreamSynchronize (cuda->stream);
+  for (i = 0; i < plan->n_slots; i++)
+    cudaStreamSynchronize (cuda->slot_streams[i]);
   if (plan->graph)
     cudaGraphExecDestroy (plan->graph);
   for (i = 0; i < plan->steps->len; i++)
@@ -881,40 +909,61 @@ cbi_cuda_plan_node (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 }
 
 /* The staging and device buffers of frames in and out, and of every
- * output read on the host. */
+ * output read on the host, for each batch in flight. */
 static gboolean
-cbi_cuda_plan_io (CbiCudaPlan * plan, CbiPool * pool, CbiPool * staging,
-    const CbiGraph * graph, GError ** error)
+cbi_cuda_plan_slot (CbiCudaPlan * plan, CbiCudaSlot * slot, CbiPool * pool,
+    CbiPool * staging, const CbiGraph * graph, GError ** error)
+{
+  guint i;
+
+  if (plan->frames_in_bytes
+      && ((slot->frames_in = cbi_cuda_take (plan, pool, FALSE,
+                  plan->frames_in_bytes, "input frames", error)) == NULL
+          || (slot->staging_in = cbi_cuda_take (plan, staging, TRUE,
+                  plan->frames_in_bytes, "input frames", error)) == NULL))
+    return FALSE;
+  if (plan->frames_out_bytes
+      && ((slot->frames_out = cbi_cuda_take (plan, pool, FALSE,
+                  plan->frames_out_bytes, "output frames", error)) == NULL
+          || (slot->staging_out = cbi_cuda_take (plan, staging, TRUE,
+                  plan->frames_out_bytes, "output frames", error)) == NULL))
+    return FALSE;
+  for (i = 0; i < graph->n_outputs; i++)
+    if ((slot->host_outputs[i] = cbi_cuda_take (plan, staging, TRUE,
+                plan->output_bytes[i], "outputs", error)) == NULL)
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+cbi_cuda_plan_io (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    CbiPool * staging, const CbiGraph * graph, guint n_slots, GError ** error)
 {
   const CbiShape *in = &plan->shapes[graph->input];
+  const CbiShape *o = &plan->shapes[graph->outputs[0]];
   guint i;
 
   /* 4 bytes a pixel covers every packed format */
-  if (in->n_dims == 4) {
+  if (in->n_dims == 4)
     plan->frames_in_bytes = (gsize) in->dims[0] * in->dims[2] * in->dims[3]
         * 4;
-    if ((plan->frames_in = cbi_cuda_take (plan, pool, FALSE,
-                plan->frames_in_bytes, "input frames", error)) == NULL
-        || (plan->staging_in = cbi_cuda_take (plan, staging, TRUE,
-                plan->frames_in_bytes, "input frames", error)) == NULL)
-      return FALSE;
-  }
+  if (o->n_dims == 4 && o->dims[1] <= 4)
+    plan->frames_out_bytes = (gsize) o->dims[0] * o->dims[2] * o->dims[3]
+        * 4;
   for (i = 0; i < graph->n_outputs; i++) {
-    const CbiShape *o = &plan->shapes[graph->outputs[i]];
     plan->outputs[i] = plan->tensors[graph->outputs[i]];
-    plan->output_bytes[i] = cbi_shape_count (o) * sizeof (gfloat);
-    if ((plan->host_outputs[i] = cbi_cuda_take (plan, staging, TRUE,
-                plan->output_bytes[i], "outputs", error)) == NULL)
+    plan->output_bytes[i] =
+        cbi_shape_count (&plan->shapes[graph->outputs[i]]) * sizeof (gfloat);
+  }
+  plan->n_slots = MAX (n_slots, 1);
+  for (i = 0; i < plan->n_slots; i++) {
+    if (cuda->slot_streams[i] == NULL
+        && !CUDA_CHECK (cudaStreamCreateWithFlags (&cuda->slot_streams[i],
+                cudaStreamNonBlocking), "cudaStreamCreate"))
       return FALSE;
-    if (i == 0 && o->n_dims == 4 && o->dims[1] <= 4) {
-      plan->frames_out_bytes = (gsize) o->dims[0] * o->dims[2] * o->dims[3]
-          * 4;
-      if ((plan->frames_out = cbi_cuda_take (plan, pool, FALSE,
-                  plan->frames_out_bytes, "output frames", error)) == NULL
-          || (plan->staging_out = cbi_cuda_take (plan, staging, TRUE,
-                  plan->frames_out_bytes, "output frames", error)) == NULL)
-        return FALSE;
-    }
+    if (!cbi_cuda_plan_slot (plan, &plan->slots[i], pool, staging, graph,
+            error))
+      return FALSE;
   }
   return TRUE;
 }
@@ -967,7 +1016,8 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   CbiCudaPlan *plan;
   guint i;
 
-  if (!cbi_cuda_select (cuda, error))
+  if (!cbi_cuda_select (cuda, error)
+      || !cbi_cuda_use_stream (cuda, cuda->stream, error))
     return NULL;
   plan = cbi_cuda_plan_new (graph, shapes);
   if (cbi_cuda_activation (plan, pool, graph->input, "input", error) == NULL)
@@ -993,7 +1043,8 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   }
   if (!cbi_cuda_plan_nodes (cuda, plan, pool, graph,
           backend->exhaustive_search, error)
-      || !cbi_cuda_plan_io (plan, pool, staging, graph, error))
+      || !cbi_cuda_plan_io (cuda, plan, pool, staging, graph,
+          backend->inflight, error))
     goto failed;
 
   /* the search's workspace goes back; the chosen algorithms' comes, sized
@@ -1047,10 +1098,9 @@ failed:
 
 static gboolean
 cbi_cuda_run_step (CbiCuda * cuda, CbiCudaPlan * plan, const CbiCudaStep * s,
-    GError ** error)
+    cudaStream_t st, GError ** error)
 {
   const float one = 1.0f, zero = 0.0f;
-  cudaStream_t st = cuda->stream;
 
   /* the launchers report cudaGetLastError (): a non-sticky error a cuDNN
    * or cuBLAS call left behind (and reported itself) must not be blamed
@@ -1116,13 +1166,14 @@ cbi_cuda_run_step (CbiCuda * cuda, CbiCudaPlan * plan, const CbiCudaStep * s,
 }
 
 static gboolean
-cbi_cuda_run_steps (CbiCuda * cuda, CbiCudaPlan * plan, GError ** error)
+cbi_cuda_run_steps (CbiCuda * cuda, CbiCudaPlan * plan, cudaStream_t stream,
+    GError ** error)
 {
   guint i;
 
   for (i = 0; i < plan->steps->len; i++)
     if (!cbi_cuda_run_step (cuda, plan, &g_array_index (plan->steps,
-                CbiCudaStep, i), error))
+                CbiCudaStep, i), stream, error))
       return FALSE;
   return TRUE;
 }
@@ -1132,17 +1183,18 @@ cbi_cuda_run_steps (CbiCuda * cuda, CbiCudaPlan * plan, GError ** error)
  * they make lazily on the first. Whatever fails here leaves the plan
  * running its steps one by one, with a warning, not an error. */
 static void
-cbi_cuda_record (CbiCuda * cuda, CbiCudaPlan * plan)
+cbi_cuda_record (CbiCuda * cuda, CbiCudaPlan * plan, cudaStream_t stream)
 {
   cudaGraph_t graph = NULL;
   GError *error = NULL;
   cudaError_t status;
 
-  status = cudaStreamBeginCapture (cuda->stream,
-      cudaStreamCaptureModeThreadLocal);
+  /* a graph is not tied to the stream it was recorded on: every slot's
+   * stream replays it */
+  status = cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal);
   if (status == cudaSuccess) {
-    gboolean ok = cbi_cuda_run_steps (cuda, plan, &error);
-    status = cudaStreamEndCapture (cuda->stream, &graph);
+    gboolean ok = cbi_cuda_run_steps (cuda, plan, stream, &error);
+    status = cudaStreamEndCapture (stream, &graph);
     if (!ok)
       status = cudaErrorStreamCaptureInvalidated;
   }
@@ -1162,12 +1214,15 @@ cbi_cuda_record (CbiCuda * cuda, CbiCudaPlan * plan)
 }
 
 static gboolean
-cbi_cuda_compute (CbiBackend * backend, gpointer p, GError ** error)
+cbi_cuda_compute (CbiBackend * backend, gpointer p, guint slot,
+    GError ** error)
 {
   CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = p;
+  cudaStream_t stream = cuda->slot_streams[slot];
 
-  if (!cbi_cuda_select (cuda, error))
+  if (!cbi_cuda_select (cuda, error)
+      || !cbi_cuda_use_stream (cuda, stream, error))
     return FALSE;
   /* the handle is shared by the plans: each brings its workspace */
   if (plan->cublas_workspace && !CUBLAS_CHECK (cublasSetWorkspace
@@ -1176,12 +1231,12 @@ cbi_cuda_compute (CbiBackend * backend, gpointer p, GError ** error)
     return FALSE;
   if (backend->replay && plan->graph == NULL && !plan->graph_failed
       && plan->runs > 0)
-    cbi_cuda_record (cuda, plan);
+    cbi_cuda_record (cuda, plan, stream);
   plan->runs++;
   if (plan->graph)
-    return CUDA_CHECK (cudaGraphLaunch (plan->graph, cuda->stream),
+    return CUDA_CHECK (cudaGraphLaunch (plan->graph, stream),
         "cudaGraphLaunch");
-  return cbi_cuda_run_steps (cuda, plan, error);
+  return cbi_cuda_run_steps (cuda, plan, stream, error);
 }
 
 static void
@@ -1200,110 +1255,157 @@ cbi_cuda_frames_layout (const CbiFrameBatch * batch, CbiKFrames * f)
   }
 }
 
-/* Frames are copied row by row into pinned staging (the one copy on the
- * way in), sent in one copy, packed on the device. */
-static gboolean
-cbi_cuda_upload (CbiBackend * backend, gpointer p, const CbiFrameBatch * batch,
+/* Takes slot @k for a new batch. A batch that failed may still have work
+ * queued on its stream that reads its staging: that is waited for. */
+static CbiCudaSlot *
+cbi_cuda_begin_slot (CbiCuda * cuda, CbiCudaPlan * plan, guint k,
     GError ** error)
+{
+  CbiCudaSlot *slot = &plan->slots[k];
+
+  if (k >= plan->n_slots) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BUSY, "slot %u of a plan for "
+        "%u batches in flight", k, plan->n_slots);
+    return NULL;
+  }
+  if (!cbi_cuda_select (cuda, error) || (slot->queued
+          && !CUDA_CHECK (cudaStreamSynchronize (cuda->slot_streams[k]),
+              "earlier batch")))
+    return NULL;
+  slot->queued = TRUE;
+  slot->unpacked = FALSE;
+  return slot;
+}
+
+/* Frames are copied row by row into pinned staging (the one copy on the
+ * way in) and sent in one copy, which overlaps the batch before computing;
+ * they are packed into the input once that batch's layers are done. */
+static gboolean
+cbi_cuda_upload (CbiBackend * backend, gpointer p, guint k,
+    const CbiFrameBatch * batch, GError ** error)
 {
   CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = p;
   const gsize row = (gsize) batch->width * batch->pixel_stride;
   const gsize frame = row * batch->height;
+  cudaStream_t stream = cuda->slot_streams[k];
+  CbiCudaSlot *slot;
   CbiKFrames f;
   guint i, y;
 
-  /* a batch that failed may still have its copy from staging queued */
-  if (!cbi_cuda_select (cuda, error) || (plan->queued
-          && !CUDA_CHECK (cudaStreamSynchronize (cuda->stream),
-              "earlier batch")))
+  if ((slot = cbi_cuda_begin_slot (cuda, plan, k, error)) == NULL)
     return FALSE;
-  plan->queued = TRUE;
   for (i = 0; i < batch->n_frames; i++)
     for (y = 0; y < batch->height; y++)
-      memcpy (plan->staging_in + i * frame + y * row,
+      memcpy (slot->staging_in + i * frame + y * row,
           batch->in[i] + (gsize) y * batch->in_stride[i], row);
   cbi_cuda_frames_layout (batch, &f);
-  return CUDA_CHECK (cudaMemcpyAsync (plan->frames_in, plan->staging_in,
-          frame * batch->n_frames, cudaMemcpyHostToDevice, cuda->stream),
+  return CUDA_CHECK (cudaMemcpyAsync (slot->frames_in, slot->staging_in,
+          frame * batch->n_frames, cudaMemcpyHostToDevice, stream),
       "frame upload")
-      && CUDA_CHECK (cbi_k_pack (plan->frames_in, plan->input, &f,
+      && CUDA_CHECK (cudaStreamWaitEvent (stream, cuda->computed, 0),
+      "waiting for the batch before")
+      && CUDA_CHECK (cbi_k_pack (slot->frames_in, plan->input, &f,
           batch->n_frames, batch->n_slots,
-          batch->pad_mode == CBI_PAD_REPEAT_LAST, cuda->stream),
-      "frame packing");
+          batch->pad_mode == CBI_PAD_REPEAT_LAST, stream), "frame packing");
 }
 
 static gboolean
-cbi_cuda_upload_tensor (CbiBackend * backend, gpointer p,
+cbi_cuda_upload_tensor (CbiBackend * backend, gpointer p, guint k,
     const gfloat * input, GError ** error)
 {
   CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = p;
+  cudaStream_t stream = cuda->slot_streams[k];
 
-  plan->queued = TRUE;
-  return cbi_cuda_select (cuda, error)
+  return cbi_cuda_begin_slot (cuda, plan, k, error) != NULL
+      && CUDA_CHECK (cudaStreamWaitEvent (stream, cuda->computed, 0),
+      "waiting for the batch before")
       && CUDA_CHECK (cudaMemcpyAsync (plan->input, input, plan->input_count *
-          sizeof (gfloat), cudaMemcpyHostToDevice, cuda->stream),
-      "tensor upload");
+          sizeof (gfloat), cudaMemcpyHostToDevice, stream), "tensor upload");
 }
 
-/* Unpacked on the device, one copy back to pinned staging, then rows to
- * the output frames (the one copy on the way out). */
+/* Output 0 of an image batch is unpacked on the device, and the other
+ * outputs are copied to pinned memory; once that is queued, the next batch
+ * may take the layers' tensors (the event), while this one's frames go
+ * back to staging in one copy. */
 static gboolean
-cbi_cuda_download (CbiBackend * backend, gpointer p,
+cbi_cuda_download (CbiBackend * backend, gpointer p, guint k,
     const CbiFrameBatch * batch, GError ** error)
 {
   CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = p;
-  const guint width = batch->out_width ? batch->out_width : batch->width;
-  const guint height = batch->out_height ? batch->out_height : batch->height;
-  const gsize row = (gsize) width * batch->pixel_stride;
+  CbiCudaSlot *slot = &plan->slots[k];
+  cudaStream_t stream = cuda->slot_streams[k];
+  gboolean image = batch && batch->out;
   CbiKFrames f;
-  guint i, y;
+  guint i;
 
   if (!cbi_cuda_select (cuda, error))
     return FALSE;
-  cbi_cuda_frames_layout (batch, &f);
-  if (!CUDA_CHECK (cbi_k_unpack (plan->outputs[0], plan->frames_in,
-              plan->frames_out, &f, batch->out_channels ?
-              batch->out_channels : 3, width, height, batch->n_frames,
-              cuda->stream), "frame unpacking")
-      || !CUDA_CHECK (cudaMemcpyAsync (plan->staging_out, plan->frames_out,
-              row * height * batch->n_frames, cudaMemcpyDeviceToHost,
-              cuda->stream), "frame download")
-      || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "batch"))
+  if (image) {
+    slot->out_row = (gsize) (batch->out_width ? batch->out_width :
+        batch->width) * batch->pixel_stride;
+    slot->out_height = batch->out_height ? batch->out_height : batch->height;
+    slot->out_frames = batch->n_frames;
+    slot->unpacked = TRUE;
+    cbi_cuda_frames_layout (batch, &f);
+    if (!CUDA_CHECK (cbi_k_unpack (plan->outputs[0], slot->frames_in,
+                slot->frames_out, &f, batch->out_channels ?
+                batch->out_channels : 3, slot->out_row /
+                batch->pixel_stride, slot->out_height, batch->n_frames,
+                stream), "frame unpacking"))
+      return FALSE;
+  }
+  for (i = image ? 1 : 0; i < G_N_ELEMENTS (plan->outputs)
+      && plan->outputs[i]; i++)
+    if (!CUDA_CHECK (cudaMemcpyAsync (slot->host_outputs[i],
+                plan->outputs[i], plan->output_bytes[i],
+                cudaMemcpyDeviceToHost, stream), "output download"))
+      return FALSE;
+  if (!CUDA_CHECK (cudaEventRecord (cuda->computed, stream), "batch done"))
     return FALSE;
-  plan->queued = FALSE;
-  for (i = 0; i < batch->n_frames; i++)
-    for (y = 0; y < height; y++)
+  return !image || CUDA_CHECK (cudaMemcpyAsync (slot->staging_out,
+          slot->frames_out, slot->out_row * slot->out_height *
+          slot->out_frames, cudaMemcpyDeviceToHost, stream), "frame download");
+}
+
+/* Waits for the slot, then copies rows to the output frames (the one copy
+ * on the way out). */
+static gboolean
+cbi_cuda_finish (CbiBackend * backend, gpointer p, guint k,
+    const CbiFrameBatch * batch, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  CbiCudaSlot *slot = &plan->slots[k];
+  guint i, y;
+
+  if (!cbi_cuda_select (cuda, error)
+      || !CUDA_CHECK (cudaStreamSynchronize (cuda->slot_streams[k]), "batch"))
+    return FALSE;
+  slot->queued = FALSE;
+  for (i = 0; slot->unpacked && batch && batch->out && i < slot->out_frames;
+      i++)
+    for (y = 0; y < slot->out_height; y++)
       memcpy (batch->out[i] + (gsize) y * batch->out_stride[i],
-          plan->staging_out + (i * height + y) * row, row);
+          slot->staging_out + (i * slot->out_height + y) * slot->out_row,
+          slot->out_row);
   return TRUE;
 }
 
 static const gfloat *
-cbi_cuda_output (CbiBackend * backend, gpointer p, guint index, GError ** error)
+cbi_cuda_output (CbiBackend * backend, gpointer p, guint k, guint index,
+    GError ** error)
 {
-  CbiCuda *cuda = backend->context;
-  CbiCudaPlan *plan = p;
+  CbiCudaSlot *slot = &((CbiCudaPlan *) p)->slots[k];
 
-  if (!cbi_cuda_select (cuda, error)
-      || !CUDA_CHECK (cudaMemcpyAsync (plan->host_outputs[index],
-              plan->outputs[index], plan->output_bytes[index],
-              cudaMemcpyDeviceToHost, cuda->stream), "output download")
-      || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "batch"))
+  if (index == 0 && slot->unpacked) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "output 0 of the batch "
+        "went to its frames");
     return NULL;
-  plan->queued = FALSE;
-  return plan->host_outputs[index];
-}
-
-static gboolean
-cbi_cuda_synchronize (CbiBackend * backend, GError ** error)
-{
-  CbiCuda *cuda = backend->context;
-
-  return cbi_cuda_select (cuda, error)
-      && CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "batch");
+  }
+  return slot->host_outputs[index];
 }
 
 static gboolean
@@ -1327,6 +1429,7 @@ static void
 cbi_cuda_free (CbiBackend * backend)
 {
   CbiCuda *cuda = backend->context;
+  guint i;
 
   if (cuda) {
     cudaSetDevice (cuda->device);
@@ -1336,6 +1439,11 @@ cbi_cuda_free (CbiBackend * backend)
       cudnnDestroy (cuda->cudnn);
     if (cuda->stream)
       cudaStreamDestroy (cuda->stream);
+    for (i = 0; i < CBI_MAX_INFLIGHT; i++)
+      if (cuda->slot_streams[i])
+        cudaStreamDestroy (cuda->slot_streams[i]);
+    if (cuda->computed)
+      cudaEventDestroy (cuda->computed);
     g_free (cuda);
   }
   g_free (backend);
@@ -1354,7 +1462,7 @@ static const CbiBackendIface cbi_cuda_iface = {
   .download = cbi_cuda_download,
   .output = cbi_cuda_output,
   .device_memory = cbi_cuda_device_memory,
-  .synchronize = cbi_cuda_synchronize,
+  .finish = cbi_cuda_finish,
 };
 
 CbiBackend *
@@ -1394,6 +1502,8 @@ cbi_backend_cuda_new (gint device_id, GError ** error)
   if (!cbi_cuda_select (cuda, error)
       || !CUDA_CHECK (cudaStreamCreateWithFlags (&cuda->stream,
               cudaStreamNonBlocking), "cudaStreamCreate")
+      || !CUDA_CHECK (cudaEventCreateWithFlags (&cuda->computed,
+              cudaEventDisableTiming), "cudaEventCreate")
       || !CUDNN_CHECK (cudnnCreate (&cuda->cudnn), "cudnnCreate")
       || !CUDNN_CHECK (cudnnSetStream (cuda->cudnn, cuda->stream),
           "cudnnSetStream")

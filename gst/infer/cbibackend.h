@@ -28,19 +28,29 @@ typedef struct _CbiBackend CbiBackend;
  *   @staging (%NULL without a staging allocator); returns an opaque plan
  *   or %NULL with @error set; @workspace_bytes receives the scratch size
  * @free_plan: releases a plan and gives its memory back to the pools
- * @upload: packs @batch into the plan's input tensor, padding included
+ * @upload: packs @batch into the plan's input tensor, padding included,
+ *   for the batch in slot @slot (below #CbiBackend.inflight)
  * @upload_tensor: copies a row-major host tensor of the planned input
  *   shape into the plan's input tensor
  * @compute: runs the graph on the plan's input tensor
- * @download: unpacks the first @batch->n_frames slots of the first output
- *   (an image) into the frames
- * @output: (transfer none): output @index of the last compute as a
- *   row-major host tensor, valid until the next compute; %NULL with
+ * @download: sends slot @slot's results on their way back: with an image
+ *   @batch (@batch->out set), output 0 is unpacked into the first
+ *   @batch->n_frames frames and the other outputs readable with @output;
+ *   otherwise (@batch %NULL or no @batch->out) every output is
+ * @finish: (nullable): waits for slot @slot's work and completes what
+ *   @download started (copies into @batch->out); %NULL where every call is
+ *   synchronous. It may run in another thread than the other calls, on
+ *   another slot: it touches nothing but its slot's buffers.
+ * @output: (transfer none): output @index of slot @slot's last batch as a
+ *   row-major host tensor, after @finish; valid until the slot's next
+ *   batch (a synchronous backend: until the next compute); %NULL with
  *   @error set on failure
  * @device_memory: (nullable): free and total device memory; %NULL where
  *   there is no device (the meta then reports 0)
- * @synchronize: (nullable): waits for queued work; %NULL where every call
- *   is synchronous
+ *
+ * A backend that queues work (@finish set) keeps the buffers of each of
+ * #CbiBackend.inflight batches apart, so that slot k + 1 uploads while
+ * slot k computes; the computations themselves run one after another.
  */
 typedef struct
 {
@@ -53,18 +63,20 @@ typedef struct
       guint64 * workspace_bytes, GError ** error);
   void (*free_plan) (CbiBackend * backend, gpointer plan, CbiPool * pool,
       CbiPool * staging);
-  gboolean (*upload) (CbiBackend * backend, gpointer plan,
+  gboolean (*upload) (CbiBackend * backend, gpointer plan, guint slot,
       const CbiFrameBatch * batch, GError ** error);
-  gboolean (*upload_tensor) (CbiBackend * backend, gpointer plan,
+  gboolean (*upload_tensor) (CbiBackend * backend, gpointer plan, guint slot,
       const gfloat * input, GError ** error);
-  gboolean (*compute) (CbiBackend * backend, gpointer plan, GError ** error);
-  gboolean (*download) (CbiBackend * backend, gpointer plan,
-      const CbiFrameBatch * batch, GError ** error);
-  const gfloat *(*output) (CbiBackend * backend, gpointer plan, guint index,
+  gboolean (*compute) (CbiBackend * backend, gpointer plan, guint slot,
       GError ** error);
+  gboolean (*download) (CbiBackend * backend, gpointer plan, guint slot,
+      const CbiFrameBatch * batch, GError ** error);
+  gboolean (*finish) (CbiBackend * backend, gpointer plan, guint slot,
+      const CbiFrameBatch * batch, GError ** error);
+  const gfloat *(*output) (CbiBackend * backend, gpointer plan, guint slot,
+      guint index, GError ** error);
   gboolean (*device_memory) (CbiBackend * backend, guint64 * free_bytes,
       guint64 * total_bytes);
-  gboolean (*synchronize) (CbiBackend * backend, GError ** error);
 } CbiBackendIface;
 
 struct _CbiBackend
@@ -75,6 +87,8 @@ struct _CbiBackend
   gboolean exhaustive_search;   /* benchmark algorithms while planning */
   gboolean replay;              /* replay a plan's recorded work (CUDA
                                  * graphs) after its first run */
+  guint inflight;               /* batches a plan can have in flight: its
+                                 * transfer buffers come in that many */
 };
 
 /* Makes a backend for device @device_id (ignored where there is one device).

@@ -16,9 +16,18 @@ GST_DEBUG_CATEGORY_STATIC (cbi_engine_debug);
 #define GST_CAT_DEFAULT cbi_engine_debug
 
 /* Enough for the warmed-up shape, an unpadded short batch and a caps
- * change in flight; older plans give their memory back to the pool. */
+ * change in flight; older plans give their memory back to the pool, but
+ * for those a batch in flight still runs on. */
 #define CBI_MAX_PLANS 4
 
+/* A batch between cbi_engine_submit() and cbi_engine_release(). */
+typedef struct
+{
+  gboolean busy;
+  gpointer plan;
+  CbiShape outputs[CBI_MAX_OUTPUTS];
+  gint64 start;                 /* monotonic, us */
+} CbiSlot;
 
 typedef struct
 {
@@ -35,12 +44,18 @@ struct _CbiEngine
   CbiBackend *backend;
   CbiPool *pool;
   CbiPool *staging;             /* host buffers for transfers, or NULL */
-  CbiPlanEntry plans[CBI_MAX_PLANS];
+  CbiPlanEntry plans[CBI_MAX_PLANS + CBI_MAX_INFLIGHT];
   guint n_plans;
   guint64 use_counter;
   CbiShape *shapes;             /* scratch for shape inference */
-  gpointer last_plan;           /* of the last run, for its outputs */
-  CbiShape last_outputs[CBI_MAX_OUTPUTS];
+
+  /* the collecting thread reads these too: lock */
+  GMutex lock;
+  CbiSlot slots[CBI_MAX_INFLIGHT];
+  guint n_slots;
+  guint next_slot;
+  gint last_slot;               /* the last collected, for its outputs;
+                                 * -1: none */
 };
 
 static const struct
@@ -118,6 +133,9 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
     engine->staging = cbi_pool_new (backend->iface->staging_allocator
         (backend), 0);
   engine->shapes = g_new0 (CbiShape, graph->tensors->len);
+  g_mutex_init (&engine->lock);
+  engine->n_slots = backend->inflight = 1;
+  engine->last_slot = -1;
   return engine;
 }
 
@@ -154,8 +172,11 @@ cbi_engine_drop_plan (CbiEngine * engine, guint index)
 {
   CbiPlanEntry *e = &engine->plans[index];
 
-  if (e->plan == engine->last_plan)
-    engine->last_plan = NULL;
+  g_mutex_lock (&engine->lock);
+  if (engine->last_slot >= 0
+      && engine->slots[engine->last_slot].plan == e->plan)
+    engine->last_slot = -1;
+  g_mutex_unlock (&engine->lock);
   engine->backend->iface->free_plan (engine->backend, e->plan, engine->pool,
       engine->staging);
   engine->plans[index] = engine->plans[--engine->n_plans];
@@ -179,6 +200,7 @@ cbi_engine_free (CbiEngine * engine)
   engine->backend->iface->free (engine->backend);
   cbi_graph_free (engine->graph);
   g_free (engine->shapes);
+  g_mutex_clear (&engine->lock);
   g_free (engine);
 }
 
@@ -282,6 +304,34 @@ cbi_engine_frame_outputs (CbiEngine * engine, gint64 height, gint64 width,
   return TRUE;
 }
 
+static gboolean
+cbi_engine_plan_in_flight (CbiEngine * engine, gpointer plan)
+{
+  gboolean busy = FALSE;
+  guint i;
+
+  g_mutex_lock (&engine->lock);
+  for (i = 0; i < engine->n_slots; i++)
+    busy |= engine->slots[i].busy && engine->slots[i].plan == plan;
+  g_mutex_unlock (&engine->lock);
+  return busy;
+}
+
+static gboolean
+cbi_engine_any_in_flight (CbiEngine * engine, GError ** error)
+{
+  guint i, busy = 0;
+
+  g_mutex_lock (&engine->lock);
+  for (i = 0; i < engine->n_slots; i++)
+    busy += engine->slots[i].busy ? 1 : 0;
+  g_mutex_unlock (&engine->lock);
+  if (busy)
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BUSY, "%u batches are still in "
+        "flight: collect and release them first", busy);
+  return busy > 0;
+}
+
 /* The plan for input @shape, made on the spot (after filling
  * engine->shapes through @infer) when no cached plan has it. */
 static CbiPlanEntry *
@@ -290,7 +340,8 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
 {
   CbiPlanEntry *e, fresh = { {0,}, };
   const CbiGraph *g = engine->graph;
-  guint i, oldest = 0;
+  gint oldest = -1;
+  guint i;
 
   *replanned = FALSE;
   for (i = 0; i < engine->n_plans; i++) {
@@ -299,7 +350,8 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
       e->last_used = ++engine->use_counter;
       return e;
     }
-    if (e->last_used < engine->plans[oldest].last_used)
+    if (!cbi_engine_plan_in_flight (engine, e->plan) && (oldest < 0
+            || e->last_used < engine->plans[oldest].last_used))
       oldest = i;
   }
 
@@ -316,7 +368,9 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
       error);
   if (fresh.plan == NULL)
     return NULL;
-  if (engine->n_plans == CBI_MAX_PLANS)
+  /* past the cache's size only while older plans still have batches in
+   * flight: there is room for one more than those */
+  if (engine->n_plans >= CBI_MAX_PLANS && oldest >= 0)
     cbi_engine_drop_plan (engine, oldest);
   GST_DEBUG ("new plan (%u cached)", engine->n_plans + 1);
   fresh.last_used = ++engine->use_counter;
@@ -346,38 +400,53 @@ cbi_engine_check_image (const CbiPlanEntry * e, const CbiFrameBatch * batch,
   return FALSE;
 }
 
-/* Runs a planned batch: @batch packs the input when set, else @input
- * is copied in. */
+/* Queues a batch in the next slot: @batch packs the input when set, else
+ * @input is copied in. */
 static gboolean
-cbi_engine_execute (CbiEngine * engine, const CbiShape * shape,
-    const CbiFrameBatch * batch, const gfloat * input,
+cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
+    const CbiFrameBatch * batch, const gfloat * input, guint * ticket,
     CbiBatchReport * report, GError ** error)
 {
   const CbiBackendIface *iface = engine->backend->iface;
   CbiBackend *backend = engine->backend;
   CbiPoolStats before;
   CbiPlanEntry *e;
+  CbiSlot *slot;
+  guint k;
   gint64 start = g_get_monotonic_time ();
+
+  memset (report, 0, sizeof (*report));
+  g_mutex_lock (&engine->lock);
+  k = engine->next_slot;
+  slot = &engine->slots[k];
+  if (slot->busy) {
+    g_mutex_unlock (&engine->lock);
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BUSY, "all %u batch slots are "
+        "in flight: collect and release one first", engine->n_slots);
+    return FALSE;
+  }
+  g_mutex_unlock (&engine->lock);
 
   cbi_engine_stats (engine, &before);
   cbi_engine_reset_peaks (engine);
-  memset (report, 0, sizeof (*report));
-  engine->last_plan = NULL;
-
   e = cbi_engine_get_plan (engine, shape, batch, &report->replanned, error);
   if (e == NULL || (batch && batch->out
           && !cbi_engine_check_image (e, batch, error))
-      || !(batch ? iface->upload (backend, e->plan, batch, error) :
-          iface->upload_tensor (backend, e->plan, input, error))
-      || !iface->compute (backend, e->plan, error)
-      || (batch && batch->out && !iface->download (backend, e->plan, batch,
-              error))
-      || (iface->synchronize && !iface->synchronize (backend, error)))
+      || !(batch ? iface->upload (backend, e->plan, k, batch, error) :
+          iface->upload_tensor (backend, e->plan, k, input, error))
+      || !iface->compute (backend, e->plan, k, error)
+      || !iface->download (backend, e->plan, k, batch, error))
     return FALSE;
-  engine->last_plan = e->plan;
-  memcpy (engine->last_outputs, e->outputs, sizeof (e->outputs));
 
-  report->time_ns = (g_get_monotonic_time () - start) * 1000;
+  g_mutex_lock (&engine->lock);
+  slot->busy = TRUE;
+  slot->plan = e->plan;
+  memcpy (slot->outputs, e->outputs, sizeof (e->outputs));
+  slot->start = start;
+  engine->next_slot = (k + 1) % engine->n_slots;
+  g_mutex_unlock (&engine->lock);
+
+  *ticket = k;
   report->slots = shape->dims[0];
   report->frames = batch ? batch->n_frames : shape->dims[0];
   report->workspace_bytes = e->workspace_bytes;
@@ -385,10 +454,105 @@ cbi_engine_execute (CbiEngine * engine, const CbiShape * shape,
   report->fresh_allocations =
       report->pool.fresh_allocations - before.fresh_allocations;
   report->fresh_bytes = report->pool.fresh_bytes - before.fresh_bytes;
-  if (iface->device_memory)
-    iface->device_memory (backend, &report->device_free_bytes,
+  return TRUE;
+}
+
+gboolean
+cbi_engine_submit (CbiEngine * engine, const CbiFrameBatch * batch,
+    guint * ticket, CbiBatchReport * report, GError ** error)
+{
+  CbiShape shape;
+
+  cbi_graph_frame_shape (engine->graph, batch->n_slots, batch->height,
+      batch->width, &shape);
+  return cbi_engine_submit_input (engine, &shape, batch, NULL, ticket,
+      report, error);
+}
+
+gboolean
+cbi_engine_collect (CbiEngine * engine, guint ticket,
+    const CbiFrameBatch * batch, CbiBatchReport * report, GError ** error)
+{
+  CbiBackend *backend = engine->backend;
+  CbiSlot *slot;
+  gpointer plan;
+  gint64 start;
+
+  g_mutex_lock (&engine->lock);
+  slot = ticket < engine->n_slots ? &engine->slots[ticket] : NULL;
+  plan = slot && slot->busy ? slot->plan : NULL;
+  start = slot ? slot->start : 0;
+  g_mutex_unlock (&engine->lock);
+  if (plan == NULL) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BUSY, "no batch in flight in "
+        "slot %u", ticket);
+    return FALSE;
+  }
+  /* no lock while waiting: the submitting thread goes on meanwhile */
+  if (backend->iface->finish && !backend->iface->finish (backend, plan,
+          ticket, batch, error))
+    return FALSE;
+
+  g_mutex_lock (&engine->lock);
+  engine->last_slot = ticket;
+  g_mutex_unlock (&engine->lock);
+  report->time_ns = (g_get_monotonic_time () - start) * 1000;
+  if (backend->iface->device_memory)
+    backend->iface->device_memory (backend, &report->device_free_bytes,
         &report->device_total_bytes);
   return TRUE;
+}
+
+void
+cbi_engine_release (CbiEngine * engine, guint ticket)
+{
+  g_return_if_fail (ticket < engine->n_slots);
+
+  g_mutex_lock (&engine->lock);
+  engine->slots[ticket].busy = FALSE;
+  g_mutex_unlock (&engine->lock);
+}
+
+gboolean
+cbi_engine_is_async (CbiEngine * engine)
+{
+  return engine->backend->iface->finish != NULL;
+}
+
+gboolean
+cbi_engine_set_inflight (CbiEngine * engine, guint n, GError ** error)
+{
+  g_return_val_if_fail (n >= 1 && n <= CBI_MAX_INFLIGHT, FALSE);
+
+  if (n == engine->n_slots)
+    return TRUE;
+  if (cbi_engine_any_in_flight (engine, error))
+    return FALSE;
+  /* plans hold one set of transfer buffers per slot */
+  cbi_engine_drop_plans (engine);
+  g_mutex_lock (&engine->lock);
+  engine->n_slots = engine->backend->inflight = n;
+  engine->next_slot = 0;
+  g_mutex_unlock (&engine->lock);
+  return TRUE;
+}
+
+/* Submit, collect and release in one: what a caller with nothing else to
+ * do meanwhile wants. */
+static gboolean
+cbi_engine_execute (CbiEngine * engine, const CbiShape * shape,
+    const CbiFrameBatch * batch, const gfloat * input,
+    CbiBatchReport * report, GError ** error)
+{
+  guint ticket;
+  gboolean ok;
+
+  if (!cbi_engine_submit_input (engine, shape, batch, input, &ticket, report,
+          error))
+    return FALSE;
+  ok = cbi_engine_collect (engine, ticket, batch, report, error);
+  cbi_engine_release (engine, ticket);
+  return ok;
 }
 
 gboolean
@@ -413,14 +577,23 @@ const gfloat *
 cbi_engine_get_output (CbiEngine * engine, guint index, CbiShape * shape,
     GError ** error)
 {
-  if (engine->last_plan == NULL || index >= engine->graph->n_outputs) {
+  CbiBackend *backend = engine->backend;
+  gpointer plan = NULL;
+  gint k;
+
+  g_mutex_lock (&engine->lock);
+  k = engine->last_slot;
+  if (k >= 0 && index < engine->graph->n_outputs) {
+    plan = engine->slots[k].plan;
+    *shape = engine->slots[k].outputs[index];
+  }
+  g_mutex_unlock (&engine->lock);
+  if (plan == NULL) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "no output %u: %s",
-        index, engine->last_plan ? "the model has fewer" : "no batch ran");
+        index, k >= 0 ? "the model has fewer" : "no batch ran");
     return NULL;
   }
-  *shape = engine->last_outputs[index];
-  return engine->backend->iface->output (engine->backend, engine->last_plan,
-      index, error);
+  return backend->iface->output (backend, plan, k, index, error);
 }
 
 gboolean
@@ -471,8 +644,10 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   dry.out = info.image ? ptrs + n : NULL;
   dry.out_stride = strides + n;
 
-  cbi_engine_drop_plans (engine);
-  ok = cbi_engine_run (engine, &dry, report, error)
+  ok = !cbi_engine_any_in_flight (engine, error);
+  if (ok)
+    cbi_engine_drop_plans (engine);
+  ok = ok && cbi_engine_run (engine, &dry, report, error)
       && cbi_engine_run (engine, &dry, &steady, error);
   /* tensor outputs are read where they are: touch them as a batch would */
   for (i = 0; ok && !info.image && i < info.n_outputs; i++) {

@@ -2,7 +2,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Open (a model on a backend), warm up (plan a shape and run it dry), run
- * batches, read statistics, free. Not thread-safe: one caller at a time.
+ * batches, read statistics, free. One caller at a time, but for
+ * cbi_engine_collect(), cbi_engine_get_output() and cbi_engine_release(),
+ * which one other thread may call on submitted batches meanwhile.
  */
 #pragma once
 
@@ -111,9 +113,10 @@ gboolean cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error);
 
 /* Runs one batch of @batch->n_slots (planning that shape first if no plan
- * has it: @report->replanned). The image output is unpacked into
- * @batch->out when that is set; every output can be read with
- * cbi_engine_get_output() until the next run. */
+ * has it: @report->replanned), waiting for it: cbi_engine_submit(), then
+ * cbi_engine_collect() and cbi_engine_release(). The image output is
+ * unpacked into @batch->out when that is set; every other output can be
+ * read with cbi_engine_get_output() until the next run. */
 gboolean cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
     CbiBatchReport * report, GError ** error);
 
@@ -124,12 +127,52 @@ gboolean cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
 gboolean cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,
     const gfloat * input, CbiBatchReport * report, GError ** error);
 
-/* Output @index of the last run: its shape in @shape and (transfer none)
- * its elements in row-major order, in host memory, valid until the next
- * run, warm-up or cbi_engine_free(). %NULL with @error set when there was
- * no run or @index is past the last output. */
+/* Output @index of the last collected batch: its shape in @shape and
+ * (transfer none) its elements in row-major order, in host memory, valid
+ * until the batch's slot is submitted again (on a synchronous backend,
+ * until the next submit), a warm-up or cbi_engine_free(). %NULL with
+ * @error set when nothing was collected or @index is past the last
+ * output. The output that a batch unpacked into frames is not kept. */
 const gfloat *cbi_engine_get_output (CbiEngine * engine, guint index,
     CbiShape * shape, GError ** error);
+
+/* Batches in flight.
+ *
+ * cbi_engine_submit() queues a batch: it packs the frames (the one copy on
+ * the way in) and starts the graph. On a backend that queues work (a GPU:
+ * cbi_engine_is_async()), it returns before the batch has run, so the
+ * next batch uploads while this one computes; elsewhere it has run when
+ * it returns. cbi_engine_collect() waits for it and copies the image
+ * output into @batch->out (the one copy on the way out); the frames of
+ * @batch must stay mapped until then. cbi_engine_release() frees its slot.
+ * Submissions take the slots in turn: submitting into a slot not yet
+ * released fails with CBI_ERROR_BUSY. */
+
+/* How many batches may be in flight, 1 (the default) to
+ * CBI_MAX_INFLIGHT. Plans keep one set of transfer buffers per batch, so
+ * this drops them: set it before the warm-up, with none in flight. */
+gboolean cbi_engine_set_inflight (CbiEngine * engine, guint n,
+    GError ** error);
+
+/* Whether cbi_engine_submit() returns before the batch has run. */
+gboolean cbi_engine_is_async (CbiEngine * engine);
+
+/* Queues @batch (as cbi_engine_run() runs it); @ticket receives its slot.
+ * @report holds what the submission cost (plan, fresh allocations, pool
+ * figures); cbi_engine_collect() adds the time and the device figures. */
+gboolean cbi_engine_submit (CbiEngine * engine, const CbiFrameBatch * batch,
+    guint * ticket, CbiBatchReport * report, GError ** error);
+
+/* Waits for the batch of @ticket and unpacks its image output into
+ * @batch->out (@batch as submitted). Sets @report->time_ns, from the
+ * submission to now, and the device's free and total memory. Its outputs
+ * are then read with cbi_engine_get_output(). On failure the batch's
+ * results are lost; release it all the same. */
+gboolean cbi_engine_collect (CbiEngine * engine, guint ticket,
+    const CbiFrameBatch * batch, CbiBatchReport * report, GError ** error);
+
+/* Gives the slot of @ticket back, collected or not (after a failure). */
+void cbi_engine_release (CbiEngine * engine, guint ticket);
 
 /* The pool's figures, plus the staging pool's where the backend has one
  * (pinned host memory for a GPU's transfers). */

@@ -18,6 +18,8 @@ GQuark cbi_error_quark (void);
  * @CBI_ERROR_NO_BACKEND: the requested backend is not built or has no device
  * @CBI_ERROR_MODEL: the model is not usable (bad file, unsupported op)
  * @CBI_ERROR_SHAPE: the input shape does not fit the model
+ * @CBI_ERROR_BUSY: every batch slot is in flight, or a call that needs
+ *   none in flight was made with some (a caller's mistake)
  *
  * Error codes of the engine; the element maps each to a GStreamer error
  * domain.
@@ -29,6 +31,7 @@ typedef enum
   CBI_ERROR_NO_BACKEND,
   CBI_ERROR_MODEL,
   CBI_ERROR_SHAPE,
+  CBI_ERROR_BUSY,
 } CbiError;
 
 G_END_DECLS

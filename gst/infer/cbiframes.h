@@ -7,6 +7,10 @@
 
 G_BEGIN_DECLS
 
+/* Batches that may be on their way through an engine at once: submitted,
+ * not yet collected. */
+#define CBI_MAX_INFLIGHT 8
+
 /**
  * CbiPadMode:
  * @CBI_PAD_REPEAT_LAST: fill empty slots with the last real frame

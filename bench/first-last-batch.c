@@ -1,14 +1,18 @@
 /* first-last-batch: what warm-up and last-batch padding save.
  *
  * Runs FRAMES frames at BATCH through cudabatchinfer four times (warm-up
- * on/off x padding on/off) and prints, per batch, its engine time and its
+ * on/off x padding on/off), one batch at a time (max-inflight=1) so that a
+ * batch's time is its own, and prints, per batch, its engine time and its
  * fresh allocations, then for each run the ratio of the first and the last
- * batch's time to the median batch. All four runs happen in one process,
- * one after the other, so the ratios compare like with like on a noisy
- * machine.
+ * batch's time to the median batch. A fifth run, warm-up and padding with
+ * --max-inflight batches in flight, gives the stream's steady throughput
+ * with uploads and downloads overlapping the computation, against the
+ * first run's. All runs happen in one process, one after the other, so the
+ * ratios compare like with like on a noisy machine.
  *
  *   first-last-batch [--frames 120] [--batch 16] [--width 640]
  *                    [--height 480] [--backend cpu] [--model file.onnx]
+ *                    [--max-inflight 2]
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -26,6 +30,8 @@ typedef struct
   guint64 fresh[MAX_BATCHES];
   guint64 fresh_bytes[MAX_BATCHES];
   gboolean replanned[MAX_BATCHES];
+  guint frames[MAX_BATCHES];
+  gint64 done_us[MAX_BATCHES];  /* its last frame left the element */
 } Run;
 
 static gboolean
@@ -39,8 +45,11 @@ record (GstBuffer ** buf, guint idx, gpointer user_data)
     run->fresh[run->n] = m->fresh_allocations;
     run->fresh_bytes[run->n] = m->fresh_bytes;
     run->replanned[run->n] = m->replanned;
+    run->frames[run->n] = m->frames;
     run->n++;
   }
+  if (m && m->frame_index + 1 == m->frames && run->n > 0)
+    run->done_us[run->n - 1] = g_get_monotonic_time ();
   return TRUE;
 }
 
@@ -70,6 +79,19 @@ median (const gdouble * v, guint n)
   m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
   g_free (s);
   return m;
+}
+
+/* Frames a second from the end of the first batch to the end of the last:
+ * the stream's pace once running, transfers and pushing included. */
+static gdouble
+stream_fps (const Run * r)
+{
+  guint64 frames = 0;
+  guint b;
+
+  for (b = 1; b < r->n; b++)
+    frames += r->frames[b];
+  return frames * 1e6 / MAX (r->done_us[r->n - 1] - r->done_us[0], 1);
 }
 
 /* Returns: wall time from NULL to EOS in ms, or a negative value on error. */
@@ -117,7 +139,7 @@ run_pipeline (const gchar * desc, Run * run)
 int
 main (int argc, char **argv)
 {
-  gint frames = 120, batch = 16, width = 640, height = 480;
+  gint frames = 120, batch = 16, width = 640, height = 480, inflight = 2;
   gchar *backend = NULL, *model = NULL, *model_prop;
   GOptionEntry entries[] = {
     {"frames", 0, 0, G_OPTION_ARG_INT, &frames, "Frames per run", "N"},
@@ -128,6 +150,8 @@ main (int argc, char **argv)
         "NAME"},
     {"model", 0, 0, G_OPTION_ARG_FILENAME, &model,
         "ONNX model (default: the embedded one)", "FILE"},
+    {"max-inflight", 0, 0, G_OPTION_ARG_INT, &inflight,
+        "Batches in flight in the last run", "N"},
     {NULL}
   };
   static const struct
@@ -139,6 +163,8 @@ main (int argc, char **argv)
     {"warm-up, no padding", "warmup=true pad-mode=none"},
     {"no warm-up + padding", "warmup=false pad-mode=repeat-last"},
     {"neither", "warmup=false pad-mode=none"},
+    /* the last run: --max-inflight batches in flight, the others one */
+    {"both, in flight", "warmup=true pad-mode=repeat-last"},
   };
   GOptionContext *ctx = g_option_context_new ("- first and last batch cost");
   Run runs[G_N_ELEMENTS (configs)];
@@ -155,12 +181,17 @@ main (int argc, char **argv)
   g_option_context_free (ctx);
   model_prop = model ? g_strdup_printf ("model=\"%s\"", model) : g_strdup ("");
 
+  if (inflight < 1 || inflight > 8) {
+    g_printerr ("--max-inflight takes 1 to 8\n");
+    return 2;
+  }
   for (c = 0; c < G_N_ELEMENTS (configs); c++) {
     gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%d "
         "pattern=ball ! video/x-raw,format=RGB,width=%d,height=%d,"
         "framerate=30/1 ! cudabatchinfer name=infer batch=%d backend=%s %s %s "
-        "! fakesink", frames, width, height, batch, backend ? backend : "auto",
-        model_prop, configs[c].props);
+        "max-inflight=%d ! fakesink", frames, width, height, batch,
+        backend ? backend : "auto", model_prop, configs[c].props,
+        c == G_N_ELEMENTS (configs) - 1 ? inflight : 1);
     memset (&runs[c], 0, sizeof (Run));
     wall[c] = run_pipeline (desc, &runs[c]);
     g_free (desc);
@@ -190,9 +221,9 @@ main (int argc, char **argv)
     g_print ("\n");
   }
 
-  g_print ("\n%-22s %10s %10s %10s %12s %14s %10s %8s\n", "run",
+  g_print ("\n%-22s %10s %10s %10s %12s %14s %10s %8s %11s\n", "run",
       "median ms", "first/med", "last/med", "fresh after", "fresh MiB",
-      "wall ms", "fps");
+      "wall ms", "fps", "stream fps");
   for (c = 0; c < G_N_ELEMENTS (configs); c++) {
     Run *r = &runs[c];
     gdouble med = median (r->ms, r->n);
@@ -204,14 +235,20 @@ main (int argc, char **argv)
       total += r->ms[b];
     }
     g_print ("%-22s %10.2f %10.2f %10.2f %12" G_GUINT64_FORMAT " %14.1f "
-        "%10.1f %8.1f\n", configs[c].name, med, r->ms[0] / med,
+        "%10.1f %8.1f %11.1f\n", configs[c].name, med, r->ms[0] / med,
         r->ms[r->n - 1] / med, fresh, bytes / 1048576.0, wall[c],
-        frames * 1000.0 / total);
+        frames * 1000.0 / total, stream_fps (r));
   }
+  g_print ("\nstream fps, %d batches in flight / 1: %.2f\n", inflight,
+      stream_fps (&runs[G_N_ELEMENTS (configs) - 1]) /
+      stream_fps (&runs[0]));
   g_print ("\n'fresh after' counts allocations in real batches (the warm-up "
       "is not one); 'wall' is NULL to EOS, warm-up included; 'fps' is the "
       "frames over the batches' engine time (packing, upload, layers, "
-      "download, unpacking).\n");
+      "download, unpacking: with batches in flight these overlap, so it "
+      "undercounts); 'stream fps' is the frames after the first batch over "
+      "the time from its end to the last one's, the source's and the "
+      "pushing's time included.\n");
   g_free (backend);
   g_free (model);
   g_free (model_prop);

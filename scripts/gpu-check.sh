@@ -17,7 +17,8 @@
 #    verdict differs;
 # 5. runs bench/first-last-batch on CUDA: 120 frames at batch 16 through
 #    the style net at 1280x720, the four warm-up/padding runs, the
-#    first/median and last/median ratios and throughput;
+#    first/median and last/median ratios and throughput, and the stream's
+#    throughput with 2 batches in flight against 1;
 # 6. runs the same net, frames and batches through PyTorch with
 #    cudnn.benchmark (bench/pytorch-style.py, which first checks it
 #    computes what onnxruntime does) and prints the fps ratio;
@@ -106,7 +107,7 @@ if [ -x build/bench/first-last-batch ]; then
   GST_PLUGIN_PATH=build build/bench/first-last-batch --backend cuda \
     --model tests/models/style.onnx --width 1280 --height 720 --batch 16 \
     --frames 120 >"$report/bench-cuda.txt" 2>&1 || status=1
-  tail -n 8 "$report/bench-cuda.txt" | tee -a "$summary"
+  tail -n 11 "$report/bench-cuda.txt" | tee -a "$summary"
 else
   say "bench/ was not built (-Dbench=enabled)"
 fi
@@ -116,7 +117,9 @@ if python3 -c 'import torch' 2>/dev/null; then
   python3 bench/pytorch-style.py --width 1280 --height 720 --batch 16 \
     --frames 120 >"$report/bench-pytorch.txt" 2>&1 || status=1
   tail -n 3 "$report/bench-pytorch.txt" | tee -a "$summary"
-  ours=$(awk '/^warm-up \+ padding/ {print $NF}' "$report/bench-cuda.txt")
+  # the engine's fps of one batch at a time: packing, upload, layers,
+  # download and unpacking, as PyTorch's figure counts them
+  ours=$(awk '/^warm-up \+ padding/ {print $(NF-1)}' "$report/bench-cuda.txt")
   theirs=$(awk '/^fps/ {print $2}' "$report/bench-pytorch.txt")
   if [ -n "$ours" ] && [ -n "$theirs" ]; then
     say "cudabatchinfer $ours fps, PyTorch $theirs fps: ratio" \

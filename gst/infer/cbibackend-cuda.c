@@ -1214,8 +1214,7 @@ cbi_cuda_record (CbiCuda * cuda, CbiCudaPlan * plan, cudaStream_t stream)
 }
 
 static gboolean
-cbi_cuda_compute (CbiBackend * backend, gpointer p, guint slot,
-    GError ** error)
+cbi_cuda_compute (CbiBackend * backend, gpointer p, guint slot, GError ** error)
 {
   CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = p;

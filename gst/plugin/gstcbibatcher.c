@@ -38,3 +38,15 @@ gst_cbi_batcher_drop (GstCbiBatcher * batcher)
   batcher->count = 0;
   return n;
 }
+
+guint
+gst_cbi_batcher_take (GstCbiBatcher * batcher, GstBuffer *** frames)
+{
+  GstBuffer **pending = batcher->frames;
+  guint n = batcher->count;
+
+  batcher->frames = *frames;
+  *frames = pending;
+  batcher->count = 0;
+  return n;
+}

@@ -30,5 +30,8 @@ void gst_cbi_batcher_clear (GstCbiBatcher * batcher);
 gboolean gst_cbi_batcher_push (GstCbiBatcher * batcher, GstBuffer * buffer);
 /* Unrefs the pending frames. Returns: how many there were. */
 guint gst_cbi_batcher_drop (GstCbiBatcher * batcher);
+/* Moves the pending frames out without a copy: swaps the array with
+ * *@frames, an empty array of @capacity. Returns: how many it holds. */
+guint gst_cbi_batcher_take (GstCbiBatcher * batcher, GstBuffer *** frames);
 
 G_END_DECLS

@@ -56,6 +56,7 @@
 
 #include "gstcudabatchinfer.h"
 #include "gstcbibatcher.h"
+#include "gstcbiinflight.h"
 
 #include <gst/video/video.h>
 #include <string.h>
@@ -174,6 +175,7 @@ struct _GstCudaBatchInfer
   GstCudaBatchInferChannelOrder channel_order;
   GstCudaBatchInferAlgoSearch algo_search;
   gboolean cuda_graph;
+  guint max_inflight;
 
   /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
    * change_state while no data flows */
@@ -185,13 +187,7 @@ struct _GstCudaBatchInfer
   gfloat run_bias[3];
   gboolean run_bgr;
   GstCbiBatcher batcher;
-  GstVideoFrame *in_frames;
-  GstVideoFrame *out_frames;
-  GstBuffer **out_buffers;
-  const guint8 **in_data;
-  guint8 **out_data;
-  gint *in_strides;
-  gint *out_strides;
+  guint run_inflight;
   GstVideoInfo in_info;
   GstVideoInfo out_info;
   CbiOutputInfo out;            /* what the model gives for in_info */
@@ -200,7 +196,6 @@ struct _GstCudaBatchInfer
                                  * OBJECT_LOCK, queries come from anywhere */
   GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
   GstBatchTensor tensors[CBI_MAX_OUTPUTS];      /* their layout in a buffer */
-  GstBuffer **tensor_data;      /* one per pending frame */
   gboolean have_caps;
   gboolean caps_failed;         /* the last caps were refused, error posted */
   GstSegment segment;
@@ -208,7 +203,19 @@ struct _GstCudaBatchInfer
   guint warm_height;
   guint64 batch_index;
   GstBufferPool *out_pool;
-  GstFlowReturn timeout_flow;   /* what a timed-out batch's push returned */
+
+  /* batches in flight, pushed in order by the src pad task:
+   * inflight_lock */
+  GMutex inflight_lock;
+  GCond inflight_cond;          /* a batch came in, or one left */
+  GstCbiInflight inflight;
+  gboolean inflight_flushing;
+  GstFlowReturn src_flow;       /* what the last failed push returned */
+  GThread *push_thread;         /* the src pad task's; atomic */
+
+  /* submits a partial batch when its batch-timeout passes */
+  GstTask *timeout_task;
+  GRecMutex timeout_task_lock;
 
   /* timeout of a partial batch: timer_lock */
   GMutex timer_lock;
@@ -254,6 +261,7 @@ enum
   PROP_CHANNEL_ORDER,
   PROP_ALGO_SEARCH,
   PROP_CUDA_GRAPH,
+  PROP_MAX_INFLIGHT,
   PROP_STATS,
 };
 
@@ -279,6 +287,7 @@ enum
 #define DEFAULT_CHANNEL_ORDER GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB
 #define DEFAULT_ALGO_SEARCH GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE
 #define DEFAULT_CUDA_GRAPH TRUE
+#define DEFAULT_MAX_INFLIGHT 2
 
 #define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
 
@@ -401,6 +410,7 @@ static gboolean gst_cuda_batch_infer_src_query (GstPad * pad,
 static gboolean gst_cuda_batch_infer_src_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active);
 static void gst_cuda_batch_infer_flush (GstCudaBatchInfer * self);
+static void gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self);
 
 static void
 gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
@@ -664,11 +674,35 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:max-inflight:
+   *
+   * How many batches may be on their way at once, between their
+   * submission by the streaming thread and their push by the src pad's
+   * task. On a GPU the next batch's frames are copied and uploaded while
+   * the previous batch computes, and its results come back while the next
+   * one starts; on the CPU a batch computes while the one before is pushed
+   * downstream. Frames still come out in order with their timestamps, and
+   * every drain point (EOS, a serialised event, new caps, a drain query,
+   * the #GstCudaBatchInfer::flush signal) waits until all of them are
+   * pushed. Each batch in flight has its own transfer buffers and output
+   * buffers, allocated at the warm-up; 1 gives the least memory and no
+   * overlap.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_INFLIGHT,
+      g_param_spec_uint ("max-inflight", "Batches in flight",
+          "Batches submitted and not yet pushed, at most", 1,
+          CBI_MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
-   * structure: `frames-in`, `frames-out`, `frames-dropped` (by flushing
-   * seeks and state changes), `batches`, `padded-frames`, `replans`,
+   * structure: `frames-in`, `frames-out` (pushed), `frames-dropped` (by
+   * flushing seeks, state changes, failed batches and pushes downstream
+   * refused), `batches`, `padded-frames`, `replans`,
    * `warmup-time`, `steady-batch-time`, `fresh-allocations-after-warmup`,
    * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,
    * `peak-reserved-bytes`, `reserved-bytes`.
@@ -754,10 +788,18 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
     self->input_std[i] = DEFAULT_INPUT_STD;
   }
 
+  self->max_inflight = DEFAULT_MAX_INFLIGHT;
+
   g_mutex_init (&self->timer_lock);
   g_cond_init (&self->timer_cond);
   g_mutex_init (&self->stats_lock);
+  g_mutex_init (&self->inflight_lock);
+  g_cond_init (&self->inflight_cond);
   self->timer_deadline = GST_CLOCK_TIME_NONE;
+  g_rec_mutex_init (&self->timeout_task_lock);
+  self->timeout_task = gst_task_new ((GstTaskFunction)
+      gst_cuda_batch_infer_timeout_loop, self, NULL);
+  gst_task_set_lock (self->timeout_task, &self->timeout_task_lock);
 }
 
 static void
@@ -770,6 +812,10 @@ gst_cuda_batch_infer_finalize (GObject * object)
   g_mutex_clear (&self->timer_lock);
   g_cond_clear (&self->timer_cond);
   g_mutex_clear (&self->stats_lock);
+  g_mutex_clear (&self->inflight_lock);
+  g_cond_clear (&self->inflight_cond);
+  gst_object_unref (self->timeout_task);
+  g_rec_mutex_clear (&self->timeout_task_lock);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -873,6 +919,9 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
     case PROP_CUDA_GRAPH:
       self->cuda_graph = g_value_get_boolean (value);
       break;
+    case PROP_MAX_INFLIGHT:
+      self->max_inflight = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -970,6 +1019,9 @@ gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_CUDA_GRAPH:
       g_value_set_boolean (value, self->cuda_graph);
+      break;
+    case PROP_MAX_INFLIGHT:
+      g_value_set_uint (value, self->max_inflight);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1104,7 +1156,6 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
   GstCudaBatchInferStats *s = &self->stats;
 
   g_mutex_lock (&self->stats_lock);
-  s->frames_out += r->frames;
   s->batches++;
   s->padded_frames += padded;
   s->replans += r->replanned ? 1 : 0;
@@ -1118,79 +1169,56 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
   g_mutex_unlock (&self->stats_lock);
 }
 
-static void
-gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
-    GstBatchMemoryMeta * m, const CbiBatchReport * r, guint frame_index)
-{
-  m->batch_index = self->batch_index;
-  m->batch_size = r->slots;
-  m->frames = r->frames;
-  m->padded = r->slots - r->frames;
-  m->frame_index = frame_index;
-  m->warmed_up =
-      self->warm_width == (guint) GST_VIDEO_INFO_WIDTH (&self->in_info)
-      && self->warm_height == (guint) GST_VIDEO_INFO_HEIGHT (&self->in_info)
-      && r->slots == self->run_batch;
-  m->replanned = r->replanned;
-  m->allocated_bytes = r->pool.allocated_bytes;
-  m->reserved_bytes = r->pool.reserved_bytes;
-  m->peak_allocated_bytes = r->pool.peak_allocated_bytes;
-  m->peak_reserved_bytes = r->pool.peak_reserved_bytes;
-  m->fresh_allocations = r->fresh_allocations;
-  m->fresh_bytes = r->fresh_bytes;
-  m->workspace_bytes = r->workspace_bytes;
-  m->device_free_bytes = r->device_free_bytes;
-  m->device_total_bytes = r->device_total_bytes;
-  m->batch_time = r->time_ns;
-  m->backend = self->backend_name;
-  m->device_id = cbi_engine_device_id (self->engine);
-}
-
-/* Maps the pending frames and @n output buffers. Returns how many of each
- * are mapped (the caller unmaps that many). */
-static guint
-gst_cuda_batch_infer_map (GstCudaBatchInfer * self, guint n)
+/* Maps @batch's frames and, for an image output, its output buffers.
+ * Returns: whether all were mapped (batch->mapped says how many were). */
+static gboolean
+gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
 {
   guint i;
 
-  for (i = 0; i < n; i++) {
-    if (!gst_video_frame_map (&self->in_frames[i], &self->in_info,
-            self->batcher.frames[i], GST_MAP_READ))
-      return i;
-    self->in_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->in_frames[i], 0);
-    self->in_strides[i] = GST_VIDEO_FRAME_PLANE_STRIDE (&self->in_frames[i], 0);
-    if (!self->out.image)
-      continue;
-    if (!gst_video_frame_map (&self->out_frames[i], &self->out_info,
-            self->out_buffers[i], GST_MAP_WRITE)) {
-      gst_video_frame_unmap (&self->in_frames[i]);
-      return i;
+  for (i = 0; i < batch->n; i++) {
+    if (!gst_video_frame_map (&batch->in_frames[i], &self->in_info,
+            batch->frames[i], GST_MAP_READ))
+      return FALSE;
+    batch->in_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&batch->in_frames[i], 0);
+    batch->in_strides[i] =
+        GST_VIDEO_FRAME_PLANE_STRIDE (&batch->in_frames[i], 0);
+    if (self->out.image) {
+      if (!gst_video_frame_map (&batch->out_frames[i], &self->out_info,
+              batch->out_buffers[i], GST_MAP_WRITE)) {
+        gst_video_frame_unmap (&batch->in_frames[i]);
+        return FALSE;
+      }
+      batch->out_data[i] =
+          GST_VIDEO_FRAME_PLANE_DATA (&batch->out_frames[i], 0);
+      batch->out_strides[i] =
+          GST_VIDEO_FRAME_PLANE_STRIDE (&batch->out_frames[i], 0);
     }
-    self->out_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&self->out_frames[i], 0);
-    self->out_strides[i] =
-        GST_VIDEO_FRAME_PLANE_STRIDE (&self->out_frames[i], 0);
+    batch->mapped = i + 1;
   }
-  return n;
+  return TRUE;
 }
 
 static void
-gst_cuda_batch_infer_unmap (GstCudaBatchInfer * self, guint n)
+gst_cuda_batch_infer_unmap (GstCbiBatch * batch)
 {
   guint i;
 
-  for (i = 0; i < n; i++) {
-    gst_video_frame_unmap (&self->in_frames[i]);
-    if (self->out.image)
-      gst_video_frame_unmap (&self->out_frames[i]);
+  for (i = 0; i < batch->mapped; i++) {
+    gst_video_frame_unmap (&batch->in_frames[i]);
+    if (batch->out_frames[i].buffer)
+      gst_video_frame_unmap (&batch->out_frames[i]);
+    memset (&batch->out_frames[i], 0, sizeof (GstVideoFrame));
   }
+  batch->mapped = 0;
 }
 
 /* Copies frame @i's slice of every model output, @outputs (the whole
  * batch's, read once per batch), into a buffer of the tensor pool, laid
  * out as self->tensors. */
 static GstFlowReturn
-gst_cuda_batch_infer_slice_tensors (GstCudaBatchInfer * self, guint i,
-    const gfloat * const *outputs)
+gst_cuda_batch_infer_slice_tensors (GstCudaBatchInfer * self,
+    GstCbiBatch * batch, guint i, const gfloat * const *outputs)
 {
   GstBuffer *data = NULL;
   GstFlowReturn ret;
@@ -1210,23 +1238,24 @@ gst_cuda_batch_infer_slice_tensors (GstCudaBatchInfer * self, guint i,
         t->size);
   }
   gst_buffer_unmap (data, &map);
-  self->tensor_data[i] = data;
+  batch->tensor_data[i] = data;
   return GST_FLOW_OK;
 }
 
 /* The output buffer of frame @i of a batch of tensor outputs: the input
- * frame itself, stolen from the batcher so that it stays writable when
+ * frame itself, stolen from the batch so that it stays writable when
  * upstream kept no reference, with its tensors attached. */
 static GstBuffer *
-gst_cuda_batch_infer_pass_through (GstCudaBatchInfer * self, guint i)
+gst_cuda_batch_infer_pass_through (GstCudaBatchInfer * self,
+    GstCbiBatch * batch, guint i)
 {
-  GstBuffer *out = gst_buffer_make_writable (self->batcher.frames[i]);
+  GstBuffer *out = gst_buffer_make_writable (batch->frames[i]);
 
-  self->batcher.frames[i] = NULL;
-  if (gst_buffer_add_batch_tensor_meta (out, self->tensor_data[i],
+  batch->frames[i] = NULL;
+  if (gst_buffer_add_batch_tensor_meta (out, batch->tensor_data[i],
           self->out.n_outputs, self->tensors) == NULL)
     GST_WARNING_OBJECT (self, "could not attach the tensors of frame %u", i);
-  gst_clear_buffer (&self->tensor_data[i]);
+  gst_clear_buffer (&batch->tensor_data[i]);
   return out;
 }
 
@@ -1240,77 +1269,134 @@ gst_cuda_batch_infer_batch_message (GstCudaBatchInfer * self,
   return gst_message_new_element (GST_OBJECT (self), s);
 }
 
-/* Pads, runs and pushes the pending frames. Called with the sink pad's
- * STREAM_LOCK held, from the streaming thread, the timeout task or the
- * flush signal. @reason is for the log. */
-static GstFlowReturn
-gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
+/* Gives the batch's engine slot back and empties it, counting the frames
+ * that will not come out. */
+static void
+gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
 {
-  guint n = self->batcher.count, mapped = 0, acquired = 0, i;
-  const gfloat *outputs[CBI_MAX_OUTPUTS];
-  CbiFrameBatch fb = { 0, };
-  CbiBatchReport report;
-  GstMessage *message = NULL;
-  GstFlowReturn ret = GST_FLOW_OK;
+  guint lost;
+
+  if (batch->submitted)
+    cbi_engine_release (self->engine, batch->ticket);
+  lost = gst_cbi_batch_reset (batch);
+  if (lost == 0)
+    return;
+  GST_DEBUG_OBJECT (self, "dropping %u frames of batch %" G_GUINT64_FORMAT,
+      lost, batch->index);
+  g_mutex_lock (&self->stats_lock);
+  self->stats.frames_dropped += lost;
+  g_mutex_unlock (&self->stats_lock);
+}
+
+/* Gets output buffers for @batch, maps it and hands it to the engine.
+ * Called with the sink pad's STREAM_LOCK. */
+static GstFlowReturn
+gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
+    GstCudaBatchInferPadMode pad_mode, const gchar * reason)
+{
+  CbiFrameBatch *fb = &batch->fb;
   GError *error = NULL;
-  GstCudaBatchInferPadMode pad_mode;
-  gboolean post;
+  GstFlowReturn ret;
   gchar *step;
 
-  gst_cuda_batch_infer_timer_disarm (self);
-  if (n == 0)
-    return GST_FLOW_OK;
-
-  GST_OBJECT_LOCK (self);
-  pad_mode = self->pad_mode;
-  post = self->post_messages;
-  GST_OBJECT_UNLOCK (self);
-
-  for (acquired = 0; self->out.image && acquired < n; acquired++) {
+  for (; self->out.image && batch->n_out < batch->n; batch->n_out++) {
     ret = gst_buffer_pool_acquire_buffer (self->out_pool,
-        &self->out_buffers[acquired], NULL);
+        &batch->out_buffers[batch->n_out], NULL);
     if (ret == GST_FLOW_ERROR)
       GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
           ("Could not get an output buffer"), ("batch %" G_GUINT64_FORMAT,
-              self->batch_index));
+              batch->index));
     if (ret != GST_FLOW_OK)
-      goto out;
+      return ret;
   }
-  mapped = gst_cuda_batch_infer_map (self, n);
-  if (mapped < n) {
+  if (!gst_cuda_batch_infer_map (self, batch)) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map a video frame"),
-        ("frame %u of batch %" G_GUINT64_FORMAT, mapped, self->batch_index));
-    ret = GST_FLOW_ERROR;
-    goto out;
+        ("frame %u of batch %" G_GUINT64_FORMAT, batch->mapped, batch->index));
+    return GST_FLOW_ERROR;
   }
 
-  gst_cuda_batch_infer_describe_layout (self, &self->in_info, &fb);
-  fb.n_frames = n;
-  fb.n_slots = pad_mode == GST_CUDA_BATCH_INFER_PAD_NONE ? n : self->run_batch;
-  fb.pad_mode = (CbiPadMode) pad_mode;
-  fb.in = self->in_data;
-  fb.in_stride = self->in_strides;
-  fb.out = self->out.image ? self->out_data : NULL;
-  fb.out_stride = self->out_strides;
-  fb.out_width = self->out.width;
-  fb.out_height = self->out.height;
-  fb.out_channels = self->out.channels;
+  memset (fb, 0, sizeof (*fb));
+  gst_cuda_batch_infer_describe_layout (self, &self->in_info, fb);
+  fb->n_frames = batch->n;
+  fb->n_slots = pad_mode == GST_CUDA_BATCH_INFER_PAD_NONE ? batch->n :
+      self->run_batch;
+  fb->pad_mode = (CbiPadMode) pad_mode;
+  fb->in = batch->in_data;
+  fb->in_stride = batch->in_strides;
+  fb->out = self->out.image ? batch->out_data : NULL;
+  fb->out_stride = batch->out_strides;
+  fb->out_width = self->out.width;
+  fb->out_height = self->out.height;
+  fb->out_channels = self->out.channels;
+  batch->warmed_up =
+      self->warm_width == (guint) GST_VIDEO_INFO_WIDTH (&self->in_info)
+      && self->warm_height == (guint) GST_VIDEO_INFO_HEIGHT (&self->in_info)
+      && fb->n_slots == self->run_batch;
 
   GST_DEBUG_OBJECT (self, "batch %" G_GUINT64_FORMAT ": %u frames in %u "
-      "slots (%s)", self->batch_index, n, fb.n_slots, reason);
-  if (!cbi_engine_run (self->engine, &fb, &report, &error)) {
-    step = g_strdup_printf ("Batch %" G_GUINT64_FORMAT, self->batch_index);
+      "slots (%s)", batch->index, batch->n, fb->n_slots, reason);
+  if (!cbi_engine_submit (self->engine, fb, &batch->ticket, &batch->report,
+          &error)) {
+    step = g_strdup_printf ("Batch %" G_GUINT64_FORMAT, batch->index);
     gst_cuda_batch_infer_post_engine_error (self, step, error);
     g_free (step);
     g_clear_error (&error);
-    ret = GST_FLOW_ERROR;
-    goto out;
+    return GST_FLOW_ERROR;
   }
-  gst_cuda_batch_infer_unmap (self, mapped);
-  mapped = 0;
+  batch->submitted = TRUE;
+  return GST_FLOW_OK;
+}
 
-  /* tensor outputs are read once (a device backend copies them to the
-   * host then), then sliced per frame */
+static void
+gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
+    GstBatchMemoryMeta * m, const GstCbiBatch * batch, guint frame_index)
+{
+  const CbiBatchReport *r = &batch->report;
+
+  m->batch_index = batch->index;
+  m->batch_size = r->slots;
+  m->frames = r->frames;
+  m->padded = r->slots - r->frames;
+  m->frame_index = frame_index;
+  m->warmed_up = batch->warmed_up;
+  m->replanned = r->replanned;
+  m->allocated_bytes = r->pool.allocated_bytes;
+  m->reserved_bytes = r->pool.reserved_bytes;
+  m->peak_allocated_bytes = r->pool.peak_allocated_bytes;
+  m->peak_reserved_bytes = r->pool.peak_reserved_bytes;
+  m->fresh_allocations = r->fresh_allocations;
+  m->fresh_bytes = r->fresh_bytes;
+  m->workspace_bytes = r->workspace_bytes;
+  m->device_free_bytes = r->device_free_bytes;
+  m->device_total_bytes = r->device_total_bytes;
+  m->batch_time = r->time_ns;
+  m->backend = self->backend_name;
+  m->device_id = cbi_engine_device_id (self->engine);
+}
+
+/* Waits for the engine to finish @batch, then makes its output buffers:
+ * results, timestamps and metas. Called from the src pad task, or right
+ * after the submission where the engine works synchronously. Touches only
+ * state that changes while nothing is in flight. */
+static GstFlowReturn
+gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
+{
+  const gfloat *outputs[CBI_MAX_OUTPUTS];
+  GError *error = NULL;
+  gboolean post;
+  guint i;
+
+  if (!cbi_engine_collect (self->engine, batch->ticket, &batch->fb,
+          &batch->report, &error)) {
+    gchar *step = g_strdup_printf ("Batch %" G_GUINT64_FORMAT, batch->index);
+    gst_cuda_batch_infer_post_engine_error (self, step, error);
+    g_free (step);
+    g_clear_error (&error);
+    return GST_FLOW_ERROR;
+  }
+  gst_cuda_batch_infer_unmap (batch);
+
+  /* tensor outputs are read once, then sliced per frame */
   for (i = 0; !self->out.image && i < self->out.n_outputs; i++) {
     CbiShape shape;
     if ((outputs[i] = cbi_engine_get_output (self->engine, i, &shape,
@@ -1318,24 +1404,30 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
       GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read output %s: "
               "%s", self->tensors[i].name, error->message), (NULL));
       g_clear_error (&error);
-      ret = GST_FLOW_ERROR;
-      goto out;
+      return GST_FLOW_ERROR;
     }
   }
-  for (i = 0; !self->out.image && i < n; i++) {
-    ret = gst_cuda_batch_infer_slice_tensors (self, i, outputs);
+  for (i = 0; !self->out.image && i < batch->n; i++) {
+    GstFlowReturn ret = gst_cuda_batch_infer_slice_tensors (self, batch, i,
+        outputs);
     if (ret != GST_FLOW_OK)
-      goto out;
-    self->out_buffers[i] = gst_cuda_batch_infer_pass_through (self, i);
-    acquired++;
+      return ret;
   }
+  cbi_engine_release (self->engine, batch->ticket);
+  batch->submitted = FALSE;
+  for (i = 0; !self->out.image && i < batch->n; i++)
+    batch->out_buffers[batch->n_out++] =
+        gst_cuda_batch_infer_pass_through (self, batch, i);
 
-  for (i = 0; i < n; i++) {
-    GstBuffer *out = self->out_buffers[i];
+  GST_OBJECT_LOCK (self);
+  post = self->post_messages;
+  GST_OBJECT_UNLOCK (self);
+  for (i = 0; i < batch->n; i++) {
+    GstBuffer *out = batch->out_buffers[i];
     GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (out);
 
     if (self->out.image)
-      gst_buffer_copy_into (out, self->batcher.frames[i],
+      gst_buffer_copy_into (out, batch->frames[i],
           GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
     if (meta == NULL) {
       meta = gst_buffer_add_batch_memory_meta (out);
@@ -1344,46 +1436,191 @@ gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
       if (self->out.image)
         GST_META_FLAG_SET (meta, GST_META_FLAG_POOLED);
     }
-    gst_cuda_batch_infer_fill_meta (self, meta, &report, i);
+    gst_cuda_batch_infer_fill_meta (self, meta, batch, i);
     if (i == 0 && post)
-      message = gst_cuda_batch_infer_batch_message (self, meta);
+      batch->message = gst_cuda_batch_infer_batch_message (self, meta);
   }
-  gst_cuda_batch_infer_update_stats (self, &report, fb.n_slots - n);
-  self->batch_index++;
-  gst_cbi_batcher_drop (&self->batcher);
-  /* posted once the batch is consumed: a sync handler may re-enter */
-  if (message)
-    gst_element_post_message (GST_ELEMENT (self), message);
+  gst_cuda_batch_infer_update_stats (self, &batch->report,
+      batch->fb.n_slots - batch->n);
+  batch->collected = TRUE;
+  return GST_FLOW_OK;
+}
 
-out:
-  gst_cuda_batch_infer_unmap (self, mapped);
+/* Pushes a collected batch's buffers, in order, one push per frame and not
+ * a buffer list: downstream gets each buffer writable, so an in-place
+ * element after us does not copy it, and no list is allocated per batch. */
+static GstFlowReturn
+gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint i;
+
+  /* posted before the frames: a sync handler sees the batch first */
+  if (batch->message) {
+    gst_element_post_message (GST_ELEMENT (self), batch->message);
+    batch->message = NULL;
+  }
+  for (i = 0; i < batch->n_out && ret == GST_FLOW_OK; i++) {
+    GstBuffer *out = batch->out_buffers[i];
+    batch->out_buffers[i] = NULL;
+    ret = gst_pad_push (self->srcpad, out);
+  }
+  /* the rest of the batch is counted when it is discarded */
+  g_mutex_lock (&self->stats_lock);
+  self->stats.frames_out += ret == GST_FLOW_OK ? i : i - 1;
+  self->stats.frames_dropped += ret == GST_FLOW_OK ? 0 : 1;
+  g_mutex_unlock (&self->stats_lock);
+  return ret;
+}
+
+/* Moves the pending frames into a batch and submits it, waiting while
+ * max-inflight batches are in flight (not when @may_wait is FALSE: then
+ * the frames stay pending). Called with the sink pad's STREAM_LOCK held,
+ * from the streaming thread, the timeout task or the flush signal. @reason
+ * is for the log. */
+static GstFlowReturn
+gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
+    const gchar * reason, gboolean may_wait)
+{
+  GstCudaBatchInferPadMode pad_mode;
+  GstCbiBatch *batch = NULL;
+  GstFlowReturn ret;
+  guint dropped;
+
+  if (self->batcher.count == 0) {
+    gst_cuda_batch_infer_timer_disarm (self);
+    return GST_FLOW_OK;
+  }
+
+  g_mutex_lock (&self->inflight_lock);
+  while (!self->inflight_flushing && self->src_flow == GST_FLOW_OK
+      && (batch = gst_cbi_inflight_next (&self->inflight)) == NULL && may_wait)
+    g_cond_wait (&self->inflight_cond, &self->inflight_lock);
+  ret = self->inflight_flushing ? GST_FLOW_FLUSHING : self->src_flow;
+  g_mutex_unlock (&self->inflight_lock);
+  if (ret == GST_FLOW_OK && batch == NULL)
+    return GST_FLOW_OK;
+  gst_cuda_batch_infer_timer_disarm (self);
   if (ret != GST_FLOW_OK) {
-    for (i = 0; i < acquired; i++)
-      gst_clear_buffer (&self->out_buffers[i]);
-    for (i = 0; self->tensor_data && i < n; i++)
-      gst_clear_buffer (&self->tensor_data[i]);
-    GST_DEBUG_OBJECT (self, "dropping %u pending frames: %s", n,
-        gst_flow_get_name (ret));
-    gst_cbi_batcher_drop (&self->batcher);
+    /* flushing, or downstream refused what went before */
+    dropped = gst_cbi_batcher_drop (&self->batcher);
     g_mutex_lock (&self->stats_lock);
-    self->stats.frames_dropped += n;
+    self->stats.frames_dropped += dropped;
     g_mutex_unlock (&self->stats_lock);
+    GST_DEBUG_OBJECT (self, "dropping %u pending frames: %s", dropped,
+        gst_flow_get_name (ret));
     return ret;
   }
 
-  /* One push per frame, not a buffer list: downstream gets each buffer
-   * writable, so an in-place element after us does not copy it, and no
-   * list is allocated per batch. The batch is consumed already, so a
-   * re-entrant flush from downstream finds nothing to do. */
-  for (i = 0; i < n; i++) {
-    GstBuffer *out = self->out_buffers[i];
-    self->out_buffers[i] = NULL;
-    if (ret == GST_FLOW_OK)
-      ret = gst_pad_push (self->srcpad, out);
-    else
-      gst_buffer_unref (out);
+  GST_OBJECT_LOCK (self);
+  pad_mode = self->pad_mode;
+  GST_OBJECT_UNLOCK (self);
+  batch->n = gst_cbi_batcher_take (&self->batcher, &batch->frames);
+  batch->index = self->batch_index++;
+  ret = gst_cuda_batch_infer_submit (self, batch, pad_mode, reason);
+  if (ret == GST_FLOW_OK && !cbi_engine_is_async (self->engine))
+    ret = gst_cuda_batch_infer_collect (self, batch);
+  if (ret != GST_FLOW_OK) {
+    gst_cuda_batch_infer_discard (self, batch);
+    return ret;
   }
+
+  g_mutex_lock (&self->inflight_lock);
+  gst_cbi_inflight_push (&self->inflight);
+  g_cond_broadcast (&self->inflight_cond);
+  g_mutex_unlock (&self->inflight_lock);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
+{
+  return gst_cuda_batch_infer_process_full (self, reason, TRUE);
+}
+
+/* Submits the pending frames, then waits until every batch in flight has
+ * been pushed: what a drain point (EOS, a serialised event, new caps, a
+ * drain query) needs before it goes on. */
+static GstFlowReturn
+gst_cuda_batch_infer_drain (GstCudaBatchInfer * self, const gchar * reason)
+{
+  GstFlowReturn ret = gst_cuda_batch_infer_process (self, reason);
+
+  g_mutex_lock (&self->inflight_lock);
+  while (!self->inflight_flushing && self->inflight.count > 0)
+    g_cond_wait (&self->inflight_cond, &self->inflight_lock);
+  if (ret == GST_FLOW_OK)
+    ret = self->inflight_flushing ? GST_FLOW_FLUSHING : self->src_flow;
+  g_mutex_unlock (&self->inflight_lock);
   return ret;
+}
+
+/* Empties every batch in flight without pushing it. Only while the src pad
+ * task is paused or stopped. */
+static void
+gst_cuda_batch_infer_discard_inflight (GstCudaBatchInfer * self)
+{
+  GstCbiBatch *batch;
+
+  g_mutex_lock (&self->inflight_lock);
+  while ((batch = gst_cbi_inflight_peek (&self->inflight))) {
+    gst_cuda_batch_infer_discard (self, batch);
+    gst_cbi_inflight_pop (&self->inflight);
+  }
+  g_cond_broadcast (&self->inflight_cond);
+  g_mutex_unlock (&self->inflight_lock);
+}
+
+static void
+gst_cuda_batch_infer_set_flushing (GstCudaBatchInfer * self, gboolean flushing)
+{
+  gst_cuda_batch_infer_timer_set_flushing (self, flushing);
+  g_mutex_lock (&self->inflight_lock);
+  self->inflight_flushing = flushing;
+  if (!flushing)
+    self->src_flow = GST_FLOW_OK;
+  g_cond_broadcast (&self->inflight_cond);
+  g_mutex_unlock (&self->inflight_lock);
+}
+
+/* The src pad task: collects the oldest batch in flight (waiting for the
+ * device), pushes it, and frees its place for the next submission. */
+static void
+gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
+{
+  GstFlowReturn ret;
+  GstCbiBatch *batch;
+
+  g_mutex_lock (&self->inflight_lock);
+  g_atomic_pointer_set (&self->push_thread, g_thread_self ());
+  while (!self->inflight_flushing
+      && (batch = gst_cbi_inflight_peek (&self->inflight)) == NULL)
+    g_cond_wait (&self->inflight_cond, &self->inflight_lock);
+  if (self->inflight_flushing) {
+    /* under the lock: a FLUSH_STOP that clears the flag restarts the task
+     * after this pause, never before it */
+    gst_pad_pause_task (self->srcpad);
+    g_mutex_unlock (&self->inflight_lock);
+    return;
+  }
+  g_mutex_unlock (&self->inflight_lock);
+
+  ret = batch->collected ? GST_FLOW_OK :
+      gst_cuda_batch_infer_collect (self, batch);
+  if (ret == GST_FLOW_OK)
+    ret = gst_cuda_batch_infer_push_batch (self, batch);
+  else
+    GST_DEBUG_OBJECT (self, "batch %" G_GUINT64_FORMAT " failed: %s",
+        batch->index, gst_flow_get_name (ret));
+  gst_cuda_batch_infer_discard (self, batch);
+
+  g_mutex_lock (&self->inflight_lock);
+  gst_cbi_inflight_pop (&self->inflight);
+  /* the streaming thread returns it upstream with the next frame */
+  if (ret != GST_FLOW_OK && self->src_flow == GST_FLOW_OK)
+    self->src_flow = ret;
+  g_cond_broadcast (&self->inflight_cond);
+  g_mutex_unlock (&self->inflight_lock);
 }
 
 static GstFlowReturn
@@ -1391,7 +1628,7 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer)
 {
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
-  GstFlowReturn ret = self->timeout_flow;
+  GstFlowReturn ret;
   GstClockTime pts;
 
   if (!self->have_caps) {
@@ -1402,8 +1639,11 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  g_mutex_lock (&self->inflight_lock);
+  ret = self->src_flow;
+  g_mutex_unlock (&self->inflight_lock);
   if (ret != GST_FLOW_OK) {
-    /* a batch pushed by the timeout task failed downstream */
+    /* a batch pushed by the src pad task failed downstream */
     gst_buffer_unref (buffer);
     return ret;
   }
@@ -1422,22 +1662,37 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
   return GST_FLOW_OK;
 }
 
-/* The flush action signal: pushes the partial batch from the caller's
- * thread, serialised with the streaming thread by the stream lock. */
+/* The flush action signal: submits the partial batch from the caller's
+ * thread, serialised with the streaming thread by the stream lock, and
+ * returns once it is pushed. From the src pad task itself (a sync bus
+ * handler, or downstream in its chain) it neither blocks nor waits: it
+ * submits if the streaming thread is not busy and a place is free. */
 static void
 gst_cuda_batch_infer_flush (GstCudaBatchInfer * self)
 {
-  GstFlowReturn ret;
+  gboolean in_push_thread =
+      g_atomic_pointer_get (&self->push_thread) == g_thread_self ();
 
-  GST_PAD_STREAM_LOCK (self->sinkpad);
+  if (in_push_thread) {
+    if (!GST_PAD_STREAM_TRYLOCK (self->sinkpad)) {
+      GST_DEBUG_OBJECT (self, "flush from downstream while a batch is "
+          "being made: nothing to add");
+      return;
+    }
+  } else {
+    GST_PAD_STREAM_LOCK (self->sinkpad);
+  }
   if (self->engine && gst_pad_is_active (self->sinkpad)) {
-    ret = gst_cuda_batch_infer_process (self, "flush signal");
-    if (ret != GST_FLOW_OK && self->timeout_flow == GST_FLOW_OK)
-      self->timeout_flow = ret;
+    if (in_push_thread)
+      gst_cuda_batch_infer_process_full (self, "flush signal", FALSE);
+    else
+      gst_cuda_batch_infer_drain (self, "flush signal");
   }
   GST_PAD_STREAM_UNLOCK (self->sinkpad);
 }
 
+/* The timeout task: submits a partial batch when its deadline passes on
+ * the pipeline clock. */
 static void
 gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
 {
@@ -1452,9 +1707,9 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   while (!self->timer_flushing && self->timer_deadline == GST_CLOCK_TIME_NONE)
     g_cond_wait (&self->timer_cond, &self->timer_lock);
   if (self->timer_flushing) {
-    /* under the lock: a FLUSH_STOP that clears the flag restarts the task
-     * after this pause, never before it */
-    gst_pad_pause_task (self->srcpad);
+    /* under the lock: clearing the flag restarts the task after this
+     * pause, never before it */
+    gst_task_pause (self->timeout_task);
     g_mutex_unlock (&self->timer_lock);
     return;
   }
@@ -1487,12 +1742,18 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   g_mutex_lock (&self->timer_lock);
   fire = generation == self->timer_generation && !self->timer_flushing;
   g_mutex_unlock (&self->timer_lock);
-  if (fire && self->engine) {
-    GstFlowReturn ret = gst_cuda_batch_infer_process (self, "batch-timeout");
-    if (ret != GST_FLOW_OK && self->timeout_flow == GST_FLOW_OK)
-      self->timeout_flow = ret;
-  }
+  /* a failure is the src pad task's to report, or an error posted */
+  if (fire && self->engine)
+    gst_cuda_batch_infer_process (self, "batch-timeout");
   GST_PAD_STREAM_UNLOCK (self->sinkpad);
+}
+
+static gboolean
+gst_cuda_batch_infer_start_tasks (GstCudaBatchInfer * self)
+{
+  return gst_task_start (self->timeout_task)
+      && gst_pad_start_task (self->srcpad,
+      (GstTaskFunction) gst_cuda_batch_infer_push_loop, self, NULL);
 }
 
 static gboolean
@@ -1500,14 +1761,20 @@ gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
     GstPadMode mode, gboolean active)
 {
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  gboolean ok;
 
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
-  gst_cuda_batch_infer_timer_set_flushing (self, !active);
+  gst_cuda_batch_infer_set_flushing (self, !active);
   if (active)
-    return gst_pad_start_task (pad,
-        (GstTaskFunction) gst_cuda_batch_infer_timeout_loop, self, NULL);
-  return gst_pad_stop_task (pad);
+    return gst_cuda_batch_infer_start_tasks (self);
+  /* as gst_pad_stop_task() does: once the task's lock is ours, its
+   * function has returned, and a pause it made is undone by the join */
+  gst_task_stop (self->timeout_task);
+  g_rec_mutex_lock (&self->timeout_task_lock);
+  g_rec_mutex_unlock (&self->timeout_task_lock);
+  ok = gst_task_join (self->timeout_task);
+  return gst_pad_stop_task (pad) && ok;
 }
 
 /* Warm-up and negotiation. */
@@ -1576,41 +1843,44 @@ gst_cuda_batch_infer_clear_pool (GstBufferPool ** pool)
  * would pay the page faults. Writing one batch of them here, before the
  * first frame, is the output side of the warm-up. */
 static void
-gst_cuda_batch_infer_touch_pool (GstCudaBatchInfer * self)
+gst_cuda_batch_infer_touch_pool (GstCudaBatchInfer * self, guint n)
 {
-  guint i, n = 0;
+  GstBuffer **buffers = g_new0 (GstBuffer *, n);
+  guint i, got;
 
-  for (i = 0; i < self->run_batch; i++, n++)
-    if (gst_buffer_pool_acquire_buffer (self->out_pool,
-            &self->out_buffers[i], NULL) != GST_FLOW_OK)
+  for (got = 0; got < n; got++)
+    if (gst_buffer_pool_acquire_buffer (self->out_pool, &buffers[got],
+            NULL) != GST_FLOW_OK)
       break;
-  for (i = 0; i < n; i++) {
-    gst_buffer_memset (self->out_buffers[i], 0, 0,
-        gst_buffer_get_size (self->out_buffers[i]));
-    gst_clear_buffer (&self->out_buffers[i]);
+  for (i = 0; i < got; i++) {
+    gst_buffer_memset (buffers[i], 0, 0, gst_buffer_get_size (buffers[i]));
+    gst_buffer_unref (buffers[i]);
   }
+  g_free (buffers);
 }
 
 static gboolean
 gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
 {
+  /* a whole batch is acquired at once, for each batch in flight;
+   * downstream may hold more */
+  const guint n = self->run_batch * self->run_inflight;
   GstStructure *config;
 
   gst_cuda_batch_infer_clear_pool (&self->out_pool);
   self->out_pool = gst_video_buffer_pool_new ();
   config = gst_buffer_pool_get_config (self->out_pool);
-  /* a whole batch is acquired at once; downstream may hold more */
   gst_buffer_pool_config_set_params (config, caps,
-      GST_VIDEO_INFO_SIZE (&self->out_info), self->run_batch, 0);
+      GST_VIDEO_INFO_SIZE (&self->out_info), n, 0);
   if (!gst_buffer_pool_set_config (self->out_pool, config)
       || !gst_buffer_pool_set_active (self->out_pool, TRUE)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("Could not allocate %u output buffers of %" G_GSIZE_FORMAT " bytes",
-            self->run_batch, GST_VIDEO_INFO_SIZE (&self->out_info)), (NULL));
+            n, GST_VIDEO_INFO_SIZE (&self->out_info)), (NULL));
     gst_clear_object (&self->out_pool);
     return FALSE;
   }
-  gst_cuda_batch_infer_touch_pool (self);
+  gst_cuda_batch_infer_touch_pool (self, n);
   return TRUE;
 }
 
@@ -1639,12 +1909,13 @@ gst_cuda_batch_infer_setup_tensor_pool (GstCudaBatchInfer * self)
   gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
   self->tensor_pool = gst_buffer_pool_new ();
   config = gst_buffer_pool_get_config (self->tensor_pool);
-  gst_buffer_pool_config_set_params (config, NULL, size, self->run_batch, 0);
+  gst_buffer_pool_config_set_params (config, NULL, size,
+      self->run_batch * self->run_inflight, 0);
   if (!gst_buffer_pool_set_config (self->tensor_pool, config)
       || !gst_buffer_pool_set_active (self->tensor_pool, TRUE)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("Could not allocate %u tensor buffers of %" G_GSIZE_FORMAT " bytes",
-            self->run_batch, size), (NULL));
+            self->run_batch * self->run_inflight, size), (NULL));
     gst_clear_object (&self->tensor_pool);
     return FALSE;
   }
@@ -1692,7 +1963,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   }
 
   /* frames of the old caps go out first, at the old shape */
-  if (self->have_caps && gst_cuda_batch_infer_process (self,
+  if (self->have_caps && gst_cuda_batch_infer_drain (self,
           "caps change") != GST_FLOW_OK)
     GST_WARNING_OBJECT (self, "could not push the batch before new caps");
 
@@ -1740,7 +2011,9 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       return ok;
     }
     case GST_EVENT_FLUSH_START:
-      gst_cuda_batch_infer_timer_set_flushing (self, TRUE);
+      /* wakes a streaming thread waiting for room and the src pad task;
+       * the event unblocks a push downstream */
+      gst_cuda_batch_infer_set_flushing (self, TRUE);
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_FLUSH_STOP:
       dropped = gst_cbi_batcher_drop (&self->batcher);
@@ -1749,18 +2022,19 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       g_mutex_unlock (&self->stats_lock);
       if (dropped)
         GST_DEBUG_OBJECT (self, "flushing dropped %u pending frames", dropped);
-      self->timeout_flow = GST_FLOW_OK;
-      /* the src pad is deactivated first on the way down: no task then */
+      /* the task is paused once this returns: the batches are ours */
+      gst_pad_pause_task (self->srcpad);
+      gst_cuda_batch_infer_discard_inflight (self);
+      /* the src pad is deactivated first on the way down: no tasks then */
       if (gst_pad_is_active (self->srcpad)) {
-        gst_cuda_batch_infer_timer_set_flushing (self, FALSE);
-        gst_pad_start_task (self->srcpad,
-            (GstTaskFunction) gst_cuda_batch_infer_timeout_loop, self, NULL);
+        gst_cuda_batch_infer_set_flushing (self, FALSE);
+        gst_cuda_batch_infer_start_tasks (self);
       }
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_SEGMENT:
       /* frames of the old segment go out first */
       if (self->engine)
-        gst_cuda_batch_infer_process (self, "segment");
+        gst_cuda_batch_infer_drain (self, "segment");
       gst_event_copy_segment (event, &self->segment);
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_TAG:
@@ -1770,7 +2044,7 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       /* every other serialised event (EOS, segment, gap, ...) is a drain
        * point, so it stays behind the frames that came before it */
       if (GST_EVENT_IS_SERIALIZED (event) && self->engine)
-        gst_cuda_batch_infer_process (self, GST_EVENT_TYPE_NAME (event));
+        gst_cuda_batch_infer_drain (self, GST_EVENT_TYPE_NAME (event));
       return gst_pad_event_default (pad, parent, event);
   }
 }
@@ -1855,7 +2129,7 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
       return gst_cuda_batch_infer_query_caps (self, pad, parent, query);
     case GST_QUERY_DRAIN:
       if (self->engine
-          && gst_cuda_batch_infer_process (self, "drain query") != GST_FLOW_OK)
+          && gst_cuda_batch_infer_drain (self, "drain query") != GST_FLOW_OK)
         GST_DEBUG_OBJECT (self, "drain: push failed");
       return gst_pad_query_default (pad, parent, query);
     case GST_QUERY_ALLOCATION:
@@ -2011,20 +2285,16 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   self->stats.frames_dropped += dropped;
   g_mutex_unlock (&self->stats_lock);
   gst_cbi_batcher_clear (&self->batcher);
+  /* the tasks are stopped: what is still in flight is dropped */
+  if (self->engine)
+    gst_cuda_batch_infer_discard_inflight (self);
+  gst_cbi_inflight_clear (&self->inflight);
   gst_cuda_batch_infer_clear_pool (&self->out_pool);
   gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
-  g_clear_pointer (&self->tensor_data, g_free);
   GST_OBJECT_LOCK (self);
   self->resizes = FALSE;
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&self->engine, cbi_engine_free);
-  g_clear_pointer (&self->in_frames, g_free);
-  g_clear_pointer (&self->out_frames, g_free);
-  g_clear_pointer (&self->out_buffers, g_free);
-  g_clear_pointer (&self->in_data, g_free);
-  g_clear_pointer (&self->out_data, g_free);
-  g_clear_pointer (&self->in_strides, g_free);
-  g_clear_pointer (&self->out_strides, g_free);
   self->have_caps = FALSE;
 }
 
@@ -2046,6 +2316,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
 
   GST_OBJECT_LOCK (self);
   n = self->run_batch = self->batch;
+  self->run_inflight = self->max_inflight;
   self->run_warmup = self->warmup;
   warmup_caps = self->warmup_caps ? gst_caps_ref (self->warmup_caps) : NULL;
   model = g_strdup (self->model);
@@ -2070,7 +2341,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->warm_width = self->warm_height = 0;
   self->caps_failed = FALSE;
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
-  self->timeout_flow = GST_FLOW_OK;
+  self->src_flow = GST_FLOW_OK;
 
   if (!std_ok) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
@@ -2109,14 +2380,13 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
       cbi_engine_backend_name (self->engine), n);
 
   gst_cbi_batcher_init (&self->batcher, n);
-  self->in_frames = g_new0 (GstVideoFrame, n);
-  self->out_frames = g_new0 (GstVideoFrame, n);
-  self->out_buffers = g_new0 (GstBuffer *, n);
-  self->tensor_data = g_new0 (GstBuffer *, n);
-  self->in_data = g_new0 (const guint8 *, n);
-  self->out_data = g_new0 (guint8 *, n);
-  self->in_strides = g_new0 (gint, n);
-  self->out_strides = g_new0 (gint, n);
+  gst_cbi_inflight_init (&self->inflight, self->run_inflight, n);
+  if (!cbi_engine_set_inflight (self->engine, self->run_inflight, &error)) {
+    gst_cuda_batch_infer_post_engine_error (self, "Opening the backend", error);
+    g_clear_error (&error);
+    ok = FALSE;
+    goto done;
+  }
 
   if (self->run_warmup) {
     if (gst_cuda_batch_infer_warmup_info (self, warmup_caps, &info,

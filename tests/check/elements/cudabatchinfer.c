@@ -253,7 +253,7 @@ GST_START_TEST (test_eos_with_nothing_pending_pushes_only_eos)
 
   gst_harness_set_src_caps_str (h, CAPS_RGB);
   push_frames (h, 0, 8);
-  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 8);
+  /* both batches were full: EOS only waits for them to be pushed */
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   fail_unless_equals_int (gst_harness_buffers_in_queue (h), 8);
   fail_unless (has_eos (h));
@@ -408,8 +408,11 @@ GST_START_TEST (test_output_buffers_are_recycled_once_downstream_lets_go)
       gst_buffer_unref (out);
     }
   }
-  /* one batch of buffers, allocated once, reused for every batch */
-  fail_unless_equals_int (g_hash_table_size (meta_of_buffer), 16);
+  /* one batch of buffers per batch in flight (max-inflight=2), allocated
+   * once, reused for every batch */
+  fail_unless (g_hash_table_size (meta_of_buffer) <= 2 * 16,
+      "%u output buffers for 2 batches of 16",
+      g_hash_table_size (meta_of_buffer));
   g_hash_table_unref (meta_of_buffer);
   harness_free (h, NULL);
 }
@@ -1140,6 +1143,169 @@ GST_START_TEST (test_stop_in_the_middle_of_a_batch_drops_cleanly)
 
 GST_END_TEST;
 
+GST_START_TEST (test_batches_in_flight_give_the_same_frames_in_order)
+{
+  GPtrArray *ref = run_frames ("batch=4 max-inflight=1", 30);
+  GPtrArray *outs = run_frames ("batch=4 max-inflight=4", 30);
+  guint i;
+
+  /* run_frames checked order and timestamps; the pixels are the same */
+  for (i = 0; i < ref->len; i++) {
+    assert_same_pixels (g_ptr_array_index (outs, i),
+        g_ptr_array_index (ref, i), i);
+    fail_unless_equals_uint64 (meta_of (g_ptr_array_index (outs,
+                i))->batch_index, i / 4);
+  }
+  g_ptr_array_unref (ref);
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
+/* Holds the element's pushes downstream until released, to keep batches
+ * in flight. */
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean blocked;
+  GstPad *pad;
+  gulong probe;
+} Blocker;
+
+static GstPadProbeReturn
+blocker_probe (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  Blocker *b = data;
+
+  g_mutex_lock (&b->lock);
+  b->blocked = TRUE;
+  g_cond_broadcast (&b->cond);
+  g_mutex_unlock (&b->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+blocker_start (Blocker * b, GstHarness * h)
+{
+  g_mutex_init (&b->lock);
+  g_cond_init (&b->cond);
+  b->blocked = FALSE;
+  b->pad = gst_element_get_static_pad (h->element, "src");
+  b->probe = gst_pad_add_probe (b->pad, GST_PAD_PROBE_TYPE_BLOCK |
+      GST_PAD_PROBE_TYPE_BUFFER, blocker_probe, b, NULL);
+}
+
+static void
+blocker_wait (Blocker * b)
+{
+  g_mutex_lock (&b->lock);
+  while (!b->blocked)
+    g_cond_wait (&b->cond, &b->lock);
+  g_mutex_unlock (&b->lock);
+}
+
+static void
+blocker_release (Blocker * b)
+{
+  gst_pad_remove_probe (b->pad, b->probe);
+  gst_object_unref (b->pad);
+  g_mutex_clear (&b->lock);
+  g_cond_clear (&b->cond);
+}
+
+static gpointer
+push_frames_thread (gpointer data)
+{
+  GstHarness *h = data;
+
+  push_frames (h, 2, 2);
+  return NULL;
+}
+
+GST_START_TEST (test_max_inflight_batches_hold_the_streaming_thread_back)
+{
+  GstHarness *h = harness_new ("batch=2 max-inflight=1", NULL);
+  GThread *pusher;
+  Blocker b;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  blocker_start (&b, h);
+  push_frames (h, 0, 2);
+  blocker_wait (&b);
+  /* the one batch allowed is being pushed: the next waits for its place */
+  pusher = g_thread_new ("pusher", push_frames_thread, h);
+  g_usleep (G_USEC_PER_SEC / 10);
+  fail_unless_equals_uint64 (stat_of (h, "batches"), 1);
+  blocker_release (&b);
+  g_thread_join (pusher);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (i = 0; i < 4; i++)
+    gst_buffer_unref (pull_frame (h, i));
+  fail_unless_equals_uint64 (stat_of (h, "batches"), 2);
+  fail_unless_equals_uint64 (stat_of (h, "frames-out"), 4);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flushing_seek_drops_batches_in_flight_and_counts_them)
+{
+  GstHarness *h = harness_new ("batch=4 max-inflight=2", NULL);
+  GstSegment segment;
+  Blocker b;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  blocker_start (&b, h);
+  push_frames (h, 0, 4);
+  blocker_wait (&b);
+  /* a second batch joins the first, whose push is held */
+  push_frames (h, 4, 4);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+  blocker_release (&b);
+  /* every frame of both batches is accounted for: none came out */
+  fail_unless_equals_uint64 (stat_of (h, "frames-dropped"), 8);
+  fail_unless_equals_uint64 (stat_of (h, "frames-out"), 0);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
+  push_frames (h, 0, 6);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (i = 0; i < 6; i++)
+    gst_buffer_unref (pull_frame (h, i));
+  fail_unless_equals_uint64 (stat_of (h, "frames-out"), 6);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stop_with_batches_in_flight_drops_them_cleanly)
+{
+  GstHarness *h = harness_new ("batch=4 max-inflight=2", NULL);
+  Blocker b;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  blocker_start (&b, h);
+  push_frames (h, 0, 4);
+  blocker_wait (&b);
+  push_frames (h, 4, 4);
+  fail_unless_equals_int (gst_element_set_state (h->element,
+          GST_STATE_READY), GST_STATE_CHANGE_SUCCESS);
+  blocker_release (&b);
+  fail_unless_equals_uint64 (stat_of (h, "frames-dropped"), 8);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  /* and it starts again */
+  fail_unless_equals_int (gst_element_set_state (h->element,
+          GST_STATE_PLAYING), GST_STATE_CHANGE_SUCCESS);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_plugin_loads_without_a_gpu)
 {
   GstElementFactory *f = gst_element_factory_find ("cudabatchinfer");
@@ -1209,6 +1375,11 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_backend_auto_falls_back_to_the_cpu_with_a_warning);
   tcase_add_test (tc, test_repeated_state_changes_do_not_leak_or_hang);
   tcase_add_test (tc, test_stop_in_the_middle_of_a_batch_drops_cleanly);
+  tcase_add_test (tc, test_batches_in_flight_give_the_same_frames_in_order);
+  tcase_add_test (tc, test_max_inflight_batches_hold_the_streaming_thread_back);
+  tcase_add_test (tc,
+      test_flushing_seek_drops_batches_in_flight_and_counts_them);
+  tcase_add_test (tc, test_stop_with_batches_in_flight_drops_them_cleanly);
   return s;
 }
 

@@ -452,6 +452,97 @@ GST_START_TEST (test_warmup_leaves_the_next_batch_without_fresh_memory)
 
 GST_END_TEST;
 
+GST_START_TEST (test_submitted_batches_take_slots_in_turn_and_refuse_a_busy_one)
+{
+  CbiEngine *e = cpu_engine (0);
+  guint8 in_px[8 * 8 * 3], out_px[8 * 8 * 3];
+  const guint8 *in[1] = { in_px };
+  guint8 *out[1] = { out_px };
+  const gint stride[1] = { 24 };
+  CbiFrameBatch b = cbi_test_rgb_batch (8, 8, 2, in, out, stride);
+  CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 2, NULL, NULL, NULL);
+  CbiBatchReport r;
+  GError *err = NULL;
+  guint t0, t1, t2;
+
+  memset (in_px, 128, sizeof (in_px));
+  fail_unless (cbi_engine_set_inflight (e, 2, NULL));
+  fail_unless (cbi_engine_submit (e, &b, &t0, &r, NULL));
+  fail_unless (cbi_engine_submit (e, &b, &t1, &r, NULL));
+  fail_unless_equals_int (t0, 0);
+  fail_unless_equals_int (t1, 1);
+  fail_if (cbi_engine_submit (e, &b, &t2, &r, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_BUSY));
+  g_clear_error (&err);
+  /* plans and warm-ups wait until nothing is in flight */
+  fail_if (cbi_engine_set_inflight (e, 3, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_BUSY));
+  g_clear_error (&err);
+  fail_if (cbi_engine_warmup (e, &layout, &r, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_BUSY));
+  g_clear_error (&err);
+
+  fail_unless (cbi_engine_collect (e, t0, &b, &r, NULL));
+  cbi_engine_release (e, t0);
+  /* slot 0 is free again, slot 1 still busy: the next takes slot 0 */
+  fail_unless (cbi_engine_submit (e, &b, &t2, &r, NULL));
+  fail_unless_equals_int (t2, 0);
+  fail_unless (cbi_engine_collect (e, t1, &b, &r, NULL));
+  cbi_engine_release (e, t1);
+  fail_unless (cbi_engine_collect (e, t2, &b, &r, NULL));
+  cbi_engine_release (e, t2);
+  /* a released batch is gone */
+  fail_if (cbi_engine_collect (e, t2, &b, &r, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_BUSY));
+  g_clear_error (&err);
+  fail_unless (cbi_engine_set_inflight (e, 3, NULL));
+  fail_unless (cbi_engine_warmup (e, &layout, &r, NULL));
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_plan_with_a_batch_in_flight_outlives_the_plan_cache)
+{
+  CbiEngine *e = cpu_engine (0);
+  guint8 in_px[6][8 * 8 * 3], out_px[6][8 * 8 * 3];
+  const guint8 *in[6];
+  guint8 *out[6];
+  gint stride[6];
+  CbiBatchReport r;
+  guint tickets[6], i;
+
+  for (i = 0; i < 6; i++) {
+    memset (in_px[i], 40 * i, sizeof (in_px[i]));
+    in[i] = in_px[i];
+    out[i] = out_px[i];
+    stride[i] = 24;
+  }
+  /* six shapes in flight at once: more than the cache keeps */
+  fail_unless (cbi_engine_set_inflight (e, 6, NULL));
+  for (i = 0; i < 6; i++) {
+    CbiFrameBatch b = cbi_test_rgb_batch (8, 8, i + 1, in, out, stride);
+    b.n_frames = i + 1;
+    fail_unless (cbi_engine_submit (e, &b, &tickets[i], &r, NULL));
+    fail_unless (r.replanned);
+  }
+  for (i = 0; i < 6; i++) {
+    CbiFrameBatch b = cbi_test_rgb_batch (8, 8, i + 1, in, out, stride);
+    const gfloat *y;
+    CbiShape shape;
+    b.n_frames = i + 1;
+    fail_unless (cbi_engine_collect (e, tickets[i], &b, &r, NULL));
+    /* read from the batch's own plan: freed, it would not be there */
+    y = cbi_engine_get_output (e, 0, &shape, NULL);
+    fail_unless (y != NULL);
+    fail_unless_equals_int (shape.dims[0], i + 1);
+    cbi_engine_release (e, tickets[i]);
+  }
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
 {
   CbiEngine *e = cpu_engine (10000);
@@ -669,6 +760,10 @@ engine_suite (void)
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);
   tcase_add_test (tc, test_warmup_leaves_the_next_batch_without_fresh_memory);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
+  tcase_add_test (tc,
+      test_submitted_batches_take_slots_in_turn_and_refuse_a_busy_one);
+  tcase_add_test (tc,
+      test_a_plan_with_a_batch_in_flight_outlives_the_plan_cache);
   tcase_add_test (tc, test_cuda_backend_request_fails_cleanly_without_it);
   tcase_add_test (tc,
       test_strided_conv_transpose_runs_as_conv_and_depth_to_space);

@@ -240,8 +240,7 @@ main (int argc, char **argv)
         frames * 1000.0 / total, stream_fps (r));
   }
   g_print ("\nstream fps, %d batches in flight / 1: %.2f\n", inflight,
-      stream_fps (&runs[G_N_ELEMENTS (configs) - 1]) /
-      stream_fps (&runs[0]));
+      stream_fps (&runs[G_N_ELEMENTS (configs) - 1]) / stream_fps (&runs[0]));
   g_print ("\n'fresh after' counts allocations in real batches (the warm-up "
       "is not one); 'wall' is NULL to EOS, warm-up included; 'fps' is the "
       "frames over the batches' engine time (packing, upload, layers, "

@@ -34,10 +34,10 @@ gst_cbi_batch_clear (GstCbiBatch * batch)
   g_free (batch->out_strides);
 }
 
-guint
-gst_cbi_batch_reset (GstCbiBatch * batch)
+void
+gst_cbi_batch_unmap (GstCbiBatch * batch)
 {
-  guint i, lost = 0;
+  guint i;
 
   for (i = 0; i < batch->mapped; i++) {
     gst_video_frame_unmap (&batch->in_frames[i]);
@@ -45,6 +45,15 @@ gst_cbi_batch_reset (GstCbiBatch * batch)
       gst_video_frame_unmap (&batch->out_frames[i]);
     memset (&batch->out_frames[i], 0, sizeof (GstVideoFrame));
   }
+  batch->mapped = 0;
+}
+
+guint
+gst_cbi_batch_reset (GstCbiBatch * batch)
+{
+  guint i, lost = 0;
+
+  gst_cbi_batch_unmap (batch);
   /* a frame not collected yet is one that does not come out */
   for (i = 0; i < batch->n; i++) {
     if (!batch->collected && batch->frames[i])
@@ -58,7 +67,7 @@ gst_cbi_batch_reset (GstCbiBatch * batch)
     gst_clear_buffer (&batch->out_buffers[i]);
   }
   gst_clear_message (&batch->message);
-  batch->n = batch->n_out = batch->mapped = 0;
+  batch->n = batch->n_out = 0;
   batch->submitted = batch->collected = FALSE;
   return lost;
 }

@@ -68,7 +68,9 @@ typedef struct
  * @count: batches in flight, from @head on
  *
  * The batches submitted and not yet pushed, in order. The element's lock
- * guards it.
+ * guards @head and @count; a batch's contents belong to one thread at a
+ * time: the streaming thread fills the next one, then, once pushed into
+ * the ring, the src pad task collects, pushes and pops it.
  */
 typedef struct
 {
@@ -91,6 +93,9 @@ void gst_cbi_inflight_push (GstCbiInflight * inflight);
 GstCbiBatch *gst_cbi_inflight_peek (GstCbiInflight * inflight);
 /* The oldest batch is done with. */
 void gst_cbi_inflight_pop (GstCbiInflight * inflight);
+
+/* Unmaps the frames @batch mapped (@mapped of each). */
+void gst_cbi_batch_unmap (GstCbiBatch * batch);
 
 /* Unrefs what @batch still holds (its frames, outputs, tensors and
  * message; unmapped first) and makes it empty. Returns: how many of its

@@ -210,7 +210,12 @@ struct _GstCudaBatchInfer
   GCond inflight_cond;          /* a batch came in, or one left */
   GstCbiInflight inflight;
   gboolean inflight_flushing;
+  gboolean src_active;          /* the tasks may run: FLUSH_STOP restarts
+                                 * them only then */
   GstFlowReturn src_flow;       /* what the last failed push returned */
+  gint inflight_epoch;          /* bumped when batches in flight are
+                                 * dropped from under the src pad task (a
+                                 * flush it caused itself); atomic */
   GThread *push_thread;         /* the src pad task's; atomic */
 
   /* submits a partial batch when its batch-timeout passes */
@@ -1199,20 +1204,6 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
   return TRUE;
 }
 
-static void
-gst_cuda_batch_infer_unmap (GstCbiBatch * batch)
-{
-  guint i;
-
-  for (i = 0; i < batch->mapped; i++) {
-    gst_video_frame_unmap (&batch->in_frames[i]);
-    if (batch->out_frames[i].buffer)
-      gst_video_frame_unmap (&batch->out_frames[i]);
-    memset (&batch->out_frames[i], 0, sizeof (GstVideoFrame));
-  }
-  batch->mapped = 0;
-}
-
 /* Copies frame @i's slice of every model output, @outputs (the whole
  * batch's, read once per batch), into a buffer of the tensor pool, laid
  * out as self->tensors. */
@@ -1394,7 +1385,7 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
     g_clear_error (&error);
     return GST_FLOW_ERROR;
   }
-  gst_cuda_batch_infer_unmap (batch);
+  gst_cbi_batch_unmap (batch);
 
   /* tensor outputs are read once, then sliced per frame */
   for (i = 0; !self->out.image && i < self->out.n_outputs; i++) {
@@ -1450,25 +1441,39 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
  * a buffer list: downstream gets each buffer writable, so an in-place
  * element after us does not copy it, and no list is allocated per batch. */
 static GstFlowReturn
-gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch)
+gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
+    gint epoch)
 {
   GstFlowReturn ret = GST_FLOW_OK;
-  guint i;
+  guint i, pushed = 0, refused = 0;
 
   /* posted before the frames: a sync handler sees the batch first */
   if (batch->message) {
     gst_element_post_message (GST_ELEMENT (self), batch->message);
     batch->message = NULL;
   }
-  for (i = 0; i < batch->n_out && ret == GST_FLOW_OK; i++) {
-    GstBuffer *out = batch->out_buffers[i];
+  for (i = 0; ret == GST_FLOW_OK; i++) {
+    GstBuffer *out;
+    /* flushed from under us by what the message or a push led to: the
+     * rest of the batch is gone, and counted */
+    if (epoch != g_atomic_int_get (&self->inflight_epoch)) {
+      ret = GST_FLOW_FLUSHING;
+      break;
+    }
+    if (i == batch->n_out)
+      break;
+    out = batch->out_buffers[i];
     batch->out_buffers[i] = NULL;
     ret = gst_pad_push (self->srcpad, out);
+    if (ret == GST_FLOW_OK)
+      pushed++;
+    else
+      refused++;
   }
   /* the rest of the batch is counted when it is discarded */
   g_mutex_lock (&self->stats_lock);
-  self->stats.frames_out += ret == GST_FLOW_OK ? i : i - 1;
-  self->stats.frames_dropped += ret == GST_FLOW_OK ? 0 : 1;
+  self->stats.frames_out += pushed;
+  self->stats.frames_dropped += refused;
   g_mutex_unlock (&self->stats_lock);
   return ret;
 }
@@ -1567,20 +1572,42 @@ gst_cuda_batch_infer_discard_inflight (GstCudaBatchInfer * self)
     gst_cuda_batch_infer_discard (self, batch);
     gst_cbi_inflight_pop (&self->inflight);
   }
+  g_atomic_int_inc (&self->inflight_epoch);
   g_cond_broadcast (&self->inflight_cond);
   g_mutex_unlock (&self->inflight_lock);
 }
 
+/* Wakes whatever waits on the batches in flight and the timer. */
 static void
-gst_cuda_batch_infer_set_flushing (GstCudaBatchInfer * self, gboolean flushing)
+gst_cuda_batch_infer_start_flushing (GstCudaBatchInfer * self)
 {
-  gst_cuda_batch_infer_timer_set_flushing (self, flushing);
+  gst_cuda_batch_infer_timer_set_flushing (self, TRUE);
   g_mutex_lock (&self->inflight_lock);
-  self->inflight_flushing = flushing;
-  if (!flushing)
-    self->src_flow = GST_FLOW_OK;
+  self->inflight_flushing = TRUE;
   g_cond_broadcast (&self->inflight_cond);
   g_mutex_unlock (&self->inflight_lock);
+}
+
+static void gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self);
+
+/* Clears the flushing state and (re)starts both tasks, unless the src pad
+ * was deactivated meanwhile: under the lock that deactivation takes. */
+static gboolean
+gst_cuda_batch_infer_stop_flushing (GstCudaBatchInfer * self)
+{
+  gboolean ok = TRUE;
+
+  g_mutex_lock (&self->inflight_lock);
+  if (self->src_active) {
+    self->inflight_flushing = FALSE;
+    self->src_flow = GST_FLOW_OK;
+    gst_cuda_batch_infer_timer_set_flushing (self, FALSE);
+    ok = gst_task_start (self->timeout_task)
+        && gst_pad_start_task (self->srcpad,
+        (GstTaskFunction) gst_cuda_batch_infer_push_loop, self, NULL);
+  }
+  g_mutex_unlock (&self->inflight_lock);
+  return ok;
 }
 
 /* The src pad task: collects the oldest batch in flight (waiting for the
@@ -1590,6 +1617,7 @@ gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
 {
   GstFlowReturn ret;
   GstCbiBatch *batch;
+  gint epoch;
 
   g_mutex_lock (&self->inflight_lock);
   g_atomic_pointer_set (&self->push_thread, g_thread_self ());
@@ -1599,26 +1627,34 @@ gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
   if (self->inflight_flushing) {
     /* under the lock: a FLUSH_STOP that clears the flag restarts the task
      * after this pause, never before it */
+    g_atomic_pointer_set (&self->push_thread, NULL);
     gst_pad_pause_task (self->srcpad);
     g_mutex_unlock (&self->inflight_lock);
     return;
   }
+  /* downstream refused a batch: the later ones are dropped, not pushed */
+  ret = self->src_flow;
+  epoch = g_atomic_int_get (&self->inflight_epoch);
   g_mutex_unlock (&self->inflight_lock);
 
-  ret = batch->collected ? GST_FLOW_OK :
-      gst_cuda_batch_infer_collect (self, batch);
+  if (ret == GST_FLOW_OK && !batch->collected)
+    ret = gst_cuda_batch_infer_collect (self, batch);
   if (ret == GST_FLOW_OK)
-    ret = gst_cuda_batch_infer_push_batch (self, batch);
+    ret = gst_cuda_batch_infer_push_batch (self, batch, epoch);
   else
-    GST_DEBUG_OBJECT (self, "batch %" G_GUINT64_FORMAT " failed: %s",
+    GST_DEBUG_OBJECT (self, "dropping batch %" G_GUINT64_FORMAT ": %s",
         batch->index, gst_flow_get_name (ret));
-  gst_cuda_batch_infer_discard (self, batch);
 
   g_mutex_lock (&self->inflight_lock);
-  gst_cbi_inflight_pop (&self->inflight);
-  /* the streaming thread returns it upstream with the next frame */
-  if (ret != GST_FLOW_OK && self->src_flow == GST_FLOW_OK)
-    self->src_flow = ret;
+  /* a flush made from this thread (downstream, a sync bus handler) may
+   * have dropped the batch already, and its place may hold the next */
+  if (epoch == g_atomic_int_get (&self->inflight_epoch)) {
+    gst_cuda_batch_infer_discard (self, batch);
+    gst_cbi_inflight_pop (&self->inflight);
+    /* the streaming thread returns it upstream with the next frame */
+    if (ret != GST_FLOW_OK && self->src_flow == GST_FLOW_OK)
+      self->src_flow = ret;
+  }
   g_cond_broadcast (&self->inflight_cond);
   g_mutex_unlock (&self->inflight_lock);
 }
@@ -1644,6 +1680,10 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
   g_mutex_unlock (&self->inflight_lock);
   if (ret != GST_FLOW_OK) {
     /* a batch pushed by the src pad task failed downstream */
+    g_mutex_lock (&self->stats_lock);
+    self->stats.frames_in++;
+    self->stats.frames_dropped++;
+    g_mutex_unlock (&self->stats_lock);
     gst_buffer_unref (buffer);
     return ret;
   }
@@ -1749,14 +1789,6 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
 }
 
 static gboolean
-gst_cuda_batch_infer_start_tasks (GstCudaBatchInfer * self)
-{
-  return gst_task_start (self->timeout_task)
-      && gst_pad_start_task (self->srcpad,
-      (GstTaskFunction) gst_cuda_batch_infer_push_loop, self, NULL);
-}
-
-static gboolean
 gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
     GstPadMode mode, gboolean active)
 {
@@ -1765,9 +1797,13 @@ gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
 
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
-  gst_cuda_batch_infer_set_flushing (self, !active);
+  g_mutex_lock (&self->inflight_lock);
+  self->src_active = active;
+  g_mutex_unlock (&self->inflight_lock);
   if (active)
-    return gst_cuda_batch_infer_start_tasks (self);
+    return gst_cuda_batch_infer_stop_flushing (self);
+  gst_cuda_batch_infer_start_flushing (self);
+  g_atomic_pointer_set (&self->push_thread, NULL);
   /* as gst_pad_stop_task() does: once the task's lock is ours, its
    * function has returned, and a pause it made is undone by the join */
   gst_task_stop (self->timeout_task);
@@ -1963,9 +1999,19 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   }
 
   /* frames of the old caps go out first, at the old shape */
-  if (self->have_caps && gst_cuda_batch_infer_drain (self,
-          "caps change") != GST_FLOW_OK)
-    GST_WARNING_OBJECT (self, "could not push the batch before new caps");
+  if (self->have_caps) {
+    GstFlowReturn ret = gst_cuda_batch_infer_drain (self, "caps change");
+    if (ret == GST_FLOW_FLUSHING) {
+      /* batches may still be in flight on the old caps: nothing changes
+       * now; upstream sends the caps again with its next buffer */
+      GST_DEBUG_OBJECT (self, "flushing: caps not applied");
+      self->caps_failed = FALSE;
+      return FALSE;
+    }
+    if (ret != GST_FLOW_OK)
+      GST_WARNING_OBJECT (self, "could not push the batches before new "
+          "caps: %s", gst_flow_get_name (ret));
+  }
 
   /* nothing flows on half-applied caps */
   self->have_caps = FALSE;
@@ -2013,7 +2059,7 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
     case GST_EVENT_FLUSH_START:
       /* wakes a streaming thread waiting for room and the src pad task;
        * the event unblocks a push downstream */
-      gst_cuda_batch_infer_set_flushing (self, TRUE);
+      gst_cuda_batch_infer_start_flushing (self);
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_FLUSH_STOP:
       dropped = gst_cbi_batcher_drop (&self->batcher);
@@ -2025,11 +2071,8 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       /* the task is paused once this returns: the batches are ours */
       gst_pad_pause_task (self->srcpad);
       gst_cuda_batch_infer_discard_inflight (self);
-      /* the src pad is deactivated first on the way down: no tasks then */
-      if (gst_pad_is_active (self->srcpad)) {
-        gst_cuda_batch_infer_set_flushing (self, FALSE);
-        gst_cuda_batch_infer_start_tasks (self);
-      }
+      /* not once the src pad is deactivated (first, on the way down) */
+      gst_cuda_batch_infer_stop_flushing (self);
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_SEGMENT:
       /* frames of the old segment go out first */

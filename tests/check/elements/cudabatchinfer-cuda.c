@@ -202,8 +202,7 @@ GST_START_TEST (test_batches_in_flight_give_the_frames_of_one_at_a_time)
   /* 3 in flight: one uploads while one computes and one downloads; 13
    * frames end on a padded batch. The classifier's tensors come back per
    * slot too. */
-  assert_settings_agree ("unet.onnx", "max-inflight=1", "max-inflight=3",
-      13);
+  assert_settings_agree ("unet.onnx", "max-inflight=1", "max-inflight=3", 13);
   assert_settings_agree ("superres.onnx", "max-inflight=1",
       "max-inflight=3", 13);
   assert_settings_agree ("classifier.onnx", "max-inflight=1",
@@ -224,8 +223,7 @@ cudabatchinfer_cuda_suite (void)
   tcase_add_test (tc,
       test_heuristic_and_exhaustive_search_give_the_same_frames);
   tcase_add_test (tc, test_replayed_cuda_graph_gives_the_frames_of_the_steps);
-  tcase_add_test (tc,
-      test_batches_in_flight_give_the_frames_of_one_at_a_time);
+  tcase_add_test (tc, test_batches_in_flight_give_the_frames_of_one_at_a_time);
   return s;
 }
 

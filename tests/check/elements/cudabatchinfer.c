@@ -1306,6 +1306,110 @@ GST_START_TEST (test_stop_with_batches_in_flight_drops_them_cleanly)
 
 GST_END_TEST;
 
+/* A flushing seek made by the application as it reads the first batch's
+ * message, in a sync handler: it arrives from the src pad task itself,
+ * which was about to push that batch. */
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  GstPad *sinkpad;
+} ReentrantFlush;
+
+static GstBusSyncReply
+flush_on_first_batch (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  ReentrantFlush *f = data;
+
+  if (!gst_message_has_name (msg, "cudabatchinfer-batch") || f->done)
+    return GST_BUS_DROP;
+  fail_unless (gst_pad_send_event (f->sinkpad, gst_event_new_flush_start ()));
+  fail_unless (gst_pad_send_event (f->sinkpad,
+          gst_event_new_flush_stop (TRUE)));
+  g_mutex_lock (&f->lock);
+  f->done = TRUE;
+  g_cond_broadcast (&f->cond);
+  g_mutex_unlock (&f->lock);
+  return GST_BUS_DROP;
+}
+
+GST_START_TEST (test_a_flush_from_the_push_task_drops_its_batch_once)
+{
+  GstBus *bus;
+  GstHarness *h = harness_new ("batch=2 max-inflight=2 post-messages=true",
+      &bus);
+  ReentrantFlush f;
+  GstSegment segment;
+  guint i;
+
+  g_mutex_init (&f.lock);
+  g_cond_init (&f.cond);
+  f.done = FALSE;
+  f.sinkpad = gst_element_get_static_pad (h->element, "sink");
+  gst_bus_set_sync_handler (bus, flush_on_first_batch, &f, NULL);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_frames (h, 0, 2);
+  g_mutex_lock (&f.lock);
+  while (!f.done)
+    g_cond_wait (&f.cond, &f.lock);
+  g_mutex_unlock (&f.lock);
+
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
+  push_frames (h, 2, 4);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (i = 2; i < 6; i++)
+    gst_buffer_unref (pull_frame (h, i));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  fail_unless_equals_uint64 (stat_of (h, "frames-in"), 6);
+  fail_unless_equals_uint64 (stat_of (h, "frames-out"), 4);
+  fail_unless_equals_uint64 (stat_of (h, "frames-dropped"), 2);
+  gst_object_unref (f.sinkpad);
+  gst_bus_set_sync_handler (bus, NULL, NULL, NULL);
+  harness_free (h, bus);
+  g_mutex_clear (&f.lock);
+  g_cond_clear (&f.cond);
+}
+
+GST_END_TEST;
+
+static GstPadProbeReturn
+refuse_as_not_linked (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  gst_buffer_unref (GST_PAD_PROBE_INFO_BUFFER (info));
+  GST_PAD_PROBE_INFO_FLOW_RETURN (info) = GST_FLOW_NOT_LINKED;
+  return GST_PAD_PROBE_HANDLED;
+}
+
+GST_START_TEST (test_a_refused_push_is_returned_upstream_and_drops_the_rest)
+{
+  GstHarness *h = harness_new ("batch=2 max-inflight=2", NULL);
+  GstPad *src = gst_element_get_static_pad (h->element, "src");
+  guint i;
+
+  gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, refuse_as_not_linked,
+      NULL, NULL);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  /* the refusal reaches upstream with one of the next frames, however far
+   * the push task has come */
+  for (i = 0; i < 6; i++) {
+    GstFlowReturn ret = gst_harness_push (h, make_frame (i, W, H, 3));
+    fail_unless (ret == GST_FLOW_OK || ret == GST_FLOW_NOT_LINKED);
+  }
+  fail_unless (gst_pad_peer_query (h->srcpad, gst_query_new_drain ()));
+  fail_unless_equals_int (gst_harness_push (h, make_frame (6, W, H, 3)),
+      GST_FLOW_NOT_LINKED);
+  /* nothing came out, and every frame is accounted for */
+  fail_unless_equals_uint64 (stat_of (h, "frames-out"), 0);
+  fail_unless_equals_uint64 (stat_of (h, "frames-in"), 7);
+  fail_unless_equals_uint64 (stat_of (h, "frames-dropped"), 7);
+  gst_object_unref (src);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_plugin_loads_without_a_gpu)
 {
   GstElementFactory *f = gst_element_factory_find ("cudabatchinfer");
@@ -1380,6 +1484,9 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc,
       test_flushing_seek_drops_batches_in_flight_and_counts_them);
   tcase_add_test (tc, test_stop_with_batches_in_flight_drops_them_cleanly);
+  tcase_add_test (tc, test_a_flush_from_the_push_task_drops_its_batch_once);
+  tcase_add_test (tc,
+      test_a_refused_push_is_returned_upstream_and_drops_the_rest);
   return s;
 }
 

@@ -92,6 +92,19 @@ make_frame (gint width, gint height, gint index)
   return gst_memory_new_wrapped (0, p, size, 0, size, p, g_free);
 }
 
+/* Releases an output, noting its batch's engine time when @timed. */
+static guint
+take_output (GstBuffer * out, gboolean timed, gdouble * engine_ms,
+    guint * n_engine, gint batches)
+{
+  GstBatchMemoryMeta *m = gst_buffer_get_batch_memory_meta (out);
+
+  if (m && m->frame_index == 0 && timed && *n_engine < (guint) batches)
+    engine_ms[(*n_engine)++] = m->batch_time / 1e6;
+  gst_buffer_unref (out);
+  return 1;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -123,6 +136,7 @@ main (int argc, char **argv)
   guint n_engine = 0;
   gint64 start = 0, batch_start = 0, now;
   gint i, total, pulled = 0;
+  GstBuffer *out;
   const gchar *plugin_file = "?";
 
   g_option_context_add_main_entries (ctx, entries, NULL);
@@ -179,7 +193,7 @@ main (int argc, char **argv)
   engine_ms = g_new0 (gdouble, batches);
 
   for (i = 0; i < total; i++) {
-    GstBuffer *buf = gst_buffer_new (), *out;
+    GstBuffer *buf = gst_buffer_new ();
     GstFlowReturn ret;
 
     gst_buffer_append_memory (buf, gst_memory_ref (frames[i % N_FRAMES]));
@@ -199,16 +213,14 @@ main (int argc, char **argv)
     now = g_get_monotonic_time ();
     if (i % batch == batch - 1 && i >= warmup * batch)
       batch_ms[i / batch - warmup] = (now - batch_start) / 1e3;
-    while ((out = gst_harness_try_pull (h))) {
-      GstBatchMemoryMeta *m = gst_buffer_get_batch_memory_meta (out);
-
-      if (m && m->frame_index == 0 && i >= warmup * batch
-          && n_engine < (guint) batches)
-        engine_ms[n_engine++] = m->batch_time / 1e6;
-      pulled++;
-      gst_buffer_unref (out);
-    }
+    while ((out = gst_harness_try_pull (h)))
+      pulled += take_output (out, i >= warmup * batch, engine_ms, &n_engine,
+          batches);
   }
+  /* the src pad task may still be pushing the last batches: the clock
+   * stops when the last frame is out */
+  while (pulled < total && (out = gst_harness_pull (h)))
+    pulled += take_output (out, TRUE, engine_ms, &n_engine, batches);
   seconds = (g_get_monotonic_time () - start) / 1e6;
 
   if (pulled != total) {

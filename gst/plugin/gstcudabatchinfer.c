@@ -1449,8 +1449,9 @@ gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
 
   /* posted before the frames: a sync handler sees the batch first */
   if (batch->message) {
-    gst_element_post_message (GST_ELEMENT (self), batch->message);
-    batch->message = NULL;
+    /* ours no more before the handlers run: one may flush the batch */
+    GstMessage *message = g_steal_pointer (&batch->message);
+    gst_element_post_message (GST_ELEMENT (self), message);
   }
   for (i = 0; ret == GST_FLOW_OK; i++) {
     GstBuffer *out;

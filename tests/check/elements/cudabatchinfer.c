@@ -1323,7 +1323,7 @@ flush_on_first_batch (GstBus * bus, GstMessage * msg, gpointer data)
   ReentrantFlush *f = data;
 
   if (!gst_message_has_name (msg, "cudabatchinfer-batch") || f->done)
-    return GST_BUS_DROP;
+    return GST_BUS_PASS;
   fail_unless (gst_pad_send_event (f->sinkpad, gst_event_new_flush_start ()));
   fail_unless (gst_pad_send_event (f->sinkpad,
           gst_event_new_flush_stop (TRUE)));
@@ -1331,7 +1331,7 @@ flush_on_first_batch (GstBus * bus, GstMessage * msg, gpointer data)
   f->done = TRUE;
   g_cond_broadcast (&f->cond);
   g_mutex_unlock (&f->lock);
-  return GST_BUS_DROP;
+  return GST_BUS_PASS;
 }
 
 GST_START_TEST (test_a_flush_from_the_push_task_drops_its_batch_once)
@@ -1386,6 +1386,7 @@ GST_START_TEST (test_a_refused_push_is_returned_upstream_and_drops_the_rest)
 {
   GstHarness *h = harness_new ("batch=2 max-inflight=2", NULL);
   GstPad *src = gst_element_get_static_pad (h->element, "src");
+  GstQuery *drain = gst_query_new_drain ();
   guint i;
 
   gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, refuse_as_not_linked,
@@ -1397,7 +1398,8 @@ GST_START_TEST (test_a_refused_push_is_returned_upstream_and_drops_the_rest)
     GstFlowReturn ret = gst_harness_push (h, make_frame (i, W, H, 3));
     fail_unless (ret == GST_FLOW_OK || ret == GST_FLOW_NOT_LINKED);
   }
-  fail_unless (gst_pad_peer_query (h->srcpad, gst_query_new_drain ()));
+  fail_unless (gst_pad_peer_query (h->srcpad, drain));
+  gst_query_unref (drain);
   fail_unless_equals_int (gst_harness_push (h, make_frame (6, W, H, 3)),
       GST_FLOW_NOT_LINKED);
   /* nothing came out, and every frame is accounted for */

@@ -662,6 +662,53 @@ cbi_cuda_plan_permute (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
   return TRUE;
 }
 
+/* A MatMul whose batch dimensions broadcast otherwise than "all" or "one
+ * side": one GEMM per output matrix, each on its own A and B (replayed in
+ * one CUDA graph all the same). Replaces the last step, set up for the
+ * first matrix. */
+static void
+cbi_cuda_broadcast_matmul (CbiCudaPlan * plan, const CbiShape * as,
+    const CbiShape * bs, const CbiShape * ys, gint64 rows, gint64 k,
+    gint64 cols)
+{
+  CbiCudaStep one = g_array_index (plan->steps, CbiCudaStep,
+      plan->steps->len - 1);
+  const gfloat *x = one.x, *w = one.w;
+  gfloat *y = one.y;
+  const gint nb = ys->n_dims - 2;
+  gint64 batches = 1, i;
+  gint d;
+
+  for (d = 0; d < nb; d++)
+    batches *= ys->dims[d];
+  g_array_set_size (plan->steps, plan->steps->len - 1);
+  one.batches = 1;
+  one.stride_a = one.stride_b = one.stride_y = 0;
+  for (i = 0; i < batches; i++) {
+    gint64 rest = i, a = 0, b = 0, a_stride = 1, b_stride = 1;
+    /* numpy broadcasting: batch dimensions aligned on the right, a
+     * dimension of 1 repeated */
+    for (d = nb - 1; d >= 0; d--) {
+      const gint64 at = rest % ys->dims[d];
+      const gint ad = d - nb + (as->n_dims - 2);
+      const gint bd = d - nb + (bs->n_dims - 2);
+      rest /= ys->dims[d];
+      if (ad >= 0) {
+        a += as->dims[ad] == 1 ? 0 : at * a_stride;
+        a_stride *= as->dims[ad];
+      }
+      if (bd >= 0) {
+        b += bs->dims[bd] == 1 ? 0 : at * b_stride;
+        b_stride *= bs->dims[bd];
+      }
+    }
+    one.x = x + a * rows * k;
+    one.w = w + b * k * cols;
+    one.y = y + i * rows * cols;
+    g_array_append_val (plan->steps, one);
+  }
+}
+
 /* Gemm and MatMul on cuBLAS. Row-major Y[M, N] = A[M, K] B[K, N] is the
  * column-major Y^T = B^T A^T: cuBLAS's A is our B. Gemm's alpha folds
  * into a copy of B, beta C into a bias that a copy puts in Y first. */
@@ -701,12 +748,6 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 
   if (n->op == CBI_OP_GEMM) {
     gfloat *wb = g_new (gfloat, k * cols);
-    if (n->ints[0]) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (Gemm): "
-          "transA is not supported on CUDA", n->name);
-      g_free (wb);
-      return FALSE;
-    }
     cbi_gemm_weights (graph, n, k, cols, wb);
     s->w = cbi_cuda_upload_made (cuda, plan, pool, wb, k * cols,
         "gemm weights", error);
@@ -723,7 +764,10 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
         return FALSE;
       s->beta = 1.0f;
     }
-    s->ldb = k;
+    /* a transposed A, stored K x M, is M x K to cuBLAS: its transpose is
+     * the K x M operand */
+    s->trans_b = n->ints[0] != 0;
+    s->ldb = s->trans_b ? rows : k;
     s->batches = 1;
   } else {
     /* one GEMM over every row when B is shared, else one per batch */
@@ -732,6 +776,7 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       return FALSE;
     if (!bt->data)
       s->w = plan->tensors[n->inputs[1]];
+    s->ldb = k;
     if (b_batches == 1) {
       s->n[0] = rows * a_batches;
       s->batches = 1;
@@ -745,12 +790,8 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       s->stride_b = k * cols;
       s->stride_y = rows * cols;
     } else {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (MatMul): "
-          "this broadcast of batch dimensions is not supported on CUDA",
-          n->name);
-      return FALSE;
+      cbi_cuda_broadcast_matmul (plan, as, bs, ys, rows, k, cols);
     }
-    s->ldb = k;
   }
   if (post) {
     CbiCudaStep *e = cbi_cuda_add_step (plan, CBI_CUDA_STEP_ELTWISE, post);
@@ -1158,7 +1199,8 @@ cbi_cuda_run_step (CbiCuda * cuda, CbiCudaPlan * plan, const CbiCudaStep * s,
               s->node))
         return FALSE;
       return CUBLAS_CHECK (cublasSgemmStridedBatched (cuda->cublas,
-              CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n[0], s->k, &s->alpha, s->w,
+              CUBLAS_OP_N, s->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, s->m,
+              s->n[0], s->k, &s->alpha, s->w,
               s->m, s->stride_b, s->x, s->ldb, s->stride_a, &s->beta, s->y,
               s->m, s->stride_y, s->batches), s->node);
   }

@@ -23,7 +23,8 @@
 #    cudnn.benchmark (bench/pytorch-style.py, which first checks it
 #    computes what onnxruntime does) and prints the fps ratio;
 # and writes each step's output and a summary to REPORT-DIR. Without a GPU
-# every step runs and the CUDA parts say they were skipped.
+# every step runs and the CUDA parts say they were skipped; the exit status
+# is 0 when everything that ran passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 report=${1:-gpu-report}
@@ -36,7 +37,9 @@ say () { echo "$*" | tee -a "$summary"; }
 step () { say ""; say "== $*"; }
 
 step "machine"
-if command -v nvidia-smi >/dev/null; then
+gpu=0
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  gpu=1
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv \
     | tee -a "$summary"
 else
@@ -103,7 +106,9 @@ else
 fi
 
 step "benchmark (CUDA, style net, 1280x720, batch 16, 120 frames)"
-if [ -x build/bench/first-last-batch ]; then
+if [ "$gpu" = 0 ]; then
+  say "no GPU: benchmark not run"
+elif [ -x build/bench/first-last-batch ]; then
   GST_PLUGIN_PATH=build build/bench/first-last-batch --backend cuda \
     --model tests/models/style.onnx --width 1280 --height 720 --batch 16 \
     --frames 120 >"$report/bench-cuda.txt" 2>&1 || status=1
@@ -113,7 +118,9 @@ else
 fi
 
 step "PyTorch (cudnn.benchmark) on the same net, frames and batches"
-if python3 -c 'import torch' 2>/dev/null; then
+if [ "$gpu" = 0 ]; then
+  say "no GPU: comparison not run"
+elif python3 -c 'import torch' 2>/dev/null; then
   python3 bench/pytorch-style.py --width 1280 --height 720 --batch 16 \
     --frames 120 >"$report/bench-pytorch.txt" 2>&1 || status=1
   tail -n 3 "$report/bench-pytorch.txt" | tee -a "$summary"

@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
-/* CbiKEltwise, CbiKBinary, CbiKPadFill and CBI_K_MAX_DIMS, with the
- * per-element math the kernels run */
+/* CbiKEltwise, CbiKBinary, CbiKPadFill, CbiKPool and CBI_K_MAX_DIMS,
+ * with the per-element math the kernels run */
 #include "cbimath.h"
 
 #ifdef __cplusplus
@@ -99,6 +99,10 @@ cudaError_t cbi_k_pad (const float *x, float *y, int64_t planes, int height,
     int width, int top, int left, int bottom, int right, CbiKPadFill fill,
     float value, cudaStream_t stream);
 
+/* MaxPool or AveragePool (@p) of @planes planes of @height x @width into
+ * @out_h x @out_w: any pads and dilations (cbi_pool_at ()). */
+cudaError_t cbi_k_pool (const float *x, float *y, int64_t planes, int height,
+    int width, int out_h, int out_w, const CbiKPool * p, cudaStream_t stream);
 /* Resize of @planes planes @in_h x @in_w to @out_h x @out_w: nearest
  * (src = floor (dst / scale)) or, @linear, bilinear with half-pixel
  * centres, scale = out / in per axis (as ONNX Resize with those scales,

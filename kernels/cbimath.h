@@ -317,6 +317,61 @@ cbi_pad_index (int64_t i, int64_t size, CbiKPadFill fill)
   return -1;                    /* constant */
 }
 
+/**
+ * CbiKPool:
+ * @kernel: window height and width
+ * @stride: step between windows, rows and columns
+ * @dilation: step between a window's taps
+ * @pad: padding before the first row and column (the padding after only
+ *   bounds the output's size)
+ * @max: max pooling, else average
+ * @count_pad: an average divides by the whole window, padding included
+ *   (ONNX count_include_pad), else by its taps inside the input
+ */
+typedef struct
+{
+  int kernel[2];
+  int stride[2];
+  int dilation[2];
+  int pad[2];
+  int max;
+  int count_pad;
+} CbiKPool;
+
+/* Pooling: output (@oy, @ox) of the @height x @width plane @x, the max or
+ * the average of its window's taps inside the plane (0 for a window with
+ * none). Any pads and dilations, which cuDNN's pooling lacks. */
+CBI_HD float
+cbi_pool_at (const float *x, int64_t height, int64_t width, int64_t oy,
+    int64_t ox, const CbiKPool * p)
+{
+  float acc = p->max ? -INFINITY : 0.0f;
+  int taps = 0, ky, kx;
+
+  for (ky = 0; ky < p->kernel[0]; ky++) {
+    const int64_t iy = oy * p->stride[0] - p->pad[0]
+        + (int64_t) ky * p->dilation[0];
+    if (iy < 0 || iy >= height)
+      continue;
+    for (kx = 0; kx < p->kernel[1]; kx++) {
+      const int64_t ix = ox * p->stride[1] - p->pad[1]
+          + (int64_t) kx * p->dilation[1];
+      float v;
+      if (ix < 0 || ix >= width)
+        continue;
+      v = x[iy * width + ix];
+      /* a NaN tap makes the max NaN (fmaxf would drop it) */
+      acc = p->max ? (v > acc || v != v ? v : acc) : acc + v;
+      taps++;
+    }
+  }
+  if (taps == 0)
+    return 0.0f;
+  if (p->max)
+    return acc;
+  return acc / (float) (p->count_pad ? p->kernel[0] * p->kernel[1] : taps);
+}
+
 /* Resize, nearest: the source index of @dst along an axis of @in pixels
  * scaled by @scale: floor (dst / scale), within 0 .. in - 1. (For the
  * integer scales the engine takes, oneDNN's nearest gives the same.) */

@@ -50,6 +50,7 @@ typedef enum
   CBI_CUDA_STEP_DECONV,
   CBI_CUDA_STEP_BIAS_ACT,
   CBI_CUDA_STEP_POOL,
+  CBI_CUDA_STEP_POOL_KERNEL,
   CBI_CUDA_STEP_ELTWISE,
   CBI_CUDA_STEP_BINARY,
   CBI_CUDA_STEP_PERMUTE,
@@ -86,6 +87,7 @@ typedef struct
   gint64 n[4];                  /* sizes: meaning per kind */
   gint pads[4];
   gint fill;
+  CbiKPool window;              /* pooling cuDNN cannot describe */
   /* cuBLAS: column-major C[m, n] = A[m, k] B[k, n], batched */
   gint m, k, ldb;
   gboolean trans_b;
@@ -430,21 +432,33 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   const CbiConvAttrs *a = &n->conv;
   const gfloat *x = plan->tensors[n->inputs[0]];
   gint64 ph = MIN (a->pads[0], a->pads[2]), pw = MIN (a->pads[1], a->pads[3]);
-  CbiShape padded = *xs;
+  CbiShape padded = *xs, full = *ys;
+  gint64 crop[4] = { 0, 0, 0, 0 };
+  gfloat *y = NULL;
   CbiCudaStep *s;
   gsize ws = 0;
   gint found = 0, best = 0;
 
   if (transpose) {
-    if (a->pads[0] != a->pads[2] - a->output_padding[0]
-        || a->pads[1] != a->pads[3] - a->output_padding[1]) {
+    /* cuDNN crops both sides of the full result alike: it makes the
+     * result for the smaller crop, a copy cuts the rest from one side.
+     * The end's crop is its pad less the output padding. */
+    const gint64 end_h = a->pads[2] - a->output_padding[0];
+    const gint64 end_w = a->pads[3] - a->output_padding[1];
+    if (end_h < 0 || end_w < 0) {
       g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
-          "(ConvTranspose): asymmetric pads are not supported on CUDA",
-          n->name);
+          "(ConvTranspose): an output_padding above the end pad is not "
+          "supported on CUDA", n->name);
       return FALSE;
     }
-    ph = a->pads[0];
-    pw = a->pads[1];
+    ph = MIN (a->pads[0], end_h);
+    pw = MIN (a->pads[1], end_w);
+    crop[0] = a->pads[0] - ph;
+    crop[1] = a->pads[1] - pw;
+    crop[2] = end_h - ph;
+    crop[3] = end_w - pw;
+    full.dims[2] += crop[0] + crop[2];
+    full.dims[3] += crop[1] + crop[3];
   } else if (a->pads[0] != a->pads[2] || a->pads[1] != a->pads[3]) {
     /* cuDNN pads both sides alike: the extra rows and columns of one side
      * come from a zero-padded copy of the input first (the sub-pixel form
@@ -471,19 +485,23 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     x = block;
     xs = &padded;
   }
-  if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
+  if ((y = cbi_cuda_activation (plan, pool, out, n->name, error)) == NULL)
+    return FALSE;
+  if (crop[0] + crop[1] + crop[2] + crop[3] > 0 && (y = cbi_cuda_take (plan,
+              pool, FALSE, cbi_shape_count (&full) * sizeof (gfloat),
+              n->name, error)) == NULL)
     return FALSE;
   s = cbi_cuda_add_step (plan, transpose ? CBI_CUDA_STEP_DECONV :
       CBI_CUDA_STEP_CONV, n);
   s->x = x;
-  s->y = plan->tensors[out];
+  s->y = y;
   if ((s->w = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
               error)) == NULL)
     return FALSE;
   /* transposed weights are (in, out / group, h, w): the filter of the
    * forward convolution from the output's channels to the input's */
   if (!cbi_cuda_tensor_desc (&s->x_desc, xs, error)
-      || !cbi_cuda_tensor_desc (&s->y_desc, ys, error)
+      || !cbi_cuda_tensor_desc (&s->y_desc, &full, error)
       || !CUDNN_CHECK (cudnnCreateFilterDescriptor (&s->w_desc), "filter")
       || !CUDNN_CHECK (cudnnSetFilter4dDescriptor (s->w_desc,
               CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w->dims[0], w->dims[1],
@@ -547,6 +565,21 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   }
   plan->workspace_bytes = MAX (plan->workspace_bytes, ws);
 
+  if (y != plan->tensors[out]) {
+    /* the crop: a pad by minus the extra rows and columns */
+    CbiCudaStep *c = cbi_cuda_add_step (plan, CBI_CUDA_STEP_PAD, n);
+    c->x = y;
+    c->y = plan->tensors[out];
+    c->n[0] = full.dims[0] * full.dims[1];
+    c->n[1] = full.dims[2];
+    c->n[2] = full.dims[3];
+    c->pads[0] = -crop[0];
+    c->pads[1] = -crop[1];
+    c->pads[2] = -crop[2];
+    c->pads[3] = -crop[3];
+    c->fill = CBI_K_PAD_CONSTANT;
+    c->alpha = 0.0f;
+  }
   if ((n->n_inputs > 2 && n->inputs[2] >= 0) || post) {
     CbiCudaStep *e = cbi_cuda_add_step (plan, CBI_CUDA_STEP_BIAS_ACT, n);
     e->y = plan->tensors[out];
@@ -562,7 +595,8 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   return TRUE;
 }
 
-/* MaxPool, AveragePool and GlobalAveragePool through cuDNN. */
+/* MaxPool, AveragePool and GlobalAveragePool through cuDNN, or our kernel
+ * for windows cuDNN cannot describe. */
 static gboolean
 cbi_cuda_plan_pool (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
     GError ** error)
@@ -576,15 +610,31 @@ cbi_cuda_plan_pool (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
       CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   CbiCudaStep *s;
 
-  if (!global &&(a->pads[0] != a->pads[2] || a->pads[1] != a->pads[3]
-          || a->dilations[0] != 1 || a->dilations[1] != 1)) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (%s): "
-        "asymmetric pads and dilations are not supported on CUDA", n->name,
-        cbi_op_type_name (n->op));
-    return FALSE;
-  }
   if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
     return FALSE;
+  if (!global &&(a->pads[0] != a->pads[2] || a->pads[1] != a->pads[3]
+          || a->dilations[0] != 1 || a->dilations[1] != 1)) {
+    /* cuDNN pads both sides alike and has no dilation: our kernel */
+    const CbiShape * ys = &plan->shapes[n->output];
+    gint d;
+    s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_POOL_KERNEL, n);
+    s->x = plan->tensors[n->inputs[0]];
+    s->y = plan->tensors[n->output];
+    s->n[0] = xs->dims[0] * xs->dims[1];
+    s->n[1] = xs->dims[2];
+    s->n[2] = xs->dims[3];
+    s->dims[0] = ys->dims[2];
+    s->dims[1] = ys->dims[3];
+    for (d = 0; d < 2; d++) {
+      s->window.kernel[d] = a->kernel[d];
+      s->window.stride[d] = a->strides[d];
+      s->window.dilation[d] = a->dilations[d];
+      s->window.pad[d] = a->pads[d];
+    }
+    s->window.max = n->op == CBI_OP_MAX_POOL;
+    s->window.count_pad = a->count_include_pad;
+    return TRUE;
+  }
   s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_POOL, n);
   s->x = plan->tensors[n->inputs[0]];
   s->y = plan->tensors[n->output];
@@ -1158,6 +1208,9 @@ cbi_cuda_run_step (CbiCuda * cuda, CbiCudaPlan * plan, const CbiCudaStep * s,
               s->w_desc, s->w, s->x_desc, s->x, s->conv_desc, s->bwd_algo,
               plan->workspace, plan->workspace_bytes, &zero, s->y_desc, s->y),
           s->node);
+    case CBI_CUDA_STEP_POOL_KERNEL:
+      return CUDA_CHECK (cbi_k_pool (s->x, s->y, s->n[0], s->n[1], s->n[2],
+              s->dims[0], s->dims[1], &s->window, st), s->node);
     case CBI_CUDA_STEP_POOL:
       return CUDNN_CHECK (cudnnPoolingForward (cuda->cudnn, s->pool_desc,
               &one, s->x_desc, s->x, &zero, s->y_desc, s->y), s->node);

@@ -109,6 +109,7 @@ GST_START_TEST (test_launchers_with_nothing_to_do_return_success)
 {
   const int64_t dims[2] = { 3, 0 }, strides[2] = { 1, 0 };
   const int64_t empty[2] = { 0, 3 }, perm[2] = { 1, 0 };
+  const CbiKPool pool = { {2, 2}, {2, 2}, {1, 1}, {0, 0}, 1, 0 };
   CbiKFrames f;
 
   bgrx_frames (&f, 4, 2);
@@ -122,6 +123,7 @@ GST_START_TEST (test_launchers_with_nothing_to_do_return_success)
   assert_cuda (cbi_k_pad (NULL, NULL, 0, 3, 3, 1, 1, 1, 1, CBI_K_PAD_REFLECT,
           0.0f, NULL));
   assert_cuda (cbi_k_resize (NULL, NULL, 0, 2, 2, 4, 4, 2.0f, 2.0f, 1, NULL));
+  assert_cuda (cbi_k_pool (NULL, NULL, 0, 4, 4, 2, 2, &pool, NULL));
   assert_cuda (cbi_k_softmax (NULL, NULL, 0, 10, 1, NULL));
   assert_cuda (cbi_k_instance_norm (NULL, NULL, 0, 3, 16, NULL, NULL, 1e-5f,
           NULL));
@@ -135,6 +137,7 @@ GST_START_TEST (test_launchers_refuse_arguments_they_cannot_run)
   const int64_t dims[7] = { 1, 1, 1, 1, 1, 1, 2 };
   const int64_t strides[7] = { 0, 0, 0, 0, 0, 0, 1 };
   const int64_t twice[2] = { 0, 0 }, dims2[2] = { 2, 3 };
+  const CbiKPool no_stride = { {2, 2}, {0, 1}, {1, 1}, {0, 0}, 1, 0 };
   CbiKFrames f;
 
   bgrx_frames (&f, 4, 2);
@@ -161,6 +164,8 @@ GST_START_TEST (test_launchers_refuse_arguments_they_cannot_run)
           CBI_K_PAD_REFLECT, 0.0f, NULL), cudaErrorInvalidValue);
   fail_unless_equals_int (cbi_k_resize (NULL, NULL, 1, 2, 2, 4, 4, 0.0f,
           2.0f, 0, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_pool (NULL, NULL, 1, 4, 4, 2, 2, &no_stride,
+          NULL), cudaErrorInvalidValue);
   fail_unless_equals_int (cbi_k_softmax (NULL, NULL, 1, -1, 1, NULL),
       cudaErrorInvalidValue);
   fail_unless_equals_int (cbi_k_instance_norm (NULL, NULL, -1, 3, 16, NULL,
@@ -573,6 +578,38 @@ GST_START_TEST (test_pad_on_a_device_fills_as_numpy_pad)
 
 GST_END_TEST;
 
+/* negative pads crop: what a ConvTranspose with uneven pads needs */
+static void
+run_negative_pads_on_a_device_crop (void)
+{
+  const int planes = 2, h = 5, w = 6, oh = 5 - 2 - 1, ow = 6 - 0 - 3;
+  float x[2 * 5 * 6], want[2 * 2 * 3], got[2 * 2 * 3];
+  gpointer d_x, d_y;
+  int p, yy, xx, i;
+
+  for (i = 0; i < planes * h * w; i++)
+    x[i] = (float) i;
+  for (p = 0; p < planes; p++)
+    for (yy = 0; yy < oh; yy++)
+      for (xx = 0; xx < ow; xx++)
+        want[(p * oh + yy) * ow + xx] = x[(p * h + yy + 2) * w + xx];
+  d_x = to_device (x, sizeof (x));
+  d_y = to_device (NULL, sizeof (got));
+  assert_cuda (cbi_k_pad (d_x, d_y, planes, h, w, -2, 0, -1, -3,
+          CBI_K_PAD_CONSTANT, 0.0f, NULL));
+  from_device (got, d_y, sizeof (got));
+  assert_cuda (cudaFree (d_x));
+  assert_floats_close (got, want, G_N_ELEMENTS (got), 0.0, "cropped");
+}
+
+GST_START_TEST (test_negative_pads_on_a_device_crop)
+{
+  NEED_DEVICE ();
+  run_negative_pads_on_a_device_crop ();
+}
+
+GST_END_TEST;
+
 /* ONNX Resize along one axis, linear, half_pixel */
 static void
 ref_linear_tap (int64_t dst, double scale, int64_t in, int64_t * i0,
@@ -632,6 +669,43 @@ GST_START_TEST (test_resize_on_a_device_matches_onnx_nearest_and_linear)
 {
   NEED_DEVICE ();
   run_resize_on_a_device_matches_onnx_nearest_and_linear ();
+}
+
+GST_END_TEST;
+
+static void
+run_pool_on_a_device_gives_the_cpu_values (void)
+{
+  /* 2 planes of 9 x 8, 3 x 3 windows, stride 2, dilation 2, pads 1 top
+   * and 2 left (and none after) */
+  const int planes = 2, h = 9, w = 8, out_h = 3, out_w = 3;
+  GRand *r = g_rand_new_with_seed (7);
+  float *x = random_floats (r, planes * h * w, -4.0, 4.0);
+  float want[2 * 3 * 3], got[2 * 3 * 3];
+  int max, n, oy, ox;
+
+  NEED_DEVICE ();
+  for (max = 0; max < 2; max++) {
+    CbiKPool p = { {3, 3}, {2, 2}, {2, 2}, {1, 2}, max, 0 };
+    float *d_x = to_device (x, sizeof (float) * planes * h * w);
+    float *d_y = to_device (NULL, sizeof (got));
+    for (n = 0; n < planes; n++)
+      for (oy = 0; oy < out_h; oy++)
+        for (ox = 0; ox < out_w; ox++)
+          want[(n * out_h + oy) * out_w + ox] = cbi_pool_at (x + n * h * w,
+              h, w, oy, ox, &p);
+    assert_cuda (cbi_k_pool (d_x, d_y, planes, h, w, out_h, out_w, &p, NULL));
+    from_device (got, d_y, sizeof (got));
+    assert_cuda (cudaFree (d_x));
+    assert_floats_close (got, want, G_N_ELEMENTS (got), 1e-6, "pool");
+  }
+  g_free (x);
+  g_rand_free (r);
+}
+
+GST_START_TEST (test_pool_on_a_device_gives_the_cpu_values)
+{
+  run_pool_on_a_device_gives_the_cpu_values ();
 }
 
 GST_END_TEST;
@@ -787,8 +861,10 @@ kernels_launch_suite (void)
   tcase_add_test (tc, test_permute_on_a_device_moves_every_element);
   tcase_add_test (tc, test_concat_on_a_device_fills_its_columns_only);
   tcase_add_test (tc, test_pad_on_a_device_fills_as_numpy_pad);
+  tcase_add_test (tc, test_negative_pads_on_a_device_crop);
   tcase_add_test (tc, test_resize_on_a_device_matches_onnx_nearest_and_linear);
   tcase_add_test (tc, test_softmax_on_a_device_sums_to_one_along_its_axis);
+  tcase_add_test (tc, test_pool_on_a_device_gives_the_cpu_values);
   tcase_add_test (tc, test_instance_norm_on_a_device_normalises_every_plane);
   tcase_add_test (tc,
       test_bias_act_on_a_device_adds_per_channel_then_activates);

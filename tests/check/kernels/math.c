@@ -311,6 +311,80 @@ GST_START_TEST (test_pad_edge_repeats_the_border_and_constant_gives_minus_1)
 
 GST_END_TEST;
 
+/* The reference: the padded plane made explicitly (-inf or 0 around),
+ * every tap of the window read from it. */
+static float
+ref_pool (const float *x, int h, int w, int oy, int ox, const CbiKPool * p,
+    int pad_bottom, int pad_right)
+{
+  float acc = p->max ? -INFINITY : 0.0f;
+  int ky, kx, inside = 0;
+
+  for (ky = 0; ky < p->kernel[0]; ky++)
+    for (kx = 0; kx < p->kernel[1]; kx++) {
+      int py = oy * p->stride[0] + ky * p->dilation[0];
+      int px = ox * p->stride[1] + kx * p->dilation[1];
+      int iy = py - p->pad[0], ix = px - p->pad[1];
+      gboolean in = iy >= 0 && iy < h && ix >= 0 && ix < w;
+      /* the window stays within the padded plane */
+      fail_unless (py < p->pad[0] + h + pad_bottom
+          && px < p->pad[1] + w + pad_right);
+      if (p->max)
+        acc = in ? MAX (acc, x[iy * w + ix]) : acc;
+      else
+        acc += in ? x[iy * w + ix] : 0.0f;
+      inside += in;
+    }
+  if (p->max)
+    return acc;
+  return acc / (p->count_pad ? p->kernel[0] * p->kernel[1] : inside);
+}
+
+GST_START_TEST (test_pool_takes_any_pads_and_dilations)
+{
+  const int h = 7, w = 6;
+  float x[7 * 6];
+  int i, max, count_pad, dil, oy, ox;
+
+  for (i = 0; i < h * w; i++)
+    x[i] = (float) ((i * 37) % 23) - 11.0f;
+  for (max = 0; max < 2; max++)
+    for (count_pad = 0; count_pad < 2; count_pad++)
+      for (dil = 1; dil < 3; dil++) {
+        /* 3x2 windows, pads 2 top, 0 bottom, 1 left, 1 right (below
+         * the window, as ONNX requires) */
+        CbiKPool p = { {3, 2}, {2, 1}, {dil, dil}, {2, 1}, max, count_pad };
+        int out_h = (h + 2 + 0 - (dil * 2 + 1)) / 2 + 1;
+        int out_w = (w + 1 + 1 - (dil * 1 + 1)) / 1 + 1;
+        for (oy = 0; oy < out_h; oy++)
+          for (ox = 0; ox < out_w; ox++)
+            fail_unless (fabsf (cbi_pool_at (x, h, w, oy, ox, &p)
+                    - ref_pool (x, h, w, oy, ox, &p, 0, 1)) < 1e-5f,
+                "max %d count_pad %d dilation %d at %d,%d", max, count_pad,
+                dil, oy, ox);
+      }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_pool_max_keeps_a_nan_and_an_average_counts_its_taps)
+{
+  const float x[4] = { 1.0f, NAN, 3.0f, 4.0f };
+  const float y[4] = { 1.0f, 2.0f, 3.0f, 4.0f };
+  CbiKPool p = { {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1, 0 };
+
+  fail_unless (isnan (cbi_pool_at (x, 2, 2, 1, 1, &p)));
+  /* the window at (0, 0) covers one tap of the plane */
+  fail_unless_equals_float (cbi_pool_at (y, 2, 2, 0, 0, &p), 1.0f);
+  p.max = 0;
+  fail_unless_equals_float (cbi_pool_at (y, 2, 2, 0, 0, &p), 1.0f);
+  p.count_pad = 1;
+  fail_unless_equals_float (cbi_pool_at (y, 2, 2, 0, 0, &p), 0.25f);
+  fail_unless_equals_float (cbi_pool_at (y, 2, 2, 1, 1, &p), 2.5f);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_resize_nearest_is_floor_of_dst_over_integer_scale)
 {
   int64_t in, s, d;
@@ -558,6 +632,8 @@ kernels_math_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_from_byte_is_byte_times_scale_plus_bias);
+  tcase_add_test (tc, test_pool_takes_any_pads_and_dilations);
+  tcase_add_test (tc, test_pool_max_keeps_a_nan_and_an_average_counts_its_taps);
   tcase_add_test (tc, test_to_byte_rounds_half_up_and_clamps_to_0_255);
   tcase_add_test (tc, test_to_byte_gives_0_for_nan_and_clamps_infinities);
   tcase_add_test (tc, test_to_byte_is_floor_of_mapped_value_plus_half);

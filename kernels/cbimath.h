@@ -340,7 +340,8 @@ typedef struct
 
 /* Pooling: output (@oy, @ox) of the @height x @width plane @x, the max or
  * the average of its window's taps inside the plane (0 for a window with
- * none). Any pads and dilations, which cuDNN's pooling lacks. */
+ * none, which pads below the window, as ONNX has them, never give). Any
+ * pads and dilations, which cuDNN's pooling lacks. */
 CBI_HD float
 cbi_pool_at (const float *x, int64_t height, int64_t width, int64_t oy,
     int64_t ox, const CbiKPool * p)
@@ -360,8 +361,9 @@ cbi_pool_at (const float *x, int64_t height, int64_t width, int64_t oy,
       if (ix < 0 || ix >= width)
         continue;
       v = x[iy * width + ix];
-      /* a NaN tap makes the max NaN (fmaxf would drop it) */
-      acc = p->max ? (v > acc || v != v ? v : acc) : acc + v;
+      /* a NaN tap is dropped, as cuDNN's pooling does it
+       * (CUDNN_NOT_PROPAGATE_NAN) */
+      acc = p->max ? fmaxf (acc, v) : acc + v;
       taps++;
     }
   }

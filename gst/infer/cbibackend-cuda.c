@@ -442,15 +442,10 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   if (transpose) {
     /* cuDNN crops both sides of the full result alike: it makes the
      * result for the smaller crop, a copy cuts the rest from one side.
-     * The end's crop is its pad less the output padding. */
+     * The end's crop is its pad less the output padding (the import
+     * refuses an output padding above the pad). */
     const gint64 end_h = a->pads[2] - a->output_padding[0];
     const gint64 end_w = a->pads[3] - a->output_padding[1];
-    if (end_h < 0 || end_w < 0) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
-          "(ConvTranspose): an output_padding above the end pad is not "
-          "supported on CUDA", n->name);
-      return FALSE;
-    }
     ph = MIN (a->pads[0], end_h);
     pw = MIN (a->pads[1], end_w);
     crop[0] = a->pads[0] - ph;

@@ -471,6 +471,7 @@ cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
   const Onnx__AttributeProto *incl = cbi_onnx_attr (n, "count_include_pad");
   const Onnx__AttributeProto *kernel = cbi_onnx_attr (n, "kernel_shape");
   const gchar *name = cbi_onnx_name (n->name);
+  gint i;
 
   memset (c, 0, sizeof (*c));
   c->strides[0] = c->strides[1] = 1;
@@ -485,10 +486,17 @@ cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
   if (n->n_output > 1 && n->output[1] && *n->output[1])
     return cbi_onnx_fail (error, "node %s: the Indices output of MaxPool is "
         "not supported", name);
-  return cbi_onnx_ints (n, "strides", 2, c->strides, error)
-      && cbi_onnx_ints (n, "dilations", 2, c->dilations, error)
-      && cbi_onnx_ints (n, "pads", 4, c->pads, error)
-      && cbi_onnx_auto_pad (n, c, error);
+  if (!cbi_onnx_ints (n, "strides", 2, c->strides, error)
+      || !cbi_onnx_ints (n, "dilations", 2, c->dilations, error)
+      || !cbi_onnx_ints (n, "pads", 4, c->pads, error)
+      || !cbi_onnx_auto_pad (n, c, error))
+    return FALSE;
+  for (i = 0; i < 4; i++)
+    if (c->pads[i] < 0 || (i < 2 && (c->kernel[i] < 1 || c->strides[i] < 1
+                || c->dilations[i] < 1)))
+      return cbi_onnx_fail (error, "node %s: negative pads, or a kernel, "
+          "strides or dilations below 1", name);
+  return TRUE;
 }
 
 static gchar *

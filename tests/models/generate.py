@@ -44,6 +44,7 @@ every run; the tests use the committed files and never run this script.
   bench/pytorch-style.py on a GPU machine without the onnx package.
 - bad-sub-from-constant.onnx: Sub with the constant first.
 - bad-bn-alone.onnx: a BatchNormalization straight on the input.
+- bad-pool-dilation.onnx: a MaxPool with a dilation of 0.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
 - bad-*.onnx: one defect each, named by the file.
@@ -110,6 +111,15 @@ def conv_relu_nodes():
                          value=numpy_helper.from_array(B2, "b2")),
         helper.make_node("Conv", ["r1", "w2", "b2"], ["output"], name="conv2"),
     ]
+
+
+def bad_pool_model():
+    """conv-relu with its Relu swapped for a MaxPool of dilation 0"""
+    nodes = conv_relu_nodes()
+    nodes[1] = helper.make_node("MaxPool", ["c1"], ["r1"], name="pool",
+                                kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                dilations=[0, 1])
+    return model(nodes, conv_relu_inits())
 
 
 def conv_relu_inits():
@@ -546,6 +556,8 @@ def main():
     inits = conv_relu_inits()
     inits[1] = helper.make_tensor("b1", TensorProto.INT64, [8], list(range(8)))
     save(model(conv_relu_nodes(), inits), "bad-int64-bias.onnx", check=False)
+
+    save(bad_pool_model(), "bad-pool-dilation.onnx", check=False)
 
     # real-frame references from onnxruntime, for the element tests
     save(superres_model(), "superres.onnx")

@@ -188,6 +188,8 @@ static const struct
   {"bad-dims-overflow.onnx", "tensor w1 is too large"},
   {"bad-data-size.onnx", "tensor w1 holds"},
   {"bad-int64-bias.onnx", "tensor b1 has data type INT64"},
+  {"bad-pool-dilation.onnx", "node pool: negative pads, or a kernel, "
+        "strides or dilations below 1"},
   {"bad-external-outside.onnx", "not inside the model's folder"},
   {"bad-external-absolute.onnx", "not inside the model's folder"},
   {"bad-external-past-end.onnx", "tensor w1 needs"},

@@ -676,17 +676,20 @@ GST_END_TEST;
 static void
 run_pool_on_a_device_gives_the_cpu_values (void)
 {
-  /* 2 planes of 9 x 8, 3 x 3 windows, stride 2, dilation 2, pads 1 top
-   * and 2 left (and none after) */
-  const int planes = 2, h = 9, w = 8, out_h = 3, out_w = 3;
-  GRand *r = g_rand_new_with_seed (7);
-  float *x = random_floats (r, planes * h * w, -4.0, 4.0);
-  float want[2 * 3 * 3], got[2 * 3 * 3];
-  int max, n, oy, ox;
+  /* 2 planes of 9 x 8, 3 x 3 windows, stride 2 down and 1 across,
+   * dilation 2, pads 1 top and 2 left (and none after) */
+  const int planes = 2, h = 9, w = 8, out_h = 3, out_w = 6;
+  float want[2 * 3 * 6], got[2 * 3 * 6];
+  int mode, n, oy, ox;
+  GRand *r;
+  float *x;
 
   NEED_DEVICE ();
-  for (max = 0; max < 2; max++) {
-    CbiKPool p = { {3, 3}, {2, 2}, {2, 2}, {1, 2}, max, 0 };
+  r = g_rand_new_with_seed (7);
+  x = random_floats (r, planes * h * w, -4.0, 4.0);
+  /* max, average of the taps inside, average over the whole window */
+  for (mode = 0; mode < 3; mode++) {
+    CbiKPool p = { {3, 3}, {2, 1}, {2, 2}, {1, 2}, mode == 0, mode == 2 };
     float *d_x = to_device (x, sizeof (float) * planes * h * w);
     float *d_y = to_device (NULL, sizeof (got));
     for (n = 0; n < planes; n++)

@@ -211,6 +211,58 @@ GST_START_TEST (test_batches_in_flight_give_the_frames_of_one_at_a_time)
 
 GST_END_TEST;
 
+/* Whether the CUDA backend opens on device @id. */
+static gboolean
+have_device (gint id)
+{
+  gboolean fallback;
+  CbiEngine *e = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_CUDA,
+      id, 0, &fallback, NULL);
+
+  cbi_engine_free (e);
+  return e != NULL;
+}
+
+/* One element's run in its own thread: @data is its properties; returns
+ * its outputs. */
+static gpointer
+run_in_a_thread (gpointer data)
+{
+  return run (data, "cuda", 12);
+}
+
+GST_START_TEST (test_two_elements_at_once_share_nothing)
+{
+  gchar *model = model_prop ("unet.onnx");
+  gchar *props[2];
+  GThread *threads[2];
+  GPtrArray *outs[2], *cpu;
+  int devices = 0;
+  guint t, i;
+
+  /* on two GPUs where there are two, else both on the one */
+  devices = have_device (1) ? 2 : 1;
+  for (t = 0; t < 2; t++)
+    props[t] = g_strdup_printf ("%s batch=4 device-id=%d", model,
+        devices > 1 ? (int) t : 0);
+  cpu = run (props[0], "cpu", 12);
+  for (t = 0; t < 2; t++)
+    threads[t] = g_thread_new ("element", run_in_a_thread, props[t]);
+  for (t = 0; t < 2; t++)
+    outs[t] = g_thread_join (threads[t]);
+  for (t = 0; t < 2; t++) {
+    for (i = 0; i < cpu->len; i++)
+      assert_same_results (g_ptr_array_index (cpu, i),
+          g_ptr_array_index (outs[t], i), props[t]);
+    g_ptr_array_unref (outs[t]);
+    g_free (props[t]);
+  }
+  g_ptr_array_unref (cpu);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 static Suite *
 cudabatchinfer_cuda_suite (void)
 {
@@ -224,6 +276,7 @@ cudabatchinfer_cuda_suite (void)
       test_heuristic_and_exhaustive_search_give_the_same_frames);
   tcase_add_test (tc, test_replayed_cuda_graph_gives_the_frames_of_the_steps);
   tcase_add_test (tc, test_batches_in_flight_give_the_frames_of_one_at_a_time);
+  tcase_add_test (tc, test_two_elements_at_once_share_nothing);
   return s;
 }
 

@@ -103,6 +103,17 @@ pull_frame (GstHarness * h, guint i)
   return out;
 }
 
+/* Pulls the outputs of frames @first .. @end - 1, checking each as
+ * pull_frame () does, and releases them. */
+static void
+pull_frames (GstHarness * h, guint first, guint end)
+{
+  guint i;
+
+  for (i = first; i < end; i++)
+    gst_buffer_unref (pull_frame (h, i));
+}
+
 /* A byte within one step of @expected (float rounding at .5). */
 #define fail_unless_near(actual, expected) G_STMT_START { \
   gint _a = (actual), _e = (expected); \
@@ -578,15 +589,13 @@ GST_START_TEST (test_drain_query_pushes_pending_frames)
 {
   GstHarness *h = harness_new ("batch=16", NULL);
   GstQuery *q = gst_query_new_drain ();
-  guint i;
 
   gst_harness_set_src_caps_str (h, CAPS_RGB);
   push_frames (h, 0, 5);
   fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
   fail_unless (gst_pad_peer_query (h->srcpad, q));
   fail_unless_equals_int (gst_harness_buffers_in_queue (h), 5);
-  for (i = 0; i < 5; i++)
-    gst_buffer_unref (pull_frame (h, i));
+  pull_frames (h, 0, 5);
   gst_query_unref (q);
   harness_free (h, NULL);
 }
@@ -596,14 +605,12 @@ GST_END_TEST;
 GST_START_TEST (test_flush_signal_pushes_the_partial_batch)
 {
   GstHarness *h = harness_new ("batch=16 pad-mode=zero", NULL);
-  guint i;
 
   gst_harness_set_src_caps_str (h, CAPS_RGB);
   push_frames (h, 0, 7);
   g_signal_emit_by_name (h->element, "flush");
   fail_unless_equals_int (gst_harness_buffers_in_queue (h), 7);
-  for (i = 0; i < 7; i++)
-    gst_buffer_unref (pull_frame (h, i));
+  pull_frames (h, 0, 7);
   fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 9);
   harness_free (h, NULL);
 }
@@ -663,7 +670,6 @@ GST_START_TEST (test_flushing_seek_drops_pending_frames_and_counts_them)
 {
   GstHarness *h = harness_new ("batch=16", NULL);
   GstSegment segment;
-  guint i;
 
   gst_harness_set_src_caps_str (h, CAPS_RGB);
   push_frames (h, 0, 5);
@@ -675,8 +681,7 @@ GST_START_TEST (test_flushing_seek_drops_pending_frames_and_counts_them)
   fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
 
   push_frames (h, 0, 16);
-  for (i = 0; i < 16; i++)
-    gst_buffer_unref (pull_frame (h, i));
+  pull_frames (h, 0, 16);
   fail_unless_equals_uint64 (stat_of (h, "frames-in"), 21);
   fail_unless_equals_uint64 (stat_of (h, "frames-out"), 16);
   harness_free (h, NULL);
@@ -929,8 +934,7 @@ GST_START_TEST (test_batch_timeout_still_works_after_a_flushing_seek)
   fail_unless_equals_uint64 (stat_of (h, "frames-dropped"), 40);
   push_frames (h, 0, 3);
   fail_unless (gst_harness_crank_single_clock_wait (h));
-  for (i = 0; i < 3; i++)
-    gst_buffer_unref (pull_frame (h, i));
+  pull_frames (h, 0, 3);
   harness_free (h, NULL);
 }
 
@@ -1228,7 +1232,6 @@ GST_START_TEST (test_max_inflight_batches_hold_the_streaming_thread_back)
   GstHarness *h = harness_new ("batch=2 max-inflight=1", NULL);
   GThread *pusher;
   Blocker b;
-  guint i;
 
   gst_harness_set_src_caps_str (h, CAPS_RGB);
   blocker_start (&b, h);
@@ -1241,8 +1244,7 @@ GST_START_TEST (test_max_inflight_batches_hold_the_streaming_thread_back)
   blocker_release (&b);
   g_thread_join (pusher);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  for (i = 0; i < 4; i++)
-    gst_buffer_unref (pull_frame (h, i));
+  pull_frames (h, 0, 4);
   fail_unless_equals_uint64 (stat_of (h, "batches"), 2);
   fail_unless_equals_uint64 (stat_of (h, "frames-out"), 4);
   harness_free (h, NULL);
@@ -1255,7 +1257,6 @@ GST_START_TEST (test_flushing_seek_drops_batches_in_flight_and_counts_them)
   GstHarness *h = harness_new ("batch=4 max-inflight=2", NULL);
   GstSegment segment;
   Blocker b;
-  guint i;
 
   gst_harness_set_src_caps_str (h, CAPS_RGB);
   blocker_start (&b, h);
@@ -1275,8 +1276,7 @@ GST_START_TEST (test_flushing_seek_drops_batches_in_flight_and_counts_them)
   fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
   push_frames (h, 0, 6);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  for (i = 0; i < 6; i++)
-    gst_buffer_unref (pull_frame (h, i));
+  pull_frames (h, 0, 6);
   fail_unless_equals_uint64 (stat_of (h, "frames-out"), 6);
   harness_free (h, NULL);
 }
@@ -1341,7 +1341,6 @@ GST_START_TEST (test_a_flush_from_the_push_task_drops_its_batch_once)
       &bus);
   ReentrantFlush f;
   GstSegment segment;
-  guint i;
 
   g_mutex_init (&f.lock);
   g_cond_init (&f.cond);
@@ -1359,8 +1358,7 @@ GST_START_TEST (test_a_flush_from_the_push_task_drops_its_batch_once)
   fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
   push_frames (h, 2, 4);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  for (i = 2; i < 6; i++)
-    gst_buffer_unref (pull_frame (h, i));
+  pull_frames (h, 2, 6);
   fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
   fail_unless_equals_uint64 (stat_of (h, "frames-in"), 6);
   fail_unless_equals_uint64 (stat_of (h, "frames-out"), 4);

@@ -40,6 +40,8 @@ typedef struct
                                  * next may overwrite the activations */
   cudnnHandle_t cudnn;
   cublasHandle_t cublas;
+  GHashTable *constants;        /* host data -> CbiCudaConstant: the plans
+                                 * of every shape share one device copy */
   CbiAllocator device_allocator;
   CbiAllocator pinned_allocator;
 } CbiCuda;
@@ -94,6 +96,13 @@ typedef struct
   gint64 batches, stride_a, stride_b, stride_y;
 } CbiCudaStep;
 
+/* A model constant on the device, with the plans that use it. */
+typedef struct
+{
+  gfloat *data;
+  guint plans;
+} CbiCudaConstant;
+
 /* What one batch in flight has to itself: the layers' tensors are shared
  * and the batches take turns with them. */
 typedef struct
@@ -115,6 +124,7 @@ typedef struct
   GArray *steps;                /* CbiCudaStep */
   GPtrArray *blocks;            /* device pool blocks */
   GPtrArray *pinned;            /* staging pool blocks */
+  GPtrArray *constants;         /* keys of the shared constants it uses */
   gfloat **tensors;             /* device data per tensor */
   gfloat *input;
   gint64 input_count;
@@ -244,40 +254,79 @@ cbi_cuda_staging_allocator (CbiBackend * backend)
 }
 
 static gpointer
-cbi_cuda_take (CbiCudaPlan * plan, CbiPool * pool, gboolean pinned,
-    gsize size, const gchar * what, GError ** error)
+cbi_cuda_alloc (CbiPool * pool, gboolean pinned, gsize size,
+    const gchar * what, GError ** error)
 {
   gpointer block = cbi_pool_alloc (pool, MAX (size, 4));
 
-  if (block == NULL) {
+  if (block == NULL)
     g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate %"
         G_GSIZE_FORMAT " bytes of %s memory for %s (memory limit %"
         G_GUINT64_FORMAT " bytes, 0 = none)", size, pinned ? "pinned host" :
         "device", what, cbi_pool_get_limit (pool));
-    return NULL;
-  }
-  g_ptr_array_add (pinned ? plan->pinned : plan->blocks, block);
   return block;
 }
 
-/* A device copy of constant @t, made once per plan. */
+/* A block of the plan's own, given back with it. */
+static gpointer
+cbi_cuda_take (CbiCudaPlan * plan, CbiPool * pool, gboolean pinned,
+    gsize size, const gchar * what, GError ** error)
+{
+  gpointer block = cbi_cuda_alloc (pool, pinned, size, what, error);
+
+  if (block)
+    g_ptr_array_add (pinned ? plan->pinned : plan->blocks, block);
+  return block;
+}
+
+/* The device copy of constant @t. Plans of other shapes (a short batch
+ * without padding, other caps) use the same one: uploaded by the first,
+ * freed with the last. */
 static gfloat *
 cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     const CbiGraph * graph, gint t, GError ** error)
 {
   const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
   gsize bytes = cbi_shape_count (&plan->shapes[t]) * sizeof (gfloat);
+  CbiCudaConstant *c;
 
   if (plan->tensors[t])
     return plan->tensors[t];
-  plan->tensors[t] = cbi_cuda_take (plan, pool, FALSE, bytes, info->name,
-      error);
-  /* on the backend's stream, which does not wait for the legacy one */
-  if (plan->tensors[t] && !CUDA_CHECK (cudaMemcpyAsync (plan->tensors[t],
-              info->data, bytes, cudaMemcpyHostToDevice, cuda->stream),
-          "weights upload"))
-    return NULL;
-  return plan->tensors[t];
+  c = g_hash_table_lookup (cuda->constants, info->data);
+  if (c == NULL) {
+    gfloat *data = cbi_cuda_alloc (pool, FALSE, bytes, info->name, error);
+    if (data == NULL)
+      return NULL;
+    /* on the backend's stream, which does not wait for the legacy one;
+     * the plan waits for it before it is used */
+    if (!CUDA_CHECK (cudaMemcpyAsync (data, info->data, bytes,
+                cudaMemcpyHostToDevice, cuda->stream), "weights upload")) {
+      cbi_pool_release (pool, data);
+      return NULL;
+    }
+    c = g_new0 (CbiCudaConstant, 1);
+    c->data = data;
+    g_hash_table_insert (cuda->constants, (gpointer) info->data, c);
+  }
+  c->plans++;
+  g_ptr_array_add (plan->constants, (gpointer) info->data);
+  plan->tensors[t] = c->data;
+  return c->data;
+}
+
+static void
+cbi_cuda_drop_constants (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool)
+{
+  guint i;
+
+  for (i = 0; i < plan->constants->len; i++) {
+    gpointer key = g_ptr_array_index (plan->constants, i);
+    CbiCudaConstant *c = g_hash_table_lookup (cuda->constants, key);
+    if (--c->plans > 0)
+      continue;
+    cbi_pool_release (pool, c->data);
+    g_hash_table_remove (cuda->constants, key);
+  }
 }
 
 /* Uploads @count floats made on the host (folded weights, a bias). */
@@ -314,10 +363,9 @@ static void
 cbi_cuda_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     CbiPool * staging)
 {
+  CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = p;
   guint i;
-
-  CbiCuda *cuda = backend->context;
 
   /* nothing queued may still use the blocks */
   cudaSetDevice (cuda->device);
@@ -332,9 +380,11 @@ cbi_cuda_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     cbi_pool_release (pool, g_ptr_array_index (plan->blocks, i));
   for (i = 0; i < plan->pinned->len; i++)
     cbi_pool_release (staging, g_ptr_array_index (plan->pinned, i));
+  cbi_cuda_drop_constants (cuda, plan, pool);
   g_array_free (plan->steps, TRUE);
   g_ptr_array_free (plan->blocks, TRUE);
   g_ptr_array_free (plan->pinned, TRUE);
+  g_ptr_array_free (plan->constants, TRUE);
   g_free (plan->tensors);
   g_free (plan);
 }
@@ -1088,6 +1138,7 @@ cbi_cuda_plan_new (const CbiGraph * graph, const CbiShape * shapes)
   plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCudaStep));
   plan->blocks = g_ptr_array_new ();
   plan->pinned = g_ptr_array_new ();
+  plan->constants = g_ptr_array_new ();
   plan->tensors = g_new0 (gfloat *, graph->tensors->len);
   plan->shapes = shapes;
   return plan;
@@ -1533,6 +1584,8 @@ cbi_cuda_free (CbiBackend * backend)
         cudaStreamDestroy (cuda->slot_streams[i]);
     if (cuda->computed)
       cudaEventDestroy (cuda->computed);
+    /* every plan is gone: so are the constants */
+    g_clear_pointer (&cuda->constants, g_hash_table_unref);
     g_free (cuda);
   }
   g_free (backend);
@@ -1567,6 +1620,7 @@ cbi_backend_cuda_new (gint device_id, GError ** error)
   backend->iface = &cbi_cuda_iface;
   backend->context = cuda;
   cuda->device = device_id;
+  cuda->constants = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   cuda->device_allocator = (CbiAllocator) {
   "cuda", cbi_cuda_device_alloc, cbi_cuda_device_free, cuda};
   cuda->pinned_allocator = (CbiAllocator) {

@@ -100,6 +100,7 @@ typedef struct
 typedef struct
 {
   gfloat *data;
+  gsize bytes;
   guint plans;
 } CbiCudaConstant;
 
@@ -293,6 +294,8 @@ cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   if (plan->tensors[t])
     return plan->tensors[t];
   c = g_hash_table_lookup (cuda->constants, info->data);
+  /* a constant's shape is its own, whatever the plan's */
+  g_return_val_if_fail (c == NULL || c->bytes == bytes, NULL);
   if (c == NULL) {
     gfloat *data = cbi_cuda_alloc (pool, FALSE, bytes, info->name, error);
     if (data == NULL)
@@ -306,6 +309,7 @@ cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     }
     c = g_new0 (CbiCudaConstant, 1);
     c->data = data;
+    c->bytes = bytes;
     g_hash_table_insert (cuda->constants, (gpointer) info->data, c);
   }
   c->plans++;
@@ -1171,6 +1175,9 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
     /* under a memory limit, no more than the heuristics asked for */
     plan->workspace_bytes = cbi_pool_get_limit (pool) ?
         probe->workspace_bytes : MAX (probe->workspace_bytes, 64 << 20);
+    /* the weights it uploaded stay, for the plan */
+    g_ptr_array_extend_and_steal (plan->constants, probe->constants);
+    probe->constants = g_ptr_array_new ();
     cbi_cuda_free_plan (backend, probe, pool, staging);
     if (!ok)
       goto failed;
@@ -1585,6 +1592,8 @@ cbi_cuda_free (CbiBackend * backend)
     if (cuda->computed)
       cudaEventDestroy (cuda->computed);
     /* every plan is gone: so are the constants */
+    if (cuda->constants)
+      g_warn_if_fail (g_hash_table_size (cuda->constants) == 0);
     g_clear_pointer (&cuda->constants, g_hash_table_unref);
     g_free (cuda);
   }

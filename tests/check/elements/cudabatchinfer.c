@@ -1218,6 +1218,19 @@ blocker_release (Blocker * b)
   g_cond_clear (&b->cond);
 }
 
+/* Batch=4, max-inflight=2: puts frames 0-7 in flight as two batches, the
+ * push of the first held by @b. */
+static void
+hold_two_batches (GstHarness * h, Blocker * b)
+{
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  blocker_start (b, h);
+  push_frames (h, 0, 4);
+  blocker_wait (b);
+  /* a second batch joins the first, whose push is held */
+  push_frames (h, 4, 4);
+}
+
 static gpointer
 push_frames_thread (gpointer data)
 {
@@ -1258,12 +1271,7 @@ GST_START_TEST (test_flushing_seek_drops_batches_in_flight_and_counts_them)
   GstSegment segment;
   Blocker b;
 
-  gst_harness_set_src_caps_str (h, CAPS_RGB);
-  blocker_start (&b, h);
-  push_frames (h, 0, 4);
-  blocker_wait (&b);
-  /* a second batch joins the first, whose push is held */
-  push_frames (h, 4, 4);
+  hold_two_batches (h, &b);
   fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
   fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
   blocker_release (&b);
@@ -1288,11 +1296,7 @@ GST_START_TEST (test_stop_with_batches_in_flight_drops_them_cleanly)
   GstHarness *h = harness_new ("batch=4 max-inflight=2", NULL);
   Blocker b;
 
-  gst_harness_set_src_caps_str (h, CAPS_RGB);
-  blocker_start (&b, h);
-  push_frames (h, 0, 4);
-  blocker_wait (&b);
-  push_frames (h, 4, 4);
+  hold_two_batches (h, &b);
   fail_unless_equals_int (gst_element_set_state (h->element,
           GST_STATE_READY), GST_STATE_CHANGE_SUCCESS);
   blocker_release (&b);

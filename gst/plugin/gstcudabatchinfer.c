@@ -1279,6 +1279,19 @@ gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
   g_mutex_unlock (&self->stats_lock);
 }
 
+/* Posts the engine's @error (freed) for @batch. */
+static GstFlowReturn
+gst_cuda_batch_infer_batch_failed (GstCudaBatchInfer * self,
+    const GstCbiBatch * batch, GError * error)
+{
+  gchar *step = g_strdup_printf ("Batch %" G_GUINT64_FORMAT, batch->index);
+
+  gst_cuda_batch_infer_post_engine_error (self, step, error);
+  g_free (step);
+  g_error_free (error);
+  return GST_FLOW_ERROR;
+}
+
 /* Gets output buffers for @batch, maps it and hands it to the engine.
  * Called with the sink pad's STREAM_LOCK. */
 static GstFlowReturn
@@ -1288,7 +1301,6 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
   CbiFrameBatch *fb = &batch->fb;
   GError *error = NULL;
   GstFlowReturn ret;
-  gchar *step;
 
   for (; self->out.image && batch->n_out < batch->n; batch->n_out++) {
     ret = gst_buffer_pool_acquire_buffer (self->out_pool,
@@ -1327,13 +1339,8 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
   GST_DEBUG_OBJECT (self, "batch %" G_GUINT64_FORMAT ": %u frames in %u "
       "slots (%s)", batch->index, batch->n, fb->n_slots, reason);
   if (!cbi_engine_submit (self->engine, fb, &batch->ticket, &batch->report,
-          &error)) {
-    step = g_strdup_printf ("Batch %" G_GUINT64_FORMAT, batch->index);
-    gst_cuda_batch_infer_post_engine_error (self, step, error);
-    g_free (step);
-    g_clear_error (&error);
-    return GST_FLOW_ERROR;
-  }
+          &error))
+    return gst_cuda_batch_infer_batch_failed (self, batch, error);
   batch->submitted = TRUE;
   return GST_FLOW_OK;
 }
@@ -1378,13 +1385,8 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
   guint i;
 
   if (!cbi_engine_collect (self->engine, batch->ticket, &batch->fb,
-          &batch->report, &error)) {
-    gchar *step = g_strdup_printf ("Batch %" G_GUINT64_FORMAT, batch->index);
-    gst_cuda_batch_infer_post_engine_error (self, step, error);
-    g_free (step);
-    g_clear_error (&error);
-    return GST_FLOW_ERROR;
-  }
+          &batch->report, &error))
+    return gst_cuda_batch_infer_batch_failed (self, batch, error);
   gst_cbi_batch_unmap (batch);
 
   /* tensor outputs are read once, then sliced per frame */

@@ -304,28 +304,26 @@ cbi_engine_frame_outputs (CbiEngine * engine, gint64 height, gint64 width,
   return TRUE;
 }
 
-static gboolean
-cbi_engine_plan_in_flight (CbiEngine * engine, gpointer plan)
-{
-  gboolean busy = FALSE;
-  guint i;
-
-  g_mutex_lock (&engine->lock);
-  for (i = 0; i < engine->n_slots; i++)
-    busy |= engine->slots[i].busy && engine->slots[i].plan == plan;
-  g_mutex_unlock (&engine->lock);
-  return busy;
-}
-
-static gboolean
-cbi_engine_any_in_flight (CbiEngine * engine, GError ** error)
+/* Batches in flight on @plan, or on any plan when @plan is NULL. */
+static guint
+cbi_engine_in_flight (CbiEngine * engine, gpointer plan)
 {
   guint i, busy = 0;
 
   g_mutex_lock (&engine->lock);
   for (i = 0; i < engine->n_slots; i++)
-    busy += engine->slots[i].busy ? 1 : 0;
+    busy += engine->slots[i].busy && (plan == NULL
+        || engine->slots[i].plan == plan);
   g_mutex_unlock (&engine->lock);
+  return busy;
+}
+
+/* Whether batches are in flight, which @error then says. */
+static gboolean
+cbi_engine_any_in_flight (CbiEngine * engine, GError ** error)
+{
+  guint busy = cbi_engine_in_flight (engine, NULL);
+
   if (busy)
     g_set_error (error, CBI_ERROR, CBI_ERROR_BUSY, "%u batches are still in "
         "flight: collect and release them first", busy);
@@ -350,7 +348,7 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
       e->last_used = ++engine->use_counter;
       return e;
     }
-    if (!cbi_engine_plan_in_flight (engine, e->plan) && (oldest < 0
+    if (!cbi_engine_in_flight (engine, e->plan) && (oldest < 0
             || e->last_used < engine->plans[oldest].last_used))
       oldest = i;
   }

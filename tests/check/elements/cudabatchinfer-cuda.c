@@ -12,7 +12,7 @@
 #include <gst/cudabatchinfer/gstbatchtensormeta.h>
 #include <math.h>
 
-#include "cbiengine.h"
+#include "cbicudaprobe.h"
 
 #define W 64
 #define H 48
@@ -295,35 +295,13 @@ cudabatchinfer_cuda_suite (void)
   return s;
 }
 
-/* Why the CUDA backend cannot run here, or NULL when it can. */
-static gchar *
-cuda_unavailable (void)
-{
-  GError *error = NULL;
-  gboolean fallback;
-  CbiEngine *e;
-  gchar *why;
-
-  if (!cbi_engine_has_cuda ())
-    return g_strdup ("this build has no CUDA backend");
-  e = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_CUDA, 0, 0,
-      &fallback, &error);
-  if (e) {
-    cbi_engine_free (e);
-    return NULL;
-  }
-  why = g_strdup (error->message);
-  g_error_free (error);
-  return why;
-}
-
 int
 main (int argc, char **argv)
 {
   gchar *why;
 
   gst_check_init (&argc, &argv);
-  why = cuda_unavailable ();
+  why = cbi_test_cuda_unavailable ();
   if (why) {
     g_print ("SKIP: the CUDA tests need an NVIDIA GPU: %s\n", why);
     g_free (why);

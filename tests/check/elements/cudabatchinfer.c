@@ -7,6 +7,8 @@
 #include <gst/video/video.h>
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
 
+#include "cbicudaprobe.h"
+
 #define W 32
 #define H 24
 #define FRAME_DURATION (GST_SECOND / 30)
@@ -1111,6 +1113,17 @@ GST_START_TEST (test_backend_auto_falls_back_to_the_cpu_with_a_warning)
 
 GST_END_TEST;
 
+GST_START_TEST (test_backend_auto_runs_on_cuda_where_a_device_is_usable)
+{
+  GPtrArray *outs = run_frames ("batch=2 backend=auto", 2);
+
+  fail_unless_equals_string (meta_of (g_ptr_array_index (outs, 0))->backend,
+      "cuda");
+  g_ptr_array_unref (outs);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_repeated_state_changes_do_not_leak_or_hang)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
@@ -1479,8 +1492,14 @@ cudabatchinfer_suite (void)
       test_warmup_caps_in_a_format_it_cannot_take_fail_the_start);
   tcase_add_test (tc, test_flush_signal_without_a_stream_does_nothing);
   tcase_add_test (tc, test_batch_timeout_still_works_after_a_flushing_seek);
-  tcase_add_test (tc, test_backend_cuda_without_gpu_fails_the_state_change);
-  tcase_add_test (tc, test_backend_auto_falls_back_to_the_cpu_with_a_warning);
+  if (cbi_test_have_cuda ("the element's tests on a GPU")) {
+    tcase_add_test (tc,
+        test_backend_auto_runs_on_cuda_where_a_device_is_usable);
+  } else {
+    tcase_add_test (tc, test_backend_cuda_without_gpu_fails_the_state_change);
+    tcase_add_test (tc,
+        test_backend_auto_falls_back_to_the_cpu_with_a_warning);
+  }
   tcase_add_test (tc, test_repeated_state_changes_do_not_leak_or_hang);
   tcase_add_test (tc, test_stop_in_the_middle_of_a_batch_drops_cleanly);
   tcase_add_test (tc, test_batches_in_flight_give_the_same_frames_in_order);

@@ -197,7 +197,10 @@ struct _GstCudaBatchInfer
   GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
   GstBatchTensor tensors[CBI_MAX_OUTPUTS];      /* their layout in a buffer */
   gboolean have_caps;
-  gboolean caps_failed;         /* the last caps were refused, error posted */
+  GstCaps *refused_caps;        /* refused with an error posted: upstream
+                                 * resends sticky caps before every buffer,
+                                 * and the same caps fail at once, without
+                                 * a second warm-up or error */
   GstSegment segment;
   guint warm_width;             /* shape of the last warm-up, 0 = none */
   guint warm_height;
@@ -1672,7 +1675,7 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
 
   if (!self->have_caps) {
     /* caps that failed have posted their error already */
-    if (!self->caps_failed)
+    if (self->refused_caps == NULL)
       GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
           ("a buffer arrived before caps"));
     gst_buffer_unref (buffer);
@@ -1985,7 +1988,11 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   GError *error = NULL;
   gboolean ok;
 
-  self->caps_failed = TRUE;
+  if (self->refused_caps && gst_caps_is_equal (caps, self->refused_caps)) {
+    GST_DEBUG_OBJECT (self, "refused already: %" GST_PTR_FORMAT, caps);
+    return FALSE;
+  }
+  gst_caps_replace (&self->refused_caps, caps);
   if (!gst_video_info_from_caps (&info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("invalid caps %" GST_PTR_FORMAT, caps));
@@ -2008,7 +2015,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
       /* batches may still be in flight on the old caps: nothing changes
        * now; upstream sends the caps again with its next buffer */
       GST_DEBUG_OBJECT (self, "flushing: caps not applied");
-      self->caps_failed = FALSE;
+      gst_clear_caps (&self->refused_caps);
       return FALSE;
     }
     if (ret != GST_FLOW_OK)
@@ -2037,7 +2044,8 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
           || self->warm_height != (guint) info.height))
     ok = gst_cuda_batch_infer_run_warmup (self, &info);
   self->have_caps = ok;
-  self->caps_failed = !ok;
+  if (ok)
+    gst_clear_caps (&self->refused_caps);
   return ok;
 }
 
@@ -2342,6 +2350,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&self->engine, cbi_engine_free);
   self->have_caps = FALSE;
+  gst_clear_caps (&self->refused_caps);
 }
 
 static gboolean
@@ -2385,7 +2394,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   g_mutex_unlock (&self->stats_lock);
   self->batch_index = 0;
   self->warm_width = self->warm_height = 0;
-  self->caps_failed = FALSE;
+  gst_clear_caps (&self->refused_caps);
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
   self->src_flow = GST_FLOW_OK;
 

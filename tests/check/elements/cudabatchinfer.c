@@ -862,6 +862,30 @@ GST_START_TEST (test_memory_limit_fails_warmup_with_an_error_naming_it)
 
 GST_END_TEST;
 
+GST_START_TEST (test_refused_caps_post_one_error_and_fail_at_once_after)
+{
+  GstBus *bus;
+  GstHarness *h = harness_new ("batch=4 memory-limit=1000", &bus);
+  GstMessage *msg;
+  guint i, errors = 0;
+
+  /* upstream sends sticky caps the element refused again before each
+   * buffer: they must not warm up or post their error again */
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  for (i = 0; i < 3; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_frame (i, W, H, 3)),
+        GST_FLOW_NOT_NEGOTIATED);
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR))) {
+    errors++;
+    gst_message_unref (msg);
+  }
+  /* each warm-up that fails posts one */
+  fail_unless_equals_int (errors, 1);
+  harness_free (h, bus);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_failed_allocation_in_a_batch_is_a_flow_error)
 {
   GstBus *bus;
@@ -1481,6 +1505,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_formats_it_cannot_take_are_not_negotiated);
   tcase_add_test (tc, test_batch_cannot_change_while_playing);
   tcase_add_test (tc, test_memory_limit_fails_warmup_with_an_error_naming_it);
+  tcase_add_test (tc, test_refused_caps_post_one_error_and_fail_at_once_after);
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
   tcase_add_test (tc, test_an_onnx_model_file_runs_with_warmup_and_padding);
   tcase_add_test (tc, test_a_bad_model_file_fails_the_start_with_the_reason);

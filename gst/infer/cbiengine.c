@@ -10,6 +10,7 @@
 #include "cbierror.h"
 
 #include <gst/gst.h>
+#include <stdlib.h>
 #include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (cbi_engine_debug);
@@ -594,6 +595,24 @@ cbi_engine_get_output (CbiEngine * engine, guint index, CbiShape * shape,
   return backend->iface->output (backend, plan, k, index, error);
 }
 
+static gint
+cbi_compare_u64 (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+
+  return x < y ? -1 : x > y;
+}
+
+static guint64
+cbi_median_of_samples (const guint64 samples[CBI_WARMUP_TIMED_BATCHES])
+{
+  guint64 sorted[CBI_WARMUP_TIMED_BATCHES];
+
+  memcpy (sorted, samples, sizeof (sorted));
+  qsort (sorted, CBI_WARMUP_TIMED_BATCHES, sizeof (guint64), cbi_compare_u64);
+  return sorted[CBI_WARMUP_TIMED_BATCHES / 2];
+}
+
 gboolean
 cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error)
@@ -645,8 +664,18 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   ok = !cbi_engine_any_in_flight (engine, error);
   if (ok)
     cbi_engine_drop_plans (engine);
-  ok = ok && cbi_engine_run (engine, &dry, report, error)
-      && cbi_engine_run (engine, &dry, &steady, error);
+  ok = ok && cbi_engine_run (engine, &dry, report, error);
+  peak_allocated = report->pool.peak_allocated_bytes;
+  peak_reserved = report->pool.peak_reserved_bytes;
+  for (i = 0; ok && i < CBI_WARMUP_TIMED_BATCHES; i++) {
+    ok = cbi_engine_run (engine, &dry, &steady, error);
+    report->steady_samples_ns[i] = steady.time_ns;
+    report->time_ns += steady.time_ns;
+    report->fresh_allocations += steady.fresh_allocations;
+    report->fresh_bytes += steady.fresh_bytes;
+    peak_allocated = MAX (peak_allocated, steady.pool.peak_allocated_bytes);
+    peak_reserved = MAX (peak_reserved, steady.pool.peak_reserved_bytes);
+  }
   /* tensor outputs are read where they are: touch them as a batch would */
   for (i = 0; ok && !info.image && i < info.n_outputs; i++) {
     CbiShape shape;
@@ -658,14 +687,7 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   if (!ok)
     return FALSE;
 
-  report->steady_time_ns = steady.time_ns;
-  report->time_ns += steady.time_ns;
-  report->fresh_allocations += steady.fresh_allocations;
-  report->fresh_bytes += steady.fresh_bytes;
-  peak_allocated = MAX (report->pool.peak_allocated_bytes,
-      steady.pool.peak_allocated_bytes);
-  peak_reserved = MAX (report->pool.peak_reserved_bytes,
-      steady.pool.peak_reserved_bytes);
+  report->steady_time_ns = cbi_median_of_samples (report->steady_samples_ns);
   cbi_pool_trim (engine->pool);
   if (engine->staging)
     cbi_pool_trim (engine->staging);

@@ -29,6 +29,9 @@ typedef enum
 
 typedef struct _CbiEngine CbiEngine;
 
+/* Planned dry batches a warm-up times after the first (odd: one median) */
+#define CBI_WARMUP_TIMED_BATCHES 3
+
 /**
  * CbiBatchReport:
  *
@@ -48,7 +51,11 @@ typedef struct
   guint64 device_free_bytes;
   guint64 device_total_bytes;
   guint64 time_ns;
-  guint64 steady_time_ns;       /* warm-up only: a second, planned batch */
+  /* warm-up only: the planned batches timed after the first, and their
+   * median, which one slow sample (a page fault, a busy core) cannot
+   * move */
+  guint64 steady_samples_ns[CBI_WARMUP_TIMED_BATCHES];
+  guint64 steady_time_ns;
 } CbiBatchReport;
 
 /* Returns: (transfer full) (nullable): an engine running @graph (transfer
@@ -105,7 +112,8 @@ guint cbi_engine_n_outputs (CbiEngine * engine);
 /* Drops every plan, plans the shape of @layout (its frame size, pixel
  * layout and @layout->n_slots; its frame pointers are ignored), runs one
  * dry batch of grey frames through packing, the graph and unpacking, then
- * a second one to time a planned batch (@report->steady_time_ns),
+ * %CBI_WARMUP_TIMED_BATCHES more to time a planned batch (their median in
+ * @report->steady_time_ns),
  * gives back what only the warm-up needed and restarts the peaks. @report
  * holds what the warm-up cost: its fresh allocations, its peaks, its time
  * and in @report->pool what stays reserved. */

@@ -432,16 +432,25 @@ GST_START_TEST (test_engine_replans_only_for_a_new_shape)
 GST_END_TEST;
 
 
-GST_START_TEST (test_warmup_leaves_the_next_batch_without_fresh_memory)
+GST_START_TEST (test_warmup_leaves_no_fresh_memory_and_times_a_median_batch)
 {
   CbiEngine *e = cpu_engine (0);
   CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
   CbiBatchReport w, r;
   guint8 row[8];
+  guint i, below = 0, above = 0;
 
   fail_unless (cbi_engine_warmup (e, &layout, &w, NULL));
   fail_unless (w.fresh_allocations > 0);
   fail_unless (w.steady_time_ns > 0);
+  /* the median of the timed batches: one slow sample cannot move it */
+  for (i = 0; i < CBI_WARMUP_TIMED_BATCHES; i++) {
+    fail_unless (w.steady_samples_ns[i] > 0);
+    below += w.steady_samples_ns[i] < w.steady_time_ns;
+    above += w.steady_samples_ns[i] > w.steady_time_ns;
+  }
+  fail_unless (below <= CBI_WARMUP_TIMED_BATCHES / 2
+      && above <= CBI_WARMUP_TIMED_BATCHES / 2);
   fail_unless (w.pool.reserved_bytes > 0);
   fail_unless (w.pool.peak_reserved_bytes >= w.pool.reserved_bytes);
   run_step_edge (e, 4, row, &r);
@@ -775,7 +784,7 @@ engine_suite (void)
   tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
   tcase_add_test (tc, test_default_model_draws_a_dark_line_on_an_edge);
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);
-  tcase_add_test (tc, test_warmup_leaves_the_next_batch_without_fresh_memory);
+  tcase_add_test (tc, test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
   tcase_add_test (tc,
       test_submitted_batches_take_slots_in_turn_and_refuse_a_busy_one);

@@ -45,6 +45,7 @@ struct _CbiEngine
   CbiBackend *backend;
   CbiPool *pool;
   CbiPool *staging;             /* host buffers for transfers, or NULL */
+  guint64 memory_limit;         /* the pool's, plus the warm-up's frames */
   CbiPlanEntry plans[CBI_MAX_PLANS + CBI_MAX_INFLIGHT];
   guint n_plans;
   guint64 use_counter;
@@ -128,6 +129,7 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
   engine = g_new0 (CbiEngine, 1);
   engine->graph = graph;
   engine->backend = backend;
+  engine->memory_limit = memory_limit;
   engine->pool = cbi_pool_new (backend->iface->allocator (backend),
       memory_limit);
   if (backend->iface->staging_allocator)
@@ -622,7 +624,7 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   CbiBatchReport steady;
   CbiOutputInfo info;
   guint64 peak_allocated, peak_reserved;
-  gsize in_size, out_size;
+  gsize in_size, out_size, frames_size;
   guint8 *frames, **ptrs;
   gint *strides;
   gboolean ok;
@@ -638,8 +640,18 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   dry.out_channels = info.channels;
 
   /* a full batch of mid-grey frames and their outputs: the dry run takes
-   * the same packing and unpacking path as a real batch */
-  frames = g_try_malloc (n * (in_size + out_size));
+   * the same packing and unpacking path as a real batch. They count
+   * against the memory limit, checked before they are allocated, and the
+   * pool has what is left while they exist. */
+  frames_size = n * (in_size + out_size);
+  if (engine->memory_limit > 0 && frames_size >= engine->memory_limit) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "the warm-up's %u test "
+        "frames (%" G_GSIZE_FORMAT " bytes) do not fit the memory limit "
+        "left to the engine: %" G_GUINT64_FORMAT " bytes", n, frames_size,
+        engine->memory_limit);
+    return FALSE;
+  }
+  frames = g_try_malloc (frames_size);
   if (frames == NULL) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate "
         "%u frames of %" G_GSIZE_FORMAT " bytes for the warm-up", n,
@@ -661,6 +673,8 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   dry.out = info.image ? ptrs + n : NULL;
   dry.out_stride = strides + n;
 
+  if (engine->memory_limit > 0)
+    cbi_pool_set_limit (engine->pool, engine->memory_limit - frames_size);
   ok = !cbi_engine_any_in_flight (engine, error);
   if (ok)
     cbi_engine_drop_plans (engine);
@@ -684,6 +698,7 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   g_free (frames);
   g_free (ptrs);
   g_free (strides);
+  cbi_pool_set_limit (engine->pool, engine->memory_limit);
   if (!ok)
     return FALSE;
 
@@ -704,6 +719,13 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
       report->fresh_bytes, report->pool.reserved_bytes,
       report->time_ns / 1000, report->steady_time_ns / 1000);
   return TRUE;
+}
+
+void
+cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit)
+{
+  engine->memory_limit = memory_limit;
+  cbi_pool_set_limit (engine->pool, memory_limit);
 }
 
 void

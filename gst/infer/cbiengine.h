@@ -60,7 +60,8 @@ typedef struct
 
 /* Returns: (transfer full) (nullable): an engine running @graph (transfer
  * full, freed even on failure) on the backend @kind; @used_fallback is set
- * when AUTO could not get CUDA. @memory_limit caps the pool (0: no cap). */
+ * when AUTO could not get CUDA. @memory_limit caps the pool and the
+ * warm-up's test frames (0: no cap; see cbi_engine_set_memory_limit()). */
 CbiEngine *cbi_engine_new (CbiGraph * graph, CbiBackendKind kind,
     gint device_id, guint64 memory_limit, gboolean * used_fallback,
     GError ** error);
@@ -108,6 +109,11 @@ gboolean cbi_engine_frame_outputs (CbiEngine * engine, gint64 height,
     gint64 width, CbiOutputInfo * info, GError ** error);
 
 guint cbi_engine_n_outputs (CbiEngine * engine);
+
+/* Sets the most bytes the engine may hold (0: no limit): its pool, and
+ * during a warm-up its test frames too. A caller that keeps buffers of
+ * its own under the same budget gives the engine what they leave. */
+void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
 
 /* Drops every plan, plans the shape of @layout (its frame size, pixel
  * layout and @layout->n_slots; its frame pointers are ignored), runs one

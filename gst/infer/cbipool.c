@@ -183,6 +183,12 @@ cbi_pool_get_limit (CbiPool * pool)
   return pool->limit;
 }
 
+void
+cbi_pool_set_limit (CbiPool * pool, guint64 limit)
+{
+  pool->limit = limit;
+}
+
 #define CBI_HOST_ALIGN 64
 #define CBI_PAGE_SIZE 4096
 

@@ -66,6 +66,10 @@ void cbi_pool_trim (CbiPool * pool);
 void cbi_pool_reset_peaks (CbiPool * pool);
 void cbi_pool_get_stats (CbiPool * pool, CbiPoolStats * stats);
 guint64 cbi_pool_get_limit (CbiPool * pool);
+/* Sets the most bytes the pool may reserve (0: no limit). Blocks reserved
+ * past a lower limit stay until they are given back; only new ones are
+ * refused. */
+void cbi_pool_set_limit (CbiPool * pool, guint64 limit);
 
 /* The allocator for 64-byte aligned host memory. It writes every page it
  * gets, so a fresh block's first-touch cost is paid at allocation (during

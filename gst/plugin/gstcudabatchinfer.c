@@ -149,6 +149,7 @@ typedef struct
   guint64 peak_allocated_bytes;
   guint64 peak_reserved_bytes;
   guint64 reserved_bytes;
+  guint64 output_buffer_bytes;
 } GstCudaBatchInferStats;
 
 struct _GstCudaBatchInfer
@@ -182,6 +183,7 @@ struct _GstCudaBatchInfer
   CbiEngine *engine;
   const gchar *backend_name;    /* interned once: the meta copies it per frame */
   guint run_batch;              /* batch size for this run */
+  guint64 run_memory_limit;     /* the engine's and the output buffers' */
   gboolean run_warmup;
   gfloat run_scale[3];          /* per model channel, from the properties */
   gfloat run_bias[3];
@@ -570,15 +572,19 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
   /**
    * GstCudaBatchInfer:memory-limit:
    *
-   * Most bytes the engine's memory pool may reserve (tensors, weights,
-   * workspace). Past it, planning fails with an error naming what did not
-   * fit. 0: no limit.
+   * Most bytes the element may hold: the engine's memory pool (tensors,
+   * weights, workspace; device memory on CUDA), the element's output
+   * buffers (a batch of frames for each batch in flight) and, while it
+   * runs, the warm-up's test frames. Each is checked before it is
+   * allocated; past the limit, caps or planning fail with an error naming
+   * what did not fit. 0: no limit.
    *
    * Since: 1.0
    */
   g_object_class_install_property (gobject_class, PROP_MEMORY_LIMIT,
       g_param_spec_uint64 ("memory-limit", "Memory limit",
-          "Most bytes the engine may reserve (0 = no limit)", 0, G_MAXUINT64,
+          "Most bytes the engine's pool, the output buffers and the "
+          "warm-up's frames may take together (0 = no limit)", 0, G_MAXUINT64,
           DEFAULT_MEMORY_LIMIT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 
@@ -713,7 +719,9 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * refused), `batches`, `padded-frames`, `replans`,
    * `warmup-time`, `steady-batch-time`, `fresh-allocations-after-warmup`,
    * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,
-   * `peak-reserved-bytes`, `reserved-bytes`.
+   * `peak-reserved-bytes`, `reserved-bytes` (the engine's pool), and
+   * `output-buffer-bytes` (the element's own output buffers: a batch for
+   * each batch in flight).
    *
    * Since: 1.0
    */
@@ -964,7 +972,8 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
       "fresh-bytes-after-warmup", G_TYPE_UINT64, s.fresh_bytes_after_warmup,
       "peak-allocated-bytes", G_TYPE_UINT64, s.peak_allocated_bytes,
       "peak-reserved-bytes", G_TYPE_UINT64, s.peak_reserved_bytes,
-      "reserved-bytes", G_TYPE_UINT64, s.reserved_bytes, NULL);
+      "reserved-bytes", G_TYPE_UINT64, s.reserved_bytes,
+      "output-buffer-bytes", G_TYPE_UINT64, s.output_buffer_bytes, NULL);
 }
 
 static void
@@ -1831,6 +1840,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   CbiBatchReport r;
   GError *error = NULL;
   GstStructure *s;
+  guint64 output_buffer_bytes;
 
   gst_cuda_batch_infer_describe_layout (self, info, &layout);
   layout.n_slots = self->run_batch;
@@ -1846,6 +1856,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   self->stats.warmup_time += r.time_ns;
   self->stats.steady_batch_time = r.steady_time_ns;
   self->stats.reserved_bytes = r.pool.reserved_bytes;
+  output_buffer_bytes = self->stats.output_buffer_bytes;
   g_mutex_unlock (&self->stats_lock);
 
   s = gst_structure_new ("cudabatchinfer-warmup",
@@ -1859,6 +1870,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
       "allocated-bytes", G_TYPE_UINT64, r.pool.allocated_bytes,
       "reserved-bytes", G_TYPE_UINT64, r.pool.reserved_bytes,
       "workspace-bytes", G_TYPE_UINT64, r.workspace_bytes,
+      "output-buffer-bytes", G_TYPE_UINT64, output_buffer_bytes,
       "warmup-time", G_TYPE_UINT64, r.time_ns,
       "steady-batch-time", G_TYPE_UINT64, r.steady_time_ns,
       "backend", G_TYPE_STRING, cbi_engine_backend_name (self->engine),
@@ -1899,6 +1911,68 @@ gst_cuda_batch_infer_touch_pool (GstCudaBatchInfer * self, guint n)
     gst_buffer_unref (buffers[i]);
   }
   g_free (buffers);
+}
+
+/* The bytes of the element's own output buffers for frames that come out
+ * as @out_info, or as @out's tensors: a batch for each batch in flight. */
+static guint64
+gst_cuda_batch_infer_output_bytes (GstCudaBatchInfer * self,
+    const GstVideoInfo * out_info, const CbiOutputInfo * out)
+{
+  guint64 frame = 0;
+  guint o;
+
+  if (out->image)
+    frame = GST_VIDEO_INFO_SIZE (out_info);
+  else
+    for (o = 0; o < out->n_outputs; o++)
+      frame += cbi_shape_count (&out->shapes[o]) * sizeof (gfloat);
+  return frame * self->run_batch * self->run_inflight;
+}
+
+/* memory-limit covers the output buffers too: counts @bytes of them
+ * against it before they are allocated, and gives the engine what is
+ * left. Posts an error when they alone do not fit. */
+static gboolean
+gst_cuda_batch_infer_budget (GstCudaBatchInfer * self, guint64 bytes)
+{
+  const guint64 limit = self->run_memory_limit;
+
+  g_mutex_lock (&self->stats_lock);
+  self->stats.output_buffer_bytes = bytes;
+  g_mutex_unlock (&self->stats_lock);
+  if (limit == 0)
+    return TRUE;
+  if (bytes >= limit) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("The output buffers (%u frames, %" G_GUINT64_FORMAT " bytes) do "
+            "not fit the memory limit of %" G_GUINT64_FORMAT " bytes",
+            self->run_batch * self->run_inflight, bytes, limit),
+        ("raise or unset the memory-limit property, or lower batch or "
+            "max-inflight"));
+    return FALSE;
+  }
+  cbi_engine_set_memory_limit (self->engine, limit - bytes);
+  return TRUE;
+}
+
+/* The budget for frames of @info before caps give their output format:
+ * the model's output for them, in the input's format. A size the model
+ * cannot take is the warm-up's to report. */
+static gboolean
+gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
+    const GstVideoInfo * info)
+{
+  GstVideoInfo out_info;
+  CbiOutputInfo out;
+
+  if (!cbi_engine_frame_outputs (self->engine, GST_VIDEO_INFO_HEIGHT (info),
+          GST_VIDEO_INFO_WIDTH (info), &out, NULL))
+    return TRUE;
+  gst_video_info_set_format (&out_info, GST_VIDEO_INFO_FORMAT (info),
+      out.width, out.height);
+  return gst_cuda_batch_infer_budget (self,
+      gst_cuda_batch_infer_output_bytes (self, &out_info, &out));
 }
 
 static gboolean
@@ -2036,6 +2110,8 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   self->out = out;
   out_caps = gst_cuda_batch_infer_output_caps (self, caps, &info);
   ok = gst_video_info_from_caps (&self->out_info, out_caps)
+      && gst_cuda_batch_infer_budget (self,
+      gst_cuda_batch_infer_output_bytes (self, &self->out_info, &out))
       && gst_pad_set_caps (self->srcpad, out_caps)
       && (out.image ? gst_cuda_batch_infer_setup_pool (self, out_caps) :
       gst_cuda_batch_infer_setup_tensor_pool (self));
@@ -2377,7 +2453,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   model = g_strdup (self->model);
   backend = (CbiBackendKind) self->backend;
   device_id = self->device_id;
-  limit = self->memory_limit;
+  limit = self->run_memory_limit = self->memory_limit;
   exhaustive = self->algo_search == GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE;
   replay = self->cuda_graph;
   self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
@@ -2447,7 +2523,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
     if (gst_cuda_batch_infer_warmup_info (self, warmup_caps, &info,
             &error_posted)
         || (!error_posted && gst_cuda_batch_infer_model_info (self, &info)))
-      ok = gst_cuda_batch_infer_run_warmup (self, &info);
+      ok = gst_cuda_batch_infer_budget_for (self, &info)
+          && gst_cuda_batch_infer_run_warmup (self, &info);
     else if (error_posted)
       ok = FALSE;
   }

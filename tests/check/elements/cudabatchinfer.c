@@ -854,10 +854,53 @@ GST_START_TEST (test_memory_limit_fails_warmup_with_an_error_naming_it)
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
   GstCaps *caps = gst_caps_from_string (CAPS_RGB);
 
-  g_object_set (e, "memory-limit", (guint64) 4096, "warmup-caps", caps, NULL);
+  /* room for the output buffers and the test frames (16 x 2 frames of
+   * 32x24 each), not for the engine */
+  g_object_set (e, "memory-limit", (guint64) (2 * 16 * 2 * 96 * 24 + 4096),
+      "warmup-caps", caps, NULL);
   gst_caps_unref (caps);
   fail_unless_equals_int (expect_start_error (e, "Warm-up failed"),
       GST_RESOURCE_ERROR);
+}
+
+GST_END_TEST;
+
+/* 4 x 2 RGB frames of 32x24: GStreamer's size of such a frame (rows of
+ * 96 bytes) for a batch per batch in flight */
+#define OUTPUT_BUFFER_BYTES (4 * 2 * 96 * 24)
+G_STATIC_ASSERT (OUTPUT_BUFFER_BYTES + 4096 == 22528);
+
+GST_START_TEST (test_memory_limit_counts_the_output_buffers_before_they_exist)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GstMessage *msg;
+  GError *err = NULL;
+
+  /* room for the engine: the output buffers are counted and reported */
+  h = harness_new ("batch=4 max-inflight=2 memory-limit=100000000", NULL);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  fail_unless_equals_uint64 (stat_of (h, "output-buffer-bytes"),
+      OUTPUT_BUFFER_BYTES);
+  harness_free (h, NULL);
+
+  /* no room for them: refused before the pool is made */
+  h = harness_new ("batch=4 max-inflight=2 memory-limit=18432", &bus);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  fail_unless_equals_int (gst_harness_push (h, make_frame (0, W, H, 3)),
+      GST_FLOW_NOT_NEGOTIATED);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_NO_SPACE_LEFT));
+  fail_unless (strstr (err->message, "output buffers (8 frames, 18432 "
+          "bytes) do not fit the memory limit of 18432 bytes") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  fail_unless_equals_uint64 (stat_of (h, "reserved-bytes"), 0);
+  harness_free (h, bus);
 }
 
 GST_END_TEST;
@@ -889,7 +932,8 @@ GST_END_TEST;
 GST_START_TEST (test_failed_allocation_in_a_batch_is_a_flow_error)
 {
   GstBus *bus;
-  GstHarness *h = harness_new ("batch=4 warmup=false memory-limit=4096",
+  /* room for the output buffers, not for the engine */
+  GstHarness *h = harness_new ("batch=4 warmup=false memory-limit=22528",
       &bus);
   GstMessage *msg;
   GError *err = NULL;
@@ -1506,6 +1550,8 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_batch_cannot_change_while_playing);
   tcase_add_test (tc, test_memory_limit_fails_warmup_with_an_error_naming_it);
   tcase_add_test (tc, test_refused_caps_post_one_error_and_fail_at_once_after);
+  tcase_add_test (tc,
+      test_memory_limit_counts_the_output_buffers_before_they_exist);
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
   tcase_add_test (tc, test_an_onnx_model_file_runs_with_warmup_and_padding);
   tcase_add_test (tc, test_a_bad_model_file_fails_the_start_with_the_reason);

@@ -566,11 +566,46 @@ warmup_peak_reserved (const CbiFrameBatch * batch)
   return w.pool.peak_reserved_bytes;
 }
 
+GST_START_TEST (test_warmup_frames_count_against_the_limit_before_they_exist)
+{
+  /* 4 RGB frames of 64x64 in, 4 out: the default model keeps the size */
+  const guint64 frames_bytes = 4 * 2 * 64 * 64 * 3;
+  CbiFrameBatch layout = cbi_test_rgb_batch (64, 64, 4, NULL, NULL, NULL);
+  CbiEngine *e = cpu_engine (frames_bytes);
+  CbiBatchReport w;
+  CbiPoolStats s;
+  GError *err = NULL;
+  gchar *expected;
+
+  fail_if (cbi_engine_warmup (e, &layout, &w, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MEMORY));
+  expected = g_strdup_printf ("test frames (%" G_GUINT64_FORMAT " bytes) do "
+      "not fit the memory limit left to the engine: %" G_GUINT64_FORMAT,
+      frames_bytes, frames_bytes);
+  fail_unless (strstr (err->message, expected) != NULL, "%s", err->message);
+  g_free (expected);
+  g_clear_error (&err);
+  /* refused before the pool was asked for anything */
+  cbi_engine_get_pool_stats (e, &s);
+  fail_unless_equals_uint64 (s.fresh_allocations, 0);
+  fail_unless_equals_uint64 (s.failed_allocations, 0);
+  /* the frames and what the pool needs, both: it runs */
+  cbi_engine_set_memory_limit (e, frames_bytes +
+      warmup_peak_reserved (&layout));
+  fail_unless (cbi_engine_warmup (e, &layout, &w, &err), "%s",
+      err ? err->message : "");
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
 {
   CbiFrameBatch big = cbi_test_rgb_batch (64, 64, 4, NULL, NULL, NULL);
   CbiFrameBatch small = cbi_test_rgb_batch (4, 4, 1, NULL, NULL, NULL);
-  /* the limit is what the small shape needs here, whatever the CPU */
+  /* the pool may take what the small shape needs here, whatever the CPU,
+   * once the big shape's test frames (4 in, 4 out) are counted */
+  const guint64 big_frames = 4 * 2 * 64 * 64 * 3;
   guint64 limit = warmup_peak_reserved (&small);
   CbiEngine *e;
   CbiBatchReport w;
@@ -579,10 +614,11 @@ GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
   gchar *expected;
 
   fail_unless (warmup_peak_reserved (&big) > limit);
-  e = cpu_engine (limit);
+  e = cpu_engine (limit + big_frames);
   fail_if (cbi_engine_warmup (e, &big, &w, &err));
   fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MEMORY));
-  expected = g_strdup_printf ("memory limit %" G_GUINT64_FORMAT, limit);
+  expected = g_strdup_printf ("memory limit left to the engine: %"
+      G_GUINT64_FORMAT " bytes", limit);
   fail_unless (strstr (err->message, expected) != NULL, "%s", err->message);
   g_free (expected);
   g_error_free (err);
@@ -786,6 +822,8 @@ engine_suite (void)
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);
   tcase_add_test (tc, test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
+  tcase_add_test (tc,
+      test_warmup_frames_count_against_the_limit_before_they_exist);
   tcase_add_test (tc,
       test_submitted_batches_take_slots_in_turn_and_refuse_a_busy_one);
   tcase_add_test (tc,

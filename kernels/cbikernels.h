@@ -36,6 +36,9 @@ extern "C"
  * @extra_offset: offset of the fourth byte of a 4-byte pixel, else -1
  * @scale: per model channel: value = byte x scale + bias
  * @bias: per model channel
+ * @out_scale: per model channel: output byte = value x out_scale +
+ *   out_offset, rounded and clamped
+ * @out_offset: per model channel
  *
  * Frames in device memory are packed: frame f starts at f x width x
  * height x pixel_stride, rows are width x pixel_stride bytes apart.
@@ -49,6 +52,8 @@ typedef struct
   int extra_offset;
   float scale[3];
   float bias[3];
+  float out_scale[3];
+  float out_offset[3];
 } CbiKFrames;
 
 /* Packs @n_frames frames into @tensor (@n_slots x 3 x height x width)
@@ -60,10 +65,11 @@ cudaError_t cbi_k_pack (const uint8_t * frames, float *tensor,
 
 /* Unpacks the first @n_frames slots of @tensor (@channels x @out_height x
  * @out_width per slot; @channels 1, 3 or 4) into packed frames of
- * @out_width x @out_height with @f's pixel layout: byte = (value - bias) /
- * scale, rounded, clamped to 0..255; one channel goes to the three colour
- * bytes through channel 0's mapping. The fourth byte of a 4-byte pixel is
- * the fourth channel (scaled as channel 0, without bias), else the input
+ * @out_width x @out_height with @f's pixel layout: byte = value x
+ * out_scale + out_offset, rounded, clamped to 0..255; one channel goes to
+ * the three colour bytes through channel 0's mapping. The fourth byte of a
+ * 4-byte pixel is the fourth channel (scaled as channel 0, without
+ * offset), else the input
  * frame's byte from @in_frames when the size is the input's (@f->width x
  * @f->height), else 255. */
 cudaError_t cbi_k_unpack (const float *tensor, const uint8_t * in_frames,

@@ -123,13 +123,13 @@ cbi_pack_source (int64_t slot, int64_t n_frames, int repeat_last)
  * CbiUnpackMap:
  * @src: per byte of a pixel (colour bytes 0, 1, 2 in model channel order,
  *   then the fourth byte) the channel it reads
- * @inv: its inverse scale
+ * @inv: its scale: byte = value x @inv + @off
  * @off: its offset
  * @channels: channels of the tensor, 1, 3 or 4
  *
  * Where unpacking reads each byte of a pixel: grey (one channel) goes to
  * every colour byte through channel 0's mapping; a fourth channel is
- * scaled as channel 0, without bias.
+ * scaled as channel 0, without offset.
  */
 typedef struct
 {
@@ -139,9 +139,11 @@ typedef struct
   int channels;
 } CbiUnpackMap;
 
+/* The map for a tensor of @channels whose model channel c becomes bytes
+ * value x @out_scale[c] + @out_offset[c]. */
 CBI_HD void
-cbi_unpack_map_init (CbiUnpackMap * m, int channels, const float *scale,
-    const float *bias)
+cbi_unpack_map_init (CbiUnpackMap * m, int channels, const float *out_scale,
+    const float *out_offset)
 {
   int c;
 
@@ -149,9 +151,8 @@ cbi_unpack_map_init (CbiUnpackMap * m, int channels, const float *scale,
   for (c = 0; c < 4; c++) {
     int k = channels == 1 || c == 3 ? 0 : c;
     m->src[c] = channels == 1 ? 0 : c;
-    cbi_byte_mapping (scale[k], bias[k], &m->inv[c], &m->off[c]);
-    if (c == 3)
-      m->off[c] = 0.0f;
+    m->inv[c] = out_scale[k];
+    m->off[c] = c == 3 ? 0.0f : out_offset[k];
   }
 }
 

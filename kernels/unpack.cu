@@ -62,7 +62,7 @@ cbi_k_unpack (const float *tensor, const uint8_t * in_frames,
   if (count == 0)
     return cudaSuccess;
 
-  cbi_unpack_map_init (&m, channels, f->scale, f->bias);
+  cbi_unpack_map_init (&m, channels, f->out_scale, f->out_offset);
   /* the fourth byte passes through only where the size is the input's */
   copy_extra = in_frames != NULL && out_width == f->width
       && out_height == f->height;

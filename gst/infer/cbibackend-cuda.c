@@ -1399,6 +1399,8 @@ cbi_cuda_frames_layout (const CbiFrameBatch * batch, CbiKFrames * f)
     f->rgb_offset[c] = batch->rgb_offset[c];
     f->scale[c] = batch->scale[c];
     f->bias[c] = batch->bias[c];
+    f->out_scale[c] = batch->out_scale[c];
+    f->out_offset[c] = batch->out_offset[c];
   }
 }
 

@@ -6,6 +6,7 @@
  * family so the inner loops have fixed strides.
  */
 #include "cbiframes.h"
+#include "cbimath.h"
 
 #include <string.h>
 
@@ -56,46 +57,35 @@ cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
   }
 }
 
-/* byte = (v - bias) / scale, rounded and clamped: @inv is 1 / scale and
- * @off is -bias / scale */
-static inline guint8
-to_byte (gfloat v, gfloat inv, gfloat off)
+void
+cbi_frame_batch_map_output_back (CbiFrameBatch * b)
 {
-  gfloat s = v * inv + off + 0.5f;
+  guint c;
 
-  if (!(s > 0.0f))              /* also catches NaN */
-    return 0;
-  if (s >= 255.0f)
-    return 255;
-  return (guint8) s;
+  for (c = 0; c < 3; c++)
+    cbi_byte_mapping (b->scale[c], b->bias[c], &b->out_scale[c],
+        &b->out_offset[c]);
 }
 
-/* Where unpacking reads each byte of a pixel: per colour byte the
- * channel's plane offset and its inverse mapping. */
-typedef struct
-{
-  gsize src[4];
-  gfloat inv[4];
-  gfloat off[4];
-  guint channels;
-  gboolean copy_extra;
-} CbiUnpackMap;
-
+/* @s is the row in channel 0's plane; channel c's is @plane x c on */
 G_ALWAYS_INLINE static inline void
 unpack_row (const CbiFrameBatch * b, const CbiUnpackMap * m, const gfloat * s,
-    const guint8 * in, guint8 * out, guint width, const guint pstride)
+    gsize plane, gboolean copy_extra, const guint8 * in, guint8 * out,
+    guint width, const guint pstride)
 {
   guint x, c;
 
   for (x = 0; x < width; x++) {
     guint8 *px = out + (gsize) x * pstride;
     for (c = 0; c < 3; c++)
-      px[b->rgb_offset[c]] = to_byte (s[m->src[c] + x], m->inv[c], m->off[c]);
+      px[b->rgb_offset[c]] = cbi_to_byte (s[m->src[c] * plane + x],
+          m->inv[c], m->off[c]);
     if (pstride == 4) {
       if (m->channels == 4)
-        px[b->extra_offset] = to_byte (s[m->src[3] + x], m->inv[3], 0.0f);
+        px[b->extra_offset] = cbi_to_byte (s[3 * plane + x], m->inv[3],
+            m->off[3]);
       else
-        px[b->extra_offset] = m->copy_extra ?
+        px[b->extra_offset] = copy_extra ?
             in[(gsize) x * 4 + b->extra_offset] : 255;
     }
   }
@@ -108,31 +98,24 @@ cbi_unpack_frames (const CbiFrameBatch * b, const gfloat * tensor)
   const guint height = b->out_height ? b->out_height : b->height;
   const gsize plane = (gsize) width * height;
   const gint rows = (gint) (b->n_frames * height);
+  /* the fourth byte passes through only where the size is the input's */
+  const gboolean copy_extra = width == b->width && height == b->height;
   CbiUnpackMap m;
-  guint c;
   gint row;
 
-  m.channels = b->out_channels ? b->out_channels : 3;
-  m.copy_extra = width == b->width && height == b->height;
-  for (c = 0; c < 4; c++) {
-    /* grey goes to every colour byte through channel 0's mapping; the
-     * fourth channel is scaled as channel 0 */
-    guint k = m.channels == 1 || c == 3 ? 0 : c;
-    m.src[c] = (m.channels == 1 ? 0 : c) * plane;
-    m.inv[c] = 1.0f / b->scale[k];
-    m.off[c] = -b->bias[k] * m.inv[c];
-  }
+  cbi_unpack_map_init (&m, b->out_channels ? b->out_channels : 3,
+      b->out_scale, b->out_offset);
 
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {
     guint f = row / height, y = row % height;
     const gfloat *s = tensor + f * m.channels * plane + (gsize) y * width;
-    const guint8 *in = m.copy_extra ?
+    const guint8 *in = copy_extra ?
         b->in[f] + (gsize) y * b->in_stride[f] : NULL;
     guint8 *out = b->out[f] + (gsize) y * b->out_stride[f];
     if (b->pixel_stride == 4)
-      unpack_row (b, &m, s, in, out, width, 4);
+      unpack_row (b, &m, s, plane, copy_extra, in, out, width, 4);
     else
-      unpack_row (b, &m, s, in, out, width, 3);
+      unpack_row (b, &m, s, plane, copy_extra, in, out, width, 3);
   }
 }

@@ -34,7 +34,11 @@ typedef enum
  * @extra_offset: byte offset of the fourth byte (alpha or padding), which
  *   goes from input to output untouched; -1 for 3-byte formats
  * @scale: per model channel: input value = byte x @scale + @bias
- * @bias: per model channel; output byte = (value - @bias) / @scale
+ * @bias: per model channel
+ * @out_scale: per model channel of an image output: output byte = value x
+ *   @out_scale + @out_offset, rounded and clamped to 0..255;
+ *   cbi_frame_batch_map_output_back() sets the inverse of the input's
+ * @out_offset: per model channel
  * @n_frames: real frames; 0 for a dry run
  * @n_slots: tensor batch size; slots past @n_frames are padding
  * @pad_mode: how padding slots are filled
@@ -48,7 +52,7 @@ typedef enum
  * @out_height: output frame height; 0: @height
  * @out_channels: channels of the model's image output: 3, or 1 (grey,
  *   written to the three colour bytes) or 4 (the fourth written to the
- *   alpha byte, scaled as channel 0 without its bias); 0: 3
+ *   alpha byte, scaled as channel 0 without its offset); 0: 3
  *
  * Borrowed pointers only: the engine reads @in and writes @out during
  * cbi_engine_run() and keeps nothing.
@@ -62,6 +66,8 @@ typedef struct
   gint extra_offset;
   gfloat scale[3];
   gfloat bias[3];
+  gfloat out_scale[3];
+  gfloat out_offset[3];
   guint n_frames;
   guint n_slots;
   CbiPadMode pad_mode;
@@ -73,6 +79,10 @@ typedef struct
   guint out_height;
   guint out_channels;
 } CbiFrameBatch;
+
+/* Sets @batch's output mapping to the inverse of its input mapping, so
+ * that an image model's output maps back to bytes as its input came in. */
+void cbi_frame_batch_map_output_back (CbiFrameBatch * batch);
 
 /* Host reference of frame packing: fills @tensor (NCHW float, @n_slots x 3 x
  * height x width) from the real frames, then the padding slots. One pass

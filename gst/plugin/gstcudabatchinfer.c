@@ -173,6 +173,10 @@ struct _GstCudaBatchInfer
   gdouble input_scale;
   gdouble input_mean[3];
   gdouble input_std[3];
+  gdouble output_scale[3];
+  guint n_output_scale;         /* 0: unset, the inverse of the input's */
+  gdouble output_offset[3];
+  guint n_output_offset;        /* likewise */
   GstCudaBatchInferChannelOrder channel_order;
   GstCudaBatchInferAlgoSearch algo_search;
   gboolean cuda_graph;
@@ -187,6 +191,8 @@ struct _GstCudaBatchInfer
   gboolean run_warmup;
   gfloat run_scale[3];          /* per model channel, from the properties */
   gfloat run_bias[3];
+  gfloat run_out_scale[3];
+  gfloat run_out_offset[3];
   gboolean run_bgr;
   GstCbiBatcher batcher;
   guint run_inflight;
@@ -268,6 +274,8 @@ enum
   PROP_INPUT_SCALE,
   PROP_INPUT_MEAN,
   PROP_INPUT_STD,
+  PROP_OUTPUT_SCALE,
+  PROP_OUTPUT_OFFSET,
   PROP_CHANNEL_ORDER,
   PROP_ALGO_SEARCH,
   PROP_CUDA_GRAPH,
@@ -639,6 +647,49 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:output-scale:
+   *
+   * Per-channel factor from an image output's values to bytes: byte =
+   * value x scale + #GstCudaBatchInfer:output-offset, rounded and clamped
+   * to 0..255; 3 values, or 1 for all channels. Empty (the default): the
+   * inverse of the input mapping, input-std / input-scale, so that a
+   * filter's output maps back as its input came in. A model whose output
+   * is not an image of the input's kind needs its own: a detector's 0..1
+   * probability map is `output-scale=<255.0> output-offset=<0.0>` (p = 0
+   * black, p = 1 white), whatever the input's mean and std.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_OUTPUT_SCALE,
+      gst_param_spec_array ("output-scale", "Output scale",
+          "Per-channel output value to byte factor (1 or 3 values; none: "
+          "the inverse of the input mapping)",
+          g_param_spec_double ("scale", "Scale", "Channel factor",
+              -G_MAXDOUBLE, G_MAXDOUBLE, 255.0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:output-offset:
+   *
+   * Per-channel byte offset added after #GstCudaBatchInfer:output-scale:
+   * 3 values, or 1 for all channels. Empty (the default): the inverse of
+   * the input mapping, input-mean / input-scale.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_OUTPUT_OFFSET,
+      gst_param_spec_array ("output-offset", "Output offset",
+          "Per-channel byte offset after the output scale (1 or 3 values; "
+          "none: the inverse of the input mapping)",
+          g_param_spec_double ("offset", "Offset", "Channel offset",
+              -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:channel-order:
    *
    * The colour order of the model's 3 channels.
@@ -836,33 +887,38 @@ gst_cuda_batch_infer_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
-/* A per-channel array property: 1 value for all channels, or 3. Called
+/* A per-channel array property: 1 value for all channels, or 3, or, where
+ * @n_set is given, none (unset); @n_set gets how many were given. Called
  * with the object lock; a wrong count is refused with a warning. */
 static void
 gst_cuda_batch_infer_set_channels (GstCudaBatchInfer * self,
-    GParamSpec * pspec, const GValue * value, gdouble out[3])
+    GParamSpec * pspec, const GValue * value, gdouble out[3], guint * n_set)
 {
   guint n = gst_value_array_get_size (value), c;
 
-  if (n != 1 && n != 3) {
-    GST_WARNING_OBJECT (self, "%s takes 1 or 3 values, not %u: ignored",
-        pspec->name, n);
+  if (n != 1 && n != 3 && !(n == 0 && n_set)) {
+    GST_WARNING_OBJECT (self, "%s takes %s1 or 3 values, not %u: ignored",
+        pspec->name, n_set ? "0, " : "", n);
     return;
   }
-  for (c = 0; c < 3; c++)
+  for (c = 0; c < 3 && n > 0; c++)
     out[c] = g_value_get_double (gst_value_array_get_value (value,
             n == 1 ? 0 : c));
+  if (n_set)
+    *n_set = n;
 }
 
+/* The @n values of a per-channel array property (3, or 0 when unset). */
 static void
-gst_cuda_batch_infer_get_channels (GValue * value, const gdouble in[3])
+gst_cuda_batch_infer_get_channels (GValue * value, const gdouble in[3],
+    guint n)
 {
   GValue v = G_VALUE_INIT;
   guint c;
 
   g_value_init (&v, G_TYPE_DOUBLE);
-  for (c = 0; c < 3; c++) {
-    g_value_set_double (&v, in[c]);
+  for (c = 0; c < MIN (n, 3); c++) {
+    g_value_set_double (&v, in[n == 1 ? 0 : c]);
     gst_value_array_append_value (value, &v);
   }
   g_value_unset (&v);
@@ -921,10 +977,20 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
       self->input_scale = g_value_get_double (value);
       break;
     case PROP_INPUT_MEAN:
-      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_mean);
+      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_mean,
+          NULL);
       break;
     case PROP_INPUT_STD:
-      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_std);
+      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_std,
+          NULL);
+      break;
+    case PROP_OUTPUT_SCALE:
+      gst_cuda_batch_infer_set_channels (self, pspec, value,
+          self->output_scale, &self->n_output_scale);
+      break;
+    case PROP_OUTPUT_OFFSET:
+      gst_cuda_batch_infer_set_channels (self, pspec, value,
+          self->output_offset, &self->n_output_offset);
       break;
     case PROP_CHANNEL_ORDER:
       self->channel_order = g_value_get_enum (value);
@@ -1023,10 +1089,18 @@ gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
       g_value_set_double (value, self->input_scale);
       break;
     case PROP_INPUT_MEAN:
-      gst_cuda_batch_infer_get_channels (value, self->input_mean);
+      gst_cuda_batch_infer_get_channels (value, self->input_mean, 3);
       break;
     case PROP_INPUT_STD:
-      gst_cuda_batch_infer_get_channels (value, self->input_std);
+      gst_cuda_batch_infer_get_channels (value, self->input_std, 3);
+      break;
+    case PROP_OUTPUT_SCALE:
+      gst_cuda_batch_infer_get_channels (value, self->output_scale,
+          self->n_output_scale);
+      break;
+    case PROP_OUTPUT_OFFSET:
+      gst_cuda_batch_infer_get_channels (value, self->output_offset,
+          self->n_output_offset);
       break;
     case PROP_CHANNEL_ORDER:
       g_value_set_enum (value, self->channel_order);
@@ -1161,6 +1235,8 @@ gst_cuda_batch_infer_describe_layout (GstCudaBatchInfer * self,
     sum += fb->rgb_offset[c];
     fb->scale[c] = self->run_scale[c];
     fb->bias[c] = self->run_bias[c];
+    fb->out_scale[c] = self->run_out_scale[c];
+    fb->out_offset[c] = self->run_out_offset[c];
   }
   /* the one byte of a 4-byte pixel that is not R, G or B */
   fb->extra_offset = fb->pixel_stride == 4 ? (gint) (0 + 1 + 2 + 3 - sum) : -1;
@@ -2462,6 +2538,11 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
     self->run_scale[c] = self->input_scale / self->input_std[c];
     self->run_bias[c] = -self->input_mean[c] / self->input_std[c];
     std_ok = std_ok && self->input_std[c] != 0.0;
+    /* byte = value x out_scale + out_offset: unset, the inverse */
+    self->run_out_scale[c] = self->n_output_scale ? self->output_scale[c] :
+        self->input_std[c] / self->input_scale;
+    self->run_out_offset[c] = self->n_output_offset ?
+        self->output_offset[c] : self->input_mean[c] / self->input_scale;
   }
   GST_OBJECT_UNLOCK (self);
 

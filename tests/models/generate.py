@@ -56,6 +56,12 @@ every run; the tests use the committed files and never run this script.
   MaxPool 2x2, Conv 3x3 (8->16), Relu, GlobalAveragePool, Flatten, Gemm
   (16->10, transB), Softmax: input "input" [N, 3, H, W], output
   "probabilities" [N, 10].
+- prob-map.onnx: a detector's head in miniature: Conv 1x1 (3->1, weight
+  40 on the first channel, bias -20) then Sigmoid: input "image"
+  [N, 3, H, W], output [N, 1, H, W], a probability map in 0..1 that is 0
+  (to float precision) where the first input channel is below -0.5 and 1
+  where it is above 0.5 (taken with ImageNet mean and std: red 0 and red
+  255).
 - superres.frame.rgb, classifier.frame.rgb, style.frame.rgb: one 32x24
   RGB8 frame (gradients and a few shapes, no randomness), the raw frame
   the element receives.
@@ -433,6 +439,21 @@ def classifier_model():
                                       ["N", 10])])
 
 
+def prob_map_model():
+    w = np.zeros((1, 3, 1, 1), np.float32)
+    w[0, 0, 0, 0] = 40.0
+    b = np.array([-20.0], np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w", "b"], ["logits"],
+                         name="head"),
+        helper.make_node("Sigmoid", ["logits"], ["output"], name="prob"),
+    ]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 1, "H", "W"])
+    return model(nodes, [numpy_helper.from_array(w, "w"),
+                         numpy_helper.from_array(b, "b")], outputs=[out])
+
+
 def write_ort_reference(stem):
     import onnxruntime as ort
 
@@ -562,6 +583,7 @@ def main():
     # real-frame references from onnxruntime, for the element tests
     save(superres_model(), "superres.onnx")
     save(classifier_model(), "classifier.onnx")
+    save(prob_map_model(), "prob-map.onnx")
     for stem in ("superres", "classifier", "style"):
         write_ort_reference(stem)
 

@@ -139,6 +139,26 @@ GST_START_TEST (test_cuda_gives_the_cpu_results_on_every_test_model)
 
 GST_END_TEST;
 
+GST_START_TEST (test_cuda_maps_a_probability_map_to_bytes_as_the_cpu)
+{
+  gchar *model = model_prop ("prob-map.onnx");
+  gchar *props = g_strdup_printf ("%s batch=4 output-scale=\"<255.0>\" "
+      "output-offset=\"<0.0>\"", model);
+  GPtrArray *cpu = run (props, "cpu", 6);
+  GPtrArray *gpu = run (props, "cuda", 6);
+  guint i;
+
+  for (i = 0; i < cpu->len; i++)
+    assert_same_results (g_ptr_array_index (cpu, i),
+        g_ptr_array_index (gpu, i), "prob-map");
+  g_ptr_array_unref (cpu);
+  g_ptr_array_unref (gpu);
+  g_free (props);
+  g_free (model);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_cuda_batches_after_warmup_allocate_nothing)
 {
   GPtrArray *outs = run ("batch=16", "cuda", 120);
@@ -284,6 +304,7 @@ cudabatchinfer_cuda_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_cuda_gives_the_cpu_results_on_every_test_model);
+  tcase_add_test (tc, test_cuda_maps_a_probability_map_to_bytes_as_the_cpu);
   tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
   tcase_add_test (tc,
       test_heuristic_and_exhaustive_search_give_the_same_frames);

@@ -228,6 +228,98 @@ GST_START_TEST (test_classifier_passes_frames_through_with_its_probabilities)
 
 GST_END_TEST;
 
+/* Runs prob-map.onnx with ImageNet input normalisation and @props on two
+ * RGB frames, red 0 then red 255 (green and blue 128); gives the first
+ * byte of each output. */
+static void
+run_prob_map (const gchar * props, guint8 bytes[2])
+{
+  gchar *all = g_strdup_printf ("batch=2 input-mean=\"<0.485, 0.456, "
+      "0.406>\" input-std=\"<0.229, 0.224, 0.225>\" %s", props);
+  GstHarness *h = model_harness ("prob-map.onnx", all);
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  for (i = 0; i < 2; i++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, W * H * 3, NULL);
+    GstMapInfo map;
+    guint p;
+
+    gst_buffer_map (buf, &map, GST_MAP_WRITE);
+    for (p = 0; p < W * H; p++) {
+      map.data[3 * p] = i == 0 ? 0 : 255;
+      map.data[3 * p + 1] = map.data[3 * p + 2] = 128;
+    }
+    gst_buffer_unmap (buf, &map);
+    GST_BUFFER_PTS (buf) = i * FRAME_DURATION;
+    fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  }
+  for (i = 0; i < 2; i++) {
+    GstBuffer *out = gst_harness_pull (h);
+    GstMapInfo map;
+    guint p;
+
+    gst_buffer_map (out, &map, GST_MAP_READ);
+    /* a grey map: every byte of every pixel the same */
+    for (p = 1; p < W * H * 3; p++)
+      fail_unless_equals_int (map.data[p], map.data[0]);
+    bytes[i] = map.data[0];
+    gst_buffer_unmap (out, &map);
+    gst_buffer_unref (out);
+  }
+  gst_harness_teardown (h);
+  g_free (all);
+}
+
+GST_START_TEST (test_output_mapping_turns_a_probability_map_into_0_to_255)
+{
+  guint8 bytes[2];
+
+  run_prob_map ("output-scale=\"<255.0>\" output-offset=\"<0.0>\"", bytes);
+  fail_unless_equals_int (bytes[0], 0);
+  fail_unless_equals_int (bytes[1], 255);
+  /* unset, results map back through the input normalisation: p = 0 is
+   * mean x 255 (ImageNet red: 124), p = 1 is (std + mean) x 255 */
+  run_prob_map ("", bytes);
+  fail_unless_equals_int (bytes[0], 124);
+  fail_unless_equals_int (bytes[1], 182);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_output_mapping_properties_read_back_as_set)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  GValue v = G_VALUE_INIT;
+
+  g_value_init (&v, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "output-scale", &v);
+  fail_unless_equals_int (gst_value_array_get_size (&v), 0);
+  g_value_unset (&v);
+  gst_util_set_object_arg (G_OBJECT (e), "output-scale", "<1.0, 2.0, 3.0>");
+  g_value_init (&v, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "output-scale", &v);
+  fail_unless_equals_int (gst_value_array_get_size (&v), 3);
+  fail_unless_equals_float (g_value_get_double (gst_value_array_get_value (&v,
+              2)), 3.0);
+  g_value_unset (&v);
+  /* two values are refused: the three stay */
+  gst_util_set_object_arg (G_OBJECT (e), "output-scale", "<1.0, 2.0>");
+  g_value_init (&v, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "output-scale", &v);
+  fail_unless_equals_int (gst_value_array_get_size (&v), 3);
+  g_value_unset (&v);
+  /* and none unsets them */
+  gst_util_set_object_arg (G_OBJECT (e), "output-scale", "<>");
+  g_value_init (&v, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "output-scale", &v);
+  fail_unless_equals_int (gst_value_array_get_size (&v), 0);
+  g_value_unset (&v);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_tensor_meta_copies_share_the_data_and_free_it)
 {
   const gfloat values[4] = { 0.5f, 1.5f, -2.0f, 4.0f };
@@ -279,6 +371,9 @@ cudabatchinfer_models_suite (void)
   tcase_add_test (tc, test_style_net_matches_onnxruntime);
   tcase_add_test (tc,
       test_classifier_passes_frames_through_with_its_probabilities);
+  tcase_add_test (tc,
+      test_output_mapping_turns_a_probability_map_into_0_to_255);
+  tcase_add_test (tc, test_output_mapping_properties_read_back_as_set);
   tcase_add_test (tc, test_tensor_meta_copies_share_the_data_and_free_it);
   return s;
 }

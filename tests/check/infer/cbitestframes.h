@@ -25,6 +25,7 @@ cbi_test_rgb_batch (guint w, guint h, guint n_slots, const guint8 * const *in,
   b.rgb_offset[2] = 2;
   b.extra_offset = -1;
   b.scale[0] = b.scale[1] = b.scale[2] = 1.0f / 255.0f;
+  cbi_frame_batch_map_output_back (&b);
   b.n_frames = in ? 1 : 0;
   b.n_slots = n_slots;
   b.pad_mode = CBI_PAD_REPEAT_LAST;

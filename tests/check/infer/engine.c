@@ -249,6 +249,7 @@ init_bgrx_batch (CbiFrameBatch * b, guint n_frames, guint n_slots,
   b->rgb_offset[2] = 0;
   b->extra_offset = 3;
   b->scale[0] = b->scale[1] = b->scale[2] = 1.0f / 255.0f;
+  cbi_frame_batch_map_output_back (b);
   b->n_frames = n_frames;
   b->n_slots = n_slots;
   b->pad_mode = mode;
@@ -307,6 +308,7 @@ GST_START_TEST (test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it)
   b.scale[1] = 1.0f / 51.0f;
   b.bias[1] = 0.25f;
   b.bias[2] = 0.5f;
+  cbi_frame_batch_map_output_back (&b);
   b.in = in;
   b.in_stride = stride;
   b.out = out;

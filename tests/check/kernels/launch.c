@@ -97,8 +97,13 @@ bgrx_frames (CbiKFrames * f, int width, int height)
       1.0f / (255.0f * 0.225f)},
   {-0.485f / 0.229f, -0.456f / 0.224f, -0.406f / 0.225f}
   };
+  int c;
 
   *f = bgrx;
+  /* results map back as the input came in */
+  for (c = 0; c < 3; c++)
+    cbi_byte_mapping (f->scale[c], f->bias[c], &f->out_scale[c],
+        &f->out_offset[c]);
 }
 
 /* ---- without a device ---- */
@@ -255,7 +260,7 @@ check_unpack (int channels, int out_w, int out_h)
   bgrx_frames (&f, 5, 3);
   for (i = 0; i < in_bytes; i++)
     in[i] = (guint8) g_rand_int_range (r, 0, 256);
-  cbi_unpack_map_init (&m, channels, f.scale, f.bias);
+  cbi_unpack_map_init (&m, channels, f.out_scale, f.out_offset);
   for (frame = 0; frame < n_frames; frame++) {
     for (p = 0; p < plane; p++) {
       const float *s = tensor + frame * channels * plane + p;
@@ -264,7 +269,7 @@ check_unpack (int channels, int out_w, int out_h)
         px[f.rgb_offset[c]] = cbi_to_byte (s[(channels == 1 ? 0 : c) *
                 plane], m.inv[c], m.off[c]);
       if (channels == 4)
-        px[3] = cbi_to_byte (s[3 * plane], 1.0f / f.scale[0], 0.0f);
+        px[3] = cbi_to_byte (s[3 * plane], f.out_scale[0], 0.0f);
       else if (out_w == 5 && out_h == 3)
         px[3] = in[(frame * plane + p) * 4 + 3];
       else

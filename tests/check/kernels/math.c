@@ -113,12 +113,12 @@ GST_END_TEST;
 
 GST_START_TEST (test_unpack_map_sends_grey_to_every_colour_byte)
 {
-  const float scale[3] = { 0.5f, 0.25f, 0.125f };
-  const float bias[3] = { 1.0f, 2.0f, 3.0f };
+  const float out_scale[3] = { 2.0f, 4.0f, 8.0f };
+  const float out_offset[3] = { -2.0f, -8.0f, -24.0f };
   CbiUnpackMap m;
   int c;
 
-  cbi_unpack_map_init (&m, 1, scale, bias);
+  cbi_unpack_map_init (&m, 1, out_scale, out_offset);
   fail_unless_equals_int (m.channels, 1);
   for (c = 0; c < 3; c++) {
     fail_unless_equals_int (m.src[c], 0);
@@ -126,11 +126,11 @@ GST_START_TEST (test_unpack_map_sends_grey_to_every_colour_byte)
     fail_unless_equals_float (m.off[c], -2.0f);
   }
 
-  cbi_unpack_map_init (&m, 3, scale, bias);
+  cbi_unpack_map_init (&m, 3, out_scale, out_offset);
   for (c = 0; c < 3; c++) {
     fail_unless_equals_int (m.src[c], c);
-    fail_unless_equals_float (m.inv[c], 1.0f / scale[c]);
-    fail_unless_equals_float (m.off[c], -bias[c] / scale[c]);
+    fail_unless_equals_float (m.inv[c], out_scale[c]);
+    fail_unless_equals_float (m.off[c], out_offset[c]);
   }
 }
 
@@ -138,11 +138,11 @@ GST_END_TEST;
 
 GST_START_TEST (test_unpack_map_scales_a_fourth_channel_as_0_without_bias)
 {
-  const float scale[3] = { 0.5f, 0.25f, 0.125f };
-  const float bias[3] = { 1.0f, 2.0f, 3.0f };
+  const float out_scale[3] = { 2.0f, 4.0f, 8.0f };
+  const float out_offset[3] = { -2.0f, -8.0f, -24.0f };
   CbiUnpackMap m;
 
-  cbi_unpack_map_init (&m, 4, scale, bias);
+  cbi_unpack_map_init (&m, 4, out_scale, out_offset);
   fail_unless_equals_int (m.src[3], 3);
   fail_unless_equals_float (m.inv[3], 2.0f);
   fail_unless_equals_float (m.off[3], 0.0f);

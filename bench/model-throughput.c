@@ -10,12 +10,12 @@
  *
  *   model-throughput [--model file.onnx] [--batch 8] [--width 320]
  *                    [--height 240] [--batches 10] [--warmup 2]
- *                    [--backend auto]
+ *                    [--backend auto] [--threads 0]
  *
  * Prints one line of key=value pairs, e.g.
  *   fps=123.4 frames=80 batches=10 seconds=0.648 batch-ms-median=64.2 ...
- * which bench/onnxruntime-compare.py reads. The element's thread count is
- * its backend's: OMP_NUM_THREADS for oneDNN on the CPU.
+ * which bench/onnxruntime-compare.py reads. --threads sets the element's
+ * threads property (0: OpenMP's default, OMP_NUM_THREADS where set).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -109,6 +109,7 @@ int
 main (int argc, char **argv)
 {
   gint batch = 8, width = 320, height = 240, batches = 10, warmup = 2;
+  gint threads = 0;
   gchar *backend = NULL, *model = NULL, *batch_str, *caps_str, *out_str;
   GOptionEntry entries[] = {
     {"model", 0, 0, G_OPTION_ARG_FILENAME, &model,
@@ -122,6 +123,8 @@ main (int argc, char **argv)
         "Untimed batches before them (2)", "N"},
     {"backend", 0, 0, G_OPTION_ARG_STRING, &backend,
         "cpu, cuda or auto (auto)", "NAME"},
+    {"threads", 0, 0, G_OPTION_ARG_INT, &threads,
+        "The element's threads property (0: OpenMP's default)", "N"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- element frames per second");
@@ -165,6 +168,7 @@ main (int argc, char **argv)
   gst_util_set_object_arg (G_OBJECT (infer), "batch", batch_str);
   gst_util_set_object_arg (G_OBJECT (infer), "backend",
       backend ? backend : "auto");
+  g_object_set (infer, "threads", (guint) MAX (threads, 0), NULL);
   if (model)
     g_object_set (infer, "model", model, NULL);
   /* the harness gives the element no bus: ours keeps its error messages */

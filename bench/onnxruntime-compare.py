@@ -13,8 +13,7 @@ the element is faster).
 The element's figure is the whole element: bytes to floats, the model,
 floats back to bytes (or the tensor meta), buffers in and out. The
 onnxruntime figure is session.run() on a float tensor made beforehand.
-oneDNN threads through OpenMP, so the element's process gets
-OMP_NUM_THREADS = threads.
+The element gets threads = --threads (its property).
 
 With --rounds R (default 3) both run R times, alternating which goes first;
 the fps reported are the medians of the rounds, the ratio the median of the
@@ -67,12 +66,12 @@ def frames(batch, width, height):
     return out
 
 
-def run_element(args, model, plugin_path, helper):
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
-               GST_PLUGIN_PATH=plugin_path)
+def run_element(args, model, plugin_path, helper, extra_env=None):
+    env = dict(os.environ, GST_PLUGIN_PATH=plugin_path, **(extra_env or {}))
     cmd = [helper, "--model", model, "--batch", str(args.batch),
            "--width", str(args.width), "--height", str(args.height),
-           "--batches", str(args.batches), "--warmup", str(args.warmup)]
+           "--batches", str(args.batches), "--warmup", str(args.warmup),
+           "--threads", str(args.threads)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stderr.strip() or p.stdout.strip()

@@ -10,6 +10,7 @@
 #include "cbierror.h"
 
 #include <gst/gst.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,7 @@ struct _CbiEngine
   CbiPool *pool;
   CbiPool *staging;             /* host buffers for transfers, or NULL */
   guint64 memory_limit;         /* the pool's, plus the warm-up's frames */
+  guint threads;                /* OpenMP threads; 0: OpenMP's default */
   CbiPlanEntry plans[CBI_MAX_PLANS + CBI_MAX_INFLIGHT];
   guint n_plans;
   guint64 use_counter;
@@ -401,6 +403,16 @@ cbi_engine_check_image (const CbiPlanEntry * e, const CbiFrameBatch * batch,
   return FALSE;
 }
 
+/* OpenMP's thread count is the calling thread's own: set on every entry
+ * from a thread that may run oneDNN or the packing loops (the streaming
+ * thread, the src pad's task, a state change's). */
+static void
+cbi_engine_use_threads (CbiEngine * engine)
+{
+  if (engine->threads > 0 && omp_get_max_threads () != (gint) engine->threads)
+    omp_set_num_threads (engine->threads);
+}
+
 /* Queues a batch in the next slot: @batch packs the input when set, else
  * @input is copied in. */
 static gboolean
@@ -428,6 +440,7 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   }
   g_mutex_unlock (&engine->lock);
 
+  cbi_engine_use_threads (engine);
   cbi_engine_stats (engine, &before);
   cbi_engine_reset_peaks (engine);
   e = cbi_engine_get_plan (engine, shape, batch, &report->replanned, error);
@@ -448,6 +461,7 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   g_mutex_unlock (&engine->lock);
 
   *ticket = k;
+  report->threads = omp_get_max_threads ();
   report->slots = shape->dims[0];
   report->frames = batch ? batch->n_frames : shape->dims[0];
   report->workspace_bytes = e->workspace_bytes;
@@ -490,6 +504,7 @@ cbi_engine_collect (CbiEngine * engine, guint ticket,
     return FALSE;
   }
   /* no lock while waiting: the submitting thread goes on meanwhile */
+  cbi_engine_use_threads (engine);
   if (backend->iface->finish && !backend->iface->finish (backend, plan,
           ticket, batch, error))
     return FALSE;
@@ -738,6 +753,12 @@ void
 cbi_engine_set_exhaustive_search (CbiEngine * engine, gboolean exhaustive)
 {
   engine->backend->exhaustive_search = exhaustive;
+}
+
+void
+cbi_engine_set_threads (CbiEngine * engine, guint threads)
+{
+  engine->threads = threads;
 }
 
 void

@@ -50,6 +50,7 @@ typedef struct
   guint64 workspace_bytes;
   guint64 device_free_bytes;
   guint64 device_total_bytes;
+  guint threads;                /* OpenMP threads of the submitting thread */
   guint64 time_ns;
   /* warm-up only: the planned batches timed after the first, and their
    * median, which one slow sample (a page fault, a busy core) cannot
@@ -202,5 +203,10 @@ void cbi_engine_set_exhaustive_search (CbiEngine * engine,
  * (CUDA graphs: one launch for every layer of a batch). The CPU backend
  * ignores it. */
 void cbi_engine_set_replay (CbiEngine * engine, gboolean replay);
+
+/* The OpenMP threads that run oneDNN and the packing loops on the CPU
+ * backend; 0 (the default) keeps OpenMP's own: OMP_NUM_THREADS, else the
+ * cores the process may use. */
+void cbi_engine_set_threads (CbiEngine * engine, guint threads);
 
 G_END_DECLS

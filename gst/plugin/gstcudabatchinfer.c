@@ -181,6 +181,7 @@ struct _GstCudaBatchInfer
   GstCudaBatchInferAlgoSearch algo_search;
   gboolean cuda_graph;
   guint max_inflight;
+  guint threads;
 
   /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
    * change_state while no data flows */
@@ -280,6 +281,7 @@ enum
   PROP_ALGO_SEARCH,
   PROP_CUDA_GRAPH,
   PROP_MAX_INFLIGHT,
+  PROP_THREADS,
   PROP_STATS,
 };
 
@@ -306,6 +308,8 @@ enum
 #define DEFAULT_ALGO_SEARCH GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE
 #define DEFAULT_CUDA_GRAPH TRUE
 #define DEFAULT_MAX_INFLIGHT 2
+#define DEFAULT_THREADS 0
+#define MAX_THREADS 1024
 
 #define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
 
@@ -762,6 +766,27 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:threads:
+   *
+   * Threads that compute a batch on the CPU backend (oneDNN's OpenMP
+   * threads, which also pack and unpack the frames). 0: OpenMP's own
+   * choice, `OMP_NUM_THREADS` where it is set, else the cores the process
+   * may use. Idle, these threads sleep rather than spin, so the decoder,
+   * converters and encoder of the pipeline keep the cores between batches
+   * (the plugin sets OpenMP's wait policy to passive when it loads, unless
+   * the application set `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT`, or loaded
+   * OpenMP first). The CUDA backend ignores it.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads",
+          "CPU backend compute threads (0 = OpenMP's default: "
+          "OMP_NUM_THREADS, else the cores the process may use)", 0,
+          MAX_THREADS, DEFAULT_THREADS, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
@@ -856,6 +881,7 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
   }
 
   self->max_inflight = DEFAULT_MAX_INFLIGHT;
+  self->threads = DEFAULT_THREADS;
 
   g_mutex_init (&self->timer_lock);
   g_cond_init (&self->timer_cond);
@@ -1004,6 +1030,9 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
     case PROP_MAX_INFLIGHT:
       self->max_inflight = g_value_get_uint (value);
       break;
+    case PROP_THREADS:
+      self->threads = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1113,6 +1142,9 @@ gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MAX_INFLIGHT:
       g_value_set_uint (value, self->max_inflight);
+      break;
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1947,6 +1979,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
       "reserved-bytes", G_TYPE_UINT64, r.pool.reserved_bytes,
       "workspace-bytes", G_TYPE_UINT64, r.workspace_bytes,
       "output-buffer-bytes", G_TYPE_UINT64, output_buffer_bytes,
+      "threads", G_TYPE_UINT, r.threads,
       "warmup-time", G_TYPE_UINT64, r.time_ns,
       "steady-batch-time", G_TYPE_UINT64, r.steady_time_ns,
       "backend", G_TYPE_STRING, cbi_engine_backend_name (self->engine),
@@ -2513,7 +2546,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   GError *error = NULL;
   gboolean fallback, error_posted, ok = TRUE, std_ok = TRUE, resizes;
   gboolean exhaustive, replay;
-  guint c;
+  guint c, threads;
   gchar *model;
   GstVideoInfo info;
   CbiGraph *graph;
@@ -2532,6 +2565,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   limit = self->run_memory_limit = self->memory_limit;
   exhaustive = self->algo_search == GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE;
   replay = self->cuda_graph;
+  threads = self->threads;
   self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
   /* value = (byte x scale - mean) / std = byte x run_scale + run_bias */
   for (c = 0; c < 3; c++) {
@@ -2582,6 +2616,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->backend_name = g_intern_string (cbi_engine_backend_name (self->engine));
   cbi_engine_set_exhaustive_search (self->engine, exhaustive);
   cbi_engine_set_replay (self->engine, replay);
+  cbi_engine_set_threads (self->engine, threads);
   resizes = gst_cuda_batch_infer_model_resizes (self);
   GST_OBJECT_LOCK (self);
   self->resizes = resizes;

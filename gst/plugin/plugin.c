@@ -1,16 +1,70 @@
 /* GStreamer cudabatchinfer plugin
  * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The plugin file is a loader. The element, its engine, oneDNN and the
+ * OpenMP runtime live in a module beside it (CBI_ELEMENT_MODULE), which
+ * this file opens only once it has chosen OpenMP's wait policy: libgomp
+ * reads OMP_WAIT_POLICY once, when it is loaded, and its default lets
+ * idle threads spin for a while after every parallel region. In a
+ * pipeline those spinning threads take the cores the decoder, converters
+ * and encoder need between batches, so the element asks for passive
+ * waiting, unless the application chose for itself.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include "gstcudabatchinfer.h"
+#include <dlfcn.h>
+#include <gst/gst.h>
+
+#include "gstcudabatchinfer-module.h"
+
+GST_DEBUG_CATEGORY_STATIC (cbi_plugin_debug);
+#define GST_CAT_DEFAULT cbi_plugin_debug
+
+static void
+cbi_prefer_passive_openmp (void)
+{
+  void *gomp;
+
+  if (g_getenv ("OMP_WAIT_POLICY") || g_getenv ("GOMP_SPINCOUNT")) {
+    GST_INFO ("OpenMP's wait policy is the application's");
+    return;
+  }
+  gomp = dlopen ("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (gomp) {
+    dlclose (gomp);
+    GST_WARNING ("OpenMP was loaded before the plugin: its "
+        "idle threads spin; set OMP_WAIT_POLICY=passive before it loads to "
+        "leave the cores to the rest of the pipeline");
+    return;
+  }
+  g_setenv ("OMP_WAIT_POLICY", "passive", FALSE);
+}
 
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
-  return GST_ELEMENT_REGISTER (cudabatchinfer, plugin);
+  gboolean (*register_elements) (GstPlugin * plugin);
+  const gchar *filename = gst_plugin_get_filename (plugin);
+  gchar *dir, *path;
+  void *module;
+
+  GST_DEBUG_CATEGORY_INIT (cbi_plugin_debug, "cudabatchinfer-plugin", 0,
+      "cudabatchinfer plugin loading");
+  cbi_prefer_passive_openmp ();
+  dir = filename ? g_path_get_dirname (filename) : g_strdup (".");
+  path = g_build_filename (dir, CBI_ELEMENT_MODULE, NULL);
+  /* never closed: the types it registers live as long as the process */
+  module = dlopen (path, RTLD_NOW | RTLD_LOCAL);
+  register_elements = module ? (gboolean (*)(GstPlugin *))
+      dlsym (module, CBI_ELEMENT_MODULE_ENTRY) : NULL;
+  if (register_elements == NULL)
+    GST_ERROR ("cannot load the element from %s: %s", path,
+        dlerror ());
+  g_free (path);
+  g_free (dir);
+  return register_elements && register_elements (plugin);
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, cudabatchinfer,

@@ -731,6 +731,45 @@ GST_START_TEST (test_latency_adds_batching_and_batch_time)
 
 GST_END_TEST;
 
+/* The threads the warm-up of an element with @threads reports. */
+static guint
+warmup_threads (guint threads)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstCaps *caps = gst_caps_from_string (CAPS_RGB);
+  GstMessage *msg;
+  guint used = 0;
+
+  g_object_set (e, "batch", 2, "backend", 1, "threads", threads,
+      "warmup-caps", caps, NULL);
+  gst_caps_unref (caps);
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
+  fail_unless (msg != NULL && gst_message_has_name (msg,
+          "cudabatchinfer-warmup"));
+  fail_unless (gst_structure_get_uint (gst_message_get_structure (msg),
+          "threads", &used));
+  gst_message_unref (msg);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+  return used;
+}
+
+GST_START_TEST (test_threads_property_sets_the_cpu_compute_threads)
+{
+  fail_unless_equals_int (warmup_threads (3), 3);
+  fail_unless_equals_int (warmup_threads (1), 1);
+  /* 0: OpenMP's default, at least one */
+  fail_unless (warmup_threads (0) >= 1);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_warmup_caps_warm_up_on_ready_to_paused)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
@@ -1544,6 +1583,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_stats_count_frames_batches_and_padding);
   tcase_add_test (tc, test_latency_adds_batching_and_batch_time);
   tcase_add_test (tc, test_warmup_caps_warm_up_on_ready_to_paused);
+  tcase_add_test (tc, test_threads_property_sets_the_cpu_compute_threads);
   tcase_add_test (tc,
       test_matching_caps_after_warmup_caps_do_not_warm_up_again);
   tcase_add_test (tc, test_formats_it_cannot_take_are_not_negotiated);

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Frames per second with and without a competing busy process, in one run.
+
+In a pipeline the element shares the cores with the decoder, converters
+and encoder. This runs each model through the element, through the element
+with OpenMP's default idle spinning (GOMP_SPINCOUNT=300000, what libgomp
+does when nothing sets its wait policy: the element's behaviour before it
+asked for passive waiting), and through onnxruntime, each first on an idle
+machine and then with one busy process (a Python loop) competing for the
+cores, and prints the frames per second side by side with two ratios:
+
+- loaded element / loaded onnxruntime: at least 1 is the target (the
+  element keeps at least what onnxruntime keeps under the same load);
+- idle element / idle spinning element: what passive waiting costs when
+  nothing competes (the target: no more than 5 % lost, a ratio >= 0.95).
+
+Each figure is the median of --rounds runs; within a round the runs go
+back to back, in an order that alternates, so a busy spell of a shared
+machine hits all of them. The busy process ends with the run (and by
+itself after 10 minutes in any case).
+
+  python3 bench/competing-load.py [--model FILE]... [--batch 8]
+      [--width 320] [--height 240] [--threads NCPU] [--batches 10]
+      [--warmup 2] [--rounds 3] [--build-dir build]
+
+Same helper and options as bench/onnxruntime-compare.py (which it uses);
+needs the project's .venv (scripts/install-deps.sh) and a build with
+-Dbench=enabled.
+"""
+import contextlib
+import importlib.util
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "onnxruntime_compare", os.path.join(HERE, "onnxruntime-compare.py"))
+compare = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(compare)
+
+SPINNING = {"GOMP_SPINCOUNT": "300000"}
+BUSY = ("import time\n"
+        "end = time.monotonic() + 600\n"
+        "while time.monotonic() < end:\n"
+        "    pass\n")
+
+
+@contextlib.contextmanager
+def competing_load(on):
+    """One busy process for the duration, or nothing."""
+    if not on:
+        yield
+        return
+    p = subprocess.Popen([sys.executable, "-c", BUSY])
+    try:
+        yield
+    finally:
+        p.kill()
+        p.wait()
+
+
+def measure(args, model, plugin_path, helper):
+    runs = {(who, load): [] for who in ("element", "spinning", "ort")
+            for load in (False, True)}
+    for r in range(args.rounds):
+        for load in (False, True):
+            order = ["element", "spinning", "ort"]
+            if r % 2:
+                order.reverse()
+            with competing_load(load):
+                for who in order:
+                    if who == "ort":
+                        fps, _ = compare.run_onnxruntime(args, model)
+                    else:
+                        env = SPINNING if who == "spinning" else None
+                        fps = float(compare.run_element(
+                            args, model, plugin_path, helper, env)["fps"])
+                    runs[(who, load)].append(fps)
+        if args.verbose:
+            print("  round %d: %s" % (r, ", ".join(
+                "%s%s %.1f" % (w, " loaded" if l else "", v[-1])
+                for (w, l), v in runs.items())), flush=True)
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
+def main():
+    ap = compare.argparse.ArgumentParser(
+        description="fps with and without a competing busy process")
+    ap.add_argument("--model", action="append",
+                    help="ONNX model (repeatable; default: the test models)")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--width", type=int, default=320)
+    ap.add_argument("--height", type=int, default=240)
+    ap.add_argument("--threads", type=int,
+                    default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--batches", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--build-dir", default="build")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    for k in ("batch", "width", "height", "threads", "batches", "rounds"):
+        if getattr(args, k) < 1:
+            ap.error("--%s must be at least 1" % k)
+
+    build = compare.in_root(args.build_dir)
+    plugin_path = os.path.join(build, "gst", "plugin")
+    helper = os.path.join(build, "bench", "model-throughput")
+    if not os.access(helper, os.X_OK):
+        sys.exit("no %s: build with -Dbench=enabled" % helper)
+    models = args.model or [
+        os.path.join(compare.ROOT, "tests", "models", m + ".onnx")
+        for m in compare.DEFAULT_MODELS]
+
+    print("batch %d, %dx%d frames, %d threads, %d timed batches after %d, "
+          "median of %d rounds, one competing busy process when loaded"
+          % (args.batch, args.width, args.height, args.threads, args.batches,
+             args.warmup, args.rounds))
+    print("command: " + " ".join(shlex.quote(a) for a in sys.argv))
+    print("load average before: %.2f %.2f %.2f" % os.getloadavg())
+    print()
+    head = "%-12s %9s %9s %9s %9s %9s %9s %11s %11s" % (
+        "model", "elem", "elem+L", "spin", "spin+L", "ort", "ort+L",
+        "elem/ort+L", "elem/spin")
+    print(head)
+    print("-" * len(head))
+    for model in models:
+        name = os.path.splitext(os.path.basename(model))[0]
+        f = measure(args, compare.in_root(model), plugin_path, helper)
+        print("%-12s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %11.2f %11.2f" % (
+            name, f[("element", False)], f[("element", True)],
+            f[("spinning", False)], f[("spinning", True)],
+            f[("ort", False)], f[("ort", True)],
+            f[("element", True)] / f[("ort", True)],
+            f[("element", False)] / f[("spinning", False)]))
+        sys.stdout.flush()
+    print("\nload average after: %.2f %.2f %.2f" % os.getloadavg())
+    print("\nfps, median of the rounds. elem: the element as shipped (idle "
+          "OpenMP threads sleep);\nspin: the element with libgomp's default "
+          "spinning; ort: onnxruntime; +L: one busy\nprocess competing. "
+          "elem/ort+L: loaded element / loaded onnxruntime (target >= 1);"
+          "\nelem/spin: idle element / idle spinning element (target >= "
+          "0.95).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -144,8 +144,7 @@ cbi_cpu_pool_alloc (CbiCpuPlan * plan, CbiPool * pool, gsize size,
     g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY,
         "could not allocate %" G_GSIZE_FORMAT " bytes for %s "
         "(memory limit left to the engine: %" G_GUINT64_FORMAT " bytes, "
-        "0 = none)", size, what,
-        cbi_pool_get_limit (pool));
+        "0 = none)", size, what, cbi_pool_get_limit (pool));
     return NULL;
   }
   g_ptr_array_add (plan->blocks, block);

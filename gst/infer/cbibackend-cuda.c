@@ -263,8 +263,8 @@ cbi_cuda_alloc (CbiPool * pool, gboolean pinned, gsize size,
   if (block == NULL)
     g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate %"
         G_GSIZE_FORMAT " bytes of %s memory for %s (memory limit left to "
-        "the engine: %" G_GUINT64_FORMAT " bytes, 0 = none)", size, pinned ? "pinned host" :
-        "device", what, cbi_pool_get_limit (pool));
+        "the engine: %" G_GUINT64_FORMAT " bytes, 0 = none)", size,
+        pinned ? "pinned host" : "device", what, cbi_pool_get_limit (pool));
   return block;
 }
 

@@ -936,8 +936,7 @@ gst_cuda_batch_infer_set_channels (GstCudaBatchInfer * self,
 
 /* The @n values of a per-channel array property (3, or 0 when unset). */
 static void
-gst_cuda_batch_infer_get_channels (GValue * value, const gdouble in[3],
-    guint n)
+gst_cuda_batch_infer_get_channels (GValue * value, const gdouble in[3], guint n)
 {
   GValue v = G_VALUE_INIT;
   guint c;

@@ -60,8 +60,7 @@ plugin_init (GstPlugin * plugin)
   register_elements = module ? (gboolean (*)(GstPlugin *))
       dlsym (module, CBI_ELEMENT_MODULE_ENTRY) : NULL;
   if (register_elements == NULL)
-    GST_ERROR ("cannot load the element from %s: %s", path,
-        dlerror ());
+    GST_ERROR ("cannot load the element from %s: %s", path, dlerror ());
   g_free (path);
   g_free (dir);
   return register_elements && register_elements (plugin);

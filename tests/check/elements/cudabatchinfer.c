@@ -1608,8 +1608,7 @@ cudabatchinfer_suite (void)
         test_backend_auto_runs_on_cuda_where_a_device_is_usable);
   } else {
     tcase_add_test (tc, test_backend_cuda_without_gpu_fails_the_state_change);
-    tcase_add_test (tc,
-        test_backend_auto_falls_back_to_the_cpu_with_a_warning);
+    tcase_add_test (tc, test_backend_auto_falls_back_to_the_cpu_with_a_warning);
   }
   tcase_add_test (tc, test_repeated_state_changes_do_not_leak_or_hang);
   tcase_add_test (tc, test_stop_in_the_middle_of_a_batch_drops_cleanly);

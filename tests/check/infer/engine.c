@@ -822,7 +822,8 @@ engine_suite (void)
   tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
   tcase_add_test (tc, test_default_model_draws_a_dark_line_on_an_edge);
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);
-  tcase_add_test (tc, test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
+  tcase_add_test (tc,
+      test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
   tcase_add_test (tc,
       test_warmup_frames_count_against_the_limit_before_they_exist);

@@ -764,7 +764,7 @@ kernels_launch_suite (void)
   tcase_add_test (tc, test_launchers_with_nothing_to_do_return_success);
   tcase_add_test (tc, test_launchers_refuse_arguments_they_cannot_run);
   if (!have_device ()) {
-  tcase_add_test (tc, test_a_launch_without_a_device_returns_an_error);
+    tcase_add_test (tc, test_a_launch_without_a_device_returns_an_error);
     return s;
   }
   tcase_add_test (tc, test_pack_on_a_device_gives_the_cpu_values);

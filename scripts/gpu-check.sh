@@ -194,6 +194,7 @@ step_build () {
   else say "this build has no CUDA backend (nvcc or cuDNN was missing)"
   fi
   bin=$root/build/tests/conformance  # the node tests' runner
+  export GST_PLUGIN_PATH=$root/build  # the bench finds the plugin there
   conformance=$root/tests/conformance/onnx-node-tests.py
   style_model=$root/tests/models/style.onnx
   pytorch_style=$root/bench/pytorch-style.py
@@ -353,11 +354,10 @@ step_bench () {
   local b=$bin/first-last-batch rc
   if [ -z "$bundle" ]; then b=build/bench/first-last-batch; fi
   if [ ! -x "$b" ]; then verdict skipped "bench/ was not built (-Dbench=enabled)"; return; fi
-  # GST_PLUGIN_PATH finds the plugin of build/; the bundle's paths are set
   if [ "$gpu" = 0 ]; then
     # a few frames on the CPU instead, to show that the pipeline's
     # elements (videotestsrc, the plugin, fakesink) load here
-    GST_PLUGIN_PATH=build "$b" --backend cpu --model "$style_model" \
+    "$b" --backend cpu --model "$style_model" \
       --width 160 --height 120 --batch 4 --frames 24 \
       >"$report/bench-cpu-short.txt" 2>&1
     rc=$?
@@ -368,7 +368,7 @@ step_bench () {
     fi
     return
   fi
-  GST_PLUGIN_PATH=build "$b" --backend cuda --model "$style_model" \
+  "$b" --backend cuda --model "$style_model" \
     --width 1280 --height 720 --batch 16 --frames 120 \
     >"$report/bench-cuda.txt" 2>&1
   rc=$?

@@ -4,88 +4,339 @@
 #
 #   bash scripts/gpu-check.sh [REPORT-DIR]      (default: gpu-report/)
 #
-# 1. uses build/ (carried from a machine that built it, or built here when
-#    meson, ninja and the -dev packages are present; nothing is installed:
-#    the GPU machine has no network);
-# 2. checks the runtime libraries the build needs are there (ldd), and
-#    stops with the list of what is missing otherwise;
-# 3. runs the whole test suite; the CUDA suite (elements_cudabatchinfer-cuda)
-#    compares every test model on CUDA with the CPU backend and checks that
-#    no batch after warm-up allocates;
-# 4. runs the ONNX node tests on both backends (the runner checks NaN and
-#    infinities before its per-op tolerance) and lists the tests whose
-#    verdict differs;
-# 5. runs bench/first-last-batch on CUDA: 120 frames at batch 16 through
-#    the style net at 1280x720, the four warm-up/padding runs, the
+# It runs from gpu-bundle/ when that is here (scripts/gpu-bundle.sh makes
+# it on a machine with the build dependencies; it holds the binaries, the
+# test models and the runtime libraries, so the GPU machine needs no
+# package, no GStreamer, no meson), from build/ otherwise (carried, or
+# built here when meson, ninja and the -dev packages are present).
+#
+# 1. machine: the GPU (nvidia-smi), the OS and its glibc;
+# 2. bundle or build: which one runs, and from what commit;
+# 3. runtime libraries: every binary's libraries are found (ldd); with the
+#    bundle, the CUDA 13 libraries come from the python's pip wheels
+#    (site-packages/nvidia/*/lib) or /usr/local/cuda, and where there are
+#    none, from the bundle's fallback (cudart, cuDNN's front library and a
+#    cuBLAS stub: the plugin loads, the CUDA backend finds no device);
+# 4. test suite: the whole suite; the CUDA suite (elements_cudabatchinfer-
+#    cuda) compares every test model on CUDA with the CPU backend and checks
+#    that no batch after warm-up allocates; from the bundle, each binary
+#    runs with the environment tests/meson.build gives the tests (no meson
+#    test: its build files carry the building machine's paths);
+# 5-6. node tests: the ONNX node tests on the CPU and CUDA backends (the
+#    runner checks NaN and infinities before its per-op tolerance) and the
+#    tests whose verdict differs; they need a python with onnx and numpy
+#    ($CBI_PYTHON, else .venv/bin/python3 if there is one, else python3);
+# 7. benchmark: bench/first-last-batch on CUDA: 120 frames at batch 16
+#    through the style net at 1280x720, the four warm-up/padding runs, the
 #    first/median and last/median ratios and throughput, and the stream's
-#    throughput with 2 batches in flight against 1;
-# 6. runs the same net, frames and batches through PyTorch with
+#    throughput with 2 batches in flight against 1 (without a GPU, a few
+#    frames on the CPU, to show the pipeline loads);
+# 8. pytorch: the same net, frames and batches through PyTorch with
 #    cudnn.benchmark (bench/pytorch-style.py, which first checks it
-#    computes what onnxruntime does) and prints the fps ratio;
-# and writes each step's output and a summary to REPORT-DIR. Without a GPU
-# every step runs and the CUDA parts say they were skipped; the exit status
-# is 0 when everything that ran passed.
+#    computes what onnxruntime does) and the fps ratio;
+# and writes each step's output and summary.txt to REPORT-DIR, where every
+# step ends with ran, skipped or failed and why. Without a GPU every step
+# runs or says why it skipped; the exit status is 0 when everything that
+# ran passed.
+#
+# Not -e: a step that fails is reported and the next one runs.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+root=$PWD
 report=${1:-gpu-report}
 mkdir -p "$report"
+report=$(cd "$report" && pwd)  # the tests run from the bundle's folder
 summary="$report/summary.txt"
 : >"$summary"
 start=$(date +%s)
+status=0
 
 say () { echo "$*" | tee -a "$summary"; }
-step () { say ""; say "== $*"; }
+steps=()
+current=
+step () { current=$1; shift; say ""; say "== $current${1:+: $*}"; }
+# the step's outcome: ran, skipped or failed, and why
+verdict () {
+  steps+=("$(printf '%-18s %s' "$current" "$1${2:+ ($2)}")")
+  say "-> $1${2:+ ($2)}"
+  if [ "$1" = failed ]; then status=1; fi
+}
+since () { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN {printf "%.1f", (b - a) / 1e9}'; }
 
-step "machine"
+# the bundle's binaries are x86-64; a minimal system has the loader but
+# no ldd (Debian puts it in libc-dev-bin), and the loader lists the same
+loader=/lib64/ld-linux-x86-64.so.2
+libs_of () {
+  if command -v ldd >/dev/null; then ldd "$1" 2>&1; else "$loader" --list "$1" 2>&1; fi
+}
+
+# a python for the node tests and PyTorch (its pip wheels hold the CUDA
+# libraries too): CBI_PYTHON if set, the project's venv, python3
+py=${CBI_PYTHON:-}
+if [ -n "$py" ]; then :
+elif [ -x .venv/bin/python3 ]; then py=$root/.venv/bin/python3
+elif command -v python3 >/dev/null; then py=python3
+fi
+py_has () { [ -n "$py" ] && "$py" -c "import $1" 2>/dev/null; }
+
+bundle=
+if [ -f gpu-bundle/MANIFEST.txt ]; then bundle=$root/gpu-bundle; fi
 gpu=0
-if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-  gpu=1
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv \
-    | tee -a "$summary"
-else
-  say "no nvidia-smi: no NVIDIA driver here, the CUDA parts will skip"
-fi
+glibc=        # the machine's
+blocked=      # why the steps after a fatal one cannot run
 
-step "build"
-if [ ! -f build/build.ninja ]; then
-  if command -v meson >/dev/null && command -v ninja >/dev/null; then
-    meson setup build -Dtests=enabled -Dbench=enabled >"$report/build.txt" 2>&1
+step_machine () {
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+    gpu=1
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv \
+      | tee -a "$summary"
   else
-    say "no build/ and no meson here: carry build/ from a machine that built"
-    say "it (see README, 'The GPU check')"
-    exit 1
+    say "no NVIDIA driver here (nvidia-smi): the CUDA parts will skip"
   fi
-fi
-if ! ninja -C build >>"$report/build.txt" 2>&1; then
-  say "the build failed: see $report/build.txt"
-  exit 1
-fi
-grep -q "HAVE_CUDA" build/build.ninja && say "built with the CUDA backend" \
-  || say "this build has no CUDA backend (nvcc or cuDNN was missing)"
+  local os
+  os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")
+  glibc=$("$loader" --version 2>/dev/null | grep -oE 'version [0-9]+(\.[0-9]+)+' \
+    | head -n 1 | cut -d' ' -f2)
+  say "${os:-unknown OS}, $(uname -m), kernel $(uname -r), glibc ${glibc:-?}," \
+    "$(nproc) CPUs, python: ${py:-none}"
+  verdict ran
+}
 
-step "runtime libraries"
-missing=$(find build -name '*.so' -o -name 'elements_*' -type f \
-  | xargs -r ldd 2>/dev/null | grep 'not found' | sort -u)
-if [ -n "$missing" ]; then
-  say "missing libraries (install Debian 12's runtime packages):"
-  say "$missing"
-  exit 1
-fi
-say "all found"
+step_bundle () {
+  run=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
+  trap 'rm -rf "$run"' EXIT
+  mkdir -p "$run/lib" "$run/bin"
+  sed -n 's/^\(commit\|made\|needs\): /\1: /p' "$bundle/MANIFEST.txt" \
+    | tee -a "$summary"
+  local need
+  need=$(sed -n 's/^needs:.*glibc >= \([0-9.]*\).*/\1/p' "$bundle/MANIFEST.txt")
+  if [ -n "$need" ] && [ -n "$glibc" ] && \
+      [ "$(printf '%s\n' "$need" "$glibc" | sort -V | head -n 1)" != "$need" ]; then
+    say "this machine's glibc $glibc is older than the bundle's $need:" \
+      "the runtime libraries step will say what fails"
+  fi
+  # the big libraries travel gzipped
+  local gz
+  for gz in "$bundle"/lib/*.gz; do
+    [ -e "$gz" ] || continue
+    if ! gzip -dc "$gz" >"$run/lib/$(basename "$gz" .gz)"; then
+      verdict failed "cannot unpack $gz"; blocked="the bundle is broken"
+      return
+    fi
+  done
 
-status=0
-step "test suite"
-meson test -C build --print-errorlogs >"$report/tests.txt" 2>&1 || status=1
-grep -E "^ *[0-9]+/[0-9]+ " "$report/tests.txt" | tee -a "$summary"
-grep -h "SKIP:" build/meson-logs/testlog.txt | tee -a "$summary"
+  # the CUDA 13 libraries of the pip wheels: site-packages/nvidia/*/lib
+  local roots=() r d
+  if [ -n "$py" ]; then
+    mapfile -t roots < <("$py" -c 'import nvidia; print(*nvidia.__path__, sep="\n")' 2>/dev/null)
+  fi
+  for r in "$root"/.venv/lib/python3*/site-packages/nvidia \
+      /usr/local/lib/python3*/dist-packages/nvidia \
+      /usr/lib/python3/dist-packages/nvidia \
+      "${HOME:-/nonexistent}"/.local/lib/python3*/site-packages/nvidia; do
+    [ -d "$r" ] && roots+=("$r")
+  done
+  cuda_dirs=
+  if [ ${#roots[@]} -gt 0 ]; then
+    while read -r d; do cuda_dirs=$cuda_dirs:$d; done < <(
+      find "${roots[@]}" -maxdepth 3 -name 'lib*.so*' -printf '%h\n' \
+        2>/dev/null | sort -u)
+  fi
+  libpath=$bundle/lib:$run/lib$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-step "ONNX node tests, CPU and CUDA"
-conf="python3 tests/conformance/onnx-node-tests.py --runner build/tests/conformance/cbi-run-tensor"
-if python3 -c 'import onnx, numpy' 2>/dev/null; then
-  $conf --backend cpu >"$report/conformance-cpu.txt" 2>&1
-  $conf --backend cuda >"$report/conformance-cuda.txt" 2>&1
-  say "cpu:  $(tail -n 1 "$report/conformance-cpu.txt")"
+  # the fallback stands in only for what the machine lacks (the binaries'
+  # runpath also looks in /usr/local/cuda/lib64)
+  local so
+  for so in $(LD_LIBRARY_PATH=$libpath libs_of "$bundle/plugin/libgstcudabatchinfer.so" \
+      | awk '$3 == "not" {print $1}'); do
+    if [ -e "$bundle/cuda-fallback/$so" ]; then
+      ln -s "$bundle/cuda-fallback/$so" "$run/lib/$so"
+    fi
+  done
+
+  # each binary through a wrapper with the bundle's libraries, so that
+  # they reach no python (the node tests' runner is one of them)
+  local f
+  for f in "$bundle"/bin/*; do
+    printf '#!/bin/sh\nLD_LIBRARY_PATH='\''%s'\''\nexport LD_LIBRARY_PATH\nexec '\''%s'\'' "$@"\n' \
+      "$libpath" "$f" >"$run/bin/${f##*/}"
+    chmod +x "$run/bin/${f##*/}"
+  done
+  export GST_PLUGIN_SYSTEM_PATH_1_0=$bundle/lib/gstreamer-1.0
+  export GST_PLUGIN_PATH_1_0=$bundle/plugin
+  export GST_PLUGIN_SCANNER_1_0=$bundle/libexec/gst-plugin-scanner
+  export GST_PLUGIN_SCANNER=$GST_PLUGIN_SCANNER_1_0
+  export GST_REGISTRY_1_0=$run/registry.bin  # fresh: nothing stale
+  bin=$run/bin
+  conformance=$bundle/tests/conformance/onnx-node-tests.py
+  style_model=$bundle/tests/models/style.onnx
+  pytorch_style=$bundle/bench/pytorch-style.py
+  verdict ran "from $bundle"
+}
+
+step_build () {
+  if [ ! -f build/build.ninja ]; then
+    if command -v meson >/dev/null && command -v ninja >/dev/null; then
+      meson setup build -Dtests=enabled -Dbench=enabled >"$report/build.txt" 2>&1
+    else
+      say "no gpu-bundle/, no build/ and no meson here: make the bundle with"
+      say "scripts/gpu-bundle.sh and carry gpu-bundle/ (see README, 'The GPU check')"
+      verdict failed "nothing to run"; blocked="nothing to run"
+      return
+    fi
+  fi
+  if ! ninja -C build >>"$report/build.txt" 2>&1; then
+    say "the build failed: see $report/build.txt"
+    verdict failed "the build failed"; blocked="the build failed"
+    return
+  fi
+  if grep -q "HAVE_CUDA" build/build.ninja; then say "built with the CUDA backend"
+  else say "this build has no CUDA backend (nvcc or cuDNN was missing)"
+  fi
+  bin=$root/build/tests/conformance  # the node tests' runner
+  export GST_PLUGIN_PATH=$root/build  # the bench finds the plugin there
+  conformance=$root/tests/conformance/onnx-node-tests.py
+  style_model=$root/tests/models/style.onnx
+  pytorch_style=$root/bench/pytorch-style.py
+  verdict ran "from build/"
+}
+
+step_libs () {
+  local files=() f missing
+  if [ -n "$bundle" ]; then
+    for f in "$bundle"/{bin,plugin,lib,lib/gstreamer-1.0,libexec,cuda-fallback}/* \
+        "$run"/lib/*; do
+      case $f in *.gz|*/STUBS|*.txt) ;; *) [ -f "$f" ] && files+=("$f") ;; esac
+    done
+  else
+    mapfile -t files < <(find build \( -name '*.so' -o -name 'elements_*' \) -type f)
+  fi
+  missing=$(for f in "${files[@]}"; do
+      LD_LIBRARY_PATH=${libpath:-${LD_LIBRARY_PATH:-}} libs_of "$f" \
+        | grep 'not found' | sed "s|^|${f##*/}: |"
+    done | sort -u)
+  if [ -n "$missing" ]; then
+    say "missing libraries:"
+    say "$missing"
+    verdict failed "libraries missing"; blocked="runtime libraries missing"
+    return
+  fi
+  say "all found (${#files[@]} files)"
+  if [ -z "$bundle" ]; then verdict ran; return; fi
+  # where the CUDA libraries come from
+  local so where stubs=
+  for so in "$bundle"/cuda-fallback/lib*; do
+    so=${so##*/}
+    where=$(LD_LIBRARY_PATH=$libpath libs_of "$bundle/plugin/libgstcudabatchinfer.so" \
+      | awk -v s="$so" '$1 == s {print $3}')
+    if [ -L "$run/lib/$so" ]; then
+      if grep -qxF "$so" "$bundle/cuda-fallback/STUBS" 2>/dev/null; then
+        where="the bundle's stub"; stubs="$stubs $so"
+      else
+        where="the bundle's copy"
+      fi
+    fi
+    say "$so: $where"
+  done
+  if [ -n "$stubs" ] && [ "$gpu" = 1 ]; then
+    say "no$stubs on this machine (pip: nvidia-cublas): the CUDA parts cannot run"
+    verdict failed "CUDA libraries missing"
+  else
+    verdict ran
+  fi
+}
+
+step_tests_build () {
+  meson test -C build --print-errorlogs >"$report/tests.txt" 2>&1
+  local rc=$?
+  grep -E "^ *[0-9]+/[0-9]+ " "$report/tests.txt" | tee -a "$summary"
+  grep -h "SKIP:" build/meson-logs/testlog.txt | tee -a "$summary"
+  if [ $rc = 0 ]; then verdict ran; else verdict failed "see tests.txt"; fi
+}
+
+step_tests_bundle () {
+  mkdir -p "$report/tests"
+  : >"$report/tests.txt"
+  local total n=0 ok=0 skip=0 fail=0 line name limit cmd t0 rc res j k f
+  total=$(grep -c . "$bundle/tests.list")
+  while IFS= read -r line; do
+    IFS=$'\t' read -r -a cmd <<<"$line"
+    name=${cmd[0]}; limit=${cmd[1]}; cmd=("${cmd[@]:2}")
+    n=$((n + 1))
+    if [ "${cmd[0]}" = PYTHON ]; then
+      if ! py_has "onnx, numpy"; then
+        printf '%2d/%d %-32s SKIP     no python with onnx and numpy\n' \
+          $n "$total" "$name" | tee -a "$summary" "$report/tests.txt"
+        skip=$((skip + 1))
+        continue
+      fi
+      cmd[0]=$py
+    fi
+    for j in "${!cmd[@]}"; do
+      case ${cmd[$j]} in bin/*) cmd[$j]=$run/${cmd[$j]} ;; esac
+    done
+    t0=$(date +%s%N)
+    (
+      cd "$bundle" || exit 1
+      while IFS= read -r kv; do
+        k=${kv%%=*}; v=${kv#*=}; export "$k=$v"
+      done <"$bundle/test-env.txt"
+      export MALLOC_PERTURB_=$((RANDOM % 255 + 1))  # as meson test does
+      exec timeout "$limit" "${cmd[@]}"
+    ) </dev/null >"$report/tests/$name.txt" 2>&1
+    rc=$?
+    case $rc in
+      0) res=OK; ok=$((ok + 1)) ;;
+      77) res=SKIP; skip=$((skip + 1)) ;;
+      124) res=TIMEOUT; fail=$((fail + 1)) ;;
+      *) res="FAIL"; fail=$((fail + 1)) ;;
+    esac
+    printf '%2d/%d %-32s %-8s %6ss%s\n' $n "$total" "$name" "$res" \
+      "$(since "$t0")" "$([ "$res" = FAIL ] && echo " (exit status $rc)")" \
+      | tee -a "$summary" "$report/tests.txt"
+  done <"$bundle/tests.list"
+  # why the CUDA tests skipped (the suite's line, and cases that print one)
+  for f in "$report"/tests/*.txt; do
+    grep -h "^SKIP:" "$f" | tee -a "$summary"
+    k=$(grep -c "^SKIP [a-z_]*:" "$f")
+    if [ "$k" -gt 0 ] && [[ $f != */onnx-conformance.txt ]]; then
+      say "$(basename "$f" .txt): $k cases skipped, e.g. $(grep -m1 "^SKIP [a-z_]*:" "$f")"
+    fi
+  done
+  say "$ok ok, $skip skipped, $fail failed; each test's output in tests/"
+  if [ $fail -gt 0 ]; then verdict failed "$fail of $total"
+  elif [ $ok = 0 ]; then verdict skipped "no test ran"
+  else verdict ran "$ok ok, $skip skipped"
+  fi
+}
+
+# the node tests on one backend: $1 = cpu or cuda
+node_tests () {
+  "$py" "$conformance" --runner "$bin/cbi-run-tensor" --backend "$1" \
+    >"$report/conformance-$1.txt" 2>&1
+}
+
+step_nodes_cpu () {
+  if ! py_has "onnx, numpy"; then
+    verdict skipped "${py:-no python3}${py:+ has no onnx and numpy}"; return
+  fi
+  node_tests cpu
+  local rc=$?
+  say "cpu: $(tail -n 1 "$report/conformance-cpu.txt")"
+  if [ $rc = 0 ]; then verdict ran; else verdict failed "exit status $rc"; fi
+}
+
+step_nodes_cuda () {
+  if ! py_has "onnx, numpy"; then
+    verdict skipped "${py:-no python3}${py:+ has no onnx and numpy}"; return
+  fi
+  node_tests cuda
   say "cuda: $(tail -n 1 "$report/conformance-cuda.txt")"
+  if ! grep -q "^PASS" "$report/conformance-cuda.txt"; then
+    verdict skipped "none ran on CUDA:$(grep -m1 '^SKIP' \
+      "$report/conformance-cuda.txt" | cut -d: -f2-)"
+    return
+  fi
   # the tests whose verdict differs between the backends
   verdicts () {
     awk '/^(PASS|FAIL|SKIP) / {sub(":$", "", $2); print $2, $1}' "$1" | sort
@@ -94,47 +345,79 @@ if python3 -c 'import onnx, numpy' 2>/dev/null; then
     <(verdicts "$report/conformance-cuda.txt") \
     | awk '$2 != $3 {print "  " $1 ": cpu " $2 ", cuda " $3}' \
     >"$report/conformance-diff.txt"
-  if grep -q "^PASS" "$report/conformance-cuda.txt"; then
-    say "verdicts that differ: $(wc -l <"$report/conformance-diff.txt")"
-    cat "$report/conformance-diff.txt" >>"$summary"
-  else
-    say "no node test ran on CUDA: $(grep -m1 '^SKIP' \
-      "$report/conformance-cuda.txt" | cut -d: -f2-)"
+  say "verdicts that differ: $(wc -l <"$report/conformance-diff.txt")"
+  cat "$report/conformance-diff.txt" >>"$summary"
+  verdict ran
+}
+
+step_bench () {
+  local b=$bin/first-last-batch rc
+  if [ -z "$bundle" ]; then b=build/bench/first-last-batch; fi
+  if [ ! -x "$b" ]; then verdict skipped "bench/ was not built (-Dbench=enabled)"; return; fi
+  if [ "$gpu" = 0 ]; then
+    # a few frames on the CPU instead, to show that the pipeline's
+    # elements (videotestsrc, the plugin, fakesink) load here
+    "$b" --backend cpu --model "$style_model" \
+      --width 160 --height 120 --batch 4 --frames 24 \
+      >"$report/bench-cpu-short.txt" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+      verdict skipped "no GPU; a short CPU run of it passed: bench-cpu-short.txt"
+    else
+      verdict failed "no GPU, and its short CPU run failed: bench-cpu-short.txt"
+    fi
+    return
   fi
-else
-  say "python3 with onnx and numpy is missing: node tests not run"
-fi
-
-step "benchmark (CUDA, style net, 1280x720, batch 16, 120 frames)"
-if [ "$gpu" = 0 ]; then
-  say "no GPU: benchmark not run"
-elif [ -x build/bench/first-last-batch ]; then
-  GST_PLUGIN_PATH=build build/bench/first-last-batch --backend cuda \
-    --model tests/models/style.onnx --width 1280 --height 720 --batch 16 \
-    --frames 120 >"$report/bench-cuda.txt" 2>&1 || status=1
+  "$b" --backend cuda --model "$style_model" \
+    --width 1280 --height 720 --batch 16 --frames 120 \
+    >"$report/bench-cuda.txt" 2>&1
+  rc=$?
   tail -n 11 "$report/bench-cuda.txt" | tee -a "$summary"
-else
-  say "bench/ was not built (-Dbench=enabled)"
-fi
+  if [ $rc = 0 ]; then verdict ran; else verdict failed "exit status $rc"; fi
+}
 
-step "PyTorch (cudnn.benchmark) on the same net, frames and batches"
-if [ "$gpu" = 0 ]; then
-  say "no GPU: comparison not run"
-elif python3 -c 'import torch' 2>/dev/null; then
-  python3 bench/pytorch-style.py --width 1280 --height 720 --batch 16 \
-    --frames 120 >"$report/bench-pytorch.txt" 2>&1 || status=1
+step_pytorch () {
+  if [ "$gpu" = 0 ]; then verdict skipped "no GPU"; return; fi
+  if ! py_has torch; then verdict skipped "no PyTorch in ${py:-no python3}"; return; fi
+  "$py" "$pytorch_style" --width 1280 --height 720 --batch 16 \
+    --frames 120 >"$report/bench-pytorch.txt" 2>&1
+  local rc=$? ours theirs
   tail -n 3 "$report/bench-pytorch.txt" | tee -a "$summary"
   # the engine's fps of one batch at a time: packing, upload, layers,
   # download and unpacking, as PyTorch's figure counts them
-  ours=$(awk '/^warm-up \+ padding/ {print $(NF-1)}' "$report/bench-cuda.txt")
+  ours=$(awk '/^warm-up \+ padding/ {print $(NF-1)}' "$report/bench-cuda.txt" 2>/dev/null)
   theirs=$(awk '/^fps/ {print $2}' "$report/bench-pytorch.txt")
   if [ -n "$ours" ] && [ -n "$theirs" ]; then
     say "cudabatchinfer $ours fps, PyTorch $theirs fps: ratio" \
       "$(awk -v a="$ours" -v b="$theirs" 'BEGIN {printf "%.2f", a / b}')"
   fi
-else
-  say "no PyTorch here: comparison not run"
-fi
+  if [ $rc = 0 ]; then verdict ran; else verdict failed "exit status $rc"; fi
+}
 
-step "done in $(( $(date +%s) - start )) s; report in $report/"
+# a step runs unless one before it failed in a way that leaves nothing to
+# run (no build, libraries missing); it then says it skipped, and why
+run_step () {
+  step "$1" "$2"
+  if [ -n "$blocked" ]; then verdict skipped "$blocked"; else "$3"; fi
+}
+run_step machine "" step_machine
+if [ -n "$bundle" ]; then run_step bundle "gpu-bundle/" step_bundle
+else run_step build "" step_build
+fi
+run_step "runtime libraries" "ldd" step_libs
+if [ -n "$bundle" ]; then run_step "test suite" "" step_tests_bundle
+else run_step "test suite" "meson test" step_tests_build
+fi
+run_step "node tests CPU" "the ONNX node tests on the CPU backend" step_nodes_cpu
+run_step "node tests CUDA" "the same on CUDA, and the verdicts that differ" \
+  step_nodes_cuda
+run_step benchmark "CUDA, style net, 1280x720, batch 16, 120 frames" step_bench
+run_step pytorch "PyTorch (cudnn.benchmark) on the same net, frames and batches" \
+  step_pytorch
+
+say ""
+say "== steps"
+printf '%s\n' "${steps[@]}" | tee -a "$summary"
+say ""
+say "== done in $(( $(date +%s) - start )) s, exit status $status; report in $report/"
 exit $status

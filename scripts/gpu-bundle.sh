@@ -54,7 +54,9 @@ mkdir -p "$bundle"/{bin,lib/gstreamer-1.0,libexec,plugin,cuda-fallback}
 bundle=$(cd "$bundle" && pwd)
 
 # --- the build's files, and the test list with its environment ------------
-cp -L "$build/gst/plugin/libgstcudabatchinfer.so" "$bundle/plugin/"
+# the plugin file and the element's module it loads from beside it
+cp -L "$build/gst/plugin/libgstcudabatchinfer.so" \
+  "$build/gst/plugin/libgstcudabatchinfer-element.so.1" "$bundle/plugin/"
 meta=$(readlink -f "$build"/gst/libgstcudabatchinfer-1.0.so.0)
 cp "$meta" "$bundle/lib/libgstcudabatchinfer-1.0.so.0"
 cp "$build/bench/first-last-batch" "$build/bench/model-throughput" \
@@ -99,7 +101,7 @@ with open(os.path.join(bundle, "test-env.txt"), "w") as out:
 ' "$src" "$build" "$bundle"
 
 # debug info is most of the test binaries' size; symbols stay for backtraces
-ours=("$bundle"/bin/* "$bundle"/plugin/*.so "$bundle"/lib/*.so.*)
+ours=("$bundle"/bin/* "$bundle"/plugin/*.so* "$bundle"/lib/*.so.*)
 strip --strip-debug "${ours[@]}"
 
 # --- runtime libraries from Debian's packages -----------------------------

@@ -162,10 +162,16 @@ trap 'on_signal TERM 15' TERM
 trap 'on_signal HUP 1' HUP
 
 # runs "$@" in the background (so that a signal is handled at once),
-# output to the terminal indented and to the log $log; returns its status
+# output to the terminal indented and to the log $log (only to the log
+# with quiet=1); returns its status
 log=/dev/null
+quiet=0
 run_logged () {
-  ( "$@" 2>&1 </dev/null | tee "$log" | sed -u 's/^/    | /' ) &
+  if [ "$quiet" = 1 ]; then
+    ( "$@" >"$log" 2>&1 </dev/null ) &
+  else
+    ( "$@" 2>&1 </dev/null | tee "$log" | sed -u 's/^/    | /' ) &
+  fi
   child=$!
   wait "$child"
   local s=$?
@@ -236,8 +242,8 @@ if [ "$use_cache" = 1 ] && [ -f "$tarball" ]; then
     || setup_failed "unpacking the cached root"
 else
   log=$work/logs/debootstrap.log
-  say "\$ debootstrap --variant=minbase $suite $root $mirror"
-  run_logged debootstrap --variant=minbase "$suite" "$root" "$mirror" \
+  say "\$ debootstrap --variant=minbase $suite $root $mirror    (output: $log)"
+  quiet=1 run_logged debootstrap --variant=minbase "$suite" "$root" "$mirror" \
     || setup_failed "debootstrap"
   release "$root"
   # the cache: the root as debootstrap left it, before anything else
@@ -257,11 +263,13 @@ head=$(git -C "$top" rev-parse HEAD)
 log=$work/logs/clone.log
 src=/root/cudabatchinfer
 say "\$ git clone $top $root$src    (HEAD $head)"
+t=$(now)
 # shellcheck disable=SC2016
 run_logged bash -c 'git clone -q --no-hardlinks "$1" "$2" \
   && { [ "$(git -C "$2" rev-parse HEAD)" = "$3" ] \
        || git -C "$2" checkout -q --detach "$3"; }' _ "$top" "$root$src" "$head" \
   || setup_failed "git clone"
+say "cloned in $(elapsed "$t") s"
 
 # -- this machine's network settings --------------------------------------------
 

@@ -17,6 +17,8 @@ packages=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-x gstreamer1.0-libav
+  # a font for demo.sh's timeoverlay (pango; "Sans Bold" is DejaVu Sans Bold)
+  fonts-dejavu-core
   # Debian's dnnl-config.cmake looks for OpenCL (find_package(OpenCL))
   libdnnl-dev ocl-icd-opencl-dev
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev

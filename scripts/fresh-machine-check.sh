@@ -29,8 +29,9 @@
 #
 # The bare root is debootstrap's work before anything else is installed;
 # it is kept as a tar in $CBI_FRESH_DIR/cache/ and unpacked fresh for each
-# run (--no-cache makes it again). The output of each step is also in
-# $CBI_FRESH_DIR/logs/. Exit status 0 when both commands passed.
+# run (--no-cache, or a tar older than 30 days, makes it again). The output
+# of each step is also in $CBI_FRESH_DIR/logs/<run>/ (kept a week). Exit
+# status 0 when both commands passed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 top=$(pwd -P)
@@ -77,7 +78,12 @@ case "$work/" in
       exit 2
     fi ;;
 esac
-mkdir -p "$work/cache" "$work/logs"
+run_id=$(date +%Y%m%d-%H%M%S)-$$
+logs=$work/logs/$run_id
+mkdir -p "$work/cache" "$logs"
+# the logs of runs older than a week go
+find "$work/logs" -mindepth 1 -maxdepth 1 -type d -mtime +7 \
+  -exec rm -rf {} + 2>/dev/null
 root=""
 tmp_root=""
 
@@ -221,7 +227,7 @@ say "mirror $mirror ($suite, $arch), from this machine's apt sources"
 # -- the bare root ----------------------------------------------------------
 
 if ! command -v debootstrap >/dev/null; then
-  log=$work/logs/install-debootstrap.log
+  log=$logs/install-debootstrap.log
   say "\$ apt-get install debootstrap (not on this machine)"
   t=$(now)
   run_logged bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
@@ -235,13 +241,13 @@ tarball=$work/cache/minbase-$suite-$arch-$key.tar
 root=$(mktemp -d "$work/root.XXXXXX")
 chmod 755 "$root"
 t=$(now)
-if [ "$use_cache" = 1 ] && [ -f "$tarball" ]; then
-  log=$work/logs/unpack.log
+if [ "$use_cache" = 1 ] && [ -n "$(find "$tarball" -mtime -30 2>/dev/null)" ]; then
+  log=$logs/unpack.log
   say "\$ tar -xpf $tarball -C $root    (the bare minbase root, cached)"
   run_logged tar --numeric-owner -xpf "$tarball" -C "$root" \
     || setup_failed "unpacking the cached root"
 else
-  log=$work/logs/debootstrap.log
+  log=$logs/debootstrap.log
   say "\$ debootstrap --variant=minbase $suite $root $mirror    (output: $log)"
   quiet=1 run_logged debootstrap --variant=minbase "$suite" "$root" "$mirror" \
     || setup_failed "debootstrap"
@@ -260,7 +266,7 @@ say "bare root ready in $(elapsed "$t") s"
 head=$(git -C "$top" rev-parse HEAD)
 [ -n "$(git -C "$top" status --porcelain --untracked-files=no)" ] \
   && say "note: this checkout has uncommitted changes; the check runs HEAD only"
-log=$work/logs/clone.log
+log=$logs/clone.log
 src=/root/cudabatchinfer
 say "\$ git clone $top $root$src    (HEAD $head)"
 t=$(now)
@@ -301,14 +307,14 @@ mount_all () {
     && mount --make-private "$root/dev/pts" \
     && mount -t tmpfs -o mode=1777,nosuid,nodev shm "$root/dev/shm"
 }
-log=$work/logs/mount.log
+log=$logs/mount.log
 mount_all >"$log" 2>&1 || setup_failed "mounting /proc, /sys and /dev in the root"
 
 # -- the README's two commands -------------------------------------------------------
 
 for c in "${commands[@]}"; do
   name=${c##*/}
-  log=$work/logs/${name%.sh}.log
+  log=$logs/${name%.sh}.log
   say "\$ $c    (in $src, chroot $root, CBI_TEST_QUICK=1)"
   t=$(now)
   run_logged chroot "$root" /usr/bin/env -i "${envs[@]}" \

@@ -75,6 +75,9 @@ work=${CBI_FRESH_DIR:-/var/tmp/cbi-fresh-machine}
 case "$work/" in
   "$top"/*) if ! git -C "$top" check-ignore -q "$work"; then
       say "CBI_FRESH_DIR=$work is inside the source tree and not git-ignored"
+      failed=${#commands[@]}
+      results=("not run: CBI_FRESH_DIR in the source tree")
+      summary
       exit 2
     fi ;;
 esac

@@ -21,12 +21,14 @@ rounds' ratios (each round's pair ran back to back, so a busy spell of a
 shared machine hits both). Without --model it runs the three test
 models tests/models/style.onnx, superres.onnx and classifier.onnx.
 
-  python3 bench/onnxruntime-compare.py [--model FILE]... [--batch 8]
+  .venv/bin/python3 bench/onnxruntime-compare.py [--model FILE]... [--batch 8]
       [--width 320] [--height 240] [--threads NCPU] [--batches 10]
       [--warmup 2] [--rounds 3] [--build-dir build] [--plugin-path DIR]
       [--helper FILE]
 
-Needs `pip install onnxruntime numpy` and a build with -Dbench=enabled.
+Needs onnxruntime and numpy: run it with the Python of the project's virtual
+environment .venv/, which scripts/install-deps.sh makes with the versions
+pinned in scripts/requirements.txt; and a build with -Dbench=enabled.
 """
 import argparse
 import os

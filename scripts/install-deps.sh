@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
-# Installs what building, testing and the demo need on Debian 12.
+# Installs what building, testing and the demo need on Debian 12, from a
+# bare `debootstrap --variant=minbase bookworm` root up:
+# - Debian packages (apt-get, as root or through sudo);
+# - the Python tools (onnx, numpy, onnxruntime, at the versions pinned in
+#   scripts/requirements.txt) in the project's virtual environment .venv/,
+#   made with Debian's /usr/bin/python3 -m venv: Debian 12's Python refuses
+#   pip installs outside one (PEP 668) and its python3-onnx is too old.
+# Run it again any time: when everything is there it checks and returns
+# in well under a second.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
+  ca-certificates git
   build-essential meson ninja-build pkg-config cmake
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-x gstreamer1.0-libav
-  libdnnl-dev
+  # a font for demo.sh's timeoverlay (pango; "Sans Bold" is DejaVu Sans Bold)
+  fonts-dejavu-core
+  # Debian's dnnl-config.cmake looks for OpenCL (find_package(OpenCL))
+  libdnnl-dev ocl-icd-opencl-dev
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev
   clang libclang-rt-14-dev
   valgrind
+  # the venv of the Python tools (tests/conformance, tests/models, bench)
+  python3 python3-venv
 )
 
 missing=()
@@ -18,13 +33,6 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing+=("$p")
 done
-# the ONNX conformance test (tests/conformance) and the test model
-# generator need the Python modules onnx and numpy, from PyPI
-need_python_modules=false
-python3 -c 'import onnx, numpy' 2>/dev/null || need_python_modules=true
-if $need_python_modules && ! python3 -m pip --version >/dev/null 2>&1; then
-  missing+=(python3-pip)
-fi
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -37,7 +45,25 @@ else
     "${missing[@]}" >/dev/null
 fi
 
-if $need_python_modules; then
-  echo "install-deps: installing the Python modules onnx and numpy"
-  python3 -m pip install --quiet onnx numpy
+# The venv: made by Debian's Python (never another python3 on PATH), and
+# filled from scripts/requirements.txt; .venv/requirements.txt is the copy
+# of the pins it was filled from, so a changed pin reinstalls.
+venv=.venv
+req=scripts/requirements.txt
+if [ -x "$venv/bin/python3" ] && grep -qx 'home = /usr/bin' "$venv/pyvenv.cfg" \
+    && cmp -s "$req" "$venv/requirements.txt" \
+    && "$venv/bin/python3" -c '' 2>/dev/null; then
+  echo "install-deps: $venv has the pinned Python modules"
+  exit 0
 fi
+if ! { [ -x "$venv/bin/python3" ] && grep -qx 'home = /usr/bin' "$venv/pyvenv.cfg" \
+    && "$venv/bin/python3" -c '' 2>/dev/null; }; then
+  echo "install-deps: making the virtual environment $venv (/usr/bin/python3 -m venv)"
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+fi
+echo "install-deps: installing the pinned Python modules into $venv ($req)"
+rm -f "$venv/requirements.txt"
+"$venv/bin/python3" -m pip install --quiet --disable-pip-version-check \
+  --only-binary=:all: -r "$req"
+cp "$req" "$venv/requirements.txt"

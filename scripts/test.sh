@@ -4,6 +4,10 @@
 # under valgrind (less the node tests) and in an AddressSanitizer/UBSan
 # build, fuzzes the ONNX importer for 30 s, and ends with one summary line
 # for the gst-check suites.
+#
+# CBI_TEST_QUICK=1 runs only the first pass (the plain suites, the ONNX node
+# tests included) and leaves out valgrind, ASan/UBSan and the fuzzer;
+# scripts/fresh-machine-check.sh runs it so in a bare Debian 12 root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -11,31 +15,36 @@ bash scripts/build.sh
 
 status=0
 meson test -C build --print-errorlogs || status=$?
+logs=(build/meson-logs/testlog.txt)
 
-# the conformance suite runs a process per ONNX node test: too slow for
-# memcheck (the ASan run below covers it)
-echo "== the same suites under valgrind memcheck (leaks and memory errors)"
-meson test -C build --setup valgrind --no-suite conformance --print-errorlogs \
-  || status=$?
+if [ "${CBI_TEST_QUICK:-0}" = 1 ]; then
+  echo "== CBI_TEST_QUICK=1: valgrind, ASan/UBSan and the fuzzer left out"
+else
+  # the conformance suite runs a process per ONNX node test: too slow for
+  # memcheck (the ASan run below covers it)
+  echo "== the same suites under valgrind memcheck (leaks and memory errors)"
+  meson test -C build --setup valgrind --no-suite conformance --print-errorlogs \
+    || status=$?
 
-echo "== the same suites under AddressSanitizer and UBSan"
-if [ ! -f build-asan/build.ninja ]; then
-  meson setup build-asan -Dtests=enabled -Dbench=disabled -Dcuda=disabled \
-    -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+  echo "== the same suites under AddressSanitizer and UBSan"
+  if [ ! -f build-asan/build.ninja ]; then
+    meson setup build-asan -Dtests=enabled -Dbench=disabled -Dcuda=disabled \
+      -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+  fi
+  ninja -C build-asan >/dev/null
+  # Leaks are valgrind's job: LeakSanitizer of this toolchain crashes on the
+  # dynamic TLS of OpenMP threads.
+  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-asan --print-errorlogs || status=$?
+
+  echo "== the ONNX importer under libFuzzer, 30 s"
+  bash scripts/fuzz.sh 30 || status=$?
+  logs+=(build/meson-logs/testlog-valgrind.txt build-asan/meson-logs/testlog.txt)
 fi
-ninja -C build-asan >/dev/null
-# Leaks are valgrind's job: LeakSanitizer of this toolchain crashes on the
-# dynamic TLS of OpenMP threads.
-ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  meson test -C build-asan --print-errorlogs || status=$?
 
-echo "== the ONNX importer under libFuzzer, 30 s"
-bash scripts/fuzz.sh 30 || status=$?
-
-# One line for all the gst-check suites of the three runs: the sum of their
-# Checks lines.
-read -r checks failures errors < <(cat build/meson-logs/testlog.txt \
-  build/meson-logs/testlog-valgrind.txt build-asan/meson-logs/testlog.txt \
+# One line for all the gst-check suites of the runs (three, or one with
+# CBI_TEST_QUICK=1): the sum of their Checks lines.
+read -r checks failures errors < <(cat "${logs[@]}" \
   | grep -hoE 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' \
   | awk -F'[:,] *' '{c+=$2; f+=$4; e+=$6} END {print c+0, f+0, e+0}')
 # the ONNX node tests' count, from the plain run (worded so that the

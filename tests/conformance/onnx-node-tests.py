@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Runs the ONNX backend node tests of the supported ops through the engine.
 
-Usage: onnx-node-tests.py --runner build/tests/conformance/cbi-run-tensor
+Usage: .venv/bin/python3 tests/conformance/onnx-node-tests.py
+           --runner build/tests/conformance/cbi-run-tensor
            [--expected tests/conformance/expected-pass.txt] [--update]
            [-k SUBSTRING]
+
+.venv/ is the project's virtual environment, with the pinned onnx and
+numpy of scripts/requirements.txt: scripts/install-deps.sh makes it, and
+the meson test (tests/conformance/meson.build) runs this with its Python.
 
 The node tests are the cases the PyPI `onnx` package generates in
 onnx.backend.test.case.node (the same ones its cmd_tools write out as
@@ -56,7 +61,8 @@ try:
     import onnx
     from onnx import TensorProto, numpy_helper, version_converter
 except ImportError as e:  # meson's "skipped": scripts/install-deps.sh has them
-    print(f"SKIP all: {e} (python3 -m pip install onnx numpy)")
+    print(f"SKIP all: {e} (bash scripts/install-deps.sh installs them in"
+          " .venv/; run this with .venv/bin/python3)")
     sys.exit(77)
 
 SUPPORTED_OPS = (

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Writes the tiny ONNX models the tests load, and the reference results.
 
-Run from anywhere: python3 tests/models/generate.py (needs `pip install onnx
-numpy`). Weights are random with a fixed seed, so the files are the same on
-every run; the tests use the committed files and never run this script.
+From the repository root: .venv/bin/python3 tests/models/generate.py (the
+project's virtual environment, which scripts/install-deps.sh makes with the
+onnx, numpy and onnxruntime pinned in scripts/requirements.txt; the files
+go next to this script from any working directory). Weights are random
+with a fixed seed, so the files are the same on every run; the tests use
+the committed files and never run this script.
 
 - conv-relu.onnx: image -> Conv 3x3 (3->8, pads 1) -> Relu -> Conv 1x1
   (8->3, its bias from a Constant node) -> output, symbolic N, H and W.
@@ -69,7 +72,7 @@ every run; the tests use the committed files and never run this script.
   model's whole output tensor for that frame as a batch of 1 (raw float32,
   NCHW or [1, 10]), computed by onnxruntime (CPUExecutionProvider, one
   thread) on the frame mapped as the element maps it by default: RGB,
-  value = byte / 255. Needs `pip install onnxruntime`; these models and
+  value = byte / 255. Needs onnxruntime (in .venv/); these models and
   references draw from their own seeded generators, so adding them changed
   none of the files above.
 """

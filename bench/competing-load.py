@@ -19,7 +19,7 @@ back to back, in an order that alternates, so a busy spell of a shared
 machine hits all of them. The busy process ends with the run (and by
 itself after 10 minutes in any case).
 
-  python3 bench/competing-load.py [--model FILE]... [--batch 8]
+  .venv/bin/python3 bench/competing-load.py [--model FILE]... [--batch 8]
       [--width 320] [--height 240] [--threads NCPU] [--batches 10]
       [--warmup 2] [--rounds 3] [--build-dir build]
 

@@ -287,34 +287,40 @@ GST_START_TEST (test_output_mapping_turns_a_probability_map_into_0_to_255)
 
 GST_END_TEST;
 
+/* The values @e's per-channel property @name holds: how many, and the
+ * last one (0 when none). */
+static guint
+channel_values (GstElement * e, const gchar * name, gdouble * last)
+{
+  GValue v = G_VALUE_INIT;
+  guint n;
+
+  g_value_init (&v, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), name, &v);
+  n = gst_value_array_get_size (&v);
+  *last = n ? g_value_get_double (gst_value_array_get_value (&v, n - 1)) : 0;
+  g_value_unset (&v);
+  return n;
+}
+
 GST_START_TEST (test_output_mapping_properties_read_back_as_set)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
-  GValue v = G_VALUE_INIT;
+  gdouble last;
 
-  g_value_init (&v, GST_TYPE_ARRAY);
-  g_object_get_property (G_OBJECT (e), "output-scale", &v);
-  fail_unless_equals_int (gst_value_array_get_size (&v), 0);
-  g_value_unset (&v);
+  fail_unless_equals_int (channel_values (e, "output-scale", &last), 0);
   gst_util_set_object_arg (G_OBJECT (e), "output-scale", "<1.0, 2.0, 3.0>");
-  g_value_init (&v, GST_TYPE_ARRAY);
-  g_object_get_property (G_OBJECT (e), "output-scale", &v);
-  fail_unless_equals_int (gst_value_array_get_size (&v), 3);
-  fail_unless_equals_float (g_value_get_double (gst_value_array_get_value (&v,
-              2)), 3.0);
-  g_value_unset (&v);
+  fail_unless_equals_int (channel_values (e, "output-scale", &last), 3);
+  fail_unless_equals_float (last, 3.0);
   /* two values are refused: the three stay */
   gst_util_set_object_arg (G_OBJECT (e), "output-scale", "<1.0, 2.0>");
-  g_value_init (&v, GST_TYPE_ARRAY);
-  g_object_get_property (G_OBJECT (e), "output-scale", &v);
-  fail_unless_equals_int (gst_value_array_get_size (&v), 3);
-  g_value_unset (&v);
-  /* and none unsets them */
+  fail_unless_equals_int (channel_values (e, "output-scale", &last), 3);
+  /* one is for all channels; none unsets them */
+  gst_util_set_object_arg (G_OBJECT (e), "output-offset", "<7.0>");
+  fail_unless_equals_int (channel_values (e, "output-offset", &last), 1);
+  fail_unless_equals_float (last, 7.0);
   gst_util_set_object_arg (G_OBJECT (e), "output-scale", "<>");
-  g_value_init (&v, GST_TYPE_ARRAY);
-  g_object_get_property (G_OBJECT (e), "output-scale", &v);
-  fail_unless_equals_int (gst_value_array_get_size (&v), 0);
-  g_value_unset (&v);
+  fail_unless_equals_int (channel_values (e, "output-scale", &last), 0);
   gst_object_unref (e);
 }
 

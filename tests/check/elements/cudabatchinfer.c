@@ -731,6 +731,22 @@ GST_START_TEST (test_latency_adds_batching_and_batch_time)
 
 GST_END_TEST;
 
+/* Takes @e, set up with warmup-caps, to PAUSED with @bus as its bus;
+ * returns (transfer full) the warm-up message it posted on the way. */
+static GstMessage *
+pause_for_warmup_message (GstElement * e, GstBus * bus)
+{
+  GstMessage *msg;
+
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
+  fail_unless (msg != NULL && gst_message_has_name (msg,
+          "cudabatchinfer-warmup"));
+  return msg;
+}
+
 /* The threads the warm-up of an element with @threads reports. */
 static guint
 warmup_threads (guint threads)
@@ -744,12 +760,7 @@ warmup_threads (guint threads)
   g_object_set (e, "batch", 2, "backend", 1, "threads", threads,
       "warmup-caps", caps, NULL);
   gst_caps_unref (caps);
-  gst_element_set_bus (e, bus);
-  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
-      GST_STATE_CHANGE_SUCCESS);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
-  fail_unless (msg != NULL && gst_message_has_name (msg,
-          "cudabatchinfer-warmup"));
+  msg = pause_for_warmup_message (e, bus);
   fail_unless (gst_structure_get_uint (gst_message_get_structure (msg),
           "threads", &used));
   gst_message_unref (msg);
@@ -781,12 +792,7 @@ GST_START_TEST (test_warmup_caps_warm_up_on_ready_to_paused)
 
   g_object_set (e, "batch", 4, "warmup-caps", caps, NULL);
   gst_caps_unref (caps);
-  gst_element_set_bus (e, bus);
-  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
-      GST_STATE_CHANGE_SUCCESS);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT);
-  fail_unless (msg != NULL && gst_message_has_name (msg,
-          "cudabatchinfer-warmup"));
+  msg = pause_for_warmup_message (e, bus);
   stats = (GstStructure *) gst_message_get_structure (msg);
   fail_unless (gst_structure_get_uint64 (stats, "fresh-allocations", &fresh));
   fail_unless (gst_structure_get_uint64 (stats, "reserved-bytes", &reserved));
@@ -904,6 +910,24 @@ GST_START_TEST (test_memory_limit_fails_warmup_with_an_error_naming_it)
 
 GST_END_TEST;
 
+/* Sets CAPS_RGB on @h, whose element must refuse them: the first frame
+ * is not negotiated; returns (transfer full) the error posted on @bus. */
+static GError *
+caps_refusal (GstHarness * h, GstBus * bus)
+{
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  fail_unless_equals_int (gst_harness_push (h, make_frame (0, W, H, 3)),
+      GST_FLOW_NOT_NEGOTIATED);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, NULL);
+  gst_message_unref (msg);
+  return err;
+}
+
 /* 4 x 2 RGB frames of 32x24: GStreamer's size of such a frame (rows of
  * 96 bytes) for a batch per batch in flight */
 #define OUTPUT_BUFFER_BYTES (4 * 2 * 96 * 24)
@@ -913,7 +937,6 @@ GST_START_TEST (test_memory_limit_counts_the_output_buffers_before_they_exist)
 {
   GstBus *bus;
   GstHarness *h;
-  GstMessage *msg;
   GError *err = NULL;
 
   /* room for the engine: the output buffers are counted and reported */
@@ -925,19 +948,13 @@ GST_START_TEST (test_memory_limit_counts_the_output_buffers_before_they_exist)
 
   /* no room for them: refused before the pool is made */
   h = harness_new ("batch=4 max-inflight=2 memory-limit=18432", &bus);
-  gst_harness_set_src_caps_str (h, CAPS_RGB);
-  fail_unless_equals_int (gst_harness_push (h, make_frame (0, W, H, 3)),
-      GST_FLOW_NOT_NEGOTIATED);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, NULL);
+  err = caps_refusal (h, bus);
   fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
           GST_RESOURCE_ERROR_NO_SPACE_LEFT));
   fail_unless (strstr (err->message, "output buffers (8 frames, 18432 "
           "bytes) do not fit the memory limit of 18432 bytes") != NULL, "%s",
       err->message);
   g_error_free (err);
-  gst_message_unref (msg);
   fail_unless_equals_uint64 (stat_of (h, "reserved-bytes"), 0);
   harness_free (h, bus);
 }
@@ -1149,19 +1166,12 @@ GST_START_TEST (test_caps_of_another_size_than_a_fixed_model_are_refused)
       CBI_TEST_MODELS_DIR);
   GstBus *bus;
   GstHarness *h = harness_new (props, &bus);
-  GstMessage *msg;
   GError *err = NULL;
 
-  gst_harness_set_src_caps_str (h, CAPS_RGB);
-  fail_unless_equals_int (gst_harness_push (h, make_frame (0, W, H, 3)),
-      GST_FLOW_NOT_NEGOTIATED);
-  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, NULL);
+  err = caps_refusal (h, bus);
   fail_unless (strstr (err->message, "cannot take 32x24 frames") != NULL,
       "%s", err->message);
   g_error_free (err);
-  gst_message_unref (msg);
   harness_free (h, bus);
   g_free (props);
 }

@@ -5,13 +5,14 @@ In a pipeline the element shares the cores with the decoder, converters
 and encoder. This runs each model through the element, through the element
 with OpenMP's default idle spinning (GOMP_SPINCOUNT=300000, what libgomp
 does when nothing sets its wait policy: the element's behaviour before it
-asked for passive waiting), and through onnxruntime, each first on an idle
+shortened the spin to 3000), the element with no spin at all
+(OMP_WAIT_POLICY=passive), and through onnxruntime, each first on an idle
 machine and then with one busy process (a Python loop) competing for the
 cores, and prints the frames per second side by side with two ratios:
 
 - loaded element / loaded onnxruntime: at least 1 is the target (the
   element keeps at least what onnxruntime keeps under the same load);
-- idle element / idle spinning element: what passive waiting costs when
+- idle element / idle spinning element: what the short spin costs when
   nothing competes (the target: no more than 5 % lost, a ratio >= 0.95).
 
 Each figure is the median of --rounds runs; within a round the runs go
@@ -41,7 +42,9 @@ _spec = importlib.util.spec_from_file_location(
 compare = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(compare)
 
-SPINNING = {"GOMP_SPINCOUNT": "300000"}
+ENVS = {"element": None, "spinning": {"GOMP_SPINCOUNT": "300000"},
+        "passive": {"OMP_WAIT_POLICY": "passive"}}
+WHO = ("element", "spinning", "passive", "ort")
 BUSY = ("import time\n"
         "end = time.monotonic() + 600\n"
         "while time.monotonic() < end:\n"
@@ -63,11 +66,10 @@ def competing_load(on):
 
 
 def measure(args, model, plugin_path, helper):
-    runs = {(who, load): [] for who in ("element", "spinning", "ort")
-            for load in (False, True)}
+    runs = {(who, load): [] for who in WHO for load in (False, True)}
     for r in range(args.rounds):
         for load in (False, True):
-            order = ["element", "spinning", "ort"]
+            order = list(WHO)
             if r % 2:
                 order.reverse()
             with competing_load(load):
@@ -75,9 +77,9 @@ def measure(args, model, plugin_path, helper):
                     if who == "ort":
                         fps, _ = compare.run_onnxruntime(args, model)
                     else:
-                        env = SPINNING if who == "spinning" else None
                         fps = float(compare.run_element(
-                            args, model, plugin_path, helper, env)["fps"])
+                            args, model, plugin_path, helper,
+                            ENVS[who])["fps"])
                     runs[(who, load)].append(fps)
         if args.verbose:
             print("  round %d: %s" % (r, ", ".join(
@@ -122,25 +124,29 @@ def main():
     print("command: " + " ".join(shlex.quote(a) for a in sys.argv))
     print("load average before: %.2f %.2f %.2f" % os.getloadavg())
     print()
-    head = "%-12s %9s %9s %9s %9s %9s %9s %11s %11s" % (
-        "model", "elem", "elem+L", "spin", "spin+L", "ort", "ort+L",
-        "elem/ort+L", "elem/spin")
+    head = "%-11s %8s %8s %8s %8s %8s %8s %8s %8s %10s %9s" % (
+        "model", "elem", "elem+L", "spin", "spin+L", "pass", "pass+L",
+        "ort", "ort+L", "elem/ort+L", "elem/spin")
     print(head)
     print("-" * len(head))
     for model in models:
         name = os.path.splitext(os.path.basename(model))[0]
         f = measure(args, compare.in_root(model), plugin_path, helper)
-        print("%-12s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %11.2f %11.2f" % (
+        print("%-11s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %10.2f "
+              "%9.2f" % (
             name, f[("element", False)], f[("element", True)],
             f[("spinning", False)], f[("spinning", True)],
+            f[("passive", False)], f[("passive", True)],
             f[("ort", False)], f[("ort", True)],
             f[("element", True)] / f[("ort", True)],
             f[("element", False)] / f[("spinning", False)]))
         sys.stdout.flush()
     print("\nload average after: %.2f %.2f %.2f" % os.getloadavg())
     print("\nfps, median of the rounds. elem: the element as shipped (idle "
-          "OpenMP threads sleep);\nspin: the element with libgomp's default "
-          "spinning; ort: onnxruntime; +L: one busy\nprocess competing. "
+          "OpenMP threads spin 3000\nrounds, then sleep); spin: with "
+          "libgomp's default spin (300000); pass: with\nOMP_WAIT_POLICY="
+          "passive (no spin); ort: onnxruntime; +L: one busy process "
+          "competing.\n"
           "elem/ort+L: loaded element / loaded onnxruntime (target >= 1);"
           "\nelem/spin: idle element / idle spinning element (target >= "
           "0.95).")

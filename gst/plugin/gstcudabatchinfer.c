@@ -771,11 +771,12 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * Threads that compute a batch on the CPU backend (oneDNN's OpenMP
    * threads, which also pack and unpack the frames). 0: OpenMP's own
    * choice, `OMP_NUM_THREADS` where it is set, else the cores the process
-   * may use. Idle, these threads sleep rather than spin, so the decoder,
-   * converters and encoder of the pipeline keep the cores between batches
-   * (the plugin sets OpenMP's wait policy to passive when it loads, unless
-   * the application set `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT`, or loaded
-   * OpenMP first). The CUDA backend ignores it.
+   * may use. Idle, these threads spin only briefly and then sleep, so the
+   * decoder, converters and encoder of the pipeline keep the cores
+   * between batches (the plugin sets `GOMP_SPINCOUNT=3000` when it loads,
+   * against OpenMP's default 300000, unless the application set
+   * `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT`, or loaded OpenMP first). The
+   * CUDA backend ignores it.
    *
    * Since: 1.0
    */

@@ -403,14 +403,26 @@ cbi_engine_check_image (const CbiPlanEntry * e, const CbiFrameBatch * batch,
   return FALSE;
 }
 
-/* OpenMP's thread count is the calling thread's own: set on every entry
- * from a thread that may run oneDNN or the packing loops (the streaming
- * thread, the src pad's task, a state change's). */
-static void
-cbi_engine_use_threads (CbiEngine * engine)
+/* OpenMP's thread count is the calling thread's own: set around the work
+ * of a thread that may run oneDNN or the packing loops (the streaming
+ * thread, the src pad's task, the application's for a state change), and
+ * given back after, so the caller's own OpenMP work keeps its count.
+ * Returns what to give back to cbi_engine_threads_leave(). */
+static gint
+cbi_engine_threads_enter (CbiEngine * engine)
 {
-  if (engine->threads > 0 && omp_get_max_threads () != (gint) engine->threads)
+  gint before = omp_get_max_threads ();
+
+  if (engine->threads > 0 && before != (gint) engine->threads)
     omp_set_num_threads (engine->threads);
+  return before;
+}
+
+static void
+cbi_engine_threads_leave (gint before)
+{
+  if (omp_get_max_threads () != before)
+    omp_set_num_threads (before);
 }
 
 /* Queues a batch in the next slot: @batch packs the input when set, else
@@ -427,6 +439,8 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   CbiSlot *slot;
   guint k;
   gint64 start = g_get_monotonic_time ();
+  gint threads_before;
+  gboolean ok;
 
   memset (report, 0, sizeof (*report));
   g_mutex_lock (&engine->lock);
@@ -440,16 +454,19 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   }
   g_mutex_unlock (&engine->lock);
 
-  cbi_engine_use_threads (engine);
+  threads_before = cbi_engine_threads_enter (engine);
   cbi_engine_stats (engine, &before);
   cbi_engine_reset_peaks (engine);
   e = cbi_engine_get_plan (engine, shape, batch, &report->replanned, error);
-  if (e == NULL || (batch && batch->out
-          && !cbi_engine_check_image (e, batch, error))
-      || !(batch ? iface->upload (backend, e->plan, k, batch, error) :
-          iface->upload_tensor (backend, e->plan, k, input, error))
-      || !iface->compute (backend, e->plan, k, error)
-      || !iface->download (backend, e->plan, k, batch, error))
+  ok = e != NULL && (batch == NULL || batch->out == NULL
+      || cbi_engine_check_image (e, batch, error))
+      && (batch ? iface->upload (backend, e->plan, k, batch, error) :
+      iface->upload_tensor (backend, e->plan, k, input, error))
+      && iface->compute (backend, e->plan, k, error)
+      && iface->download (backend, e->plan, k, batch, error);
+  report->threads = omp_get_max_threads ();
+  cbi_engine_threads_leave (threads_before);
+  if (!ok)
     return FALSE;
 
   g_mutex_lock (&engine->lock);
@@ -461,7 +478,6 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   g_mutex_unlock (&engine->lock);
 
   *ticket = k;
-  report->threads = omp_get_max_threads ();
   report->slots = shape->dims[0];
   report->frames = batch ? batch->n_frames : shape->dims[0];
   report->workspace_bytes = e->workspace_bytes;
@@ -504,10 +520,15 @@ cbi_engine_collect (CbiEngine * engine, guint ticket,
     return FALSE;
   }
   /* no lock while waiting: the submitting thread goes on meanwhile */
-  cbi_engine_use_threads (engine);
-  if (backend->iface->finish && !backend->iface->finish (backend, plan,
-          ticket, batch, error))
-    return FALSE;
+  if (backend->iface->finish) {
+    gint threads_before = cbi_engine_threads_enter (engine);
+    gboolean ok = backend->iface->finish (backend, plan, ticket, batch,
+        error);
+
+    cbi_engine_threads_leave (threads_before);
+    if (!ok)
+      return FALSE;
+  }
 
   g_mutex_lock (&engine->lock);
   engine->last_slot = ticket;

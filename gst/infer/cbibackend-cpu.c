@@ -10,6 +10,7 @@
 #include "cbibackend.h"
 #include "cbicpuloops.h"
 #include "cbierror.h"
+#include "cbimath.h"
 
 #include <gst/gst.h>
 #include <dnnl.h>
@@ -342,30 +343,30 @@ cbi_cpu_step (CbiCpuEltwise * step, dnnl_alg_kind_t alg, gfloat alpha,
 static guint
 cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
 {
-  switch (n->op) {
-    case CBI_OP_RELU:          /* alpha is LeakyRelu's slope */
+  switch (cbi_op_info (n->op)->eltwise) {
+    case CBI_K_RELU:           /* alpha is LeakyRelu's slope */
       cbi_cpu_step (&steps[0], dnnl_eltwise_relu, n->alpha, 0.0f);
       return 1;
-    case CBI_OP_SIGMOID:
+    case CBI_K_SIGMOID:
       cbi_cpu_step (&steps[0], dnnl_eltwise_logistic, 0.0f, 0.0f);
       return 1;
-    case CBI_OP_TANH:
+    case CBI_K_TANH:
       cbi_cpu_step (&steps[0], dnnl_eltwise_tanh, 0.0f, 0.0f);
       return 1;
-    case CBI_OP_CLIP:
+    case CBI_K_CLIP:
       cbi_cpu_step (&steps[0], dnnl_eltwise_clip, n->alpha, n->beta);
       return 1;
-    case CBI_OP_ELU:
+    case CBI_K_ELU:
       cbi_cpu_step (&steps[0], dnnl_eltwise_elu, n->alpha, 0.0f);
       return 1;
-    case CBI_OP_HARD_SIGMOID:  /* oneDNN 2.6 has none: linear, then clip */
+    case CBI_K_HARD_SIGMOID:   /* oneDNN 2.6 has none: linear, then clip */
       cbi_cpu_step (&steps[0], dnnl_eltwise_linear, n->alpha, n->beta);
       cbi_cpu_step (&steps[1], dnnl_eltwise_clip, 0.0f, 1.0f);
       return 2;
-    case CBI_OP_HARD_SWISH:    /* x relu6 (x + 3) / 6, as ONNX */
+    case CBI_K_HARD_SWISH:     /* x relu6 (x + 3) / 6, as ONNX */
       cbi_cpu_step (&steps[0], dnnl_eltwise_hardswish, 0.0f, 0.0f);
       return 1;
-    case CBI_OP_IDENTITY:
+    case CBI_K_IDENTITY:
       cbi_cpu_step (&steps[0], dnnl_eltwise_linear, 1.0f, 0.0f);
       return 1;
     default:
@@ -775,9 +776,13 @@ cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     CbiPool * pool, guint64 * workspace, GError ** error)
 {
   const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
-  dnnl_alg_kind_t alg = n->op == CBI_OP_ADD ? dnnl_binary_add :
-      n->op == CBI_OP_SUB ? dnnl_binary_sub :
-      n->op == CBI_OP_MUL ? dnnl_binary_mul : dnnl_binary_div;
+  static const dnnl_alg_kind_t algs[] = {
+    [CBI_K_ADD] = dnnl_binary_add,
+    [CBI_K_SUB] = dnnl_binary_sub,
+    [CBI_K_MUL] = dnnl_binary_mul,
+    [CBI_K_DIV] = dnnl_binary_div,
+  };
+  dnnl_alg_kind_t alg = algs[cbi_op_info (n->op)->binary];
   dnnl_exec_arg_t args[2];
   dnnl_memory_desc_t b_md;
   dnnl_binary_desc_t desc;
@@ -1332,17 +1337,11 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
 
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
-    const CbiNode *fused = cbi_graph_next_activation (graph, i);
-    gboolean ok;
-
     /* the activation after a primitive runs as its post-op; our
      * InstanceNormalization loop fuses a Relu */
-    if (!(n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
-            || n->op == CBI_OP_GEMM || n->op == CBI_OP_MATMUL
-            || cbi_op_is_binary (n->op)
-            || (n->op == CBI_OP_INSTANCE_NORM && fused
-                && fused->op == CBI_OP_RELU)))
-      fused = NULL;
+    const CbiNode *fused = cbi_graph_fused_activation (graph, i);
+    gboolean ok;
+
     if (fused)
       i++;
 

@@ -419,43 +419,11 @@ cbi_cuda_activation (CbiCudaPlan * plan, CbiPool * pool, gint t,
   return plan->tensors[t];
 }
 
-static gboolean
-cbi_cuda_eltwise_op (const CbiNode * n, CbiKEltwise * op)
-{
-  switch (n->op) {
-    case CBI_OP_RELU:
-      *op = CBI_K_RELU;
-      return TRUE;
-    case CBI_OP_SIGMOID:
-      *op = CBI_K_SIGMOID;
-      return TRUE;
-    case CBI_OP_TANH:
-      *op = CBI_K_TANH;
-      return TRUE;
-    case CBI_OP_CLIP:
-      *op = CBI_K_CLIP;
-      return TRUE;
-    case CBI_OP_ELU:
-      *op = CBI_K_ELU;
-      return TRUE;
-    case CBI_OP_HARD_SIGMOID:
-      *op = CBI_K_HARD_SIGMOID;
-      return TRUE;
-    case CBI_OP_HARD_SWISH:
-      *op = CBI_K_HARD_SWISH;
-      return TRUE;
-    case CBI_OP_IDENTITY:
-      *op = CBI_K_IDENTITY;
-      return TRUE;
-    default:
-      return FALSE;
-  }
-}
-
 static void
 cbi_cuda_set_post (CbiCudaStep * s, const CbiNode * post)
 {
-  if (post && cbi_cuda_eltwise_op (post, &s->post)) {
+  if (post) {
+    s->post = cbi_op_info (post->op)->eltwise;
     s->alpha = post->alpha;
     s->beta = post->beta;
   }
@@ -732,9 +700,7 @@ cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   s->x = plan->tensors[n->inputs[0]];
   s->b = plan->tensors[b];
   s->y = plan->tensors[out];
-  s->binary = n->op == CBI_OP_ADD ? CBI_K_ADD : n->op == CBI_OP_SUB ?
-      CBI_K_SUB : n->op == CBI_OP_MUL ? CBI_K_MUL : n->op == CBI_OP_DIV ?
-      CBI_K_DIV : CBI_K_PRELU;
+  s->binary = cbi_op_info (n->op)->binary;
   s->rank = as->n_dims;
   memcpy (s->dims, as->dims, as->n_dims * sizeof (gint64));
   cbi_cuda_broadcast_strides (as, &plan->shapes[b], s->aux);
@@ -896,24 +862,25 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     CbiCudaStep *e = cbi_cuda_add_step (plan, CBI_CUDA_STEP_ELTWISE, post);
     e->x = e->y = plan->tensors[out];
     e->n[0] = cbi_shape_count (ys);
-    cbi_cuda_eltwise_op (post, &e->post);
-    e->alpha = post->alpha;
-    e->beta = post->beta;
+    cbi_cuda_set_post (e, post);
   }
   return TRUE;
 }
 
-/* The ops that are one kernel each, and Reshape, a copy. */
+/* The ops that are one kernel each, and Reshape, a copy. A fused
+ * activation (InstanceNormalization's Relu) runs in place after it. */
 static gboolean
 cbi_cuda_plan_kernel (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, GError ** error)
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    GError ** error)
 {
+  const gint out = post ? post->output : n->output;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
-  const CbiShape *ys = &plan->shapes[n->output];
+  const CbiShape *ys = &plan->shapes[out];
   CbiCudaStep *s;
   gint d;
 
-  if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
+  if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
     return FALSE;
   switch (n->op) {
     case CBI_OP_RESHAPE:
@@ -967,18 +934,17 @@ cbi_cuda_plan_kernel (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     default:
       s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_ELTWISE, n);
       s->n[0] = cbi_shape_count (xs);
-      if (!cbi_cuda_eltwise_op (n, &s->post)) {
-        g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is "
-            "not supported by the CUDA backend", n->name,
-            cbi_op_type_name (n->op));
-        return FALSE;
-      }
-      s->alpha = n->alpha;
-      s->beta = n->beta;
+      cbi_cuda_set_post (s, n);
       break;
   }
   s->x = plan->tensors[n->inputs[0]];
-  s->y = plan->tensors[n->output];
+  s->y = plan->tensors[out];
+  if (post) {
+    CbiCudaStep *e = cbi_cuda_add_step (plan, CBI_CUDA_STEP_ELTWISE, post);
+    e->x = e->y = plan->tensors[out];
+    e->n[0] = cbi_shape_count (ys);
+    cbi_cuda_set_post (e, post);
+  }
   return TRUE;
 }
 
@@ -1044,7 +1010,7 @@ cbi_cuda_plan_node (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     case CBI_OP_MATMUL:
       return cbi_cuda_plan_matrix (cuda, plan, pool, graph, n, post, error);
     default:
-      return cbi_cuda_plan_kernel (cuda, plan, pool, graph, n, error);
+      return cbi_cuda_plan_kernel (cuda, plan, pool, graph, n, post, error);
   }
 }
 
@@ -1119,12 +1085,7 @@ cbi_cuda_plan_nodes (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
-    const CbiNode *fused = cbi_graph_next_activation (graph, i);
-    /* convolutions' bias kernel, binary kernels and GEMMs take it */
-    if (!(n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE
-            || n->op == CBI_OP_GEMM || n->op == CBI_OP_MATMUL
-            || cbi_op_is_binary (n->op)))
-      fused = NULL;
+    const CbiNode *fused = cbi_graph_fused_activation (graph, i);
     if (fused)
       i++;
     if (!cbi_cuda_plan_node (cuda, plan, pool, graph, n, fused, exhaustive,

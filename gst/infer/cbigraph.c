@@ -3,6 +3,7 @@
  */
 #include "cbigraph.h"
 #include "cbierror.h"
+#include "cbimath.h"
 
 #include <string.h>
 
@@ -94,93 +95,66 @@ cbi_graph_node (const CbiGraph * graph, guint index)
   return &g_array_index (graph->nodes, CbiNode, index);
 }
 
+/* *INDENT-OFF* */
+static const CbiOpInfo cbi_ops[] = {
+  /* op                        name, kind, eltwise, binary, spatial, fuse, int64 input */
+  [CBI_OP_CONV] = {"Conv", CBI_OP_KIND_CONV, -1, -1, TRUE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_RELU] = {"Relu", CBI_OP_KIND_ELTWISE, CBI_K_RELU, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_SIGMOID] = {"Sigmoid", CBI_OP_KIND_ELTWISE, CBI_K_SIGMOID, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_TANH] = {"Tanh", CBI_OP_KIND_ELTWISE, CBI_K_TANH, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_CLIP] = {"Clip", CBI_OP_KIND_ELTWISE, CBI_K_CLIP, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_ELU] = {"Elu", CBI_OP_KIND_ELTWISE, CBI_K_ELU, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_HARD_SIGMOID] = {"HardSigmoid", CBI_OP_KIND_ELTWISE, CBI_K_HARD_SIGMOID, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_HARD_SWISH] = {"HardSwish", CBI_OP_KIND_ELTWISE, CBI_K_HARD_SWISH, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_IDENTITY] = {"Identity", CBI_OP_KIND_ELTWISE, CBI_K_IDENTITY, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_ADD] = {"Add", CBI_OP_KIND_BINARY, -1, CBI_K_ADD, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_SUB] = {"Sub", CBI_OP_KIND_BINARY, -1, CBI_K_SUB, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_MUL] = {"Mul", CBI_OP_KIND_BINARY, -1, CBI_K_MUL, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_DIV] = {"Div", CBI_OP_KIND_BINARY, -1, CBI_K_DIV, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_MAX_POOL] = {"MaxPool", CBI_OP_KIND_POOL, -1, -1, TRUE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_AVERAGE_POOL] = {"AveragePool", CBI_OP_KIND_POOL, -1, -1, TRUE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_RESIZE] = {"Resize", CBI_OP_KIND_RESIZE, -1, -1, TRUE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_CONCAT] = {"Concat", CBI_OP_KIND_CONCAT, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_CONV_TRANSPOSE] = {"ConvTranspose", CBI_OP_KIND_CONV, -1, -1, TRUE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_PAD] = {"Pad", CBI_OP_KIND_PAD, -1, -1, TRUE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_INSTANCE_NORM] = {"InstanceNormalization", CBI_OP_KIND_NORM, -1, -1, TRUE, CBI_OP_FUSE_RELU, -1},
+  [CBI_OP_DEPTH_TO_SPACE] = {"DepthToSpace", CBI_OP_KIND_PERMUTE, -1, -1, TRUE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_RESHAPE] = {"Reshape", CBI_OP_KIND_RESHAPE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_TRANSPOSE] = {"Transpose", CBI_OP_KIND_PERMUTE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_GEMM] = {"Gemm", CBI_OP_KIND_MATRIX, -1, -1, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_MATMUL] = {"MatMul", CBI_OP_KIND_MATRIX, -1, -1, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_SOFTMAX] = {"Softmax", CBI_OP_KIND_SOFTMAX, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_GLOBAL_AVERAGE_POOL] = {"GlobalAveragePool", CBI_OP_KIND_POOL, -1, -1, TRUE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_PRELU] = {"PRelu", CBI_OP_KIND_PRELU, -1, CBI_K_PRELU, FALSE, CBI_OP_FUSE_NONE, -1},
+};
+/* *INDENT-ON* */
+
+/* every op has its row */
+G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_PRELU + 1);
+
+const CbiOpInfo *
+cbi_op_info (CbiOpType op)
+{
+  g_return_val_if_fail ((guint) op < G_N_ELEMENTS (cbi_ops), NULL);
+  return &cbi_ops[op];
+}
+
 const gchar *
 cbi_op_type_name (CbiOpType op)
 {
-  switch (op) {
-    case CBI_OP_CONV:
-      return "Conv";
-    case CBI_OP_RELU:
-      return "Relu";
-    case CBI_OP_SIGMOID:
-      return "Sigmoid";
-    case CBI_OP_TANH:
-      return "Tanh";
-    case CBI_OP_CLIP:
-      return "Clip";
-    case CBI_OP_ELU:
-      return "Elu";
-    case CBI_OP_HARD_SIGMOID:
-      return "HardSigmoid";
-    case CBI_OP_HARD_SWISH:
-      return "HardSwish";
-    case CBI_OP_IDENTITY:
-      return "Identity";
-    case CBI_OP_ADD:
-      return "Add";
-    case CBI_OP_SUB:
-      return "Sub";
-    case CBI_OP_MUL:
-      return "Mul";
-    case CBI_OP_DIV:
-      return "Div";
-    case CBI_OP_MAX_POOL:
-      return "MaxPool";
-    case CBI_OP_AVERAGE_POOL:
-      return "AveragePool";
-    case CBI_OP_RESIZE:
-      return "Resize";
-    case CBI_OP_CONCAT:
-      return "Concat";
-    case CBI_OP_CONV_TRANSPOSE:
-      return "ConvTranspose";
-    case CBI_OP_PAD:
-      return "Pad";
-    case CBI_OP_INSTANCE_NORM:
-      return "InstanceNormalization";
-    case CBI_OP_DEPTH_TO_SPACE:
-      return "DepthToSpace";
-    case CBI_OP_RESHAPE:
-      return "Reshape";
-    case CBI_OP_TRANSPOSE:
-      return "Transpose";
-    case CBI_OP_GEMM:
-      return "Gemm";
-    case CBI_OP_MATMUL:
-      return "MatMul";
-    case CBI_OP_SOFTMAX:
-      return "Softmax";
-    case CBI_OP_GLOBAL_AVERAGE_POOL:
-      return "GlobalAveragePool";
-    case CBI_OP_PRELU:
-      return "PRelu";
-  }
-  return "unknown";
+  return (guint) op < G_N_ELEMENTS (cbi_ops) ? cbi_ops[op].name : "unknown";
 }
 
 gboolean
 cbi_op_is_binary (CbiOpType op)
 {
-  return op == CBI_OP_ADD || op == CBI_OP_SUB || op == CBI_OP_MUL
-      || op == CBI_OP_DIV;
+  return cbi_op_info (op)->kind == CBI_OP_KIND_BINARY;
 }
 
 gboolean
 cbi_op_is_eltwise (CbiOpType op)
 {
-  switch (op) {
-    case CBI_OP_RELU:
-    case CBI_OP_SIGMOID:
-    case CBI_OP_TANH:
-    case CBI_OP_CLIP:
-    case CBI_OP_ELU:
-    case CBI_OP_HARD_SIGMOID:
-    case CBI_OP_HARD_SWISH:
-    case CBI_OP_IDENTITY:
-      return TRUE;
-    default:
-      return FALSE;
-  }
+  return cbi_op_info (op)->kind == CBI_OP_KIND_ELTWISE;
 }
 
 guint
@@ -208,6 +182,18 @@ cbi_graph_next_activation (const CbiGraph * graph, guint index)
   if (!cbi_op_is_eltwise (next->op) || next->inputs[0] != n->output
       || cbi_graph_count_consumers (graph, n->output) != 1
       || cbi_graph_is_output (graph, n->output))
+    return NULL;
+  return next;
+}
+
+const CbiNode *
+cbi_graph_fused_activation (const CbiGraph * graph, guint index)
+{
+  const CbiNode *next = cbi_graph_next_activation (graph, index);
+  CbiOpFuse fuse = cbi_op_info (cbi_graph_node (graph, index)->op)->fuse;
+
+  if (next == NULL || fuse == CBI_OP_FUSE_NONE
+      || (fuse == CBI_OP_FUSE_RELU && next->op != CBI_OP_RELU))
     return NULL;
   return next;
 }
@@ -599,26 +585,6 @@ cbi_infer_matmul (const CbiNode * n, CbiShape * shapes, GError ** error)
   return TRUE;
 }
 
-/* The ops of 2-D images, which take NCHW. */
-static gboolean
-cbi_op_is_spatial (CbiOpType op)
-{
-  switch (op) {
-    case CBI_OP_CONV:
-    case CBI_OP_CONV_TRANSPOSE:
-    case CBI_OP_MAX_POOL:
-    case CBI_OP_AVERAGE_POOL:
-    case CBI_OP_GLOBAL_AVERAGE_POOL:
-    case CBI_OP_RESIZE:
-    case CBI_OP_PAD:
-    case CBI_OP_INSTANCE_NORM:
-    case CBI_OP_DEPTH_TO_SPACE:
-      return TRUE;
-    default:
-      return FALSE;
-  }
-}
-
 static gboolean
 cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     GError ** error)
@@ -628,7 +594,7 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
   CbiShape *ys = &shapes[n->output];
   gint64 *y = ys->dims;
 
-  if (cbi_op_is_spatial (n->op)) {
+  if (cbi_op_info (n->op)->spatial) {
     if (xs->n_dims != 4)
       return cbi_shape_fail (error, n, "takes a 4-D (NCHW) input, not %d-D",
           xs->n_dims);

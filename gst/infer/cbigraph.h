@@ -161,9 +161,92 @@ gint cbi_graph_add_node (CbiGraph * graph, CbiOpType op, const gchar * name,
 
 CbiTensorInfo *cbi_graph_tensor (const CbiGraph * graph, gint index);
 CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
+/**
+ * CbiOpKind:
+ * @CBI_OP_KIND_CONV: Conv, ConvTranspose
+ * @CBI_OP_KIND_ELTWISE: one value in, one out (CbiOpInfo.eltwise says how)
+ * @CBI_OP_KIND_BINARY: Add, Sub, Mul, Div (CbiOpInfo.binary says which)
+ * @CBI_OP_KIND_PRELU: PRelu, binary in form but its own primitive on oneDNN
+ * @CBI_OP_KIND_POOL: MaxPool, AveragePool, GlobalAveragePool
+ * @CBI_OP_KIND_RESIZE: Resize
+ * @CBI_OP_KIND_CONCAT: Concat
+ * @CBI_OP_KIND_PAD: Pad
+ * @CBI_OP_KIND_NORM: InstanceNormalization
+ * @CBI_OP_KIND_PERMUTE: Transpose, DepthToSpace (cbi_node_permutation())
+ * @CBI_OP_KIND_RESHAPE: Reshape and Flatten
+ * @CBI_OP_KIND_MATRIX: Gemm, MatMul
+ * @CBI_OP_KIND_SOFTMAX: Softmax
+ *
+ * The families of ops a backend plans alike: its planners are a table
+ * indexed by kind.
+ */
+typedef enum
+{
+  CBI_OP_KIND_CONV,
+  CBI_OP_KIND_ELTWISE,
+  CBI_OP_KIND_BINARY,
+  CBI_OP_KIND_PRELU,
+  CBI_OP_KIND_POOL,
+  CBI_OP_KIND_RESIZE,
+  CBI_OP_KIND_CONCAT,
+  CBI_OP_KIND_PAD,
+  CBI_OP_KIND_NORM,
+  CBI_OP_KIND_PERMUTE,
+  CBI_OP_KIND_RESHAPE,
+  CBI_OP_KIND_MATRIX,
+  CBI_OP_KIND_SOFTMAX,
+  CBI_OP_N_KINDS,
+} CbiOpKind;
+
+/**
+ * CbiOpFuse:
+ * @CBI_OP_FUSE_NONE: its output is not an activation's input
+ * @CBI_OP_FUSE_ANY: any element-wise op after it runs as its epilogue
+ * @CBI_OP_FUSE_RELU: only a Relu (or LeakyRelu) does
+ *
+ * Which element-wise op a node can take as a fused activation, on every
+ * backend.
+ */
+typedef enum
+{
+  CBI_OP_FUSE_NONE,
+  CBI_OP_FUSE_ANY,
+  CBI_OP_FUSE_RELU,
+} CbiOpFuse;
+
+/**
+ * CbiOpInfo:
+ * @name: the ONNX name
+ * @kind: its family
+ * @eltwise: for an element-wise op, the CbiKEltwise (kernels/cbimath.h)
+ *   it computes; else -1
+ * @binary: for Add, Sub, Mul, Div and PRelu, the CbiKBinary; else -1
+ * @spatial: it takes 4-D NCHW images
+ * @fuse: which activation it takes as its epilogue
+ * @int64_input: the input ONNX gives as an int64 tensor, an attribute in
+ *   disguise (Pad's pads, Reshape's shape), which the importer folds into
+ *   the node; -1 where every input is float
+ *
+ * What the engine knows of an op, in one table: every other place asks
+ * it instead of restating it.
+ */
+typedef struct
+{
+  const gchar *name;
+  CbiOpKind kind;
+  gint eltwise;
+  gint binary;
+  gboolean spatial;
+  CbiOpFuse fuse;
+  gint int64_input;
+} CbiOpInfo;
+
+/* Returns: (transfer none): @op's row of the op table. */
+const CbiOpInfo *cbi_op_info (CbiOpType op);
 const gchar *cbi_op_type_name (CbiOpType op);
 /* Whether @op maps each value on its own (and so fuses into a producer). */
 gboolean cbi_op_is_eltwise (CbiOpType op);
+/* Add, Sub, Mul and Div (not PRelu). */
 gboolean cbi_op_is_binary (CbiOpType op);
 
 /* Computes the shape of every tensor when the input has shape @input,
@@ -224,6 +307,13 @@ void cbi_graph_sink_eltwise (CbiGraph * graph);
  * graph output; else %NULL. Which producers can take one is the
  * backend's call. */
 const CbiNode *cbi_graph_next_activation (const CbiGraph * graph,
+    guint index);
+
+/* The activation node @index runs as its epilogue on every backend: the
+ * next activation (cbi_graph_next_activation()) where the op table says
+ * node @index takes it; else %NULL. Its planner then writes the
+ * activation's output and the activation is not planned on its own. */
+const CbiNode *cbi_graph_fused_activation (const CbiGraph * graph,
     guint index);
 
 /* Number of nodes reading tensor @index. */

@@ -10,6 +10,7 @@
 #include "cbibackend.h"
 #include "cbicpuloops.h"
 #include "cbierror.h"
+#include "cbiplanmemory.h"
 #include "cbimath.h"
 
 #include <gst/gst.h>
@@ -43,26 +44,14 @@ typedef struct
 {
   GArray *steps;                /* CbiCpuStep */
   GPtrArray *memories;          /* dnnl_memory_t, destroyed with the plan */
-  GPtrArray *blocks;            /* pool blocks, released with the plan */
+  CbiMemPlan *memory;           /* every pool block, released with the plan */
   gfloat *input;                /* row-major (NCHW for images) */
   gint64 input_count;
   gfloat *outputs[CBI_MAX_OUTPUTS];     /* row-major */
   gpointer workspace;
   dnnl_memory_desc_t *mds;      /* per tensor */
   dnnl_memory_t *mems;          /* per tensor, borrowed from @memories */
-  /* planning only: activation blocks whose last reader is planned, free
-   * for a later activation of the same plan (layers run one by one) */
-  GArray *spare;                /* CbiCpuSpare */
-  guint *readers_left;          /* per tensor */
-  gpointer *tensor_block;       /* per tensor */
-  gsize *tensor_size;           /* per tensor */
 } CbiCpuPlan;
-
-typedef struct
-{
-  gpointer block;
-  gsize size;
-} CbiCpuSpare;
 
 static gboolean
 cbi_dnnl_check (dnnl_status_t status, const gchar * what, const gchar * file,
@@ -99,16 +88,6 @@ cbi_cpu_free (CbiBackend * backend)
   g_free (backend);
 }
 
-/* Frees what only planning needed. */
-static void
-cbi_cpu_plan_done (CbiCpuPlan * plan)
-{
-  g_clear_pointer (&plan->spare, g_array_unref);
-  g_clear_pointer (&plan->readers_left, g_free);
-  g_clear_pointer (&plan->tensor_block, g_free);
-  g_clear_pointer (&plan->tensor_size, g_free);
-}
-
 static void
 cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     CbiPool * staging)
@@ -124,32 +103,12 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
   }
   for (i = 0; i < plan->memories->len; i++)
     dnnl_memory_destroy (g_ptr_array_index (plan->memories, i));
-  for (i = 0; i < plan->blocks->len; i++)
-    cbi_pool_release (pool, g_ptr_array_index (plan->blocks, i));
+  cbi_mem_plan_free (plan->memory);
   g_array_free (plan->steps, TRUE);
   g_ptr_array_free (plan->memories, TRUE);
-  g_ptr_array_free (plan->blocks, TRUE);
   g_free (plan->mds);
   g_free (plan->mems);
-  cbi_cpu_plan_done (plan);
   g_free (plan);
-}
-
-static gpointer
-cbi_cpu_pool_alloc (CbiCpuPlan * plan, CbiPool * pool, gsize size,
-    const gchar * what, GError ** error)
-{
-  gpointer block = cbi_pool_alloc (pool, size);
-
-  if (block == NULL) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY,
-        "could not allocate %" G_GSIZE_FORMAT " bytes for %s "
-        "(memory limit left to the engine: %" G_GUINT64_FORMAT " bytes, "
-        "0 = none)", size, what, cbi_pool_get_limit (pool));
-    return NULL;
-  }
-  g_ptr_array_add (plan->blocks, block);
-  return block;
 }
 
 /* Wraps @handle in a dnnl_memory owned by the plan. */
@@ -171,65 +130,22 @@ static dnnl_memory_t
 cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
     const dnnl_memory_desc_t * md, const gchar * what, GError ** error)
 {
-  gpointer block = cbi_cpu_pool_alloc (plan, pool,
+  gpointer block = cbi_mem_plan_alloc (plan->memory,
       dnnl_memory_desc_get_size (md), what, error);
 
   return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
 }
 
-/* A memory for activation @tensor: a spare block of this plan that is
- * large enough (smallest first), else a new one from the pool. */
+/* A memory for activation @tensor (-1: a copy in another layout), where
+ * the memory plan puts it. */
 static dnnl_memory_t
 cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
     gint tensor, const dnnl_memory_desc_t * md, GError ** error)
 {
-  gsize size = dnnl_memory_desc_get_size (md);
-  gpointer block = NULL;
-  gint best = -1;
-  guint i;
+  gpointer block = cbi_mem_plan_activation (plan->memory, tensor,
+      dnnl_memory_desc_get_size (md), error);
 
-  for (i = 0; i < plan->spare->len; i++) {
-    CbiCpuSpare *sp = &g_array_index (plan->spare, CbiCpuSpare, i);
-    if (sp->size >= size && (best < 0 || sp->size <
-            g_array_index (plan->spare, CbiCpuSpare, best).size))
-      best = i;
-  }
-  if (best >= 0) {
-    CbiCpuSpare sp = g_array_index (plan->spare, CbiCpuSpare, best);
-    g_array_remove_index_fast (plan->spare, best);
-    block = sp.block;
-    size = sp.size;
-  } else {
-    block = cbi_cpu_pool_alloc (plan, pool, size, "activations", error);
-    if (block == NULL)
-      return NULL;
-  }
-  if (tensor >= 0) {
-    plan->tensor_block[tensor] = block;
-    plan->tensor_size[tensor] = size;
-  }
-  return cbi_cpu_memory (cpu, plan, md, block, error);
-}
-
-/* After @n is planned, the blocks of activations it was the last reader
- * of become spare. The graph's outputs never do: unpacking reads them. */
-static void
-cbi_cpu_retire_inputs (CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n)
-{
-  guint i;
-
-  for (i = 0; i < n->n_inputs; i++) {
-    gint t = n->inputs[i];
-    CbiCpuSpare sp;
-    if (t < 0 || cbi_graph_tensor (graph, t)->data != NULL
-        || --plan->readers_left[t] > 0 || cbi_graph_is_output (graph, t)
-        || plan->tensor_block[t] == NULL)
-      continue;
-    sp.block = plan->tensor_block[t];
-    sp.size = plan->tensor_size[t];
-    g_array_append_val (plan->spare, sp);
-  }
+  return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
 }
 
 static gboolean
@@ -580,9 +496,9 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
 
   if (widen) {
     gsize filter = w->dims[1] * w->dims[2] * w->dims[3];
-    wdata = cbi_cpu_pool_alloc (plan, pool, 8 * filter * sizeof (gfloat),
+    wdata = cbi_mem_plan_alloc (plan->memory, 8 * filter * sizeof (gfloat),
         "widened convolution weights", error);
-    bdata = wdata ? cbi_cpu_pool_alloc (plan, pool, 8 * sizeof (gfloat),
+    bdata = wdata ? cbi_mem_plan_alloc (plan->memory, 8 * sizeof (gfloat),
         "widened convolution bias", error) : NULL;
     if (bdata == NULL)
       return FALSE;
@@ -1139,13 +1055,13 @@ cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
               error)) == NULL)
     return FALSE;
 
-  w = cbi_cpu_pool_alloc (plan, pool, k * cols * sizeof (gfloat),
+  w = cbi_mem_plan_alloc (plan->memory, k * cols * sizeof (gfloat),
       "gemm weights", error);
   if (w == NULL)
     return FALSE;
   cbi_gemm_weights (graph, n, k, cols, w);
   if (cbi_gemm_has_bias (n)) {
-    bias = cbi_cpu_pool_alloc (plan, pool, m * cols * sizeof (gfloat),
+    bias = cbi_mem_plan_alloc (plan->memory, m * cols * sizeof (gfloat),
         "gemm bias", error);
     if (bias == NULL)
       return FALSE;
@@ -1313,15 +1229,9 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
 
   plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCpuStep));
   plan->memories = g_ptr_array_new ();
-  plan->blocks = g_ptr_array_new ();
+  plan->memory = cbi_mem_plan_new (graph, pool);
   plan->mds = g_new0 (dnnl_memory_desc_t, n_tensors);
   plan->mems = g_new0 (dnnl_memory_t, n_tensors);
-  plan->spare = g_array_new (FALSE, FALSE, sizeof (CbiCpuSpare));
-  plan->readers_left = g_new0 (guint, n_tensors);
-  plan->tensor_block = g_new0 (gpointer, n_tensors);
-  plan->tensor_size = g_new0 (gsize, n_tensors);
-  for (i = 0; i < n_tensors; i++)
-    plan->readers_left[i] = cbi_graph_count_consumers (graph, i);
   *workspace = 0;
 
   if (!cbi_cpu_shape_md (&plan->mds[graph->input], &shapes[graph->input],
@@ -1383,16 +1293,16 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
       ok = cbi_cpu_plan_eltwise (cpu, plan, n, shapes, pool, workspace, error);
     if (!ok)
       goto failed;
-    cbi_cpu_retire_inputs (plan, graph, n);
+    cbi_mem_plan_node_done (plan->memory, n);
     /* a fused Relu's input is the conv's own output: never allocated */
     if (fused)
-      cbi_cpu_retire_inputs (plan, graph, fused);
+      cbi_mem_plan_node_done (plan->memory, fused);
   }
   if (!cbi_cpu_plan_outputs (cpu, plan, graph, shapes, pool, error))
     goto failed;
 
   if (*workspace > 0) {
-    plan->workspace = cbi_cpu_pool_alloc (plan, pool, *workspace,
+    plan->workspace = cbi_mem_plan_alloc (plan->memory, *workspace,
         "workspace", error);
     if (plan->workspace == NULL)
       goto failed;
@@ -1402,7 +1312,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
         "oneDNN: could not bind the workspace");
     goto failed;
   }
-  cbi_cpu_plan_done (plan);
+  cbi_mem_plan_done (plan->memory);
   GST_DEBUG ("planned %u steps for %" G_GINT64_FORMAT " input elements, "
       "workspace %" G_GUINT64_FORMAT " bytes", plan->steps->len,
       plan->input_count, *workspace);

@@ -16,6 +16,7 @@
  */
 #include "cbibackend.h"
 #include "cbierror.h"
+#include "cbiplanmemory.h"
 #include "cbikernels.h"
 
 #include <gst/gst.h>
@@ -123,8 +124,8 @@ typedef struct
 typedef struct
 {
   GArray *steps;                /* CbiCudaStep */
-  GPtrArray *blocks;            /* device pool blocks */
-  GPtrArray *pinned;            /* staging pool blocks */
+  CbiMemPlan *memory;           /* device pool blocks */
+  CbiMemPlan *staging;          /* staging pool blocks */
   GPtrArray *constants;         /* keys of the shared constants it uses */
   gfloat **tensors;             /* device data per tensor */
   gfloat *input;
@@ -254,32 +255,6 @@ cbi_cuda_staging_allocator (CbiBackend * backend)
   return &((CbiCuda *) backend->context)->pinned_allocator;
 }
 
-static gpointer
-cbi_cuda_alloc (CbiPool * pool, gboolean pinned, gsize size,
-    const gchar * what, GError ** error)
-{
-  gpointer block = cbi_pool_alloc (pool, MAX (size, 4));
-
-  if (block == NULL)
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate %"
-        G_GSIZE_FORMAT " bytes of %s memory for %s (memory limit left to "
-        "the engine: %" G_GUINT64_FORMAT " bytes, 0 = none)", size,
-        pinned ? "pinned host" : "device", what, cbi_pool_get_limit (pool));
-  return block;
-}
-
-/* A block of the plan's own, given back with it. */
-static gpointer
-cbi_cuda_take (CbiCudaPlan * plan, CbiPool * pool, gboolean pinned,
-    gsize size, const gchar * what, GError ** error)
-{
-  gpointer block = cbi_cuda_alloc (pool, pinned, size, what, error);
-
-  if (block)
-    g_ptr_array_add (pinned ? plan->pinned : plan->blocks, block);
-  return block;
-}
-
 /* The device copy of constant @t. Plans of other shapes (a short batch
  * without padding, other caps) use the same one: uploaded by the first,
  * freed with the last. */
@@ -297,7 +272,7 @@ cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   /* a constant's shape is its own, whatever the plan's */
   g_return_val_if_fail (c == NULL || c->bytes == bytes, NULL);
   if (c == NULL) {
-    gfloat *data = cbi_cuda_alloc (pool, FALSE, bytes, info->name, error);
+    gfloat *data = cbi_pool_take (pool, bytes, info->name, error);
     if (data == NULL)
       return NULL;
     /* on the backend's stream, which does not wait for the legacy one;
@@ -338,7 +313,7 @@ static gfloat *
 cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     const gfloat * data, gsize count, const gchar * what, GError ** error)
 {
-  gfloat *d = cbi_cuda_take (plan, pool, FALSE, count * sizeof (gfloat),
+  gfloat *d = cbi_mem_plan_alloc (plan->memory, count * sizeof (gfloat),
       what, error);
 
   /* a pageable source is staged before the call returns: @data may go */
@@ -380,14 +355,10 @@ cbi_cuda_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     cudaGraphExecDestroy (plan->graph);
   for (i = 0; i < plan->steps->len; i++)
     cbi_cuda_step_clear (&g_array_index (plan->steps, CbiCudaStep, i));
-  for (i = 0; i < plan->blocks->len; i++)
-    cbi_pool_release (pool, g_ptr_array_index (plan->blocks, i));
-  for (i = 0; i < plan->pinned->len; i++)
-    cbi_pool_release (staging, g_ptr_array_index (plan->pinned, i));
+  cbi_mem_plan_free (plan->memory);
+  cbi_mem_plan_free (plan->staging);
   cbi_cuda_drop_constants (cuda, plan, pool);
   g_array_free (plan->steps, TRUE);
-  g_ptr_array_free (plan->blocks, TRUE);
-  g_ptr_array_free (plan->pinned, TRUE);
   g_ptr_array_free (plan->constants, TRUE);
   g_free (plan->tensors);
   g_free (plan);
@@ -406,17 +377,6 @@ cbi_cuda_add_step (CbiCudaPlan * plan, CbiCudaStepKind kind, const CbiNode * n)
   s.post = CBI_K_IDENTITY;
   g_array_append_val (plan->steps, s);
   return &g_array_index (plan->steps, CbiCudaStep, plan->steps->len - 1);
-}
-
-/* The activation of tensor @t: a new device block of its shape. */
-static gfloat *
-cbi_cuda_activation (CbiCudaPlan * plan, CbiPool * pool, gint t,
-    const gchar * name, GError ** error)
-{
-  gsize bytes = cbi_shape_count (&plan->shapes[t]) * sizeof (gfloat);
-
-  plan->tensors[t] = cbi_cuda_take (plan, pool, FALSE, bytes, name, error);
-  return plan->tensors[t];
 }
 
 static void
@@ -483,7 +443,7 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     gfloat *block;
     padded.dims[2] += a->pads[0] + a->pads[2] - 2 * ph;
     padded.dims[3] += a->pads[1] + a->pads[3] - 2 * pw;
-    block = cbi_cuda_take (plan, pool, FALSE, cbi_shape_count (&padded) *
+    block = cbi_mem_plan_alloc (plan->memory, cbi_shape_count (&padded) *
         sizeof (gfloat), n->name, error);
     if (block == NULL)
       return FALSE;
@@ -502,11 +462,12 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     x = block;
     xs = &padded;
   }
-  if ((y = cbi_cuda_activation (plan, pool, out, n->name, error)) == NULL)
-    return FALSE;
-  if (crop[0] + crop[1] + crop[2] + crop[3] > 0 && (y = cbi_cuda_take (plan,
-              pool, FALSE, cbi_shape_count (&full) * sizeof (gfloat),
-              n->name, error)) == NULL)
+  y = plan->tensors[out];
+  if (crop[0] + crop[1] + crop[2] + crop[3] > 0
+      && (y =
+          cbi_mem_plan_alloc (plan->memory,
+              cbi_shape_count (&full) * sizeof (gfloat), n->name,
+              error)) == NULL)
     return FALSE;
   s = cbi_cuda_add_step (plan, transpose ? CBI_CUDA_STEP_DECONV :
       CBI_CUDA_STEP_CONV, n);
@@ -627,8 +588,6 @@ cbi_cuda_plan_pool (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
       CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   CbiCudaStep *s;
 
-  if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
-    return FALSE;
   if (!global &&(a->pads[0] != a->pads[2] || a->pads[1] != a->pads[3]
           || a->dilations[0] != 1 || a->dilations[1] != 1)) {
     /* cuDNN pads both sides alike and has no dilation: our kernel */
@@ -694,8 +653,6 @@ cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   if (cbi_graph_tensor (graph, b)->data
       && cbi_cuda_constant (cuda, plan, pool, graph, b, error) == NULL)
     return FALSE;
-  if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
-    return FALSE;
   s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_BINARY, n);
   s->x = plan->tensors[n->inputs[0]];
   s->b = plan->tensors[b];
@@ -716,8 +673,6 @@ cbi_cuda_plan_permute (CbiCudaPlan * plan, CbiPool * pool, const CbiNode * n,
   CbiCudaStep *s;
   CbiShape view;
 
-  if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
-    return FALSE;
   s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_PERMUTE, n);
   s->x = plan->tensors[n->inputs[0]];
   s->y = plan->tensors[n->output];
@@ -800,8 +755,6 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     a_batches *= as->dims[d];
   for (d = 0; d < bs->n_dims - 2; d++)
     b_batches *= bs->dims[d];
-  if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
-    return FALSE;
   s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_GEMM, n);
   s->x = plan->tensors[n->inputs[0]];
   s->y = plan->tensors[out];
@@ -880,8 +833,6 @@ cbi_cuda_plan_kernel (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   CbiCudaStep *s;
   gint d;
 
-  if (cbi_cuda_activation (plan, pool, out, n->name, error) == NULL)
-    return FALSE;
   switch (n->op) {
     case CBI_OP_RESHAPE:
       s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_COPY, n);
@@ -961,8 +912,6 @@ cbi_cuda_plan_concat (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     outer *= ys->dims[d];
   for (d = axis + 1; d < ys->n_dims; d++)
     inner *= ys->dims[d];
-  if (cbi_cuda_activation (plan, pool, n->output, n->name, error) == NULL)
-    return FALSE;
   for (i = 0; i < n->n_inputs; i++) {
     CbiCudaStep *s = cbi_cuda_add_step (plan, CBI_CUDA_STEP_CONCAT, n);
     gint64 x_inner = plan->shapes[n->inputs[i]].dims[axis] * inner;
@@ -1023,20 +972,25 @@ cbi_cuda_plan_slot (CbiCudaPlan * plan, CbiCudaSlot * slot, CbiPool * pool,
   guint i;
 
   if (plan->frames_in_bytes
-      && ((slot->frames_in = cbi_cuda_take (plan, pool, FALSE,
-                  plan->frames_in_bytes, "input frames", error)) == NULL
-          || (slot->staging_in = cbi_cuda_take (plan, staging, TRUE,
-                  plan->frames_in_bytes, "input frames", error)) == NULL))
+      && ((slot->frames_in =
+              cbi_mem_plan_alloc (plan->memory, plan->frames_in_bytes,
+                  "input frames", error)) == NULL
+          || (slot->staging_in =
+              cbi_mem_plan_alloc (plan->staging, plan->frames_in_bytes,
+                  "input frames", error)) == NULL))
     return FALSE;
   if (plan->frames_out_bytes
-      && ((slot->frames_out = cbi_cuda_take (plan, pool, FALSE,
-                  plan->frames_out_bytes, "output frames", error)) == NULL
-          || (slot->staging_out = cbi_cuda_take (plan, staging, TRUE,
-                  plan->frames_out_bytes, "output frames", error)) == NULL))
+      && ((slot->frames_out =
+              cbi_mem_plan_alloc (plan->memory, plan->frames_out_bytes,
+                  "output frames", error)) == NULL
+          || (slot->staging_out =
+              cbi_mem_plan_alloc (plan->staging, plan->frames_out_bytes,
+                  "output frames", error)) == NULL))
     return FALSE;
   for (i = 0; i < graph->n_outputs; i++)
-    if ((slot->host_outputs[i] = cbi_cuda_take (plan, staging, TRUE,
-                plan->output_bytes[i], "outputs", error)) == NULL)
+    if ((slot->host_outputs[i] =
+            cbi_mem_plan_alloc (plan->staging, plan->output_bytes[i], "outputs",
+                error)) == NULL)
       return FALSE;
   return TRUE;
 }
@@ -1096,13 +1050,14 @@ cbi_cuda_plan_nodes (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 }
 
 static CbiCudaPlan *
-cbi_cuda_plan_new (const CbiGraph * graph, const CbiShape * shapes)
+cbi_cuda_plan_new (const CbiGraph * graph, const CbiShape * shapes,
+    CbiPool * pool, CbiPool * staging)
 {
   CbiCudaPlan *plan = g_new0 (CbiCudaPlan, 1);
 
   plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCudaStep));
-  plan->blocks = g_ptr_array_new ();
-  plan->pinned = g_ptr_array_new ();
+  plan->memory = cbi_mem_plan_new (graph, pool);
+  plan->staging = cbi_mem_plan_new (NULL, staging);
   plan->constants = g_ptr_array_new ();
   plan->tensors = g_new0 (gfloat *, graph->tensors->len);
   plan->shapes = shapes;
@@ -1121,18 +1076,21 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   if (!cbi_cuda_select (cuda, error)
       || !cbi_cuda_use_stream (cuda, cuda->stream, error))
     return NULL;
-  plan = cbi_cuda_plan_new (graph, shapes);
-  if (cbi_cuda_activation (plan, pool, graph->input, "input", error) == NULL)
+  /* every activation where the engine's memory plan puts it */
+  plan = cbi_cuda_plan_new (graph, shapes, pool, staging);
+  if (!cbi_mem_plan_place_dense (plan->memory, shapes,
+          (gpointer *) plan->tensors, error))
     goto failed;
   plan->input = plan->tensors[graph->input];
   plan->input_count = cbi_shape_count (&shapes[graph->input]);
 
   if (backend->exhaustive_search) {
     /* a first, heuristic pass sizes the search's workspace */
-    CbiCudaPlan *probe = cbi_cuda_plan_new (graph, shapes);
+    CbiCudaPlan *probe = cbi_cuda_plan_new (graph, shapes, pool, staging);
     gboolean ok;
-    probe->tensors[graph->input] = plan->input;
-    ok = cbi_cuda_plan_nodes (cuda, probe, pool, graph, FALSE, error);
+    ok = cbi_mem_plan_place_dense (probe->memory, shapes,
+        (gpointer *) probe->tensors, error)
+        && cbi_cuda_plan_nodes (cuda, probe, pool, graph, FALSE, error);
     /* under a memory limit, no more than the heuristics asked for */
     plan->workspace_bytes = cbi_pool_get_limit (pool) ?
         probe->workspace_bytes : MAX (probe->workspace_bytes, 64 << 20);
@@ -1142,8 +1100,9 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
     cbi_cuda_free_plan (backend, probe, pool, staging);
     if (!ok)
       goto failed;
-    if ((plan->workspace = cbi_cuda_take (plan, pool, FALSE,
-                plan->workspace_bytes, "the algorithm search", error)) == NULL)
+    if ((plan->workspace =
+            cbi_mem_plan_alloc (plan->memory, plan->workspace_bytes,
+                "the algorithm search", error)) == NULL)
       goto failed;
   }
   if (!cbi_cuda_plan_nodes (cuda, plan, pool, graph,
@@ -1155,8 +1114,7 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   /* the search's workspace goes back; the chosen algorithms' comes, sized
    * by cuDNN for each (the search's and heuristics' figures are hints) */
   if (plan->workspace) {
-    g_ptr_array_remove (plan->blocks, plan->workspace);
-    cbi_pool_release (pool, plan->workspace);
+    cbi_mem_plan_give_back (plan->memory, plan->workspace);
     plan->workspace = NULL;
   }
   plan->workspace_bytes = 0;
@@ -1177,19 +1135,23 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
       plan->workspace_bytes = MAX (plan->workspace_bytes, ws);
     }
   }
-  if (plan->workspace_bytes > 0 && (plan->workspace = cbi_cuda_take (plan,
-              pool, FALSE, plan->workspace_bytes, "workspace", error)) == NULL)
+  if (plan->workspace_bytes > 0
+      && (plan->workspace =
+          cbi_mem_plan_alloc (plan->memory, plan->workspace_bytes, "workspace",
+              error)) == NULL)
     goto failed;
   for (i = 0; i < plan->steps->len && !plan->cublas_workspace; i++)
     if (g_array_index (plan->steps, CbiCudaStep, i).kind == CBI_CUDA_STEP_GEMM
-        && (plan->cublas_workspace = cbi_cuda_take (plan, pool, FALSE,
-                CBI_CUDA_CUBLAS_WORKSPACE, "cuBLAS", error)) == NULL)
+        && (plan->cublas_workspace =
+            cbi_mem_plan_alloc (plan->memory, CBI_CUDA_CUBLAS_WORKSPACE,
+                "cuBLAS", error)) == NULL)
       goto failed;
   /* the weights went up on the stream: they are there before the plan is */
   if (!CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "weights upload"))
     goto failed;
   *workspace = plan->workspace_bytes;
   plan->shapes = NULL;
+  cbi_mem_plan_done (plan->memory);
   GST_DEBUG ("planned %u steps, workspace %" G_GSIZE_FORMAT " bytes",
       plan->steps->len, plan->workspace_bytes);
   return plan;

@@ -8,6 +8,7 @@
  * reports, so nothing else may allocate tensor memory behind the pool.
  */
 #include "cbipool.h"
+#include "cbierror.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,19 @@ cbi_pool_alloc (CbiPool * pool, gsize size)
   pool->stats.allocated_bytes += size;
   cbi_pool_update_peaks (pool);
   return block.ptr;
+}
+
+gpointer
+cbi_pool_take (CbiPool * pool, gsize size, const gchar * what, GError ** error)
+{
+  gpointer block = cbi_pool_alloc (pool, MAX (size, sizeof (gfloat)));
+
+  if (block == NULL)
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate %"
+        G_GSIZE_FORMAT " bytes of %s memory for %s (memory limit left to "
+        "the engine: %" G_GUINT64_FORMAT " bytes, 0 = none)", size,
+        pool->allocator.name, what, pool->limit);
+  return block;
 }
 
 void

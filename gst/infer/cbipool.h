@@ -58,6 +58,11 @@ void cbi_pool_free (CbiPool * pool);
  * given back with cbi_pool_release(); %NULL when the allocator fails or the
  * limit would be passed. */
 gpointer cbi_pool_alloc (CbiPool * pool, gsize size);
+/* cbi_pool_alloc() of at least one float that says why it failed: %NULL
+ * with @error set (CBI_ERROR_MEMORY), naming @what, the memory and the
+ * limit. Returns: (transfer full) (nullable): as cbi_pool_alloc(). */
+gpointer cbi_pool_take (CbiPool * pool, gsize size, const gchar * what,
+    GError ** error);
 /* Gives @block back to the pool's cache; it stays reserved. */
 void cbi_pool_release (CbiPool * pool, gpointer block);
 /* Gives every cached (not handed out) block back to the allocator. */

@@ -1,0 +1,174 @@
+/* cudabatchinfer: where a plan's tensors live
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "cbiplanmemory.h"
+
+typedef struct
+{
+  gpointer block;
+  gsize size;
+} CbiMemBlock;
+
+struct _CbiMemPlan
+{
+  const CbiGraph *graph;
+  CbiPool *pool;
+  GPtrArray *blocks;            /* every pool block the plan holds */
+  guint64 placed_bytes;
+  guint64 requested_bytes;
+  /* planning only */
+  GArray *spare;                /* CbiMemBlock: free for a later activation */
+  guint *readers_left;          /* per tensor */
+  CbiMemBlock *tensor_block;    /* per tensor */
+};
+
+CbiMemPlan *
+cbi_mem_plan_new (const CbiGraph * graph, CbiPool * pool)
+{
+  CbiMemPlan *mp = g_new0 (CbiMemPlan, 1);
+  guint n_tensors = graph ? graph->tensors->len : 0, i, j;
+
+  mp->graph = graph;
+  mp->pool = pool;
+  mp->blocks = g_ptr_array_new ();
+  mp->spare = g_array_new (FALSE, FALSE, sizeof (CbiMemBlock));
+  mp->readers_left = g_new0 (guint, n_tensors);
+  mp->tensor_block = g_new0 (CbiMemBlock, n_tensors);
+  /* the lifetimes: one pass over the readers */
+  for (i = 0; graph && i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    for (j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] >= 0)
+        mp->readers_left[n->inputs[j]]++;
+  }
+  return mp;
+}
+
+void
+cbi_mem_plan_done (CbiMemPlan * mp)
+{
+  g_clear_pointer (&mp->spare, g_array_unref);
+  g_clear_pointer (&mp->readers_left, g_free);
+  g_clear_pointer (&mp->tensor_block, g_free);
+}
+
+void
+cbi_mem_plan_free (CbiMemPlan * mp)
+{
+  guint i;
+
+  if (mp == NULL)
+    return;
+  for (i = 0; i < mp->blocks->len; i++)
+    cbi_pool_release (mp->pool, g_ptr_array_index (mp->blocks, i));
+  g_ptr_array_free (mp->blocks, TRUE);
+  cbi_mem_plan_done (mp);
+  g_free (mp);
+}
+
+gpointer
+cbi_mem_plan_alloc (CbiMemPlan * mp, gsize size, const gchar * what,
+    GError ** error)
+{
+  gpointer block = cbi_pool_take (mp->pool, size, what, error);
+
+  if (block)
+    g_ptr_array_add (mp->blocks, block);
+  return block;
+}
+
+void
+cbi_mem_plan_give_back (CbiMemPlan * mp, gpointer block)
+{
+  if (g_ptr_array_remove_fast (mp->blocks, block))
+    cbi_pool_release (mp->pool, block);
+}
+
+gpointer
+cbi_mem_plan_activation (CbiMemPlan * mp, gint tensor, gsize size,
+    GError ** error)
+{
+  CbiMemBlock b = { NULL, size };
+  gint best = -1;
+  guint i;
+
+  g_return_val_if_fail (mp->spare != NULL, NULL);
+  mp->requested_bytes += size;
+  for (i = 0; i < mp->spare->len; i++) {
+    const CbiMemBlock *sp = &g_array_index (mp->spare, CbiMemBlock, i);
+    if (sp->size >= size && (best < 0 || sp->size <
+            g_array_index (mp->spare, CbiMemBlock, best).size))
+      best = i;
+  }
+  if (best >= 0) {
+    b = g_array_index (mp->spare, CbiMemBlock, best);
+    g_array_remove_index_fast (mp->spare, best);
+  } else {
+    b.block = cbi_mem_plan_alloc (mp, size, "activations", error);
+    if (b.block == NULL)
+      return NULL;
+    mp->placed_bytes += size;
+  }
+  if (tensor >= 0)
+    mp->tensor_block[tensor] = b;
+  return b.block;
+}
+
+void
+cbi_mem_plan_node_done (CbiMemPlan * mp, const CbiNode * n)
+{
+  guint i;
+
+  for (i = 0; i < n->n_inputs; i++) {
+    gint t = n->inputs[i];
+    if (t < 0 || cbi_graph_tensor (mp->graph, t)->data != NULL
+        || --mp->readers_left[t] > 0 || cbi_graph_is_output (mp->graph, t)
+        || mp->tensor_block[t].block == NULL)
+      continue;
+    g_array_append_val (mp->spare, mp->tensor_block[t]);
+    mp->tensor_block[t].block = NULL;
+  }
+}
+
+static gpointer
+cbi_mem_plan_dense (CbiMemPlan * mp, const CbiShape * shapes, gint t,
+    gpointer * tensors, GError ** error)
+{
+  gsize bytes = cbi_shape_count (&shapes[t]) * sizeof (gfloat);
+
+  tensors[t] = cbi_mem_plan_activation (mp, t, bytes, error);
+  return tensors[t];
+}
+
+gboolean
+cbi_mem_plan_place_dense (CbiMemPlan * mp, const CbiShape * shapes,
+    gpointer * tensors, GError ** error)
+{
+  const CbiGraph *graph = mp->graph;
+  guint i;
+
+  if (!cbi_mem_plan_dense (mp, shapes, graph->input, tensors, error))
+    return FALSE;
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    const CbiNode *fused = cbi_graph_fused_activation (graph, i);
+    /* the output first: while its inputs still hold their blocks */
+    if (!cbi_mem_plan_dense (mp, shapes, fused ? fused->output : n->output,
+            tensors, error))
+      return FALSE;
+    cbi_mem_plan_node_done (mp, n);
+    if (fused) {
+      cbi_mem_plan_node_done (mp, fused);
+      i++;
+    }
+  }
+  return TRUE;
+}
+
+void
+cbi_mem_plan_activation_bytes (CbiMemPlan * mp, guint64 * placed,
+    guint64 * requested)
+{
+  *placed = mp->placed_bytes;
+  *requested = mp->requested_bytes;
+}

@@ -9,10 +9,11 @@
  * every function is __host__ __device__; nothing here includes a CUDA
  * header.
  *
- * The semantics are the CPU backend's, NaN and infinities included:
- * gst/infer/cbiframes.c for packing and unpacking, cbi_cpu_pad_index () of
- * gst/infer/cbibackend-cpu.c for Pad, and oneDNN's definitions for the
- * element-wise ops and for linear resampling (half-pixel centres).
+ * The semantics are the CPU backend's, NaN and infinities included: its
+ * packing, unpacking (gst/infer/cbiframes.c) and Pad loop
+ * (gst/infer/cbicpuloops.c) call these same functions; for the
+ * element-wise ops and linear resampling (half-pixel centres) they follow
+ * oneDNN's definitions.
  */
 #pragma once
 

@@ -6,21 +6,14 @@
  * before each.
  */
 #include "cbicpuloops.h"
+#include "cbimath.h"
 
 #include <math.h>
 
-/* The source index for output index @i of a padded axis of @size. */
-static inline gint64
-cbi_cpu_pad_index (gint64 i, gint64 size, CbiPadFill fill)
-{
-  if (i >= 0 && i < size)
-    return i;
-  if (fill == CBI_PAD_FILL_REFLECT)
-    return i < 0 ? -i : 2 * (size - 1) - i;
-  if (fill == CBI_PAD_FILL_EDGE)
-    return i < 0 ? 0 : size - 1;
-  return -1;                    /* constant */
-}
+/* the graph's fills are the kernels' */
+G_STATIC_ASSERT ((gint) CBI_PAD_FILL_CONSTANT == (gint) CBI_K_PAD_CONSTANT);
+G_STATIC_ASSERT ((gint) CBI_PAD_FILL_REFLECT == (gint) CBI_K_PAD_REFLECT);
+G_STATIC_ASSERT ((gint) CBI_PAD_FILL_EDGE == (gint) CBI_K_PAD_EDGE);
 
 void
 cbi_cpu_run_pad (gconstpointer pad)
@@ -36,9 +29,9 @@ cbi_cpu_run_pad (gconstpointer pad)
     gfloat *dst = p->dst + plane * oh * ow;
     gint64 y, x;
     for (y = 0; y < oh; y++) {
-      gint64 sy = cbi_cpu_pad_index (y - p->top, p->h, p->fill);
+      gint64 sy = cbi_pad_index (y - p->top, p->h, (CbiKPadFill) p->fill);
       for (x = 0; x < ow; x++) {
-        gint64 sx = cbi_cpu_pad_index (x - p->left, p->w, p->fill);
+        gint64 sx = cbi_pad_index (x - p->left, p->w, (CbiKPadFill) p->fill);
         dst[y * ow + x] = sy < 0 || sx < 0 ? p->value : src[sy * p->w + sx];
       }
     }

@@ -22,9 +22,9 @@ pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
 
   for (x = 0; x < b->width; x++) {
     const guint8 *px = src + (gsize) x * pstride;
-    d[x] = px[o0] * s0 + b0;
-    d[plane + x] = px[o1] * s1 + b1;
-    d[2 * plane + x] = px[o2] * s2 + b2;
+    d[x] = cbi_from_byte (px[o0], s0, b0);
+    d[plane + x] = cbi_from_byte (px[o1], s1, b1);
+    d[2 * plane + x] = cbi_from_byte (px[o2], s2, b2);
   }
 }
 
@@ -49,8 +49,10 @@ cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
   }
 
   for (i = b->n_frames; i < b->n_slots; i++) {
-    if (b->pad_mode == CBI_PAD_REPEAT_LAST && b->n_frames > 0)
-      memcpy (tensor + i * slot, tensor + (b->n_frames - 1) * slot,
+    gint64 source = cbi_pack_source (i, b->n_frames,
+        b->pad_mode == CBI_PAD_REPEAT_LAST);
+    if (source >= 0)
+      memcpy (tensor + i * slot, tensor + source * slot,
           slot * sizeof (gfloat));
     else
       memset (tensor + i * slot, 0, slot * sizeof (gfloat));

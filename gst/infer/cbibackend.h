@@ -28,6 +28,10 @@ typedef struct _CbiBackend CbiBackend;
  *   @staging (%NULL without a staging allocator); returns an opaque plan
  *   or %NULL with @error set; @workspace_bytes receives the scratch size
  * @free_plan: releases a plan and gives its memory back to the pools
+ * @supports_op: (nullable): whether the backend can plan node @node of
+ *   @graph; the engine asks it for every node when it opens a model, so
+ *   that backend=auto picks a backend that runs the whole model. %NULL:
+ *   it runs every op of the graph
  * @upload: packs @batch into the plan's input tensor, padding included,
  *   for the batch in slot @slot (below #CbiBackend.inflight)
  * @upload_tensor: copies a row-major host tensor of the planned input
@@ -63,6 +67,8 @@ typedef struct
       guint64 * workspace_bytes, GError ** error);
   void (*free_plan) (CbiBackend * backend, gpointer plan, CbiPool * pool,
       CbiPool * staging);
+  gboolean (*supports_op) (CbiBackend * backend, const CbiGraph * graph,
+      const CbiNode * node);
   gboolean (*upload) (CbiBackend * backend, gpointer plan, guint slot,
       const CbiFrameBatch * batch, GError ** error);
   gboolean (*upload_tensor) (CbiBackend * backend, gpointer plan, guint slot,

@@ -1,0 +1,242 @@
+/* cudabatchinfer: the CUDA backend, on cuDNN 9, cuBLAS and kernels/
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The context (device, streams, cuDNN and cuBLAS handles, the constants
+ * the plans share), the allocators of device and pinned memory, and the
+ * interface table. Planning is plan.c and each op family's file; running
+ * batches is run.c.
+ *
+ * cuDNN runs convolutions and pooling; cuBLAS runs Gemm and MatMul; the
+ * rest are the kernels of kernels/.
+ */
+#include "cbicuda.h"
+
+GST_DEBUG_CATEGORY (cbi_cuda_debug);
+
+gboolean
+cbi_cuda_check (cudaError_t status, const gchar * what, GError ** error)
+{
+  if (status == cudaSuccess)
+    return TRUE;
+  GST_ERROR ("%s failed: %s", what, cudaGetErrorString (status));
+  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "CUDA: %s failed: %s",
+      what, cudaGetErrorString (status));
+  return FALSE;
+}
+
+gboolean
+cbi_cudnn_check (cudnnStatus_t status, const gchar * what, GError ** error)
+{
+  if (status == CUDNN_STATUS_SUCCESS)
+    return TRUE;
+  GST_ERROR ("%s failed: %s", what, cudnnGetErrorString (status));
+  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: %s failed: %s",
+      what, cudnnGetErrorString (status));
+  return FALSE;
+}
+
+gboolean
+cbi_cublas_check (cublasStatus_t status, const gchar * what, GError ** error)
+{
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return TRUE;
+  GST_ERROR ("%s failed: cuBLAS status %d", what, status);
+  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuBLAS: %s failed "
+      "(status %d)", what, status);
+  return FALSE;
+}
+
+#define CUDA_CHECK(call, what) cbi_cuda_check ((call), (what), error)
+#define CUDNN_CHECK(call, what) cbi_cudnn_check ((call), (what), error)
+#define CUBLAS_CHECK(call, what) cbi_cublas_check ((call), (what), error)
+
+gboolean
+cbi_cuda_select (CbiCuda * cuda, GError ** error)
+{
+  return CUDA_CHECK (cudaSetDevice (cuda->device), "cudaSetDevice");
+}
+
+/* Where the cuDNN and cuBLAS calls that follow queue their work. */
+gboolean
+cbi_cuda_use_stream (CbiCuda * cuda, cudaStream_t stream, GError ** error)
+{
+  return CUDNN_CHECK (cudnnSetStream (cuda->cudnn, stream), "cudnnSetStream")
+      && CUBLAS_CHECK (cublasSetStream (cuda->cublas, stream),
+      "cublasSetStream");
+}
+
+/* Memory. */
+
+static gpointer
+cbi_cuda_device_alloc (gsize size, gpointer user_data)
+{
+  CbiCuda *cuda = user_data;
+  gpointer p = NULL;
+
+  if (cudaSetDevice (cuda->device) != cudaSuccess
+      || cudaMalloc (&p, MAX (size, 1)) != cudaSuccess) {
+    /* the pool reports the failure; clear CUDA's sticky last error */
+    cudaGetLastError ();
+    return NULL;
+  }
+  return p;
+}
+
+static void
+cbi_cuda_device_free (gpointer block, gsize size, gpointer user_data)
+{
+  CbiCuda *cuda = user_data;
+
+  cudaSetDevice (cuda->device);
+  cudaFree (block);
+}
+
+static gpointer
+cbi_cuda_pinned_alloc (gsize size, gpointer user_data)
+{
+  CbiCuda *cuda = user_data;
+  gpointer p = NULL;
+
+  if (cudaSetDevice (cuda->device) != cudaSuccess
+      || cudaHostAlloc (&p, MAX (size, 1), cudaHostAllocDefault)
+      != cudaSuccess) {
+    cudaGetLastError ();
+    return NULL;
+  }
+  return p;
+}
+
+static void
+cbi_cuda_pinned_free (gpointer block, gsize size, gpointer user_data)
+{
+  cudaFreeHost (block);
+}
+
+static const CbiAllocator *
+cbi_cuda_allocator (CbiBackend * backend)
+{
+  return &((CbiCuda *) backend->context)->device_allocator;
+}
+
+static const CbiAllocator *
+cbi_cuda_staging_allocator (CbiBackend * backend)
+{
+  return &((CbiCuda *) backend->context)->pinned_allocator;
+}
+
+static gboolean
+cbi_cuda_device_memory (CbiBackend * backend, guint64 * free_bytes,
+    guint64 * total_bytes)
+{
+  CbiCuda *cuda = backend->context;
+  size_t f = 0, t = 0;
+
+  if (cudaSetDevice (cuda->device) != cudaSuccess
+      || cudaMemGetInfo (&f, &t) != cudaSuccess) {
+    cudaGetLastError ();
+    return FALSE;
+  }
+  *free_bytes = f;
+  *total_bytes = t;
+  return TRUE;
+}
+
+static void
+cbi_cuda_free (CbiBackend * backend)
+{
+  CbiCuda *cuda = backend->context;
+  guint i;
+
+  if (cuda) {
+    cudaSetDevice (cuda->device);
+    if (cuda->cublas)
+      cublasDestroy (cuda->cublas);
+    if (cuda->cudnn)
+      cudnnDestroy (cuda->cudnn);
+    if (cuda->stream)
+      cudaStreamDestroy (cuda->stream);
+    for (i = 0; i < CBI_MAX_INFLIGHT; i++)
+      if (cuda->slot_streams[i])
+        cudaStreamDestroy (cuda->slot_streams[i]);
+    if (cuda->computed)
+      cudaEventDestroy (cuda->computed);
+    /* every plan is gone: so are the constants */
+    if (cuda->constants)
+      g_warn_if_fail (g_hash_table_size (cuda->constants) == 0);
+    g_clear_pointer (&cuda->constants, g_hash_table_unref);
+    g_free (cuda);
+  }
+  g_free (backend);
+}
+
+static const CbiBackendIface cbi_cuda_iface = {
+  .name = "cuda",
+  .allocator = cbi_cuda_allocator,
+  .staging_allocator = cbi_cuda_staging_allocator,
+  .free = cbi_cuda_free,
+  .plan = cbi_cuda_plan,
+  .free_plan = cbi_cuda_free_plan,
+  .supports_op = cbi_cuda_supports_op,
+  .upload = cbi_cuda_upload,
+  .upload_tensor = cbi_cuda_upload_tensor,
+  .compute = cbi_cuda_compute,
+  .download = cbi_cuda_download,
+  .output = cbi_cuda_output,
+  .device_memory = cbi_cuda_device_memory,
+  .finish = cbi_cuda_finish,
+};
+
+CbiBackend *
+cbi_backend_cuda_new (gint device_id, GError ** error)
+{
+  CbiBackend *backend = g_new0 (CbiBackend, 1);
+  CbiCuda *cuda = g_new0 (CbiCuda, 1);
+  gint count = 0;
+  cudaError_t status;
+
+  GST_DEBUG_CATEGORY_INIT (cbi_cuda_debug, "cudabatchinfer-cuda", 0,
+      "cudabatchinfer CUDA backend");
+  backend->iface = &cbi_cuda_iface;
+  backend->context = cuda;
+  cuda->device = device_id;
+  cuda->constants = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  cuda->device_allocator = (CbiAllocator) {
+  "cuda", cbi_cuda_device_alloc, cbi_cuda_device_free, cuda};
+  cuda->pinned_allocator = (CbiAllocator) {
+  "cuda-pinned", cbi_cuda_pinned_alloc, cbi_cuda_pinned_free, cuda};
+
+  status = cudaGetDeviceCount (&count);
+  if (status != cudaSuccess || count == 0) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_NO_BACKEND, "no usable CUDA "
+        "device (%s); check the NVIDIA driver, or use backend=cpu",
+        status != cudaSuccess ? cudaGetErrorString (status) :
+        "no device found");
+    cudaGetLastError ();
+    cbi_cuda_free (backend);
+    return NULL;
+  }
+  if (device_id < 0 || device_id >= count) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_NO_BACKEND, "device-id %d does "
+        "not exist: this machine has %d CUDA device(s)", device_id, count);
+    cbi_cuda_free (backend);
+    return NULL;
+  }
+  if (!cbi_cuda_select (cuda, error)
+      || !CUDA_CHECK (cudaStreamCreateWithFlags (&cuda->stream,
+              cudaStreamNonBlocking), "cudaStreamCreate")
+      || !CUDA_CHECK (cudaEventCreateWithFlags (&cuda->computed,
+              cudaEventDisableTiming), "cudaEventCreate")
+      || !CUDNN_CHECK (cudnnCreate (&cuda->cudnn), "cudnnCreate")
+      || !CUDNN_CHECK (cudnnSetStream (cuda->cudnn, cuda->stream),
+          "cudnnSetStream")
+      || !CUBLAS_CHECK (cublasCreate (&cuda->cublas), "cublasCreate")
+      || !CUBLAS_CHECK (cublasSetStream (cuda->cublas, cuda->stream),
+          "cublasSetStream")
+      /* plain FP32, as the CPU backend computes */
+      || !CUBLAS_CHECK (cublasSetMathMode (cuda->cublas,
+              CUBLAS_PEDANTIC_MATH), "cublasSetMathMode")) {
+    cbi_cuda_free (backend);
+    return NULL;
+  }
+  return backend;
+}

@@ -1,0 +1,227 @@
+/* cudabatchinfer: the CUDA backend's private header
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The backend's files share what is here: the context, the plan, the
+ * step list, the checks of CUDA, cuDNN and cuBLAS calls, and each op
+ * family's planner (conv.c, pool.c, eltwise.c, matrix.c, layout.c,
+ * norm.c: each plans its ops beside the run functions of their steps).
+ */
+#pragma once
+
+#include "cbibackend.h"
+#include "cbierror.h"
+#include "cbikernels.h"
+#include "cbiplanmemory.h"
+
+#include <gst/gst.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <cublas_v2.h>
+
+G_BEGIN_DECLS
+
+GST_DEBUG_CATEGORY_EXTERN (cbi_cuda_debug);
+#define GST_CAT_DEFAULT cbi_cuda_debug
+
+/* what NVIDIA advises for Hopper; without it cuBLAS allocates its own,
+ * behind the pool's accounting, and not while a graph is recorded */
+#define CBI_CUDA_CUBLAS_WORKSPACE (32 << 20)
+
+typedef struct
+{
+  gint device;
+  cudaStream_t stream;          /* planning: weights, algorithm search */
+  cudaStream_t slot_streams[CBI_MAX_INFLIGHT];  /* one per batch in flight */
+  cudaEvent_t computed;         /* the last batch's layers are done: the
+                                 * next may overwrite the activations */
+  cudnnHandle_t cudnn;
+  cublasHandle_t cublas;
+  GHashTable *constants;        /* host data -> CbiCudaConstant: the plans
+                                 * of every shape share one device copy */
+  CbiAllocator device_allocator;
+  CbiAllocator pinned_allocator;
+} CbiCuda;
+
+typedef struct _CbiCudaPlan CbiCudaPlan;
+
+/* Queues one step's work on @stream; @params are the step's own. */
+typedef gboolean (*CbiCudaRunFunc) (CbiCuda * cuda, CbiCudaPlan * plan,
+    gconstpointer params, cudaStream_t stream, GError ** error);
+/* The cuDNN workspace the step's chosen algorithm needs, in @bytes. */
+typedef gboolean (*CbiCudaWorkspaceFunc) (CbiCuda * cuda,
+    gconstpointer params, gsize * bytes, GError ** error);
+
+/**
+ * CbiCudaStep:
+ * @node: the node's name, for error messages
+ * @run: queues the step
+ * @params: (owned): @run's typed parameters, g_free'd with the plan
+ * @clear: (nullable): frees what @params holds (cuDNN descriptors)
+ * @workspace: (nullable): the workspace @run needs; %NULL: none
+ *
+ * One queued operation.
+ */
+typedef struct
+{
+  const gchar *node;
+  CbiCudaRunFunc run;
+  gpointer params;
+  GDestroyNotify clear;
+  CbiCudaWorkspaceFunc workspace;
+} CbiCudaStep;
+
+/* What one batch in flight has to itself: the layers' tensors are shared
+ * and the batches take turns with them. */
+typedef struct
+{
+  guint8 *frames_in;            /* device, packed frames */
+  guint8 *frames_out;
+  guint8 *staging_in;           /* pinned */
+  guint8 *staging_out;
+  gfloat *host_outputs[CBI_MAX_OUTPUTS];        /* pinned */
+  gboolean queued;              /* work on its stream not waited for yet */
+  gboolean unpacked;            /* output 0 went to the frames */
+  gsize out_row;                /* bytes of an output frame row */
+  guint out_height;
+  guint out_frames;
+} CbiCudaSlot;
+
+struct _CbiCudaPlan
+{
+  GArray *steps;                /* CbiCudaStep */
+  CbiMemPlan *memory;           /* device pool blocks */
+  CbiMemPlan *staging;          /* staging pool blocks */
+  GPtrArray *constants;         /* keys of the shared constants it uses */
+  gfloat **tensors;             /* device data per tensor */
+  gfloat *input;
+  gint64 input_count;
+  gfloat *outputs[CBI_MAX_OUTPUTS];
+  gsize output_bytes[CBI_MAX_OUTPUTS];
+  CbiCudaSlot slots[CBI_MAX_INFLIGHT];
+  guint n_slots;
+  gsize frames_in_bytes, frames_out_bytes;
+  gpointer workspace;
+  gsize workspace_bytes;
+  const CbiShape *shapes;       /* planning only */
+  gboolean exhaustive;          /* planning only: search the algorithms */
+  gboolean uses_cublas;
+  guint runs;
+  gpointer cublas_workspace;    /* from the pool, so cuBLAS allocates none */
+  cudaGraphExec_t graph;        /* the steps, recorded on the second run */
+  gboolean graph_failed;
+};
+
+gboolean cbi_cuda_check (cudaError_t status, const gchar * what,
+    GError ** error);
+gboolean cbi_cudnn_check (cudnnStatus_t status, const gchar * what,
+    GError ** error);
+gboolean cbi_cublas_check (cublasStatus_t status, const gchar * what,
+    GError ** error);
+
+#define CUDA_CHECK(call, what) cbi_cuda_check ((call), (what), error)
+#define CUDNN_CHECK(call, what) cbi_cudnn_check ((call), (what), error)
+#define CUBLAS_CHECK(call, what) cbi_cublas_check ((call), (what), error)
+
+gboolean cbi_cuda_select (CbiCuda * cuda, GError ** error);
+gboolean cbi_cuda_use_stream (CbiCuda * cuda, cudaStream_t stream,
+    GError ** error);
+
+/* Appends a step of node @n (%NULL: the plan's own) that runs @run.
+ * Returns: (transfer none): its zeroed parameters, @params_size bytes,
+ * owned by the plan. */
+gpointer cbi_cuda_add_step (CbiCudaPlan * plan, const CbiNode * n,
+    CbiCudaRunFunc run, gsize params_size);
+/* The last step added, to set its @clear or @workspace. */
+CbiCudaStep *cbi_cuda_last_step (CbiCudaPlan * plan);
+
+/* Returns: (transfer none): the device copy of constant @t, shared by the
+ * plans of every shape; %NULL with @error set. */
+gfloat *cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, gint t, GError ** error);
+/* Returns: (transfer none): a device copy, the plan's, of @count floats
+ * made on the host (@data may go when it returns). */
+gfloat *cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan,
+    const gfloat * data, gsize count, const gchar * what, GError ** error);
+/* Creates *@desc for a 4-D NCHW float tensor of @s. */
+gboolean cbi_cuda_tensor_desc (cudnnTensorDescriptor_t * desc,
+    const CbiShape * s, GError ** error);
+
+/* Adds a step applying activation @post (a node, its alpha and beta) in
+ * place to the @count floats of @y. */
+void cbi_cuda_add_activation (CbiCudaPlan * plan, const CbiNode * post,
+    gfloat * y, gint64 count);
+/* Adds a step padding (or cropping, negative pads) @planes planes of
+ * @height x @width from @x into @y; @pads top, left, bottom, right. */
+void cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n,
+    const gfloat * x, gfloat * y, gint64 planes, gint64 height, gint64 width,
+    const gint64 * pads, CbiKPadFill fill, gfloat value);
+
+/* An op family's planner: adds the steps of node @n, with the fused
+ * activation @post (nullable) where the op table allows one, reading and
+ * writing the tensors the memory plan placed. */
+typedef gboolean (*CbiCudaPlanFunc) (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+
+gboolean cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_pool (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_eltwise (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_permute (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_concat (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_pad (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_reshape (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_resize (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_softmax (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_instance_norm (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+
+/* run.c: the iface's entry points that run batches */
+gboolean cbi_cuda_compute (CbiBackend * backend, gpointer plan, guint slot,
+    GError ** error);
+gboolean cbi_cuda_upload (CbiBackend * backend, gpointer plan, guint slot,
+    const CbiFrameBatch * batch, GError ** error);
+gboolean cbi_cuda_upload_tensor (CbiBackend * backend, gpointer plan,
+    guint slot, const gfloat * input, GError ** error);
+gboolean cbi_cuda_download (CbiBackend * backend, gpointer plan, guint slot,
+    const CbiFrameBatch * batch, GError ** error);
+gboolean cbi_cuda_finish (CbiBackend * backend, gpointer plan, guint slot,
+    const CbiFrameBatch * batch, GError ** error);
+const gfloat *cbi_cuda_output (CbiBackend * backend, gpointer plan,
+    guint slot, guint index, GError ** error);
+
+/* plan.c: planning */
+/* Whether an op family's planner takes @n. */
+gboolean cbi_cuda_supports_op (CbiBackend * backend, const CbiGraph * graph,
+    const CbiNode * n);
+gpointer cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
+    const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
+    guint64 * workspace_bytes, GError ** error);
+void cbi_cuda_free_plan (CbiBackend * backend, gpointer plan, CbiPool * pool,
+    CbiPool * staging);
+
+G_END_DECLS

@@ -1,0 +1,254 @@
+/* cudabatchinfer: the CUDA backend's convolutions
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Conv and ConvTranspose through cuDNN (its FP32 FMA math, no TF32, so
+ * results stay within float rounding of the CPU backend), bias and a
+ * fused activation in one kernel after it. ConvTranspose is the data
+ * gradient of the convolution that maps its output back to its input.
+ */
+#include "cbicuda.h"
+
+typedef struct
+{
+  const gfloat *x, *w;
+  gfloat *y;
+  gboolean transpose;
+  cudnnTensorDescriptor_t x_desc, y_desc;
+  cudnnFilterDescriptor_t w_desc;
+  cudnnConvolutionDescriptor_t conv_desc;
+  cudnnConvolutionFwdAlgo_t fwd_algo;
+  cudnnConvolutionBwdDataAlgo_t bwd_algo;
+} CbiCudaConv;
+
+typedef struct
+{
+  gfloat *y;
+  const gfloat *b;              /* nullable */
+  gint64 n, c, hw;
+  CbiKEltwise post;
+  gfloat alpha, beta;
+} CbiCudaBiasAct;
+
+static void
+cbi_cuda_conv_clear (gpointer params)
+{
+  CbiCudaConv *c = params;
+
+  if (c->x_desc)
+    cudnnDestroyTensorDescriptor (c->x_desc);
+  if (c->y_desc)
+    cudnnDestroyTensorDescriptor (c->y_desc);
+  if (c->w_desc)
+    cudnnDestroyFilterDescriptor (c->w_desc);
+  if (c->conv_desc)
+    cudnnDestroyConvolutionDescriptor (c->conv_desc);
+}
+
+static gboolean
+cbi_cuda_run_conv (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
+    cudaStream_t stream, GError ** error)
+{
+  const CbiCudaConv *c = params;
+  const float one = 1.0f, zero = 0.0f;
+
+  if (c->transpose)
+    return CUDNN_CHECK (cudnnConvolutionBackwardData (cuda->cudnn, &one,
+            c->w_desc, c->w, c->x_desc, c->x, c->conv_desc, c->bwd_algo,
+            plan->workspace, plan->workspace_bytes, &zero, c->y_desc, c->y),
+        "transposed convolution");
+  return CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &one, c->x_desc,
+          c->x, c->w_desc, c->w, c->conv_desc, c->fwd_algo, plan->workspace,
+          plan->workspace_bytes, &zero, c->y_desc, c->y), "convolution");
+}
+
+/* What cuDNN says the chosen algorithm needs (the search's and
+ * heuristics' figures are hints). */
+static gboolean
+cbi_cuda_conv_workspace (CbiCuda * cuda, gconstpointer params, gsize * bytes,
+    GError ** error)
+{
+  const CbiCudaConv *c = params;
+
+  if (c->transpose)
+    return CUDNN_CHECK (cudnnGetConvolutionBackwardDataWorkspaceSize
+        (cuda->cudnn, c->w_desc, c->x_desc, c->conv_desc, c->y_desc,
+            c->bwd_algo, bytes), "workspace size");
+  return CUDNN_CHECK (cudnnGetConvolutionForwardWorkspaceSize (cuda->cudnn,
+          c->x_desc, c->w_desc, c->conv_desc, c->y_desc, c->fwd_algo, bytes),
+      "workspace size");
+}
+
+static gboolean
+cbi_cuda_run_bias_act (CbiCuda * cuda, CbiCudaPlan * plan,
+    gconstpointer params, cudaStream_t stream, GError ** error)
+{
+  const CbiCudaBiasAct *e = params;
+
+  return CUDA_CHECK (cbi_k_bias_act (e->y, e->b, e->n, e->c, e->hw, e->post,
+          e->alpha, e->beta, stream), "bias");
+}
+
+/* The algorithm for @c: the fastest that can run (@exhaustive: cuDNN
+ * times them on the plan's tensors) or the heuristics' best ranked one;
+ * @ws receives its workspace size. */
+static gboolean
+cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
+    const CbiNode * n, gsize * ws, GError ** error)
+{
+  gint found = 0, best = 0;
+  gboolean ok;
+
+  if (!c->transpose) {
+    cudnnConvolutionFwdAlgoPerf_t perf[8];
+    ok = plan->exhaustive ?
+        CUDNN_CHECK (cudnnFindConvolutionForwardAlgorithmEx (cuda->cudnn,
+            c->x_desc, c->x, c->w_desc, c->w, c->conv_desc, c->y_desc, c->y,
+            G_N_ELEMENTS (perf), &found, perf, plan->workspace,
+            plan->workspace_bytes), "convolution algorithm search") :
+        CUDNN_CHECK (cudnnGetConvolutionForwardAlgorithm_v7 (cuda->cudnn,
+            c->x_desc, c->w_desc, c->conv_desc, c->y_desc,
+            G_N_ELEMENTS (perf), &found, perf), "convolution heuristics");
+    while (ok && best < found && perf[best].status != CUDNN_STATUS_SUCCESS)
+      best++;
+    if (ok && best < found) {
+      c->fwd_algo = perf[best].algo;
+      *ws = perf[best].memory;
+    }
+  } else {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+    ok = plan->exhaustive ?
+        CUDNN_CHECK (cudnnFindConvolutionBackwardDataAlgorithmEx
+        (cuda->cudnn, c->w_desc, c->w, c->x_desc, c->x, c->conv_desc,
+            c->y_desc, c->y, G_N_ELEMENTS (perf), &found, perf,
+            plan->workspace, plan->workspace_bytes),
+        "transposed convolution algorithm search") :
+        CUDNN_CHECK (cudnnGetConvolutionBackwardDataAlgorithm_v7 (cuda->cudnn,
+            c->w_desc, c->x_desc, c->conv_desc, c->y_desc,
+            G_N_ELEMENTS (perf), &found, perf),
+        "transposed convolution heuristics");
+    while (ok && best < found && perf[best].status != CUDNN_STATUS_SUCCESS)
+      best++;
+    if (ok && best < found) {
+      c->bwd_algo = perf[best].algo;
+      *ws = perf[best].memory;
+    }
+  }
+  if (ok && best >= found)
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: no %s"
+        "convolution algorithm for node %s", c->transpose ? "transposed " :
+        "", n->name);
+  return ok && best < found;
+}
+
+gboolean
+cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    GError ** error)
+{
+  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
+  gint out = post ? post->output : n->output;
+  const CbiShape *xs = &plan->shapes[n->inputs[0]], *ys = &plan->shapes[out];
+  const CbiConvAttrs *a = &n->conv;
+  const gfloat *x = plan->tensors[n->inputs[0]];
+  gint64 ph = MIN (a->pads[0], a->pads[2]), pw = MIN (a->pads[1], a->pads[3]);
+  CbiShape padded = *xs, full = *ys;
+  gint64 crop[4] = { 0, 0, 0, 0 };
+  gfloat *y = plan->tensors[out];
+  CbiCudaConv *c;
+  gsize ws = 0;
+
+  if (transpose) {
+    /* cuDNN crops both sides of the full result alike: it makes the
+     * result for the smaller crop, a copy cuts the rest from one side.
+     * The end's crop is its pad less the output padding (the import
+     * refuses an output padding above the pad). */
+    const gint64 end_h = a->pads[2] - a->output_padding[0];
+    const gint64 end_w = a->pads[3] - a->output_padding[1];
+    ph = MIN (a->pads[0], end_h);
+    pw = MIN (a->pads[1], end_w);
+    crop[0] = a->pads[0] - ph;
+    crop[1] = a->pads[1] - pw;
+    crop[2] = end_h - ph;
+    crop[3] = end_w - pw;
+    full.dims[2] += crop[0] + crop[2];
+    full.dims[3] += crop[1] + crop[3];
+  } else if (a->pads[0] != a->pads[2] || a->pads[1] != a->pads[3]) {
+    /* cuDNN pads both sides alike: the extra rows and columns of one side
+     * come from a zero-padded copy of the input first (the sub-pixel form
+     * of a ConvTranspose pads its bottom and right only) */
+    const gint64 extra[4] = { a->pads[0] - ph, a->pads[1] - pw,
+      a->pads[2] - ph, a->pads[3] - pw
+    };
+    gfloat *block;
+    padded.dims[2] += extra[0] + extra[2];
+    padded.dims[3] += extra[1] + extra[3];
+    block = cbi_mem_plan_alloc (plan->memory, cbi_shape_count (&padded) *
+        sizeof (gfloat), n->name, error);
+    if (block == NULL)
+      return FALSE;
+    cbi_cuda_add_pad (plan, n, x, block, xs->dims[0] * xs->dims[1],
+        xs->dims[2], xs->dims[3], extra, CBI_K_PAD_CONSTANT, 0.0f);
+    x = block;
+    xs = &padded;
+  }
+  if (crop[0] + crop[1] + crop[2] + crop[3] > 0 && (y =
+          cbi_mem_plan_alloc (plan->memory, cbi_shape_count (&full) *
+              sizeof (gfloat), n->name, error)) == NULL)
+    return FALSE;
+  c = cbi_cuda_add_step (plan, n, cbi_cuda_run_conv, sizeof (CbiCudaConv));
+  cbi_cuda_last_step (plan)->clear = cbi_cuda_conv_clear;
+  cbi_cuda_last_step (plan)->workspace = cbi_cuda_conv_workspace;
+  c->x = x;
+  c->y = y;
+  c->transpose = transpose;
+  if ((c->w = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
+              error)) == NULL)
+    return FALSE;
+  /* transposed weights are (in, out / group, h, w): the filter of the
+   * forward convolution from the output's channels to the input's */
+  if (!cbi_cuda_tensor_desc (&c->x_desc, xs, error)
+      || !cbi_cuda_tensor_desc (&c->y_desc, &full, error)
+      || !CUDNN_CHECK (cudnnCreateFilterDescriptor (&c->w_desc), "filter")
+      || !CUDNN_CHECK (cudnnSetFilter4dDescriptor (c->w_desc,
+              CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w->dims[0], w->dims[1],
+              w->dims[2], w->dims[3]), "filter desc")
+      || !CUDNN_CHECK (cudnnCreateConvolutionDescriptor (&c->conv_desc),
+          "convolution desc")
+      || !CUDNN_CHECK (cudnnSetConvolution2dDescriptor (c->conv_desc,
+              ph, pw, a->strides[0], a->strides[1],
+              a->dilations[0], a->dilations[1], CUDNN_CROSS_CORRELATION,
+              CUDNN_DATA_FLOAT), "convolution desc")
+      || !CUDNN_CHECK (cudnnSetConvolutionGroupCount (c->conv_desc,
+              a->group), "group count")
+      /* no TF32: the results stay within float rounding of the CPU's */
+      || !CUDNN_CHECK (cudnnSetConvolutionMathType (c->conv_desc,
+              CUDNN_FMA_MATH), "math type")
+      || !cbi_cuda_conv_algorithm (cuda, plan, c, n, &ws, error))
+    return FALSE;
+  plan->workspace_bytes = MAX (plan->workspace_bytes, ws);
+
+  if (y != plan->tensors[out]) {
+    /* the crop: a pad by minus the extra rows and columns */
+    const gint64 cut[4] = { -crop[0], -crop[1], -crop[2], -crop[3] };
+    cbi_cuda_add_pad (plan, n, y, plan->tensors[out],
+        full.dims[0] * full.dims[1], full.dims[2], full.dims[3], cut,
+        CBI_K_PAD_CONSTANT, 0.0f);
+  }
+  if ((n->n_inputs > 2 && n->inputs[2] >= 0) || post) {
+    CbiCudaBiasAct *e = cbi_cuda_add_step (plan, n, cbi_cuda_run_bias_act,
+        sizeof (CbiCudaBiasAct));
+    e->y = plan->tensors[out];
+    if (n->n_inputs > 2 && n->inputs[2] >= 0 && (e->b =
+            cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[2],
+                error)) == NULL)
+      return FALSE;
+    e->n = ys->dims[0];
+    e->c = ys->dims[1];
+    e->hw = ys->dims[2] * ys->dims[3];
+    e->post = post ? cbi_op_info (post->op)->eltwise : CBI_K_IDENTITY;
+    e->alpha = post ? post->alpha : 0.0f;
+    e->beta = post ? post->beta : 0.0f;
+  }
+  return TRUE;
+}

@@ -1,0 +1,128 @@
+/* cudabatchinfer: the CUDA backend's element-wise and binary ops
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One kernel each (kernels/eltwise.cu, binary.cu); which op is the op
+ * table's CbiKEltwise or CbiKBinary.
+ */
+#include "cbicuda.h"
+
+#include <string.h>
+
+typedef struct
+{
+  const gfloat *x;
+  gfloat *y;
+  gint64 count;
+  CbiKEltwise op;
+  gfloat alpha, beta;
+} CbiCudaEltwise;
+
+typedef struct
+{
+  const gfloat *a, *b;
+  gfloat *y;
+  gint rank;
+  gint64 dims[CBI_K_MAX_DIMS];
+  gint64 b_strides[CBI_K_MAX_DIMS];
+  CbiKBinary op;
+  CbiKEltwise post;
+  gfloat alpha, beta;
+} CbiCudaBinary;
+
+static gboolean
+cbi_cuda_run_eltwise (CbiCuda * cuda, CbiCudaPlan * plan,
+    gconstpointer params, cudaStream_t stream, GError ** error)
+{
+  const CbiCudaEltwise *e = params;
+
+  return CUDA_CHECK (cbi_k_eltwise (e->x, e->y, e->count, e->op, e->alpha,
+          e->beta, stream), "element-wise kernel");
+}
+
+static gboolean
+cbi_cuda_run_binary (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
+    cudaStream_t stream, GError ** error)
+{
+  const CbiCudaBinary *b = params;
+
+  return CUDA_CHECK (cbi_k_binary (b->a, b->b, b->y, b->rank, b->dims,
+          b->b_strides, b->op, b->post, b->alpha, b->beta, stream),
+      "binary kernel");
+}
+
+/* Element-wise node @n from @x into @y. */
+static void
+cbi_cuda_add_eltwise (CbiCudaPlan * plan, const CbiNode * n,
+    const gfloat * x, gfloat * y, gint64 count)
+{
+  CbiCudaEltwise *e = cbi_cuda_add_step (plan, n, cbi_cuda_run_eltwise,
+      sizeof (CbiCudaEltwise));
+
+  e->x = x;
+  e->y = y;
+  e->count = count;
+  e->op = cbi_op_info (n->op)->eltwise;
+  e->alpha = n->alpha;
+  e->beta = n->beta;
+}
+
+void
+cbi_cuda_add_activation (CbiCudaPlan * plan, const CbiNode * post,
+    gfloat * y, gint64 count)
+{
+  cbi_cuda_add_eltwise (plan, post, y, y, count);
+}
+
+gboolean
+cbi_cuda_plan_eltwise (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    GError ** error)
+{
+  cbi_cuda_add_eltwise (plan, n, plan->tensors[n->inputs[0]],
+      plan->tensors[n->output], cbi_shape_count (&plan->shapes[n->inputs[0]]));
+  return TRUE;
+}
+
+/* The strides, in elements, at which the row-major @b (aligned to the
+ * right) is read for each index of @a: 0 along a broadcast dimension. */
+static void
+cbi_cuda_broadcast_strides (const CbiShape * a, const CbiShape * b,
+    gint64 * strides)
+{
+  gint64 stride = 1;
+  gint d;
+
+  for (d = a->n_dims - 1; d >= 0; d--) {
+    gint bd = d - (a->n_dims - b->n_dims);
+    gint64 size = bd >= 0 ? b->dims[bd] : 1;
+    strides[d] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+}
+
+/* Add, Sub, Mul, Div and PRelu: the second operand broadcasts. */
+gboolean
+cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    GError ** error)
+{
+  gint out = post ? post->output : n->output, b = n->inputs[1];
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  CbiCudaBinary *s;
+
+  if (cbi_graph_tensor (graph, b)->data
+      && cbi_cuda_constant (cuda, plan, pool, graph, b, error) == NULL)
+    return FALSE;
+  s = cbi_cuda_add_step (plan, n, cbi_cuda_run_binary, sizeof (CbiCudaBinary));
+  s->a = plan->tensors[n->inputs[0]];
+  s->b = plan->tensors[b];
+  s->y = plan->tensors[out];
+  s->op = cbi_op_info (n->op)->binary;
+  s->rank = as->n_dims;
+  memcpy (s->dims, as->dims, as->n_dims * sizeof (gint64));
+  cbi_cuda_broadcast_strides (as, &plan->shapes[b], s->b_strides);
+  s->post = post ? cbi_op_info (post->op)->eltwise : CBI_K_IDENTITY;
+  s->alpha = post ? post->alpha : 0.0f;
+  s->beta = post ? post->beta : 0.0f;
+  return TRUE;
+}

@@ -1,0 +1,97 @@
+/* cudabatchinfer: the CUDA backend's normalisations
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Softmax and InstanceNormalization, a kernel each (kernels/softmax.cu,
+ * instance-norm.cu).
+ */
+#include "cbicuda.h"
+
+typedef struct
+{
+  const gfloat *x;
+  gfloat *y;
+  gint64 outer, axis, inner;
+} CbiCudaSoftmax;
+
+typedef struct
+{
+  const gfloat *x, *gamma, *beta;
+  gfloat *y;
+  gint64 n, c, hw;
+  gfloat epsilon;
+} CbiCudaInstanceNorm;
+
+static gboolean
+cbi_cuda_run_softmax (CbiCuda * cuda, CbiCudaPlan * plan,
+    gconstpointer params, cudaStream_t stream, GError ** error)
+{
+  const CbiCudaSoftmax *s = params;
+
+  return CUDA_CHECK (cbi_k_softmax (s->x, s->y, s->outer, s->axis, s->inner,
+          stream), "softmax kernel");
+}
+
+static gboolean
+cbi_cuda_run_instance_norm (CbiCuda * cuda, CbiCudaPlan * plan,
+    gconstpointer params, cudaStream_t stream, GError ** error)
+{
+  const CbiCudaInstanceNorm *p = params;
+
+  return CUDA_CHECK (cbi_k_instance_norm (p->x, p->y, p->n, p->c, p->hw,
+          p->gamma, p->beta, p->epsilon, stream), "instance norm kernel");
+}
+
+/* Softmax along one axis: the input seen as outer x axis x inner; the
+ * opset < 13 form (mode 1) takes everything from the axis on as one. */
+gboolean
+cbi_cuda_plan_softmax (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    GError ** error)
+{
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
+  gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis, d;
+  CbiCudaSoftmax *s = cbi_cuda_add_step (plan, n, cbi_cuda_run_softmax,
+      sizeof (CbiCudaSoftmax));
+
+  s->x = plan->tensors[n->inputs[0]];
+  s->y = plan->tensors[n->output];
+  s->outer = s->axis = s->inner = 1;
+  for (d = 0; d < xs->n_dims; d++) {
+    if (d < axis)
+      s->outer *= xs->dims[d];
+    else if (n->mode == 1 || d == axis)
+      s->axis *= xs->dims[d];
+    else
+      s->inner *= xs->dims[d];
+  }
+  return TRUE;
+}
+
+/* InstanceNormalization, and the Relu the op table lets it take, in
+ * place after it. */
+gboolean
+cbi_cuda_plan_instance_norm (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const gint out = post ? post->output : n->output;
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
+  CbiCudaInstanceNorm *p = cbi_cuda_add_step (plan, n,
+      cbi_cuda_run_instance_norm, sizeof (CbiCudaInstanceNorm));
+
+  p->x = plan->tensors[n->inputs[0]];
+  p->y = plan->tensors[out];
+  p->n = xs->dims[0];
+  p->c = xs->dims[1];
+  p->hw = xs->dims[2] * xs->dims[3];
+  p->epsilon = n->alpha;
+  if ((p->gamma = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
+              error)) == NULL
+      || (p->beta = cbi_cuda_constant (cuda, plan, pool, graph,
+              n->inputs[2], error)) == NULL)
+    return FALSE;
+  if (post)
+    cbi_cuda_add_activation (plan, post, plan->tensors[out],
+        cbi_shape_count (xs));
+  return TRUE;
+}

@@ -1,0 +1,365 @@
+/* cudabatchinfer: the CUDA backend's planning
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A plan holds every device tensor, the weights, the workspace and the
+ * pinned staging buffers, all from the engine's pools, and a list of
+ * steps that compute queues on one stream: nothing is allocated and
+ * nothing waits while a batch is queued. The activations sit where the
+ * engine's memory plan puts them; each op family's planner (one per
+ * CbiOpKind) adds the steps of its nodes.
+ */
+#include "cbicuda.h"
+
+#include <string.h>
+
+/* A model constant on the device, with the plans that use it. */
+typedef struct
+{
+  gfloat *data;
+  gsize bytes;
+  guint plans;
+} CbiCudaConstant;
+
+/* *INDENT-OFF* */
+static const CbiCudaPlanFunc cbi_cuda_planners[CBI_OP_N_KINDS] = {
+  [CBI_OP_KIND_CONV] = cbi_cuda_plan_conv,
+  [CBI_OP_KIND_ELTWISE] = cbi_cuda_plan_eltwise,
+  [CBI_OP_KIND_BINARY] = cbi_cuda_plan_binary,
+  [CBI_OP_KIND_PRELU] = cbi_cuda_plan_binary,
+  [CBI_OP_KIND_POOL] = cbi_cuda_plan_pool,
+  [CBI_OP_KIND_RESIZE] = cbi_cuda_plan_resize,
+  [CBI_OP_KIND_CONCAT] = cbi_cuda_plan_concat,
+  [CBI_OP_KIND_PAD] = cbi_cuda_plan_pad,
+  [CBI_OP_KIND_NORM] = cbi_cuda_plan_instance_norm,
+  [CBI_OP_KIND_PERMUTE] = cbi_cuda_plan_permute,
+  [CBI_OP_KIND_RESHAPE] = cbi_cuda_plan_reshape,
+  [CBI_OP_KIND_MATRIX] = cbi_cuda_plan_matrix,
+  [CBI_OP_KIND_SOFTMAX] = cbi_cuda_plan_softmax,
+};
+/* *INDENT-ON* */
+
+gboolean
+cbi_cuda_supports_op (CbiBackend * backend, const CbiGraph * graph,
+    const CbiNode * n)
+{
+  return cbi_cuda_planners[cbi_op_info (n->op)->kind] != NULL;
+}
+
+gpointer
+cbi_cuda_add_step (CbiCudaPlan * plan, const CbiNode * n, CbiCudaRunFunc run,
+    gsize params_size)
+{
+  CbiCudaStep s = { n ? n->name : "output", run, g_malloc0 (params_size), };
+
+  g_array_append_val (plan->steps, s);
+  return s.params;
+}
+
+CbiCudaStep *
+cbi_cuda_last_step (CbiCudaPlan * plan)
+{
+  return &g_array_index (plan->steps, CbiCudaStep, plan->steps->len - 1);
+}
+
+/* The device copy of constant @t. Plans of other shapes (a short batch
+ * without padding, other caps) use the same one: uploaded by the first,
+ * freed with the last. */
+gfloat *
+cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, gint t, GError ** error)
+{
+  const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
+  gsize bytes = cbi_shape_count (&plan->shapes[t]) * sizeof (gfloat);
+  CbiCudaConstant *c;
+
+  if (plan->tensors[t])
+    return plan->tensors[t];
+  c = g_hash_table_lookup (cuda->constants, info->data);
+  /* a constant's shape is its own, whatever the plan's */
+  g_return_val_if_fail (c == NULL || c->bytes == bytes, NULL);
+  if (c == NULL) {
+    gfloat *data = cbi_pool_take (pool, bytes, info->name, error);
+    if (data == NULL)
+      return NULL;
+    /* on the backend's stream, which does not wait for the legacy one;
+     * the plan waits for it before it is used */
+    if (!CUDA_CHECK (cudaMemcpyAsync (data, info->data, bytes,
+                cudaMemcpyHostToDevice, cuda->stream), "weights upload")) {
+      cbi_pool_release (pool, data);
+      return NULL;
+    }
+    c = g_new0 (CbiCudaConstant, 1);
+    c->data = data;
+    c->bytes = bytes;
+    g_hash_table_insert (cuda->constants, (gpointer) info->data, c);
+  }
+  c->plans++;
+  g_ptr_array_add (plan->constants, (gpointer) info->data);
+  plan->tensors[t] = c->data;
+  return c->data;
+}
+
+static void
+cbi_cuda_drop_constants (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool)
+{
+  guint i;
+
+  for (i = 0; i < plan->constants->len; i++) {
+    gpointer key = g_ptr_array_index (plan->constants, i);
+    CbiCudaConstant *c = g_hash_table_lookup (cuda->constants, key);
+    if (--c->plans > 0)
+      continue;
+    cbi_pool_release (pool, c->data);
+    g_hash_table_remove (cuda->constants, key);
+  }
+}
+
+gfloat *
+cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan,
+    const gfloat * data, gsize count, const gchar * what, GError ** error)
+{
+  gfloat *d = cbi_mem_plan_alloc (plan->memory, count * sizeof (gfloat),
+      what, error);
+
+  /* a pageable source is staged before the call returns: @data may go */
+  if (d && !CUDA_CHECK (cudaMemcpyAsync (d, data, count * sizeof (gfloat),
+              cudaMemcpyHostToDevice, cuda->stream), what))
+    return NULL;
+  return d;
+}
+
+gboolean
+cbi_cuda_tensor_desc (cudnnTensorDescriptor_t * desc, const CbiShape * s,
+    GError ** error)
+{
+  return CUDNN_CHECK (cudnnCreateTensorDescriptor (desc), "tensor desc")
+      && CUDNN_CHECK (cudnnSetTensor4dDescriptor (*desc, CUDNN_TENSOR_NCHW,
+          CUDNN_DATA_FLOAT, s->dims[0], s->dims[1], s->dims[2], s->dims[3]),
+      "tensor desc");
+}
+
+void
+cbi_cuda_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
+    CbiPool * staging)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  guint i;
+
+  /* nothing queued may still use the blocks */
+  cudaSetDevice (cuda->device);
+  cudaStreamSynchronize (cuda->stream);
+  for (i = 0; i < plan->n_slots; i++)
+    cudaStreamSynchronize (cuda->slot_streams[i]);
+  if (plan->graph)
+    cudaGraphExecDestroy (plan->graph);
+  for (i = 0; i < plan->steps->len; i++) {
+    CbiCudaStep *s = &g_array_index (plan->steps, CbiCudaStep, i);
+    if (s->clear)
+      s->clear (s->params);
+    g_free (s->params);
+  }
+  cbi_mem_plan_free (plan->memory);
+  cbi_mem_plan_free (plan->staging);
+  cbi_cuda_drop_constants (cuda, plan, pool);
+  g_array_free (plan->steps, TRUE);
+  g_ptr_array_free (plan->constants, TRUE);
+  g_free (plan->tensors);
+  g_free (plan);
+}
+
+/* The staging and device buffers of frames in and out, and of every
+ * output read on the host, for each batch in flight. */
+static gboolean
+cbi_cuda_plan_slot (CbiCudaPlan * plan, CbiCudaSlot * slot,
+    const CbiGraph * graph, GError ** error)
+{
+  guint i;
+
+  if (plan->frames_in_bytes
+      && ((slot->frames_in = cbi_mem_plan_alloc (plan->memory,
+                  plan->frames_in_bytes, "input frames", error)) == NULL
+          || (slot->staging_in = cbi_mem_plan_alloc (plan->staging,
+                  plan->frames_in_bytes, "input frames", error)) == NULL))
+    return FALSE;
+  if (plan->frames_out_bytes
+      && ((slot->frames_out = cbi_mem_plan_alloc (plan->memory,
+                  plan->frames_out_bytes, "output frames", error)) == NULL
+          || (slot->staging_out = cbi_mem_plan_alloc (plan->staging,
+                  plan->frames_out_bytes, "output frames", error)) == NULL))
+    return FALSE;
+  for (i = 0; i < graph->n_outputs; i++)
+    if ((slot->host_outputs[i] = cbi_mem_plan_alloc (plan->staging,
+                plan->output_bytes[i], "outputs", error)) == NULL)
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+cbi_cuda_plan_io (CbiCuda * cuda, CbiCudaPlan * plan, const CbiGraph * graph,
+    guint n_slots, GError ** error)
+{
+  const CbiShape *in = &plan->shapes[graph->input];
+  const CbiShape *o = &plan->shapes[graph->outputs[0]];
+  guint i;
+
+  /* 4 bytes a pixel covers every packed format */
+  if (in->n_dims == 4)
+    plan->frames_in_bytes = (gsize) in->dims[0] * in->dims[2] * in->dims[3]
+        * 4;
+  if (o->n_dims == 4 && o->dims[1] <= 4)
+    plan->frames_out_bytes = (gsize) o->dims[0] * o->dims[2] * o->dims[3]
+        * 4;
+  for (i = 0; i < graph->n_outputs; i++) {
+    plan->outputs[i] = plan->tensors[graph->outputs[i]];
+    plan->output_bytes[i] =
+        cbi_shape_count (&plan->shapes[graph->outputs[i]]) * sizeof (gfloat);
+  }
+  plan->n_slots = MAX (n_slots, 1);
+  for (i = 0; i < plan->n_slots; i++) {
+    if (cuda->slot_streams[i] == NULL
+        && !CUDA_CHECK (cudaStreamCreateWithFlags (&cuda->slot_streams[i],
+                cudaStreamNonBlocking), "cudaStreamCreate"))
+      return FALSE;
+    if (!cbi_cuda_plan_slot (plan, &plan->slots[i], graph, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Every node by its family's planner, a fused activation with its
+ * producer. */
+static gboolean
+cbi_cuda_plan_nodes (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, GError ** error)
+{
+  guint i;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    const CbiNode *fused = cbi_graph_fused_activation (graph, i);
+    if (fused)
+      i++;
+    if (!cbi_cuda_supports_op (NULL, graph, n)) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is "
+          "not supported by the CUDA backend", n->name,
+          cbi_op_type_name (n->op));
+      return FALSE;
+    }
+    if (!cbi_cuda_planners[cbi_op_info (n->op)->kind] (cuda, plan, pool,
+            graph, n, fused, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* A plan whose activations sit where the engine's memory plan puts
+ * them. */
+static CbiCudaPlan *
+cbi_cuda_plan_new (const CbiGraph * graph, const CbiShape * shapes,
+    CbiPool * pool, CbiPool * staging, gboolean exhaustive)
+{
+  CbiCudaPlan *plan = g_new0 (CbiCudaPlan, 1);
+
+  plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCudaStep));
+  plan->memory = cbi_mem_plan_new (graph, pool);
+  plan->staging = cbi_mem_plan_new (NULL, staging);
+  plan->constants = g_ptr_array_new ();
+  plan->tensors = g_new0 (gfloat *, graph->tensors->len);
+  plan->shapes = shapes;
+  plan->exhaustive = exhaustive;
+  return plan;
+}
+
+/* An exhaustive search runs the candidate algorithms: it needs the
+ * tensors' memory and a workspace, here the largest one a heuristic
+ * pass asked for, at least 64 MiB. */
+static gboolean
+cbi_cuda_plan_search_workspace (CbiBackend * backend, CbiCudaPlan * plan,
+    const CbiGraph * graph, const CbiShape * shapes, CbiPool * pool,
+    CbiPool * staging, GError ** error)
+{
+  CbiCudaPlan *probe = cbi_cuda_plan_new (graph, shapes, pool, staging,
+      FALSE);
+  gboolean ok;
+
+  ok = cbi_mem_plan_place_dense (probe->memory, shapes,
+      (gpointer *) probe->tensors, error)
+      && cbi_cuda_plan_nodes (backend->context, probe, pool, graph, error);
+  /* under a memory limit, no more than the heuristics asked for */
+  plan->workspace_bytes = cbi_pool_get_limit (pool) ?
+      probe->workspace_bytes : MAX (probe->workspace_bytes, 64 << 20);
+  /* the weights it uploaded stay, for the plan */
+  g_ptr_array_extend_and_steal (plan->constants, probe->constants);
+  probe->constants = g_ptr_array_new ();
+  cbi_cuda_free_plan (backend, probe, pool, staging);
+  return ok && (plan->workspace = cbi_mem_plan_alloc (plan->memory,
+          plan->workspace_bytes, "the algorithm search", error)) != NULL;
+}
+
+/* The search's workspace goes back; the chosen algorithms' comes, sized
+ * by cuDNN for each step; and cuBLAS's own, for a plan that uses it. */
+static gboolean
+cbi_cuda_plan_workspace (CbiCuda * cuda, CbiCudaPlan * plan, GError ** error)
+{
+  guint i;
+
+  if (plan->workspace) {
+    cbi_mem_plan_give_back (plan->memory, plan->workspace);
+    plan->workspace = NULL;
+  }
+  plan->workspace_bytes = 0;
+  for (i = 0; i < plan->steps->len; i++) {
+    CbiCudaStep *s = &g_array_index (plan->steps, CbiCudaStep, i);
+    gsize ws = 0;
+    if (s->workspace && !s->workspace (cuda, s->params, &ws, error))
+      return FALSE;
+    plan->workspace_bytes = MAX (plan->workspace_bytes, ws);
+  }
+  if (plan->workspace_bytes > 0 && (plan->workspace =
+          cbi_mem_plan_alloc (plan->memory, plan->workspace_bytes,
+              "workspace", error)) == NULL)
+    return FALSE;
+  return !plan->uses_cublas || (plan->cublas_workspace =
+      cbi_mem_plan_alloc (plan->memory, CBI_CUDA_CUBLAS_WORKSPACE, "cuBLAS",
+          error)) != NULL;
+}
+
+gpointer
+cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
+    const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
+    guint64 * workspace, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan;
+
+  if (!cbi_cuda_select (cuda, error)
+      || !cbi_cuda_use_stream (cuda, cuda->stream, error))
+    return NULL;
+  plan = cbi_cuda_plan_new (graph, shapes, pool, staging,
+      backend->exhaustive_search);
+  if (!cbi_mem_plan_place_dense (plan->memory, shapes,
+          (gpointer *) plan->tensors, error))
+    goto failed;
+  plan->input = plan->tensors[graph->input];
+  plan->input_count = cbi_shape_count (&shapes[graph->input]);
+  if ((backend->exhaustive_search
+          && !cbi_cuda_plan_search_workspace (backend, plan, graph, shapes,
+              pool, staging, error))
+      || !cbi_cuda_plan_nodes (cuda, plan, pool, graph, error)
+      || !cbi_cuda_plan_io (cuda, plan, graph, backend->inflight, error)
+      || !cbi_cuda_plan_workspace (cuda, plan, error)
+      /* the weights went up on the stream: there before the plan is */
+      || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "weights upload"))
+    goto failed;
+  *workspace = plan->workspace_bytes;
+  plan->shapes = NULL;
+  cbi_mem_plan_done (plan->memory);
+  GST_DEBUG ("planned %u steps, workspace %" G_GSIZE_FORMAT " bytes",
+      plan->steps->len, plan->workspace_bytes);
+  return plan;
+
+failed:
+  cbi_cuda_free_plan (backend, plan, pool, staging);
+  return NULL;
+}

@@ -1,0 +1,265 @@
+/* cudabatchinfer: the CUDA backend's batches
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Frames are copied once into pinned staging (rows packed), go to the
+ * device in one copy, are packed to NCHW there; the plan's steps run on
+ * the slot's stream (recorded as a CUDA graph after the first run);
+ * results come back the same way. CUDA binds a device to a thread, so
+ * every entry point selects the backend's device first: warm-up runs on
+ * the state-change thread, batches on the streaming one.
+ */
+#include "cbicuda.h"
+
+#include <string.h>
+
+/* Queues every step; a failure names the step's node. */
+static gboolean
+cbi_cuda_run_steps (CbiCuda * cuda, CbiCudaPlan * plan, cudaStream_t stream,
+    GError ** error)
+{
+  guint i;
+
+  for (i = 0; i < plan->steps->len; i++) {
+    const CbiCudaStep *s = &g_array_index (plan->steps, CbiCudaStep, i);
+    /* the launchers report cudaGetLastError (): a non-sticky error a
+     * cuDNN or cuBLAS call left behind (and reported itself) must not be
+     * blamed on the next kernel */
+    cudaGetLastError ();
+    if (!s->run (cuda, plan, s->params, stream, error)) {
+      g_prefix_error (error, "node %s: ", s->node);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Records the steps as a CUDA graph: the layers of a batch then cost one
+ * launch. Done on the second run, once cuDNN and cuBLAS have made what
+ * they make lazily on the first. Whatever fails here leaves the plan
+ * running its steps one by one, with a warning, not an error. */
+static void
+cbi_cuda_record (CbiCuda * cuda, CbiCudaPlan * plan, cudaStream_t stream)
+{
+  cudaGraph_t graph = NULL;
+  GError *error = NULL;
+  cudaError_t status;
+
+  /* a graph is not tied to the stream it was recorded on: every slot's
+   * stream replays it */
+  status = cudaStreamBeginCapture (stream, cudaStreamCaptureModeThreadLocal);
+  if (status == cudaSuccess) {
+    gboolean ok = cbi_cuda_run_steps (cuda, plan, stream, &error);
+    status = cudaStreamEndCapture (stream, &graph);
+    if (!ok)
+      status = cudaErrorStreamCaptureInvalidated;
+  }
+  if (status == cudaSuccess)
+    status = cudaGraphInstantiate (&plan->graph, graph, 0);
+  if (graph)
+    cudaGraphDestroy (graph);
+  if (status != cudaSuccess) {
+    GST_WARNING ("could not record the batch as a CUDA graph (%s%s%s): "
+        "running its steps one by one", cudaGetErrorString (status),
+        error ? ", " : "", error ? error->message : "");
+    cudaGetLastError ();
+    plan->graph = NULL;
+    plan->graph_failed = TRUE;
+  }
+  g_clear_error (&error);
+}
+
+gboolean
+cbi_cuda_compute (CbiBackend * backend, gpointer p, guint slot, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  cudaStream_t stream = cuda->slot_streams[slot];
+
+  if (!cbi_cuda_select (cuda, error)
+      || !cbi_cuda_use_stream (cuda, stream, error))
+    return FALSE;
+  /* the handle is shared by the plans: each brings its workspace */
+  if (plan->cublas_workspace && !CUBLAS_CHECK (cublasSetWorkspace
+          (cuda->cublas, plan->cublas_workspace, CBI_CUDA_CUBLAS_WORKSPACE),
+          "cublasSetWorkspace"))
+    return FALSE;
+  if (backend->replay && plan->graph == NULL && !plan->graph_failed
+      && plan->runs > 0)
+    cbi_cuda_record (cuda, plan, stream);
+  plan->runs++;
+  if (plan->graph)
+    return CUDA_CHECK (cudaGraphLaunch (plan->graph, stream),
+        "cudaGraphLaunch");
+  return cbi_cuda_run_steps (cuda, plan, stream, error);
+}
+
+static void
+cbi_cuda_frames_layout (const CbiFrameBatch * batch, CbiKFrames * f)
+{
+  guint c;
+
+  f->width = batch->width;
+  f->height = batch->height;
+  f->pixel_stride = batch->pixel_stride;
+  f->extra_offset = batch->extra_offset;
+  for (c = 0; c < 3; c++) {
+    f->rgb_offset[c] = batch->rgb_offset[c];
+    f->scale[c] = batch->scale[c];
+    f->bias[c] = batch->bias[c];
+    f->out_scale[c] = batch->out_scale[c];
+    f->out_offset[c] = batch->out_offset[c];
+  }
+}
+
+/* Takes slot @k for a new batch. A batch that failed may still have work
+ * queued on its stream that reads its staging: that is waited for. */
+static CbiCudaSlot *
+cbi_cuda_begin_slot (CbiCuda * cuda, CbiCudaPlan * plan, guint k,
+    GError ** error)
+{
+  CbiCudaSlot *slot = &plan->slots[k];
+
+  if (k >= plan->n_slots) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BUSY, "slot %u of a plan for "
+        "%u batches in flight", k, plan->n_slots);
+    return NULL;
+  }
+  if (!cbi_cuda_select (cuda, error) || (slot->queued
+          && !CUDA_CHECK (cudaStreamSynchronize (cuda->slot_streams[k]),
+              "earlier batch")))
+    return NULL;
+  slot->queued = TRUE;
+  slot->unpacked = FALSE;
+  return slot;
+}
+
+/* Frames are copied row by row into pinned staging (the one copy on the
+ * way in) and sent in one copy, which overlaps the batch before computing;
+ * they are packed into the input once that batch's layers are done. */
+gboolean
+cbi_cuda_upload (CbiBackend * backend, gpointer p, guint k,
+    const CbiFrameBatch * batch, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  const gsize row = (gsize) batch->width * batch->pixel_stride;
+  const gsize frame = row * batch->height;
+  cudaStream_t stream = cuda->slot_streams[k];
+  CbiCudaSlot *slot;
+  CbiKFrames f;
+  guint i, y;
+
+  if ((slot = cbi_cuda_begin_slot (cuda, plan, k, error)) == NULL)
+    return FALSE;
+  for (i = 0; i < batch->n_frames; i++)
+    for (y = 0; y < batch->height; y++)
+      memcpy (slot->staging_in + i * frame + y * row,
+          batch->in[i] + (gsize) y * batch->in_stride[i], row);
+  cbi_cuda_frames_layout (batch, &f);
+  return CUDA_CHECK (cudaMemcpyAsync (slot->frames_in, slot->staging_in,
+          frame * batch->n_frames, cudaMemcpyHostToDevice, stream),
+      "frame upload")
+      && CUDA_CHECK (cudaStreamWaitEvent (stream, cuda->computed, 0),
+      "waiting for the batch before")
+      && CUDA_CHECK (cbi_k_pack (slot->frames_in, plan->input, &f,
+          batch->n_frames, batch->n_slots,
+          batch->pad_mode == CBI_PAD_REPEAT_LAST, stream), "frame packing");
+}
+
+gboolean
+cbi_cuda_upload_tensor (CbiBackend * backend, gpointer p, guint k,
+    const gfloat * input, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  cudaStream_t stream = cuda->slot_streams[k];
+
+  return cbi_cuda_begin_slot (cuda, plan, k, error) != NULL
+      && CUDA_CHECK (cudaStreamWaitEvent (stream, cuda->computed, 0),
+      "waiting for the batch before")
+      && CUDA_CHECK (cudaMemcpyAsync (plan->input, input, plan->input_count *
+          sizeof (gfloat), cudaMemcpyHostToDevice, stream), "tensor upload");
+}
+
+/* Output 0 of an image batch is unpacked on the device, and the other
+ * outputs are copied to pinned memory; once that is queued, the next batch
+ * may take the layers' tensors (the event), while this one's frames go
+ * back to staging in one copy. */
+gboolean
+cbi_cuda_download (CbiBackend * backend, gpointer p, guint k,
+    const CbiFrameBatch * batch, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  CbiCudaSlot *slot = &plan->slots[k];
+  cudaStream_t stream = cuda->slot_streams[k];
+  gboolean image = batch && batch->out;
+  CbiKFrames f;
+  guint i;
+
+  if (!cbi_cuda_select (cuda, error))
+    return FALSE;
+  if (image) {
+    slot->out_row = (gsize) (batch->out_width ? batch->out_width :
+        batch->width) * batch->pixel_stride;
+    slot->out_height = batch->out_height ? batch->out_height : batch->height;
+    slot->out_frames = batch->n_frames;
+    slot->unpacked = TRUE;
+    cbi_cuda_frames_layout (batch, &f);
+    if (!CUDA_CHECK (cbi_k_unpack (plan->outputs[0], slot->frames_in,
+                slot->frames_out, &f, batch->out_channels ?
+                batch->out_channels : 3, slot->out_row /
+                batch->pixel_stride, slot->out_height, batch->n_frames,
+                stream), "frame unpacking"))
+      return FALSE;
+  }
+  for (i = image ? 1 : 0; i < G_N_ELEMENTS (plan->outputs)
+      && plan->outputs[i]; i++)
+    if (!CUDA_CHECK (cudaMemcpyAsync (slot->host_outputs[i],
+                plan->outputs[i], plan->output_bytes[i],
+                cudaMemcpyDeviceToHost, stream), "output download"))
+      return FALSE;
+  if (!CUDA_CHECK (cudaEventRecord (cuda->computed, stream), "batch done"))
+    return FALSE;
+  return !image || CUDA_CHECK (cudaMemcpyAsync (slot->staging_out,
+          slot->frames_out, slot->out_row * slot->out_height *
+          slot->out_frames, cudaMemcpyDeviceToHost, stream), "frame download");
+}
+
+/* Waits for the slot, then copies rows to the output frames (the one copy
+ * on the way out). */
+gboolean
+cbi_cuda_finish (CbiBackend * backend, gpointer p, guint k,
+    const CbiFrameBatch * batch, GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  CbiCudaPlan *plan = p;
+  CbiCudaSlot *slot = &plan->slots[k];
+  guint i, y;
+
+  if (!cbi_cuda_select (cuda, error)
+      || !CUDA_CHECK (cudaStreamSynchronize (cuda->slot_streams[k]), "batch"))
+    return FALSE;
+  slot->queued = FALSE;
+  for (i = 0; slot->unpacked && batch && batch->out && i < slot->out_frames;
+      i++)
+    for (y = 0; y < slot->out_height; y++)
+      memcpy (batch->out[i] + (gsize) y * batch->out_stride[i],
+          slot->staging_out + (i * slot->out_height + y) * slot->out_row,
+          slot->out_row);
+  return TRUE;
+}
+
+const gfloat *
+cbi_cuda_output (CbiBackend * backend, gpointer p, guint k, guint index,
+    GError ** error)
+{
+  CbiCudaSlot *slot = &((CbiCudaPlan *) p)->slots[k];
+
+  if (index == 0 && slot->unpacked) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "output 0 of the batch "
+        "went to its frames");
+    return NULL;
+  }
+  return slot->host_outputs[index];
+}

@@ -1,0 +1,234 @@
+/* cudabatchinfer: the CPU backend's convolutions
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Conv and ConvTranspose as oneDNN (de)convolutions, weights reordered
+ * once to the layout the primitive chose.
+ */
+#include "cbicpu.h"
+
+#include <string.h>
+
+/* The weights in the layout the primitive chose: the constant data itself
+ * when that is plain, else a reordered copy made once in the pool. */
+static dnnl_memory_t
+cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const dnnl_memory_desc_t * user_md, const dnnl_memory_desc_t * md,
+    gfloat * data, GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_t reorder = NULL;
+  dnnl_exec_arg_t args[2];
+  dnnl_memory_t user, mem;
+  gboolean ok;
+
+  user = cbi_cpu_memory (cpu, plan, user_md, data, error);
+  if (user == NULL || dnnl_memory_desc_equal (md, user_md))
+    return user;
+  mem = cbi_cpu_pooled_memory (cpu, plan, pool, md, "convolution weights",
+      error);
+  if (mem == NULL)
+    return NULL;
+  args[0].arg = DNNL_ARG_FROM;
+  args[0].memory = user;
+  args[1].arg = DNNL_ARG_TO;
+  args[1].memory = mem;
+  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, user_md,
+          cpu->engine, md, cpu->engine, NULL), "weights reorder desc")
+      && DNNL_CHECK (dnnl_primitive_create (&reorder, pd), "weights reorder")
+      && DNNL_CHECK (dnnl_primitive_execute (reorder, cpu->stream, 2, args),
+      "weights reorder execute")
+      && DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
+  if (reorder)
+    dnnl_primitive_destroy (reorder);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  return ok ? mem : NULL;
+}
+
+/* Activation @out was computed with 8 channels for the @shape's fewer:
+ * a loop copies the real ones out, plain, where the layout is plain or
+ * blocked by 8 (oneDNN's reorder of a channel slice is a slow reference
+ * loop), else that reorder. */
+static gboolean
+cbi_cpu_narrow (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
+    const CbiShape * shape, GError ** error)
+{
+  const dnnl_memory_desc_t wide = plan->mds[out];
+  dnnl_memory_t wide_mem = plan->mems[out], mem;
+  dnnl_dims_t dims;
+  dnnl_memory_desc_t md;
+  CbiCpuStep step = { NULL, 0, };
+  CbiCpuChannels *ch;
+  gint64 block = 0;
+
+  memcpy (dims, wide.dims, 4 * sizeof (gint64));
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
+              dnnl_nChw8c), "blocked desc"))
+    return FALSE;
+  if (dnnl_memory_desc_equal (&md, &wide))
+    block = 8;
+  else if (DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
+              dnnl_nchw), "plain desc") && dnnl_memory_desc_equal (&md, &wide))
+    block = 1;
+  if (!cbi_cpu_shape_md (&md, shape, error))
+    return FALSE;
+  if (block == 0) {
+    const dnnl_dims_t origin = { 0, 0, 0, 0 };
+    memcpy (dims, shape->dims, 4 * sizeof (gint64));
+    if (!DNNL_CHECK (dnnl_memory_desc_init_submemory (&plan->mds[out], &wide,
+                dims, origin), "output channels desc"))
+      return FALSE;
+    plan->mems[out] = cbi_cpu_view (cpu, plan, wide_mem, &plan->mds[out],
+        error);
+    return plan->mems[out] != NULL;
+  }
+  mem = cbi_cpu_activation (cpu, plan, pool, out, &md, error);
+  if (mem == NULL)
+    return FALSE;
+  plan->mds[out] = md;
+  plan->mems[out] = mem;
+  ch = g_new0 (CbiCpuChannels, 1);
+  dnnl_memory_get_data_handle (wide_mem, (void **) &ch->src);
+  dnnl_memory_get_data_handle (mem, (void **) &ch->dst);
+  ch->n = shape->dims[0];
+  ch->c = shape->dims[1];
+  ch->hw = shape->dims[2] * shape->dims[3];
+  ch->src_channels = 8;
+  ch->block = block;
+  step.run = cbi_cpu_run_channels;
+  step.loop = ch;
+  g_array_append_val (plan->steps, step);
+  return TRUE;
+}
+
+gboolean
+cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  const CbiTensorInfo *b = n->n_inputs > 2 && n->inputs[2] >= 0 ?
+      cbi_graph_tensor (graph, n->inputs[2]) : NULL;
+  gint out = post ? post->output : n->output;
+  const CbiConvAttrs *a = &n->conv;
+  dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
+  dnnl_memory_desc_t wmd_any, wmd_user, bmd, ymd, xmd;
+  gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
+  dnnl_convolution_desc_t desc;
+  dnnl_deconvolution_desc_t tdesc;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_memory_t xmem, wmem, bmem = NULL;
+  gfloat *wdata = w->data, *bdata = b ? b->data : NULL;
+  gint wnd, i;
+  gboolean ok = FALSE;
+  /* oneDNN's kernels for fewer than 8 output channels (an image's last
+   * layer) are several times slower than for 8: such an output is
+   * computed with zero filters up to 8 and read as its first channels */
+  const gint64 oc = w->dims[0];
+  gboolean widen = !transpose && a->group == 1 && oc < 8
+      && cbi_graph_is_output (graph, out);
+
+  if (widen) {
+    gsize filter = w->dims[1] * w->dims[2] * w->dims[3];
+    wdata = cbi_mem_plan_alloc (plan->memory, 8 * filter * sizeof (gfloat),
+        "widened convolution weights", error);
+    bdata = wdata ? cbi_mem_plan_alloc (plan->memory, 8 * sizeof (gfloat),
+        "widened convolution bias", error) : NULL;
+    if (bdata == NULL)
+      return FALSE;
+    memset (wdata, 0, 8 * filter * sizeof (gfloat));
+    memset (bdata, 0, 8 * sizeof (gfloat));
+    memcpy (wdata, w->data, oc * filter * sizeof (gfloat));
+    if (b)
+      memcpy (bdata, b->data, oc * sizeof (gfloat));
+  }
+
+  if (a->group > 1) {
+    wnd = 5;
+    wdims[0] = a->group;
+    wdims[1] = w->dims[0] / a->group;
+    for (i = 1; i < 4; i++)
+      wdims[i + 1] = w->dims[i];
+  } else {
+    wnd = 4;
+    for (i = 0; i < 4; i++)
+      wdims[i] = w->dims[i];
+  }
+  /* ConvTranspose weights are (in, out, h, w): oneDNN's iohw */
+  if (transpose) {
+    wdims[0] = w->dims[1];
+    wdims[1] = w->dims[0];
+  }
+  for (i = 0; i < 4; i++)
+    ydims[i] = shapes[out].dims[i];
+  if (widen)
+    wdims[0] = ydims[1] = 8;
+  for (i = 0; i < 2; i++) {
+    strides[i] = a->strides[i];
+    dil[i] = a->dilations[i] - 1;       /* oneDNN counts the gaps */
+    pad_l[i] = a->pads[i];
+    /* extra output rows of ConvTranspose: less padding on that side */
+    pad_r[i] = a->pads[i + 2] - a->output_padding[i];
+  }
+  bdims[0] = wdims[0];
+  /* the source too in the layout the primitive prefers: a plain one (after
+   * a Pad or an InstanceNormalization) would send it to a slow kernel */
+  if (!cbi_cpu_any_md (&xmd, &shapes[n->inputs[0]], error))
+    return FALSE;
+
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_any, wnd, wdims,
+              dnnl_f32, dnnl_format_tag_any), "weights desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_user, wnd, wdims,
+              dnnl_f32, transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw :
+              dnnl_oihw), "weights desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&bmd, 1, bdims, dnnl_f32,
+              dnnl_x), "bias desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&ymd, 4, ydims, dnnl_f32,
+              dnnl_format_tag_any), "dst desc")
+      || !(transpose ?
+          DNNL_CHECK (dnnl_dilated_deconvolution_forward_desc_init (&tdesc,
+                  dnnl_forward_inference, dnnl_deconvolution_direct,
+                  &xmd, &wmd_any, b ? &bmd : NULL, &ymd,
+                  strides, dil, pad_l, pad_r), "deconvolution desc") :
+          DNNL_CHECK (dnnl_dilated_convolution_forward_desc_init (&desc,
+                  dnnl_forward_inference, dnnl_convolution_auto,
+                  &xmd, &wmd_any, bdata ? &bmd : NULL, &ymd,
+                  strides, dil, pad_l, pad_r), "convolution desc"))
+      || !cbi_cpu_attr (post, 0, &attr, error)
+      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, transpose ?
+              (const_dnnl_op_desc_t) & tdesc : (const_dnnl_op_desc_t) & desc,
+              attr, cpu->engine, NULL), "convolution primitive desc"))
+    goto done;
+
+  xmd = *dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
+  xmem = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &xmd, error);
+  if (xmem == NULL)
+    goto done;
+  wmem = cbi_cpu_weights (cpu, plan, pool, &wmd_user,
+      dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), wdata,
+      error);
+  if (wmem == NULL)
+    goto done;
+  if (bdata && (bmem = cbi_cpu_memory (cpu, plan, &bmd, bdata, error)) == NULL)
+    goto done;
+
+  {
+    dnnl_exec_arg_t args[3] = {
+      {DNNL_ARG_SRC, xmem},
+      {DNNL_ARG_WEIGHTS, wmem},
+      {DNNL_ARG_BIAS, bmem},
+    };
+    ok = cbi_cpu_finish (cpu, plan, pool, pd, args, bmem ? 3 : 2, out,
+        workspace, error);
+  }
+  if (ok && widen)
+    ok = cbi_cpu_narrow (cpu, plan, pool, out, &shapes[out], error);
+
+done:
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}

@@ -1,0 +1,205 @@
+/* cudabatchinfer: the CPU backend's element-wise and binary ops
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * oneDNN eltwise and binary primitives; the op table's CbiKEltwise and
+ * CbiKBinary say which algorithm. An activation fused into a producer
+ * runs as its post-ops (cbi_cpu_attr ()).
+ */
+#include "cbicpu.h"
+
+#include "cbimath.h"
+
+typedef struct
+{
+  dnnl_alg_kind_t alg;
+  gfloat alpha;
+  gfloat beta;
+} CbiCpuEltwise;
+
+static void
+cbi_cpu_step (CbiCpuEltwise * step, dnnl_alg_kind_t alg, gfloat alpha,
+    gfloat beta)
+{
+  step->alg = alg;
+  step->alpha = alpha;
+  step->beta = beta;
+}
+
+/* oneDNN's form of element-wise op @n: one or two eltwise steps. */
+static guint
+cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
+{
+  switch (cbi_op_info (n->op)->eltwise) {
+    case CBI_K_RELU:           /* alpha is LeakyRelu's slope */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_relu, n->alpha, 0.0f);
+      return 1;
+    case CBI_K_SIGMOID:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_logistic, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_TANH:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_tanh, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_CLIP:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_clip, n->alpha, n->beta);
+      return 1;
+    case CBI_K_ELU:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_elu, n->alpha, 0.0f);
+      return 1;
+    case CBI_K_HARD_SIGMOID:   /* oneDNN 2.6 has none: linear, then clip */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, n->alpha, n->beta);
+      cbi_cpu_step (&steps[1], dnnl_eltwise_clip, 0.0f, 1.0f);
+      return 2;
+    case CBI_K_HARD_SWISH:     /* x relu6 (x + 3) / 6, as ONNX */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_hardswish, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_IDENTITY:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, 1.0f, 0.0f);
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* An attribute with a user scratchpad and, as post-ops, the eltwise steps
+ * of @post from @skip on. */
+gboolean
+cbi_cpu_attr (const CbiNode * post, guint skip, dnnl_primitive_attr_t * attr,
+    GError ** error)
+{
+  CbiCpuEltwise steps[2];
+  dnnl_post_ops_t ops = NULL;
+  guint n = post ? cbi_cpu_eltwise_steps (post, steps) : 0, i;
+  gboolean ok;
+
+  if (!DNNL_CHECK (dnnl_primitive_attr_create (attr),
+          "dnnl_primitive_attr_create"))
+    return FALSE;
+  ok = DNNL_CHECK (dnnl_primitive_attr_set_scratchpad_mode (*attr,
+          dnnl_scratchpad_mode_user), "set_scratchpad_mode");
+  if (ok && n > skip) {
+    ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create");
+    for (i = skip; ok && i < n; i++)
+      ok = DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f, steps[i].alg,
+              steps[i].alpha, steps[i].beta), "append_eltwise");
+    ok = ok && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
+        "set_post_ops");
+    if (ops)
+      dnnl_post_ops_destroy (ops);
+  }
+  return ok;
+}
+
+gboolean
+cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
+  dnnl_memory_desc_t md = plan->mds[n->inputs[0]];
+  const gboolean one_d = md.ndims == 1;
+  CbiCpuEltwise steps[2];
+  dnnl_eltwise_desc_t desc;
+
+  if (cbi_cpu_eltwise_steps (n, steps) == 0) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is not "
+        "supported by the CPU backend", n->name, cbi_op_type_name (n->op));
+    return FALSE;
+  }
+  /* oneDNN 2.6 drops the post-op of a 1-D eltwise (its output is all
+   * zeros): such a tensor runs as 1 x n */
+  if (one_d) {
+    gint64 row[2] = { 1, md.dims[0] };
+    if (!cbi_cpu_plain_md (&md, 2, row, 2, error)
+        || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &md,
+                error)) == NULL)
+      return FALSE;
+  }
+  /* the first step is the primitive, a second one its post-op */
+  return DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
+          dnnl_forward_inference, steps[0].alg, &md, steps[0].alpha,
+          steps[0].beta), "eltwise desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, 1, args, 1, n->output, pool,
+      workspace, error)
+      && (!one_d || cbi_cpu_reshape_output (cpu, plan, n->output, shapes,
+          error));
+}
+
+/* The second operand of node @n, which broadcasts to the first: an
+ * activation of the same shape in the first's layout (reordered when it
+ * differs), else row-major with leading ones up to the first's rank, as
+ * oneDNN broadcasts it; a constant is used where it is. */
+static dnnl_memory_t
+cbi_cpu_second_operand (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const CbiGraph * graph, const CbiNode * n, const CbiShape * shapes,
+    dnnl_memory_desc_t * md, GError ** error)
+{
+  const CbiTensorInfo *b = cbi_graph_tensor (graph, n->inputs[1]);
+  const CbiShape *as = &shapes[n->inputs[0]], *bs = &shapes[n->inputs[1]];
+  dnnl_memory_desc_t own;
+  dnnl_memory_t mem;
+
+  if (b->data == NULL && cbi_shape_equal (as, bs)) {
+    *md = plan->mds[n->inputs[0]];
+    return cbi_cpu_in_layout (cpu, plan, pool, n->inputs[1], md, error);
+  }
+  if (!cbi_cpu_plain_md (md, bs->n_dims, bs->dims, as->n_dims, error))
+    return NULL;
+  if (b->data)
+    return cbi_cpu_memory (cpu, plan, md, b->data, error);
+  mem = cbi_cpu_plain (cpu, plan, pool, n->inputs[1], shapes, &own, error);
+  return mem ? cbi_cpu_view (cpu, plan, mem, md, error) : NULL;
+}
+
+gboolean
+cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
+  static const dnnl_alg_kind_t algs[] = {
+    [CBI_K_ADD] = dnnl_binary_add,
+    [CBI_K_SUB] = dnnl_binary_sub,
+    [CBI_K_MUL] = dnnl_binary_mul,
+    [CBI_K_DIV] = dnnl_binary_div,
+  };
+  dnnl_alg_kind_t alg = algs[cbi_op_info (n->op)->binary];
+  dnnl_exec_arg_t args[2];
+  dnnl_memory_desc_t b_md;
+  dnnl_binary_desc_t desc;
+
+  args[0].arg = DNNL_ARG_SRC_0;
+  args[0].memory = plan->mems[n->inputs[0]];
+  args[1].arg = DNNL_ARG_SRC_1;
+  args[1].memory = cbi_cpu_second_operand (cpu, plan, pool, graph, n, shapes,
+      &b_md, error);
+  return args[1].memory
+      && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
+      "binary desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, 2,
+      post ? post->output : n->output, pool, workspace, error);
+}
+
+/* PRelu: the slope, row-major with leading ones, broadcasts as oneDNN's
+ * weights. */
+gboolean
+cbi_cpu_plan_prelu (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiShape *ss = &shapes[n->inputs[1]];
+  dnnl_exec_arg_t args[2] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
+  {DNNL_ARG_WEIGHTS, NULL}
+  };
+  dnnl_memory_desc_t w_md;
+  dnnl_prelu_desc_t desc;
+
+  return cbi_cpu_plain_md (&w_md, ss->n_dims, ss->dims,
+      shapes[n->inputs[0]].n_dims, error)
+      && (args[1].memory = cbi_cpu_memory (cpu, plan, &w_md,
+          cbi_graph_tensor (graph, n->inputs[1])->data, error))
+      && DNNL_CHECK (dnnl_prelu_forward_desc_init (&desc,
+          dnnl_forward_inference, &plan->mds[n->inputs[0]], &w_md),
+      "prelu desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 2, n->output, pool,
+      workspace, error);
+}

@@ -1,0 +1,182 @@
+/* cudabatchinfer: the CPU backend's ops that move values
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Resize, Concat, Pad (our loop), Reshape, Transpose and DepthToSpace
+ * (one reorder each).
+ */
+#include "cbicpu.h"
+
+#include <string.h>
+
+gboolean
+cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  dnnl_alg_kind_t alg = n->mode == CBI_RESIZE_LINEAR ?
+      dnnl_resampling_linear : dnnl_resampling_nearest;
+  const float factors[2] = { n->alpha, n->beta };
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
+  dnnl_resampling_desc_t desc;
+  dnnl_memory_desc_t dst;
+
+  return cbi_cpu_any_md (&dst, &shapes[n->output], error)
+      && DNNL_CHECK (dnnl_resampling_forward_desc_init (&desc,
+          dnnl_forward_inference, alg, factors, &plan->mds[n->inputs[0]],
+          &dst), "resampling desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output,
+      pool, workspace, error);
+}
+
+gboolean
+cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  dnnl_memory_desc_t srcs[CBI_MAX_NODE_INPUTS], dst;
+  dnnl_exec_arg_t args[CBI_MAX_NODE_INPUTS];
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  gboolean ok;
+  gint axis;
+  guint i;
+
+  for (i = 0; i < n->n_inputs; i++) {
+    gint t = n->inputs[i];
+    gfloat *data = cbi_graph_tensor (graph, t)->data;
+    args[i].arg = DNNL_ARG_MULTIPLE_SRC + i;
+    /* a constant joins as it is, row-major */
+    if (data && (!cbi_cpu_shape_md (&srcs[i], &shapes[t], error)
+            || (args[i].memory = cbi_cpu_memory (cpu, plan, &srcs[i], data,
+                    error)) == NULL))
+      return FALSE;
+    if (data == NULL) {
+      srcs[i] = plan->mds[t];
+      args[i].memory = plan->mems[t];
+    }
+  }
+  /* shape inference checked the axis */
+  axis = n->axis < 0 ? n->axis + shapes[n->output].n_dims : n->axis;
+  ok = cbi_cpu_any_md (&dst, &shapes[n->output], error)
+      && cbi_cpu_attr (NULL, 0, &attr, error)
+      && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
+          n->n_inputs, axis, srcs, attr, cpu->engine), "concat primitive desc")
+      && cbi_cpu_finish (cpu, plan, pool, pd, args, n->n_inputs, n->output,
+      workspace, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
+gboolean
+cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const gint64 *x = shapes[n->inputs[0]].dims;
+  dnnl_memory_desc_t in_md, out_md;
+  dnnl_memory_t in, out;
+  CbiCpuStep step = { NULL, 0, };
+  CbiCpuPad *pad;
+
+  if (!cbi_cpu_shape_md (&in_md, &shapes[n->inputs[0]], error)
+      || !cbi_cpu_shape_md (&out_md, &shapes[n->output], error))
+    return FALSE;
+  in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &in_md, error);
+  out = in ? cbi_cpu_activation (cpu, plan, pool, n->output, &out_md,
+      error) : NULL;
+  if (out == NULL)
+    return FALSE;
+  plan->mds[n->output] = out_md;
+  plan->mems[n->output] = out;
+
+  pad = g_new0 (CbiCpuPad, 1);
+  step.run = cbi_cpu_run_pad;
+  step.loop = pad;
+  dnnl_memory_get_data_handle (in, (void **) &pad->src);
+  dnnl_memory_get_data_handle (out, (void **) &pad->dst);
+  pad->n = x[0];
+  pad->c = x[1];
+  pad->h = x[2];
+  pad->w = x[3];
+  pad->top = n->conv.pads[0];
+  pad->left = n->conv.pads[1];
+  pad->bottom = n->conv.pads[2];
+  pad->right = n->conv.pads[3];
+  pad->fill = n->mode;
+  pad->value = n->alpha;
+  g_array_append_val (plan->steps, step);
+  return TRUE;
+}
+
+/* Writes @from (desc @from_md, dims S) into activation @out as the
+ * row-major tensor of dims O[j] = S[perm[j]], which @out's shape then
+ * reads (the same elements, maybe another rank). One reorder: the
+ * destination is @from's dims with the strides the permutation gives. */
+static gboolean
+cbi_cpu_plan_permute (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
+    const gint64 * perm, gint out, const CbiShape * shapes, GError ** error)
+{
+  const gint rank = from_md->ndims;
+  dnnl_dims_t strides;
+  dnnl_memory_desc_t view_md;
+  dnnl_memory_t to;
+  gint64 stride = 1;
+  gint j;
+
+  for (j = rank - 1; j >= 0; j--) {
+    strides[perm[j]] = stride;
+    stride *= from_md->dims[perm[j]];
+  }
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_strides (&view_md, rank,
+              from_md->dims, dnnl_f32, strides), "transposed desc"))
+    return FALSE;
+  to = cbi_cpu_output_view (cpu, plan, pool, out, shapes, &view_md, error);
+  return to && cbi_cpu_add_reorder (cpu, plan, from_md, from, &view_md, to,
+      error);
+}
+
+/* Reshape and Flatten: one reorder writes the input, whatever its layout,
+ * row-major into the output's block. */
+gboolean
+cbi_cpu_plan_reshape (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  gint x = n->inputs[0];
+  dnnl_memory_desc_t row_major;
+  dnnl_memory_t to;
+
+  if (!cbi_cpu_shape_md (&row_major, &shapes[x], error))
+    return FALSE;
+  to = cbi_cpu_output_view (cpu, plan, pool, n->output, shapes, &row_major,
+      error);
+  return to && cbi_cpu_add_reorder (cpu, plan, &plan->mds[x], plan->mems[x],
+      &row_major, to, error);
+}
+
+/* Transpose reorders its input, whatever its layout; DepthToSpace first
+ * needs its input row-major, to view it in 6-D. */
+gboolean
+cbi_cpu_plan_transpose (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  gint x = n->inputs[0];
+  dnnl_memory_desc_t from_md = plan->mds[x], md;
+  dnnl_memory_t from = plan->mems[x];
+  gint64 perm[CBI_MAX_DIMS];
+  CbiShape view;
+
+  cbi_node_permutation (n, &shapes[x], &view, perm);
+  if (n->op == CBI_OP_DEPTH_TO_SPACE
+      && ((from = cbi_cpu_plain (cpu, plan, pool, x, shapes, &md,
+                  error)) == NULL || !cbi_cpu_shape_md (&from_md, &view, error)
+          || (from = cbi_cpu_view (cpu, plan, from, &from_md, error)) == NULL))
+    return FALSE;
+  return cbi_cpu_plan_permute (cpu, plan, pool, &from_md, from, perm,
+      n->output, shapes, error);
+}

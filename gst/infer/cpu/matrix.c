@@ -1,0 +1,112 @@
+/* cudabatchinfer: the CPU backend's Gemm and MatMul
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Both as oneDNN matmul.
+ */
+#include "cbicpu.h"
+
+/* Gemm as a oneDNN matmul: alpha folds into a copy of B laid out [K, N],
+ * beta C into a bias of the whole [M, N] output, both made once here. */
+static gboolean
+cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiShape *as = &shapes[n->inputs[0]], *ys = &shapes[n->output];
+  const gint64 m = ys->dims[0], cols = ys->dims[1];
+  const gint64 k = as->dims[n->ints[0] ? 0 : 1];
+  dnnl_dims_t a_dims = { m, k }, a_strides = { k, 1 };
+  dnnl_dims_t w_dims = { k, cols };
+  dnnl_memory_desc_t a_md, a_plain, w_md, bias_md, y_md;
+  dnnl_exec_arg_t args[3];
+  dnnl_matmul_desc_t desc;
+  gfloat *w, *bias = NULL;
+
+  /* transA: the row-major [K, M] input read with swapped strides */
+  if (n->ints[0]) {
+    a_strides[0] = 1;
+    a_strides[1] = m;
+  }
+  args[0].arg = DNNL_ARG_SRC;
+  args[0].memory = cbi_cpu_plain (cpu, plan, pool, n->inputs[0], shapes,
+      &a_plain, error);
+  if (args[0].memory == NULL
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_strides (&a_md, 2, a_dims,
+              dnnl_f32, a_strides), "gemm A desc")
+      || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &a_md,
+              error)) == NULL)
+    return FALSE;
+
+  w = cbi_mem_plan_alloc (plan->memory, k * cols * sizeof (gfloat),
+      "gemm weights", error);
+  if (w == NULL)
+    return FALSE;
+  cbi_gemm_weights (graph, n, k, cols, w);
+  if (cbi_gemm_has_bias (n)) {
+    bias = cbi_mem_plan_alloc (plan->memory, m * cols * sizeof (gfloat),
+        "gemm bias", error);
+    if (bias == NULL)
+      return FALSE;
+    cbi_gemm_bias (graph, n, shapes, m, cols, bias);
+  }
+
+  args[1].arg = DNNL_ARG_WEIGHTS;
+  args[2].arg = DNNL_ARG_BIAS;
+  return cbi_cpu_plain_md (&w_md, 2, w_dims, 2, error)
+      && cbi_cpu_shape_md (&bias_md, ys, error)
+      && cbi_cpu_any_md (&y_md, ys, error)
+      && (args[1].memory = cbi_cpu_memory (cpu, plan, &w_md, w, error))
+      && (bias == NULL
+      || (args[2].memory = cbi_cpu_memory (cpu, plan, &bias_md, bias, error)))
+      && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &a_md, &w_md,
+          bias ? &bias_md : NULL, &y_md), "matmul desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, bias ? 3 : 2,
+      post ? post->output : n->output, pool, workspace, error);
+}
+
+/* MatMul: both operands row-major with leading ones up to the output's
+ * rank, where oneDNN broadcasts their batch dimensions. */
+static gboolean
+cbi_cpu_plan_matmul (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiShape *ys = &shapes[n->output];
+  dnnl_memory_desc_t md[2], own, y_md;
+  dnnl_exec_arg_t args[2];
+  dnnl_matmul_desc_t desc;
+  gint i;
+
+  for (i = 0; i < 2; i++) {
+    gint t = n->inputs[i];
+    const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
+    dnnl_memory_t mem;
+    if (!cbi_cpu_plain_md (&md[i], shapes[t].n_dims, shapes[t].dims,
+            ys->n_dims, error))
+      return FALSE;
+    if (info->data)
+      mem = cbi_cpu_memory (cpu, plan, &md[i], info->data, error);
+    else if ((mem = cbi_cpu_plain (cpu, plan, pool, t, shapes, &own,
+                error)) != NULL)
+      mem = cbi_cpu_view (cpu, plan, mem, &md[i], error);
+    if (mem == NULL)
+      return FALSE;
+    args[i].arg = i == 0 ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS;
+    args[i].memory = mem;
+  }
+  return cbi_cpu_any_md (&y_md, ys, error)
+      && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &md[0], &md[1], NULL,
+          &y_md), "matmul desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, 2,
+      post ? post->output : n->output, pool, workspace, error);
+}
+
+
+gboolean
+cbi_cpu_plan_matrix (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  return (n->op == CBI_OP_GEMM ? cbi_cpu_plan_gemm : cbi_cpu_plan_matmul)
+      (cpu, plan, graph, n, post, shapes, pool, workspace, error);
+}

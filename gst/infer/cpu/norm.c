@@ -1,0 +1,114 @@
+/* cudabatchinfer: the CPU backend's normalisations
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * InstanceNormalization in our loop (a Relu fused), Softmax as oneDNN's.
+ */
+#include "cbicpu.h"
+
+#include <string.h>
+
+/* InstanceNormalization, and a Relu after it, in our own loop, in the
+ * layout its input has when that is plain or channel-blocked by 8 or 16
+ * (what convolutions give): no reorder either side. */
+gboolean
+cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
+    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
+    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
+    GError ** error)
+{
+  static const struct
+  {
+    dnnl_format_tag_t tag;
+    gint64 block;
+  } layouts[] = { {dnnl_nChw16c, 16}, {dnnl_nChw8c, 8}, {dnnl_nchw, 1} };
+  const CbiShape *xs = &shapes[n->inputs[0]];
+  gint out = post ? post->output : n->output;
+  CbiCpuStep step = { NULL, 0, };
+  CbiCpuInstanceNorm *norm;
+  dnnl_memory_desc_t md;
+  dnnl_memory_t in = NULL, mem;
+  dnnl_dims_t dims;
+  gint64 block = 1;
+  guint i;
+
+  if (cbi_graph_tensor (graph, n->inputs[1])->dims[0] != xs->dims[1]
+      || cbi_graph_tensor (graph, n->inputs[2])->dims[0] != xs->dims[1]) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
+        "(InstanceNormalization): scale and B need %" G_GINT64_FORMAT
+        " values", n->name, xs->dims[1]);
+    return FALSE;
+  }
+  memcpy (dims, xs->dims, 4 * sizeof (gint64));
+  for (i = 0; i < G_N_ELEMENTS (layouts) && in == NULL; i++) {
+    if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
+                layouts[i].tag), "instance norm desc"))
+      return FALSE;
+    if (dnnl_memory_desc_equal (&md, &plan->mds[n->inputs[0]])) {
+      in = plan->mems[n->inputs[0]];
+      block = layouts[i].block;
+    }
+  }
+  /* md is plain NCHW now, for any other layout */
+  if (in == NULL && (in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0],
+              &md, error)) == NULL)
+    return FALSE;
+  mem = cbi_cpu_activation (cpu, plan, pool, out, &md, error);
+  if (mem == NULL)
+    return FALSE;
+  plan->mds[out] = md;
+  plan->mems[out] = mem;
+
+  norm = g_new0 (CbiCpuInstanceNorm, 1);
+  dnnl_memory_get_data_handle (in, (void **) &norm->src);
+  dnnl_memory_get_data_handle (mem, (void **) &norm->dst);
+  norm->n = xs->dims[0];
+  norm->c = xs->dims[1];
+  norm->hw = xs->dims[2] * xs->dims[3];
+  norm->block = block;
+  norm->gamma = cbi_graph_tensor (graph, n->inputs[1])->data;
+  norm->beta = cbi_graph_tensor (graph, n->inputs[2])->data;
+  norm->epsilon = n->alpha;
+  norm->relu = post != NULL;
+  norm->slope = post ? post->alpha : 0.0f;
+  step.run = cbi_cpu_run_instance_norm;
+  step.loop = norm;
+  g_array_append_val (plan->steps, step);
+  return TRUE;
+}
+
+/* Softmax along one axis; the opset < 13 form normalises the input seen
+ * as 2-D, everything from @axis on being one row. */
+gboolean
+cbi_cpu_plan_softmax (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiShape *xs = &shapes[n->inputs[0]];
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
+  dnnl_memory_desc_t x_md = plan->mds[n->inputs[0]], y_md, own;
+  dnnl_softmax_v2_desc_t desc;
+  gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis;
+  CbiShape rows = { 2, {1, 1} };
+  gint d;
+
+  if (n->mode == 1) {
+    for (d = 0; d < xs->n_dims; d++)
+      rows.dims[d < axis ? 0 : 1] *= xs->dims[d];
+    args[0].memory = cbi_cpu_plain (cpu, plan, pool, n->inputs[0], shapes,
+        &own, error);
+    if (args[0].memory == NULL || !cbi_cpu_shape_md (&x_md, &rows, error)
+        || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &x_md,
+                error)) == NULL)
+      return FALSE;
+    xs = &rows;
+    axis = 1;
+  }
+  return cbi_cpu_any_md (&y_md, xs, error)
+      && DNNL_CHECK (dnnl_softmax_v2_forward_desc_init (&desc,
+          dnnl_forward_inference, dnnl_softmax_accurate, &x_md, &y_md, axis),
+      "softmax desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output, pool,
+      workspace, error)
+      && (n->mode == 0 || cbi_cpu_reshape_output (cpu, plan, n->output,
+          shapes, error));
+}

@@ -1,0 +1,392 @@
+/* cudabatchinfer: the CPU backend's planning
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Memories over pool blocks (activations where the engine's memory plan
+ * puts them), descs, reorders, and the plan itself: each node by its op
+ * family's planner (one per CbiOpKind).
+ */
+#include "cbicpu.h"
+
+#include <string.h>
+
+/* Wraps @handle in a dnnl_memory owned by the plan. */
+dnnl_memory_t
+cbi_cpu_memory (CbiCpu * cpu, CbiCpuPlan * plan,
+    const dnnl_memory_desc_t * md, gpointer handle, GError ** error)
+{
+  dnnl_memory_t mem = NULL;
+
+  if (!DNNL_CHECK (dnnl_memory_create (&mem, md, cpu->engine, handle),
+          "dnnl_memory_create"))
+    return NULL;
+  g_ptr_array_add (plan->memories, mem);
+  return mem;
+}
+
+/* A memory for @md with a fresh block from the pool. */
+dnnl_memory_t
+cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const dnnl_memory_desc_t * md, const gchar * what, GError ** error)
+{
+  gpointer block = cbi_mem_plan_alloc (plan->memory,
+      dnnl_memory_desc_get_size (md), what, error);
+
+  return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
+}
+
+/* A memory for activation @tensor (-1: a copy in another layout), where
+ * the memory plan puts it. */
+dnnl_memory_t
+cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    gint tensor, const dnnl_memory_desc_t * md, GError ** error)
+{
+  gpointer block = cbi_mem_plan_activation (plan->memory, tensor,
+      dnnl_memory_desc_get_size (md), error);
+
+  return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
+}
+
+static gboolean
+cbi_cpu_add_step (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
+    const dnnl_exec_arg_t * args, gint n_args, GError ** error)
+{
+  CbiCpuStep step = { NULL, n_args, };
+
+  if (!DNNL_CHECK (dnnl_primitive_create (&step.prim, pd),
+          "dnnl_primitive_create"))
+    return FALSE;
+  memcpy (step.args, args, n_args * sizeof (dnnl_exec_arg_t));
+  g_array_append_val (plan->steps, step);
+  return TRUE;
+}
+
+static const dnnl_memory_desc_t *
+cbi_cpu_scratchpad_md (const_dnnl_primitive_desc_t pd)
+{
+  return dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
+}
+
+/* A row-major desc of @n_dims (a scalar as [1]), the leading ones of
+ * @rank - @n_dims prepended: how ONNX aligns a broadcast operand. */
+gboolean
+cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims, const gint64 * dims,
+    gint rank, GError ** error)
+{
+  static const dnnl_format_tag_t tags[CBI_MAX_DIMS] = {
+    dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef
+  };
+  dnnl_dims_t padded;
+  gint d, lead;
+
+  rank = MAX (MAX (rank, n_dims), 1);
+  lead = rank - n_dims;
+  for (d = 0; d < rank; d++)
+    padded[d] = d < lead ? 1 : dims[d - lead];
+  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, rank, padded,
+          dnnl_f32, tags[rank - 1]), "row-major desc");
+}
+
+gboolean
+cbi_cpu_shape_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+    GError ** error)
+{
+  return cbi_cpu_plain_md (md, shape->n_dims, shape->dims, shape->n_dims,
+      error);
+}
+
+/* A desc of @shape in whatever layout the primitive prefers. */
+gboolean
+cbi_cpu_any_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+    GError ** error)
+{
+  dnnl_dims_t dims;
+
+  memcpy (dims, shape->dims, shape->n_dims * sizeof (gint64));
+  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, shape->n_dims, dims,
+          dnnl_f32, dnnl_format_tag_any), "activation desc");
+}
+
+/* Adds a step copying @from into @to, converting the layout. */
+gboolean
+cbi_cpu_add_reorder (CbiCpu * cpu, CbiCpuPlan * plan,
+    const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
+    const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_exec_arg_t args[2] = { {DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to} };
+  gboolean ok;
+
+  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, from_md,
+          cpu->engine, to_md, cpu->engine, NULL), "reorder desc")
+      && cbi_cpu_add_step (plan, pd, args, 2, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  return ok;
+}
+
+/* A memory of @md over the data of @mem: another view of the same
+ * elements (a reshape of a row-major tensor, or strides for a
+ * transposition). */
+dnnl_memory_t
+cbi_cpu_view (CbiCpu * cpu, CbiCpuPlan * plan, dnnl_memory_t mem,
+    const dnnl_memory_desc_t * md, GError ** error)
+{
+  gpointer handle = NULL;
+
+  dnnl_memory_get_data_handle (mem, &handle);
+  return cbi_cpu_memory (cpu, plan, md, handle, error);
+}
+
+/* Adds the step of @pd: it reads @inputs and writes a new activation @out
+ * in the layout @pd chose, with the shared scratchpad. */
+gboolean
+cbi_cpu_finish (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
+    gint n_inputs, gint out, guint64 * workspace, GError ** error)
+{
+  const dnnl_memory_desc_t *scratch = cbi_cpu_scratchpad_md (pd);
+  dnnl_exec_arg_t args[CBI_MAX_ARGS];
+  dnnl_memory_t ymem, smem;
+
+  plan->mds[out] = *dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0);
+  ymem = cbi_cpu_activation (cpu, plan, pool, out, &plan->mds[out], error);
+  smem = ymem ? cbi_cpu_memory (cpu, plan, scratch, DNNL_MEMORY_NONE,
+      error) : NULL;
+  if (smem == NULL)
+    return FALSE;
+  plan->mems[out] = ymem;
+  *workspace = MAX (*workspace, dnnl_memory_desc_get_size (scratch));
+  memcpy (args, inputs, n_inputs * sizeof (dnnl_exec_arg_t));
+  args[n_inputs].arg = DNNL_ARG_DST;
+  args[n_inputs].memory = ymem;
+  args[n_inputs + 1].arg = DNNL_ARG_SCRATCHPAD;
+  args[n_inputs + 1].memory = smem;
+  return cbi_cpu_add_step (plan, pd, args, n_inputs + 2, error);
+}
+
+/* Activation @t in layout @md: itself when it has it, else a copy made
+ * by a reorder step, for a primitive or loop that needs that layout. */
+dnnl_memory_t
+cbi_cpu_in_layout (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
+    const dnnl_memory_desc_t * md, GError ** error)
+{
+  dnnl_memory_t mem;
+
+  if (dnnl_memory_desc_equal (md, &plan->mds[t]))
+    return plan->mems[t];
+  mem = cbi_cpu_activation (cpu, plan, pool, -1, md, error);
+  if (mem == NULL || !cbi_cpu_add_reorder (cpu, plan, &plan->mds[t],
+          plan->mems[t], md, mem, error))
+    return NULL;
+  return mem;
+}
+
+/* Activation @t row-major, in its shape from @shapes. */
+dnnl_memory_t
+cbi_cpu_plain (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
+    const CbiShape * shapes, dnnl_memory_desc_t * md, GError ** error)
+{
+  if (!cbi_cpu_shape_md (md, &shapes[t], error))
+    return NULL;
+  return cbi_cpu_in_layout (cpu, plan, pool, t, md, error);
+}
+
+/* A primitive for @op_desc, with the eltwise steps of @post from @skip on
+ * as post-ops, reading @inputs and writing activation @out. */
+gboolean
+cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
+    const CbiNode * post, guint skip, const dnnl_exec_arg_t * inputs,
+    gint n_inputs, gint out, CbiPool * pool, guint64 * workspace,
+    GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  gboolean ok;
+
+  ok = cbi_cpu_attr (post, skip, &attr, error)
+      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
+          cpu->engine, NULL), "primitive desc")
+      && cbi_cpu_finish (cpu, plan, pool, pd, inputs, n_inputs, out,
+      workspace, error);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
+/* Gives output @out the row-major desc of its shape over the block the
+ * primitive just wrote there in another shape of the same elements. */
+gboolean
+cbi_cpu_reshape_output (CbiCpu * cpu, CbiCpuPlan * plan, gint out,
+    const CbiShape * shapes, GError ** error)
+{
+  dnnl_memory_desc_t md;
+  dnnl_memory_t mem;
+
+  if (!cbi_cpu_shape_md (&md, &shapes[out], error))
+    return FALSE;
+  mem = cbi_cpu_view (cpu, plan, plan->mems[out], &md, error);
+  if (mem == NULL)
+    return FALSE;
+  plan->mds[out] = md;
+  plan->mems[out] = mem;
+  return TRUE;
+}
+
+/* A new row-major activation @out of shape @shapes[@out], and a view of
+ * it as @view_md, for a reorder to write. */
+dnnl_memory_t
+cbi_cpu_output_view (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+    gint out, const CbiShape * shapes, const dnnl_memory_desc_t * view_md,
+    GError ** error)
+{
+  dnnl_memory_t mem;
+
+  if (!cbi_cpu_shape_md (&plan->mds[out], &shapes[out], error))
+    return NULL;
+  mem = cbi_cpu_activation (cpu, plan, pool, out, &plan->mds[out], error);
+  if (mem == NULL)
+    return NULL;
+  plan->mems[out] = mem;
+  return cbi_cpu_view (cpu, plan, mem, view_md, error);
+}
+
+/* *INDENT-OFF* */
+static const CbiCpuPlanFunc cbi_cpu_planners[CBI_OP_N_KINDS] = {
+  [CBI_OP_KIND_CONV] = cbi_cpu_plan_conv,
+  [CBI_OP_KIND_ELTWISE] = cbi_cpu_plan_eltwise,
+  [CBI_OP_KIND_BINARY] = cbi_cpu_plan_binary,
+  [CBI_OP_KIND_PRELU] = cbi_cpu_plan_prelu,
+  [CBI_OP_KIND_POOL] = cbi_cpu_plan_pool,
+  [CBI_OP_KIND_RESIZE] = cbi_cpu_plan_resize,
+  [CBI_OP_KIND_CONCAT] = cbi_cpu_plan_concat,
+  [CBI_OP_KIND_PAD] = cbi_cpu_plan_pad,
+  [CBI_OP_KIND_NORM] = cbi_cpu_plan_instance_norm,
+  [CBI_OP_KIND_PERMUTE] = cbi_cpu_plan_transpose,
+  [CBI_OP_KIND_RESHAPE] = cbi_cpu_plan_reshape,
+  [CBI_OP_KIND_MATRIX] = cbi_cpu_plan_matrix,
+  [CBI_OP_KIND_SOFTMAX] = cbi_cpu_plan_softmax,
+};
+/* *INDENT-ON* */
+
+gboolean
+cbi_cpu_supports_op (CbiBackend * backend, const CbiGraph * graph,
+    const CbiNode * n)
+{
+  return cbi_cpu_planners[cbi_op_info (n->op)->kind] != NULL;
+}
+
+/* The graph's outputs must be row-major for unpacking and reading; a
+ * blocked one gets a reorder step. */
+static gboolean
+cbi_cpu_plan_outputs (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiShape * shapes, CbiPool * pool, GError ** error)
+{
+  dnnl_memory_desc_t md;
+  dnnl_memory_t mem;
+  guint i;
+
+  for (i = 0; i < graph->n_outputs; i++) {
+    gint t = graph->outputs[i];
+    mem = cbi_cpu_plain (cpu, plan, pool, t, shapes, &md, error);
+    if (mem == NULL)
+      return FALSE;
+    dnnl_memory_get_data_handle (mem, (void **) &plan->outputs[i]);
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_cpu_bind_workspace (CbiCpuPlan * plan, guint64 workspace)
+{
+  guint i, j;
+
+  for (i = 0; i < plan->steps->len; i++) {
+    CbiCpuStep *s = &g_array_index (plan->steps, CbiCpuStep, i);
+    for (j = 0; j < (guint) s->n_args; j++)
+      if (s->args[j].arg == DNNL_ARG_SCRATCHPAD
+          && dnnl_memory_set_data_handle (s->args[j].memory,
+              plan->workspace) != dnnl_success)
+        return FALSE;
+  }
+  return TRUE;
+}
+
+gpointer
+cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
+    const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
+    guint64 * workspace, GError ** error)
+{
+  CbiCpu *cpu = backend->context;
+  CbiCpuPlan *plan = g_new0 (CbiCpuPlan, 1);
+  guint n_tensors = graph->tensors->len, i;
+  dnnl_memory_t in;
+
+  plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCpuStep));
+  plan->memories = g_ptr_array_new ();
+  plan->memory = cbi_mem_plan_new (graph, pool);
+  plan->mds = g_new0 (dnnl_memory_desc_t, n_tensors);
+  plan->mems = g_new0 (dnnl_memory_t, n_tensors);
+  *workspace = 0;
+
+  if (!cbi_cpu_shape_md (&plan->mds[graph->input], &shapes[graph->input],
+          error))
+    goto failed;
+  plan->input_count = cbi_shape_count (&shapes[graph->input]);
+  in = cbi_cpu_activation (cpu, plan, pool, graph->input,
+      &plan->mds[graph->input], error);
+  if (in == NULL)
+    goto failed;
+  plan->mems[graph->input] = in;
+  dnnl_memory_get_data_handle (in, (void **) &plan->input);
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    /* the activation after a primitive runs as its post-op; our
+     * InstanceNormalization loop fuses a Relu */
+    const CbiNode *fused = cbi_graph_fused_activation (graph, i);
+    gboolean ok;
+
+    if (fused)
+      i++;
+
+    if (!cbi_cpu_supports_op (NULL, graph, n)) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is "
+          "not supported by the CPU backend", n->name,
+          cbi_op_type_name (n->op));
+      goto failed;
+    }
+    ok = cbi_cpu_planners[cbi_op_info (n->op)->kind] (cpu, plan, graph, n,
+        fused, shapes, pool, workspace, error);
+    if (!ok)
+      goto failed;
+    cbi_mem_plan_node_done (plan->memory, n);
+    /* a fused Relu's input is the conv's own output: never allocated */
+    if (fused)
+      cbi_mem_plan_node_done (plan->memory, fused);
+  }
+  if (!cbi_cpu_plan_outputs (cpu, plan, graph, shapes, pool, error))
+    goto failed;
+
+  if (*workspace > 0) {
+    plan->workspace = cbi_mem_plan_alloc (plan->memory, *workspace,
+        "workspace", error);
+    if (plan->workspace == NULL)
+      goto failed;
+  }
+  if (!cbi_cpu_bind_workspace (plan, *workspace)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND,
+        "oneDNN: could not bind the workspace");
+    goto failed;
+  }
+  cbi_mem_plan_done (plan->memory);
+  GST_DEBUG ("planned %u steps for %" G_GINT64_FORMAT " input elements, "
+      "workspace %" G_GUINT64_FORMAT " bytes", plan->steps->len,
+      plan->input_count, *workspace);
+  return plan;
+
+failed:
+  cbi_cpu_free_plan (backend, plan, pool, staging);
+  return NULL;
+}

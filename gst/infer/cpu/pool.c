@@ -1,0 +1,39 @@
+/* cudabatchinfer: the CPU backend's pooling
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * MaxPool, AveragePool and GlobalAveragePool as oneDNN pooling.
+ */
+#include "cbicpu.h"
+
+/* MaxPool, AveragePool, and GlobalAveragePool as an average over the
+ * whole plane. */
+gboolean
+cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
+    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
+    CbiPool * pool, guint64 * workspace, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  CbiConvAttrs global = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1,
+  {x->dims[2], x->dims[3]}
+  };
+  const CbiConvAttrs *a = n->op == CBI_OP_GLOBAL_AVERAGE_POOL ? &global :
+      &n->conv;
+  dnnl_alg_kind_t alg = n->op == CBI_OP_MAX_POOL ? dnnl_pooling_max :
+      a->count_include_pad ? dnnl_pooling_avg_include_padding :
+      dnnl_pooling_avg_exclude_padding;
+  dnnl_dims_t strides = { a->strides[0], a->strides[1] };
+  dnnl_dims_t kernel = { a->kernel[0], a->kernel[1] };
+  dnnl_dims_t dil = { a->dilations[0] - 1, a->dilations[1] - 1 };
+  dnnl_dims_t pad_l = { a->pads[0], a->pads[1] };
+  dnnl_dims_t pad_r = { a->pads[2], a->pads[3] };
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
+  dnnl_pooling_v2_desc_t desc;
+  dnnl_memory_desc_t dst;
+
+  return cbi_cpu_any_md (&dst, &shapes[n->output], error)
+      && DNNL_CHECK (dnnl_pooling_v2_forward_desc_init (&desc,
+          dnnl_forward_inference, alg, &plan->mds[n->inputs[0]], &dst,
+          strides, kernel, dil, pad_l, pad_r), "pooling desc")
+      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output,
+      pool, workspace, error);
+}

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "cbiengine.h"
 #include "cbiframes.h"
 #include "cbigraph.h"
 #include "cbipool.h"
@@ -100,6 +101,42 @@ struct _CbiBackend
 /* Makes a backend for device @device_id (ignored where there is one device).
  * Returns: (transfer full) (nullable): the backend, freed by its iface->free */
 typedef CbiBackend *(*CbiBackendNewFunc) (gint device_id, GError ** error);
+
+/**
+ * CbiBackendEntry:
+ * @kind: which backend
+ * @create: makes one
+ *
+ * One row of a table of the backends a build has.
+ */
+typedef struct
+{
+  CbiBackendKind kind;
+  CbiBackendNewFunc create;
+} CbiBackendEntry;
+
+/* Returns: (transfer none) (array length=n_entries): the backends this
+ * build has. */
+const CbiBackendEntry *cbi_backend_table (guint * n_entries);
+
+/* Whether @backend can plan every node of @graph (its supports_op says so
+ * for each, or it has none); otherwise @error (CBI_ERROR_MODEL) names the
+ * first node it cannot run and its op. */
+gboolean cbi_backend_supports_graph (CbiBackend * backend,
+    const CbiGraph * graph, GError ** error);
+
+/* Opens the backend of @kind from @table (@n_entries rows) for @graph on
+ * device @device_id. %CBI_BACKEND_AUTO takes CUDA where it opens and
+ * supports every op of @graph, else the CPU; @fallback_reason then
+ * receives (transfer full) why CUDA was passed over (no device, or the op
+ * it cannot run), else %NULL. Another kind fails when it cannot open or
+ * cannot run an op of @graph, saying which. @opened receives the kind
+ * opened.
+ * Returns: (transfer full) (nullable): the backend, freed by its
+ * iface->free. */
+CbiBackend *cbi_backend_open (const CbiBackendEntry * table, guint n_entries,
+    const CbiGraph * graph, CbiBackendKind kind, gint device_id,
+    CbiBackendKind * opened, gchar ** fallback_reason, GError ** error);
 
 /* The oneDNN CPU backend: always built, the reference for the others. */
 CbiBackend *cbi_backend_cpu_new (gint device_id, GError ** error);

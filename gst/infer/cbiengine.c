@@ -52,6 +52,7 @@ struct _CbiEngine
   guint n_plans;
   guint64 use_counter;
   CbiShape *shapes;             /* scratch for shape inference */
+  gchar *fallback_reason;       /* why AUTO did not take CUDA, or NULL */
 
   /* the collecting thread reads these too: lock */
   GMutex lock;
@@ -62,40 +63,16 @@ struct _CbiEngine
                                  * -1: none */
 };
 
-static const struct
-{
-  CbiBackendKind kind;
-  CbiBackendNewFunc create;
-} cbi_backends[] = {
-#ifdef HAVE_CUDA
-  {CBI_BACKEND_CUDA, cbi_backend_cuda_new},
-#endif
-  {CBI_BACKEND_CPU, cbi_backend_cpu_new},
-};
-
 gboolean
 cbi_engine_has_cuda (void)
 {
-  guint i;
+  guint n, i;
+  const CbiBackendEntry *table = cbi_backend_table (&n);
 
-  for (i = 0; i < G_N_ELEMENTS (cbi_backends); i++)
-    if (cbi_backends[i].kind == CBI_BACKEND_CUDA)
+  for (i = 0; i < n; i++)
+    if (table[i].kind == CBI_BACKEND_CUDA)
       return TRUE;
   return FALSE;
-}
-
-static CbiBackend *
-cbi_backend_new (CbiBackendKind kind, gint device_id, GError ** error)
-{
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (cbi_backends); i++)
-    if (cbi_backends[i].kind == kind)
-      return cbi_backends[i].create (device_id, error);
-  g_set_error (error, CBI_ERROR, CBI_ERROR_NO_BACKEND,
-      "this build has no CUDA backend (nvcc and cuDNN were not found when it "
-      "was built); use backend=cpu or backend=auto");
-  return NULL;
 }
 
 CbiEngine *
@@ -103,34 +80,30 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
     guint64 memory_limit, gboolean * used_fallback, GError ** error)
 {
   CbiEngine *engine;
-  CbiBackend *backend = NULL;
-  GError *cuda_error = NULL;
+  CbiBackend *backend;
+  const CbiBackendEntry *table;
+  gchar *fallback_reason;
+  guint n_backends;
 
   GST_DEBUG_CATEGORY_INIT (cbi_engine_debug, "cudabatchinfer-engine", 0,
       "cudabatchinfer inference engine");
-  *used_fallback = FALSE;
-  if (kind == CBI_BACKEND_AUTO) {
-    backend = cbi_backend_new (CBI_BACKEND_CUDA, device_id, &cuda_error);
-    if (backend == NULL) {
-      GST_WARNING ("no usable CUDA backend (%s), using the CPU",
-          cuda_error->message);
-      g_clear_error (&cuda_error);
-      *used_fallback = TRUE;
-      kind = CBI_BACKEND_CPU;
-    }
-  }
-  if (backend == NULL)
-    backend = cbi_backend_new (kind, device_id, error);
+  table = cbi_backend_table (&n_backends);
+  backend = cbi_backend_open (table, n_backends, graph, kind, device_id,
+      &kind, &fallback_reason, error);
+  *used_fallback = fallback_reason != NULL;
   if (backend == NULL) {
     cbi_graph_free (graph);
     return NULL;
   }
+  if (fallback_reason)
+    GST_WARNING ("CUDA passed over (%s): using the CPU", fallback_reason);
   /* the meta reports 0 for the CPU, whatever was asked */
   backend->device_id = kind == CBI_BACKEND_CPU ? 0 : device_id;
 
   engine = g_new0 (CbiEngine, 1);
   engine->graph = graph;
   engine->backend = backend;
+  engine->fallback_reason = fallback_reason;
   engine->memory_limit = memory_limit;
   engine->pool = cbi_pool_new (backend->iface->allocator (backend),
       memory_limit);
@@ -205,6 +178,7 @@ cbi_engine_free (CbiEngine * engine)
   engine->backend->iface->free (engine->backend);
   cbi_graph_free (engine->graph);
   g_free (engine->shapes);
+  g_free (engine->fallback_reason);
   g_mutex_clear (&engine->lock);
   g_free (engine);
 }
@@ -213,6 +187,12 @@ const gchar *
 cbi_engine_backend_name (CbiEngine * engine)
 {
   return engine->backend->iface->name;
+}
+
+const gchar *
+cbi_engine_fallback_reason (CbiEngine * engine)
+{
+  return engine->fallback_reason;
 }
 
 gint

@@ -61,14 +61,21 @@ typedef struct
 
 /* Returns: (transfer full) (nullable): an engine running @graph (transfer
  * full, freed even on failure) on the backend @kind; @used_fallback is set
- * when AUTO could not get CUDA. @memory_limit caps the pool and the
- * warm-up's test frames (0: no cap; see cbi_engine_set_memory_limit()). */
+ * when AUTO did not take CUDA (no usable device, or an op of @graph it
+ * cannot run: cbi_engine_fallback_reason() says which). A backend asked
+ * for by name that cannot run an op of @graph fails, naming it.
+ * @memory_limit caps the pool and the warm-up's test frames (0: no cap;
+ * see cbi_engine_set_memory_limit()). */
 CbiEngine *cbi_engine_new (CbiGraph * graph, CbiBackendKind kind,
     gint device_id, guint64 memory_limit, gboolean * used_fallback,
     GError ** error);
 void cbi_engine_free (CbiEngine * engine);
 
 const gchar *cbi_engine_backend_name (CbiEngine * engine);
+/* Returns: (transfer none) (nullable): why AUTO passed CUDA over, for a
+ * user ("no usable CUDA device (...)", "the cuda backend cannot run node
+ * up (Resize)"), owned by the engine; %NULL where it did not. */
+const gchar *cbi_engine_fallback_reason (CbiEngine * engine);
 gint cbi_engine_device_id (CbiEngine * engine);
 /* Whether CUDA support was compiled in. */
 gboolean cbi_engine_has_cuda (void);

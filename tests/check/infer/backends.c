@@ -1,0 +1,196 @@
+/* GStreamer cudabatchinfer: which backend the engine takes
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A table with a fake "cuda" backend that opens only for device 0 and
+ * runs no Softmax, beside the real CPU backend.
+ */
+#include <gst/check/gstcheck.h>
+
+#include "cbibackend.h"
+#include "cbierror.h"
+
+static gboolean
+fake_supports_op (CbiBackend * backend, const CbiGraph * graph,
+    const CbiNode * node)
+{
+  return node->op != CBI_OP_SOFTMAX;
+}
+
+static void
+fake_free (CbiBackend * backend)
+{
+  g_free (backend);
+}
+
+static const CbiBackendIface fake_iface = {
+  .name = "cuda",
+  .free = fake_free,
+  .supports_op = fake_supports_op,
+};
+
+static CbiBackend *
+fake_cuda_new (gint device_id, GError ** error)
+{
+  CbiBackend *backend;
+
+  if (device_id != 0) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_NO_BACKEND, "no usable CUDA "
+        "device %d (a test)", device_id);
+    return NULL;
+  }
+  backend = g_new0 (CbiBackend, 1);
+  backend->iface = &fake_iface;
+  return backend;
+}
+
+static const CbiBackendEntry table[] = {
+  {CBI_BACKEND_CUDA, fake_cuda_new},
+  {CBI_BACKEND_CPU, cbi_backend_cpu_new},
+};
+
+/* x [N, 3, H, W] -> Relu -> a -> Softmax "probabilities" (or Sigmoid) ->
+ * y */
+static CbiGraph *
+graph_ending_in (CbiOpType op)
+{
+  CbiGraph *g = cbi_graph_new ();
+  const gint64 dims[4] = { -1, 3, -1, -1 };
+  gint x = cbi_graph_add_tensor (g, "x", 4, dims, NULL);
+  gint a = cbi_graph_add_tensor (g, "a", 4, dims, NULL);
+  gint y = cbi_graph_add_tensor (g, "y", 4, dims, NULL);
+
+  g->input = x;
+  g->outputs[g->n_outputs++] = y;
+  cbi_graph_add_node (g, CBI_OP_RELU, "relu", 1, &x, a, NULL);
+  cbi_graph_add_node (g, op, "probabilities", 1, &a, y, NULL);
+  return g;
+}
+
+/* Opens @kind on device @device for @g (transfer full); returns the
+ * backend's name or NULL, @reason and @error as cbi_backend_open () sets
+ * them. */
+static const gchar *
+open_name (CbiGraph * g, CbiBackendKind kind, gint device, gchar ** reason,
+    GError ** error)
+{
+  CbiBackendKind opened;
+  CbiBackend *b = cbi_backend_open (table, G_N_ELEMENTS (table), g, kind,
+      device, &opened, reason, error);
+  const gchar *name = b ? b->iface->name : NULL;
+
+  if (b) {
+    fail_unless_equals_string (name, opened == CBI_BACKEND_CUDA ? "cuda" :
+        "cpu");
+    b->iface->free (b);
+  }
+  cbi_graph_free (g);
+  return name;
+}
+
+GST_START_TEST (test_auto_takes_cuda_where_it_runs_every_op)
+{
+  gchar *reason = NULL;
+
+  fail_unless_equals_string (open_name (graph_ending_in (CBI_OP_SIGMOID),
+          CBI_BACKEND_AUTO, 0, &reason, NULL), "cuda");
+  fail_unless (reason == NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_auto_takes_the_cpu_and_names_the_op_cuda_lacks)
+{
+  gchar *reason = NULL;
+
+  fail_unless_equals_string (open_name (graph_ending_in (CBI_OP_SOFTMAX),
+          CBI_BACKEND_AUTO, 0, &reason, NULL), "cpu");
+  fail_unless (reason != NULL);
+  fail_unless (strstr (reason, "probabilities (Softmax)") != NULL, "%s",
+      reason);
+  g_free (reason);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_auto_takes_the_cpu_and_says_why_cuda_did_not_open)
+{
+  gchar *reason = NULL;
+
+  fail_unless_equals_string (open_name (graph_ending_in (CBI_OP_SIGMOID),
+          CBI_BACKEND_AUTO, 1, &reason, NULL), "cpu");
+  fail_unless_equals_string (reason, "no usable CUDA device 1 (a test)");
+  g_free (reason);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cuda_by_name_fails_on_an_op_it_lacks)
+{
+  gchar *reason = NULL;
+  GError *err = NULL;
+
+  fail_unless (open_name (graph_ending_in (CBI_OP_SOFTMAX), CBI_BACKEND_CUDA,
+          0, &reason, &err) == NULL);
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MODEL));
+  fail_unless (strstr (err->message, "Softmax") != NULL, "%s", err->message);
+  fail_unless (reason == NULL);
+  g_error_free (err);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_the_engine_says_why_auto_fell_back)
+{
+  gboolean fallback;
+  CbiEngine *e = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_AUTO,
+      0, 0, &fallback, NULL);
+
+  fail_unless (e != NULL);
+  /* a reason exactly where there was a fallback, here or on a GPU */
+  fail_unless_equals_int (cbi_engine_fallback_reason (e) != NULL, fallback);
+  if (fallback)
+    fail_unless_equals_string (cbi_engine_backend_name (e), "cpu");
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_every_backend_of_this_build_runs_every_op)
+{
+  guint n, i;
+  const CbiBackendEntry *builtin = cbi_backend_table (&n);
+  gint op;
+
+  for (i = 0; i < n; i++) {
+    CbiBackend *b = builtin[i].create (0, NULL);
+    /* CUDA without a device cannot be asked */
+    if (b == NULL)
+      continue;
+    for (op = 0; op <= CBI_OP_PRELU; op++) {
+      CbiNode node = { op, (gchar *) "n", };
+      fail_unless (b->iface->supports_op (b, NULL, &node), "%s lacks %s",
+          b->iface->name, cbi_op_type_name (op));
+    }
+    b->iface->free (b);
+  }
+}
+
+GST_END_TEST;
+
+static Suite *
+backends_suite (void)
+{
+  Suite *s = suite_create ("cbibackends");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_auto_takes_cuda_where_it_runs_every_op);
+  tcase_add_test (tc, test_auto_takes_the_cpu_and_names_the_op_cuda_lacks);
+  tcase_add_test (tc, test_auto_takes_the_cpu_and_says_why_cuda_did_not_open);
+  tcase_add_test (tc, test_cuda_by_name_fails_on_an_op_it_lacks);
+  tcase_add_test (tc, test_the_engine_says_why_auto_fell_back);
+  tcase_add_test (tc, test_every_backend_of_this_build_runs_every_op);
+  return s;
+}
+
+GST_CHECK_MAIN (backends);

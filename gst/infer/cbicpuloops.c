@@ -50,22 +50,22 @@ cbi_cpu_instance_norm_block (const CbiCpuInstanceNorm * p, const gfloat * src,
   gfloat scale[16] = { 0, }, shift[16] = { 0, };
   gint64 i, j;
 
-  for (i = 0; i < p->hw; i++)
+  for (i = 0; i < p->io.hw; i++)
     for (j = 0; j < b; j++)
       sum[j] += src[i * b + j];
   for (j = 0; j < b; j++)
-    sum[j] /= p->hw;
-  for (i = 0; i < p->hw; i++)
+    sum[j] /= p->io.hw;
+  for (i = 0; i < p->io.hw; i++)
     for (j = 0; j < b; j++) {
       gdouble d = src[i * b + j] - sum[j];
       dev[j] += d * d;
     }
   for (j = 0; j < lanes; j++) {
-    gdouble inv = 1.0 / sqrt (dev[j] / p->hw + p->epsilon);
+    gdouble inv = 1.0 / sqrt (dev[j] / p->io.hw + p->epsilon);
     scale[j] = p->gamma[first_channel + j] * inv;
     shift[j] = p->beta[first_channel + j] - sum[j] * scale[j];
   }
-  for (i = 0; i < p->hw; i++)
+  for (i = 0; i < p->io.hw; i++)
     for (j = 0; j < b; j++) {
       gfloat y = src[i * b + j] * scale[j] + shift[j];
       if (p->relu && y < 0.0f)
@@ -78,23 +78,23 @@ void
 cbi_cpu_run_instance_norm (gconstpointer norm)
 {
   const CbiCpuInstanceNorm *p = norm;
-  const gint64 blocks = (p->c + p->block - 1) / p->block;
-  const gint64 count = p->n * blocks;
+  const gint64 blocks = (p->io.c + p->io.block - 1) / p->io.block;
+  const gint64 count = p->io.n * blocks;
   gint64 k;
 
 #pragma omp parallel for schedule(static)
   for (k = 0; k < count; k++) {
-    gint64 first = (k % blocks) * p->block;
-    gint64 offset = k * p->hw * p->block;
-    gint64 lanes = MIN (p->block, p->c - first);
-    if (p->block == 16)
-      cbi_cpu_instance_norm_block (p, p->src + offset, p->dst + offset,
+    gint64 first = (k % blocks) * p->io.block;
+    gint64 offset = k * p->io.hw * p->io.block;
+    gint64 lanes = MIN (p->io.block, p->io.c - first);
+    if (p->io.block == 16)
+      cbi_cpu_instance_norm_block (p, p->io.src + offset, p->io.dst + offset,
           first, lanes, 16);
-    else if (p->block == 8)
-      cbi_cpu_instance_norm_block (p, p->src + offset, p->dst + offset,
+    else if (p->io.block == 8)
+      cbi_cpu_instance_norm_block (p, p->io.src + offset, p->io.dst + offset,
           first, lanes, 8);
     else
-      cbi_cpu_instance_norm_block (p, p->src + offset, p->dst + offset,
+      cbi_cpu_instance_norm_block (p, p->io.src + offset, p->io.dst + offset,
           first, lanes, 1);
   }
 }
@@ -103,16 +103,17 @@ void
 cbi_cpu_run_channels (gconstpointer channels)
 {
   const CbiCpuChannels *p = channels;
-  const gint64 planes = p->n * p->c, b = p->block;
+  const gint64 planes = p->io.n * p->io.c, b = p->io.block;
   gint64 plane;
 
 #pragma omp parallel for schedule(static)
   for (plane = 0; plane < planes; plane++) {
-    gint64 f = plane / p->c, c = plane % p->c, i;
-    const gfloat *src = p->src + ((f * p->src_channels + c - c % b) * p->hw)
+    gint64 f = plane / p->io.c, c = plane % p->io.c, i;
+    const gfloat *src =
+        p->io.src + ((f * p->src_channels + c - c % b) * p->io.hw)
         + c % b;
-    gfloat *dst = p->dst + plane * p->hw;
-    for (i = 0; i < p->hw; i++)
+    gfloat *dst = p->io.dst + plane * p->io.hw;
+    for (i = 0; i < p->io.hw; i++)
       dst[i] = src[i * b];
   }
 }

@@ -8,6 +8,25 @@
 
 G_BEGIN_DECLS
 
+/**
+ * CbiCpuPlanes:
+ * @src: the input, nChw<block>c (@block 1: plain NCHW)
+ * @dst: the output
+ * @n: frames
+ * @c: the real channels
+ * @hw: positions of a plane
+ * @block: channels interleaved per position
+ *
+ * Where a loop over the planes of a 4-D tensor reads and writes.
+ */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 n, c, hw;
+  gint64 block;
+} CbiCpuPlanes;
+
 /* Pad of plain NCHW: @n x @c planes of @h x @w into planes grown by the
  * pads, as CbiPadFill. */
 typedef struct
@@ -22,16 +41,12 @@ typedef struct
 
 void cbi_cpu_run_pad (gconstpointer pad);
 
-/* InstanceNormalization over @src, laid out as oneDNN's nChw<block>c
- * (@block 1: plain NCHW; 8 and 16: channel blocks, padded with zeros past
- * @c), into @dst of the same layout; then, when @relu, a LeakyRelu of
+/* InstanceNormalization over @io (@block 1, 8 or 16; channel blocks are
+ * padded with zeros past @c), into the same layout; then, when @relu, a LeakyRelu of
  * slope @slope (0: Relu). Statistics per (frame, channel) in double. */
 typedef struct
 {
-  const gfloat *src;
-  gfloat *dst;
-  gint64 n, c, hw;
-  gint64 block;
+  CbiCpuPlanes io;
   const gfloat *gamma;
   const gfloat *beta;
   gfloat epsilon;
@@ -41,16 +56,12 @@ typedef struct
 
 void cbi_cpu_run_instance_norm (gconstpointer norm);
 
-/* The first @c channels of @src (nChw<block>c, @block 1 or 8, @n frames
- * of @hw positions) as plain NCHW in @dst: the real channels of a
- * convolution computed with more. */
+/* The first @c channels of @src (@block 1 or 8) as plain NCHW in @dst:
+ * the real channels of a convolution computed with more. */
 typedef struct
 {
-  const gfloat *src;
-  gfloat *dst;
-  gint64 n, c, hw;
+  CbiCpuPlanes io;
   gint64 src_channels;          /* channels @src has, padding included */
-  gint64 block;
 } CbiCpuChannels;
 
 void cbi_cpu_run_channels (gconstpointer channels);

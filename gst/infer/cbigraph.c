@@ -286,6 +286,27 @@ cbi_shape_broadcasts_to (const CbiShape * b, const CbiShape * a)
   return TRUE;
 }
 
+/* Output height and width of a window of @kernel (a convolution's, or
+ * @what else) sliding over @in. */
+static gboolean
+cbi_infer_window (const CbiNode * n, const gchar * what,
+    const gint64 kernel[2], const gint64 * in, gint64 * out, GError ** error)
+{
+  const CbiConvAttrs *a = &n->conv;
+  gint d;
+
+  for (d = 0; d < 2; d++) {
+    gint64 extent = in[2 + d] + a->pads[d] + a->pads[d + 2];
+    gint64 span = a->dilations[d] * (kernel[d] - 1) + 1;
+    if (a->strides[d] < 1 || kernel[d] < 1 || extent < span)
+      return cbi_shape_fail (error, n, "a %s of %" G_GINT64_FORMAT
+          " does not fit an input of %" G_GINT64_FORMAT " (padded)", what,
+          span, extent);
+    out[2 + d] = (extent - span) / a->strides[d] + 1;
+  }
+  return TRUE;
+}
+
 static gboolean
 cbi_infer_conv (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     GError ** error)
@@ -294,7 +315,6 @@ cbi_infer_conv (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
   CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
   gint64 *y = shapes[n->output].dims;
   const CbiConvAttrs *a = &n->conv;
-  gint d;
 
   if (w->n_dims != 4 || w->data == NULL || a->group < 1
       || x[1] != w->dims[1] * a->group || w->dims[0] % a->group != 0)
@@ -303,16 +323,7 @@ cbi_infer_conv (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
         G_GINT64_FORMAT, x[1], w->n_dims == 4 ? w->dims[1] : 0, a->group);
   y[0] = x[0];
   y[1] = w->dims[0];
-  for (d = 0; d < 2; d++) {
-    gint64 extent = x[2 + d] + a->pads[d] + a->pads[d + 2];
-    gint64 kernel = a->dilations[d] * (w->dims[2 + d] - 1) + 1;
-    if (a->strides[d] < 1 || extent < kernel)
-      return cbi_shape_fail (error, n, "a kernel of %" G_GINT64_FORMAT
-          " does not fit an input of %" G_GINT64_FORMAT " (padded)", kernel,
-          extent);
-    y[2 + d] = (extent - kernel) / a->strides[d] + 1;
-  }
-  return TRUE;
+  return cbi_infer_window (n, "kernel", &w->dims[2], x, y, error);
 }
 
 /* ConvTranspose: out = stride (in - 1) + output_padding + dilated kernel
@@ -338,26 +349,6 @@ cbi_infer_conv_transpose (const CbiGraph * graph, const CbiNode * n,
         - a->pads[d + 2];
     if (y[2 + d] < 1)
       return cbi_shape_fail (error, n, "the output would be empty");
-  }
-  return TRUE;
-}
-
-/* Output height and width of a window of @kernel sliding over @in. */
-static gboolean
-cbi_infer_window (const CbiNode * n, const gint64 kernel[2],
-    const gint64 * in, gint64 * out, GError ** error)
-{
-  const CbiConvAttrs *a = &n->conv;
-  gint d;
-
-  for (d = 0; d < 2; d++) {
-    gint64 extent = in[2 + d] + a->pads[d] + a->pads[d + 2];
-    gint64 span = a->dilations[d] * (kernel[d] - 1) + 1;
-    if (a->strides[d] < 1 || kernel[d] < 1 || extent < span)
-      return cbi_shape_fail (error, n, "a window of %" G_GINT64_FORMAT
-          " does not fit an input of %" G_GINT64_FORMAT " (padded)", span,
-          extent);
-    out[2 + d] = (extent - span) / a->strides[d] + 1;
   }
   return TRUE;
 }
@@ -633,7 +624,7 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     case CBI_OP_AVERAGE_POOL:
       y[0] = x[0];
       y[1] = x[1];
-      return cbi_infer_window (n, n->conv.kernel, x, y, error);
+      return cbi_infer_window (n, "window", n->conv.kernel, x, y, error);
     case CBI_OP_GLOBAL_AVERAGE_POOL:
       y[0] = x[0];
       y[1] = x[1];

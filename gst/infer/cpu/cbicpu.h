@@ -87,10 +87,10 @@ gboolean cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims, const gint64 * 
 gpointer cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
     guint64 * workspace, GError ** error);
-gboolean cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
-    const CbiNode * post, guint skip, const dnnl_exec_arg_t * inputs,
-    gint n_inputs, gint out, CbiPool * pool, guint64 * workspace,
-    GError ** error);
+gboolean cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan,
+    const_dnnl_op_desc_t op_desc, const CbiNode * n, const CbiNode * post,
+    guint skip, const dnnl_exec_arg_t * inputs, gint n_inputs, CbiPool * pool,
+    guint64 * workspace, GError ** error);
 dnnl_memory_t cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
     const dnnl_memory_desc_t * md, const gchar * what, GError ** error);
 gboolean cbi_cpu_reshape_output (CbiCpu * cpu, CbiCpuPlan * plan, gint out,
@@ -99,6 +99,18 @@ gboolean cbi_cpu_shape_md (dnnl_memory_desc_t * md, const CbiShape * shape,
     GError ** error);
 dnnl_memory_t cbi_cpu_view (CbiCpu * cpu, CbiCpuPlan * plan, dnnl_memory_t mem,
     const dnnl_memory_desc_t * md, GError ** error);
+
+void cbi_cpu_planes (CbiCpuPlanes * io, dnnl_memory_t src, dnnl_memory_t dst,
+    const CbiShape * shape, gint64 block);
+void cbi_cpu_add_loop (CbiCpuPlan * plan, void (*run) (gconstpointer loop),
+    gpointer loop);
+dnnl_memory_t cbi_cpu_new_output (CbiCpu * cpu, CbiCpuPlan * plan,
+    CbiPool * pool, gint out, const dnnl_memory_desc_t * md,
+    GError ** error);
+gboolean cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
+    dnnl_primitive_attr_t attr, CbiCpu * cpu, CbiCpuPlan * plan,
+    CbiPool * pool, const dnnl_exec_arg_t * inputs, gint n_inputs, gint out,
+    guint64 * workspace, GError ** error);
 
 /* eltwise.c: an attribute with a user scratchpad and, as post-ops, the
  * oneDNN eltwise steps of activation @post (nullable) from @skip on */

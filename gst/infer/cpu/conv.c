@@ -57,7 +57,6 @@ cbi_cpu_narrow (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
   dnnl_memory_t wide_mem = plan->mems[out], mem;
   dnnl_dims_t dims;
   dnnl_memory_desc_t md;
-  CbiCpuStep step = { NULL, 0, };
   CbiCpuChannels *ch;
   gint64 block = 0;
 
@@ -82,22 +81,13 @@ cbi_cpu_narrow (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
         error);
     return plan->mems[out] != NULL;
   }
-  mem = cbi_cpu_activation (cpu, plan, pool, out, &md, error);
+  mem = cbi_cpu_new_output (cpu, plan, pool, out, &md, error);
   if (mem == NULL)
     return FALSE;
-  plan->mds[out] = md;
-  plan->mems[out] = mem;
   ch = g_new0 (CbiCpuChannels, 1);
-  dnnl_memory_get_data_handle (wide_mem, (void **) &ch->src);
-  dnnl_memory_get_data_handle (mem, (void **) &ch->dst);
-  ch->n = shape->dims[0];
-  ch->c = shape->dims[1];
-  ch->hw = shape->dims[2] * shape->dims[3];
+  cbi_cpu_planes (&ch->io, wide_mem, mem, shape, block);
   ch->src_channels = 8;
-  ch->block = block;
-  step.run = cbi_cpu_run_channels;
-  step.loop = ch;
-  g_array_append_val (plan->steps, step);
+  cbi_cpu_add_loop (plan, cbi_cpu_run_channels, ch);
   return TRUE;
 }
 

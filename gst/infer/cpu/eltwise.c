@@ -118,7 +118,7 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   return DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
           dnnl_forward_inference, steps[0].alg, &md, steps[0].alpha,
           steps[0].beta), "eltwise desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, 1, args, 1, n->output, pool,
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, n, 1, args, 1, pool,
       workspace, error)
       && (!one_d || cbi_cpu_reshape_output (cpu, plan, n->output, shapes,
           error));
@@ -175,8 +175,8 @@ cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   return args[1].memory
       && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
       "binary desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, 2,
-      post ? post->output : n->output, pool, workspace, error);
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, post, 0, args, 2, pool,
+      workspace, error);
 }
 
 /* PRelu: the slope, row-major with leading ones, broadcasts as oneDNN's
@@ -200,6 +200,6 @@ cbi_cpu_plan_prelu (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       && DNNL_CHECK (dnnl_prelu_forward_desc_init (&desc,
           dnnl_forward_inference, &plan->mds[n->inputs[0]], &w_md),
       "prelu desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 2, n->output, pool,
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, NULL, 0, args, 2, pool,
       workspace, error);
 }

@@ -24,8 +24,8 @@ cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       && DNNL_CHECK (dnnl_resampling_forward_desc_init (&desc,
           dnnl_forward_inference, alg, factors, &plan->mds[n->inputs[0]],
           &dst), "resampling desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output,
-      pool, workspace, error);
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, NULL, 0, args, 1, pool,
+      workspace, error);
 }
 
 gboolean
@@ -60,14 +60,9 @@ cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   ok = cbi_cpu_any_md (&dst, &shapes[n->output], error)
       && cbi_cpu_attr (NULL, 0, &attr, error)
       && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
-          n->n_inputs, axis, srcs, attr, cpu->engine), "concat primitive desc")
-      && cbi_cpu_finish (cpu, plan, pool, pd, args, n->n_inputs, n->output,
-      workspace, error);
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  if (attr)
-    dnnl_primitive_attr_destroy (attr);
-  return ok;
+          n->n_inputs, axis, srcs, attr, cpu->engine), "concat primitive desc");
+  return cbi_cpu_finish_owned (ok, pd, attr, cpu, plan, pool, args,
+      n->n_inputs, n->output, workspace, error);
 }
 
 gboolean
@@ -78,23 +73,18 @@ cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   const gint64 *x = shapes[n->inputs[0]].dims;
   dnnl_memory_desc_t in_md, out_md;
   dnnl_memory_t in, out;
-  CbiCpuStep step = { NULL, 0, };
   CbiCpuPad *pad;
 
   if (!cbi_cpu_shape_md (&in_md, &shapes[n->inputs[0]], error)
       || !cbi_cpu_shape_md (&out_md, &shapes[n->output], error))
     return FALSE;
   in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &in_md, error);
-  out = in ? cbi_cpu_activation (cpu, plan, pool, n->output, &out_md,
+  out = in ? cbi_cpu_new_output (cpu, plan, pool, n->output, &out_md,
       error) : NULL;
   if (out == NULL)
     return FALSE;
-  plan->mds[n->output] = out_md;
-  plan->mems[n->output] = out;
 
   pad = g_new0 (CbiCpuPad, 1);
-  step.run = cbi_cpu_run_pad;
-  step.loop = pad;
   dnnl_memory_get_data_handle (in, (void **) &pad->src);
   dnnl_memory_get_data_handle (out, (void **) &pad->dst);
   pad->n = x[0];
@@ -107,7 +97,7 @@ cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   pad->right = n->conv.pads[3];
   pad->fill = n->mode;
   pad->value = n->alpha;
-  g_array_append_val (plan->steps, step);
+  cbi_cpu_add_loop (plan, cbi_cpu_run_pad, pad);
   return TRUE;
 }
 

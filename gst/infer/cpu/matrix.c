@@ -60,8 +60,8 @@ cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       || (args[2].memory = cbi_cpu_memory (cpu, plan, &bias_md, bias, error)))
       && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &a_md, &w_md,
           bias ? &bias_md : NULL, &y_md), "matmul desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, bias ? 3 : 2,
-      post ? post->output : n->output, pool, workspace, error);
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, post, 0, args, bias ? 3 : 2,
+      pool, workspace, error);
 }
 
 /* MatMul: both operands row-major with leading ones up to the output's
@@ -97,11 +97,11 @@ cbi_cpu_plan_matmul (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   return cbi_cpu_any_md (&y_md, ys, error)
       && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &md[0], &md[1], NULL,
           &y_md), "matmul desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, post, 0, args, 2,
-      post ? post->output : n->output, pool, workspace, error);
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, post, 0, args, 2, pool,
+      workspace, error);
 }
 
-
+/* Gemm and MatMul. */
 gboolean
 cbi_cpu_plan_matrix (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     const CbiNode * n, const CbiNode * post, const CbiShape * shapes,

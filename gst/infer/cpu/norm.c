@@ -23,7 +23,6 @@ cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
   } layouts[] = { {dnnl_nChw16c, 16}, {dnnl_nChw8c, 8}, {dnnl_nchw, 1} };
   const CbiShape *xs = &shapes[n->inputs[0]];
   gint out = post ? post->output : n->output;
-  CbiCpuStep step = { NULL, 0, };
   CbiCpuInstanceNorm *norm;
   dnnl_memory_desc_t md;
   dnnl_memory_t in = NULL, mem;
@@ -52,27 +51,18 @@ cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
   if (in == NULL && (in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0],
               &md, error)) == NULL)
     return FALSE;
-  mem = cbi_cpu_activation (cpu, plan, pool, out, &md, error);
+  mem = cbi_cpu_new_output (cpu, plan, pool, out, &md, error);
   if (mem == NULL)
     return FALSE;
-  plan->mds[out] = md;
-  plan->mems[out] = mem;
 
   norm = g_new0 (CbiCpuInstanceNorm, 1);
-  dnnl_memory_get_data_handle (in, (void **) &norm->src);
-  dnnl_memory_get_data_handle (mem, (void **) &norm->dst);
-  norm->n = xs->dims[0];
-  norm->c = xs->dims[1];
-  norm->hw = xs->dims[2] * xs->dims[3];
-  norm->block = block;
+  cbi_cpu_planes (&norm->io, in, mem, xs, block);
   norm->gamma = cbi_graph_tensor (graph, n->inputs[1])->data;
   norm->beta = cbi_graph_tensor (graph, n->inputs[2])->data;
   norm->epsilon = n->alpha;
   norm->relu = post != NULL;
   norm->slope = post ? post->alpha : 0.0f;
-  step.run = cbi_cpu_run_instance_norm;
-  step.loop = norm;
-  g_array_append_val (plan->steps, step);
+  cbi_cpu_add_loop (plan, cbi_cpu_run_instance_norm, norm);
   return TRUE;
 }
 
@@ -107,7 +97,7 @@ cbi_cpu_plan_softmax (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       && DNNL_CHECK (dnnl_softmax_v2_forward_desc_init (&desc,
           dnnl_forward_inference, dnnl_softmax_accurate, &x_md, &y_md, axis),
       "softmax desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output, pool,
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, NULL, 0, args, 1, pool,
       workspace, error)
       && (n->mode == 0 || cbi_cpu_reshape_output (cpu, plan, n->output,
           shapes, error));

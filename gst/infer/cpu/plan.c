@@ -46,6 +46,43 @@ cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
   return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
 }
 
+/* Adds a step running our loop @run on @loop (transfer full). */
+void
+cbi_cpu_add_loop (CbiCpuPlan * plan, void (*run) (gconstpointer loop),
+    gpointer loop)
+{
+  CbiCpuStep step = { NULL, 0, };
+
+  step.run = run;
+  step.loop = loop;
+  g_array_append_val (plan->steps, step);
+}
+
+/* Our loop over the planes of @shape (4-D), from @src into @dst. */
+void
+cbi_cpu_planes (CbiCpuPlanes * io, dnnl_memory_t src, dnnl_memory_t dst,
+    const CbiShape * shape, gint64 block)
+{
+  dnnl_memory_get_data_handle (src, (void **) &io->src);
+  dnnl_memory_get_data_handle (dst, (void **) &io->dst);
+  io->n = shape->dims[0];
+  io->c = shape->dims[1];
+  io->hw = shape->dims[2] * shape->dims[3];
+  io->block = block;
+}
+
+/* Activation @out as a new memory of @md, where
+ * the memory plan puts it: the one the nodes after it read. */
+dnnl_memory_t
+cbi_cpu_new_output (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
+    const dnnl_memory_desc_t * md, GError ** error)
+{
+  plan->mds[out] = *md;
+  plan->mems[out] = cbi_cpu_activation (cpu, plan, pool, out,
+      &plan->mds[out], error);
+  return plan->mems[out];
+}
+
 static gboolean
 cbi_cpu_add_step (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
     const dnnl_exec_arg_t * args, gint n_args, GError ** error)
@@ -148,13 +185,12 @@ cbi_cpu_finish (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
   dnnl_exec_arg_t args[CBI_MAX_ARGS];
   dnnl_memory_t ymem, smem;
 
-  plan->mds[out] = *dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0);
-  ymem = cbi_cpu_activation (cpu, plan, pool, out, &plan->mds[out], error);
+  ymem = cbi_cpu_new_output (cpu, plan, pool, out,
+      dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0), error);
   smem = ymem ? cbi_cpu_memory (cpu, plan, scratch, DNNL_MEMORY_NONE,
       error) : NULL;
   if (smem == NULL)
     return FALSE;
-  plan->mems[out] = ymem;
   *workspace = MAX (*workspace, dnnl_memory_desc_get_size (scratch));
   memcpy (args, inputs, n_inputs * sizeof (dnnl_exec_arg_t));
   args[n_inputs].arg = DNNL_ARG_DST;
@@ -191,28 +227,42 @@ cbi_cpu_plain (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
   return cbi_cpu_in_layout (cpu, plan, pool, t, md, error);
 }
 
-/* A primitive for @op_desc, with the eltwise steps of @post from @skip on
- * as post-ops, reading @inputs and writing activation @out. */
+/* Adds the step of @pd (nullable: its creation failed, as @ok says) as
+ * cbi_cpu_finish () does, then frees @pd and @attr (nullable). */
 gboolean
-cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
-    const CbiNode * post, guint skip, const dnnl_exec_arg_t * inputs,
-    gint n_inputs, gint out, CbiPool * pool, guint64 * workspace,
-    GError ** error)
+cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
+    dnnl_primitive_attr_t attr, CbiCpu * cpu, CbiCpuPlan * plan,
+    CbiPool * pool, const dnnl_exec_arg_t * inputs, gint n_inputs, gint out,
+    guint64 * workspace, GError ** error)
 {
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_attr_t attr = NULL;
-  gboolean ok;
-
-  ok = cbi_cpu_attr (post, skip, &attr, error)
-      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
-          cpu->engine, NULL), "primitive desc")
-      && cbi_cpu_finish (cpu, plan, pool, pd, inputs, n_inputs, out,
+  ok = ok && cbi_cpu_finish (cpu, plan, pool, pd, inputs, n_inputs, out,
       workspace, error);
   if (pd)
     dnnl_primitive_desc_destroy (pd);
   if (attr)
     dnnl_primitive_attr_destroy (attr);
   return ok;
+}
+
+/* A primitive for @op_desc, node @n's, with the eltwise steps of @post
+ * (nullable) from @skip on as post-ops, reading @inputs and writing the
+ * output of @post, else of @n. */
+gboolean
+cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
+    const CbiNode * n, const CbiNode * post, guint skip,
+    const dnnl_exec_arg_t * inputs, gint n_inputs, CbiPool * pool,
+    guint64 * workspace, GError ** error)
+{
+  const gint out = post ? post->output : n->output;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  gboolean ok;
+
+  ok = cbi_cpu_attr (post, skip, &attr, error)
+      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
+          cpu->engine, NULL), "primitive desc");
+  return cbi_cpu_finish_owned (ok, pd, attr, cpu, plan, pool, inputs,
+      n_inputs, out, workspace, error);
 }
 
 /* Gives output @out the row-major desc of its shape over the block the
@@ -241,15 +291,12 @@ cbi_cpu_output_view (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
     gint out, const CbiShape * shapes, const dnnl_memory_desc_t * view_md,
     GError ** error)
 {
+  dnnl_memory_desc_t md;
   dnnl_memory_t mem;
 
-  if (!cbi_cpu_shape_md (&plan->mds[out], &shapes[out], error))
-    return NULL;
-  mem = cbi_cpu_activation (cpu, plan, pool, out, &plan->mds[out], error);
-  if (mem == NULL)
-    return NULL;
-  plan->mems[out] = mem;
-  return cbi_cpu_view (cpu, plan, mem, view_md, error);
+  mem = cbi_cpu_shape_md (&md, &shapes[out], error) ?
+      cbi_cpu_new_output (cpu, plan, pool, out, &md, error) : NULL;
+  return mem ? cbi_cpu_view (cpu, plan, mem, view_md, error) : NULL;
 }
 
 /* *INDENT-OFF* */

@@ -34,6 +34,6 @@ cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       && DNNL_CHECK (dnnl_pooling_v2_forward_desc_init (&desc,
           dnnl_forward_inference, alg, &plan->mds[n->inputs[0]], &dst,
           strides, kernel, dil, pad_l, pad_r), "pooling desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, NULL, 0, args, 1, n->output,
-      pool, workspace, error);
+      && cbi_cpu_plan_op (cpu, plan, &desc, n, NULL, 0, args, 1, pool,
+      workspace, error);
 }

@@ -13,42 +13,29 @@
 
 GST_DEBUG_CATEGORY (cbi_cuda_debug);
 
-gboolean
-cbi_cuda_check (cudaError_t status, const gchar * what, GError ** error)
-{
-  if (status == cudaSuccess)
-    return TRUE;
-  GST_ERROR ("%s failed: %s", what, cudaGetErrorString (status));
-  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "CUDA: %s failed: %s",
-      what, cudaGetErrorString (status));
-  return FALSE;
-}
+G_STATIC_ASSERT (cudaSuccess == 0 && CUDNN_STATUS_SUCCESS == 0
+    && CUBLAS_STATUS_SUCCESS == 0);
 
 gboolean
-cbi_cudnn_check (cudnnStatus_t status, const gchar * what, GError ** error)
+cbi_cuda_check (gint status, CbiCudaLibrary library, const gchar * what,
+    GError ** error)
 {
-  if (status == CUDNN_STATUS_SUCCESS)
+  static const gchar *names[] = { "CUDA", "cuDNN", "cuBLAS" };
+  const gchar *text;
+
+  if (status == 0)
     return TRUE;
-  GST_ERROR ("%s failed: %s", what, cudnnGetErrorString (status));
-  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: %s failed: %s",
-      what, cudnnGetErrorString (status));
+  if (library == CBI_CUDA_CUDNN)
+    text = cudnnGetErrorString ((cudnnStatus_t) status);
+  else if (library == CBI_CUDA_CUBLAS)
+    text = cublasGetStatusString ((cublasStatus_t) status);
+  else
+    text = cudaGetErrorString ((cudaError_t) status);
+  GST_ERROR ("%s failed: %s", what, text);
+  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "%s: %s failed: %s",
+      names[library], what, text);
   return FALSE;
 }
-
-gboolean
-cbi_cublas_check (cublasStatus_t status, const gchar * what, GError ** error)
-{
-  if (status == CUBLAS_STATUS_SUCCESS)
-    return TRUE;
-  GST_ERROR ("%s failed: cuBLAS status %d", what, status);
-  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuBLAS: %s failed "
-      "(status %d)", what, status);
-  return FALSE;
-}
-
-#define CUDA_CHECK(call, what) cbi_cuda_check ((call), (what), error)
-#define CUDNN_CHECK(call, what) cbi_cudnn_check ((call), (what), error)
-#define CUBLAS_CHECK(call, what) cbi_cublas_check ((call), (what), error)
 
 gboolean
 cbi_cuda_select (CbiCuda * cuda, GError ** error)

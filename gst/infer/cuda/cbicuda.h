@@ -111,16 +111,59 @@ struct _CbiCudaPlan
   gboolean graph_failed;
 };
 
-gboolean cbi_cuda_check (cudaError_t status, const gchar * what,
-    GError ** error);
-gboolean cbi_cudnn_check (cudnnStatus_t status, const gchar * what,
-    GError ** error);
-gboolean cbi_cublas_check (cublasStatus_t status, const gchar * what,
-    GError ** error);
+typedef enum
+{
+  CBI_CUDA_RUNTIME,
+  CBI_CUDA_CUDNN,
+  CBI_CUDA_CUBLAS,
+} CbiCudaLibrary;
 
-#define CUDA_CHECK(call, what) cbi_cuda_check ((call), (what), error)
-#define CUDNN_CHECK(call, what) cbi_cudnn_check ((call), (what), error)
-#define CUBLAS_CHECK(call, what) cbi_cublas_check ((call), (what), error)
+/* Whether a call of @library returned success (0 in all three); when
+ * not, logs and sets @error with the library's text for @status. */
+gboolean cbi_cuda_check (gint status, CbiCudaLibrary library,
+    const gchar * what, GError ** error);
+
+#define CUDA_CHECK(call, what) \
+  cbi_cuda_check ((call), CBI_CUDA_RUNTIME, (what), error)
+#define CUDNN_CHECK(call, what) \
+  cbi_cuda_check ((call), CBI_CUDA_CUDNN, (what), error)
+#define CUBLAS_CHECK(call, what) \
+  cbi_cuda_check ((call), CBI_CUDA_CUBLAS, (what), error)
+
+/* What a step reads and writes. */
+typedef struct
+{
+  const gfloat *x;
+  gfloat *y;
+} CbiCudaIO;
+
+/* A cuDNN step's descriptors, the first member of its parameters, so
+ * that cbi_cuda_descs_clear () is the step's clear function. */
+typedef struct
+{
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnPoolingDescriptor_t pool;
+} CbiCudaDescs;
+
+/* Creates @d's descriptors for 4-D NCHW float tensors of @x and @y. */
+gboolean cbi_cuda_descs_init (CbiCudaDescs * d, const CbiShape * x,
+    const CbiShape * y, GError ** error);
+/* Destroys the descriptors @descs (a CbiCudaDescs) holds. */
+void cbi_cuda_descs_clear (gpointer descs);
+
+/* Defines @func, the run function of a step that is one call of a
+ * launcher (@call, returning a cudaError_t) on its parameters (a @Type,
+ * seen as p); @what names it in errors. */
+#define CBI_CUDA_DEFINE_RUN(func, Type, what, call)                        \
+  static gboolean                                                          \
+  func (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,          \
+      cudaStream_t stream, GError ** error)                                \
+  {                                                                        \
+    const Type *p = params;                                                \
+    return CUDA_CHECK (call, what);                                        \
+  }
 
 gboolean cbi_cuda_select (CbiCuda * cuda, GError ** error);
 gboolean cbi_cuda_use_stream (CbiCuda * cuda, cudaStream_t stream,
@@ -142,9 +185,6 @@ gfloat *cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan,
  * made on the host (@data may go when it returns). */
 gfloat *cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan,
     const gfloat * data, gsize count, const gchar * what, GError ** error);
-/* Creates *@desc for a 4-D NCHW float tensor of @s. */
-gboolean cbi_cuda_tensor_desc (cudnnTensorDescriptor_t * desc,
-    const CbiShape * s, GError ** error);
 
 /* Adds a step applying activation @post (a node, its alpha and beta) in
  * place to the @count floats of @y. */

@@ -10,39 +10,13 @@
 
 typedef struct
 {
-  const gfloat *x, *w;
-  gfloat *y;
+  CbiCudaDescs desc;
+  CbiCudaIO io;
+  const gfloat *w;
   gboolean transpose;
-  cudnnTensorDescriptor_t x_desc, y_desc;
-  cudnnFilterDescriptor_t w_desc;
-  cudnnConvolutionDescriptor_t conv_desc;
   cudnnConvolutionFwdAlgo_t fwd_algo;
   cudnnConvolutionBwdDataAlgo_t bwd_algo;
 } CbiCudaConv;
-
-typedef struct
-{
-  gfloat *y;
-  const gfloat *b;              /* nullable */
-  gint64 n, c, hw;
-  CbiKEltwise post;
-  gfloat alpha, beta;
-} CbiCudaBiasAct;
-
-static void
-cbi_cuda_conv_clear (gpointer params)
-{
-  CbiCudaConv *c = params;
-
-  if (c->x_desc)
-    cudnnDestroyTensorDescriptor (c->x_desc);
-  if (c->y_desc)
-    cudnnDestroyTensorDescriptor (c->y_desc);
-  if (c->w_desc)
-    cudnnDestroyFilterDescriptor (c->w_desc);
-  if (c->conv_desc)
-    cudnnDestroyConvolutionDescriptor (c->conv_desc);
-}
 
 static gboolean
 cbi_cuda_run_conv (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
@@ -53,12 +27,12 @@ cbi_cuda_run_conv (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
 
   if (c->transpose)
     return CUDNN_CHECK (cudnnConvolutionBackwardData (cuda->cudnn, &one,
-            c->w_desc, c->w, c->x_desc, c->x, c->conv_desc, c->bwd_algo,
-            plan->workspace, plan->workspace_bytes, &zero, c->y_desc, c->y),
+            c->desc.w, c->w, c->desc.x, c->io.x, c->desc.conv, c->bwd_algo,
+            plan->workspace, plan->workspace_bytes, &zero, c->desc.y, c->io.y),
         "transposed convolution");
-  return CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &one, c->x_desc,
-          c->x, c->w_desc, c->w, c->conv_desc, c->fwd_algo, plan->workspace,
-          plan->workspace_bytes, &zero, c->y_desc, c->y), "convolution");
+  return CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &one, c->desc.x,
+          c->io.x, c->desc.w, c->w, c->desc.conv, c->fwd_algo, plan->workspace,
+          plan->workspace_bytes, &zero, c->desc.y, c->io.y), "convolution");
 }
 
 /* What cuDNN says the chosen algorithm needs (the search's and
@@ -71,22 +45,28 @@ cbi_cuda_conv_workspace (CbiCuda * cuda, gconstpointer params, gsize * bytes,
 
   if (c->transpose)
     return CUDNN_CHECK (cudnnGetConvolutionBackwardDataWorkspaceSize
-        (cuda->cudnn, c->w_desc, c->x_desc, c->conv_desc, c->y_desc,
+        (cuda->cudnn, c->desc.w, c->desc.x, c->desc.conv, c->desc.y,
             c->bwd_algo, bytes), "workspace size");
   return CUDNN_CHECK (cudnnGetConvolutionForwardWorkspaceSize (cuda->cudnn,
-          c->x_desc, c->w_desc, c->conv_desc, c->y_desc, c->fwd_algo, bytes),
+          c->desc.x, c->desc.w, c->desc.conv, c->desc.y, c->fwd_algo, bytes),
       "workspace size");
 }
 
-static gboolean
-cbi_cuda_run_bias_act (CbiCuda * cuda, CbiCudaPlan * plan,
-    gconstpointer params, cudaStream_t stream, GError ** error)
+/* y += bias[c], then the fused activation @post */
+typedef struct
 {
-  const CbiCudaBiasAct *e = params;
+  gfloat *y;
+  const gfloat *b;              /* nullable */
+  gint64 n, c, hw;
+  CbiKEltwise post;
+  gfloat alpha, beta;
+} CbiCudaBiasAct;
 
-  return CUDA_CHECK (cbi_k_bias_act (e->y, e->b, e->n, e->c, e->hw, e->post,
-          e->alpha, e->beta, stream), "bias");
-}
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_bias_act, CbiCudaBiasAct, "bias",
+    cbi_k_bias_act (p->y, p->b, p->n, p->c, p->hw, p->post, p->alpha,
+        p->beta, stream))
+/* *INDENT-ON* */
 
 /* The algorithm for @c: the fastest that can run (@exhaustive: cuDNN
  * times them on the plan's tensors) or the heuristics' best ranked one;
@@ -102,12 +82,13 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
     cudnnConvolutionFwdAlgoPerf_t perf[8];
     ok = plan->exhaustive ?
         CUDNN_CHECK (cudnnFindConvolutionForwardAlgorithmEx (cuda->cudnn,
-            c->x_desc, c->x, c->w_desc, c->w, c->conv_desc, c->y_desc, c->y,
-            G_N_ELEMENTS (perf), &found, perf, plan->workspace,
-            plan->workspace_bytes), "convolution algorithm search") :
+            c->desc.x, c->io.x, c->desc.w, c->w, c->desc.conv, c->desc.y,
+            c->io.y, G_N_ELEMENTS (perf), &found, perf, plan->workspace,
+            plan->workspace_bytes),
+        "convolution algorithm search") :
         CUDNN_CHECK (cudnnGetConvolutionForwardAlgorithm_v7 (cuda->cudnn,
-            c->x_desc, c->w_desc, c->conv_desc, c->y_desc,
-            G_N_ELEMENTS (perf), &found, perf), "convolution heuristics");
+            c->desc.x, c->desc.w, c->desc.conv, c->desc.y, G_N_ELEMENTS (perf),
+            &found, perf), "convolution heuristics");
     while (ok && best < found && perf[best].status != CUDNN_STATUS_SUCCESS)
       best++;
     if (ok && best < found) {
@@ -118,12 +99,12 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
     cudnnConvolutionBwdDataAlgoPerf_t perf[8];
     ok = plan->exhaustive ?
         CUDNN_CHECK (cudnnFindConvolutionBackwardDataAlgorithmEx
-        (cuda->cudnn, c->w_desc, c->w, c->x_desc, c->x, c->conv_desc,
-            c->y_desc, c->y, G_N_ELEMENTS (perf), &found, perf,
+        (cuda->cudnn, c->desc.w, c->w, c->desc.x, c->io.x, c->desc.conv,
+            c->desc.y, c->io.y, G_N_ELEMENTS (perf), &found, perf,
             plan->workspace, plan->workspace_bytes),
         "transposed convolution algorithm search") :
         CUDNN_CHECK (cudnnGetConvolutionBackwardDataAlgorithm_v7 (cuda->cudnn,
-            c->w_desc, c->x_desc, c->conv_desc, c->y_desc,
+            c->desc.w, c->desc.x, c->desc.conv, c->desc.y,
             G_N_ELEMENTS (perf), &found, perf),
         "transposed convolution heuristics");
     while (ok && best < found && perf[best].status != CUDNN_STATUS_SUCCESS)
@@ -197,32 +178,31 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
               sizeof (gfloat), n->name, error)) == NULL)
     return FALSE;
   c = cbi_cuda_add_step (plan, n, cbi_cuda_run_conv, sizeof (CbiCudaConv));
-  cbi_cuda_last_step (plan)->clear = cbi_cuda_conv_clear;
+  cbi_cuda_last_step (plan)->clear = cbi_cuda_descs_clear;
   cbi_cuda_last_step (plan)->workspace = cbi_cuda_conv_workspace;
-  c->x = x;
-  c->y = y;
+  c->io.x = x;
+  c->io.y = y;
   c->transpose = transpose;
   if ((c->w = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
               error)) == NULL)
     return FALSE;
   /* transposed weights are (in, out / group, h, w): the filter of the
    * forward convolution from the output's channels to the input's */
-  if (!cbi_cuda_tensor_desc (&c->x_desc, xs, error)
-      || !cbi_cuda_tensor_desc (&c->y_desc, &full, error)
-      || !CUDNN_CHECK (cudnnCreateFilterDescriptor (&c->w_desc), "filter")
-      || !CUDNN_CHECK (cudnnSetFilter4dDescriptor (c->w_desc,
+  if (!cbi_cuda_descs_init (&c->desc, xs, &full, error)
+      || !CUDNN_CHECK (cudnnCreateFilterDescriptor (&c->desc.w), "filter")
+      || !CUDNN_CHECK (cudnnSetFilter4dDescriptor (c->desc.w,
               CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w->dims[0], w->dims[1],
               w->dims[2], w->dims[3]), "filter desc")
-      || !CUDNN_CHECK (cudnnCreateConvolutionDescriptor (&c->conv_desc),
+      || !CUDNN_CHECK (cudnnCreateConvolutionDescriptor (&c->desc.conv),
           "convolution desc")
-      || !CUDNN_CHECK (cudnnSetConvolution2dDescriptor (c->conv_desc,
+      || !CUDNN_CHECK (cudnnSetConvolution2dDescriptor (c->desc.conv,
               ph, pw, a->strides[0], a->strides[1],
               a->dilations[0], a->dilations[1], CUDNN_CROSS_CORRELATION,
               CUDNN_DATA_FLOAT), "convolution desc")
-      || !CUDNN_CHECK (cudnnSetConvolutionGroupCount (c->conv_desc,
+      || !CUDNN_CHECK (cudnnSetConvolutionGroupCount (c->desc.conv,
               a->group), "group count")
       /* no TF32: the results stay within float rounding of the CPU's */
-      || !CUDNN_CHECK (cudnnSetConvolutionMathType (c->conv_desc,
+      || !CUDNN_CHECK (cudnnSetConvolutionMathType (c->desc.conv,
               CUDNN_FMA_MATH), "math type")
       || !cbi_cuda_conv_algorithm (cuda, plan, c, n, &ws, error))
     return FALSE;

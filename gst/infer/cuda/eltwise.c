@@ -10,45 +10,17 @@
 
 typedef struct
 {
-  const gfloat *x;
-  gfloat *y;
+  CbiCudaIO io;
   gint64 count;
   CbiKEltwise op;
   gfloat alpha, beta;
 } CbiCudaEltwise;
 
-typedef struct
-{
-  const gfloat *a, *b;
-  gfloat *y;
-  gint rank;
-  gint64 dims[CBI_K_MAX_DIMS];
-  gint64 b_strides[CBI_K_MAX_DIMS];
-  CbiKBinary op;
-  CbiKEltwise post;
-  gfloat alpha, beta;
-} CbiCudaBinary;
-
-static gboolean
-cbi_cuda_run_eltwise (CbiCuda * cuda, CbiCudaPlan * plan,
-    gconstpointer params, cudaStream_t stream, GError ** error)
-{
-  const CbiCudaEltwise *e = params;
-
-  return CUDA_CHECK (cbi_k_eltwise (e->x, e->y, e->count, e->op, e->alpha,
-          e->beta, stream), "element-wise kernel");
-}
-
-static gboolean
-cbi_cuda_run_binary (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
-    cudaStream_t stream, GError ** error)
-{
-  const CbiCudaBinary *b = params;
-
-  return CUDA_CHECK (cbi_k_binary (b->a, b->b, b->y, b->rank, b->dims,
-          b->b_strides, b->op, b->post, b->alpha, b->beta, stream),
-      "binary kernel");
-}
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_eltwise, CbiCudaEltwise,
+    "element-wise kernel", cbi_k_eltwise (p->io.x, p->io.y, p->count, p->op,
+        p->alpha, p->beta, stream))
+/* *INDENT-ON* */
 
 /* Element-wise node @n from @x into @y. */
 static void
@@ -58,8 +30,8 @@ cbi_cuda_add_eltwise (CbiCudaPlan * plan, const CbiNode * n,
   CbiCudaEltwise *e = cbi_cuda_add_step (plan, n, cbi_cuda_run_eltwise,
       sizeof (CbiCudaEltwise));
 
-  e->x = x;
-  e->y = y;
+  e->io.x = x;
+  e->io.y = y;
   e->count = count;
   e->op = cbi_op_info (n->op)->eltwise;
   e->alpha = n->alpha;
@@ -82,6 +54,25 @@ cbi_cuda_plan_eltwise (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       plan->tensors[n->output], cbi_shape_count (&plan->shapes[n->inputs[0]]));
   return TRUE;
 }
+
+/* a op b, b read at @b_strides, then the fused activation @post */
+typedef struct
+{
+  CbiCudaIO io;
+  const gfloat *b;
+  gint rank;
+  gint64 dims[CBI_K_MAX_DIMS];
+  gint64 b_strides[CBI_K_MAX_DIMS];
+  CbiKBinary op;
+  CbiKEltwise post;
+  gfloat alpha, beta;
+} CbiCudaBinary;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_binary, CbiCudaBinary, "binary kernel",
+    cbi_k_binary (p->io.x, p->b, p->io.y, p->rank, p->dims, p->b_strides,
+        p->op, p->post, p->alpha, p->beta, stream))
+/* *INDENT-ON* */
 
 /* The strides, in elements, at which the row-major @b (aligned to the
  * right) is read for each index of @a: 0 along a broadcast dimension. */
@@ -114,9 +105,9 @@ cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       && cbi_cuda_constant (cuda, plan, pool, graph, b, error) == NULL)
     return FALSE;
   s = cbi_cuda_add_step (plan, n, cbi_cuda_run_binary, sizeof (CbiCudaBinary));
-  s->a = plan->tensors[n->inputs[0]];
+  s->io.x = plan->tensors[n->inputs[0]];
   s->b = plan->tensors[b];
-  s->y = plan->tensors[out];
+  s->io.y = plan->tensors[out];
   s->op = cbi_op_info (n->op)->binary;
   s->rank = as->n_dims;
   memcpy (s->dims, as->dims, as->n_dims * sizeof (gint64));

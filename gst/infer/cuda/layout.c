@@ -11,98 +11,18 @@
 
 typedef struct
 {
-  const gfloat *x;
-  gfloat *y;
+  CbiCudaIO io;
   gint rank;
   gint64 dims[CBI_K_MAX_DIMS];
   gint64 perm[CBI_K_MAX_DIMS];
 } CbiCudaPermute;
 
-typedef struct
-{
-  const gfloat *x;
-  gfloat *y;
-  gint64 outer, x_inner, y_inner, offset;
-} CbiCudaConcat;
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_permute, CbiCudaPermute, "permute kernel",
+    cbi_k_permute (p->io.x, p->io.y, p->rank, p->dims, p->perm, stream))
+/* *INDENT-ON* */
 
-typedef struct
-{
-  const gfloat *x;
-  gfloat *y;
-  gint64 planes, height, width;
-  gint64 pads[4];
-  CbiKPadFill fill;
-  gfloat value;
-} CbiCudaPad;
-
-typedef struct
-{
-  const gfloat *x;
-  gfloat *y;
-  gint64 planes, in_h, in_w, out_h, out_w;
-  gfloat scale_h, scale_w;
-  gboolean linear;
-} CbiCudaResize;
-
-typedef struct
-{
-  const gfloat *x;
-  gfloat *y;
-  gint64 count;
-} CbiCudaCopy;
-
-static gboolean
-cbi_cuda_run_permute (CbiCuda * cuda, CbiCudaPlan * plan,
-    gconstpointer params, cudaStream_t stream, GError ** error)
-{
-  const CbiCudaPermute *p = params;
-
-  return CUDA_CHECK (cbi_k_permute (p->x, p->y, p->rank, p->dims, p->perm,
-          stream), "permute kernel");
-}
-
-static gboolean
-cbi_cuda_run_concat (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
-    cudaStream_t stream, GError ** error)
-{
-  const CbiCudaConcat *c = params;
-
-  return CUDA_CHECK (cbi_k_concat (c->x, c->y, c->outer, c->x_inner,
-          c->y_inner, c->offset, stream), "concat kernel");
-}
-
-static gboolean
-cbi_cuda_run_pad (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
-    cudaStream_t stream, GError ** error)
-{
-  const CbiCudaPad *p = params;
-
-  return CUDA_CHECK (cbi_k_pad (p->x, p->y, p->planes, p->height, p->width,
-          p->pads[0], p->pads[1], p->pads[2], p->pads[3], p->fill, p->value,
-          stream), "pad kernel");
-}
-
-static gboolean
-cbi_cuda_run_resize (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
-    cudaStream_t stream, GError ** error)
-{
-  const CbiCudaResize *r = params;
-
-  return CUDA_CHECK (cbi_k_resize (r->x, r->y, r->planes, r->in_h, r->in_w,
-          r->out_h, r->out_w, r->scale_h, r->scale_w, r->linear, stream),
-      "resize kernel");
-}
-
-static gboolean
-cbi_cuda_run_copy (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
-    cudaStream_t stream, GError ** error)
-{
-  const CbiCudaCopy *c = params;
-
-  return CUDA_CHECK (cudaMemcpyAsync (c->y, c->x, c->count * sizeof (gfloat),
-          cudaMemcpyDeviceToDevice, stream), "copy");
-}
-
+/* Transpose and DepthToSpace: one permutation of a row-major view. */
 gboolean
 cbi_cuda_plan_permute (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
@@ -112,13 +32,25 @@ cbi_cuda_plan_permute (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       sizeof (CbiCudaPermute));
   CbiShape view;
 
-  p->x = plan->tensors[n->inputs[0]];
-  p->y = plan->tensors[n->output];
+  p->io.x = plan->tensors[n->inputs[0]];
+  p->io.y = plan->tensors[n->output];
   cbi_node_permutation (n, &plan->shapes[n->inputs[0]], &view, p->perm);
   p->rank = view.n_dims;
   memcpy (p->dims, view.dims, view.n_dims * sizeof (gint64));
   return TRUE;
 }
+
+typedef struct
+{
+  CbiCudaIO io;
+  gint64 outer, x_inner, y_inner, offset;
+} CbiCudaConcat;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_concat, CbiCudaConcat, "concat kernel",
+    cbi_k_concat (p->io.x, p->io.y, p->outer, p->x_inner, p->y_inner,
+        p->offset, stream))
+/* *INDENT-ON* */
 
 /* One copy per input into its columns of the output seen as 2-D at the
  * axis. */
@@ -144,8 +76,8 @@ cbi_cuda_plan_concat (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       return FALSE;
     c = cbi_cuda_add_step (plan, n, cbi_cuda_run_concat,
         sizeof (CbiCudaConcat));
-    c->x = plan->tensors[n->inputs[i]];
-    c->y = plan->tensors[n->output];
+    c->io.x = plan->tensors[n->inputs[i]];
+    c->io.y = plan->tensors[n->output];
     c->outer = outer;
     c->x_inner = plan->shapes[n->inputs[i]].dims[axis] * inner;
     c->y_inner = ys->dims[axis] * inner;
@@ -155,6 +87,21 @@ cbi_cuda_plan_concat (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   return TRUE;
 }
 
+typedef struct
+{
+  CbiCudaIO io;
+  gint64 planes, height, width;
+  gint64 pads[4];
+  CbiKPadFill fill;
+  gfloat value;
+} CbiCudaPad;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pad, CbiCudaPad, "pad kernel",
+    cbi_k_pad (p->io.x, p->io.y, p->planes, p->height, p->width, p->pads[0],
+        p->pads[1], p->pads[2], p->pads[3], p->fill, p->value, stream))
+/* *INDENT-ON* */
+
 void
 cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n, const gfloat * x,
     gfloat * y, gint64 planes, gint64 height, gint64 width,
@@ -163,8 +110,8 @@ cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n, const gfloat * x,
   CbiCudaPad *p = cbi_cuda_add_step (plan, n, cbi_cuda_run_pad,
       sizeof (CbiCudaPad));
 
-  p->x = x;
-  p->y = y;
+  p->io.x = x;
+  p->io.y = y;
   p->planes = planes;
   p->height = height;
   p->width = width;
@@ -187,6 +134,20 @@ cbi_cuda_plan_pad (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   return TRUE;
 }
 
+typedef struct
+{
+  CbiCudaIO io;
+  gint64 planes, in_h, in_w, out_h, out_w;
+  gfloat scale_h, scale_w;
+  gboolean linear;
+} CbiCudaResize;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_resize, CbiCudaResize, "resize kernel",
+    cbi_k_resize (p->io.x, p->io.y, p->planes, p->in_h, p->in_w, p->out_h,
+        p->out_w, p->scale_h, p->scale_w, p->linear, stream))
+/* *INDENT-ON* */
+
 gboolean
 cbi_cuda_plan_resize (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
@@ -197,8 +158,8 @@ cbi_cuda_plan_resize (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   CbiCudaResize *r = cbi_cuda_add_step (plan, n, cbi_cuda_run_resize,
       sizeof (CbiCudaResize));
 
-  r->x = plan->tensors[n->inputs[0]];
-  r->y = plan->tensors[n->output];
+  r->io.x = plan->tensors[n->inputs[0]];
+  r->io.y = plan->tensors[n->output];
   r->planes = xs->dims[0] * xs->dims[1];
   r->in_h = xs->dims[2];
   r->in_w = xs->dims[3];
@@ -212,6 +173,19 @@ cbi_cuda_plan_resize (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   return TRUE;
 }
 
+/* Reshape: the same elements, copied */
+typedef struct
+{
+  CbiCudaIO io;
+  gint64 count;
+} CbiCudaCopy;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_copy, CbiCudaCopy, "copy",
+    cudaMemcpyAsync (p->io.y, p->io.x, p->count * sizeof (gfloat),
+        cudaMemcpyDeviceToDevice, stream))
+/* *INDENT-ON* */
+
 gboolean
 cbi_cuda_plan_reshape (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
@@ -220,8 +194,8 @@ cbi_cuda_plan_reshape (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   CbiCudaCopy *c = cbi_cuda_add_step (plan, n, cbi_cuda_run_copy,
       sizeof (CbiCudaCopy));
 
-  c->x = plan->tensors[n->inputs[0]];
-  c->y = plan->tensors[n->output];
+  c->io.x = plan->tensors[n->inputs[0]];
+  c->io.y = plan->tensors[n->output];
   c->count = cbi_shape_count (&plan->shapes[n->inputs[0]]);
   return TRUE;
 }

@@ -10,9 +10,9 @@
 /* Column-major C[m, n] = A[m, k] B[k, n], batched. */
 typedef struct
 {
-  const gfloat *x, *w;
+  CbiCudaIO io;
+  const gfloat *w;
   const gfloat *bias;           /* nullable: copied into y first */
-  gfloat *y;
   gint m, n, k, ldb;
   gboolean trans_b;
   gfloat alpha, beta;
@@ -25,14 +25,14 @@ cbi_cuda_run_gemm (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
 {
   const CbiCudaGemm *g = params;
 
-  if (g->bias && !CUDA_CHECK (cudaMemcpyAsync (g->y, g->bias, (gsize) g->m *
+  if (g->bias && !CUDA_CHECK (cudaMemcpyAsync (g->io.y, g->bias, (gsize) g->m *
               g->n * sizeof (gfloat), cudaMemcpyDeviceToDevice, stream),
           "gemm bias"))
     return FALSE;
   return CUBLAS_CHECK (cublasSgemmStridedBatched (cuda->cublas, CUBLAS_OP_N,
           g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g->m, g->n, g->k,
-          &g->alpha, g->w, g->m, g->stride_b, g->x, g->ldb, g->stride_a,
-          &g->beta, g->y, g->m, g->stride_y, g->batches), "gemm");
+          &g->alpha, g->w, g->m, g->stride_b, g->io.x, g->ldb, g->stride_a,
+          &g->beta, g->io.y, g->m, g->stride_y, g->batches), "gemm");
 }
 
 /* A MatMul whose batch dimensions broadcast otherwise than "all" or "one
@@ -72,9 +72,9 @@ cbi_cuda_broadcast_matmul (CbiCudaPlan * plan, const CbiNode * n,
         b_stride *= bs->dims[bd];
       }
     }
-    g->x = one->x + a * rows * k;
+    g->io.x = one->io.x + a * rows * k;
     g->w = one->w + b * k * cols;
-    g->y = one->y + i * rows * cols;
+    g->io.y = one->io.y + i * rows * cols;
   }
 }
 
@@ -133,8 +133,8 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   for (d = 0; d < bs->n_dims - 2; d++)
     b_batches *= bs->dims[d];
   plan->uses_cublas = TRUE;
-  g.x = plan->tensors[n->inputs[0]];
-  g.y = plan->tensors[out];
+  g.io.x = plan->tensors[n->inputs[0]];
+  g.io.y = plan->tensors[out];
   g.m = cols;
   g.k = k;
   g.n = rows;

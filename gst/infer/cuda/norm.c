@@ -8,38 +8,14 @@
 
 typedef struct
 {
-  const gfloat *x;
-  gfloat *y;
+  CbiCudaIO io;
   gint64 outer, axis, inner;
 } CbiCudaSoftmax;
 
-typedef struct
-{
-  const gfloat *x, *gamma, *beta;
-  gfloat *y;
-  gint64 n, c, hw;
-  gfloat epsilon;
-} CbiCudaInstanceNorm;
-
-static gboolean
-cbi_cuda_run_softmax (CbiCuda * cuda, CbiCudaPlan * plan,
-    gconstpointer params, cudaStream_t stream, GError ** error)
-{
-  const CbiCudaSoftmax *s = params;
-
-  return CUDA_CHECK (cbi_k_softmax (s->x, s->y, s->outer, s->axis, s->inner,
-          stream), "softmax kernel");
-}
-
-static gboolean
-cbi_cuda_run_instance_norm (CbiCuda * cuda, CbiCudaPlan * plan,
-    gconstpointer params, cudaStream_t stream, GError ** error)
-{
-  const CbiCudaInstanceNorm *p = params;
-
-  return CUDA_CHECK (cbi_k_instance_norm (p->x, p->y, p->n, p->c, p->hw,
-          p->gamma, p->beta, p->epsilon, stream), "instance norm kernel");
-}
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_softmax, CbiCudaSoftmax, "softmax kernel",
+    cbi_k_softmax (p->io.x, p->io.y, p->outer, p->axis, p->inner, stream))
+/* *INDENT-ON* */
 
 /* Softmax along one axis: the input seen as outer x axis x inner; the
  * opset < 13 form (mode 1) takes everything from the axis on as one. */
@@ -53,8 +29,8 @@ cbi_cuda_plan_softmax (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   CbiCudaSoftmax *s = cbi_cuda_add_step (plan, n, cbi_cuda_run_softmax,
       sizeof (CbiCudaSoftmax));
 
-  s->x = plan->tensors[n->inputs[0]];
-  s->y = plan->tensors[n->output];
+  s->io.x = plan->tensors[n->inputs[0]];
+  s->io.y = plan->tensors[n->output];
   s->outer = s->axis = s->inner = 1;
   for (d = 0; d < xs->n_dims; d++) {
     if (d < axis)
@@ -66,6 +42,20 @@ cbi_cuda_plan_softmax (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   }
   return TRUE;
 }
+
+typedef struct
+{
+  CbiCudaIO io;
+  const gfloat *gamma, *beta;
+  gint64 n, c, hw;
+  gfloat epsilon;
+} CbiCudaInstanceNorm;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_instance_norm, CbiCudaInstanceNorm,
+    "instance norm kernel", cbi_k_instance_norm (p->io.x, p->io.y, p->n,
+        p->c, p->hw, p->gamma, p->beta, p->epsilon, stream))
+/* *INDENT-ON* */
 
 /* InstanceNormalization, and the Relu the op table lets it take, in
  * place after it. */
@@ -79,8 +69,8 @@ cbi_cuda_plan_instance_norm (CbiCuda * cuda, CbiCudaPlan * plan,
   CbiCudaInstanceNorm *p = cbi_cuda_add_step (plan, n,
       cbi_cuda_run_instance_norm, sizeof (CbiCudaInstanceNorm));
 
-  p->x = plan->tensors[n->inputs[0]];
-  p->y = plan->tensors[out];
+  p->io.x = plan->tensors[n->inputs[0]];
+  p->io.y = plan->tensors[out];
   p->n = xs->dims[0];
   p->c = xs->dims[1];
   p->hw = xs->dims[2] * xs->dims[3];

@@ -129,13 +129,38 @@ cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan,
 }
 
 gboolean
-cbi_cuda_tensor_desc (cudnnTensorDescriptor_t * desc, const CbiShape * s,
+cbi_cuda_descs_init (CbiCudaDescs * d, const CbiShape * x, const CbiShape * y,
     GError ** error)
 {
-  return CUDNN_CHECK (cudnnCreateTensorDescriptor (desc), "tensor desc")
-      && CUDNN_CHECK (cudnnSetTensor4dDescriptor (*desc, CUDNN_TENSOR_NCHW,
-          CUDNN_DATA_FLOAT, s->dims[0], s->dims[1], s->dims[2], s->dims[3]),
-      "tensor desc");
+  const CbiShape *shapes[2] = { x, y };
+  cudnnTensorDescriptor_t *descs[2] = { &d->x, &d->y };
+  guint i;
+
+  for (i = 0; i < 2; i++)
+    if (!CUDNN_CHECK (cudnnCreateTensorDescriptor (descs[i]), "tensor desc")
+        || !CUDNN_CHECK (cudnnSetTensor4dDescriptor (*descs[i],
+                CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, shapes[i]->dims[0],
+                shapes[i]->dims[1], shapes[i]->dims[2], shapes[i]->dims[3]),
+            "tensor desc"))
+      return FALSE;
+  return TRUE;
+}
+
+void
+cbi_cuda_descs_clear (gpointer descs)
+{
+  CbiCudaDescs *d = descs;
+
+  if (d->x)
+    cudnnDestroyTensorDescriptor (d->x);
+  if (d->y)
+    cudnnDestroyTensorDescriptor (d->y);
+  if (d->w)
+    cudnnDestroyFilterDescriptor (d->w);
+  if (d->conv)
+    cudnnDestroyConvolutionDescriptor (d->conv);
+  if (d->pool)
+    cudnnDestroyPoolingDescriptor (d->pool);
 }
 
 void
@@ -168,6 +193,19 @@ cbi_cuda_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
   g_free (plan);
 }
 
+/* A device buffer of @bytes for @what and its pinned staging twin; none
+ * for 0 bytes. */
+static gboolean
+cbi_cuda_plan_transfer (CbiCudaPlan * plan, gsize bytes, guint8 ** device,
+    guint8 ** staging, const gchar * what, GError ** error)
+{
+  return bytes == 0
+      || ((*device = cbi_mem_plan_alloc (plan->memory, bytes, what,
+              error)) != NULL
+      && (*staging = cbi_mem_plan_alloc (plan->staging, bytes, what,
+              error)) != NULL);
+}
+
 /* The staging and device buffers of frames in and out, and of every
  * output read on the host, for each batch in flight. */
 static gboolean
@@ -176,17 +214,10 @@ cbi_cuda_plan_slot (CbiCudaPlan * plan, CbiCudaSlot * slot,
 {
   guint i;
 
-  if (plan->frames_in_bytes
-      && ((slot->frames_in = cbi_mem_plan_alloc (plan->memory,
-                  plan->frames_in_bytes, "input frames", error)) == NULL
-          || (slot->staging_in = cbi_mem_plan_alloc (plan->staging,
-                  plan->frames_in_bytes, "input frames", error)) == NULL))
-    return FALSE;
-  if (plan->frames_out_bytes
-      && ((slot->frames_out = cbi_mem_plan_alloc (plan->memory,
-                  plan->frames_out_bytes, "output frames", error)) == NULL
-          || (slot->staging_out = cbi_mem_plan_alloc (plan->staging,
-                  plan->frames_out_bytes, "output frames", error)) == NULL))
+  if (!cbi_cuda_plan_transfer (plan, plan->frames_in_bytes,
+          &slot->frames_in, &slot->staging_in, "input frames", error)
+      || !cbi_cuda_plan_transfer (plan, plan->frames_out_bytes,
+          &slot->frames_out, &slot->staging_out, "output frames", error))
     return FALSE;
   for (i = 0; i < graph->n_outputs; i++)
     if ((slot->host_outputs[i] = cbi_mem_plan_alloc (plan->staging,

@@ -233,8 +233,7 @@ cbi_cuda_finish (CbiBackend * backend, gpointer p, guint k,
     const CbiFrameBatch * batch, GError ** error)
 {
   CbiCuda *cuda = backend->context;
-  CbiCudaPlan *plan = p;
-  CbiCudaSlot *slot = &plan->slots[k];
+  CbiCudaSlot *slot = &((CbiCudaPlan *) p)->slots[k];
   guint i, y;
 
   if (!cbi_cuda_select (cuda, error)

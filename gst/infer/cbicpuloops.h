@@ -42,8 +42,9 @@ typedef struct
 void cbi_cpu_run_pad (gconstpointer pad);
 
 /* InstanceNormalization over @io (@block 1, 8 or 16; channel blocks are
- * padded with zeros past @c), into the same layout; then, when @relu, a LeakyRelu of
- * slope @slope (0: Relu). Statistics per (frame, channel) in double. */
+ * padded with zeros past @c), into the same layout; then, when @relu, a
+ * LeakyRelu of slope @slope (0: Relu). Statistics per (frame, channel) in
+ * double. */
 typedef struct
 {
   CbiCpuPlanes io;

@@ -61,8 +61,9 @@ gboolean cbi_dnnl_check (dnnl_status_t status, const gchar * what,
   cbi_dnnl_check ((call), (what), __FILE__, __LINE__, error)
 
 /* plan.c: memories, descs and primitives */
-dnnl_memory_t cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    gint tensor, const dnnl_memory_desc_t * md, GError ** error);
+dnnl_memory_t cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan,
+    CbiPool * pool, gint tensor, const dnnl_memory_desc_t * md,
+    GError ** error);
 gboolean cbi_cpu_add_reorder (CbiCpu * cpu, CbiCpuPlan * plan,
     const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
     const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error);
@@ -73,17 +74,18 @@ gboolean cbi_cpu_finish (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
     gint n_inputs, gint out, guint64 * workspace, GError ** error);
 void cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     CbiPool * staging);
-dnnl_memory_t cbi_cpu_in_layout (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
-    const dnnl_memory_desc_t * md, GError ** error);
+dnnl_memory_t cbi_cpu_in_layout (CbiCpu * cpu, CbiCpuPlan * plan,
+    CbiPool * pool, gint t, const dnnl_memory_desc_t * md, GError ** error);
 dnnl_memory_t cbi_cpu_memory (CbiCpu * cpu, CbiCpuPlan * plan,
     const dnnl_memory_desc_t * md, gpointer handle, GError ** error);
-dnnl_memory_t cbi_cpu_output_view (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    gint out, const CbiShape * shapes, const dnnl_memory_desc_t * view_md,
+dnnl_memory_t cbi_cpu_output_view (CbiCpu * cpu, CbiCpuPlan * plan,
+    CbiPool * pool, gint out, const CbiShape * shapes,
+    const dnnl_memory_desc_t * view_md, GError ** error);
+dnnl_memory_t cbi_cpu_plain (CbiCpu * cpu, CbiCpuPlan * plan,
+    CbiPool * pool, gint t, const CbiShape * shapes, dnnl_memory_desc_t * md,
     GError ** error);
-dnnl_memory_t cbi_cpu_plain (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
-    const CbiShape * shapes, dnnl_memory_desc_t * md, GError ** error);
-gboolean cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims, const gint64 * dims,
-    gint rank, GError ** error);
+gboolean cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims,
+    const gint64 * dims, gint rank, GError ** error);
 gpointer cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
     guint64 * workspace, GError ** error);
@@ -91,8 +93,9 @@ gboolean cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan,
     const_dnnl_op_desc_t op_desc, const CbiNode * n, const CbiNode * post,
     guint skip, const dnnl_exec_arg_t * inputs, gint n_inputs, CbiPool * pool,
     guint64 * workspace, GError ** error);
-dnnl_memory_t cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    const dnnl_memory_desc_t * md, const gchar * what, GError ** error);
+dnnl_memory_t cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan,
+    CbiPool * pool, const dnnl_memory_desc_t * md, const gchar * what,
+    GError ** error);
 gboolean cbi_cpu_reshape_output (CbiCpu * cpu, CbiCpuPlan * plan, gint out,
     const CbiShape * shapes, GError ** error);
 gboolean cbi_cpu_shape_md (dnnl_memory_desc_t * md, const CbiShape * shape,

@@ -153,16 +153,19 @@ gboolean cbi_cuda_descs_init (CbiCudaDescs * d, const CbiShape * x,
 /* Destroys the descriptors @descs (a CbiCudaDescs) holds. */
 void cbi_cuda_descs_clear (gpointer descs);
 
-/* Defines @func, the run function of a step that is one call of a
- * launcher (@call, returning a cudaError_t) on its parameters (a @Type,
- * seen as p); @what names it in errors. */
-#define CBI_CUDA_DEFINE_RUN(func, Type, what, call)                        \
+/* cuDNN's scaling factors: the result replaces the output */
+extern const float cbi_cuda_one, cbi_cuda_zero;
+
+/* Defines @func, the run function of a step that is one call (@call,
+ * checked by @CHECK: CUDA_CHECK for a launcher, or CUDNN_CHECK) on its
+ * parameters (a @Type, seen as p); @what names it in errors. */
+#define CBI_CUDA_DEFINE_RUN(func, Type, CHECK, what, call)                 \
   static gboolean                                                          \
   func (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,          \
       cudaStream_t stream, GError ** error)                                \
   {                                                                        \
     const Type *p = params;                                                \
-    return CUDA_CHECK (call, what);                                        \
+    return CHECK (call, what);                                             \
   }
 
 gboolean cbi_cuda_select (CbiCuda * cuda, GError ** error);

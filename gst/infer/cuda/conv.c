@@ -23,16 +23,16 @@ cbi_cuda_run_conv (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
     cudaStream_t stream, GError ** error)
 {
   const CbiCudaConv *c = params;
-  const float one = 1.0f, zero = 0.0f;
 
   if (c->transpose)
-    return CUDNN_CHECK (cudnnConvolutionBackwardData (cuda->cudnn, &one,
-            c->desc.w, c->w, c->desc.x, c->io.x, c->desc.conv, c->bwd_algo,
-            plan->workspace, plan->workspace_bytes, &zero, c->desc.y, c->io.y),
-        "transposed convolution");
-  return CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &one, c->desc.x,
-          c->io.x, c->desc.w, c->w, c->desc.conv, c->fwd_algo, plan->workspace,
-          plan->workspace_bytes, &zero, c->desc.y, c->io.y), "convolution");
+    return CUDNN_CHECK (cudnnConvolutionBackwardData (cuda->cudnn,
+            &cbi_cuda_one, c->desc.w, c->w, c->desc.x, c->io.x, c->desc.conv,
+            c->bwd_algo, plan->workspace, plan->workspace_bytes, &cbi_cuda_zero,
+            c->desc.y, c->io.y), "transposed convolution");
+  return CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &cbi_cuda_one,
+          c->desc.x, c->io.x, c->desc.w, c->w, c->desc.conv, c->fwd_algo,
+          plan->workspace, plan->workspace_bytes, &cbi_cuda_zero, c->desc.y,
+          c->io.y), "convolution");
 }
 
 /* What cuDNN says the chosen algorithm needs (the search's and
@@ -63,7 +63,7 @@ typedef struct
 } CbiCudaBiasAct;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_bias_act, CbiCudaBiasAct, "bias",
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_bias_act, CbiCudaBiasAct, CUDA_CHECK, "bias",
     cbi_k_bias_act (p->y, p->b, p->n, p->c, p->hw, p->post, p->alpha,
         p->beta, stream))
 /* *INDENT-ON* */

@@ -17,7 +17,7 @@ typedef struct
 } CbiCudaEltwise;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_eltwise, CbiCudaEltwise,
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_eltwise, CbiCudaEltwise, CUDA_CHECK,
     "element-wise kernel", cbi_k_eltwise (p->io.x, p->io.y, p->count, p->op,
         p->alpha, p->beta, stream))
 /* *INDENT-ON* */
@@ -69,9 +69,9 @@ typedef struct
 } CbiCudaBinary;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_binary, CbiCudaBinary, "binary kernel",
-    cbi_k_binary (p->io.x, p->b, p->io.y, p->rank, p->dims, p->b_strides,
-        p->op, p->post, p->alpha, p->beta, stream))
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_binary, CbiCudaBinary, CUDA_CHECK,
+    "binary kernel", cbi_k_binary (p->io.x, p->b, p->io.y, p->rank, p->dims,
+        p->b_strides, p->op, p->post, p->alpha, p->beta, stream))
 /* *INDENT-ON* */
 
 /* The strides, in elements, at which the row-major @b (aligned to the

@@ -18,8 +18,9 @@ typedef struct
 } CbiCudaPermute;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_permute, CbiCudaPermute, "permute kernel",
-    cbi_k_permute (p->io.x, p->io.y, p->rank, p->dims, p->perm, stream))
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_permute, CbiCudaPermute, CUDA_CHECK,
+    "permute kernel", cbi_k_permute (p->io.x, p->io.y, p->rank, p->dims,
+        p->perm, stream))
 /* *INDENT-ON* */
 
 /* Transpose and DepthToSpace: one permutation of a row-major view. */
@@ -47,9 +48,9 @@ typedef struct
 } CbiCudaConcat;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_concat, CbiCudaConcat, "concat kernel",
-    cbi_k_concat (p->io.x, p->io.y, p->outer, p->x_inner, p->y_inner,
-        p->offset, stream))
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_concat, CbiCudaConcat, CUDA_CHECK,
+    "concat kernel", cbi_k_concat (p->io.x, p->io.y, p->outer, p->x_inner,
+        p->y_inner, p->offset, stream))
 /* *INDENT-ON* */
 
 /* One copy per input into its columns of the output seen as 2-D at the
@@ -97,7 +98,7 @@ typedef struct
 } CbiCudaPad;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pad, CbiCudaPad, "pad kernel",
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pad, CbiCudaPad, CUDA_CHECK, "pad kernel",
     cbi_k_pad (p->io.x, p->io.y, p->planes, p->height, p->width, p->pads[0],
         p->pads[1], p->pads[2], p->pads[3], p->fill, p->value, stream))
 /* *INDENT-ON* */
@@ -143,9 +144,10 @@ typedef struct
 } CbiCudaResize;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_resize, CbiCudaResize, "resize kernel",
-    cbi_k_resize (p->io.x, p->io.y, p->planes, p->in_h, p->in_w, p->out_h,
-        p->out_w, p->scale_h, p->scale_w, p->linear, stream))
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_resize, CbiCudaResize, CUDA_CHECK,
+    "resize kernel", cbi_k_resize (p->io.x, p->io.y, p->planes, p->in_h,
+        p->in_w, p->out_h, p->out_w, p->scale_h, p->scale_w, p->linear,
+        stream))
 /* *INDENT-ON* */
 
 gboolean
@@ -181,7 +183,7 @@ typedef struct
 } CbiCudaCopy;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_copy, CbiCudaCopy, "copy",
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_copy, CbiCudaCopy, CUDA_CHECK, "copy",
     cudaMemcpyAsync (p->io.y, p->io.x, p->count * sizeof (gfloat),
         cudaMemcpyDeviceToDevice, stream))
 /* *INDENT-ON* */

@@ -13,8 +13,9 @@ typedef struct
 } CbiCudaSoftmax;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_softmax, CbiCudaSoftmax, "softmax kernel",
-    cbi_k_softmax (p->io.x, p->io.y, p->outer, p->axis, p->inner, stream))
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_softmax, CbiCudaSoftmax, CUDA_CHECK,
+    "softmax kernel", cbi_k_softmax (p->io.x, p->io.y, p->outer, p->axis,
+        p->inner, stream))
 /* *INDENT-ON* */
 
 /* Softmax along one axis: the input seen as outer x axis x inner; the
@@ -53,8 +54,8 @@ typedef struct
 
 /* *INDENT-OFF* */
 CBI_CUDA_DEFINE_RUN (cbi_cuda_run_instance_norm, CbiCudaInstanceNorm,
-    "instance norm kernel", cbi_k_instance_norm (p->io.x, p->io.y, p->n,
-        p->c, p->hw, p->gamma, p->beta, p->epsilon, stream))
+    CUDA_CHECK, "instance norm kernel", cbi_k_instance_norm (p->io.x,
+        p->io.y, p->n, p->c, p->hw, p->gamma, p->beta, p->epsilon, stream))
 /* *INDENT-ON* */
 
 /* InstanceNormalization, and the Relu the op table lets it take, in

@@ -20,6 +20,8 @@ typedef struct
   guint plans;
 } CbiCudaConstant;
 
+const float cbi_cuda_one = 1.0f, cbi_cuda_zero = 0.0f;
+
 /* *INDENT-OFF* */
 static const CbiCudaPlanFunc cbi_cuda_planners[CBI_OP_N_KINDS] = {
   [CBI_OP_KIND_CONV] = cbi_cuda_plan_conv,

@@ -12,16 +12,11 @@ typedef struct
   CbiCudaIO io;
 } CbiCudaPool;
 
-static gboolean
-cbi_cuda_run_pool (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
-    cudaStream_t stream, GError ** error)
-{
-  const CbiCudaPool *p = params;
-  const float one = 1.0f, zero = 0.0f;
-
-  return CUDNN_CHECK (cudnnPoolingForward (cuda->cudnn, p->desc.pool, &one,
-          p->desc.x, p->io.x, &zero, p->desc.y, p->io.y), "pooling");
-}
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pool, CbiCudaPool, CUDNN_CHECK, "pooling",
+    cudnnPoolingForward (cuda->cudnn, p->desc.pool, &cbi_cuda_one,
+        p->desc.x, p->io.x, &cbi_cuda_zero, p->desc.y, p->io.y))
+/* *INDENT-ON* */
 
 typedef struct
 {
@@ -31,7 +26,7 @@ typedef struct
 } CbiCudaPoolKernel;
 
 /* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pool_kernel, CbiCudaPoolKernel,
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pool_kernel, CbiCudaPoolKernel, CUDA_CHECK,
     "pooling kernel", cbi_k_pool (p->io.x, p->io.y, p->planes, p->height,
         p->width, p->out_h, p->out_w, &p->window, stream))
 /* *INDENT-ON* */

@@ -102,8 +102,12 @@ struct _CbiCudaPlan
   gsize frames_in_bytes, frames_out_bytes;
   gpointer workspace;
   gsize workspace_bytes;
-  const CbiShape *shapes;       /* planning only */
-  gboolean exhaustive;          /* planning only: search the algorithms */
+  /* planning only */
+  CbiCuda *cuda;
+  CbiPool *pool;                /* where the shared constants go */
+  const CbiGraph *model;
+  const CbiShape *shapes;
+  gboolean exhaustive;          /* search the algorithms */
   gboolean uses_cublas;
   guint runs;
   gpointer cublas_workspace;    /* from the pool, so cuBLAS allocates none */
@@ -136,6 +140,17 @@ typedef struct
   const gfloat *x;
   gfloat *y;
 } CbiCudaIO;
+
+/* The planes of a 2-D op on NCHW: @planes (N x C) of @height x @width
+ * in, of @out_h x @out_w out. */
+typedef struct
+{
+  gint64 planes, height, width, out_h, out_w;
+} CbiCudaPlanes;
+
+/* @p for input shape @x and output shape @y. */
+void cbi_cuda_planes (CbiCudaPlanes * p, const CbiShape * x,
+    const CbiShape * y);
 
 /* A cuDNN step's descriptors, the first member of its parameters, so
  * that cbi_cuda_descs_clear () is the step's clear function. */
@@ -182,12 +197,10 @@ CbiCudaStep *cbi_cuda_last_step (CbiCudaPlan * plan);
 
 /* Returns: (transfer none): the device copy of constant @t, shared by the
  * plans of every shape; %NULL with @error set. */
-gfloat *cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, gint t, GError ** error);
+gfloat *cbi_cuda_constant (CbiCudaPlan * plan, gint t, GError ** error);
 /* Returns: (transfer none): a device copy, the plan's, of @count floats
  * made on the host (@data may go when it returns). */
-gfloat *cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan,
-    const gfloat * data, gsize count, const gchar * what, GError ** error);
+gfloat *cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data, gsize count, const gchar * what, GError ** error);
 
 /* Adds a step applying activation @post (a node, its alpha and beta) in
  * place to the @count floats of @y. */
@@ -202,45 +215,32 @@ void cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n,
 /* An op family's planner: adds the steps of node @n, with the fused
  * activation @post (nullable) where the op table allows one, reading and
  * writing the tensors the memory plan placed. */
-typedef gboolean (*CbiCudaPlanFunc) (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+typedef gboolean (*CbiCudaPlanFunc) (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 
-gboolean cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_conv (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_pool (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_pool (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_eltwise (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_eltwise (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_binary (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_matrix (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_permute (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_permute (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_concat (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_concat (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_pad (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_pad (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_reshape (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_reshape (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_resize (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_resize (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_softmax (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_softmax (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_instance_norm (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+gboolean cbi_cuda_plan_instance_norm (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 
 /* run.c: the iface's entry points that run batches */

@@ -122,11 +122,10 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
 }
 
 gboolean
-cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_conv (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
-  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  const CbiTensorInfo *w = cbi_graph_tensor (plan->model, n->inputs[1]);
   gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
   gint out = post ? post->output : n->output;
   const CbiShape *xs = &plan->shapes[n->inputs[0]], *ys = &plan->shapes[out];
@@ -183,8 +182,7 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   c->io.x = x;
   c->io.y = y;
   c->transpose = transpose;
-  if ((c->w = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
-              error)) == NULL)
+  if ((c->w = cbi_cuda_constant (plan, n->inputs[1], error)) == NULL)
     return FALSE;
   /* transposed weights are (in, out / group, h, w): the filter of the
    * forward convolution from the output's channels to the input's */
@@ -204,7 +202,7 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
       /* no TF32: the results stay within float rounding of the CPU's */
       || !CUDNN_CHECK (cudnnSetConvolutionMathType (c->desc.conv,
               CUDNN_FMA_MATH), "math type")
-      || !cbi_cuda_conv_algorithm (cuda, plan, c, n, &ws, error))
+      || !cbi_cuda_conv_algorithm (plan->cuda, plan, c, n, &ws, error))
     return FALSE;
   plan->workspace_bytes = MAX (plan->workspace_bytes, ws);
 
@@ -220,8 +218,7 @@ cbi_cuda_plan_conv (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
         sizeof (CbiCudaBiasAct));
     e->y = plan->tensors[out];
     if (n->n_inputs > 2 && n->inputs[2] >= 0 && (e->b =
-            cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[2],
-                error)) == NULL)
+            cbi_cuda_constant (plan, n->inputs[2], error)) == NULL)
       return FALSE;
     e->n = ys->dims[0];
     e->c = ys->dims[1];

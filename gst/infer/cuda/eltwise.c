@@ -46,9 +46,8 @@ cbi_cuda_add_activation (CbiCudaPlan * plan, const CbiNode * post,
 }
 
 gboolean
-cbi_cuda_plan_eltwise (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_eltwise (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   cbi_cuda_add_eltwise (plan, n, plan->tensors[n->inputs[0]],
       plan->tensors[n->output], cbi_shape_count (&plan->shapes[n->inputs[0]]));
@@ -93,16 +92,15 @@ cbi_cuda_broadcast_strides (const CbiShape * a, const CbiShape * b,
 
 /* Add, Sub, Mul, Div and PRelu: the second operand broadcasts. */
 gboolean
-cbi_cuda_plan_binary (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_binary (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   gint out = post ? post->output : n->output, b = n->inputs[1];
   const CbiShape *as = &plan->shapes[n->inputs[0]];
   CbiCudaBinary *s;
 
-  if (cbi_graph_tensor (graph, b)->data
-      && cbi_cuda_constant (cuda, plan, pool, graph, b, error) == NULL)
+  if (cbi_graph_tensor (plan->model, b)->data
+      && cbi_cuda_constant (plan, b, error) == NULL)
     return FALSE;
   s = cbi_cuda_add_step (plan, n, cbi_cuda_run_binary, sizeof (CbiCudaBinary));
   s->io.x = plan->tensors[n->inputs[0]];

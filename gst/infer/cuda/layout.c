@@ -25,13 +25,12 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_permute, CbiCudaPermute, CUDA_CHECK,
 
 /* Transpose and DepthToSpace: one permutation of a row-major view. */
 gboolean
-cbi_cuda_plan_permute (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_permute (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
+  CbiShape view;
   CbiCudaPermute *p = cbi_cuda_add_step (plan, n, cbi_cuda_run_permute,
       sizeof (CbiCudaPermute));
-  CbiShape view;
 
   p->io.x = plan->tensors[n->inputs[0]];
   p->io.y = plan->tensors[n->output];
@@ -56,9 +55,8 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_concat, CbiCudaConcat, CUDA_CHECK,
 /* One copy per input into its columns of the output seen as 2-D at the
  * axis. */
 gboolean
-cbi_cuda_plan_concat (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_concat (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   const CbiShape *ys = &plan->shapes[n->output];
   gint axis = n->axis < 0 ? n->axis + ys->n_dims : n->axis, d;
@@ -71,9 +69,8 @@ cbi_cuda_plan_concat (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
     inner *= ys->dims[d];
   for (i = 0; i < n->n_inputs; i++) {
     CbiCudaConcat *c;
-    if (cbi_graph_tensor (graph, n->inputs[i])->data
-        && cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[i],
-            error) == NULL)
+    if (cbi_graph_tensor (plan->model, n->inputs[i])->data
+        && cbi_cuda_constant (plan, n->inputs[i], error) == NULL)
       return FALSE;
     c = cbi_cuda_add_step (plan, n, cbi_cuda_run_concat,
         sizeof (CbiCudaConcat));
@@ -122,9 +119,8 @@ cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n, const gfloat * x,
 }
 
 gboolean
-cbi_cuda_plan_pad (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_pad (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
 
@@ -138,22 +134,21 @@ cbi_cuda_plan_pad (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 typedef struct
 {
   CbiCudaIO io;
-  gint64 planes, in_h, in_w, out_h, out_w;
+  CbiCudaPlanes size;
   gfloat scale_h, scale_w;
   gboolean linear;
 } CbiCudaResize;
 
 /* *INDENT-OFF* */
 CBI_CUDA_DEFINE_RUN (cbi_cuda_run_resize, CbiCudaResize, CUDA_CHECK,
-    "resize kernel", cbi_k_resize (p->io.x, p->io.y, p->planes, p->in_h,
-        p->in_w, p->out_h, p->out_w, p->scale_h, p->scale_w, p->linear,
-        stream))
+    "resize kernel", cbi_k_resize (p->io.x, p->io.y, p->size.planes,
+        p->size.height, p->size.width, p->size.out_h, p->size.out_w,
+        p->scale_h, p->scale_w, p->linear, stream))
 /* *INDENT-ON* */
 
 gboolean
-cbi_cuda_plan_resize (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_resize (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   const CbiShape *ys = &plan->shapes[n->output];
@@ -162,11 +157,7 @@ cbi_cuda_plan_resize (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 
   r->io.x = plan->tensors[n->inputs[0]];
   r->io.y = plan->tensors[n->output];
-  r->planes = xs->dims[0] * xs->dims[1];
-  r->in_h = xs->dims[2];
-  r->in_w = xs->dims[3];
-  r->out_h = ys->dims[2];
-  r->out_w = ys->dims[3];
+  cbi_cuda_planes (&r->size, xs, ys);
   /* the sizes' ratio, as the CPU backend maps coordinates (shape
    * inference made sure it is the model's scale) */
   r->scale_h = (gfloat) ys->dims[2] / xs->dims[2];
@@ -189,9 +180,8 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_copy, CbiCudaCopy, CUDA_CHECK, "copy",
 /* *INDENT-ON* */
 
 gboolean
-cbi_cuda_plan_reshape (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_reshape (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   CbiCudaCopy *c = cbi_cuda_add_step (plan, n, cbi_cuda_run_copy,
       sizeof (CbiCudaCopy));

@@ -80,21 +80,20 @@ cbi_cuda_broadcast_matmul (CbiCudaPlan * plan, const CbiNode * n,
 
 /* Gemm: its folded weights and bias, made once here. */
 static gboolean
-cbi_cuda_gemm_constants (CbiCuda * cuda, CbiCudaPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, CbiCudaGemm * g,
-    gint64 rows, gint64 k, gint64 cols, GError ** error)
+cbi_cuda_gemm_constants (CbiCudaPlan * plan, const CbiNode * n,
+    CbiCudaGemm * g, gint64 rows, gint64 k, gint64 cols, GError ** error)
 {
   gfloat *wb = g_new (gfloat, k * cols);
 
-  cbi_gemm_weights (graph, n, k, cols, wb);
-  g->w = cbi_cuda_upload_made (cuda, plan, wb, k * cols, "gemm weights", error);
+  cbi_gemm_weights (plan->model, n, k, cols, wb);
+  g->w = cbi_cuda_upload_made (plan, wb, k * cols, "gemm weights", error);
   g_free (wb);
   if (g->w == NULL)
     return FALSE;
   if (cbi_gemm_has_bias (n)) {
     gfloat *bias = g_new (gfloat, rows * cols);
-    cbi_gemm_bias (graph, n, plan->shapes, rows, cols, bias);
-    g->bias = cbi_cuda_upload_made (cuda, plan, bias, rows * cols,
+    cbi_gemm_bias (plan->model, n, plan->shapes, rows, cols, bias);
+    g->bias = cbi_cuda_upload_made (plan, bias, rows * cols,
         "gemm bias", error);
     g_free (bias);
     if (g->bias == NULL)
@@ -110,14 +109,13 @@ cbi_cuda_gemm_constants (CbiCuda * cuda, CbiCudaPlan * plan,
 }
 
 gboolean
-cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_matrix (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   gint out = post ? post->output : n->output;
   const CbiShape *as = &plan->shapes[n->inputs[0]];
   const CbiShape *bs = &plan->shapes[n->inputs[1]], *ys = &plan->shapes[out];
-  const CbiTensorInfo *bt = cbi_graph_tensor (graph, n->inputs[1]);
+  const CbiTensorInfo *bt = cbi_graph_tensor (plan->model, n->inputs[1]);
   const gint64 rows = ys->dims[ys->n_dims - 2];
   const gint64 cols = ys->dims[ys->n_dims - 1];
   const gint64 k = bs->dims[bs->n_dims - (n->op == CBI_OP_GEMM
@@ -142,13 +140,12 @@ cbi_cuda_plan_matrix (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
   g.beta = 0.0f;
 
   if (n->op == CBI_OP_GEMM) {
-    if (!cbi_cuda_gemm_constants (cuda, plan, graph, n, &g, rows, k, cols,
-            error))
+    if (!cbi_cuda_gemm_constants (plan, n, &g, rows, k, cols, error))
       return FALSE;
   } else {
     /* one GEMM over every row when B is shared, else one per batch */
-    if (bt->data && (g.w = cbi_cuda_constant (cuda, plan, pool, graph,
-                n->inputs[1], error)) == NULL)
+    if (bt->data
+        && (g.w = cbi_cuda_constant (plan, n->inputs[1], error)) == NULL)
       return FALSE;
     if (!bt->data)
       g.w = plan->tensors[n->inputs[1]];

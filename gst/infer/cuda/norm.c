@@ -21,9 +21,8 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_softmax, CbiCudaSoftmax, CUDA_CHECK,
 /* Softmax along one axis: the input seen as outer x axis x inner; the
  * opset < 13 form (mode 1) takes everything from the axis on as one. */
 gboolean
-cbi_cuda_plan_softmax (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_softmax (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis, d;
@@ -61,8 +60,7 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_instance_norm, CbiCudaInstanceNorm,
 /* InstanceNormalization, and the Relu the op table lets it take, in
  * place after it. */
 gboolean
-cbi_cuda_plan_instance_norm (CbiCuda * cuda, CbiCudaPlan * plan,
-    CbiPool * pool, const CbiGraph * graph, const CbiNode * n,
+cbi_cuda_plan_instance_norm (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   const gint out = post ? post->output : n->output;
@@ -76,10 +74,9 @@ cbi_cuda_plan_instance_norm (CbiCuda * cuda, CbiCudaPlan * plan,
   p->c = xs->dims[1];
   p->hw = xs->dims[2] * xs->dims[3];
   p->epsilon = n->alpha;
-  if ((p->gamma = cbi_cuda_constant (cuda, plan, pool, graph, n->inputs[1],
+  if ((p->gamma = cbi_cuda_constant (plan, n->inputs[1],
               error)) == NULL
-      || (p->beta = cbi_cuda_constant (cuda, plan, pool, graph,
-              n->inputs[2], error)) == NULL)
+      || (p->beta = cbi_cuda_constant (plan, n->inputs[2], error)) == NULL)
     return FALSE;
   if (post)
     cbi_cuda_add_activation (plan, post, plan->tensors[out],

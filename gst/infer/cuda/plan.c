@@ -67,10 +67,11 @@ cbi_cuda_last_step (CbiCudaPlan * plan)
  * without padding, other caps) use the same one: uploaded by the first,
  * freed with the last. */
 gfloat *
-cbi_cuda_constant (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, gint t, GError ** error)
+cbi_cuda_constant (CbiCudaPlan * plan, gint t, GError ** error)
 {
-  const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
+  CbiCuda *cuda = plan->cuda;
+  CbiPool *pool = plan->pool;
+  const CbiTensorInfo *info = cbi_graph_tensor (plan->model, t);
   gsize bytes = cbi_shape_count (&plan->shapes[t]) * sizeof (gfloat);
   CbiCudaConstant *c;
 
@@ -117,15 +118,15 @@ cbi_cuda_drop_constants (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool)
 }
 
 gfloat *
-cbi_cuda_upload_made (CbiCuda * cuda, CbiCudaPlan * plan,
-    const gfloat * data, gsize count, const gchar * what, GError ** error)
+cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data, gsize count,
+    const gchar * what, GError ** error)
 {
   gfloat *d = cbi_mem_plan_alloc (plan->memory, count * sizeof (gfloat),
       what, error);
 
   /* a pageable source is staged before the call returns: @data may go */
   if (d && !CUDA_CHECK (cudaMemcpyAsync (d, data, count * sizeof (gfloat),
-              cudaMemcpyHostToDevice, cuda->stream), what))
+              cudaMemcpyHostToDevice, plan->cuda->stream), what))
     return NULL;
   return d;
 }
@@ -146,6 +147,16 @@ cbi_cuda_descs_init (CbiCudaDescs * d, const CbiShape * x, const CbiShape * y,
             "tensor desc"))
       return FALSE;
   return TRUE;
+}
+
+void
+cbi_cuda_planes (CbiCudaPlanes * p, const CbiShape * x, const CbiShape * y)
+{
+  p->planes = x->dims[0] * x->dims[1];
+  p->height = x->dims[2];
+  p->width = x->dims[3];
+  p->out_h = y->dims[2];
+  p->out_w = y->dims[3];
 }
 
 void
@@ -263,9 +274,9 @@ cbi_cuda_plan_io (CbiCuda * cuda, CbiCudaPlan * plan, const CbiGraph * graph,
 /* Every node by its family's planner, a fused activation with its
  * producer. */
 static gboolean
-cbi_cuda_plan_nodes (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, GError ** error)
+cbi_cuda_plan_nodes (CbiCudaPlan * plan, GError ** error)
 {
+  const CbiGraph *graph = plan->model;
   guint i;
 
   for (i = 0; i < graph->nodes->len; i++) {
@@ -279,8 +290,7 @@ cbi_cuda_plan_nodes (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
           cbi_op_type_name (n->op));
       return FALSE;
     }
-    if (!cbi_cuda_planners[cbi_op_info (n->op)->kind] (cuda, plan, pool,
-            graph, n, fused, error))
+    if (!cbi_cuda_planners[cbi_op_info (n->op)->kind] (plan, n, fused, error))
       return FALSE;
   }
   return TRUE;
@@ -289,8 +299,9 @@ cbi_cuda_plan_nodes (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
 /* A plan whose activations sit where the engine's memory plan puts
  * them. */
 static CbiCudaPlan *
-cbi_cuda_plan_new (const CbiGraph * graph, const CbiShape * shapes,
-    CbiPool * pool, CbiPool * staging, gboolean exhaustive)
+cbi_cuda_plan_new (CbiCuda * cuda, const CbiGraph * graph,
+    const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
+    gboolean exhaustive)
 {
   CbiCudaPlan *plan = g_new0 (CbiCudaPlan, 1);
 
@@ -299,6 +310,9 @@ cbi_cuda_plan_new (const CbiGraph * graph, const CbiShape * shapes,
   plan->staging = cbi_mem_plan_new (NULL, staging);
   plan->constants = g_ptr_array_new ();
   plan->tensors = g_new0 (gfloat *, graph->tensors->len);
+  plan->cuda = cuda;
+  plan->pool = pool;
+  plan->model = graph;
   plan->shapes = shapes;
   plan->exhaustive = exhaustive;
   return plan;
@@ -312,13 +326,13 @@ cbi_cuda_plan_search_workspace (CbiBackend * backend, CbiCudaPlan * plan,
     const CbiGraph * graph, const CbiShape * shapes, CbiPool * pool,
     CbiPool * staging, GError ** error)
 {
-  CbiCudaPlan *probe = cbi_cuda_plan_new (graph, shapes, pool, staging,
-      FALSE);
+  CbiCudaPlan *probe = cbi_cuda_plan_new (backend->context, graph, shapes,
+      pool, staging, FALSE);
   gboolean ok;
 
   ok = cbi_mem_plan_place_dense (probe->memory, shapes,
       (gpointer *) probe->tensors, error)
-      && cbi_cuda_plan_nodes (backend->context, probe, pool, graph, error);
+      && cbi_cuda_plan_nodes (probe, error);
   /* under a memory limit, no more than the heuristics asked for */
   plan->workspace_bytes = cbi_pool_get_limit (pool) ?
       probe->workspace_bytes : MAX (probe->workspace_bytes, 64 << 20);
@@ -369,7 +383,7 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   if (!cbi_cuda_select (cuda, error)
       || !cbi_cuda_use_stream (cuda, cuda->stream, error))
     return NULL;
-  plan = cbi_cuda_plan_new (graph, shapes, pool, staging,
+  plan = cbi_cuda_plan_new (cuda, graph, shapes, pool, staging,
       backend->exhaustive_search);
   if (!cbi_mem_plan_place_dense (plan->memory, shapes,
           (gpointer *) plan->tensors, error))
@@ -379,7 +393,7 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   if ((backend->exhaustive_search
           && !cbi_cuda_plan_search_workspace (backend, plan, graph, shapes,
               pool, staging, error))
-      || !cbi_cuda_plan_nodes (cuda, plan, pool, graph, error)
+      || !cbi_cuda_plan_nodes (plan, error)
       || !cbi_cuda_plan_io (cuda, plan, graph, backend->inflight, error)
       || !cbi_cuda_plan_workspace (cuda, plan, error)
       /* the weights went up on the stream: there before the plan is */
@@ -387,6 +401,7 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
     goto failed;
   *workspace = plan->workspace_bytes;
   plan->shapes = NULL;
+  plan->model = NULL;
   cbi_mem_plan_done (plan->memory);
   GST_DEBUG ("planned %u steps, workspace %" G_GSIZE_FORMAT " bytes",
       plan->steps->len, plan->workspace_bytes);

@@ -21,14 +21,15 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pool, CbiCudaPool, CUDNN_CHECK, "pooling",
 typedef struct
 {
   CbiCudaIO io;
-  gint64 planes, height, width, out_h, out_w;
+  CbiCudaPlanes size;
   CbiKPool window;
 } CbiCudaPoolKernel;
 
 /* *INDENT-OFF* */
 CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pool_kernel, CbiCudaPoolKernel, CUDA_CHECK,
-    "pooling kernel", cbi_k_pool (p->io.x, p->io.y, p->planes, p->height,
-        p->width, p->out_h, p->out_w, &p->window, stream))
+    "pooling kernel", cbi_k_pool (p->io.x, p->io.y, p->size.planes,
+        p->size.height, p->size.width, p->size.out_h, p->size.out_w,
+        &p->window, stream))
 /* *INDENT-ON* */
 
 /* A window our kernel slides: any pads, any dilation. */
@@ -44,11 +45,7 @@ cbi_cuda_plan_pool_kernel (CbiCudaPlan * plan, const CbiNode * n)
 
   k->io.x = plan->tensors[n->inputs[0]];
   k->io.y = plan->tensors[n->output];
-  k->planes = xs->dims[0] * xs->dims[1];
-  k->height = xs->dims[2];
-  k->width = xs->dims[3];
-  k->out_h = ys->dims[2];
-  k->out_w = ys->dims[3];
+  cbi_cuda_planes (&k->size, xs, ys);
   for (d = 0; d < 2; d++) {
     k->window.kernel[d] = a->kernel[d];
     k->window.stride[d] = a->strides[d];
@@ -60,9 +57,8 @@ cbi_cuda_plan_pool_kernel (CbiCudaPlan * plan, const CbiNode * n)
 }
 
 gboolean
-cbi_cuda_plan_pool (CbiCuda * cuda, CbiCudaPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    GError ** error)
+cbi_cuda_plan_pool (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   const CbiConvAttrs *a = &n->conv;

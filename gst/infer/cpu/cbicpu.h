@@ -51,6 +51,11 @@ typedef struct
   gpointer workspace;
   dnnl_memory_desc_t *mds;      /* per tensor */
   dnnl_memory_t *mems;          /* per tensor, borrowed from @memories */
+  /* planning only */
+  CbiCpu *cpu;
+  const CbiGraph *graph;
+  const CbiShape *shapes;       /* every tensor's */
+  guint64 scratch_bytes;        /* the largest scratchpad of a primitive */
 } CbiCpuPlan;
 
 /* Logs a failed oneDNN call at @file:@line and sets @error. */
@@ -61,59 +66,52 @@ gboolean cbi_dnnl_check (dnnl_status_t status, const gchar * what,
   cbi_dnnl_check ((call), (what), __FILE__, __LINE__, error)
 
 /* plan.c: memories, descs and primitives */
-dnnl_memory_t cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan,
-    CbiPool * pool, gint tensor, const dnnl_memory_desc_t * md,
-    GError ** error);
-gboolean cbi_cpu_add_reorder (CbiCpu * cpu, CbiCpuPlan * plan,
+dnnl_memory_t cbi_cpu_activation (CbiCpuPlan * plan, gint tensor,
+    const dnnl_memory_desc_t * md, GError ** error);
+gboolean cbi_cpu_add_reorder (CbiCpuPlan * plan,
     const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
     const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error);
 gboolean cbi_cpu_any_md (dnnl_memory_desc_t * md, const CbiShape * shape,
     GError ** error);
-gboolean cbi_cpu_finish (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+gboolean cbi_cpu_finish (CbiCpuPlan * plan,
     const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
-    gint n_inputs, gint out, guint64 * workspace, GError ** error);
+    gint n_inputs, gint out, GError ** error);
 void cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     CbiPool * staging);
-dnnl_memory_t cbi_cpu_in_layout (CbiCpu * cpu, CbiCpuPlan * plan,
-    CbiPool * pool, gint t, const dnnl_memory_desc_t * md, GError ** error);
-dnnl_memory_t cbi_cpu_memory (CbiCpu * cpu, CbiCpuPlan * plan,
-    const dnnl_memory_desc_t * md, gpointer handle, GError ** error);
-dnnl_memory_t cbi_cpu_output_view (CbiCpu * cpu, CbiCpuPlan * plan,
-    CbiPool * pool, gint out, const CbiShape * shapes,
+dnnl_memory_t cbi_cpu_in_layout (CbiCpuPlan * plan, gint t,
+    const dnnl_memory_desc_t * md, GError ** error);
+dnnl_memory_t cbi_cpu_memory (CbiCpuPlan * plan, const dnnl_memory_desc_t * md,
+    gpointer handle, GError ** error);
+dnnl_memory_t cbi_cpu_output_view (CbiCpuPlan * plan, gint out,
     const dnnl_memory_desc_t * view_md, GError ** error);
-dnnl_memory_t cbi_cpu_plain (CbiCpu * cpu, CbiCpuPlan * plan,
-    CbiPool * pool, gint t, const CbiShape * shapes, dnnl_memory_desc_t * md,
+dnnl_memory_t cbi_cpu_plain (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md,
     GError ** error);
 gboolean cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims,
     const gint64 * dims, gint rank, GError ** error);
 gpointer cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
     guint64 * workspace, GError ** error);
-gboolean cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan,
+gboolean cbi_cpu_plan_op (CbiCpuPlan * plan,
     const_dnnl_op_desc_t op_desc, const CbiNode * n, const CbiNode * post,
-    guint skip, const dnnl_exec_arg_t * inputs, gint n_inputs, CbiPool * pool,
-    guint64 * workspace, GError ** error);
-dnnl_memory_t cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan,
-    CbiPool * pool, const dnnl_memory_desc_t * md, const gchar * what,
+    guint skip, const dnnl_exec_arg_t * inputs, gint n_inputs,
     GError ** error);
-gboolean cbi_cpu_reshape_output (CbiCpu * cpu, CbiCpuPlan * plan, gint out,
-    const CbiShape * shapes, GError ** error);
+dnnl_memory_t cbi_cpu_pooled_memory (CbiCpuPlan * plan,
+    const dnnl_memory_desc_t * md, const gchar * what, GError ** error);
+gboolean cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error);
 gboolean cbi_cpu_shape_md (dnnl_memory_desc_t * md, const CbiShape * shape,
     GError ** error);
-dnnl_memory_t cbi_cpu_view (CbiCpu * cpu, CbiCpuPlan * plan, dnnl_memory_t mem,
+dnnl_memory_t cbi_cpu_view (CbiCpuPlan * plan, dnnl_memory_t mem,
     const dnnl_memory_desc_t * md, GError ** error);
 
 void cbi_cpu_planes (CbiCpuPlanes * io, dnnl_memory_t src, dnnl_memory_t dst,
     const CbiShape * shape, gint64 block);
 void cbi_cpu_add_loop (CbiCpuPlan * plan, void (*run) (gconstpointer loop),
     gpointer loop);
-dnnl_memory_t cbi_cpu_new_output (CbiCpu * cpu, CbiCpuPlan * plan,
-    CbiPool * pool, gint out, const dnnl_memory_desc_t * md,
-    GError ** error);
+dnnl_memory_t cbi_cpu_new_output (CbiCpuPlan * plan, gint out,
+    const dnnl_memory_desc_t * md, GError ** error);
 gboolean cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
-    dnnl_primitive_attr_t attr, CbiCpu * cpu, CbiCpuPlan * plan,
-    CbiPool * pool, const dnnl_exec_arg_t * inputs, gint n_inputs, gint out,
-    guint64 * workspace, GError ** error);
+    dnnl_primitive_attr_t attr, CbiCpuPlan * plan,
+    const dnnl_exec_arg_t * inputs, gint n_inputs, gint out, GError ** error);
 
 /* eltwise.c: an attribute with a user scratchpad and, as post-ops, the
  * oneDNN eltwise steps of activation @post (nullable) from @skip on */
@@ -122,65 +120,37 @@ gboolean cbi_cpu_attr (const CbiNode * post, guint skip,
 
 /* An op family's planner: adds the steps of node @n, with the fused
  * activation @post (nullable) where the op table allows one; the
- * activations it writes come from the memory plan; @workspace grows to
- * the scratchpad its primitives need. */
-typedef gboolean (*CbiCpuPlanFunc) (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
+ * activations it writes come from the memory plan; the plan's
+ * scratch_bytes grows to the scratchpad its primitives need. */
+typedef gboolean (*CbiCpuPlanFunc) (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
 
-gboolean cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_prelu (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_reshape (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_transpose (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_matrix (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
-gboolean cbi_cpu_plan_softmax (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error);
+gboolean cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_pool (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_resize (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_concat (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_reshape (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_matrix (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
 
 /* Whether a planner takes @n. */
 gboolean cbi_cpu_supports_op (CbiBackend * backend, const CbiGraph * graph,

@@ -11,9 +11,8 @@
 /* The weights in the layout the primitive chose: the constant data itself
  * when that is plain, else a reordered copy made once in the pool. */
 static dnnl_memory_t
-cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    const dnnl_memory_desc_t * user_md, const dnnl_memory_desc_t * md,
-    gfloat * data, GError ** error)
+cbi_cpu_weights (CbiCpuPlan * plan, const dnnl_memory_desc_t * user_md,
+    const dnnl_memory_desc_t * md, gfloat * data, GError ** error)
 {
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_t reorder = NULL;
@@ -21,11 +20,10 @@ cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
   dnnl_memory_t user, mem;
   gboolean ok;
 
-  user = cbi_cpu_memory (cpu, plan, user_md, data, error);
+  user = cbi_cpu_memory (plan, user_md, data, error);
   if (user == NULL || dnnl_memory_desc_equal (md, user_md))
     return user;
-  mem = cbi_cpu_pooled_memory (cpu, plan, pool, md, "convolution weights",
-      error);
+  mem = cbi_cpu_pooled_memory (plan, md, "convolution weights", error);
   if (mem == NULL)
     return NULL;
   args[0].arg = DNNL_ARG_FROM;
@@ -33,11 +31,12 @@ cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
   args[1].arg = DNNL_ARG_TO;
   args[1].memory = mem;
   ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, user_md,
-          cpu->engine, md, cpu->engine, NULL), "weights reorder desc")
+          plan->cpu->engine, md, plan->cpu->engine, NULL),
+      "weights reorder desc")
       && DNNL_CHECK (dnnl_primitive_create (&reorder, pd), "weights reorder")
-      && DNNL_CHECK (dnnl_primitive_execute (reorder, cpu->stream, 2, args),
-      "weights reorder execute")
-      && DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
+      && DNNL_CHECK (dnnl_primitive_execute (reorder, plan->cpu->stream, 2,
+          args), "weights reorder execute")
+      && DNNL_CHECK (dnnl_stream_wait (plan->cpu->stream), "dnnl_stream_wait");
   if (reorder)
     dnnl_primitive_destroy (reorder);
   if (pd)
@@ -50,8 +49,8 @@ cbi_cpu_weights (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
  * blocked by 8 (oneDNN's reorder of a channel slice is a slow reference
  * loop), else that reorder. */
 static gboolean
-cbi_cpu_narrow (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
-    const CbiShape * shape, GError ** error)
+cbi_cpu_narrow (CbiCpuPlan * plan, gint out, const CbiShape * shape,
+    GError ** error)
 {
   const dnnl_memory_desc_t wide = plan->mds[out];
   dnnl_memory_t wide_mem = plan->mems[out], mem;
@@ -77,11 +76,10 @@ cbi_cpu_narrow (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
     if (!DNNL_CHECK (dnnl_memory_desc_init_submemory (&plan->mds[out], &wide,
                 dims, origin), "output channels desc"))
       return FALSE;
-    plan->mems[out] = cbi_cpu_view (cpu, plan, wide_mem, &plan->mds[out],
-        error);
+    plan->mems[out] = cbi_cpu_view (plan, wide_mem, &plan->mds[out], error);
     return plan->mems[out] != NULL;
   }
-  mem = cbi_cpu_new_output (cpu, plan, pool, out, &md, error);
+  mem = cbi_cpu_new_output (plan, out, &md, error);
   if (mem == NULL)
     return FALSE;
   ch = g_new0 (CbiCpuChannels, 1);
@@ -92,13 +90,12 @@ cbi_cpu_narrow (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
 }
 
 gboolean
-cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
-  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  const CbiTensorInfo *w = cbi_graph_tensor (plan->graph, n->inputs[1]);
   const CbiTensorInfo *b = n->n_inputs > 2 && n->inputs[2] >= 0 ?
-      cbi_graph_tensor (graph, n->inputs[2]) : NULL;
+      cbi_graph_tensor (plan->graph, n->inputs[2]) : NULL;
   gint out = post ? post->output : n->output;
   const CbiConvAttrs *a = &n->conv;
   dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
@@ -117,7 +114,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
    * computed with zero filters up to 8 and read as its first channels */
   const gint64 oc = w->dims[0];
   gboolean widen = !transpose && a->group == 1 && oc < 8
-      && cbi_graph_is_output (graph, out);
+      && cbi_graph_is_output (plan->graph, out);
 
   if (widen) {
     gsize filter = w->dims[1] * w->dims[2] * w->dims[3];
@@ -151,7 +148,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     wdims[1] = w->dims[0];
   }
   for (i = 0; i < 4; i++)
-    ydims[i] = shapes[out].dims[i];
+    ydims[i] = plan->shapes[out].dims[i];
   if (widen)
     wdims[0] = ydims[1] = 8;
   for (i = 0; i < 2; i++) {
@@ -164,7 +161,7 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   bdims[0] = wdims[0];
   /* the source too in the layout the primitive prefers: a plain one (after
    * a Pad or an InstanceNormalization) would send it to a slow kernel */
-  if (!cbi_cpu_any_md (&xmd, &shapes[n->inputs[0]], error))
+  if (!cbi_cpu_any_md (&xmd, &plan->shapes[n->inputs[0]], error))
     return FALSE;
 
   if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_any, wnd, wdims,
@@ -188,19 +185,19 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       || !cbi_cpu_attr (post, 0, &attr, error)
       || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, transpose ?
               (const_dnnl_op_desc_t) & tdesc : (const_dnnl_op_desc_t) & desc,
-              attr, cpu->engine, NULL), "convolution primitive desc"))
+              attr, plan->cpu->engine, NULL), "convolution primitive desc"))
     goto done;
 
   xmd = *dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
-  xmem = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &xmd, error);
+  xmem = cbi_cpu_in_layout (plan, n->inputs[0], &xmd, error);
   if (xmem == NULL)
     goto done;
-  wmem = cbi_cpu_weights (cpu, plan, pool, &wmd_user,
+  wmem = cbi_cpu_weights (plan, &wmd_user,
       dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), wdata,
       error);
   if (wmem == NULL)
     goto done;
-  if (bdata && (bmem = cbi_cpu_memory (cpu, plan, &bmd, bdata, error)) == NULL)
+  if (bdata && (bmem = cbi_cpu_memory (plan, &bmd, bdata, error)) == NULL)
     goto done;
 
   {
@@ -209,11 +206,10 @@ cbi_cpu_plan_conv (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       {DNNL_ARG_WEIGHTS, wmem},
       {DNNL_ARG_BIAS, bmem},
     };
-    ok = cbi_cpu_finish (cpu, plan, pool, pd, args, bmem ? 3 : 2, out,
-        workspace, error);
+    ok = cbi_cpu_finish (plan, pd, args, bmem ? 3 : 2, out, error);
   }
   if (ok && widen)
-    ok = cbi_cpu_narrow (cpu, plan, pool, out, &shapes[out], error);
+    ok = cbi_cpu_narrow (plan, out, &plan->shapes[out], error);
 
 done:
   if (pd)

@@ -90,9 +90,8 @@ cbi_cpu_attr (const CbiNode * post, guint skip, dnnl_primitive_attr_t * attr,
 }
 
 gboolean
-cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
   dnnl_memory_desc_t md = plan->mds[n->inputs[0]];
@@ -110,7 +109,7 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   if (one_d) {
     gint64 row[2] = { 1, md.dims[0] };
     if (!cbi_cpu_plain_md (&md, 2, row, 2, error)
-        || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &md,
+        || (args[0].memory = cbi_cpu_view (plan, args[0].memory, &md,
                 error)) == NULL)
       return FALSE;
   }
@@ -118,10 +117,8 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   return DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
           dnnl_forward_inference, steps[0].alg, &md, steps[0].alpha,
           steps[0].beta), "eltwise desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, n, 1, args, 1, pool,
-      workspace, error)
-      && (!one_d || cbi_cpu_reshape_output (cpu, plan, n->output, shapes,
-          error));
+      && cbi_cpu_plan_op (plan, &desc, n, n, 1, args, 1, error)
+      && (!one_d || cbi_cpu_reshape_output (plan, n->output, error));
 }
 
 /* The second operand of node @n, which broadcasts to the first: an
@@ -129,31 +126,30 @@ cbi_cpu_plan_eltwise (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
  * differs), else row-major with leading ones up to the first's rank, as
  * oneDNN broadcasts it; a constant is used where it is. */
 static dnnl_memory_t
-cbi_cpu_second_operand (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    const CbiGraph * graph, const CbiNode * n, const CbiShape * shapes,
+cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n,
     dnnl_memory_desc_t * md, GError ** error)
 {
-  const CbiTensorInfo *b = cbi_graph_tensor (graph, n->inputs[1]);
-  const CbiShape *as = &shapes[n->inputs[0]], *bs = &shapes[n->inputs[1]];
+  const CbiTensorInfo *b = cbi_graph_tensor (plan->graph, n->inputs[1]);
+  const CbiShape *as = &plan->shapes[n->inputs[0]], *bs =
+      &plan->shapes[n->inputs[1]];
   dnnl_memory_desc_t own;
   dnnl_memory_t mem;
 
   if (b->data == NULL && cbi_shape_equal (as, bs)) {
     *md = plan->mds[n->inputs[0]];
-    return cbi_cpu_in_layout (cpu, plan, pool, n->inputs[1], md, error);
+    return cbi_cpu_in_layout (plan, n->inputs[1], md, error);
   }
   if (!cbi_cpu_plain_md (md, bs->n_dims, bs->dims, as->n_dims, error))
     return NULL;
   if (b->data)
-    return cbi_cpu_memory (cpu, plan, md, b->data, error);
-  mem = cbi_cpu_plain (cpu, plan, pool, n->inputs[1], shapes, &own, error);
-  return mem ? cbi_cpu_view (cpu, plan, mem, md, error) : NULL;
+    return cbi_cpu_memory (plan, md, b->data, error);
+  mem = cbi_cpu_plain (plan, n->inputs[1], &own, error);
+  return mem ? cbi_cpu_view (plan, mem, md, error) : NULL;
 }
 
 gboolean
-cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
   static const dnnl_alg_kind_t algs[] = {
@@ -170,23 +166,20 @@ cbi_cpu_plan_binary (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   args[0].arg = DNNL_ARG_SRC_0;
   args[0].memory = plan->mems[n->inputs[0]];
   args[1].arg = DNNL_ARG_SRC_1;
-  args[1].memory = cbi_cpu_second_operand (cpu, plan, pool, graph, n, shapes,
-      &b_md, error);
+  args[1].memory = cbi_cpu_second_operand (plan, n, &b_md, error);
   return args[1].memory
       && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
       "binary desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, post, 0, args, 2, pool,
-      workspace, error);
+      && cbi_cpu_plan_op (plan, &desc, n, post, 0, args, 2, error);
 }
 
 /* PRelu: the slope, row-major with leading ones, broadcasts as oneDNN's
  * weights. */
 gboolean
-cbi_cpu_plan_prelu (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
-  const CbiShape *ss = &shapes[n->inputs[1]];
+  const CbiShape *ss = &plan->shapes[n->inputs[1]];
   dnnl_exec_arg_t args[2] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
   {DNNL_ARG_WEIGHTS, NULL}
   };
@@ -194,12 +187,11 @@ cbi_cpu_plan_prelu (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   dnnl_prelu_desc_t desc;
 
   return cbi_cpu_plain_md (&w_md, ss->n_dims, ss->dims,
-      shapes[n->inputs[0]].n_dims, error)
-      && (args[1].memory = cbi_cpu_memory (cpu, plan, &w_md,
-          cbi_graph_tensor (graph, n->inputs[1])->data, error))
+      plan->shapes[n->inputs[0]].n_dims, error)
+      && (args[1].memory = cbi_cpu_memory (plan, &w_md,
+          cbi_graph_tensor (plan->graph, n->inputs[1])->data, error))
       && DNNL_CHECK (dnnl_prelu_forward_desc_init (&desc,
           dnnl_forward_inference, &plan->mds[n->inputs[0]], &w_md),
       "prelu desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, NULL, 0, args, 2, pool,
-      workspace, error);
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 2, error);
 }

@@ -9,9 +9,8 @@
 #include <string.h>
 
 gboolean
-cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_resize (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   dnnl_alg_kind_t alg = n->mode == CBI_RESIZE_LINEAR ?
       dnnl_resampling_linear : dnnl_resampling_nearest;
@@ -20,18 +19,16 @@ cbi_cpu_plan_resize (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   dnnl_resampling_desc_t desc;
   dnnl_memory_desc_t dst;
 
-  return cbi_cpu_any_md (&dst, &shapes[n->output], error)
+  return cbi_cpu_any_md (&dst, &plan->shapes[n->output], error)
       && DNNL_CHECK (dnnl_resampling_forward_desc_init (&desc,
           dnnl_forward_inference, alg, factors, &plan->mds[n->inputs[0]],
           &dst), "resampling desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, NULL, 0, args, 1, pool,
-      workspace, error);
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error);
 }
 
 gboolean
-cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_concat (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   dnnl_memory_desc_t srcs[CBI_MAX_NODE_INPUTS], dst;
   dnnl_exec_arg_t args[CBI_MAX_NODE_INPUTS];
@@ -43,11 +40,11 @@ cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
 
   for (i = 0; i < n->n_inputs; i++) {
     gint t = n->inputs[i];
-    gfloat *data = cbi_graph_tensor (graph, t)->data;
+    gfloat *data = cbi_graph_tensor (plan->graph, t)->data;
     args[i].arg = DNNL_ARG_MULTIPLE_SRC + i;
     /* a constant joins as it is, row-major */
-    if (data && (!cbi_cpu_shape_md (&srcs[i], &shapes[t], error)
-            || (args[i].memory = cbi_cpu_memory (cpu, plan, &srcs[i], data,
+    if (data && (!cbi_cpu_shape_md (&srcs[i], &plan->shapes[t], error)
+            || (args[i].memory = cbi_cpu_memory (plan, &srcs[i], data,
                     error)) == NULL))
       return FALSE;
     if (data == NULL) {
@@ -56,31 +53,30 @@ cbi_cpu_plan_concat (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     }
   }
   /* shape inference checked the axis */
-  axis = n->axis < 0 ? n->axis + shapes[n->output].n_dims : n->axis;
-  ok = cbi_cpu_any_md (&dst, &shapes[n->output], error)
+  axis = n->axis < 0 ? n->axis + plan->shapes[n->output].n_dims : n->axis;
+  ok = cbi_cpu_any_md (&dst, &plan->shapes[n->output], error)
       && cbi_cpu_attr (NULL, 0, &attr, error)
       && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
-          n->n_inputs, axis, srcs, attr, cpu->engine), "concat primitive desc");
-  return cbi_cpu_finish_owned (ok, pd, attr, cpu, plan, pool, args,
-      n->n_inputs, n->output, workspace, error);
+          n->n_inputs, axis, srcs, attr, plan->cpu->engine),
+      "concat primitive desc");
+  return cbi_cpu_finish_owned (ok, pd, attr, plan, args, n->n_inputs, n->output,
+      error);
 }
 
 gboolean
-cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
-  const gint64 *x = shapes[n->inputs[0]].dims;
+  const gint64 *x = plan->shapes[n->inputs[0]].dims;
   dnnl_memory_desc_t in_md, out_md;
   dnnl_memory_t in, out;
   CbiCpuPad *pad;
 
-  if (!cbi_cpu_shape_md (&in_md, &shapes[n->inputs[0]], error)
-      || !cbi_cpu_shape_md (&out_md, &shapes[n->output], error))
+  if (!cbi_cpu_shape_md (&in_md, &plan->shapes[n->inputs[0]], error)
+      || !cbi_cpu_shape_md (&out_md, &plan->shapes[n->output], error))
     return FALSE;
-  in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0], &in_md, error);
-  out = in ? cbi_cpu_new_output (cpu, plan, pool, n->output, &out_md,
-      error) : NULL;
+  in = cbi_cpu_in_layout (plan, n->inputs[0], &in_md, error);
+  out = in ? cbi_cpu_new_output (plan, n->output, &out_md, error) : NULL;
   if (out == NULL)
     return FALSE;
 
@@ -106,9 +102,9 @@ cbi_cpu_plan_pad (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
  * reads (the same elements, maybe another rank). One reorder: the
  * destination is @from's dims with the strides the permutation gives. */
 static gboolean
-cbi_cpu_plan_permute (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+cbi_cpu_plan_permute (CbiCpuPlan * plan,
     const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
-    const gint64 * perm, gint out, const CbiShape * shapes, GError ** error)
+    const gint64 * perm, gint out, GError ** error)
 {
   const gint rank = from_md->ndims;
   dnnl_dims_t strides;
@@ -124,36 +120,32 @@ cbi_cpu_plan_permute (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
   if (!DNNL_CHECK (dnnl_memory_desc_init_by_strides (&view_md, rank,
               from_md->dims, dnnl_f32, strides), "transposed desc"))
     return FALSE;
-  to = cbi_cpu_output_view (cpu, plan, pool, out, shapes, &view_md, error);
-  return to && cbi_cpu_add_reorder (cpu, plan, from_md, from, &view_md, to,
-      error);
+  to = cbi_cpu_output_view (plan, out, &view_md, error);
+  return to && cbi_cpu_add_reorder (plan, from_md, from, &view_md, to, error);
 }
 
 /* Reshape and Flatten: one reorder writes the input, whatever its layout,
  * row-major into the output's block. */
 gboolean
-cbi_cpu_plan_reshape (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_reshape (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   gint x = n->inputs[0];
   dnnl_memory_desc_t row_major;
   dnnl_memory_t to;
 
-  if (!cbi_cpu_shape_md (&row_major, &shapes[x], error))
+  if (!cbi_cpu_shape_md (&row_major, &plan->shapes[x], error))
     return FALSE;
-  to = cbi_cpu_output_view (cpu, plan, pool, n->output, shapes, &row_major,
-      error);
-  return to && cbi_cpu_add_reorder (cpu, plan, &plan->mds[x], plan->mems[x],
+  to = cbi_cpu_output_view (plan, n->output, &row_major, error);
+  return to && cbi_cpu_add_reorder (plan, &plan->mds[x], plan->mems[x],
       &row_major, to, error);
 }
 
 /* Transpose reorders its input, whatever its layout; DepthToSpace first
  * needs its input row-major, to view it in 6-D. */
 gboolean
-cbi_cpu_plan_transpose (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   gint x = n->inputs[0];
   dnnl_memory_desc_t from_md = plan->mds[x], md;
@@ -161,12 +153,11 @@ cbi_cpu_plan_transpose (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   gint64 perm[CBI_MAX_DIMS];
   CbiShape view;
 
-  cbi_node_permutation (n, &shapes[x], &view, perm);
+  cbi_node_permutation (n, &plan->shapes[x], &view, perm);
   if (n->op == CBI_OP_DEPTH_TO_SPACE
-      && ((from = cbi_cpu_plain (cpu, plan, pool, x, shapes, &md,
+      && ((from = cbi_cpu_plain (plan, x, &md,
                   error)) == NULL || !cbi_cpu_shape_md (&from_md, &view, error)
-          || (from = cbi_cpu_view (cpu, plan, from, &from_md, error)) == NULL))
+          || (from = cbi_cpu_view (plan, from, &from_md, error)) == NULL))
     return FALSE;
-  return cbi_cpu_plan_permute (cpu, plan, pool, &from_md, from, perm,
-      n->output, shapes, error);
+  return cbi_cpu_plan_permute (plan, &from_md, from, perm, n->output, error);
 }

@@ -8,11 +8,11 @@
 /* Gemm as a oneDNN matmul: alpha folds into a copy of B laid out [K, N],
  * beta C into a bias of the whole [M, N] output, both made once here. */
 static gboolean
-cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
-  const CbiShape *as = &shapes[n->inputs[0]], *ys = &shapes[n->output];
+  const CbiShape *as = &plan->shapes[n->inputs[0]], *ys =
+      &plan->shapes[n->output];
   const gint64 m = ys->dims[0], cols = ys->dims[1];
   const gint64 k = as->dims[n->ints[0] ? 0 : 1];
   dnnl_dims_t a_dims = { m, k }, a_strides = { k, 1 };
@@ -28,12 +28,11 @@ cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
     a_strides[1] = m;
   }
   args[0].arg = DNNL_ARG_SRC;
-  args[0].memory = cbi_cpu_plain (cpu, plan, pool, n->inputs[0], shapes,
-      &a_plain, error);
+  args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &a_plain, error);
   if (args[0].memory == NULL
       || !DNNL_CHECK (dnnl_memory_desc_init_by_strides (&a_md, 2, a_dims,
               dnnl_f32, a_strides), "gemm A desc")
-      || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &a_md,
+      || (args[0].memory = cbi_cpu_view (plan, args[0].memory, &a_md,
               error)) == NULL)
     return FALSE;
 
@@ -41,13 +40,13 @@ cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       "gemm weights", error);
   if (w == NULL)
     return FALSE;
-  cbi_gemm_weights (graph, n, k, cols, w);
+  cbi_gemm_weights (plan->graph, n, k, cols, w);
   if (cbi_gemm_has_bias (n)) {
     bias = cbi_mem_plan_alloc (plan->memory, m * cols * sizeof (gfloat),
         "gemm bias", error);
     if (bias == NULL)
       return FALSE;
-    cbi_gemm_bias (graph, n, shapes, m, cols, bias);
+    cbi_gemm_bias (plan->graph, n, plan->shapes, m, cols, bias);
   }
 
   args[1].arg = DNNL_ARG_WEIGHTS;
@@ -55,23 +54,21 @@ cbi_cpu_plan_gemm (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   return cbi_cpu_plain_md (&w_md, 2, w_dims, 2, error)
       && cbi_cpu_shape_md (&bias_md, ys, error)
       && cbi_cpu_any_md (&y_md, ys, error)
-      && (args[1].memory = cbi_cpu_memory (cpu, plan, &w_md, w, error))
+      && (args[1].memory = cbi_cpu_memory (plan, &w_md, w, error))
       && (bias == NULL
-      || (args[2].memory = cbi_cpu_memory (cpu, plan, &bias_md, bias, error)))
+      || (args[2].memory = cbi_cpu_memory (plan, &bias_md, bias, error)))
       && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &a_md, &w_md,
           bias ? &bias_md : NULL, &y_md), "matmul desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, post, 0, args, bias ? 3 : 2,
-      pool, workspace, error);
+      && cbi_cpu_plan_op (plan, &desc, n, post, 0, args, bias ? 3 : 2, error);
 }
 
 /* MatMul: both operands row-major with leading ones up to the output's
  * rank, where oneDNN broadcasts their batch dimensions. */
 static gboolean
-cbi_cpu_plan_matmul (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
-  const CbiShape *ys = &shapes[n->output];
+  const CbiShape *ys = &plan->shapes[n->output];
   dnnl_memory_desc_t md[2], own, y_md;
   dnnl_exec_arg_t args[2];
   dnnl_matmul_desc_t desc;
@@ -79,16 +76,15 @@ cbi_cpu_plan_matmul (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
 
   for (i = 0; i < 2; i++) {
     gint t = n->inputs[i];
-    const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
+    const CbiTensorInfo *info = cbi_graph_tensor (plan->graph, t);
     dnnl_memory_t mem;
-    if (!cbi_cpu_plain_md (&md[i], shapes[t].n_dims, shapes[t].dims,
+    if (!cbi_cpu_plain_md (&md[i], plan->shapes[t].n_dims, plan->shapes[t].dims,
             ys->n_dims, error))
       return FALSE;
     if (info->data)
-      mem = cbi_cpu_memory (cpu, plan, &md[i], info->data, error);
-    else if ((mem = cbi_cpu_plain (cpu, plan, pool, t, shapes, &own,
-                error)) != NULL)
-      mem = cbi_cpu_view (cpu, plan, mem, &md[i], error);
+      mem = cbi_cpu_memory (plan, &md[i], info->data, error);
+    else if ((mem = cbi_cpu_plain (plan, t, &own, error)) != NULL)
+      mem = cbi_cpu_view (plan, mem, &md[i], error);
     if (mem == NULL)
       return FALSE;
     args[i].arg = i == 0 ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS;
@@ -97,16 +93,14 @@ cbi_cpu_plan_matmul (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   return cbi_cpu_any_md (&y_md, ys, error)
       && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &md[0], &md[1], NULL,
           &y_md), "matmul desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, post, 0, args, 2, pool,
-      workspace, error);
+      && cbi_cpu_plan_op (plan, &desc, n, post, 0, args, 2, error);
 }
 
 /* Gemm and MatMul. */
 gboolean
-cbi_cpu_plan_matrix (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_matrix (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   return (n->op == CBI_OP_GEMM ? cbi_cpu_plan_gemm : cbi_cpu_plan_matmul)
-      (cpu, plan, graph, n, post, shapes, pool, workspace, error);
+      (plan, n, post, error);
 }

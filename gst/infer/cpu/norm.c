@@ -11,17 +11,15 @@
  * layout its input has when that is plain or channel-blocked by 8 or 16
  * (what convolutions give): no reorder either side. */
 gboolean
-cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
-    const CbiGraph * graph, const CbiNode * n, const CbiNode * post,
-    const CbiShape * shapes, CbiPool * pool, guint64 * workspace,
-    GError ** error)
+cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
   static const struct
   {
     dnnl_format_tag_t tag;
     gint64 block;
   } layouts[] = { {dnnl_nChw16c, 16}, {dnnl_nChw8c, 8}, {dnnl_nchw, 1} };
-  const CbiShape *xs = &shapes[n->inputs[0]];
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
   gint out = post ? post->output : n->output;
   CbiCpuInstanceNorm *norm;
   dnnl_memory_desc_t md;
@@ -30,8 +28,8 @@ cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
   gint64 block = 1;
   guint i;
 
-  if (cbi_graph_tensor (graph, n->inputs[1])->dims[0] != xs->dims[1]
-      || cbi_graph_tensor (graph, n->inputs[2])->dims[0] != xs->dims[1]) {
+  if (cbi_graph_tensor (plan->graph, n->inputs[1])->dims[0] != xs->dims[1]
+      || cbi_graph_tensor (plan->graph, n->inputs[2])->dims[0] != xs->dims[1]) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s "
         "(InstanceNormalization): scale and B need %" G_GINT64_FORMAT
         " values", n->name, xs->dims[1]);
@@ -48,17 +46,17 @@ cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
     }
   }
   /* md is plain NCHW now, for any other layout */
-  if (in == NULL && (in = cbi_cpu_in_layout (cpu, plan, pool, n->inputs[0],
+  if (in == NULL && (in = cbi_cpu_in_layout (plan, n->inputs[0],
               &md, error)) == NULL)
     return FALSE;
-  mem = cbi_cpu_new_output (cpu, plan, pool, out, &md, error);
+  mem = cbi_cpu_new_output (plan, out, &md, error);
   if (mem == NULL)
     return FALSE;
 
   norm = g_new0 (CbiCpuInstanceNorm, 1);
   cbi_cpu_planes (&norm->io, in, mem, xs, block);
-  norm->gamma = cbi_graph_tensor (graph, n->inputs[1])->data;
-  norm->beta = cbi_graph_tensor (graph, n->inputs[2])->data;
+  norm->gamma = cbi_graph_tensor (plan->graph, n->inputs[1])->data;
+  norm->beta = cbi_graph_tensor (plan->graph, n->inputs[2])->data;
   norm->epsilon = n->alpha;
   norm->relu = post != NULL;
   norm->slope = post ? post->alpha : 0.0f;
@@ -69,11 +67,10 @@ cbi_cpu_plan_instance_norm (CbiCpu * cpu, CbiCpuPlan * plan,
 /* Softmax along one axis; the opset < 13 form normalises the input seen
  * as 2-D, everything from @axis on being one row. */
 gboolean
-cbi_cpu_plan_softmax (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
-  const CbiShape *xs = &shapes[n->inputs[0]];
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
   dnnl_memory_desc_t x_md = plan->mds[n->inputs[0]], y_md, own;
   dnnl_softmax_v2_desc_t desc;
@@ -84,10 +81,9 @@ cbi_cpu_plan_softmax (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   if (n->mode == 1) {
     for (d = 0; d < xs->n_dims; d++)
       rows.dims[d < axis ? 0 : 1] *= xs->dims[d];
-    args[0].memory = cbi_cpu_plain (cpu, plan, pool, n->inputs[0], shapes,
-        &own, error);
+    args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &own, error);
     if (args[0].memory == NULL || !cbi_cpu_shape_md (&x_md, &rows, error)
-        || (args[0].memory = cbi_cpu_view (cpu, plan, args[0].memory, &x_md,
+        || (args[0].memory = cbi_cpu_view (plan, args[0].memory, &x_md,
                 error)) == NULL)
       return FALSE;
     xs = &rows;
@@ -97,8 +93,6 @@ cbi_cpu_plan_softmax (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
       && DNNL_CHECK (dnnl_softmax_v2_forward_desc_init (&desc,
           dnnl_forward_inference, dnnl_softmax_accurate, &x_md, &y_md, axis),
       "softmax desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, NULL, 0, args, 1, pool,
-      workspace, error)
-      && (n->mode == 0 || cbi_cpu_reshape_output (cpu, plan, n->output,
-          shapes, error));
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error)
+      && (n->mode == 0 || cbi_cpu_reshape_output (plan, n->output, error));
 }

@@ -11,12 +11,12 @@
 
 /* Wraps @handle in a dnnl_memory owned by the plan. */
 dnnl_memory_t
-cbi_cpu_memory (CbiCpu * cpu, CbiCpuPlan * plan,
-    const dnnl_memory_desc_t * md, gpointer handle, GError ** error)
+cbi_cpu_memory (CbiCpuPlan * plan, const dnnl_memory_desc_t * md,
+    gpointer handle, GError ** error)
 {
   dnnl_memory_t mem = NULL;
 
-  if (!DNNL_CHECK (dnnl_memory_create (&mem, md, cpu->engine, handle),
+  if (!DNNL_CHECK (dnnl_memory_create (&mem, md, plan->cpu->engine, handle),
           "dnnl_memory_create"))
     return NULL;
   g_ptr_array_add (plan->memories, mem);
@@ -25,25 +25,25 @@ cbi_cpu_memory (CbiCpu * cpu, CbiCpuPlan * plan,
 
 /* A memory for @md with a fresh block from the pool. */
 dnnl_memory_t
-cbi_cpu_pooled_memory (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    const dnnl_memory_desc_t * md, const gchar * what, GError ** error)
+cbi_cpu_pooled_memory (CbiCpuPlan * plan, const dnnl_memory_desc_t * md,
+    const gchar * what, GError ** error)
 {
   gpointer block = cbi_mem_plan_alloc (plan->memory,
       dnnl_memory_desc_get_size (md), what, error);
 
-  return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
+  return block ? cbi_cpu_memory (plan, md, block, error) : NULL;
 }
 
 /* A memory for activation @tensor (-1: a copy in another layout), where
  * the memory plan puts it. */
 dnnl_memory_t
-cbi_cpu_activation (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    gint tensor, const dnnl_memory_desc_t * md, GError ** error)
+cbi_cpu_activation (CbiCpuPlan * plan, gint tensor,
+    const dnnl_memory_desc_t * md, GError ** error)
 {
   gpointer block = cbi_mem_plan_activation (plan->memory, tensor,
       dnnl_memory_desc_get_size (md), error);
 
-  return block ? cbi_cpu_memory (cpu, plan, md, block, error) : NULL;
+  return block ? cbi_cpu_memory (plan, md, block, error) : NULL;
 }
 
 /* Adds a step running our loop @run on @loop (transfer full). */
@@ -74,12 +74,11 @@ cbi_cpu_planes (CbiCpuPlanes * io, dnnl_memory_t src, dnnl_memory_t dst,
 /* Activation @out as a new memory of @md, where
  * the memory plan puts it: the one the nodes after it read. */
 dnnl_memory_t
-cbi_cpu_new_output (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint out,
-    const dnnl_memory_desc_t * md, GError ** error)
+cbi_cpu_new_output (CbiCpuPlan * plan, gint out, const dnnl_memory_desc_t * md,
+    GError ** error)
 {
   plan->mds[out] = *md;
-  plan->mems[out] = cbi_cpu_activation (cpu, plan, pool, out,
-      &plan->mds[out], error);
+  plan->mems[out] = cbi_cpu_activation (plan, out, &plan->mds[out], error);
   return plan->mems[out];
 }
 
@@ -145,16 +144,16 @@ cbi_cpu_any_md (dnnl_memory_desc_t * md, const CbiShape * shape,
 
 /* Adds a step copying @from into @to, converting the layout. */
 gboolean
-cbi_cpu_add_reorder (CbiCpu * cpu, CbiCpuPlan * plan,
-    const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
-    const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error)
+cbi_cpu_add_reorder (CbiCpuPlan * plan, const dnnl_memory_desc_t * from_md,
+    dnnl_memory_t from, const dnnl_memory_desc_t * to_md, dnnl_memory_t to,
+    GError ** error)
 {
   dnnl_primitive_desc_t pd = NULL;
   dnnl_exec_arg_t args[2] = { {DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to} };
   gboolean ok;
 
   ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, from_md,
-          cpu->engine, to_md, cpu->engine, NULL), "reorder desc")
+          plan->cpu->engine, to_md, plan->cpu->engine, NULL), "reorder desc")
       && cbi_cpu_add_step (plan, pd, args, 2, error);
   if (pd)
     dnnl_primitive_desc_destroy (pd);
@@ -165,33 +164,33 @@ cbi_cpu_add_reorder (CbiCpu * cpu, CbiCpuPlan * plan,
  * elements (a reshape of a row-major tensor, or strides for a
  * transposition). */
 dnnl_memory_t
-cbi_cpu_view (CbiCpu * cpu, CbiCpuPlan * plan, dnnl_memory_t mem,
+cbi_cpu_view (CbiCpuPlan * plan, dnnl_memory_t mem,
     const dnnl_memory_desc_t * md, GError ** error)
 {
   gpointer handle = NULL;
 
   dnnl_memory_get_data_handle (mem, &handle);
-  return cbi_cpu_memory (cpu, plan, md, handle, error);
+  return cbi_cpu_memory (plan, md, handle, error);
 }
 
 /* Adds the step of @pd: it reads @inputs and writes a new activation @out
  * in the layout @pd chose, with the shared scratchpad. */
 gboolean
-cbi_cpu_finish (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
+cbi_cpu_finish (CbiCpuPlan * plan,
     const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
-    gint n_inputs, gint out, guint64 * workspace, GError ** error)
+    gint n_inputs, gint out, GError ** error)
 {
   const dnnl_memory_desc_t *scratch = cbi_cpu_scratchpad_md (pd);
   dnnl_exec_arg_t args[CBI_MAX_ARGS];
   dnnl_memory_t ymem, smem;
 
-  ymem = cbi_cpu_new_output (cpu, plan, pool, out,
+  ymem = cbi_cpu_new_output (plan, out,
       dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0), error);
-  smem = ymem ? cbi_cpu_memory (cpu, plan, scratch, DNNL_MEMORY_NONE,
-      error) : NULL;
+  smem = ymem ? cbi_cpu_memory (plan, scratch, DNNL_MEMORY_NONE, error) : NULL;
   if (smem == NULL)
     return FALSE;
-  *workspace = MAX (*workspace, dnnl_memory_desc_get_size (scratch));
+  plan->scratch_bytes =
+      MAX (plan->scratch_bytes, dnnl_memory_desc_get_size (scratch));
   memcpy (args, inputs, n_inputs * sizeof (dnnl_exec_arg_t));
   args[n_inputs].arg = DNNL_ARG_DST;
   args[n_inputs].memory = ymem;
@@ -203,15 +202,15 @@ cbi_cpu_finish (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
 /* Activation @t in layout @md: itself when it has it, else a copy made
  * by a reorder step, for a primitive or loop that needs that layout. */
 dnnl_memory_t
-cbi_cpu_in_layout (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
-    const dnnl_memory_desc_t * md, GError ** error)
+cbi_cpu_in_layout (CbiCpuPlan * plan, gint t, const dnnl_memory_desc_t * md,
+    GError ** error)
 {
   dnnl_memory_t mem;
 
   if (dnnl_memory_desc_equal (md, &plan->mds[t]))
     return plan->mems[t];
-  mem = cbi_cpu_activation (cpu, plan, pool, -1, md, error);
-  if (mem == NULL || !cbi_cpu_add_reorder (cpu, plan, &plan->mds[t],
+  mem = cbi_cpu_activation (plan, -1, md, error);
+  if (mem == NULL || !cbi_cpu_add_reorder (plan, &plan->mds[t],
           plan->mems[t], md, mem, error))
     return NULL;
   return mem;
@@ -219,24 +218,22 @@ cbi_cpu_in_layout (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
 
 /* Activation @t row-major, in its shape from @shapes. */
 dnnl_memory_t
-cbi_cpu_plain (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool, gint t,
-    const CbiShape * shapes, dnnl_memory_desc_t * md, GError ** error)
+cbi_cpu_plain (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md,
+    GError ** error)
 {
-  if (!cbi_cpu_shape_md (md, &shapes[t], error))
+  if (!cbi_cpu_shape_md (md, &plan->shapes[t], error))
     return NULL;
-  return cbi_cpu_in_layout (cpu, plan, pool, t, md, error);
+  return cbi_cpu_in_layout (plan, t, md, error);
 }
 
 /* Adds the step of @pd (nullable: its creation failed, as @ok says) as
  * cbi_cpu_finish () does, then frees @pd and @attr (nullable). */
 gboolean
 cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
-    dnnl_primitive_attr_t attr, CbiCpu * cpu, CbiCpuPlan * plan,
-    CbiPool * pool, const dnnl_exec_arg_t * inputs, gint n_inputs, gint out,
-    guint64 * workspace, GError ** error)
+    dnnl_primitive_attr_t attr, CbiCpuPlan * plan,
+    const dnnl_exec_arg_t * inputs, gint n_inputs, gint out, GError ** error)
 {
-  ok = ok && cbi_cpu_finish (cpu, plan, pool, pd, inputs, n_inputs, out,
-      workspace, error);
+  ok = ok && cbi_cpu_finish (plan, pd, inputs, n_inputs, out, error);
   if (pd)
     dnnl_primitive_desc_destroy (pd);
   if (attr)
@@ -248,10 +245,9 @@ cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
  * (nullable) from @skip on as post-ops, reading @inputs and writing the
  * output of @post, else of @n. */
 gboolean
-cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
+cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
     const CbiNode * n, const CbiNode * post, guint skip,
-    const dnnl_exec_arg_t * inputs, gint n_inputs, CbiPool * pool,
-    guint64 * workspace, GError ** error)
+    const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error)
 {
   const gint out = post ? post->output : n->output;
   dnnl_primitive_desc_t pd = NULL;
@@ -260,23 +256,22 @@ cbi_cpu_plan_op (CbiCpu * cpu, CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
 
   ok = cbi_cpu_attr (post, skip, &attr, error)
       && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
-          cpu->engine, NULL), "primitive desc");
-  return cbi_cpu_finish_owned (ok, pd, attr, cpu, plan, pool, inputs,
-      n_inputs, out, workspace, error);
+          plan->cpu->engine, NULL), "primitive desc");
+  return cbi_cpu_finish_owned (ok, pd, attr, plan, inputs,
+      n_inputs, out, error);
 }
 
 /* Gives output @out the row-major desc of its shape over the block the
  * primitive just wrote there in another shape of the same elements. */
 gboolean
-cbi_cpu_reshape_output (CbiCpu * cpu, CbiCpuPlan * plan, gint out,
-    const CbiShape * shapes, GError ** error)
+cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error)
 {
   dnnl_memory_desc_t md;
   dnnl_memory_t mem;
 
-  if (!cbi_cpu_shape_md (&md, &shapes[out], error))
+  if (!cbi_cpu_shape_md (&md, &plan->shapes[out], error))
     return FALSE;
-  mem = cbi_cpu_view (cpu, plan, plan->mems[out], &md, error);
+  mem = cbi_cpu_view (plan, plan->mems[out], &md, error);
   if (mem == NULL)
     return FALSE;
   plan->mds[out] = md;
@@ -284,19 +279,18 @@ cbi_cpu_reshape_output (CbiCpu * cpu, CbiCpuPlan * plan, gint out,
   return TRUE;
 }
 
-/* A new row-major activation @out of shape @shapes[@out], and a view of
+/* A new row-major activation @out of shape @plan->shapes[@out], and a view of
  * it as @view_md, for a reorder to write. */
 dnnl_memory_t
-cbi_cpu_output_view (CbiCpu * cpu, CbiCpuPlan * plan, CbiPool * pool,
-    gint out, const CbiShape * shapes, const dnnl_memory_desc_t * view_md,
-    GError ** error)
+cbi_cpu_output_view (CbiCpuPlan * plan, gint out,
+    const dnnl_memory_desc_t * view_md, GError ** error)
 {
   dnnl_memory_desc_t md;
   dnnl_memory_t mem;
 
-  mem = cbi_cpu_shape_md (&md, &shapes[out], error) ?
-      cbi_cpu_new_output (cpu, plan, pool, out, &md, error) : NULL;
-  return mem ? cbi_cpu_view (cpu, plan, mem, view_md, error) : NULL;
+  mem = cbi_cpu_shape_md (&md, &plan->shapes[out], error) ?
+      cbi_cpu_new_output (plan, out, &md, error) : NULL;
+  return mem ? cbi_cpu_view (plan, mem, view_md, error) : NULL;
 }
 
 /* *INDENT-OFF* */
@@ -327,16 +321,15 @@ cbi_cpu_supports_op (CbiBackend * backend, const CbiGraph * graph,
 /* The graph's outputs must be row-major for unpacking and reading; a
  * blocked one gets a reorder step. */
 static gboolean
-cbi_cpu_plan_outputs (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiShape * shapes, CbiPool * pool, GError ** error)
+cbi_cpu_plan_outputs (CbiCpuPlan * plan, GError ** error)
 {
   dnnl_memory_desc_t md;
   dnnl_memory_t mem;
   guint i;
 
-  for (i = 0; i < graph->n_outputs; i++) {
-    gint t = graph->outputs[i];
-    mem = cbi_cpu_plain (cpu, plan, pool, t, shapes, &md, error);
+  for (i = 0; i < plan->graph->n_outputs; i++) {
+    gint t = plan->graph->outputs[i];
+    mem = cbi_cpu_plain (plan, t, &md, error);
     if (mem == NULL)
       return FALSE;
     dnnl_memory_get_data_handle (mem, (void **) &plan->outputs[i]);
@@ -375,14 +368,15 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->memory = cbi_mem_plan_new (graph, pool);
   plan->mds = g_new0 (dnnl_memory_desc_t, n_tensors);
   plan->mems = g_new0 (dnnl_memory_t, n_tensors);
-  *workspace = 0;
+  plan->cpu = cpu;
+  plan->graph = graph;
+  plan->shapes = shapes;
 
-  if (!cbi_cpu_shape_md (&plan->mds[graph->input], &shapes[graph->input],
+  if (!cbi_cpu_shape_md (&plan->mds[graph->input], &plan->shapes[graph->input],
           error))
     goto failed;
-  plan->input_count = cbi_shape_count (&shapes[graph->input]);
-  in = cbi_cpu_activation (cpu, plan, pool, graph->input,
-      &plan->mds[graph->input], error);
+  plan->input_count = cbi_shape_count (&plan->shapes[graph->input]);
+  in = cbi_cpu_activation (plan, graph->input, &plan->mds[graph->input], error);
   if (in == NULL)
     goto failed;
   plan->mems[graph->input] = in;
@@ -393,7 +387,6 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     /* the activation after a primitive runs as its post-op; our
      * InstanceNormalization loop fuses a Relu */
     const CbiNode *fused = cbi_graph_fused_activation (graph, i);
-    gboolean ok;
 
     if (fused)
       i++;
@@ -404,18 +397,17 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
           cbi_op_type_name (n->op));
       goto failed;
     }
-    ok = cbi_cpu_planners[cbi_op_info (n->op)->kind] (cpu, plan, graph, n,
-        fused, shapes, pool, workspace, error);
-    if (!ok)
+    if (!cbi_cpu_planners[cbi_op_info (n->op)->kind] (plan, n, fused, error))
       goto failed;
     cbi_mem_plan_node_done (plan->memory, n);
     /* a fused Relu's input is the conv's own output: never allocated */
     if (fused)
       cbi_mem_plan_node_done (plan->memory, fused);
   }
-  if (!cbi_cpu_plan_outputs (cpu, plan, graph, shapes, pool, error))
+  if (!cbi_cpu_plan_outputs (plan, error))
     goto failed;
 
+  *workspace = plan->scratch_bytes;
   if (*workspace > 0) {
     plan->workspace = cbi_mem_plan_alloc (plan->memory, *workspace,
         "workspace", error);
@@ -428,6 +420,8 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     goto failed;
   }
   cbi_mem_plan_done (plan->memory);
+  plan->graph = NULL;
+  plan->shapes = NULL;
   GST_DEBUG ("planned %u steps for %" G_GINT64_FORMAT " input elements, "
       "workspace %" G_GUINT64_FORMAT " bytes", plan->steps->len,
       plan->input_count, *workspace);

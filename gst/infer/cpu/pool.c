@@ -8,11 +8,10 @@
 /* MaxPool, AveragePool, and GlobalAveragePool as an average over the
  * whole plane. */
 gboolean
-cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
-    const CbiNode * n, const CbiNode * post, const CbiShape * shapes,
-    CbiPool * pool, guint64 * workspace, GError ** error)
+cbi_cpu_plan_pool (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
 {
-  const CbiShape *x = &shapes[n->inputs[0]];
+  const CbiShape *x = &plan->shapes[n->inputs[0]];
   CbiConvAttrs global = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1,
   {x->dims[2], x->dims[3]}
   };
@@ -30,10 +29,9 @@ cbi_cpu_plan_pool (CbiCpu * cpu, CbiCpuPlan * plan, const CbiGraph * graph,
   dnnl_pooling_v2_desc_t desc;
   dnnl_memory_desc_t dst;
 
-  return cbi_cpu_any_md (&dst, &shapes[n->output], error)
+  return cbi_cpu_any_md (&dst, &plan->shapes[n->output], error)
       && DNNL_CHECK (dnnl_pooling_v2_forward_desc_init (&desc,
           dnnl_forward_inference, alg, &plan->mds[n->inputs[0]], &dst,
           strides, kernel, dil, pad_l, pad_r), "pooling desc")
-      && cbi_cpu_plan_op (cpu, plan, &desc, n, NULL, 0, args, 1, pool,
-      workspace, error);
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error);
 }

@@ -26,6 +26,15 @@ cbi_backend_table (guint * n_entries)
 }
 
 gboolean
+cbi_node_unsupported (const CbiNode * n, const gchar * backend_name,
+    GError ** error)
+{
+  g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "the %s backend cannot "
+      "run node %s (%s)", backend_name, n->name, cbi_op_type_name (n->op));
+  return FALSE;
+}
+
+gboolean
 cbi_backend_supports_graph (CbiBackend * backend, const CbiGraph * graph,
     GError ** error)
 {
@@ -33,12 +42,8 @@ cbi_backend_supports_graph (CbiBackend * backend, const CbiGraph * graph,
 
   for (i = 0; backend->iface->supports_op && i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
-    if (!backend->iface->supports_op (backend, graph, n)) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "the %s backend "
-          "cannot run node %s (%s)", backend->iface->name, n->name,
-          cbi_op_type_name (n->op));
-      return FALSE;
-    }
+    if (!backend->iface->supports_op (backend, graph, n))
+      return cbi_node_unsupported (n, backend->iface->name, error);
   }
   return TRUE;
 }

@@ -119,6 +119,11 @@ typedef struct
  * build has. */
 const CbiBackendEntry *cbi_backend_table (guint * n_entries);
 
+/* Sets @error (CBI_ERROR_MODEL): the backend called @backend_name cannot
+ * run node @n, naming it and its op. Returns FALSE. */
+gboolean cbi_node_unsupported (const CbiNode * n, const gchar * backend_name,
+    GError ** error);
+
 /* Whether @backend can plan every node of @graph (its supports_op says so
  * for each, or it has none); otherwise @error (CBI_ERROR_MODEL) names the
  * first node it cannot run and its op. */

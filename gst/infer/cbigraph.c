@@ -200,6 +200,22 @@ cbi_graph_fused_activation (const CbiGraph * graph, guint index)
 }
 
 gboolean
+cbi_graph_foreach_step (const CbiGraph * graph, CbiGraphStepFunc func,
+    gpointer user_data, GError ** error)
+{
+  guint i;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *post = cbi_graph_fused_activation (graph, i);
+    if (!func (cbi_graph_node (graph, i), post, user_data, error))
+      return FALSE;
+    if (post)
+      i++;
+  }
+  return TRUE;
+}
+
+gboolean
 cbi_graph_is_output (const CbiGraph * graph, gint t)
 {
   guint i;

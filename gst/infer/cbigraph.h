@@ -316,6 +316,16 @@ const CbiNode *cbi_graph_next_activation (const CbiGraph * graph,
 const CbiNode *cbi_graph_fused_activation (const CbiGraph * graph,
     guint index);
 
+/* Called for node @n with the activation fused into it (nullable). */
+typedef gboolean (*CbiGraphStepFunc) (const CbiNode * n, const CbiNode * post,
+    gpointer user_data, GError ** error);
+
+/* Calls @func on every node of @graph in order, a fused activation
+ * (cbi_graph_fused_activation()) as the @post of its producer instead of
+ * on its own; stops at the first call that fails, and returns FALSE. */
+gboolean cbi_graph_foreach_step (const CbiGraph * graph,
+    CbiGraphStepFunc func, gpointer user_data, GError ** error);
+
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);
 

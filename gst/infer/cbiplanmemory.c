@@ -114,7 +114,7 @@ cbi_mem_plan_activation (CbiMemPlan * mp, gint tensor, gsize size,
   return b.block;
 }
 
-void
+static void
 cbi_mem_plan_node_done (CbiMemPlan * mp, const CbiNode * n)
 {
   guint i;
@@ -130,39 +130,54 @@ cbi_mem_plan_node_done (CbiMemPlan * mp, const CbiNode * n)
   }
 }
 
-static gpointer
-cbi_mem_plan_dense (CbiMemPlan * mp, const CbiShape * shapes, gint t,
-    gpointer * tensors, GError ** error)
+void
+cbi_mem_plan_step_done (CbiMemPlan * mp, const CbiNode * n,
+    const CbiNode * post)
 {
-  gsize bytes = cbi_shape_count (&shapes[t]) * sizeof (gfloat);
+  cbi_mem_plan_node_done (mp, n);
+  /* a fused activation's input is its producer's own output: never
+   * placed */
+  if (post)
+    cbi_mem_plan_node_done (mp, post);
+}
 
-  tensors[t] = cbi_mem_plan_activation (mp, t, bytes, error);
-  return tensors[t];
+typedef struct
+{
+  CbiMemPlan *mp;
+  const CbiShape *shapes;
+  gpointer *tensors;
+} CbiMemDense;
+
+static gboolean
+cbi_mem_plan_dense (CbiMemDense * d, gint t, GError ** error)
+{
+  gsize bytes = cbi_shape_count (&d->shapes[t]) * sizeof (gfloat);
+
+  d->tensors[t] = cbi_mem_plan_activation (d->mp, t, bytes, error);
+  return d->tensors[t] != NULL;
+}
+
+static gboolean
+cbi_mem_plan_dense_step (const CbiNode * n, const CbiNode * post,
+    gpointer user_data, GError ** error)
+{
+  CbiMemDense *d = user_data;
+
+  /* the output first: while its inputs still hold their blocks */
+  if (!cbi_mem_plan_dense (d, post ? post->output : n->output, error))
+    return FALSE;
+  cbi_mem_plan_step_done (d->mp, n, post);
+  return TRUE;
 }
 
 gboolean
 cbi_mem_plan_place_dense (CbiMemPlan * mp, const CbiShape * shapes,
     gpointer * tensors, GError ** error)
 {
-  const CbiGraph *graph = mp->graph;
-  guint i;
+  CbiMemDense d = { mp, shapes, tensors };
 
-  if (!cbi_mem_plan_dense (mp, shapes, graph->input, tensors, error))
-    return FALSE;
-  for (i = 0; i < graph->nodes->len; i++) {
-    const CbiNode *n = cbi_graph_node (graph, i);
-    const CbiNode *fused = cbi_graph_fused_activation (graph, i);
-    /* the output first: while its inputs still hold their blocks */
-    if (!cbi_mem_plan_dense (mp, shapes, fused ? fused->output : n->output,
-            tensors, error))
-      return FALSE;
-    cbi_mem_plan_node_done (mp, n);
-    if (fused) {
-      cbi_mem_plan_node_done (mp, fused);
-      i++;
-    }
-  }
-  return TRUE;
+  return cbi_mem_plan_dense (&d, mp->graph->input, error)
+      && cbi_graph_foreach_step (mp->graph, cbi_mem_plan_dense_step, &d, error);
 }
 
 void

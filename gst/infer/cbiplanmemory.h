@@ -24,7 +24,7 @@ typedef struct _CbiMemPlan CbiMemPlan;
 /* Returns: (transfer full): the memory of one backend plan, its blocks
  * from @pool (transfer none: it must outlive the memory plan). @graph
  * (transfer none, nullable: a plan of blocks only, for staging) is
- * read here and in cbi_mem_plan_node_done() and
+ * read here and in cbi_mem_plan_step_done() and
  * cbi_mem_plan_place_dense(), which must not outlive it. Free with
  * cbi_mem_plan_free(). */
 CbiMemPlan *cbi_mem_plan_new (const CbiGraph * graph, CbiPool * pool);
@@ -50,9 +50,11 @@ void cbi_mem_plan_give_back (CbiMemPlan * mp, gpointer block);
  * with @error set when the pool refuses. */
 gpointer cbi_mem_plan_activation (CbiMemPlan * mp, gint tensor, gsize size,
     GError ** error);
-/* Node @n is planned: the blocks of the activations it read last become
- * free for the activations planned after it. */
-void cbi_mem_plan_node_done (CbiMemPlan * mp, const CbiNode * n);
+/* Node @n, and the activation @post (nullable) fused into it, are
+ * planned: the blocks of the activations they read last become free for
+ * the activations planned after them. */
+void cbi_mem_plan_step_done (CbiMemPlan * mp, const CbiNode * n,
+    const CbiNode * post);
 
 /* Places every activation as a backend of plain row-major float tensors
  * stores it (the CUDA backend): the input, then each node's output in

@@ -318,6 +318,22 @@ cbi_cpu_supports_op (CbiBackend * backend, const CbiGraph * graph,
   return cbi_cpu_planners[cbi_op_info (n->op)->kind] != NULL;
 }
 
+/* Node @n, and @post fused into it, by its family's planner. */
+static gboolean
+cbi_cpu_plan_step (const CbiNode * n, const CbiNode * post,
+    gpointer user_data, GError ** error)
+{
+  CbiCpuPlan *plan = user_data;
+  CbiCpuPlanFunc planner = cbi_cpu_planners[cbi_op_info (n->op)->kind];
+
+  if (planner == NULL)
+    return cbi_node_unsupported (n, "cpu", error);
+  if (!planner (plan, n, post, error))
+    return FALSE;
+  cbi_mem_plan_step_done (plan->memory, n, post);
+  return TRUE;
+}
+
 /* The graph's outputs must be row-major for unpacking and reading; a
  * blocked one gets a reorder step. */
 static gboolean
@@ -360,7 +376,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
 {
   CbiCpu *cpu = backend->context;
   CbiCpuPlan *plan = g_new0 (CbiCpuPlan, 1);
-  guint n_tensors = graph->tensors->len, i;
+  guint n_tensors = graph->tensors->len;
   dnnl_memory_t in;
 
   plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCpuStep));
@@ -382,28 +398,10 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->mems[graph->input] = in;
   dnnl_memory_get_data_handle (in, (void **) &plan->input);
 
-  for (i = 0; i < graph->nodes->len; i++) {
-    const CbiNode *n = cbi_graph_node (graph, i);
-    /* the activation after a primitive runs as its post-op; our
-     * InstanceNormalization loop fuses a Relu */
-    const CbiNode *fused = cbi_graph_fused_activation (graph, i);
-
-    if (fused)
-      i++;
-
-    if (!cbi_cpu_supports_op (NULL, graph, n)) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is "
-          "not supported by the CPU backend", n->name,
-          cbi_op_type_name (n->op));
-      goto failed;
-    }
-    if (!cbi_cpu_planners[cbi_op_info (n->op)->kind] (plan, n, fused, error))
-      goto failed;
-    cbi_mem_plan_node_done (plan->memory, n);
-    /* a fused Relu's input is the conv's own output: never allocated */
-    if (fused)
-      cbi_mem_plan_node_done (plan->memory, fused);
-  }
+  /* the activation after a primitive runs as its post-op; our
+   * InstanceNormalization loop fuses a Relu */
+  if (!cbi_graph_foreach_step (graph, cbi_cpu_plan_step, plan, error))
+    goto failed;
   if (!cbi_cpu_plan_outputs (plan, error))
     goto failed;
 

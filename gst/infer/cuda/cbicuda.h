@@ -200,7 +200,8 @@ CbiCudaStep *cbi_cuda_last_step (CbiCudaPlan * plan);
 gfloat *cbi_cuda_constant (CbiCudaPlan * plan, gint t, GError ** error);
 /* Returns: (transfer none): a device copy, the plan's, of @count floats
  * made on the host (@data may go when it returns). */
-gfloat *cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data, gsize count, const gchar * what, GError ** error);
+gfloat *cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data,
+    gsize count, const gchar * what, GError ** error);
 
 /* Adds a step applying activation @post (a node, its alpha and beta) in
  * place to the @count floats of @y. */

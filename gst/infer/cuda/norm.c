@@ -14,8 +14,8 @@ typedef struct
 
 /* *INDENT-OFF* */
 CBI_CUDA_DEFINE_RUN (cbi_cuda_run_softmax, CbiCudaSoftmax, CUDA_CHECK,
-    "softmax kernel", cbi_k_softmax (p->io.x, p->io.y, p->outer, p->axis,
-        p->inner, stream))
+    "softmax kernel",
+    cbi_k_softmax (p->io.x, p->io.y, p->outer, p->axis, p->inner, stream))
 /* *INDENT-ON* */
 
 /* Softmax along one axis: the input seen as outer x axis x inner; the

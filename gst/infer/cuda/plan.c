@@ -164,16 +164,11 @@ cbi_cuda_descs_clear (gpointer descs)
 {
   CbiCudaDescs *d = descs;
 
-  if (d->x)
-    cudnnDestroyTensorDescriptor (d->x);
-  if (d->y)
-    cudnnDestroyTensorDescriptor (d->y);
-  if (d->w)
-    cudnnDestroyFilterDescriptor (d->w);
-  if (d->conv)
-    cudnnDestroyConvolutionDescriptor (d->conv);
-  if (d->pool)
-    cudnnDestroyPoolingDescriptor (d->pool);
+  g_clear_pointer (&d->x, cudnnDestroyTensorDescriptor);
+  g_clear_pointer (&d->y, cudnnDestroyTensorDescriptor);
+  g_clear_pointer (&d->w, cudnnDestroyFilterDescriptor);
+  g_clear_pointer (&d->conv, cudnnDestroyConvolutionDescriptor);
+  g_clear_pointer (&d->pool, cudnnDestroyPoolingDescriptor);
 }
 
 void
@@ -271,29 +266,23 @@ cbi_cuda_plan_io (CbiCuda * cuda, CbiCudaPlan * plan, const CbiGraph * graph,
   return TRUE;
 }
 
+/* Node @n, and @post fused into it, by its family's planner. */
+static gboolean
+cbi_cuda_plan_step (const CbiNode * n, const CbiNode * post,
+    gpointer user_data, GError ** error)
+{
+  CbiCudaPlanFunc planner = cbi_cuda_planners[cbi_op_info (n->op)->kind];
+
+  return planner ? planner (user_data, n, post, error) :
+      cbi_node_unsupported (n, "cuda", error);
+}
+
 /* Every node by its family's planner, a fused activation with its
  * producer. */
 static gboolean
 cbi_cuda_plan_nodes (CbiCudaPlan * plan, GError ** error)
 {
-  const CbiGraph *graph = plan->model;
-  guint i;
-
-  for (i = 0; i < graph->nodes->len; i++) {
-    const CbiNode *n = cbi_graph_node (graph, i);
-    const CbiNode *fused = cbi_graph_fused_activation (graph, i);
-    if (fused)
-      i++;
-    if (!cbi_cuda_supports_op (NULL, graph, n)) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is "
-          "not supported by the CUDA backend", n->name,
-          cbi_op_type_name (n->op));
-      return FALSE;
-    }
-    if (!cbi_cuda_planners[cbi_op_info (n->op)->kind] (plan, n, fused, error))
-      return FALSE;
-  }
-  return TRUE;
+  return cbi_graph_foreach_step (plan->model, cbi_cuda_plan_step, plan, error);
 }
 
 /* A plan whose activations sit where the engine's memory plan puts

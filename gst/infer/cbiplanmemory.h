@@ -23,10 +23,9 @@ typedef struct _CbiMemPlan CbiMemPlan;
 
 /* Returns: (transfer full): the memory of one backend plan, its blocks
  * from @pool (transfer none: it must outlive the memory plan). @graph
- * (transfer none, nullable: a plan of blocks only, for staging) is
- * read here and in cbi_mem_plan_step_done() and
- * cbi_mem_plan_place_dense(), which must not outlive it. Free with
- * cbi_mem_plan_free(). */
+ * (transfer none, nullable: a plan of blocks only, for staging) is read
+ * here, by cbi_mem_plan_step_done() and by cbi_mem_plan_place_dense():
+ * it must outlive the planning. Free with cbi_mem_plan_free(). */
 CbiMemPlan *cbi_mem_plan_new (const CbiGraph * graph, CbiPool * pool);
 /* Gives every block back to the pool and frees @mp. */
 void cbi_mem_plan_free (CbiMemPlan * mp);

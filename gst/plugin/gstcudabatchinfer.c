@@ -183,6 +183,13 @@ struct _GstCudaBatchInfer
   guint max_inflight;
   guint threads;
 
+  /* what queries, from any thread, read of the run: OBJECT_LOCK; written
+   * when the engine comes and goes (start, stop) */
+  gboolean resizes;             /* its image output has another size than
+                                 * its input: caps queries drop the size */
+  guint query_batch;            /* run_batch while the engine is up, else
+                                 * 0: the latency query's batch size */
+
   /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
    * change_state while no data flows */
   CbiEngine *engine;
@@ -200,9 +207,6 @@ struct _GstCudaBatchInfer
   GstVideoInfo in_info;
   GstVideoInfo out_info;
   CbiOutputInfo out;            /* what the model gives for in_info */
-  gboolean resizes;             /* its image output has another size than
-                                 * its input: caps queries drop the size;
-                                 * OBJECT_LOCK, queries come from anywhere */
   GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
   GstBatchTensor tensors[CBI_MAX_OUTPUTS];      /* their layout in a buffer */
   gboolean have_caps;
@@ -2392,9 +2396,11 @@ gst_cuda_batch_infer_latency (GstCudaBatchInfer * self, gboolean * bounded)
   gint fps_n, fps_d;
   guint batch;
 
+  /* the query comes from any thread: what it reads of the run is copied
+   * under the object lock when the engine comes and goes */
   GST_OBJECT_LOCK (self);
   timeout = self->batch_timeout;
-  batch = self->engine ? self->run_batch : self->batch;
+  batch = self->query_batch ? self->query_batch : self->batch;
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->stats_lock);
@@ -2532,6 +2538,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
   GST_OBJECT_LOCK (self);
   self->resizes = FALSE;
+  self->query_batch = 0;
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&self->engine, cbi_engine_free);
   self->have_caps = FALSE;
@@ -2587,7 +2594,9 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->warm_width = self->warm_height = 0;
   gst_clear_caps (&self->refused_caps);
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
+  g_mutex_lock (&self->inflight_lock);
   self->src_flow = GST_FLOW_OK;
+  g_mutex_unlock (&self->inflight_lock);
 
   if (!std_ok) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
@@ -2620,6 +2629,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   resizes = gst_cuda_batch_infer_model_resizes (self);
   GST_OBJECT_LOCK (self);
   self->resizes = resizes;
+  self->query_batch = n;
   GST_OBJECT_UNLOCK (self);
   if (fallback)
     GST_WARNING_OBJECT (self, "no usable CUDA device: running on the CPU");

@@ -148,8 +148,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * GstCudaBatchInfer:pad-mode:
    *
    * How a short batch (at EOS, a drain, a timeout, a caps change or the
-   * #GstCudaBatchInfer::flush signal) is filled up. Padded results never
-   * leave the element.
+   * #GstCudaBatchInfer::flush signal, which drains the pending frames
+   * rather than dropping them) is filled up. Padded results never leave
+   * the element.
    *
    * Since: 1.0
    */

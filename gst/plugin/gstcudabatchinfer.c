@@ -99,8 +99,14 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
    * GstCudaBatchInfer::flush:
    * @self: the element
    *
-   * Action signal: pads the pending partial batch, processes it and pushes
-   * its results now.
+   * Action signal that drains the element, as EOS does: the pending
+   * partial batch is not dropped but padded as #GstCudaBatchInfer:pad-mode
+   * says, processed and pushed, and the signal returns once every batch in
+   * flight has been pushed. (Flushing in the GStreamer sense, which drops
+   * frames, is a flushing seek's FLUSH_START and FLUSH_STOP.) Emitted from
+   * the src pad's streaming thread (by downstream or a sync bus handler),
+   * it submits the partial batch when the streaming thread is not making
+   * one and a place is free, and returns without waiting.
    *
    * Since: 1.0
    */

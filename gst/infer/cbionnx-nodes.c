@@ -113,25 +113,58 @@ cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
   return cbi_onnx_lookup (im, n->input[i]);
 }
 
+/* The float32 constant at input @i of @n, for a value translation keeps
+ * in the node (Clip's bounds, Resize's scales, what BatchNormalization
+ * folds): its data (owned by the importer or the graph), @count and
+ * @n_dims, or NULL. A constant still outside the graph stays there, so
+ * the graph holds only what its nodes read. */
+static const gfloat *
+cbi_onnx_floats_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
+    gint64 * count, gint * n_dims)
+{
+  const CbiOnnxConst *c;
+  const CbiTensorInfo *info;
+  gint t;
+
+  *count = 0;
+  *n_dims = -1;
+  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
+    return NULL;
+  c = cbi_onnx_const (im, n->input[i]);
+  if (c) {
+    if (c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+      return NULL;
+    *count = c->count;
+    *n_dims = c->n_dims;
+    return c->data;
+  }
+  t = cbi_onnx_lookup (im, n->input[i]);
+  info = t >= 0 ? cbi_graph_tensor (im->graph, t) : NULL;
+  if (info == NULL || info->data == NULL
+      || !cbi_onnx_count (info->name, info->dims, info->n_dims, count, NULL))
+    return NULL;
+  *n_dims = info->n_dims;
+  return info->data;
+}
+
 /* Clip's bound from input @i (opset 11 on) or attribute @attr (before),
  * @def when absent. */
 static gboolean
 cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
     const gchar * attr, gfloat def, gfloat * bound, GError ** error)
 {
-  gint t = cbi_onnx_node_input (im, n, i);
-  const CbiTensorInfo *info;
+  const gfloat *data;
   gint64 count;
+  gint n_dims;
 
   *bound = cbi_onnx_float (n, attr, def);
-  if (t < 0)
+  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
     return TRUE;
-  info = cbi_graph_tensor (im->graph, t);
-  if (info->data == NULL || !cbi_onnx_count (info->name, info->dims,
-          info->n_dims, &count, NULL) || count != 1)
+  data = cbi_onnx_floats_input (im, n, i, &count, &n_dims);
+  if (data == NULL || count != 1)
     return cbi_onnx_fail (error, "node %s (Clip): its bounds must be scalar "
         "constants", cbi_onnx_name (n->name));
-  *bound = info->data[0];
+  *bound = data[0];
   return TRUE;
 }
 
@@ -230,13 +263,13 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
       "half_pixel");
   const gfloat *scales = NULL;
   gboolean upsample = g_strcmp0 (n->op_type, "Upsample") == 0, ok = FALSE;
-  gint t;
+  gint64 count;
+  gint n_dims;
 
-  t = cbi_onnx_node_input (im, n, upsample ? 1 : 2);
-  if (t >= 0 && cbi_graph_tensor (im->graph, t)->n_dims == 1
-      && cbi_graph_tensor (im->graph, t)->dims[0] == 4)
-    scales = cbi_graph_tensor (im->graph, t)->data;
-  else if (attr && attr->n_floats == 4)
+  scales = cbi_onnx_floats_input (im, n, upsample ? 1 : 2, &count, &n_dims);
+  if (count != 4 || n_dims != 1)
+    scales = NULL;
+  if (scales == NULL && attr && attr->n_floats == 4)
     scales = attr->floats;
 
   if (cbi_onnx_attr (n, "antialias") && cbi_onnx_attr (n, "antialias")->i) {
@@ -271,6 +304,16 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
   return ok;
 }
 
+/* The int64 constant at input @i of @n (a folded one too), or NULL. */
+static const CbiOnnxConst *
+cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
+{
+  const CbiOnnxConst *c = i < n->n_input ? cbi_onnx_const (im,
+      n->input[i]) : NULL;
+
+  return c && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? c : NULL;
+}
+
 /* Pad: pads from an int64 constant (opset 11 on) or an attribute, on
  * height and width only; the constant value from a scalar input or the
  * 'value' attribute. */
@@ -281,9 +324,8 @@ cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "pads");
   gchar *mode = cbi_onnx_string (n, "mode", "constant");
-  GArray *ints = n->n_input > 1 && n->input[1] ?
-      g_hash_table_lookup (im->ints, n->input[1]) : NULL;
-  const gint64 *pads = ints && ints->len == 8 ? (const gint64 *) ints->data :
+  const CbiOnnxConst *ints = cbi_onnx_int_input (im, n, 1);
+  const gint64 *pads = ints && ints->count == 8 ? (const gint64 *) ints->data :
       attr && attr->n_ints == 8 ? attr->ints : NULL;
   gboolean ok = TRUE;
 
@@ -328,18 +370,16 @@ cbi_onnx_readers (CbiImporter * im, const gchar * name)
   return count;
 }
 
-/* The 1-D constant of @count floats at input @i of @n, or NULL. */
+/* The constant of @count floats at input @i of @n, or NULL. */
 static const gfloat *
 cbi_onnx_vector (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
     gint64 count)
 {
-  gint t = cbi_onnx_node_input (im, n, i);
-  const CbiTensorInfo *info = t >= 0 ? cbi_graph_tensor (im->graph, t) : NULL;
+  gint64 n_values;
+  gint n_dims;
+  const gfloat *data = cbi_onnx_floats_input (im, n, i, &n_values, &n_dims);
 
-  if (info == NULL || info->data == NULL || info->n_dims != 1
-      || info->dims[0] != count)
-    return NULL;
-  return info->data;
+  return n_values == count && n_dims == 1 ? data : NULL;
 }
 
 /* A BatchNormalization right after a Conv (its only reader) is folded into
@@ -410,21 +450,13 @@ cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
   conv->inputs[1] = w_index;
   conv->inputs[2] = b_index;
   conv->n_inputs = 3;
-  if (cbi_onnx_lookup (im, n->output[0]) >= 0)
+  if (cbi_onnx_defined (im, n->output[0]))
     return cbi_onnx_fail (error, "tensor name '%s' is defined twice",
         n->output[0]);
   g_hash_table_insert (im->names, n->output[0], GINT_TO_POINTER (x + 1));
   return TRUE;
 }
 
-/* The int64 constant at input @i of @n, or NULL. */
-static GArray *
-cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
-{
-  if (i >= n->n_input || n->input[i] == NULL)
-    return NULL;
-  return g_hash_table_lookup (im->ints, n->input[i]);
-}
 
 /* What the shape-changing and matrix ops keep in CbiNode: Reshape's
  * target, Flatten's axis (as a Reshape of mode 1), Transpose's
@@ -436,7 +468,7 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
 {
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *a;
-  GArray *ints;
+  const CbiOnnxConst *ints;
   gchar *mode;
   guint i;
 
@@ -448,16 +480,16 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
         return TRUE;
       }
       ints = cbi_onnx_int_input (im, n, 1);
-      if (ints == NULL || ints->len > CBI_MAX_DIMS)
+      if (ints == NULL || ints->count > CBI_MAX_DIMS)
         return cbi_onnx_fail (error, "node %s (Reshape): the shape must be "
             "an int64 constant of up to %d values", name, CBI_MAX_DIMS);
-      for (i = 0; i < ints->len; i++)
-        if (g_array_index (ints, gint64, i) == 0
+      for (i = 0; i < ints->count; i++)
+        if (((const gint64 *) ints->data)[i] == 0
             && cbi_onnx_int (n, "allowzero", 0) != 0)
           return cbi_onnx_fail (error, "node %s (Reshape): allowzero with a "
               "0 in the shape is not supported", name);
-      node->n_ints = ints->len;
-      memcpy (node->ints, ints->data, ints->len * sizeof (gint64));
+      node->n_ints = ints->count;
+      memcpy (node->ints, ints->data, ints->count * sizeof (gint64));
       return TRUE;
     case CBI_OP_TRANSPOSE:
       a = cbi_onnx_attr (n, "perm");
@@ -556,12 +588,6 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 
   if (strcmp (op, "BatchNormalization") == 0) {
     return cbi_onnx_fold_batch_norm (im, n, error);
-  } else if (strcmp (op, "Constant") == 0) {
-    const Onnx__AttributeProto *v = cbi_onnx_attr (n, "value");
-    if (v == NULL || v->t == NULL)
-      return cbi_onnx_fail (error, "node %s: only Constant with a 'value' "
-          "tensor is supported", name);
-    return cbi_onnx_add_constant (im, n->output[0], v->t, error);
   } else if (strcmp (op, "Conv") == 0) {
     type = CBI_OP_CONV;
     n_inputs = MIN (n->n_input, 3);
@@ -612,12 +638,17 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     return FALSE;
   }
 
-  /* an int64 constant anywhere but where Pad and Reshape take theirs */
-  for (i = 0; i < n->n_input; i++)
-    if (n->input[i] && g_hash_table_contains (im->ints, n->input[i])
-        && !((type == CBI_OP_PAD || type == CBI_OP_RESHAPE) && i == 1))
-      return cbi_onnx_fail (error, "tensor %s has data type INT64; only "
-          "float32 is supported here (node %s)", n->input[i], name);
+  /* a constant of another type than float32 anywhere but where Pad and
+   * Reshape take their int64 one */
+  for (i = 0; i < n->n_input; i++) {
+    const CbiOnnxConst *c = cbi_onnx_const (im, n->input[i]);
+    if (c && c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+        && !((type == CBI_OP_PAD || type == CBI_OP_RESHAPE) && i == 1
+            && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64))
+      return cbi_onnx_fail (error, "tensor %s has data type %s; only "
+          "float32 is supported here (node %s)", n->input[i],
+          cbi_onnx_dtype_name (c->dtype), name);
+  }
   for (i = 0; i < n_inputs; i++)
     inputs[i] = cbi_onnx_node_input (im, n, i);
   /* constant first: commutative ops swap, the others are refused */

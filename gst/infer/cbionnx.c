@@ -38,17 +38,108 @@ cbi_onnx_name (const gchar * name)
   return name && *name ? name : "(unnamed)";
 }
 
+gsize
+cbi_onnx_dtype_size (gint dtype)
+{
+  switch (dtype) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+      return 4;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+      return 8;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+const gchar *
+cbi_onnx_dtype_name (gint dtype)
+{
+  const ProtobufCEnumValue *v =
+      protobuf_c_enum_descriptor_get_value
+      (&onnx__tensor_proto__data_type__descriptor, dtype);
+
+  return v ? v->name : "unknown";
+}
+
+CbiOnnxConst *
+cbi_onnx_const_new (gint dtype, gint n_dims, const gint64 * dims, gint64 count)
+{
+  CbiOnnxConst *c = g_new0 (CbiOnnxConst, 1);
+
+  c->dtype = dtype;
+  c->n_dims = n_dims;
+  if (n_dims > 0)
+    memcpy (c->dims, dims, n_dims * sizeof (gint64));
+  c->count = count;
+  c->index = -1;
+  c->data = g_malloc0 (MAX (count, 1) * cbi_onnx_dtype_size (dtype));
+  return c;
+}
+
+void
+cbi_onnx_const_free (CbiOnnxConst * c)
+{
+  g_free (c->data);
+  g_free (c);
+}
+
+CbiOnnxConst *
+cbi_onnx_const (CbiImporter * im, const gchar * name)
+{
+  CbiOnnxConst *c = name ? g_hash_table_lookup (im->consts, name) : NULL;
+
+  return c && c->data ? c : NULL;
+}
+
+gboolean
+cbi_onnx_defined (CbiImporter * im, const gchar * name)
+{
+  return g_hash_table_contains (im->names, name)
+      || g_hash_table_contains (im->consts, name);
+}
+
+gboolean
+cbi_onnx_keep_const (CbiImporter * im, const gchar * name, CbiOnnxConst * c,
+    GError ** error)
+{
+  if (name == NULL || *name == '\0' || cbi_onnx_defined (im, name)) {
+    cbi_onnx_const_free (c);
+    return cbi_onnx_fail (error, "tensor name '%s' is empty or defined "
+        "twice", cbi_onnx_name (name));
+  }
+  g_hash_table_insert (im->consts, g_strdup (name), c);
+  return TRUE;
+}
+
 gint
 cbi_onnx_lookup (CbiImporter * im, const gchar * name)
 {
-  return GPOINTER_TO_INT (g_hash_table_lookup (im->names, name)) - 1;
+  CbiOnnxConst *c;
+  gint index = GPOINTER_TO_INT (g_hash_table_lookup (im->names, name)) - 1;
+
+  if (index >= 0 || (c = cbi_onnx_const (im, name)) == NULL
+      || c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+    return index;
+  /* a float32 constant enters the graph when a node reads it, so those
+   * only folding read take no room there */
+  index = cbi_graph_add_tensor (im->graph, name, c->n_dims, c->dims, c->data);
+  c->data = NULL;
+  c->index = index;
+  g_hash_table_insert (im->names, cbi_graph_tensor (im->graph, index)->name,
+      GINT_TO_POINTER (index + 1));
+  return index;
 }
 
 gboolean
 cbi_onnx_add (CbiImporter * im, const gchar * name, gint n_dims,
     const gint64 * dims, gfloat * data, gint * index, GError ** error)
 {
-  if (name == NULL || *name == '\0' || cbi_onnx_lookup (im, name) >= 0) {
+  if (name == NULL || *name == '\0' || cbi_onnx_defined (im, name)) {
     g_free (data);
     return cbi_onnx_fail (error, "tensor name '%s' is empty or defined "
         "twice", cbi_onnx_name (name));
@@ -100,7 +191,7 @@ cbi_onnx_location_is_inside (const gchar * location)
 
 static gboolean
 cbi_onnx_external (CbiImporter * im, const Onnx__TensorProto * t,
-    const gchar * name, gsize bytes, gfloat ** data, GError ** error)
+    const gchar * name, gsize bytes, gpointer data, GError ** error)
 {
   const gchar *location = NULL;
   gint64 offset = 0, length = -1;
@@ -137,118 +228,127 @@ cbi_onnx_external (CbiImporter * im, const Onnx__TensorProto * t,
         name, bytes, offset, path, (gint64) st.st_size);
   } else if ((f = g_fopen (path, "rb")) == NULL
       || fseeko (f, offset, SEEK_SET) != 0
-      || (*data = g_try_malloc (MAX (bytes, 1))) == NULL
-      || fread (*data, 1, bytes, f) != bytes) {
+      || fread (data, 1, bytes, f) != bytes) {
     cbi_onnx_fail (error, "tensor %s: reading %" G_GSIZE_FORMAT " bytes "
         "of '%s' failed", name, bytes, path);
   } else {
     ok = TRUE;
   }
-  if (!ok)
-    g_clear_pointer (data, g_free);
   if (f)
     fclose (f);
   g_free (path);
   return ok;
 }
 
-/* The float32 data of @t, as a new block of its element count. */
+/* The typed data of @t into @c's block: ONNX keeps float32 in float_data,
+ * int64 in int64_data, and the narrower integers and bools one per
+ * int32_data value. */
 static gboolean
-cbi_onnx_tensor_data (CbiImporter * im, const Onnx__TensorProto * t,
-    gfloat ** data, GError ** error)
+cbi_onnx_typed_data (const Onnx__TensorProto * t, const gchar * name,
+    CbiOnnxConst * c, GError ** error)
+{
+  gsize n, i;
+
+  switch (c->dtype) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+      n = t->n_float_data;
+      break;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+      n = t->n_int64_data;
+      break;
+    default:
+      n = t->n_int32_data;
+      break;
+  }
+  if (n == 0 && c->count > 0)
+    return cbi_onnx_fail (error, "tensor %s has no data", name);
+  if (n != (gsize) c->count)
+    return cbi_onnx_fail (error, "tensor %s holds %" G_GSIZE_FORMAT
+        " values for %" G_GINT64_FORMAT " elements", name, n, c->count);
+  for (i = 0; i < n; i++) {
+    switch (c->dtype) {
+      case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
+        ((gfloat *) c->data)[i] = t->float_data[i];
+        break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+        ((gint64 *) c->data)[i] = t->int64_data[i];
+        break;
+      case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
+        ((gint32 *) c->data)[i] = t->int32_data[i];
+        break;
+      default:                 /* uint8, int8, bool: the low byte */
+        ((guint8 *) c->data)[i] = (guint8) t->int32_data[i];
+        break;
+    }
+  }
+  return TRUE;
+}
+
+gboolean
+cbi_onnx_read_tensor (CbiImporter * im, const Onnx__TensorProto * t,
+    CbiOnnxConst ** out, GError ** error)
 {
   const gchar *name = cbi_onnx_name (t->name);
+  gsize size = cbi_onnx_dtype_size (t->data_type), bytes;
+  CbiOnnxConst *c;
   gint64 count;
-  gsize bytes;
+  gboolean ok;
 
-  *data = NULL;
-  if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
-    const ProtobufCEnumValue *v =
-        protobuf_c_enum_descriptor_get_value
-        (&onnx__tensor_proto__data_type__descriptor, t->data_type);
+  *out = NULL;
+  if (size == 0)
     return cbi_onnx_fail (error, "tensor %s has data type %s; only float32 "
-        "is supported", name, v ? v->name : "unknown");
-  }
+        "is supported (and int64, int32, int8, uint8, bool for constants "
+        "that fold away at load)", name, cbi_onnx_dtype_name (t->data_type));
   if (t->n_dims > CBI_MAX_DIMS)
     return cbi_onnx_fail (error, "tensor %s has %" G_GSIZE_FORMAT
         " dimensions; at most %d are supported", name, t->n_dims, CBI_MAX_DIMS);
   if (!cbi_onnx_count (name, t->dims, t->n_dims, &count, error))
     return FALSE;
-  bytes = (gsize) count *sizeof (gfloat);
+  bytes = (gsize) count *size;
+  if (t->has_raw_data && t->raw_data.len != bytes)
+    return cbi_onnx_fail (error, "tensor %s holds %" G_GSIZE_FORMAT
+        " bytes of data for %" G_GINT64_FORMAT " values of %" G_GSIZE_FORMAT
+        " bytes", name, t->raw_data.len, count, size);
+
+  c = g_new0 (CbiOnnxConst, 1);
+  c->dtype = t->data_type;
+  c->n_dims = t->n_dims;
+  memcpy (c->dims, t->dims, t->n_dims * sizeof (gint64));
+  c->count = count;
+  c->index = -1;
+  /* the file's sizes are untrusted: a failed allocation is an error */
+  c->data = g_try_malloc0 (MAX (bytes, 1));
+  if (c->data == NULL) {
+    g_free (c);
+    return cbi_onnx_fail (error, "tensor %s: no memory for its %"
+        G_GSIZE_FORMAT " bytes", name, bytes);
+  }
 
   if (t->has_data_location
-      && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-    return cbi_onnx_external (im, t, name, bytes, data, error);
-  if (t->has_raw_data) {
-    if (t->raw_data.len != bytes)
-      return cbi_onnx_fail (error, "tensor %s holds %" G_GSIZE_FORMAT
-          " bytes of data for %" G_GINT64_FORMAT " floats", name,
-          t->raw_data.len, count);
+      && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+    ok = cbi_onnx_external (im, t, name, bytes, c->data, error);
+  } else if (t->has_raw_data) {
     /* ONNX raw data is little-endian, as are the hosts this builds for */
-    *data = g_memdup2 (t->raw_data.data, MAX (bytes, 1));
-    return TRUE;
+    memcpy (c->data, t->raw_data.data, bytes);
+    ok = TRUE;
+  } else {
+    ok = cbi_onnx_typed_data (t, name, c, error);
   }
-  if (t->n_float_data > 0 || count == 0) {
-    if (t->n_float_data != (gsize) count)
-      return cbi_onnx_fail (error, "tensor %s holds %" G_GSIZE_FORMAT
-          " floats for %" G_GINT64_FORMAT " elements", name, t->n_float_data,
-          count);
-    *data = count ? g_memdup2 (t->float_data, bytes) : g_new0 (gfloat, 1);
-    return TRUE;
-  }
-  return cbi_onnx_fail (error, "tensor %s has no data", name);
-}
-
-/* Keeps int64 constant @t (a handful of values) for the ops that read
- * one. */
-static gboolean
-cbi_onnx_add_ints (CbiImporter * im, const gchar * name,
-    const Onnx__TensorProto * t, GError ** error)
-{
-  GArray *values;
-  gint64 count;
-  gsize i;
-
-  if (!cbi_onnx_count (cbi_onnx_name (name), t->dims, t->n_dims, &count, error))
-    return FALSE;
-  if (count > CBI_ONNX_MAX_INTS || (t->has_raw_data
-          && t->raw_data.len != (gsize) count * sizeof (gint64))
-      || (!t->has_raw_data && t->n_int64_data != (gsize) count))
-    return cbi_onnx_fail (error, "tensor %s: int64 constants of up to %d "
-        "values with matching data are supported", cbi_onnx_name (name),
-        CBI_ONNX_MAX_INTS);
-  if (name == NULL || cbi_onnx_lookup (im, name) >= 0
-      || g_hash_table_contains (im->ints, name))
-    return cbi_onnx_fail (error, "tensor name '%s' is empty or defined "
-        "twice", cbi_onnx_name (name));
-  values = g_array_sized_new (FALSE, FALSE, sizeof (gint64), count);
-  for (i = 0; i < (gsize) count; i++) {
-    gint64 v;
-    if (t->has_raw_data)
-      memcpy (&v, t->raw_data.data + i * sizeof (gint64), sizeof (gint64));
-    else
-      v = t->int64_data[i];
-    g_array_append_val (values, v);
-  }
-  g_hash_table_insert (im->ints, g_strdup (name), values);
-  return TRUE;
+  if (ok)
+    *out = c;
+  else
+    cbi_onnx_const_free (c);
+  return ok;
 }
 
 gboolean
 cbi_onnx_add_constant (CbiImporter * im, const gchar * name,
     const Onnx__TensorProto * t, GError ** error)
 {
-  gfloat *data;
-  gint index;
+  CbiOnnxConst *c;
 
-  if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64
-      && !(t->has_data_location
-          && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
-    return cbi_onnx_add_ints (im, name, t, error);
-
-  if (!cbi_onnx_tensor_data (im, t, &data, error))
-    return FALSE;
-  return cbi_onnx_add (im, name, t->n_dims, t->dims, data, &index, error);
+  return cbi_onnx_read_tensor (im, t, &c, error)
+      && cbi_onnx_keep_const (im, name, c, error);
 }
 
 const Onnx__AttributeProto *
@@ -312,8 +412,7 @@ cbi_onnx_sort (CbiImporter * im, const Onnx__GraphProto * g, GError ** error)
     const Onnx__NodeProto *n = g->node[i];
     for (j = 0; j < n->n_input; j++) {
       const gchar *in = n->input[j];
-      if (in == NULL || *in == '\0' || cbi_onnx_lookup (im, in) >= 0
-          || g_hash_table_contains (im->ints, in))
+      if (in == NULL || *in == '\0' || cbi_onnx_defined (im, in))
         continue;
       if (!g_hash_table_contains (producer, in)) {
         cbi_onnx_fail (error, "node %s reads '%s', which is no initializer, "
@@ -336,8 +435,7 @@ cbi_onnx_sort (CbiImporter * im, const Onnx__GraphProto * g, GError ** error)
       for (j = 0; j < n->n_input; j++) {
         guint p = GPOINTER_TO_UINT (g_hash_table_lookup (producer,
                 n->input[j] ? n->input[j] : ""));
-        if (p && cbi_onnx_lookup (im, n->input[j]) < 0
-            && !g_hash_table_contains (im->ints, n->input[j]) && done[p - 1])
+        if (p && !cbi_onnx_defined (im, n->input[j]) && done[p - 1])
           ready++;
       }
       if (ready == waiting[i]) {
@@ -371,7 +469,7 @@ cbi_onnx_add_input (CbiImporter * im, const Onnx__GraphProto * g,
   gsize i, n_data = 0, rank;
 
   for (i = 0; i < g->n_input; i++) {
-    if (cbi_onnx_lookup (im, g->input[i]->name ? g->input[i]->name : "") >= 0)
+    if (cbi_onnx_defined (im, g->input[i]->name ? g->input[i]->name : ""))
       continue;                 /* an initializer listed as input */
     input = g->input[i];
     n_data++;
@@ -439,11 +537,11 @@ CbiGraph *
 cbi_onnx_load_from_data (const guint8 * data, gsize size,
     const gchar * base_dir, GError ** error)
 {
-  CbiImporter im = { NULL, NULL, NULL, base_dir, NULL, 0 };
+  CbiImporter im = { NULL, NULL, NULL, base_dir, NULL, 0, 0 };
   Onnx__ModelProto *m;
   const Onnx__GraphProto *g;
   guint *order = NULL;
-  gboolean ok;
+  gboolean ok, *folded = NULL;
   gsize i;
 
   m = onnx__model_proto__unpack (NULL, size, data);
@@ -454,8 +552,8 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
   }
   im.graph = cbi_graph_new ();
   im.names = g_hash_table_new (g_str_hash, g_str_equal);
-  im.ints = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-      (GDestroyNotify) g_array_unref);
+  im.consts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) cbi_onnx_const_free);
 
   ok = cbi_onnx_check_model (m, &im.opset, error);
   g = im.onnx = m->graph;
@@ -464,8 +562,14 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
         g->initializer[i], error);
   ok = ok && cbi_onnx_add_input (&im, g, error)
       && (order = cbi_onnx_sort (&im, g, error)) != NULL;
+  /* constants first, so that translation sees only activations and
+   * constants */
+  if (ok)
+    folded = g_new0 (gboolean, g->n_node);
   for (i = 0; ok && i < g->n_node; i++)
-    ok = cbi_onnx_add_node (&im, g->node[order[i]], error);
+    ok = cbi_onnx_fold (&im, g->node[order[i]], &folded[i], error);
+  for (i = 0; ok && i < g->n_node; i++)
+    ok = folded[i] || cbi_onnx_add_node (&im, g->node[order[i]], error);
   for (i = 0; ok && i < g->n_output; i++) {
     const gchar *out = g->output[i]->name ? g->output[i]->name : "";
     gint t = cbi_onnx_lookup (&im, out);
@@ -479,8 +583,9 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
     cbi_graph_sink_eltwise (im.graph);
 
   g_free (order);
+  g_free (folded);
   g_hash_table_unref (im.names);
-  g_hash_table_unref (im.ints);
+  g_hash_table_unref (im.consts);
   onnx__model_proto__free_unpacked (m, NULL);
   if (!ok)
     g_clear_pointer (&im.graph, cbi_graph_free);

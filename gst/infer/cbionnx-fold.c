@@ -30,7 +30,9 @@ cbi_onnx_walk_broadcast (CbiOnnxWalk * w, gint k, const CbiOnnxConst * c)
   gint64 stride = 1;
   gint d;
 
-  for (d = c->n_dims - 1; d >= 0; d--) {
+  /* an empty input makes an empty walk: its dimensions, which may be
+   * large around the 0, need no strides */
+  for (d = c->n_dims - 1; d >= 0 && c->count > 0; d--) {
     gint o = w->n_dims - c->n_dims + d;
     w->strides[k][o] = c->dims[d] == 1 ? 0 : stride;
     stride *= c->dims[d];
@@ -106,7 +108,7 @@ cbi_onnx_fold_new (CbiImporter * im, const Onnx__NodeProto * n, gint dtype,
           CBI_ONNX_FOLD_MAX_ELEMENTS);
     count *= dims[d];
   }
-  bytes = count * (gint64) cbi_onnx_dtype_size (dtype);
+  bytes = count * (gint64) MAX (cbi_onnx_dtype_size (dtype), 4);
   if (bytes > CBI_ONNX_FOLD_BUDGET - im->folded_bytes)
     return cbi_onnx_fail (error, "node %s (%s): folding the model's "
         "constants needs more than %" G_GINT64_FORMAT " MiB", name,
@@ -271,14 +273,22 @@ cbi_onnx_fold_redim (CbiImporter * im, const Onnx__NodeProto * n,
     const CbiOnnxConst * in, gint n_dims, const gint64 * dims,
     CbiOnnxConst ** out, GError ** error)
 {
+  gint64 count = 1;
+  gint d;
+
+  /* checked before anything is allocated: a product past the input's
+   * count stops at one more */
+  for (d = 0; d < n_dims; d++)
+    if (dims[d] <= 0)
+      count = dims[d] < 0 ? -1 : 0;
+  for (d = 0; d < n_dims && count > 0 && count <= in->count; d++)
+    count = count > in->count / dims[d] ? in->count + 1 : count * dims[d];
+  if (count != in->count)
+    return cbi_onnx_fail (error, "node %s (%s): %" G_GINT64_FORMAT " values "
+        "cannot take the new shape", cbi_onnx_name (n->name), n->op_type,
+        in->count);
   if (!cbi_onnx_fold_new (im, n, in->dtype, n_dims, dims, out, error))
     return FALSE;
-  if ((*out)->count != in->count) {
-    g_clear_pointer (out, cbi_onnx_const_free);
-    return cbi_onnx_fail (error, "node %s (%s): %" G_GINT64_FORMAT " values "
-        "cannot take the new shape of %" G_GINT64_FORMAT,
-        cbi_onnx_name (n->name), n->op_type, in->count, (*out)->count);
-  }
   memcpy ((*out)->data, in->data, in->count * cbi_onnx_dtype_size (in->dtype));
   return TRUE;
 }
@@ -408,7 +418,8 @@ cbi_onnx_fold_transpose (CbiImporter * im, const Onnx__NodeProto * n,
       return cbi_onnx_fail (error, "node %s (Transpose): perm is no "
           "permutation of %d axes", cbi_onnx_name (n->name), r);
     seen[perm[d]] = TRUE;
-    stride[d] = d == r - 1 ? 1 : stride[d + 1] * in[0]->dims[d + 1];
+    stride[d] = d == r - 1 || in[0]->count == 0 ? 1 :
+        stride[d + 1] * in[0]->dims[d + 1];
   }
   for (d = 0; d < r; d++)
     dims[d] = in[0]->dims[perm[d]];
@@ -497,15 +508,17 @@ cbi_onnx_fold_concat (CbiImporter * im, const Onnx__NodeProto * n,
         return cbi_onnx_fail (error, "node %s (Concat): input %u has "
             "dimension %d of %" G_GINT64_FORMAT ", the first %"
             G_GINT64_FORMAT, name, k, d, in[k]->dims[d], dims[d]);
-    /* each a checked tensor's: the sum stays far from overflowing */
-    dims[axis] += in[k]->dims[axis];
+    /* an empty input may have any dimension */
+    if (__builtin_add_overflow (dims[axis], in[k]->dims[axis], &dims[axis]))
+      return cbi_onnx_fail (error, "node %s (Concat): the output's "
+          "dimension %d overflows", name, axis);
   }
   if (!cbi_onnx_fold_new (im, n, in[0]->dtype, r, dims, out, error))
     return FALSE;
   size = cbi_onnx_dtype_size (in[0]->dtype);
-  for (d = 0; d < axis; d++)
+  for (d = 0; d < axis && (*out)->count > 0; d++)
     outer *= dims[d];
-  for (o = 0; o < outer; o++) {
+  for (o = 0; o < outer && (*out)->count > 0; o++) {
     for (k = 0; k < n_in; k++) {
       inner = outer ? in[k]->count / outer * size : 0;
       memcpy ((guint8 *) (*out)->data + at,
@@ -555,6 +568,9 @@ cbi_onnx_fold_gather (CbiImporter * im, const Onnx__NodeProto * n,
   if (!cbi_onnx_fold_new (im, n, data->dtype, r, dims, out, error))
     return FALSE;
   size = cbi_onnx_dtype_size (data->dtype);
+  /* an empty output may have large dimensions around its 0 */
+  if ((*out)->count == 0)
+    return TRUE;
   for (d = 0; d < axis; d++)
     outer *= data->dims[d];
   for (d = axis + 1; d < data->n_dims; d++)
@@ -626,7 +642,8 @@ cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
         "steps differ in length", name);
 
   for (d = r - 1; d >= 0; d--) {
-    stride[d] = d == r - 1 ? 1 : stride[d + 1] * in[0]->dims[d + 1];
+    stride[d] = d == r - 1 || in[0]->count == 0 ? 1 :
+        stride[d + 1] * in[0]->dims[d + 1];
     first[d] = 0;
     step[d] = 1;
     dims[d] = in[0]->dims[d];
@@ -661,11 +678,14 @@ cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
   if (!cbi_onnx_fold_new (im, n, in[0]->dtype, r, dims, out, error))
     return FALSE;
   cbi_onnx_walk_init (&w, r, dims);
-  for (d = 0; d < r; d++) {
-    w.strides[0][d] = stride[d] * step[d];
+  /* within the input when the output has values: each first index is
+   * inside its dimension then */
+  for (d = 0; d < r && (*out)->count > 0; d++) {
+    /* a step over 1 value is never taken, and may be huge */
+    w.strides[0][d] = dims[d] > 1 ? stride[d] * step[d] : 0;
     offset += first[d] * stride[d];
   }
-  w.off[0] = (*out)->count ? offset : 0;
+  w.off[0] = offset;
   cbi_onnx_fold_copy_walk (in[0], *out, &w);
   return TRUE;
 }

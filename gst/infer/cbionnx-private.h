@@ -126,10 +126,12 @@ gboolean cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
 /* Folding's shared parts (cbionnx-fold.c), for cbionnx-foldmath.c. */
 
 /* folded outputs: one at most 2^26 values (256 MiB of float32), all of
- * them together at most 768 MiB, so that a small file cannot ask for
- * more */
+ * them together at most 256 MiB, each value counted as 4 bytes at least:
+ * a file of a few bytes can ask for no more memory, nor more work (each
+ * value folded costs a few operations), than that; a QDQ model of 64
+ * million float32 weights still fits */
 #define CBI_ONNX_FOLD_MAX_ELEMENTS (G_GINT64_CONSTANT (1) << 26)
-#define CBI_ONNX_FOLD_BUDGET (G_GINT64_CONSTANT (768) << 20)
+#define CBI_ONNX_FOLD_BUDGET (G_GINT64_CONSTANT (256) << 20)
 
 /* A walk over the index space of @dims, row-major, keeping the offsets
  * (in elements) of up to three inputs read with @strides: a stride of 0

@@ -66,6 +66,11 @@ FOLD_OPS = {
 
 RTOL, ATOL = 1e-5, 1e-6
 
+HEADER = ("# ONNX backend node tests of the folded ops that pass folded at "
+          "load;\n# the fold conformance test fails when one does not. "
+          "Regenerate with\n# tests/conformance/onnx-fold-tests.py --runner "
+          "BUILD/tests/conformance/cbi-run-tensor --update\n")
+
 
 def collect(substring):
     np.random.seed(0)
@@ -141,36 +146,8 @@ def main():
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         results = list(pool.map(lambda c: run_case([args.runner], c), cases))
 
-    counts = {"pass": 0, "fail": 0, "skip": 0}
-    passed = set()
-    for case, (status, reason) in zip(cases, results):
-        counts[status] += 1
-        if status == "pass":
-            passed.add(case.name)
-            print(f"PASS {case.name}")
-        else:
-            print(f"{status.upper()} {case.name}: {reason}")
-
-    expected = nt.read_expected(args.expected)
-    selected = [e for e in expected
-                if args.substring is None or args.substring in e]
-    regressions = [e for e in selected if e not in passed]
-    if args.update:
-        kept = set(expected) - set(selected)
-        with open(args.expected, "w", encoding="utf-8") as f:
-            f.write("# ONNX backend node tests of the folded ops that pass "
-                    "folded at load;\n# the fold conformance test fails "
-                    "when one does not. Regenerate with\n# tests/conformance/"
-                    "onnx-fold-tests.py --runner BUILD/tests/conformance/"
-                    "cbi-run-tensor --update\n")
-            for name in sorted(kept | passed):
-                f.write(name + "\n")
-        regressions = []
-    for name in regressions:
-        print(f"REGRESSION {name}: listed in {args.expected}, does not pass")
-    print(f"{counts['pass']} passed, {counts['fail']} failed, "
-          f"{counts['skip']} skipped")
-    return 1 if regressions else 0
+    return nt.report(cases, results, args.expected, args.substring,
+                     args.update, HEADER)
 
 
 if __name__ == "__main__":

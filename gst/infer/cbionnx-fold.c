@@ -137,8 +137,11 @@ cbi_onnx_get_i (const CbiOnnxConst * c, gint64 i)
       return ((const gint32 *) c->data)[i];
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
       return ((const gint8 *) c->data)[i];
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
-      return (gint64) ((const gfloat *) c->data)[i];
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:{
+      /* callers convert floats themselves; this only keeps C defined */
+      gfloat v = ((const gfloat *) c->data)[i];
+      return v > -9.2e18f && v < 9.2e18f ? (gint64) v : 0;
+    }
     default:                   /* uint8, bool */
       return ((const guint8 *) c->data)[i];
   }
@@ -213,8 +216,8 @@ cbi_onnx_fold_ints (const Onnx__NodeProto * n, const CbiOnnxConst * c,
   return TRUE;
 }
 
-/* The ints of attribute @name (at most @max), or of input @i from
- * @opset on: Unsqueeze's and Squeeze's axes. Absent: @count is -1. */
+/* The axes of Unsqueeze and Squeeze (at most CBI_MAX_DIMS): input @i from
+ * @opset on, the attribute before. None given: @count is -1. */
 static gboolean
 cbi_onnx_fold_axes_arg (CbiImporter * im, const Onnx__NodeProto * n,
     const CbiOnnxConst * const *in, guint n_in, guint i, gint64 opset,

@@ -400,10 +400,13 @@ cbi_onnx_fold_dequantize (CbiImporter * im, const Onnx__NodeProto * n,
   const CbiOnnxConst *zero = n_in > 2 ? in[2] : NULL;
   gint64 axis_len, inner, i;
 
+  gint64 output_dtype = cbi_onnx_int (n, "output_dtype", FLOAT);
+
   if (x == NULL || scale == NULL || !(x->dtype == UINT8 || x->dtype == INT8
-          || x->dtype == INT32) || (zero && zero->dtype != x->dtype))
+          || x->dtype == INT32) || (zero && zero->dtype != x->dtype)
+      || (output_dtype != FLOAT && output_dtype != 0))
     return cbi_onnx_math_fail (n, "x must be uint8, int8 or int32 with a "
-        "zero point of its type", error);
+        "zero point of its type, the output float32", error);
   if (!cbi_onnx_quant_layout (n, x, scale, zero, &axis_len, &inner, error)
       || !cbi_onnx_fold_new (im, n, FLOAT, x->n_dims, x->dims, out, error))
     return FALSE;
@@ -426,15 +429,17 @@ cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
 {
   const CbiOnnxConst *x = in[0], *scale = in[1];
   const CbiOnnxConst *zero = n_in > 2 ? in[2] : NULL;
-  gint dtype = zero ? zero->dtype : UINT8;
+  gint64 output_dtype = cbi_onnx_int (n, "output_dtype", 0);
+  gint dtype = zero ? zero->dtype : output_dtype ? (gint) output_dtype : UINT8;
   gint64 axis_len, inner, i;
   gint lo = dtype == INT8 ? G_MININT8 : 0;
   gint hi = dtype == INT8 ? G_MAXINT8 : G_MAXUINT8;
 
   if (x == NULL || scale == NULL || x->dtype != FLOAT
-      || (dtype != UINT8 && dtype != INT8))
+      || (dtype != UINT8 && dtype != INT8)
+      || (output_dtype && output_dtype != dtype))
     return cbi_onnx_math_fail (n, "x must be float32 and the zero point "
-        "uint8 or int8", error);
+        "(or output_dtype) uint8 or int8", error);
   if (!cbi_onnx_quant_layout (n, x, scale, zero, &axis_len, &inner, error)
       || !cbi_onnx_fold_new (im, n, dtype, x->n_dims, x->dims, out, error))
     return FALSE;

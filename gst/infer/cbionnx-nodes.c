@@ -370,7 +370,7 @@ cbi_onnx_readers (CbiImporter * im, const gchar * name)
   return count;
 }
 
-/* The constant of @count floats at input @i of @n, or NULL. */
+/* The 1-D constant of @count floats at input @i of @n, or NULL. */
 static const gfloat *
 cbi_onnx_vector (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
     gint64 count)

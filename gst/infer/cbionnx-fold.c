@@ -238,7 +238,8 @@ cbi_onnx_fold_axes_arg (CbiImporter * im, const Onnx__NodeProto * n,
     return cbi_onnx_fail (error, "node %s (%s): %" G_GSIZE_FORMAT " axes; "
         "at most %d are supported", cbi_onnx_name (n->name), n->op_type,
         a->n_ints, CBI_MAX_DIMS);
-  memcpy (values, a->ints, a->n_ints * sizeof (gint64));
+  if (a->n_ints > 0)
+    memcpy (values, a->ints, a->n_ints * sizeof (gint64));
   *count = (gint) a->n_ints;
   return TRUE;
 }
@@ -632,11 +633,15 @@ cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
           "most %d values are needed", name, CBI_MAX_DIMS);
     n_starts = s->n_ints;
     n_ends = e->n_ints;
-    memcpy (starts, s->ints, n_starts * sizeof (gint64));
-    memcpy (ends, e->ints, n_ends * sizeof (gint64));
+    /* protobuf-c leaves an empty repeated field's array NULL */
+    if (n_starts > 0)
+      memcpy (starts, s->ints, n_starts * sizeof (gint64));
+    if (n_ends > 0)
+      memcpy (ends, e->ints, n_ends * sizeof (gint64));
     if (a) {
       n_axes = a->n_ints;
-      memcpy (axes, a->ints, n_axes * sizeof (gint64));
+      if (n_axes > 0)
+        memcpy (axes, a->ints, n_axes * sizeof (gint64));
     }
   }
   if (n_ends != n_starts || (n_axes >= 0 && n_axes != n_starts)

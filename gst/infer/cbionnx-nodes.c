@@ -498,7 +498,7 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
             " axes; at most %d are supported", name, a->n_ints, CBI_MAX_DIMS);
       /* none: the axes reversed, once the rank is known */
       node->n_ints = a ? a->n_ints : 0;
-      if (a)
+      if (a && a->n_ints > 0)
         memcpy (node->ints, a->ints, a->n_ints * sizeof (gint64));
       return TRUE;
     case CBI_OP_DEPTH_TO_SPACE:{

@@ -313,7 +313,9 @@ cbi_onnx_read_tensor (CbiImporter * im, const Onnx__TensorProto * t,
   c = g_new0 (CbiOnnxConst, 1);
   c->dtype = t->data_type;
   c->n_dims = t->n_dims;
-  memcpy (c->dims, t->dims, t->n_dims * sizeof (gint64));
+  /* protobuf-c leaves an empty repeated field's array NULL */
+  if (t->n_dims > 0)
+    memcpy (c->dims, t->dims, t->n_dims * sizeof (gint64));
   c->count = count;
   c->index = -1;
   /* the file's sizes are untrusted: a failed allocation is an error */
@@ -329,7 +331,8 @@ cbi_onnx_read_tensor (CbiImporter * im, const Onnx__TensorProto * t,
     ok = cbi_onnx_external (im, t, name, bytes, c->data, error);
   } else if (t->has_raw_data) {
     /* ONNX raw data is little-endian, as are the hosts this builds for */
-    memcpy (c->data, t->raw_data.data, bytes);
+    if (bytes > 0)
+      memcpy (c->data, t->raw_data.data, bytes);
     ok = TRUE;
   } else {
     ok = cbi_onnx_typed_data (t, name, c, error);

@@ -15,12 +15,16 @@ G_BEGIN_DECLS
  *
  * Parses @path (protobuf, through the parser protobuf-c generates from
  * the ONNX schema) into the engine's graph: initializers (raw or typed
- * data, or external data in the model's folder), Constant nodes, the one
- * image input with its symbolic dimensions as -1, and the nodes in
- * topological order. Refuses, with a message, what the engine cannot run:
- * an op outside the supported list, a data type other than float32, a
- * missing input, a cycle, dimensions that overflow, data that does not
- * match its tensor's size.
+ * data, or external data in the model's folder), the one image input with
+ * its symbolic dimensions as -1, and the nodes in topological order. Nodes
+ * whose inputs are all constants (Constant, and the shape, arithmetic and
+ * (de)quantization ops exporters write on weights) are computed once here
+ * and become constants; only the float32 constants the remaining nodes
+ * read enter the graph. Refuses, with a message, what the engine cannot
+ * run: an op outside the supported list, a data type other than float32
+ * outside folded constants, a missing input, a cycle, dimensions that
+ * overflow, data that does not match its tensor's size, a constant
+ * subgraph that cannot be computed (mismatched shapes, overflow).
  *
  * Returns: (transfer full) (nullable): the graph, or %NULL with @error set
  */

@@ -282,14 +282,49 @@ def read_expected(path):
                 if line.split("#")[0].strip()]
 
 
-def write_expected(path, names):
+HEADER = ("# ONNX backend node tests that pass through the engine; the "
+          "conformance\n# test fails when one of them does not. Regenerate "
+          "with\n# tests/conformance/onnx-node-tests.py --runner "
+          "BUILD/tests/conformance/cbi-run-tensor --update\n")
+
+
+def write_expected(path, names, header=HEADER):
     with open(path, "w", encoding="utf-8") as f:
-        f.write("# ONNX backend node tests that pass through the engine; "
-                "the conformance\n# test fails when one of them does not. "
-                "Regenerate with\n# tests/conformance/onnx-node-tests.py "
-                "--runner BUILD/tests/conformance/cbi-run-tensor --update\n")
+        f.write(header)
         for name in sorted(names):
             f.write(name + "\n")
+
+
+def report(cases, results, expected_path, substring, update,
+           header=HEADER):
+    """Prints one line per test and the counts; returns the exit status:
+    1 when a test listed in @expected_path does not pass (unless @update,
+    which rewrites the list with the tests passing now)."""
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    passed = set()
+    for case, (status, reason) in zip(cases, results):
+        counts[status] += 1
+        if status == "pass":
+            passed.add(case.name)
+            print(f"PASS {case.name}")
+        else:
+            print(f"{status.upper()} {case.name}: {reason}")
+
+    expected = read_expected(expected_path)
+    selected = [e for e in expected if substring is None or substring in e]
+    regressions = [e for e in selected if e not in passed]
+    if update:
+        kept = set(expected) - set(selected)
+        write_expected(expected_path, kept | passed, header)
+        regressions = []
+    collected = {c.name for c in cases}
+    for name in regressions:
+        why = "does not pass" if name in collected else \
+            "is no node test of the supported ops"
+        print(f"REGRESSION {name}: listed in {expected_path}, {why}")
+    print(f"{counts['pass']} passed, {counts['fail']} failed, "
+          f"{counts['skip']} skipped")
+    return 1 if regressions else 0
 
 
 def main():
@@ -315,32 +350,8 @@ def main():
         runner = [args.runner, f"--backend={args.backend}"]
         results = list(pool.map(lambda c: run_case(runner, c), cases))
 
-    counts = {"pass": 0, "fail": 0, "skip": 0}
-    passed = set()
-    for case, (status, reason) in zip(cases, results):
-        counts[status] += 1
-        if status == "pass":
-            passed.add(case.name)
-            print(f"PASS {case.name}")
-        else:
-            print(f"{status.upper()} {case.name}: {reason}")
-
-    expected = read_expected(args.expected)
-    selected = [e for e in expected
-                if args.substring is None or args.substring in e]
-    regressions = [e for e in selected if e not in passed]
-    if args.update:
-        kept = set(expected) - set(selected)
-        write_expected(args.expected, kept | passed)
-        regressions = []
-    collected = {c.name for c in cases}
-    for name in regressions:
-        why = "does not pass" if name in collected else \
-            "is no node test of the supported ops"
-        print(f"REGRESSION {name}: listed in {args.expected}, {why}")
-    print(f"{counts['pass']} passed, {counts['fail']} failed, "
-          f"{counts['skip']} skipped")
-    return 1 if regressions else 0
+    return report(cases, results, args.expected, args.substring,
+                  args.update)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,21 @@ the committed files and never run this script.
   value = byte / 255. Needs onnxruntime (in .venv/); these models and
   references draw from their own seeded generators, so adding them changed
   none of the files above.
+- fold-se.onnx, fold-dq-conv.onnx, fold-qdq.onnx, fold-shape.onnx,
+  fold-misc.onnx: models whose constant subgraphs the importer folds at
+  load, leaving only ops the engine runs: a squeeze-excite style Reshape
+  of two constants feeding a Mul; Conv weights stored as uint8 (and int8)
+  with a DequantizeLinear of per-channel (and per-tensor) scale and zero
+  point; QuantizeLinear -> DequantizeLinear pairs on float weights; a
+  Shape -> Gather -> Unsqueeze -> Concat chain making the shape of a
+  weight Reshape, of a Reshape on an activation and Pad's pads, and a
+  Resize whose scales are folded; Range, Cast, Div, Sqrt, Neg, Pow, Sub,
+  Equal, Where, ConstantOfShape, Expand, Transpose, Squeeze, Identity and
+  Gather making a bias and weights. Each with <stem>.tensor.in.bin, a
+  [2, 3, 6, 8] float32 input, and <stem>.tensor.out.bin, onnxruntime's
+  output for it (raw float32; fold-shape's output is [2, 2, 4, 384]).
+- bad-fold-*.onnx: a constant subgraph that cannot fold, one defect each
+  (named by the file): the tests expect the node's name and the reason.
 """
 import os
 
@@ -589,6 +604,250 @@ def main():
     save(prob_map_model(), "prob-map.onnx")
     for stem in ("superres", "classifier", "style"):
         write_ort_reference(stem)
+
+    # folded at load; their own seeded generators, as above
+    fold_models()
+
+
+FOLD_SHAPE = (2, 3, 6, 8)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def f32(name, values):
+    return numpy_helper.from_array(np.asarray(values, dtype=np.float32), name)
+
+
+def fold_se_model(g):
+    """Conv -> Mul by a Reshape of two constants (as exporters write a
+    squeeze-excite scale) -> 1x1 Conv"""
+    w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    s = g.uniform(0.5, 1.5, 8).astype(np.float32)
+    wo = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Reshape", ["s", "s_shape"], ["s4"], name="se_shape"),
+        helper.make_node("Mul", ["c", "s4"], ["m"], name="se_scale"),
+        helper.make_node("Conv", ["m", "wo"], ["output"], name="out"),
+    ]
+    return model(nodes, [f32("w", w), f32("s", s), i64("s_shape", [1, 8, 1, 1]),
+                         f32("wo", wo)])
+
+
+def fold_dq_conv_model(g):
+    """Conv weights as uint8 + DequantizeLinear with a per-channel scale and
+    zero point, then int8 weights with a per-tensor one"""
+    wq = g.integers(0, 256, (8, 3, 3, 3), dtype=np.uint8)
+    scale = g.uniform(0.002, 0.006, 8).astype(np.float32)
+    zero = g.integers(100, 156, 8, dtype=np.uint8)
+    b = (g.standard_normal(8) * 0.1).astype(np.float32)
+    w2q = g.integers(-128, 128, (3, 8, 1, 1), dtype=np.int8)
+    nodes = [
+        helper.make_node("DequantizeLinear", ["wq", "scale", "zero"], ["w"],
+                         name="dq1", axis=0),
+        helper.make_node("Conv", ["image", "w", "b"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("DequantizeLinear", ["w2q", "scale2", "zero2"],
+                         ["w2"], name="dq2"),
+        helper.make_node("Conv", ["r", "w2"], ["output"], name="out"),
+    ]
+    inits = [numpy_helper.from_array(wq, "wq"), f32("scale", scale),
+             numpy_helper.from_array(zero, "zero"), f32("b", b),
+             numpy_helper.from_array(w2q, "w2q"), f32("scale2", 0.004),
+             numpy_helper.from_array(np.array(3, np.int8), "zero2")]
+    return model(nodes, inits)
+
+
+def fold_qdq_model(g):
+    """QuantizeLinear -> DequantizeLinear pairs on float weights, as QDQ
+    exporters write them: int8 per channel, uint8 per tensor"""
+    w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    ws = (np.abs(w).reshape(8, -1).max(1) / 127).astype(np.float32)
+    wo = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["w", "ws", "wz"], ["wq"],
+                         name="q1", axis=0),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"],
+                         name="dq1", axis=0),
+        helper.make_node("Conv", ["image", "wd"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("QuantizeLinear", ["wo", "os", "oz"], ["woq"],
+                         name="q2"),
+        helper.make_node("DequantizeLinear", ["woq", "os", "oz"], ["wod"],
+                         name="dq2"),
+        helper.make_node("Conv", ["r", "wod"], ["output"], name="out"),
+    ]
+    inits = [f32("w", w), f32("ws", ws),
+             numpy_helper.from_array(np.zeros(8, np.int8), "wz"),
+             f32("wo", wo), f32("os", 0.01),
+             numpy_helper.from_array(np.array(128, np.uint8), "oz")]
+    return model(nodes, inits)
+
+
+def fold_shape_model(g):
+    """Shape -> Gather -> Unsqueeze -> Concat -> Reshape on constants: the
+    weights' shape, the shape of a Reshape on an activation, Pad's pads and
+    Resize's scales are all computed by folded nodes"""
+    t = (g.standard_normal((4, 6, 3, 3)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Shape", ["t"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["s0"], name="gather0",
+                         axis=0),
+        helper.make_node("Mul", ["s0", "two"], ["s0x2"], name="double"),
+        helper.make_node("Unsqueeze", ["s0x2", "axes0"], ["u"],
+                         name="unsqueeze"),
+        helper.make_node("Slice", ["s", "from2", "to4"], ["hw"],
+                         name="slice"),
+        helper.make_node("Concat", ["u", "three", "hw"], ["wshape"],
+                         name="concat", axis=0),
+        helper.make_node("Reshape", ["t", "wshape"], ["w"], name="reshape_w"),
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Concat", ["zero4", "one1", "two1", "zero2",
+                                    "one1", "two1"], ["pads"],
+                         name="pads", axis=0),
+        helper.make_node("Pad", ["c", "pads"], ["p"], name="pad",
+                         mode="edge"),
+        helper.make_node("Mul", ["ones2", "twof"], ["twos"], name="twos"),
+        helper.make_node("Concat", ["ones2", "twos"], ["scales"],
+                         name="scales", axis=0),
+        helper.make_node("Resize", ["p", "", "scales"], ["up"],
+                         name="resize", mode="nearest"),
+        helper.make_node("Gather", ["s", "one1"], ["s1"], name="gather1",
+                         axis=0),
+        helper.make_node("Div", ["s1", "three"], ["two_"], name="div"),
+        helper.make_node("Concat", ["zero1", "two_", "four", "minus1"],
+                         ["oshape"], name="oshape", axis=0),
+        helper.make_node("Reshape", ["up", "oshape"], ["output"],
+                         name="reshape_out"),
+    ]
+    inits = [f32("t", t), i64("zero", 0), i64("two", 2), i64("axes0", [0]),
+             i64("from2", [2]), i64("to4", [4]), i64("three", [3]),
+             i64("zero4", [0, 0]), i64("one1", [1]), i64("two1", [2]),
+             i64("zero2", [0, 0]), i64("zero1", [0]), i64("four", [4]),
+             i64("minus1", [-1]), f32("ones2", [1.0, 1.0]),
+             f32("twof", 2.0)]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 2, 4, "HW"])
+    return model(nodes, inits, outputs=[out])
+
+
+def fold_misc_model(g):
+    """The other folded ops making a bias and weights: Range, Cast, Div,
+    Sqrt, Neg, Pow, Sub, Equal, Where, ConstantOfShape, Expand, Transpose,
+    Squeeze, Identity, Gather with negative indices"""
+    wt = (g.standard_normal((3, 3, 3, 8)) * 0.4).astype(np.float32)
+    w2 = (g.standard_normal((1, 3, 8, 1, 1)) * 0.3).astype(np.float32)
+    half = numpy_helper.from_array(np.array([0.5], np.float32), "half")
+    nodes = [
+        helper.make_node("Range", ["r0", "r8", "r1"], ["r"], name="range"),
+        helper.make_node("Cast", ["r"], ["rf"], name="cast",
+                         to=TensorProto.FLOAT),
+        helper.make_node("Div", ["rf", "eight"], ["rd"], name="div"),
+        helper.make_node("Sqrt", ["rd"], ["rs"], name="sqrt"),
+        helper.make_node("Neg", ["rs"], ["rn"], name="neg"),
+        helper.make_node("Pow", ["rd", "two"], ["rp"], name="pow"),
+        helper.make_node("Sub", ["rn", "rp"], ["bias0"], name="sub"),
+        helper.make_node("Equal", ["r", "three"], ["is3"], name="equal"),
+        helper.make_node("ConstantOfShape", ["eight_shape"], ["halves"],
+                         name="fill", value=half),
+        helper.make_node("Where", ["is3", "halves", "bias0"], ["bias"],
+                         name="where"),
+        helper.make_node("Transpose", ["wt"], ["w"], name="transpose",
+                         perm=[3, 0, 1, 2]),
+        helper.make_node("Identity", ["w"], ["wi"], name="identity"),
+        helper.make_node("Conv", ["image", "wi", "bias"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r_"], name="relu"),
+        helper.make_node("Squeeze", ["w2", "axes0"], ["w2s"], name="squeeze"),
+        helper.make_node("Gather", ["w2s", "rev"], ["w2g"], name="gather",
+                         axis=0),
+        helper.make_node("Expand", ["tenth", "three_shape"], ["b2"],
+                         name="expand"),
+        helper.make_node("Conv", ["r_", "w2g", "b2"], ["output"], name="out"),
+    ]
+    inits = [i64("r0", 0), i64("r8", 8), i64("r1", 1), f32("eight", 8.0),
+             f32("two", 2.0), i64("three", 3), i64("eight_shape", [8]),
+             f32("wt", wt), f32("w2", w2), i64("axes0", [0]),
+             i64("rev", [-1, -2, -3]), f32("tenth", [0.1]),
+             i64("three_shape", [3])]
+    return model(nodes, inits)
+
+
+def write_tensor_reference(m, stem, g):
+    import onnxruntime as ort
+
+    x = g.standard_normal(FOLD_SHAPE).astype(np.float32)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(m.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    (y,) = sess.run(None, {"image": x})
+    x.tofile(os.path.join(HERE, stem + ".tensor.in.bin"))
+    np.ascontiguousarray(y, dtype=np.float32).tofile(
+        os.path.join(HERE, stem + ".tensor.out.bin"))
+
+
+def bad_fold_models():
+    """one defect each in a folded subgraph feeding conv-relu's first
+    bias"""
+    def with_bias(extra_nodes, extra_inits, name):
+        nodes = extra_nodes + conv_relu_nodes()
+        inits = [t for t in conv_relu_inits() if t.name != "b1"]
+        save(model(nodes, inits + extra_inits), name, check=False)
+
+    # Concat of [2, 4] and [3, 3] along axis 0: the second dimension
+    # differs
+    with_bias([helper.make_node("Concat", ["a", "b"], ["b1"], name="cat",
+                                axis=0)],
+              [f32("a", np.zeros((2, 4))), f32("b", np.zeros((3, 3)))],
+              "bad-fold-concat-shapes.onnx")
+    # Add of [8] and [3]: no broadcast
+    with_bias([helper.make_node("Add", ["a", "b"], ["b1"], name="add")],
+              [f32("a", np.zeros(8)), f32("b", np.zeros(3))],
+              "bad-fold-add-shapes.onnx")
+    # Range whose limit - start overflows int64
+    with_bias([helper.make_node("Range", ["lo", "hi", "one"], ["r"],
+                                name="range"),
+               helper.make_node("Cast", ["r"], ["b1"], name="cast",
+                                to=TensorProto.FLOAT)],
+              [i64("lo", -(1 << 63) + 5), i64("hi", (1 << 63) - 5),
+               i64("one", 1)],
+              "bad-fold-range-overflow.onnx")
+    # ConstantOfShape of 2^40 x 2^40 values
+    with_bias([helper.make_node("ConstantOfShape", ["shape"], ["b1"],
+                                name="fill")],
+              [i64("shape", [1 << 40, 1 << 40])],
+              "bad-fold-constant-of-shape-overflow.onnx")
+    # Gather of index 8 from 8 values
+    with_bias([helper.make_node("Gather", ["a", "idx"], ["b1"],
+                                name="gather")],
+              [f32("a", np.zeros(8)), i64("idx", [1, 8])],
+              "bad-fold-gather-index.onnx")
+    # DequantizeLinear with 3 scales for 8 channels
+    with_bias([helper.make_node("DequantizeLinear", ["q", "s"], ["b1"],
+                                name="dq", axis=0)],
+              [numpy_helper.from_array(np.zeros(8, np.uint8), "q"),
+               f32("s", np.ones(3))],
+              "bad-fold-dequantize-scale.onnx")
+
+
+def fold_models():
+    for stem, make, seed in (("fold-se", fold_se_model, 31),
+                             ("fold-dq-conv", fold_dq_conv_model, 32),
+                             ("fold-qdq", fold_qdq_model, 33),
+                             ("fold-shape", fold_shape_model, 34),
+                             ("fold-misc", fold_misc_model, 35)):
+        g = np.random.default_rng(seed)
+        m = make(g)
+        save(m, stem + ".onnx")
+        write_tensor_reference(m, stem, g)
+    bad_fold_models()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <gst/check/gstcheck.h>
+#include <math.h>
 
 #include "cbiengine.h"
 #include "cbierror.h"
@@ -193,7 +194,96 @@ static const struct
   {"bad-external-outside.onnx", "not inside the model's folder"},
   {"bad-external-absolute.onnx", "not inside the model's folder"},
   {"bad-external-past-end.onnx", "tensor w1 needs"},
+  /* constant subgraphs that cannot fold */
+  {"bad-fold-concat-shapes.onnx", "node cat (Concat): input 1 has "
+        "dimension 1 of 3, the first 4"},
+  {"bad-fold-add-shapes.onnx", "node add (Add): its inputs' shapes do not "
+        "broadcast"},
+  {"bad-fold-range-overflow.onnx", "node range (Range): an integer "
+        "overflow"},
+  {"bad-fold-constant-of-shape-overflow.onnx", "node fill "
+        "(ConstantOfShape): its output is too large to fold"},
+  {"bad-fold-gather-index.onnx", "node gather (Gather): index 8 is outside"},
+  {"bad-fold-dequantize-scale.onnx", "node dq (DequantizeLinear): the scale "
+        "must be a scalar or hold one value per index of the axis"},
 };
+
+/* Models with constant subgraphs the importer folds at load: what is
+ * left runs, and matches onnxruntime on a [2, 3, 6, 8] tensor. */
+static const struct
+{
+  const gchar *stem;
+  guint n_nodes;                /* after folding */
+  CbiShape out;
+} folded_models[] = {
+  /* Conv, Mul (by the Reshape of two constants), Conv */
+  {"fold-se", 3, {4, {2, 3, 6, 8}}},
+  /* Conv (uint8 weights dequantized per channel), Relu, Conv (int8) */
+  {"fold-dq-conv", 3, {4, {2, 3, 6, 8}}},
+  /* Conv, Relu, Conv, the weights through QuantizeLinear and back */
+  {"fold-qdq", 3, {4, {2, 3, 6, 8}}},
+  /* Conv, Pad, Resize, Reshape: weights' shape, pads, scales and the
+   * Reshape's shape all folded */
+  {"fold-shape", 4, {4, {2, 2, 4, 384}}},
+  /* Conv, Relu, Conv: the bias and weights from Range, Where and others */
+  {"fold-misc", 3, {4, {2, 3, 6, 8}}},
+};
+
+#define FOLD_IN_COUNT (2 * 3 * 6 * 8)
+
+GST_START_TEST (test_folded_models_match_onnxruntime)
+{
+  const gchar *stem = folded_models[__i__].stem;
+  const CbiShape in_shape = { 4, {2, 3, 6, 8} };
+  gchar *file = g_strconcat (stem, ".onnx", NULL);
+  gchar *in_name = g_strconcat (stem, ".tensor.in.bin", NULL);
+  gchar *out_name = g_strconcat (stem, ".tensor.out.bin", NULL);
+  gint64 count = cbi_shape_count (&folded_models[__i__].out), i;
+  gfloat *in = (gfloat *) read_bin (in_name, FOLD_IN_COUNT * sizeof (gfloat));
+  gfloat *expected = (gfloat *) read_bin (out_name, count * sizeof (gfloat));
+  CbiGraph *g = load_or_fail (file);
+  const gfloat *out;
+  gfloat err = 0.0f, ref = 0.0f;
+  CbiBatchReport r;
+  gboolean fallback;
+  GError *e_err = NULL;
+  CbiShape shape;
+  CbiEngine *e;
+  guint t;
+
+  fail_unless_equals_int (g->nodes->len, folded_models[__i__].n_nodes);
+  /* only what translated nodes read entered the graph: no constant that
+   * only folding used */
+  for (t = 0; t < g->tensors->len; t++)
+    fail_unless (cbi_graph_tensor (g, t)->data == NULL
+        || cbi_graph_count_consumers (g, t) > 0, "%s: constant %s is unused",
+        stem, cbi_graph_tensor (g, t)->name);
+
+  e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &e_err);
+  fail_unless (e != NULL, "%s", e_err ? e_err->message : "");
+  fail_unless (cbi_engine_run_tensor (e, &in_shape, in, &r, &e_err), "%s",
+      e_err ? e_err->message : "");
+  out = cbi_engine_get_output (e, 0, &shape, &e_err);
+  fail_unless (out != NULL, "%s", e_err ? e_err->message : "");
+  fail_unless (cbi_shape_equal (&shape, &folded_models[__i__].out),
+      "%s: output %s", stem, cbi_shape_to_string (&shape));
+  for (i = 0; i < count; i++) {
+    fail_unless (isfinite (out[i]), "%s: value %" G_GINT64_FORMAT " is %f",
+        stem, i, out[i]);
+    err = MAX (err, fabsf (out[i] - expected[i]));
+    ref = MAX (ref, fabsf (expected[i]));
+  }
+  fail_unless (err <= 1e-5f * ref, "%s: max error %g over max |reference| "
+      "%g", stem, err, ref);
+  cbi_engine_free (e);
+  g_free (in);
+  g_free (expected);
+  g_free (file);
+  g_free (in_name);
+  g_free (out_name);
+}
+
+GST_END_TEST;
 
 GST_START_TEST (test_bad_models_are_refused_with_the_reason)
 {
@@ -236,6 +326,8 @@ onnx_suite (void)
   tcase_add_test (tc, test_sub_mul_div_add_with_broadcast_match_the_reference);
   tcase_add_loop_test (tc, test_imported_models_match_the_onnx_reference, 0,
       G_N_ELEMENTS (reference_models));
+  tcase_add_loop_test (tc, test_folded_models_match_onnxruntime, 0,
+      G_N_ELEMENTS (folded_models));
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc, test_empty_bytes_are_no_model);

@@ -1,0 +1,734 @@
+/* cudabatchinfer: ONNX model import, node translation
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Each ONNX node becomes a node of the engine's graph, with its attributes
+ * checked and kept in CbiNode; what the engine cannot run is refused with
+ * the node's name and the reason.
+ */
+#include "cbionnx-private.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Copies the ints of attribute @name into @out when it has exactly @n. */
+static gboolean
+cbi_onnx_ints (const Onnx__NodeProto * n, const gchar * name, gsize count,
+    gint64 * out, GError ** error)
+{
+  const Onnx__AttributeProto *a = cbi_onnx_attr (n, name);
+
+  if (a == NULL)
+    return TRUE;
+  if (a->n_ints != count)
+    return cbi_onnx_fail (error, "node %s: attribute %s has %" G_GSIZE_FORMAT
+        " values, expected %" G_GSIZE_FORMAT " (2-D convolution)",
+        cbi_onnx_name (n->name), name, a->n_ints, count);
+  memcpy (out, a->ints, count * sizeof (gint64));
+  return TRUE;
+}
+
+/* auto_pad: NOTSET (pads as given) or VALID (no pads); SAME_* would need
+ * the input size. */
+static gboolean
+cbi_onnx_auto_pad (const Onnx__NodeProto * n, CbiConvAttrs * c, GError ** error)
+{
+  const Onnx__AttributeProto *auto_pad = cbi_onnx_attr (n, "auto_pad");
+  const gchar *name = cbi_onnx_name (n->name);
+
+  if (auto_pad && auto_pad->has_s) {
+    gchar *mode = g_strndup ((const gchar *) auto_pad->s.data,
+        auto_pad->s.len);
+    gboolean known = strcmp (mode, "NOTSET") == 0
+        || strcmp (mode, "VALID") == 0;
+    if (strcmp (mode, "VALID") == 0)
+      memset (c->pads, 0, sizeof (c->pads));
+    if (!known)
+      cbi_onnx_fail (error, "node %s: auto_pad %s is not supported (pads "
+          "must be explicit)", name, mode);
+    g_free (mode);
+    if (!known)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_onnx_conv_attrs (const Onnx__NodeProto * n, const CbiTensorInfo * w,
+    CbiConvAttrs * c, GError ** error)
+{
+  const Onnx__AttributeProto *group = cbi_onnx_attr (n, "group");
+  const gchar *name = cbi_onnx_name (n->name);
+  gint64 kernel[2] = { w->dims[2], w->dims[3] };
+  guint i;
+
+  memset (c, 0, sizeof (*c));
+  c->strides[0] = c->strides[1] = 1;
+  c->dilations[0] = c->dilations[1] = 1;
+  c->group = group && group->has_i ? group->i : 1;
+  if (!cbi_onnx_ints (n, "strides", 2, c->strides, error)
+      || !cbi_onnx_ints (n, "dilations", 2, c->dilations, error)
+      || !cbi_onnx_ints (n, "pads", 4, c->pads, error)
+      || !cbi_onnx_ints (n, "kernel_shape", 2, kernel, error))
+    return FALSE;
+  if (kernel[0] != w->dims[2] || kernel[1] != w->dims[3])
+    return cbi_onnx_fail (error, "node %s: kernel_shape does not match the "
+        "weights", name);
+  for (i = 0; i < 4; i++)
+    if (c->pads[i] < 0 || (i < 2 && (c->strides[i] < 1 || c->dilations[i] < 1)))
+      return cbi_onnx_fail (error, "node %s: negative pads or strides or "
+          "dilations below 1", name);
+  if (c->group < 1)
+    return cbi_onnx_fail (error, "node %s: group %" G_GINT64_FORMAT, name,
+        c->group);
+  return cbi_onnx_auto_pad (n, c, error);
+}
+
+/* What ConvTranspose adds to Conv's attributes: output_padding, within
+ * the end padding; no group, no output_shape. */
+static gboolean
+cbi_onnx_transpose_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
+    GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  gint d;
+
+  if (c->group != 1 || cbi_onnx_attr (n, "output_shape"))
+    return cbi_onnx_fail (error, "node %s (ConvTranspose): group and "
+        "output_shape are not supported", name);
+  if (!cbi_onnx_ints (n, "output_padding", 2, c->output_padding, error))
+    return FALSE;
+  for (d = 0; d < 2; d++)
+    if (c->output_padding[d] < 0 || c->output_padding[d] > c->pads[d + 2])
+      return cbi_onnx_fail (error, "node %s (ConvTranspose): "
+          "output_padding beyond the end padding is not supported", name);
+  return TRUE;
+}
+
+/* Input @i of @n: its tensor index, -1 for an absent optional input. */
+static gint
+cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
+{
+  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
+    return -1;
+  return cbi_onnx_lookup (im, n->input[i]);
+}
+
+/* The float32 constant at input @i of @n, for a value translation keeps
+ * in the node (Clip's bounds, Resize's scales, what BatchNormalization
+ * folds): its data (owned by the importer or the graph), @count and
+ * @n_dims, or NULL. A constant still outside the graph stays there, so
+ * the graph holds only what its nodes read. */
+static const gfloat *
+cbi_onnx_floats_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
+    gint64 * count, gint * n_dims)
+{
+  const CbiOnnxConst *c;
+  const CbiTensorInfo *info;
+  gint t;
+
+  *count = 0;
+  *n_dims = -1;
+  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
+    return NULL;
+  c = cbi_onnx_const (im, n->input[i]);
+  if (c) {
+    if (c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
+      return NULL;
+    *count = c->count;
+    *n_dims = c->n_dims;
+    return c->data;
+  }
+  t = cbi_onnx_lookup (im, n->input[i]);
+  info = t >= 0 ? cbi_graph_tensor (im->graph, t) : NULL;
+  if (info == NULL || info->data == NULL
+      || !cbi_onnx_count (info->name, info->dims, info->n_dims, count, NULL))
+    return NULL;
+  *n_dims = info->n_dims;
+  return info->data;
+}
+
+/* Clip's bound from input @i (opset 11 on) or attribute @attr (before),
+ * @def when absent. */
+static gboolean
+cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
+    const gchar * attr, gfloat def, gfloat * bound, GError ** error)
+{
+  const gfloat *data;
+  gint64 count;
+  gint n_dims;
+
+  *bound = cbi_onnx_float (n, attr, def);
+  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
+    return TRUE;
+  data = cbi_onnx_floats_input (im, n, i, &count, &n_dims);
+  if (data == NULL || count != 1)
+    return cbi_onnx_fail (error, "node %s (Clip): its bounds must be scalar "
+        "constants", cbi_onnx_name (n->name));
+  *bound = data[0];
+  return TRUE;
+}
+
+/* The element-wise ops: their type and parameters, or an error naming an
+ * op outside the supported list. */
+static gboolean
+cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOpType * type, gfloat * alpha, gfloat * beta, GError ** error)
+{
+  const gchar *op = n->op_type ? n->op_type : "";
+
+  *alpha = *beta = 0.0f;
+  if (strcmp (op, "Relu") == 0) {
+    *type = CBI_OP_RELU;
+  } else if (strcmp (op, "LeakyRelu") == 0) {
+    *type = CBI_OP_RELU;
+    *alpha = cbi_onnx_float (n, "alpha", 0.01f);
+  } else if (strcmp (op, "Sigmoid") == 0) {
+    *type = CBI_OP_SIGMOID;
+  } else if (strcmp (op, "Tanh") == 0) {
+    *type = CBI_OP_TANH;
+  } else if (strcmp (op, "Elu") == 0) {
+    *type = CBI_OP_ELU;
+    *alpha = cbi_onnx_float (n, "alpha", 1.0f);
+  } else if (strcmp (op, "HardSigmoid") == 0) {
+    *type = CBI_OP_HARD_SIGMOID;
+    *alpha = cbi_onnx_float (n, "alpha", 0.2f);
+    *beta = cbi_onnx_float (n, "beta", 0.5f);
+  } else if (strcmp (op, "HardSwish") == 0) {
+    *type = CBI_OP_HARD_SWISH;
+  } else if (strcmp (op, "Identity") == 0) {
+    *type = CBI_OP_IDENTITY;
+  } else if (strcmp (op, "Clip") == 0) {
+    *type = CBI_OP_CLIP;
+    if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
+        || !cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, beta, error))
+      return FALSE;
+    /* min (max (x, min), max) is max everywhere when min > max */
+    if (*alpha > *beta)
+      *alpha = *beta;
+  } else {
+    return cbi_onnx_fail (error, "node %s: op %s is not supported",
+        cbi_onnx_name (n->name), op);
+  }
+  return TRUE;
+}
+
+/* MaxPool and AveragePool: 2-D windows, floor rounding (ceil_mode 0). */
+static gboolean
+cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
+    GError ** error)
+{
+  const Onnx__AttributeProto *ceil = cbi_onnx_attr (n, "ceil_mode");
+  const Onnx__AttributeProto *incl = cbi_onnx_attr (n, "count_include_pad");
+  const Onnx__AttributeProto *kernel = cbi_onnx_attr (n, "kernel_shape");
+  const gchar *name = cbi_onnx_name (n->name);
+  gint i;
+
+  memset (c, 0, sizeof (*c));
+  c->strides[0] = c->strides[1] = 1;
+  c->dilations[0] = c->dilations[1] = 1;
+  c->group = 1;
+  if (kernel == NULL || kernel->n_ints != 2)
+    return cbi_onnx_fail (error, "node %s: a 2-D kernel_shape is needed", name);
+  memcpy (c->kernel, kernel->ints, sizeof (c->kernel));
+  c->count_include_pad = incl && incl->has_i && incl->i != 0;
+  if (ceil && ceil->has_i && ceil->i != 0)
+    return cbi_onnx_fail (error, "node %s: ceil_mode 1 is not supported", name);
+  if (n->n_output > 1 && n->output[1] && *n->output[1])
+    return cbi_onnx_fail (error, "node %s: the Indices output of MaxPool is "
+        "not supported", name);
+  if (!cbi_onnx_ints (n, "strides", 2, c->strides, error)
+      || !cbi_onnx_ints (n, "dilations", 2, c->dilations, error)
+      || !cbi_onnx_ints (n, "pads", 4, c->pads, error)
+      || !cbi_onnx_auto_pad (n, c, error))
+    return FALSE;
+  for (i = 0; i < 4; i++)
+    if (c->pads[i] < 0 || (i < 2 && (c->kernel[i] < 1 || c->strides[i] < 1
+                || c->dilations[i] < 1)))
+      return cbi_onnx_fail (error, "node %s: negative pads, or a kernel, "
+          "strides or dilations below 1", name);
+  return TRUE;
+}
+
+/* Resize (opset 10 on: X, roi, scales, sizes) and Upsample (scales as an
+ * input, or as an attribute before opset 9): constant scales of 1 for N
+ * and C, nearest with integer scales or linear with half-pixel centres. */
+static gboolean
+cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiResizeMode * mode, gfloat * scale_h, gfloat * scale_w, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "scales");
+  gchar *m = cbi_onnx_string (n, "mode", "nearest");
+  gchar *coord = cbi_onnx_string (n, "coordinate_transformation_mode",
+      "half_pixel");
+  const gfloat *scales = NULL;
+  gboolean upsample = g_strcmp0 (n->op_type, "Upsample") == 0, ok = FALSE;
+  gint64 count;
+  gint n_dims;
+
+  scales = cbi_onnx_floats_input (im, n, upsample ? 1 : 2, &count, &n_dims);
+  if (count != 4 || n_dims != 1)
+    scales = NULL;
+  if (scales == NULL && attr && attr->n_floats == 4)
+    scales = attr->floats;
+
+  if (cbi_onnx_attr (n, "antialias") && cbi_onnx_attr (n, "antialias")->i) {
+    cbi_onnx_fail (error, "node %s (%s): antialias is not supported", name,
+        n->op_type);
+  } else if (scales == NULL || scales[0] != 1.0f || scales[1] != 1.0f
+      || scales[2] <= 0.0f || scales[3] <= 0.0f) {
+    cbi_onnx_fail (error, "node %s (%s): only constant scales (1, 1, h, w) "
+        "are supported", name, n->op_type);
+  } else if (g_strcmp0 (m, "nearest") == 0) {
+    *mode = CBI_RESIZE_NEAREST;
+    ok = scales[2] == (gint) scales[2] && scales[3] == (gint) scales[3];
+    if (!ok)
+      cbi_onnx_fail (error, "node %s: nearest resizing needs integer "
+          "scales", name);
+  } else if (g_strcmp0 (m, "linear") == 0 || g_strcmp0 (m, "bilinear") == 0) {
+    *mode = CBI_RESIZE_LINEAR;
+    ok = upsample || g_strcmp0 (coord, "half_pixel") == 0
+        || g_strcmp0 (coord, "pytorch_half_pixel") == 0;
+    if (!ok)
+      cbi_onnx_fail (error, "node %s: linear resizing with %s coordinates "
+          "is not supported (half_pixel is)", name, coord);
+  } else {
+    cbi_onnx_fail (error, "node %s: mode %s is not supported", name, m);
+  }
+  if (ok) {
+    *scale_h = scales[2];
+    *scale_w = scales[3];
+  }
+  g_free (m);
+  g_free (coord);
+  return ok;
+}
+
+/* The int64 constant at input @i of @n (a folded one too), or NULL. */
+static const CbiOnnxConst *
+cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
+{
+  const CbiOnnxConst *c = i < n->n_input ? cbi_onnx_const (im,
+      n->input[i]) : NULL;
+
+  return c && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? c : NULL;
+}
+
+/* Pad: pads from an int64 constant (opset 11 on) or an attribute, on
+ * height and width only; the constant value from a scalar input or the
+ * 'value' attribute. */
+static gboolean
+cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
+    gint * fill, gfloat * value, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "pads");
+  gchar *mode = cbi_onnx_string (n, "mode", "constant");
+  const CbiOnnxConst *ints = cbi_onnx_int_input (im, n, 1);
+  const gint64 *pads = ints && ints->count == 8 ? (const gint64 *) ints->data :
+      attr && attr->n_ints == 8 ? attr->ints : NULL;
+  gboolean ok = TRUE;
+
+  memset (c, 0, sizeof (*c));
+  if (strcmp (mode, "constant") == 0)
+    *fill = CBI_PAD_FILL_CONSTANT;
+  else if (strcmp (mode, "reflect") == 0)
+    *fill = CBI_PAD_FILL_REFLECT;
+  else if (strcmp (mode, "edge") == 0)
+    *fill = CBI_PAD_FILL_EDGE;
+  else
+    ok = cbi_onnx_fail (error, "node %s (Pad): mode %s is not supported",
+        name, mode);
+  g_free (mode);
+  if (!ok)
+    return FALSE;
+  if (n->n_input > 3 && n->input[3] && *n->input[3])
+    return cbi_onnx_fail (error, "node %s (Pad): axes are not supported", name);
+  /* [N, C, H, W] begins, then ends */
+  if (pads == NULL || pads[0] || pads[1] || pads[4] || pads[5]
+      || pads[2] < 0 || pads[3] < 0 || pads[6] < 0 || pads[7] < 0)
+    return cbi_onnx_fail (error, "node %s (Pad): only constant, "
+        "non-negative pads of height and width are supported", name);
+  c->pads[0] = pads[2];
+  c->pads[1] = pads[3];
+  c->pads[2] = pads[6];
+  c->pads[3] = pads[7];
+  return cbi_onnx_clip_bound (im, n, 2, "value", 0.0f, value, error);
+}
+
+/* How many node inputs of the ONNX graph read @name. */
+static guint
+cbi_onnx_readers (CbiImporter * im, const gchar * name)
+{
+  guint count = 0;
+  gsize i, j;
+
+  for (i = 0; i < im->onnx->n_node; i++)
+    for (j = 0; j < im->onnx->node[i]->n_input; j++)
+      if (g_strcmp0 (im->onnx->node[i]->input[j], name) == 0)
+        count++;
+  return count;
+}
+
+/* The 1-D constant of @count floats at input @i of @n, or NULL. */
+static const gfloat *
+cbi_onnx_vector (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
+    gint64 count)
+{
+  gint64 n_values;
+  gint n_dims;
+  const gfloat *data = cbi_onnx_floats_input (im, n, i, &n_values, &n_dims);
+
+  return n_values == count && n_dims == 1 ? data : NULL;
+}
+
+/* A BatchNormalization right after a Conv (its only reader) is folded into
+ * the Conv's weights and bias, as inference frameworks do: no op at run
+ * time. Its output name then stands for the Conv's output. */
+static gboolean
+cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  gint x = cbi_onnx_node_input (im, n, 0), w_index = -1, b_index = -1;
+  gfloat eps = cbi_onnx_float (n, "epsilon", 1e-5f);
+  const gfloat *scale, *shift, *mean, *var, *bias = NULL;
+  CbiNode *conv = NULL;
+  CbiTensorInfo *w;
+  gint64 o, out_c, count, block, k_dims[1];
+  gfloat *weights, *biases;
+  gchar *w_name, *b_name;
+  gboolean ok;
+  guint i;
+
+  for (i = 0; x >= 0 && i < im->graph->nodes->len; i++)
+    if (cbi_graph_node (im->graph, i)->output == x
+        && cbi_graph_node (im->graph, i)->op == CBI_OP_CONV)
+      conv = cbi_graph_node (im->graph, i);
+  if (conv == NULL || cbi_onnx_readers (im, n->input[0]) != 1)
+    return cbi_onnx_fail (error, "node %s (BatchNormalization): only a "
+        "BatchNormalization right after a Conv (its only reader) is "
+        "supported; it is folded into the Conv", name);
+
+  w = cbi_graph_tensor (im->graph, conv->inputs[1]);
+  out_c = w->dims[0];
+  scale = cbi_onnx_vector (im, n, 1, out_c);
+  shift = cbi_onnx_vector (im, n, 2, out_c);
+  mean = cbi_onnx_vector (im, n, 3, out_c);
+  var = cbi_onnx_vector (im, n, 4, out_c);
+  if (conv->n_inputs > 2 && conv->inputs[2] >= 0)
+    bias = cbi_graph_tensor (im->graph, conv->inputs[2])->data;
+  if (!scale || !shift || !mean || !var)
+    return cbi_onnx_fail (error, "node %s (BatchNormalization): scale, B, "
+        "mean and var must be constants of %" G_GINT64_FORMAT " values",
+        name, out_c);
+
+  cbi_onnx_count (w->name, w->dims, w->n_dims, &count, NULL);
+  block = count / out_c;
+  weights = g_memdup2 (w->data, count * sizeof (gfloat));
+  biases = g_new (gfloat, out_c);
+  for (o = 0; o < out_c; o++) {
+    gfloat k = scale[o] / sqrtf (var[o] + eps);
+    gint64 j;
+    for (j = 0; j < block; j++)
+      weights[o * block + j] *= k;
+    biases[o] = ((bias ? bias[o] : 0.0f) - mean[o]) * k + shift[o];
+  }
+
+  /* the Conv's own constants may be shared: the folded ones are new */
+  w_name = g_strconcat (name, ".folded_weight", NULL);
+  b_name = g_strconcat (name, ".folded_bias", NULL);
+  k_dims[0] = out_c;
+  ok = cbi_onnx_add (im, w_name, 4, w->dims, weights, &w_index, error)
+      && cbi_onnx_add (im, b_name, 1, k_dims, biases, &b_index, error);
+  if (!ok && w_index < 0)
+    g_free (biases);
+  g_free (w_name);
+  g_free (b_name);
+  if (!ok)
+    return FALSE;
+  conv->inputs[1] = w_index;
+  conv->inputs[2] = b_index;
+  conv->n_inputs = 3;
+  if (cbi_onnx_defined (im, n->output[0]))
+    return cbi_onnx_fail (error, "tensor name '%s' is defined twice",
+        n->output[0]);
+  g_hash_table_insert (im->names, n->output[0], GINT_TO_POINTER (x + 1));
+  return TRUE;
+}
+
+
+/* What the shape-changing and matrix ops keep in CbiNode: Reshape's
+ * target, Flatten's axis (as a Reshape of mode 1), Transpose's
+ * permutation, DepthToSpace's block, Gemm's transpositions, Softmax's
+ * axis. */
+static gboolean
+cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiNode * node, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *a;
+  const CbiOnnxConst *ints;
+  gchar *mode;
+  guint i;
+
+  switch (node->op) {
+    case CBI_OP_RESHAPE:
+      if (strcmp (n->op_type, "Flatten") == 0) {
+        node->mode = 1;
+        node->axis = cbi_onnx_int (n, "axis", 1);
+        return TRUE;
+      }
+      ints = cbi_onnx_int_input (im, n, 1);
+      if (ints == NULL || ints->count > CBI_MAX_DIMS)
+        return cbi_onnx_fail (error, "node %s (Reshape): the shape must be "
+            "an int64 constant of up to %d values", name, CBI_MAX_DIMS);
+      for (i = 0; i < ints->count; i++)
+        if (((const gint64 *) ints->data)[i] == 0
+            && cbi_onnx_int (n, "allowzero", 0) != 0)
+          return cbi_onnx_fail (error, "node %s (Reshape): allowzero with a "
+              "0 in the shape is not supported", name);
+      node->n_ints = ints->count;
+      memcpy (node->ints, ints->data, ints->count * sizeof (gint64));
+      return TRUE;
+    case CBI_OP_TRANSPOSE:
+      a = cbi_onnx_attr (n, "perm");
+      if (a && a->n_ints > CBI_MAX_DIMS)
+        return cbi_onnx_fail (error, "node %s (Transpose): %" G_GSIZE_FORMAT
+            " axes; at most %d are supported", name, a->n_ints, CBI_MAX_DIMS);
+      /* none: the axes reversed, once the rank is known */
+      node->n_ints = a ? a->n_ints : 0;
+      if (a && a->n_ints > 0)
+        memcpy (node->ints, a->ints, a->n_ints * sizeof (gint64));
+      return TRUE;
+    case CBI_OP_DEPTH_TO_SPACE:{
+      gboolean ok = TRUE;
+      mode = cbi_onnx_string (n, "mode", "DCR");
+      node->mode = strcmp (mode, "CRD") == 0;
+      node->n_ints = 1;
+      node->ints[0] = cbi_onnx_int (n, "blocksize", 0);
+      if (!node->mode && strcmp (mode, "DCR") != 0)
+        ok = cbi_onnx_fail (error, "node %s (DepthToSpace): mode %s is not "
+            "supported (DCR and CRD are)", name, mode);
+      else if (node->ints[0] < 1)
+        ok = cbi_onnx_fail (error, "node %s (DepthToSpace): blocksize must "
+            "be 1 or more", name);
+      g_free (mode);
+      return ok;
+    }
+    case CBI_OP_GEMM:
+      node->alpha = cbi_onnx_float (n, "alpha", 1.0f);
+      node->beta = cbi_onnx_float (n, "beta", 1.0f);
+      node->n_ints = 2;
+      node->ints[0] = cbi_onnx_int (n, "transA", 0) != 0;
+      node->ints[1] = cbi_onnx_int (n, "transB", 0) != 0;
+      return TRUE;
+    case CBI_OP_SOFTMAX:
+      /* before opset 13, the input is seen as 2-D, split at axis */
+      node->mode = im->opset < 13;
+      node->axis = cbi_onnx_int (n, "axis", im->opset < 13 ? 1 : -1);
+      return TRUE;
+    default:
+      return TRUE;
+  }
+}
+
+/* The ops that take their first input as an activation and the rest as
+ * constants (or, for MatMul, a constant or an activation); the first
+ * input count is what the engine reads. */
+static gboolean
+cbi_onnx_layout_type (const gchar * op, CbiOpType * type, guint * n_inputs)
+{
+  static const struct
+  {
+    const gchar *name;
+    CbiOpType type;
+    guint n_inputs;
+  } ops[] = {
+    {"DepthToSpace", CBI_OP_DEPTH_TO_SPACE, 1},
+    {"Reshape", CBI_OP_RESHAPE, 1},
+    {"Flatten", CBI_OP_RESHAPE, 1},
+    {"Transpose", CBI_OP_TRANSPOSE, 1},
+    {"Gemm", CBI_OP_GEMM, 3},
+    {"MatMul", CBI_OP_MATMUL, 2},
+    {"Softmax", CBI_OP_SOFTMAX, 1},
+    {"GlobalAveragePool", CBI_OP_GLOBAL_AVERAGE_POOL, 1},
+    {"PRelu", CBI_OP_PRELU, 2},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (ops); i++) {
+    if (strcmp (op, ops[i].name) == 0) {
+      *type = ops[i].type;
+      *n_inputs = ops[i].n_inputs;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+gboolean
+cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const gchar *op = n->op_type ? n->op_type : "";
+  gint inputs[CBI_MAX_NODE_INPUTS], output, index;
+  CbiNode *node;
+  gfloat alpha = 0.0f, beta = 0.0f;
+  gint mode = CBI_RESIZE_NEAREST;
+  CbiConvAttrs conv = { {0,}, };
+  CbiOpType type = CBI_OP_IDENTITY;
+  guint n_inputs, i;
+
+  if (n->domain && *n->domain && strcmp (n->domain, "ai.onnx") != 0)
+    return cbi_onnx_fail (error, "node %s: op %s of domain %s is not "
+        "supported", name, op, n->domain);
+  if (n->n_output < 1)
+    return cbi_onnx_fail (error, "node %s has no output", name);
+
+  if (strcmp (op, "BatchNormalization") == 0) {
+    return cbi_onnx_fold_batch_norm (im, n, error);
+  } else if (strcmp (op, "Conv") == 0) {
+    type = CBI_OP_CONV;
+    n_inputs = MIN (n->n_input, 3);
+  } else if (strcmp (op, "ConvTranspose") == 0) {
+    type = CBI_OP_CONV_TRANSPOSE;
+    n_inputs = MIN (n->n_input, 3);
+  } else if (strcmp (op, "Add") == 0 || strcmp (op, "Sub") == 0
+      || strcmp (op, "Mul") == 0 || strcmp (op, "Div") == 0) {
+    type = op[0] == 'A' ? CBI_OP_ADD : op[0] == 'S' ? CBI_OP_SUB :
+        op[0] == 'M' ? CBI_OP_MUL : CBI_OP_DIV;
+    n_inputs = 2;
+  } else if (strcmp (op, "MaxPool") == 0 || strcmp (op, "AveragePool") == 0) {
+    type = op[0] == 'M' ? CBI_OP_MAX_POOL : CBI_OP_AVERAGE_POOL;
+    n_inputs = 1;
+    if (!cbi_onnx_pool_attrs (n, &conv, error))
+      return FALSE;
+  } else if (strcmp (op, "Resize") == 0 || strcmp (op, "Upsample") == 0) {
+    type = CBI_OP_RESIZE;
+    n_inputs = 1;
+    if (!cbi_onnx_resize (im, n, (CbiResizeMode *) & mode, &alpha, &beta,
+            error))
+      return FALSE;
+  } else if (strcmp (op, "InstanceNormalization") == 0) {
+    type = CBI_OP_INSTANCE_NORM;
+    n_inputs = 3;
+    alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
+  } else if (strcmp (op, "Pad") == 0) {
+    type = CBI_OP_PAD;
+    n_inputs = 1;
+    if (!cbi_onnx_pad (im, n, &conv, &mode, &alpha, error))
+      return FALSE;
+  } else if (strcmp (op, "Concat") == 0) {
+    const Onnx__AttributeProto *axis = cbi_onnx_attr (n, "axis");
+    type = CBI_OP_CONCAT;
+    n_inputs = n->n_input;
+    if (axis == NULL || !axis->has_i)
+      return cbi_onnx_fail (error, "node %s (Concat): no axis", name);
+    alpha = axis->i;            /* kept as the node's axis below */
+    if (n_inputs < 1 || n_inputs > CBI_MAX_NODE_INPUTS)
+      return cbi_onnx_fail (error, "node %s (Concat): %" G_GSIZE_FORMAT
+          " inputs; 1 to %d are supported", name, n->n_input,
+          CBI_MAX_NODE_INPUTS);
+  } else if (cbi_onnx_layout_type (op, &type, &n_inputs)) {
+    n_inputs = MIN (n_inputs, n->n_input);
+  } else if (cbi_onnx_eltwise (im, n, &type, &alpha, &beta, error)) {
+    n_inputs = 1;
+  } else {
+    return FALSE;
+  }
+
+  /* a constant of another type than float32 anywhere but where Pad and
+   * Reshape take their int64 one */
+  for (i = 0; i < n->n_input; i++) {
+    const CbiOnnxConst *c = cbi_onnx_const (im, n->input[i]);
+    if (c && c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+        && !((type == CBI_OP_PAD || type == CBI_OP_RESHAPE) && i == 1
+            && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64))
+      return cbi_onnx_fail (error, "tensor %s has data type %s; only "
+          "float32 is supported here (node %s)", n->input[i],
+          cbi_onnx_dtype_name (c->dtype), name);
+  }
+  for (i = 0; i < n_inputs; i++)
+    inputs[i] = cbi_onnx_node_input (im, n, i);
+  /* constant first: commutative ops swap, the others are refused */
+  if (cbi_op_is_binary (type) && n->n_input == 2 && inputs[0] >= 0
+      && inputs[1] >= 0 && cbi_graph_tensor (im->graph, inputs[0])->data
+      && (type == CBI_OP_ADD || type == CBI_OP_MUL)) {
+    gint t = inputs[0];
+    inputs[0] = inputs[1];
+    inputs[1] = t;
+  }
+  if (cbi_op_is_binary (type) && (n->n_input != 2 || inputs[1] < 0))
+    return cbi_onnx_fail (error, "node %s (%s): two inputs expected", name, op);
+  if (n_inputs < 1 || inputs[0] < 0
+      || cbi_graph_tensor (im->graph, inputs[0])->data != NULL)
+    return cbi_onnx_fail (error, "node %s (%s): its first input must be "
+        "an activation", name, op);
+  for (i = 1; type == CBI_OP_CONCAT && i < n_inputs; i++)
+    if (inputs[i] < 0)
+      return cbi_onnx_fail (error, "node %s (Concat): input %u is absent",
+          name, i);
+
+
+  if (type == CBI_OP_INSTANCE_NORM) {
+    for (i = 1; i < 3; i++) {
+      const CbiTensorInfo *t = inputs[i] >= 0 ?
+          cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+      if (t == NULL || t->data == NULL || t->n_dims != 1)
+        return cbi_onnx_fail (error, "node %s (InstanceNormalization): "
+            "scale and B must be 1-D constants", name);
+    }
+  }
+
+  if (type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE) {
+    gboolean transpose = type == CBI_OP_CONV_TRANSPOSE;
+    const CbiTensorInfo *w = n_inputs > 1 && inputs[1] >= 0 ?
+        cbi_graph_tensor (im->graph, inputs[1]) : NULL;
+    const CbiTensorInfo *b = n_inputs > 2 && inputs[2] >= 0 ?
+        cbi_graph_tensor (im->graph, inputs[2]) : NULL;
+    if (w == NULL || w->data == NULL || w->n_dims != 4)
+      return cbi_onnx_fail (error, "node %s (Conv): the weights must be a "
+          "4-D constant (2-D convolution)", name);
+    if (b && (b->data == NULL || b->n_dims != 1
+            || b->dims[0] != w->dims[transpose ? 1 : 0]))
+      return cbi_onnx_fail (error, "node %s (%s): the bias must be a "
+          "constant of %" G_GINT64_FORMAT " values", name, op,
+          w->dims[transpose ? 1 : 0]);
+    if (!cbi_onnx_conv_attrs (n, w, &conv, error))
+      return FALSE;
+    if (transpose && !cbi_onnx_transpose_attrs (n, &conv, error))
+      return FALSE;
+  }
+
+  for (i = 1; i < n_inputs; i++) {
+    const CbiTensorInfo *t = inputs[i] >= 0 ?
+        cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+    gboolean constant = t && t->data;
+    if (((type == CBI_OP_GEMM || type == CBI_OP_PRELU) && !constant)
+        || (type == CBI_OP_MATMUL && t == NULL))
+      return cbi_onnx_fail (error, "node %s (%s): input %u must be a "
+          "float32 constant", name, op, i);
+  }
+
+  if (!cbi_onnx_add (im, n->output[0], 0, NULL, NULL, &output, error))
+    return FALSE;
+  index = cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
+      type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE
+      || type == CBI_OP_MAX_POOL || type == CBI_OP_AVERAGE_POOL
+      || type == CBI_OP_PAD ? &conv : NULL);
+  node = cbi_graph_node (im->graph, index);
+  node->alpha = alpha;
+  node->beta = beta;
+  node->mode = mode;
+  if (type == CBI_OP_CONCAT) {
+    node->axis = (gint) alpha;
+    node->alpha = 0.0f;
+  }
+  if (!cbi_onnx_layout_op (im, n, node, error))
+    return FALSE;
+  /* a strided ConvTranspose runs faster as a convolution */
+  if (type == CBI_OP_CONV_TRANSPOSE)
+    cbi_graph_lower_conv_transpose (im->graph, index);
+  return TRUE;
+}

@@ -1,0 +1,212 @@
+/* cudabatchinfer: ONNX model import, what its files share
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * cbionnx.c reads the file (model checks, tensors, external data, the
+ * input, the order of the nodes) and drives the import; cbionnx-fold.c
+ * and cbionnx-foldmath.c compute the nodes whose inputs are all constants,
+ * once, at load; cbionnx-nodes.c translates the others into the engine's
+ * graph. Everything they read is
+ * untrusted: every count, size and name is checked before use.
+ */
+#pragma once
+
+#include "cbionnx.h"
+#include "onnx.pb-c.h"
+
+G_BEGIN_DECLS
+
+/* float32 tensors up to 2 GiB, the protobuf limit of a model file */
+#define CBI_ONNX_MAX_ELEMENTS (G_GINT64_CONSTANT (1) << 29)
+
+/**
+ * CbiOnnxConst:
+ * @dtype: an ONNX TensorProto data type: FLOAT, INT64, INT32, INT8, UINT8
+ *   or BOOL
+ * @n_dims: the rank
+ * @dims: the dimensions
+ * @count: the element count
+ * @data: (nullable): @count values of @dtype, owned; NULL once a float32
+ *   constant moved into the graph
+ * @index: the graph's tensor index once it moved, else -1
+ *
+ * A constant of the import: an initializer, a Constant's value or a
+ * folded node's output. int64 and float values stay apart: only float32
+ * ones become graph tensors, and only when a translated node reads them;
+ * the others feed folding and the few attributes-in-disguise translation
+ * reads (Reshape's shape, Pad's pads).
+ */
+typedef struct
+{
+  gint dtype;
+  gint n_dims;
+  gint64 dims[CBI_MAX_DIMS];
+  gint64 count;
+  gpointer data;
+  gint index;
+} CbiOnnxConst;
+
+typedef struct
+{
+  CbiGraph *graph;
+  GHashTable *names;            /* tensor name -> index + 1 */
+  GHashTable *consts;           /* name -> CbiOnnxConst, owned */
+  const gchar *base_dir;
+  const Onnx__GraphProto *onnx;
+  gint64 opset;
+  gint64 folded_bytes;          /* what folding made, against its budget */
+} CbiImporter;
+
+/* *INDENT-OFF* */
+/* Sets @error (CBI_ERROR_MODEL) to the printf-formatted message; returns
+ * FALSE. The attribute lets -Wformat check every caller. */
+gboolean cbi_onnx_fail (GError ** error, const gchar * format, ...)
+    G_GNUC_PRINTF (2, 3);
+/* *INDENT-ON* */
+
+/* @name, or "(unnamed)" for a NULL or empty one: for messages. */
+const gchar *cbi_onnx_name (const gchar * name);
+/* The graph index of tensor @name, or -1; a float32 constant not yet in
+ * the graph is moved there first. */
+gint cbi_onnx_lookup (CbiImporter * im, const gchar * name);
+/* Whether @name is a graph tensor or a constant. */
+gboolean cbi_onnx_defined (CbiImporter * im, const gchar * name);
+/* Constant @name (owned by the importer) while it is not in the graph,
+ * else NULL. */
+CbiOnnxConst *cbi_onnx_const (CbiImporter * im, const gchar * name);
+/* Keeps @c (transfer full, freed on failure) as constant @name; fails
+ * when the name is empty or taken. */
+gboolean cbi_onnx_keep_const (CbiImporter * im, const gchar * name,
+    CbiOnnxConst * c, GError ** error);
+/* Returns: (transfer full): a constant of @count zeroed values (the
+ * caller checked @count against its limits). */
+CbiOnnxConst *cbi_onnx_const_new (gint dtype, gint n_dims,
+    const gint64 * dims, gint64 count);
+void cbi_onnx_const_free (CbiOnnxConst * c);
+/* Bytes of one value of ONNX type @dtype; 0 for a type not read. */
+gsize cbi_onnx_dtype_size (gint dtype);
+/* "INT64": for messages */
+const gchar *cbi_onnx_dtype_name (gint dtype);
+/* Adds tensor @name to the graph, taking @data (transfer full, freed on
+ * failure); fails when the name is empty or taken. */
+gboolean cbi_onnx_add (CbiImporter * im, const gchar * name, gint n_dims,
+    const gint64 * dims, gfloat * data, gint * index, GError ** error);
+/* The element count of @dims into @count; fails on a negative dimension
+ * or more than CBI_ONNX_MAX_ELEMENTS. */
+gboolean cbi_onnx_count (const gchar * name, const gint64 * dims,
+    gsize n_dims, gint64 * count, GError ** error);
+/* The data of @t, an initializer or a Constant's value, into a new
+ * constant *@out (transfer full) of its type: float32, or for constants
+ * that fold away int64, int32, int8, uint8, bool. */
+gboolean cbi_onnx_read_tensor (CbiImporter * im, const Onnx__TensorProto * t,
+    CbiOnnxConst ** out, GError ** error);
+/* Keeps tensor @t (an initializer or a Constant's value) as constant
+ * @name. */
+gboolean cbi_onnx_add_constant (CbiImporter * im, const gchar * name,
+    const Onnx__TensorProto * t, GError ** error);
+
+/* Attribute @name of @n (owned by @n), or NULL. */
+const Onnx__AttributeProto *cbi_onnx_attr (const Onnx__NodeProto * n,
+    const gchar * name);
+gint64 cbi_onnx_int (const Onnx__NodeProto * n, const gchar * name,
+    gint64 def);
+gfloat cbi_onnx_float (const Onnx__NodeProto * n, const gchar * name,
+    gfloat def);
+/* Returns: (transfer full): the string attribute @attr, or a copy of
+ * @def. */
+gchar *cbi_onnx_string (const Onnx__NodeProto * n, const gchar * attr,
+    const gchar * def);
+
+/* Computes node @n once when every input it has is a constant and its op
+ * folds (cbionnx-fold.c): its outputs become constants and @folded is set.
+ * A node that does not fold is left, @folded unset, for translation.
+ * Fails, naming the node, on bad shapes, types or sizes. */
+gboolean cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
+    gboolean * folded, GError ** error);
+
+/* Folding's shared parts (cbionnx-fold.c), for cbionnx-foldmath.c. */
+
+/* folded outputs: one at most 2^26 values (256 MiB of float32), all of
+ * them together at most 256 MiB, each value counted as 4 bytes at least:
+ * a file of a few bytes can ask for no more memory, nor more work (each
+ * value folded costs a few operations), than that; a QDQ model of 64
+ * million float32 weights still fits */
+#define CBI_ONNX_FOLD_MAX_ELEMENTS (G_GINT64_CONSTANT (1) << 26)
+#define CBI_ONNX_FOLD_BUDGET (G_GINT64_CONSTANT (256) << 20)
+
+/* A walk over the index space of @dims, row-major, keeping the offsets
+ * (in elements) of up to three inputs read with @strides: a stride of 0
+ * repeats a broadcast dimension. */
+typedef struct
+{
+  gint n_dims;
+  gint64 dims[CBI_MAX_DIMS];
+  gint64 idx[CBI_MAX_DIMS];
+  gint64 strides[3][CBI_MAX_DIMS];
+  gint64 off[3];
+} CbiOnnxWalk;
+
+/* Starts @w over @dims; input @k's strides are left at 0 (set them, or
+ * use cbi_onnx_walk_broadcast). */
+void cbi_onnx_walk_init (CbiOnnxWalk * w, gint n_dims, const gint64 * dims);
+/* Input @k, of shape @c, read broadcast to the walk's dimensions (numpy
+ * rules, aligned from the right; the caller checked they agree). */
+void cbi_onnx_walk_broadcast (CbiOnnxWalk * w, gint k, const CbiOnnxConst * c);
+void cbi_onnx_walk_next (CbiOnnxWalk * w);
+
+/* The numpy broadcast of the shapes of @n_in constants into @dims and
+ * @n_dims; fails naming node @n when two dimensions differ and neither is
+ * 1. */
+gboolean cbi_onnx_fold_broadcast (const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, gint * n_dims, gint64 * dims,
+    GError ** error);
+/* A new output of node @n, zeroed, after checking its rank, its size and
+ * the import's folding budget. */
+gboolean cbi_onnx_fold_new (CbiImporter * im, const Onnx__NodeProto * n,
+    gint dtype, gint n_dims, const gint64 * dims, CbiOnnxConst ** out,
+    GError ** error);
+
+/* Value @i of @c, any type, as a double / as an integer (float32 is
+ * refused by the callers where it matters). */
+gdouble cbi_onnx_get_f (const CbiOnnxConst * c, gint64 i);
+gint64 cbi_onnx_get_i (const CbiOnnxConst * c, gint64 i);
+/* Stores @v as value @i of @c, an integer or bool type: wrapped to its
+ * width, as C and numpy cast. */
+void cbi_onnx_set_i (CbiOnnxConst * c, gint64 i, gint64 v);
+gboolean cbi_onnx_is_int (gint dtype);
+
+/* The folding functions of cbionnx-foldmath.c: @in holds @n_in inputs,
+ * NULL for absent optional ones; on success *@out is the new output. */
+typedef gboolean (*CbiOnnxFoldFunc) (CbiImporter * im,
+    const Onnx__NodeProto * n, const CbiOnnxConst * const *in, guint n_in,
+    CbiOnnxConst ** out, GError ** error);
+gboolean cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_unary (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_equal (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_where (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_cast (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_range (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_dequantize (CbiImporter * im,
+    const Onnx__NodeProto * n, const CbiOnnxConst * const *in, guint n_in,
+    CbiOnnxConst ** out, GError ** error);
+gboolean cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+
+/* Translates node @n into the graph (cbionnx-nodes.c), or fails naming
+ * the node and what it does not support. */
+gboolean cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error);
+
+G_END_DECLS

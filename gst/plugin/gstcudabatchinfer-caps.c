@@ -1,0 +1,468 @@
+/* GStreamer cudabatchinfer element: caps, events, queries and pools
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+/* What the pads are told and asked: caps (which size the output pools,
+ * within memory-limit, and may warm up again), the serialised events that
+ * are drain points, flushes, caps and allocation queries, and the latency
+ * that batching adds. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudabatchinfer-private.h"
+
+/* Pools. */
+
+void
+gst_cuda_batch_infer_clear_pool (GstBufferPool ** pool)
+{
+  if (*pool) {
+    gst_buffer_pool_set_active (*pool, FALSE);
+    gst_clear_object (pool);
+  }
+}
+
+/* The pool's buffers are allocated but never written: the first batch
+ * would pay the page faults. Writing one batch of them here, before the
+ * first frame, is the output side of the warm-up. */
+static void
+gst_cuda_batch_infer_touch_pool (GstCudaBatchInfer * self, guint n)
+{
+  GstBuffer **buffers = g_new0 (GstBuffer *, n);
+  guint i, got;
+
+  for (got = 0; got < n; got++)
+    if (gst_buffer_pool_acquire_buffer (self->out_pool, &buffers[got],
+            NULL) != GST_FLOW_OK)
+      break;
+  for (i = 0; i < got; i++) {
+    gst_buffer_memset (buffers[i], 0, 0, gst_buffer_get_size (buffers[i]));
+    gst_buffer_unref (buffers[i]);
+  }
+  g_free (buffers);
+}
+
+/* The bytes of the element's own output buffers for frames that come out
+ * as @out_info, or as @out's tensors: a batch for each batch in flight. */
+static guint64
+gst_cuda_batch_infer_output_bytes (GstCudaBatchInfer * self,
+    const GstVideoInfo * out_info, const CbiOutputInfo * out)
+{
+  guint64 frame = 0;
+  guint o;
+
+  if (out->image)
+    frame = GST_VIDEO_INFO_SIZE (out_info);
+  else
+    for (o = 0; o < out->n_outputs; o++)
+      frame += cbi_shape_count (&out->shapes[o]) * sizeof (gfloat);
+  return frame * self->run_batch * self->run_inflight;
+}
+
+/* memory-limit covers the output buffers too: counts @bytes of them
+ * against it before they are allocated, and gives the engine what is
+ * left. Posts an error when they alone do not fit. */
+static gboolean
+gst_cuda_batch_infer_budget (GstCudaBatchInfer * self, guint64 bytes)
+{
+  const guint64 limit = self->run_memory_limit;
+
+  g_mutex_lock (&self->stats_lock);
+  self->stats.output_buffer_bytes = bytes;
+  g_mutex_unlock (&self->stats_lock);
+  if (limit == 0)
+    return TRUE;
+  if (bytes >= limit) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("The output buffers (%u frames, %" G_GUINT64_FORMAT " bytes) do "
+            "not fit the memory limit of %" G_GUINT64_FORMAT " bytes",
+            self->run_batch * self->run_inflight, bytes, limit),
+        ("raise or unset the memory-limit property, or lower batch or "
+            "max-inflight"));
+    return FALSE;
+  }
+  cbi_engine_set_memory_limit (self->engine, limit - bytes);
+  return TRUE;
+}
+
+/* The budget for frames of @info before caps give their output format:
+ * the model's output for them, in the input's format. A size the model
+ * cannot take is the warm-up's to report. */
+gboolean
+gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
+    const GstVideoInfo * info)
+{
+  GstVideoInfo out_info;
+  CbiOutputInfo out;
+
+  if (!cbi_engine_frame_outputs (self->engine, GST_VIDEO_INFO_HEIGHT (info),
+          GST_VIDEO_INFO_WIDTH (info), &out, NULL))
+    return TRUE;
+  gst_video_info_set_format (&out_info, GST_VIDEO_INFO_FORMAT (info),
+      out.width, out.height);
+  return gst_cuda_batch_infer_budget (self,
+      gst_cuda_batch_infer_output_bytes (self, &out_info, &out));
+}
+
+static gboolean
+gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
+{
+  /* a whole batch is acquired at once, for each batch in flight;
+   * downstream may hold more */
+  const guint n = self->run_batch * self->run_inflight;
+  GstStructure *config;
+
+  gst_cuda_batch_infer_clear_pool (&self->out_pool);
+  self->out_pool = gst_video_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (self->out_pool);
+  gst_buffer_pool_config_set_params (config, caps,
+      GST_VIDEO_INFO_SIZE (&self->out_info), n, 0);
+  if (!gst_buffer_pool_set_config (self->out_pool, config)
+      || !gst_buffer_pool_set_active (self->out_pool, TRUE)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Could not allocate %u output buffers of %" G_GSIZE_FORMAT " bytes",
+            n, GST_VIDEO_INFO_SIZE (&self->out_info)), (NULL));
+    gst_clear_object (&self->out_pool);
+    return FALSE;
+  }
+  gst_cuda_batch_infer_touch_pool (self, n);
+  return TRUE;
+}
+
+/* Tensor outputs: a pool of buffers for one frame's slice of them all. */
+static gboolean
+gst_cuda_batch_infer_setup_tensor_pool (GstCudaBatchInfer * self)
+{
+  GstStructure *config;
+  gsize size = 0;
+  guint o;
+  gint d;
+
+  /* the same layout for every frame: described (names interned) once */
+  for (o = 0; o < self->out.n_outputs; o++) {
+    GstBatchTensor *t = &self->tensors[o];
+    const CbiShape *one = &self->out.shapes[o];
+    t->name = g_intern_string (self->out.names[o]);
+    t->n_dims = one->n_dims;
+    for (d = 0; d < one->n_dims; d++)
+      t->dims[d] = one->dims[d];
+    t->data_type = GST_BATCH_TENSOR_DATA_TYPE_FLOAT32;
+    t->offset = size;
+    t->size = cbi_shape_count (one) * sizeof (gfloat);
+    size += t->size;
+  }
+  gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
+  self->tensor_pool = gst_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (self->tensor_pool);
+  gst_buffer_pool_config_set_params (config, NULL, size,
+      self->run_batch * self->run_inflight, 0);
+  if (!gst_buffer_pool_set_config (self->tensor_pool, config)
+      || !gst_buffer_pool_set_active (self->tensor_pool, TRUE)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+        ("Could not allocate %u tensor buffers of %" G_GSIZE_FORMAT " bytes",
+            self->run_batch * self->run_inflight, size), (NULL));
+    gst_clear_object (&self->tensor_pool);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Caps and events. */
+
+/* The output caps for input @caps: the same, but for the size of an
+ * image output that has another size. */
+static GstCaps *
+gst_cuda_batch_infer_output_caps (GstCudaBatchInfer * self, GstCaps * caps,
+    const GstVideoInfo * info)
+{
+  GstCaps *out_caps = gst_caps_copy (caps);
+
+  if (self->out.image && ((gint) self->out.width != info->width
+          || (gint) self->out.height != info->height))
+    gst_caps_set_simple (out_caps, "width", G_TYPE_INT, self->out.width,
+        "height", G_TYPE_INT, self->out.height, NULL);
+  return out_caps;
+}
+
+static gboolean
+gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
+{
+  GstVideoInfo info;
+  GstCaps *out_caps;
+  CbiOutputInfo out;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (self->refused_caps && gst_caps_is_equal (caps, self->refused_caps)) {
+    GST_DEBUG_OBJECT (self, "refused already: %" GST_PTR_FORMAT, caps);
+    return FALSE;
+  }
+  gst_caps_replace (&self->refused_caps, caps);
+  if (!gst_video_info_from_caps (&info, caps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+        ("invalid caps %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  if (!cbi_engine_frame_outputs (self->engine, GST_VIDEO_INFO_HEIGHT (&info),
+          GST_VIDEO_INFO_WIDTH (&info), &out, &error)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("The model cannot take %dx%d frames: %s",
+            GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
+            error->message), ("caps %" GST_PTR_FORMAT, caps));
+    g_clear_error (&error);
+    return FALSE;
+  }
+
+  /* frames of the old caps go out first, at the old shape */
+  if (self->have_caps) {
+    GstFlowReturn ret = gst_cuda_batch_infer_drain (self, "caps change");
+    if (ret == GST_FLOW_FLUSHING) {
+      /* batches may still be in flight on the old caps: nothing changes
+       * now; upstream sends the caps again with its next buffer */
+      GST_DEBUG_OBJECT (self, "flushing: caps not applied");
+      gst_clear_caps (&self->refused_caps);
+      return FALSE;
+    }
+    if (ret != GST_FLOW_OK)
+      GST_WARNING_OBJECT (self, "could not push the batches before new "
+          "caps: %s", gst_flow_get_name (ret));
+  }
+
+  /* nothing flows on half-applied caps */
+  self->have_caps = FALSE;
+  self->in_info = info;
+  g_mutex_lock (&self->stats_lock);
+  self->fps_n = info.fps_n;
+  self->fps_d = info.fps_d;
+  g_mutex_unlock (&self->stats_lock);
+  /* frames come out as they went in: the output caps are the input's,
+   * interlacing, colorimetry and all, but for the size of a model that
+   * changes it */
+  self->out = out;
+  out_caps = gst_cuda_batch_infer_output_caps (self, caps, &info);
+  ok = gst_video_info_from_caps (&self->out_info, out_caps)
+      && gst_cuda_batch_infer_budget (self,
+      gst_cuda_batch_infer_output_bytes (self, &self->out_info, &out))
+      && gst_pad_set_caps (self->srcpad, out_caps)
+      && (out.image ? gst_cuda_batch_infer_setup_pool (self, out_caps) :
+      gst_cuda_batch_infer_setup_tensor_pool (self));
+  gst_caps_unref (out_caps);
+  if (ok && self->run_warmup && (self->warm_width != (guint) info.width
+          || self->warm_height != (guint) info.height))
+    ok = gst_cuda_batch_infer_run_warmup (self, &info);
+  self->have_caps = ok;
+  if (ok)
+    gst_clear_caps (&self->refused_caps);
+  return ok;
+}
+
+gboolean
+gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  guint dropped;
+
+  GST_LOG_OBJECT (self, "event %" GST_PTR_FORMAT, event);
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_CAPS:{
+      GstCaps *caps;
+      gboolean ok;
+
+      gst_event_parse_caps (event, &caps);
+      ok = gst_cuda_batch_infer_set_caps (self, caps);
+      gst_event_unref (event);
+      return ok;
+    }
+    case GST_EVENT_FLUSH_START:
+      /* wakes a streaming thread waiting for room and the src pad task;
+       * the event unblocks a push downstream */
+      gst_cuda_batch_infer_start_flushing (self);
+      return gst_pad_event_default (pad, parent, event);
+    case GST_EVENT_FLUSH_STOP:
+      dropped = gst_cbi_batcher_drop (&self->batcher);
+      g_mutex_lock (&self->stats_lock);
+      self->stats.frames_dropped += dropped;
+      g_mutex_unlock (&self->stats_lock);
+      if (dropped)
+        GST_DEBUG_OBJECT (self, "flushing dropped %u pending frames", dropped);
+      /* the task is paused once this returns: the batches are ours */
+      gst_pad_pause_task (self->srcpad);
+      gst_cuda_batch_infer_discard_inflight (self);
+      /* not once the src pad is deactivated (first, on the way down) */
+      gst_cuda_batch_infer_stop_flushing (self);
+      return gst_pad_event_default (pad, parent, event);
+    case GST_EVENT_SEGMENT:
+      /* frames of the old segment go out first */
+      if (self->engine)
+        gst_cuda_batch_infer_drain (self, "segment");
+      gst_event_copy_segment (event, &self->segment);
+      return gst_pad_event_default (pad, parent, event);
+    case GST_EVENT_TAG:
+      /* tags need no ordering against frames: no reason to cut a batch */
+      return gst_pad_event_default (pad, parent, event);
+    default:
+      /* every other serialised event (EOS, segment, gap, ...) is a drain
+       * point, so it stays behind the frames that came before it */
+      if (GST_EVENT_IS_SERIALIZED (event) && self->engine)
+        gst_cuda_batch_infer_drain (self, GST_EVENT_TYPE_NAME (event));
+      return gst_pad_event_default (pad, parent, event);
+  }
+}
+
+/* Queries. */
+
+/* @caps without width and height: what a resizing model's other side
+ * takes, whatever the size on this one. */
+static GstCaps *
+gst_cuda_batch_infer_any_size (GstCaps * caps)
+{
+  GstCaps *res = gst_caps_copy (caps);
+  guint i;
+
+  for (i = 0; i < gst_caps_get_size (res); i++)
+    gst_structure_remove_fields (gst_caps_get_structure (res, i), "width",
+        "height", NULL);
+  return res;
+}
+
+/* CAPS for a model whose output size differs from its input's: the
+ * other side's caps, size removed, as the proxying would give them. */
+static gboolean
+gst_cuda_batch_infer_query_caps_resized (GstCudaBatchInfer * self,
+    GstPad * pad, GstQuery * query)
+{
+  GstPad *other = pad == self->sinkpad ? self->srcpad : self->sinkpad;
+  GstCaps *filter, *peer_filter = NULL, *peer, *templ, *res;
+
+  gst_query_parse_caps (query, &filter);
+  if (filter)
+    peer_filter = gst_cuda_batch_infer_any_size (filter);
+  peer = gst_pad_peer_query_caps (other, peer_filter);
+  templ = gst_pad_get_pad_template_caps (pad);
+  res = gst_cuda_batch_infer_any_size (peer);
+  gst_caps_take (&res, gst_caps_intersect (res, templ));
+  if (filter)
+    gst_caps_take (&res, gst_caps_intersect_full (filter, res,
+            GST_CAPS_INTERSECT_FIRST));
+  GST_DEBUG_OBJECT (pad, "caps for a resizing model: %" GST_PTR_FORMAT, res);
+  gst_query_set_caps_result (query, res);
+  gst_caps_unref (res);
+  gst_caps_unref (templ);
+  gst_caps_unref (peer);
+  gst_clear_caps (&peer_filter);
+  return TRUE;
+}
+
+/* Caps queries proxy through the element (PROXY_CAPS) but for a resizing
+ * model, once it is loaded. */
+static gboolean
+gst_cuda_batch_infer_query_caps (GstCudaBatchInfer * self, GstPad * pad,
+    GstObject * parent, GstQuery * query)
+{
+  gboolean resizes;
+
+  GST_OBJECT_LOCK (self);
+  resizes = self->resizes;
+  GST_OBJECT_UNLOCK (self);
+  if (!resizes)
+    return gst_pad_query_default (pad, parent, query);
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    return gst_cuda_batch_infer_query_caps_resized (self, pad, query);
+  else {
+    GstCaps *caps, *allowed;
+    gst_query_parse_accept_caps (query, &caps);
+    allowed = gst_pad_query_caps (pad, caps);
+    gst_query_set_accept_caps_result (query,
+        gst_caps_can_intersect (caps, allowed));
+    gst_caps_unref (allowed);
+    return TRUE;
+  }
+}
+
+gboolean
+gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_CAPS:
+    case GST_QUERY_ACCEPT_CAPS:
+      return gst_cuda_batch_infer_query_caps (self, pad, parent, query);
+    case GST_QUERY_DRAIN:
+      if (self->engine
+          && gst_cuda_batch_infer_drain (self, "drain query") != GST_FLOW_OK)
+        GST_DEBUG_OBJECT (self, "drain: push failed");
+      return gst_pad_query_default (pad, parent, query);
+    case GST_QUERY_ALLOCATION:
+      /* frames are mapped with gst_video_frame_map: any strides will do.
+       * Output buffers come from the element's own pool. */
+      gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+      return TRUE;
+    default:
+      return gst_pad_query_default (pad, parent, query);
+  }
+}
+
+/* What batching adds to latency: waiting for N-1 more frames (or for
+ * batch-timeout, whichever is shorter) plus one batch's processing.
+ * @bounded is FALSE when the wait has no bound: no framerate and no
+ * batch-timeout. */
+static GstClockTime
+gst_cuda_batch_infer_latency (GstCudaBatchInfer * self, gboolean * bounded)
+{
+  GstClockTime wait = GST_CLOCK_TIME_NONE, timeout, batch_time;
+  gint fps_n, fps_d;
+  guint batch;
+
+  /* the query comes from any thread: what it reads of the run is copied
+   * under the object lock when the engine comes and goes */
+  GST_OBJECT_LOCK (self);
+  timeout = self->batch_timeout;
+  batch = self->query_batch ? self->query_batch : self->batch;
+  GST_OBJECT_UNLOCK (self);
+
+  g_mutex_lock (&self->stats_lock);
+  batch_time = self->stats.steady_batch_time;
+  fps_n = self->fps_n;
+  fps_d = self->fps_d;
+  g_mutex_unlock (&self->stats_lock);
+
+  if (fps_n > 0)
+    wait = gst_util_uint64_scale_int ((batch - 1) * GST_SECOND, fps_d, fps_n);
+  if (timeout > 0 && (!GST_CLOCK_TIME_IS_VALID (wait) || timeout < wait))
+    wait = timeout;
+  *bounded = GST_CLOCK_TIME_IS_VALID (wait);
+  return (*bounded ? wait : 0) + batch_time;
+}
+
+gboolean
+gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
+    GstClockTime min, max, ours;
+    gboolean live, bounded;
+
+    if (!gst_pad_peer_query (self->sinkpad, query))
+      return FALSE;
+    gst_query_parse_latency (query, &live, &min, &max);
+    ours = gst_cuda_batch_infer_latency (self, &bounded);
+    GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency%s",
+        GST_TIME_ARGS (ours), bounded ? "" : " (and an unbounded wait)");
+    min += ours;
+    if (!bounded)
+      max = GST_CLOCK_TIME_NONE;
+    else if (GST_CLOCK_TIME_IS_VALID (max))
+      max += ours;
+    gst_query_set_latency (query, live, min, max);
+    return TRUE;
+  }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS
+      || GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS)
+    return gst_cuda_batch_infer_query_caps (self, pad, parent, query);
+  return gst_pad_query_default (pad, parent, query);
+}

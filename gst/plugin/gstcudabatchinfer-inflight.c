@@ -1,0 +1,342 @@
+/* GStreamer cudabatchinfer element: batches between their submission and
+ * their push
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+/* The streaming thread submits a batch into the ring; the src pad task
+ * collects the oldest (waiting for the engine), pushes its frames and frees
+ * its place. Drain points wait here until the ring is empty; flushing
+ * empties it without pushing. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudabatchinfer-private.h"
+
+#include <string.h>
+
+/* The ring. */
+
+static void
+gst_cbi_batch_init (GstCbiBatch * batch, guint n)
+{
+  batch->frames = g_new0 (GstBuffer *, n);
+  batch->out_buffers = g_new0 (GstBuffer *, n);
+  batch->tensor_data = g_new0 (GstBuffer *, n);
+  batch->in_frames = g_new0 (GstVideoFrame, n);
+  batch->out_frames = g_new0 (GstVideoFrame, n);
+  batch->in_data = g_new0 (const guint8 *, n);
+  batch->in_strides = g_new0 (gint, n);
+  batch->out_data = g_new0 (guint8 *, n);
+  batch->out_strides = g_new0 (gint, n);
+}
+
+/* Unrefs what @batch still holds (its frames, outputs, tensors and
+ * message; unmapped first) and makes it empty. Returns: how many of its
+ * frames had not gone out. The caller gives its engine slot back. */
+static guint
+gst_cbi_batch_reset (GstCbiBatch * batch)
+{
+  guint i, lost = 0;
+
+  gst_cbi_batch_unmap (batch);
+  /* a frame not collected yet is one that does not come out */
+  for (i = 0; i < batch->n; i++) {
+    if (!batch->collected && batch->frames[i])
+      lost++;
+    gst_clear_buffer (&batch->frames[i]);
+    gst_clear_buffer (&batch->tensor_data[i]);
+  }
+  for (i = 0; i < batch->n_out; i++) {
+    if (batch->collected && batch->out_buffers[i])
+      lost++;
+    gst_clear_buffer (&batch->out_buffers[i]);
+  }
+  gst_clear_message (&batch->message);
+  batch->n = batch->n_out = 0;
+  batch->submitted = batch->collected = FALSE;
+  return lost;
+}
+
+static void
+gst_cbi_batch_clear (GstCbiBatch * batch)
+{
+  gst_cbi_batch_reset (batch);
+  g_free (batch->frames);
+  g_free (batch->out_buffers);
+  g_free (batch->tensor_data);
+  g_free (batch->in_frames);
+  g_free (batch->out_frames);
+  g_free (batch->in_data);
+  g_free (batch->in_strides);
+  g_free (batch->out_data);
+  g_free (batch->out_strides);
+}
+
+void
+gst_cbi_batch_unmap (GstCbiBatch * batch)
+{
+  guint i;
+
+  for (i = 0; i < batch->mapped; i++) {
+    gst_video_frame_unmap (&batch->in_frames[i]);
+    if (batch->out_frames[i].buffer)
+      gst_video_frame_unmap (&batch->out_frames[i]);
+    memset (&batch->out_frames[i], 0, sizeof (GstVideoFrame));
+  }
+  batch->mapped = 0;
+}
+
+void
+gst_cbi_inflight_init (GstCbiInflight * inflight, guint capacity,
+    guint batch_size)
+{
+  guint i;
+
+  inflight->batches = g_new0 (GstCbiBatch, capacity);
+  for (i = 0; i < capacity; i++)
+    gst_cbi_batch_init (&inflight->batches[i], batch_size);
+  inflight->capacity = capacity;
+  inflight->head = inflight->count = 0;
+}
+
+void
+gst_cbi_inflight_clear (GstCbiInflight * inflight)
+{
+  guint i;
+
+  for (i = 0; i < inflight->capacity; i++)
+    gst_cbi_batch_clear (&inflight->batches[i]);
+  g_clear_pointer (&inflight->batches, g_free);
+  inflight->capacity = inflight->head = inflight->count = 0;
+}
+
+GstCbiBatch *
+gst_cbi_inflight_next (GstCbiInflight * inflight)
+{
+  if (inflight->count == inflight->capacity)
+    return NULL;
+  return &inflight->batches[(inflight->head + inflight->count)
+      % inflight->capacity];
+}
+
+void
+gst_cbi_inflight_push (GstCbiInflight * inflight)
+{
+  g_return_if_fail (inflight->count < inflight->capacity);
+
+  inflight->count++;
+}
+
+/* Returns: (transfer none) (nullable): the oldest batch in flight. */
+static GstCbiBatch *
+gst_cbi_inflight_peek (GstCbiInflight * inflight)
+{
+  return inflight->count ? &inflight->batches[inflight->head] : NULL;
+}
+
+/* The oldest batch is done with. */
+static void
+gst_cbi_inflight_pop (GstCbiInflight * inflight)
+{
+  g_return_if_fail (inflight->count > 0);
+
+  inflight->head = (inflight->head + 1) % inflight->capacity;
+  inflight->count--;
+}
+
+/* The element's side: the src pad task, drains and flushes. */
+
+/* Gives the batch's engine slot back and empties it, counting the frames
+ * that will not come out. */
+void
+gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
+{
+  guint lost;
+
+  if (batch->submitted)
+    cbi_engine_release (self->engine, batch->ticket);
+  lost = gst_cbi_batch_reset (batch);
+  if (lost == 0)
+    return;
+  GST_DEBUG_OBJECT (self, "dropping %u frames of batch %" G_GUINT64_FORMAT,
+      lost, batch->index);
+  g_mutex_lock (&self->stats_lock);
+  self->stats.frames_dropped += lost;
+  g_mutex_unlock (&self->stats_lock);
+}
+
+/* Pushes a collected batch's buffers, in order, one push per frame and not
+ * a buffer list: downstream gets each buffer writable, so an in-place
+ * element after us does not copy it, and no list is allocated per batch. */
+static GstFlowReturn
+gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
+    gint epoch)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint i, pushed = 0, refused = 0;
+
+  /* posted before the frames: a sync handler sees the batch first */
+  if (batch->message) {
+    /* ours no more before the handlers run: one may flush the batch */
+    GstMessage *message = g_steal_pointer (&batch->message);
+    gst_element_post_message (GST_ELEMENT (self), message);
+  }
+  for (i = 0; ret == GST_FLOW_OK; i++) {
+    GstBuffer *out;
+    /* flushed from under us by what the message or a push led to: the
+     * rest of the batch is gone, and counted */
+    if (epoch != g_atomic_int_get (&self->inflight_epoch)) {
+      ret = GST_FLOW_FLUSHING;
+      break;
+    }
+    if (i == batch->n_out)
+      break;
+    out = batch->out_buffers[i];
+    batch->out_buffers[i] = NULL;
+    ret = gst_pad_push (self->srcpad, out);
+    if (ret == GST_FLOW_OK)
+      pushed++;
+    else
+      refused++;
+  }
+  /* the rest of the batch is counted when it is discarded */
+  g_mutex_lock (&self->stats_lock);
+  self->stats.frames_out += pushed;
+  self->stats.frames_dropped += refused;
+  g_mutex_unlock (&self->stats_lock);
+  return ret;
+}
+
+/* The src pad task: collects the oldest batch in flight (waiting for the
+ * device), pushes it, and frees its place for the next submission. */
+static void
+gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
+{
+  GstFlowReturn ret;
+  GstCbiBatch *batch;
+  gint epoch;
+
+  g_mutex_lock (&self->inflight_lock);
+  g_atomic_pointer_set (&self->push_thread, g_thread_self ());
+  while (!self->inflight_flushing
+      && (batch = gst_cbi_inflight_peek (&self->inflight)) == NULL)
+    g_cond_wait (&self->inflight_cond, &self->inflight_lock);
+  if (self->inflight_flushing) {
+    /* under the lock: a FLUSH_STOP that clears the flag restarts the task
+     * after this pause, never before it */
+    g_atomic_pointer_set (&self->push_thread, NULL);
+    gst_pad_pause_task (self->srcpad);
+    g_mutex_unlock (&self->inflight_lock);
+    return;
+  }
+  /* downstream refused a batch: the later ones are dropped, not pushed */
+  ret = self->src_flow;
+  epoch = g_atomic_int_get (&self->inflight_epoch);
+  g_mutex_unlock (&self->inflight_lock);
+
+  if (ret == GST_FLOW_OK && !batch->collected)
+    ret = gst_cuda_batch_infer_collect (self, batch);
+  if (ret == GST_FLOW_OK)
+    ret = gst_cuda_batch_infer_push_batch (self, batch, epoch);
+  else
+    GST_DEBUG_OBJECT (self, "dropping batch %" G_GUINT64_FORMAT ": %s",
+        batch->index, gst_flow_get_name (ret));
+
+  g_mutex_lock (&self->inflight_lock);
+  /* a flush made from this thread (downstream, a sync bus handler) may
+   * have dropped the batch already, and its place may hold the next */
+  if (epoch == g_atomic_int_get (&self->inflight_epoch)) {
+    gst_cuda_batch_infer_discard (self, batch);
+    gst_cbi_inflight_pop (&self->inflight);
+    /* the streaming thread returns it upstream with the next frame */
+    if (ret != GST_FLOW_OK && self->src_flow == GST_FLOW_OK)
+      self->src_flow = ret;
+  }
+  g_cond_broadcast (&self->inflight_cond);
+  g_mutex_unlock (&self->inflight_lock);
+}
+
+/* Submits the pending frames, then waits until every batch in flight has
+ * been pushed: what a drain point (EOS, a serialised event, new caps, a
+ * drain query) needs before it goes on. */
+GstFlowReturn
+gst_cuda_batch_infer_drain (GstCudaBatchInfer * self, const gchar * reason)
+{
+  GstFlowReturn ret = gst_cuda_batch_infer_process (self, reason);
+
+  g_mutex_lock (&self->inflight_lock);
+  while (!self->inflight_flushing && self->inflight.count > 0)
+    g_cond_wait (&self->inflight_cond, &self->inflight_lock);
+  if (ret == GST_FLOW_OK)
+    ret = self->inflight_flushing ? GST_FLOW_FLUSHING : self->src_flow;
+  g_mutex_unlock (&self->inflight_lock);
+  return ret;
+}
+
+/* Empties every batch in flight without pushing it. Only while the src pad
+ * task is paused or stopped. */
+void
+gst_cuda_batch_infer_discard_inflight (GstCudaBatchInfer * self)
+{
+  GstCbiBatch *batch;
+
+  g_mutex_lock (&self->inflight_lock);
+  while ((batch = gst_cbi_inflight_peek (&self->inflight))) {
+    gst_cuda_batch_infer_discard (self, batch);
+    gst_cbi_inflight_pop (&self->inflight);
+  }
+  g_atomic_int_inc (&self->inflight_epoch);
+  g_cond_broadcast (&self->inflight_cond);
+  g_mutex_unlock (&self->inflight_lock);
+}
+
+/* Wakes whatever waits on the batches in flight and the timer. */
+void
+gst_cuda_batch_infer_start_flushing (GstCudaBatchInfer * self)
+{
+  gst_cuda_batch_infer_timer_set_flushing (self, TRUE);
+  g_mutex_lock (&self->inflight_lock);
+  self->inflight_flushing = TRUE;
+  g_cond_broadcast (&self->inflight_cond);
+  g_mutex_unlock (&self->inflight_lock);
+}
+
+/* Clears the flushing state and (re)starts both tasks, unless the src pad
+ * was deactivated meanwhile: under the lock that deactivation takes. */
+gboolean
+gst_cuda_batch_infer_stop_flushing (GstCudaBatchInfer * self)
+{
+  gboolean ok = TRUE;
+
+  g_mutex_lock (&self->inflight_lock);
+  if (self->src_active) {
+    self->inflight_flushing = FALSE;
+    self->src_flow = GST_FLOW_OK;
+    gst_cuda_batch_infer_timer_set_flushing (self, FALSE);
+    ok = gst_cuda_batch_infer_timer_start (self)
+        && gst_pad_start_task (self->srcpad,
+        (GstTaskFunction) gst_cuda_batch_infer_push_loop, self, NULL);
+  }
+  g_mutex_unlock (&self->inflight_lock);
+  return ok;
+}
+
+gboolean
+gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  gboolean ok;
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  g_mutex_lock (&self->inflight_lock);
+  self->src_active = active;
+  g_mutex_unlock (&self->inflight_lock);
+  if (active)
+    return gst_cuda_batch_infer_stop_flushing (self);
+  gst_cuda_batch_infer_start_flushing (self);
+  g_atomic_pointer_set (&self->push_thread, NULL);
+  ok = gst_cuda_batch_infer_timer_stop (self);
+  return gst_pad_stop_task (pad) && ok;
+}

@@ -1,0 +1,413 @@
+/* GStreamer cudabatchinfer element: what its files share
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+#include <gst/cudabatchinfer/gstbatchtensormeta.h>
+
+#include "gstcudabatchinfer.h"
+#include "gstcbibatcher.h"
+#include "cbiengine.h"
+
+G_BEGIN_DECLS
+
+/*
+ * The element's files, one job each:
+ *
+ * gstcudabatchinfer.c           the type, its pads and its state changes
+ * gstcudabatchinfer-props.c     properties, their enums and the stats
+ * gstcudabatchinfer-caps.c      caps, events, queries, latency and pools
+ * gstcudabatchinfer-batch.c     frames in: batches submitted, collected
+ *                               (results, metas, stats, messages), warm-up
+ * gstcudabatchinfer-inflight.c  the ring of batches in flight and the src
+ *                               pad task that pushes them
+ * gstcudabatchinfer-timeout.c   the batch deadline (batch-timeout) and its
+ *                               task
+ *
+ * Threads: the sink pad's streaming thread (chain, serialised events and
+ * queries) fills and submits batches; the src pad task collects and pushes
+ * them; the timeout task submits a partial batch at its deadline; the flush
+ * signal, the state changes, FLUSH_START and queries come from any thread.
+ *
+ * Locking order: a thread that holds several of these locks took them in
+ * this order, outermost first.
+ *
+ * timeout task lock -> timeout_task_lock (held around each turn of the
+ *   timeout task, which takes the sink pad stream lock to submit)
+ * sink pad stream lock -> GST_PAD_STREAM_LOCK (sinkpad)
+ * src pad stream lock -> GST_PAD_STREAM_LOCK (srcpad) (held around each
+ *   turn of the src pad task; the sink side only waits for it, in
+ *   gst_pad_pause_task() on FLUSH_STOP)
+ * in-flight lock -> inflight_lock w/ inflight_cond
+ * timer lock -> timer_lock w/ timer_cond
+ * stats lock -> stats_lock
+ * element object lock -> GST_OBJECT_LOCK (self)
+ * engine lock -> the CbiEngine's own, inside cbi_engine_*()
+ *
+ * The last four are leaves: none of them is held while another lock of
+ * this list is taken. Under the in-flight lock the element takes the timer
+ * lock (to stop or restart the timer with the tasks), the stats lock and
+ * the engine lock (to drop a batch); GStreamer's own locks of a pad, a task
+ * or the clock are taken under the in-flight and timer locks, and take none
+ * of ours. One exception to the order: the flush signal, emitted from the
+ * src pad task (with its stream lock held), only tries the sink pad stream
+ * lock, and gives up when it is busy.
+ */
+
+#define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
+
+/**
+ * GstCudaBatchInferPadMode:
+ * @GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST: fill a short batch with copies of
+ *   its last frame
+ * @GST_CUDA_BATCH_INFER_PAD_ZERO: fill a short batch with zeros
+ * @GST_CUDA_BATCH_INFER_PAD_NONE: run a short batch at its real size (a new
+ *   shape: the engine plans it and may allocate); for measuring what padding
+ *   saves
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST = CBI_PAD_REPEAT_LAST,
+  GST_CUDA_BATCH_INFER_PAD_ZERO = CBI_PAD_ZERO,
+  GST_CUDA_BATCH_INFER_PAD_NONE = CBI_PAD_NONE,
+} GstCudaBatchInferPadMode;
+
+/**
+ * GstCudaBatchInferBackend:
+ * @GST_CUDA_BATCH_INFER_BACKEND_AUTO: CUDA where a GPU is usable, else the
+ *   CPU (with a warning in the log)
+ * @GST_CUDA_BATCH_INFER_BACKEND_CPU: oneDNN on the CPU
+ * @GST_CUDA_BATCH_INFER_BACKEND_CUDA: CUDA and cuDNN; the state change fails
+ *   when no GPU is usable
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_BACKEND_AUTO = CBI_BACKEND_AUTO,
+  GST_CUDA_BATCH_INFER_BACKEND_CPU = CBI_BACKEND_CPU,
+  GST_CUDA_BATCH_INFER_BACKEND_CUDA = CBI_BACKEND_CUDA,
+} GstCudaBatchInferBackend;
+
+/**
+ * GstCudaBatchInferChannelOrder:
+ * @GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB: the model's channels are red,
+ *   green, blue
+ * @GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR: blue, green, red (models trained
+ *   on OpenCV images)
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB,
+  GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR,
+} GstCudaBatchInferChannelOrder;
+
+/**
+ * GstCudaBatchInferAlgoSearch:
+ * @GST_CUDA_BATCH_INFER_ALGO_SEARCH_HEURISTIC: take the algorithm cuDNN's
+ *   heuristics rank first: a fast warm-up
+ * @GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE: time every candidate
+ *   algorithm during the warm-up and keep the fastest
+ *
+ * How the CUDA backend picks each convolution's algorithm.
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_ALGO_SEARCH_HEURISTIC,
+  GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE,
+} GstCudaBatchInferAlgoSearch;
+
+/**
+ * GstCbiBatch:
+ * @frames: (array length=n): the input buffers, owned
+ * @out_buffers: (array length=n_out): output buffers, owned until pushed
+ * @tensor_data: per frame, its slice of the tensor outputs, owned until
+ *   attached
+ * @in_frames: the mapped inputs, @mapped of them
+ * @out_frames: the mapped outputs (image outputs), @mapped of them
+ * @in_data: plane data of @in_frames, for the engine
+ * @in_strides: their strides
+ * @out_data: plane data of @out_frames
+ * @out_strides: their strides
+ * @n: frames in the batch
+ * @n_out: output buffers held
+ * @mapped: frames mapped, in and out
+ * @submitted: the engine holds the batch, under @ticket
+ * @ticket: its engine slot
+ * @collected: its results are in @out_buffers, with their metas
+ * @warmed_up: it ran on the warmed-up shape
+ * @index: its number in the stream
+ * @fb: what the engine was given
+ * @report: what the engine measured
+ * @message: (nullable): the batch's element message, owned until posted
+ *
+ * A batch on its way through the element. Every array is allocated once,
+ * for the element's batch size, so a batch allocates nothing.
+ */
+typedef struct
+{
+  GstBuffer **frames;
+  GstBuffer **out_buffers;
+  GstBuffer **tensor_data;
+  GstVideoFrame *in_frames;
+  GstVideoFrame *out_frames;
+  const guint8 **in_data;
+  gint *in_strides;
+  guint8 **out_data;
+  gint *out_strides;
+  guint n;
+  guint n_out;
+  guint mapped;
+  gboolean submitted;
+  guint ticket;
+  gboolean collected;
+  gboolean warmed_up;
+  guint64 index;
+  CbiFrameBatch fb;
+  CbiBatchReport report;
+  GstMessage *message;
+} GstCbiBatch;
+
+/**
+ * GstCbiInflight:
+ * @batches: (array length=capacity): a ring of batches
+ * @capacity: batches that may be in flight at once
+ * @head: the oldest batch in flight
+ * @count: batches in flight, from @head on
+ *
+ * The batches submitted and not yet pushed, in order. The element's
+ * inflight_lock guards @head and @count; a batch's contents belong to one
+ * thread at a time: the streaming thread fills the next one, then, once
+ * pushed into the ring, the src pad task collects, pushes and pops it.
+ */
+typedef struct
+{
+  GstCbiBatch *batches;
+  guint capacity;
+  guint head;
+  guint count;
+} GstCbiInflight;
+
+typedef struct
+{
+  guint64 frames_in;
+  guint64 frames_out;
+  guint64 frames_dropped;
+  guint64 batches;
+  guint64 padded_frames;
+  guint64 replans;
+  GstClockTime warmup_time;
+  GstClockTime steady_batch_time;
+  guint64 fresh_allocations_after_warmup;
+  guint64 fresh_bytes_after_warmup;
+  guint64 peak_allocated_bytes;
+  guint64 peak_reserved_bytes;
+  guint64 reserved_bytes;
+  guint64 output_buffer_bytes;
+} GstCudaBatchInferStats;
+
+struct _GstCudaBatchInfer
+{
+  GstElement parent;
+
+  /* set in init, never changed */
+  GstPad *sinkpad;
+  GstPad *srcpad;
+
+  /* properties: OBJECT_LOCK */
+  guint batch;
+  GstCudaBatchInferPadMode pad_mode;
+  gboolean warmup;
+  GstCaps *warmup_caps;
+  gchar *model;
+  GstCudaBatchInferBackend backend;
+  gint device_id;
+  GstClockTime batch_timeout;
+  gboolean post_messages;
+  guint64 memory_limit;
+  gdouble input_scale;
+  gdouble input_mean[3];
+  gdouble input_std[3];
+  gdouble output_scale[3];
+  guint n_output_scale;         /* 0: unset, the inverse of the input's */
+  gdouble output_offset[3];
+  guint n_output_offset;        /* likewise */
+  GstCudaBatchInferChannelOrder channel_order;
+  GstCudaBatchInferAlgoSearch algo_search;
+  gboolean cuda_graph;
+  guint max_inflight;
+  guint threads;
+
+  /* what queries, from any thread, read of the run: OBJECT_LOCK; written
+   * when the engine comes and goes (start, stop) */
+  gboolean resizes;             /* its image output has another size than
+                                 * its input: caps queries drop the size */
+  guint query_batch;            /* run_batch while the engine is up, else
+                                 * 0: the latency query's batch size */
+
+  /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
+   * change_state while no data flows. The src pad task reads engine,
+   * backend_name, out, out_info, tensors and the pools without the lock:
+   * they change only while no batch is in flight (a caps change drains
+   * first; start and stop run with the tasks stopped) */
+  CbiEngine *engine;
+  const gchar *backend_name;    /* interned once: the meta copies it per frame */
+  guint run_batch;              /* batch size for this run */
+  guint64 run_memory_limit;     /* the engine's and the output buffers' */
+  gboolean run_warmup;
+  gfloat run_scale[3];          /* per model channel, from the properties */
+  gfloat run_bias[3];
+  gfloat run_out_scale[3];
+  gfloat run_out_offset[3];
+  gboolean run_bgr;
+  GstCbiBatcher batcher;
+  guint run_inflight;
+  GstVideoInfo in_info;
+  GstVideoInfo out_info;
+  CbiOutputInfo out;            /* what the model gives for in_info */
+  GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
+  GstBatchTensor tensors[CBI_MAX_OUTPUTS];      /* their layout in a buffer */
+  gboolean have_caps;
+  GstCaps *refused_caps;        /* refused with an error posted: upstream
+                                 * resends sticky caps before every buffer,
+                                 * and the same caps fail at once, without
+                                 * a second warm-up or error */
+  GstSegment segment;
+  guint warm_width;             /* shape of the last warm-up, 0 = none */
+  guint warm_height;
+  guint64 batch_index;
+  GstBufferPool *out_pool;
+
+  /* batches in flight, pushed in order by the src pad task:
+   * inflight_lock (see GstCbiInflight for the batches' contents) */
+  GMutex inflight_lock;
+  GCond inflight_cond;          /* a batch came in, or one left */
+  GstCbiInflight inflight;
+  gboolean inflight_flushing;
+  gboolean src_active;          /* the tasks may run: FLUSH_STOP restarts
+                                 * them only then */
+  GstFlowReturn src_flow;       /* what the last failed push returned */
+  gint inflight_epoch;          /* bumped (under inflight_lock) when
+                                 * batches in flight are dropped from under
+                                 * the src pad task (a flush it caused
+                                 * itself); read atomically without it */
+  GThread *push_thread;         /* the src pad task's; atomic */
+
+  /* submits a partial batch when its batch-timeout passes; set in init,
+   * the lock is the task's own */
+  GstTask *timeout_task;
+  GRecMutex timeout_task_lock;
+
+  /* timeout of a partial batch: timer_lock */
+  GMutex timer_lock;
+  GCond timer_cond;
+  gboolean timer_flushing;
+  GstClockTime timer_deadline;  /* clock time; NONE when not armed */
+  guint64 timer_generation;
+  GstClockID timer_id;
+
+  /* stats_lock: written by the streaming thread and the src pad task,
+   * read by the stats property and the latency query */
+  GMutex stats_lock;
+  GstCudaBatchInferStats stats;
+  gint fps_n;                   /* from the caps; 0 when unknown */
+  gint fps_d;
+};
+
+GST_DEBUG_CATEGORY_EXTERN (gst_cuda_batch_infer_debug);
+#define GST_CAT_DEFAULT gst_cuda_batch_infer_debug
+
+/* gstcudabatchinfer-props.c */
+void gst_cuda_batch_infer_install_properties (GObjectClass * klass);
+void gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self);
+
+/* gstcudabatchinfer-caps.c: the pads' functions and the pools */
+gboolean gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event);
+gboolean gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+gboolean gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
+    GstQuery * query);
+/* Counts the output buffers of frames of @info against memory-limit, and
+ * gives the engine the rest; posts an error when they alone do not fit. */
+gboolean gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
+    const GstVideoInfo * info);
+/* Deactivates and unrefs *@pool, if any, and sets it to %NULL. */
+void gst_cuda_batch_infer_clear_pool (GstBufferPool ** pool);
+
+/* gstcudabatchinfer-batch.c */
+GstFlowReturn gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer);
+/* Submits the pending frames as a batch (padded as pad-mode says),
+ * waiting for a free place in the ring. With the sink pad's STREAM_LOCK. */
+GstFlowReturn gst_cuda_batch_infer_process (GstCudaBatchInfer * self,
+    const gchar * reason);
+/* Waits for the engine to finish @batch (transfer none) and makes its
+ * output buffers. */
+GstFlowReturn gst_cuda_batch_infer_collect (GstCudaBatchInfer * self,
+    GstCbiBatch * batch);
+/* The flush action signal's handler. */
+void gst_cuda_batch_infer_flush (GstCudaBatchInfer * self);
+/* Runs a dry batch of frames of @info and posts its message; posts an
+ * error and returns %FALSE when it fails. With the sink pad's STREAM_LOCK. */
+gboolean gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
+    const GstVideoInfo * info);
+/* Posts @error (transfer none, from the engine) as an element error for
+ * @step. */
+void gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,
+    const gchar * step, const GError * error);
+
+/* gstcudabatchinfer-inflight.c: the ring */
+void gst_cbi_inflight_init (GstCbiInflight * inflight, guint capacity,
+    guint batch_size);
+/* Frees the arrays; the batches must be empty (gst_cbi_batch_reset()). */
+void gst_cbi_inflight_clear (GstCbiInflight * inflight);
+/* Returns: (transfer none) (nullable): the batch to fill next, %NULL when
+ * @capacity are in flight. */
+GstCbiBatch *gst_cbi_inflight_next (GstCbiInflight * inflight);
+/* The batch of gst_cbi_inflight_next() is now in flight. */
+void gst_cbi_inflight_push (GstCbiInflight * inflight);
+/* Unmaps the frames @batch mapped (@mapped of each). */
+void gst_cbi_batch_unmap (GstCbiBatch * batch);
+
+/* gstcudabatchinfer-inflight.c: the element's side of it */
+/* Gives @batch's engine slot back and empties it, counting the frames that
+ * will not come out. */
+void gst_cuda_batch_infer_discard (GstCudaBatchInfer * self,
+    GstCbiBatch * batch);
+/* Submits the pending frames and waits until every batch in flight is
+ * pushed. With the sink pad's STREAM_LOCK. */
+GstFlowReturn gst_cuda_batch_infer_drain (GstCudaBatchInfer * self,
+    const gchar * reason);
+/* Empties every batch in flight without pushing it; only while the src
+ * pad task is paused or stopped. */
+void gst_cuda_batch_infer_discard_inflight (GstCudaBatchInfer * self);
+void gst_cuda_batch_infer_start_flushing (GstCudaBatchInfer * self);
+gboolean gst_cuda_batch_infer_stop_flushing (GstCudaBatchInfer * self);
+gboolean gst_cuda_batch_infer_src_activate_mode (GstPad * pad,
+    GstObject * parent, GstPadMode mode, gboolean active);
+
+/* gstcudabatchinfer-timeout.c */
+void gst_cuda_batch_infer_timer_init (GstCudaBatchInfer * self);
+void gst_cuda_batch_infer_timer_finalize (GstCudaBatchInfer * self);
+/* Arms the deadline of a batch whose first frame has timestamp @pts. */
+void gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
+    GstClockTime pts);
+void gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self);
+/* Disarms the timer and pauses (@flushing) or lets run its task. */
+void gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
+    gboolean flushing);
+/* Starts the timeout task; with inflight_lock held. */
+gboolean gst_cuda_batch_infer_timer_start (GstCudaBatchInfer * self);
+/* Stops the timeout task and waits until it has. */
+gboolean gst_cuda_batch_infer_timer_stop (GstCudaBatchInfer * self);
+
+G_END_DECLS

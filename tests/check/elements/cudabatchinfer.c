@@ -1214,7 +1214,10 @@ catch_fallback_warning (GstDebugCategory * category, GstDebugLevel level,
     GstDebugMessage * message, gpointer user_data)
 {
   if (level == GST_LEVEL_WARNING
-      && strstr (gst_debug_message_get (message), "running on the CPU"))
+      && g_str_has_prefix (gst_debug_message_get (message),
+          "running on the CPU: ")
+      && strlen (gst_debug_message_get (message)) >
+      strlen ("running on the CPU: "))
     *(gboolean *) user_data = TRUE;
 }
 

@@ -24,6 +24,8 @@ packages=(
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev
   clang libclang-rt-14-dev
   valgrind
+  # the meta library's reference (docs/libs, meson -Ddoc=enabled)
+  gtk-doc-tools
   # the venv of the Python tools (tests/conformance, tests/models, bench)
   python3 python3-venv
 )

@@ -28,7 +28,7 @@ else
 
   echo "== the same suites under AddressSanitizer and UBSan"
   if [ ! -f build-asan/build.ninja ]; then
-    meson setup build-asan -Dtests=enabled -Dbench=disabled -Dcuda=disabled \
+    meson setup build-asan -Dtests=enabled -Dbench=disabled -Dcuda=disabled -Ddoc=disabled \
       -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
   fi
   ninja -C build-asan >/dev/null

@@ -25,24 +25,10 @@
 #endif
 
 #include "gstbatchmemorymeta.h"
+#include "gstbatchmeta-private.h"
 
 #include <gst/video/video.h>
 #include <string.h>
-
-GType
-gst_batch_memory_meta_api_get_type (void)
-{
-  static GType type = 0;
-  /* statistics of a batch do not depend on the frame's size, colours or
-   * layout, so no transform invalidates them */
-  static const gchar *tags[] = { NULL };
-
-  if (g_once_init_enter (&type)) {
-    GType _type = gst_meta_api_type_register ("GstBatchMemoryMetaAPI", tags);
-    g_once_init_leave (&type, _type);
-  }
-  return type;
-}
 
 static gboolean
 gst_batch_memory_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
@@ -77,22 +63,21 @@ gst_batch_memory_meta_transform (GstBuffer * dest, GstMeta * meta,
   return TRUE;
 }
 
-const GstMetaInfo *
-gst_batch_memory_meta_get_info (void)
-{
-  static const GstMetaInfo *info = NULL;
-
-  if (g_once_init_enter ((GstMetaInfo **) & info)) {
-    const GstMetaInfo *mi = gst_meta_register (GST_BATCH_MEMORY_META_API_TYPE,
-        "GstBatchMemoryMeta", sizeof (GstBatchMemoryMeta),
-        /* no free function: the meta owns nothing (backend is interned),
-         * and its transform copies plain values only */
-        gst_batch_memory_meta_init, NULL,
-        gst_batch_memory_meta_transform);
-    g_once_init_leave ((GstMetaInfo **) & info, (GstMetaInfo *) mi);
-  }
-  return info;
-}
+/**
+ * gst_batch_memory_meta_get_info:
+ *
+ * The implementation that gst_buffer_add_meta() takes, the same as
+ * #GST_BATCH_MEMORY_META_INFO.
+ *
+ * Returns: (transfer none): the #GstMetaInfo of #GstBatchMemoryMeta,
+ * registered on the first call, owned by GStreamer
+ */
+/* No tags: statistics of a batch do not depend on the frame's size,
+ * colours or layout, so no transform invalidates them. No free function:
+ * the meta owns nothing (backend is interned), and its transform copies
+ * plain values only. */
+GST_BATCH_META_DEFINE (gst_batch_memory_meta, GstBatchMemoryMeta,
+    gst_batch_memory_meta_init, NULL, gst_batch_memory_meta_transform);
 
 /**
  * gst_buffer_add_batch_memory_meta:
@@ -114,6 +99,8 @@ gst_buffer_add_batch_memory_meta (GstBuffer * buffer)
 /**
  * gst_buffer_get_batch_memory_meta:
  * @buffer: (transfer none): a #GstBuffer
+ *
+ * Finds the memory statistics the element attached to @buffer.
  *
  * Returns: (transfer none) (nullable): the #GstBatchMemoryMeta of @buffer,
  * owned by @buffer, or %NULL when it has none

@@ -8,7 +8,18 @@
 
 G_BEGIN_DECLS
 
+/**
+ * GST_BATCH_MEMORY_META_API_TYPE:
+ *
+ * The #GType of the #GstBatchMemoryMeta API, for gst_buffer_get_meta() and
+ * gst_buffer_iterate_meta_filtered().
+ */
 #define GST_BATCH_MEMORY_META_API_TYPE (gst_batch_memory_meta_api_get_type ())
+/**
+ * GST_BATCH_MEMORY_META_INFO:
+ *
+ * The #GstMetaInfo of #GstBatchMemoryMeta, for gst_buffer_add_meta().
+ */
 #define GST_BATCH_MEMORY_META_INFO (gst_batch_memory_meta_get_info ())
 typedef struct _GstBatchMemoryMeta GstBatchMemoryMeta;
 
@@ -89,10 +100,11 @@ GstStructure *gst_batch_memory_meta_to_structure (const GstBatchMemoryMeta *
 
 /**
  * gst_batch_memory_meta_set_backend:
- * @meta: a #GstBatchMemoryMeta
- * @backend: backend name
+ * @meta: (transfer none): a #GstBatchMemoryMeta
+ * @name: (transfer none): the backend's name
  *
- * Sets @meta->backend to the interned copy of @backend.
+ * Sets @meta->backend to the interned copy of @name, which lives as long
+ * as the process: the meta needs no free function for it.
  */
 #define gst_batch_memory_meta_set_backend(meta, name) \
   ((meta)->backend = g_intern_string (name))

@@ -35,23 +35,9 @@
 #endif
 
 #include "gstbatchtensormeta.h"
+#include "gstbatchmeta-private.h"
 
 #include <string.h>
-
-GType
-gst_batch_tensor_meta_api_get_type (void)
-{
-  static GType type = 0;
-  /* what the model said of a frame does not follow the frame's pixels
-   * through a transform: no tags, and only copies keep it */
-  static const gchar *tags[] = { NULL };
-
-  if (g_once_init_enter (&type)) {
-    GType _type = gst_meta_api_type_register ("GstBatchTensorMetaAPI", tags);
-    g_once_init_leave (&type, _type);
-  }
-  return type;
-}
 
 static gboolean
 gst_batch_tensor_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
@@ -101,20 +87,21 @@ gst_batch_tensor_meta_transform (GstBuffer * dest, GstMeta * meta,
       s->tensors) != NULL;
 }
 
-const GstMetaInfo *
-gst_batch_tensor_meta_get_info (void)
-{
-  static const GstMetaInfo *info = NULL;
-
-  if (g_once_init_enter ((GstMetaInfo **) & info)) {
-    const GstMetaInfo *mi = gst_meta_register (GST_BATCH_TENSOR_META_API_TYPE,
-        "GstBatchTensorMeta", sizeof (GstBatchTensorMeta),
-        gst_batch_tensor_meta_init, gst_batch_tensor_meta_free,
-        gst_batch_tensor_meta_transform);
-    g_once_init_leave ((GstMetaInfo **) & info, (GstMetaInfo *) mi);
-  }
-  return info;
-}
+/**
+ * gst_batch_tensor_meta_get_info:
+ *
+ * What gst_buffer_add_batch_tensor_meta() adds, for code that adds metas
+ * by their #GstMetaInfo.
+ *
+ * Returns: (transfer none): the #GstMetaInfo of #GstBatchTensorMeta
+ * (#GST_BATCH_TENSOR_META_INFO), registered on the first call, owned by
+ * GStreamer
+ */
+/* What the model said of a frame does not follow the frame's pixels
+ * through a transform: no tags, and only copies keep it. */
+GST_BATCH_META_DEFINE (gst_batch_tensor_meta, GstBatchTensorMeta,
+    gst_batch_tensor_meta_init, gst_batch_tensor_meta_free,
+    gst_batch_tensor_meta_transform);
 
 /**
  * gst_buffer_add_batch_tensor_meta:
@@ -123,8 +110,12 @@ gst_batch_tensor_meta_get_info (void)
  *   reference and keeps it mapped for reading, so it must not be written
  *   afterwards
  * @n_tensors: number of tensors, at most %GST_BATCH_TENSOR_MAX_TENSORS
- * @tensors: (array length=n_tensors): the tensors, copied; each must lie
- *   within @data
+ * @tensors: (array length=n_tensors) (transfer none): the tensors,
+ *   copied; each must lie within @data
+ *
+ * Adds a #GstBatchTensorMeta to @buffer that describes @n_tensors tensors
+ * whose elements lie in @data. The element calls it; an application that
+ * produces such tensors itself can too.
  *
  * Returns: (transfer none) (nullable): the meta, owned by @buffer, or
  * %NULL when a tensor does not fit @data or @data cannot be mapped
@@ -159,6 +150,8 @@ gst_buffer_add_batch_tensor_meta (GstBuffer * buffer, GstBuffer * data,
  * gst_buffer_get_batch_tensor_meta:
  * @buffer: (transfer none): a #GstBuffer
  *
+ * Finds the model's outputs the element attached to @buffer.
+ *
  * Returns: (transfer none) (nullable): the #GstBatchTensorMeta of @buffer,
  * owned by @buffer, or %NULL when it has none
  */
@@ -174,7 +167,9 @@ gst_buffer_get_batch_tensor_meta (GstBuffer * buffer)
 /**
  * gst_batch_tensor_meta_get_tensor:
  * @meta: (transfer none): a #GstBatchTensorMeta
- * @name: a model output's name
+ * @name: (transfer none): a model output's name
+ *
+ * Finds one of the model's outputs by the name the model gives it.
  *
  * Returns: (transfer none) (nullable): the tensor of that name, owned by
  * @meta, or %NULL
@@ -196,6 +191,8 @@ gst_batch_tensor_meta_get_tensor (GstBatchTensorMeta * meta, const gchar * name)
  * gst_batch_tensor_meta_get_data:
  * @meta: (transfer none): a #GstBatchTensorMeta
  * @tensor: (transfer none): one of @meta's tensors
+ *
+ * Where @tensor's elements start in the buffer @meta keeps mapped.
  *
  * Returns: (transfer none): the first of @tensor's elements (@tensor->size
  * bytes), valid while @meta lives

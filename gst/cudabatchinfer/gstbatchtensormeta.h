@@ -8,7 +8,18 @@
 
 G_BEGIN_DECLS
 
+/**
+ * GST_BATCH_TENSOR_META_API_TYPE:
+ *
+ * The #GType of the #GstBatchTensorMeta API, for gst_buffer_get_meta() and
+ * gst_buffer_iterate_meta_filtered().
+ */
 #define GST_BATCH_TENSOR_META_API_TYPE (gst_batch_tensor_meta_api_get_type ())
+/**
+ * GST_BATCH_TENSOR_META_INFO:
+ *
+ * The #GstMetaInfo of #GstBatchTensorMeta, for gst_buffer_add_meta().
+ */
 #define GST_BATCH_TENSOR_META_INFO (gst_batch_tensor_meta_get_info ())
 /**
  * GST_BATCH_TENSOR_MAX_DIMS:
@@ -30,7 +41,7 @@ G_BEGIN_DECLS
  *
  * Since: 1.0
  */
-    typedef enum
+typedef enum
 {
   GST_BATCH_TENSOR_DATA_TYPE_FLOAT32,
 } GstBatchTensorDataType;
@@ -49,7 +60,9 @@ G_BEGIN_DECLS
  *
  * Since: 1.0
  */
-typedef struct
+typedef struct _GstBatchTensor GstBatchTensor;
+
+struct _GstBatchTensor
 {
   const gchar *name;
   guint n_dims;
@@ -57,7 +70,7 @@ typedef struct
   GstBatchTensorDataType data_type;
   gsize offset;
   gsize size;
-} GstBatchTensor;
+};
 
 typedef struct _GstBatchTensorMeta GstBatchTensorMeta;
 

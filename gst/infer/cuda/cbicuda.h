@@ -108,6 +108,8 @@ struct _CbiCudaPlan
   const CbiGraph *model;
   const CbiShape *shapes;
   gboolean exhaustive;          /* search the algorithms */
+  gsize search_bytes;           /* the search's workspace: fixed while the
+                                 * planners raise workspace_bytes */
   gboolean uses_cublas;
   guint runs;
   gpointer cublas_workspace;    /* from the pool, so cuBLAS allocates none */

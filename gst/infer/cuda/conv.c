@@ -84,7 +84,7 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
         CUDNN_CHECK (cudnnFindConvolutionForwardAlgorithmEx (cuda->cudnn,
             c->desc.x, c->io.x, c->desc.w, c->w, c->desc.conv, c->desc.y,
             c->io.y, G_N_ELEMENTS (perf), &found, perf, plan->workspace,
-            plan->workspace_bytes),
+            plan->search_bytes),
         "convolution algorithm search") :
         CUDNN_CHECK (cudnnGetConvolutionForwardAlgorithm_v7 (cuda->cudnn,
             c->desc.x, c->desc.w, c->desc.conv, c->desc.y, G_N_ELEMENTS (perf),
@@ -101,7 +101,7 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
         CUDNN_CHECK (cudnnFindConvolutionBackwardDataAlgorithmEx
         (cuda->cudnn, c->desc.w, c->w, c->desc.x, c->io.x, c->desc.conv,
             c->desc.y, c->io.y, G_N_ELEMENTS (perf), &found, perf,
-            plan->workspace, plan->workspace_bytes),
+            plan->workspace, plan->search_bytes),
         "transposed convolution algorithm search") :
         CUDNN_CHECK (cudnnGetConvolutionBackwardDataAlgorithm_v7 (cuda->cudnn,
             c->desc.w, c->desc.x, c->desc.conv, c->desc.y,

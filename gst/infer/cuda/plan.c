@@ -79,7 +79,12 @@ cbi_cuda_constant (CbiCudaPlan * plan, gint t, GError ** error)
     return plan->tensors[t];
   c = g_hash_table_lookup (cuda->constants, info->data);
   /* a constant's shape is its own, whatever the plan's */
-  g_return_val_if_fail (c == NULL || c->bytes == bytes, NULL);
+  if (c != NULL && c->bytes != bytes) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND,
+        "constant %s has %" G_GSIZE_FORMAT " bytes on the device but its "
+        "shape asks for %" G_GSIZE_FORMAT, info->name, c->bytes, bytes);
+    return NULL;
+  }
   if (c == NULL) {
     gfloat *data = cbi_pool_take (pool, bytes, info->name, error);
     if (data == NULL)
@@ -323,14 +328,14 @@ cbi_cuda_plan_search_workspace (CbiBackend * backend, CbiCudaPlan * plan,
       (gpointer *) probe->tensors, error)
       && cbi_cuda_plan_nodes (probe, error);
   /* under a memory limit, no more than the heuristics asked for */
-  plan->workspace_bytes = cbi_pool_get_limit (pool) ?
+  plan->search_bytes = cbi_pool_get_limit (pool) ?
       probe->workspace_bytes : MAX (probe->workspace_bytes, 64 << 20);
   /* the weights it uploaded stay, for the plan */
   g_ptr_array_extend_and_steal (plan->constants, probe->constants);
   probe->constants = g_ptr_array_new ();
   cbi_cuda_free_plan (backend, probe, pool, staging);
   return ok && (plan->workspace = cbi_mem_plan_alloc (plan->memory,
-          plan->workspace_bytes, "the algorithm search", error)) != NULL;
+          plan->search_bytes, "the algorithm search", error)) != NULL;
 }
 
 /* The search's workspace goes back; the chosen algorithms' comes, sized

@@ -722,8 +722,15 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
           "float32 is supported here (node %s)", n->input[i],
           cbi_onnx_dtype_name (c->dtype), name);
   }
-  for (i = 0; i < n_inputs; i++)
+  for (i = 0; i < n_inputs; i++) {
     inputs[i] = cbi_onnx_node_input (im, n, i);
+    /* a shape value feeds only where a node reads one at plan time */
+    if (inputs[i] >= 0 && cbi_graph_tensor (im->graph,
+            inputs[i])->dtype != CBI_DTYPE_FLOAT)
+      return cbi_onnx_fail (error, "node %s (%s): input %s is computed from "
+          "shapes (int64); only float32 is supported here", name, op,
+          n->input[i]);
+  }
   /* constant first: commutative ops swap, the others are refused */
   if (cbi_op_is_binary (type) && n->n_input == 2 && inputs[0] >= 0
       && inputs[1] >= 0 && cbi_graph_tensor (im->graph, inputs[0])->data

@@ -796,8 +796,26 @@ cbi_graph_strides (const CbiShape * x, gint64 * strides)
     strides[d] = d == x->n_dims - 1 ? 1 : strides[d + 1] * x->dims[d + 1];
 }
 
-/* Slice: bounds clamped as ONNX does, negative steps walking backwards,
- * as cbionnx-fold.c folds it. */
+gint64
+cbi_slice_range (gint64 start, gint64 end, gint64 step, gint64 len,
+    gint64 * first)
+{
+  /* moved into range before any arithmetic: the bounds may be huge */
+  if (start < 0)
+    start = start < -len ? 0 : start + len;
+  if (end < 0)
+    end = end < -len ? -1 : end + len;
+  if (step > 0) {
+    *first = CLAMP (start, 0, len);
+    end = CLAMP (end, 0, len);
+    return end > *first ? (end - *first - 1) / step + 1 : 0;
+  }
+  *first = CLAMP (start, 0, len - 1);
+  end = CLAMP (end, -1, len - 1);
+  return *first > end ? (*first - end - 1) / -step + 1 : 0;
+}
+
+/* Slice: bounds clamped as ONNX does, negative steps walking backwards. */
 static gboolean
 cbi_resolve_slice (const CbiGraph * graph, CbiShapeRun * run, CbiNode * n,
     const CbiShape * x, GError ** error)
@@ -828,7 +846,7 @@ cbi_resolve_slice (const CbiGraph * graph, CbiShapeRun * run, CbiNode * n,
   }
   for (i = 0; i < starts.count; i++) {
     gint64 a = axes.count >= 0 ? axes.v[i] : i, s = starts.v[i];
-    gint64 e = ends.v[i], st = steps.count >= 0 ? steps.v[i] : 1, len;
+    gint64 e = ends.v[i], st = steps.count >= 0 ? steps.v[i] : 1;
     if (a < -r || a >= r)
       return cbi_shape_fail (error, n, "axis %" G_GINT64_FORMAT " is "
           "outside rank %d", a, r);
@@ -836,22 +854,7 @@ cbi_resolve_slice (const CbiGraph * graph, CbiShapeRun * run, CbiNode * n,
     if ((seen & (1u << d)) || st == 0 || st == G_MININT64)
       return cbi_shape_fail (error, n, "axis %d given twice or a step of 0", d);
     seen |= 1u << d;
-    len = x->dims[d];
-    /* moved into range before any arithmetic: the bounds may be huge */
-    if (s < 0)
-      s = s < -len ? 0 : s + len;
-    if (e < 0)
-      e = e < -len ? -1 : e + len;
-    if (st > 0) {
-      s = CLAMP (s, 0, len);
-      e = CLAMP (e, 0, len);
-      view->dims[d] = e > s ? (e - s - 1) / st + 1 : 0;
-    } else {
-      s = CLAMP (s, 0, len - 1);
-      e = CLAMP (e, -1, len - 1);
-      view->dims[d] = s > e ? (s - e - 1) / -st + 1 : 0;
-    }
-    first[d] = s;
+    view->dims[d] = cbi_slice_range (s, e, st, x->dims[d], &first[d]);
     step[d] = st;
   }
   view->offset = 0;
@@ -1068,6 +1071,22 @@ cbi_graph_resolve_node (const CbiGraph * graph, CbiShapeRun * run,
       if (n->n_inputs < 2)
         return TRUE;
       ok = cbi_resolve_resize (graph, run, n, x, error);
+      break;
+    case CBI_OP_PAD:
+      if (n->n_inputs < 2)
+        return TRUE;
+      ok = cbi_graph_value (graph, run, n, 1, 8, &v, error);
+      /* [N, C, H, W] begins, then ends: as the importer takes them */
+      if (ok && (v.count != 8 || v.v[0] || v.v[1] || v.v[4] || v.v[5]
+              || v.v[2] < 0 || v.v[3] < 0 || v.v[6] < 0 || v.v[7] < 0))
+        ok = cbi_shape_fail (error, n, "only non-negative pads of height "
+            "and width are supported");
+      if (ok) {
+        n->conv.pads[0] = v.v[2];
+        n->conv.pads[1] = v.v[3];
+        n->conv.pads[2] = v.v[6];
+        n->conv.pads[3] = v.v[7];
+      }
       break;
     case CBI_OP_SLICE:
       ok = cbi_resolve_slice (graph, run, n, x, error);

@@ -376,6 +376,12 @@ gboolean cbi_graph_infer_shapes (const CbiGraph * graph,
 CbiGraph *cbi_graph_specialise (const CbiGraph * graph,
     const CbiShape * input, CbiShape * shapes, GError ** error);
 
+/* Slice along a dimension of @len: ONNX's @start, @end (either clamped
+ * into range, negative ones counted from the end) and @step (not 0);
+ * returns how many values it takes, the first at *@first. */
+gint64 cbi_slice_range (gint64 start, gint64 end, gint64 step, gint64 len,
+    gint64 * first);
+
 /* The input shape for @batch frames of @height x @width: [batch, the
  * model's channels, height, width] (a 4-D input is NCHW). */
 void cbi_graph_frame_shape (const CbiGraph * graph, gint64 batch,

@@ -657,7 +657,7 @@ cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
     dims[d] = in[0]->dims[d];
   }
   for (i = 0; i < n_starts; i++) {
-    gint64 s = starts[i], e = ends[i], st = n_steps >= 0 ? steps[i] : 1, len;
+    gint64 s = starts[i], e = ends[i], st = n_steps >= 0 ? steps[i] : 1;
     gint axis;
     if (!cbi_onnx_fold_axis (n, n_axes >= 0 ? axes[i] : i, r, &axis, error))
       return FALSE;
@@ -665,22 +665,7 @@ cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
       return cbi_onnx_fail (error, "node %s (Slice): axis %d given twice or "
           "a step of 0", name, axis);
     seen[axis] = TRUE;
-    len = in[0]->dims[axis];
-    /* each bound from the file: moved into range before any arithmetic */
-    if (s < 0)
-      s = s < -len ? 0 : s + len;
-    if (e < 0)
-      e = e < -len ? -1 : e + len;
-    if (st > 0) {
-      s = CLAMP (s, 0, len);
-      e = CLAMP (e, 0, len);
-      dims[axis] = e > s ? (e - s - 1) / st + 1 : 0;
-    } else {
-      s = CLAMP (s, 0, len - 1);
-      e = CLAMP (e, -1, len - 1);
-      dims[axis] = s > e ? (s - e - 1) / -st + 1 : 0;
-    }
-    first[axis] = s;
+    dims[axis] = cbi_slice_range (s, e, st, in[0]->dims[axis], &first[axis]);
     step[axis] = st;
   }
   if (!cbi_onnx_fold_new (im, n, in[0]->dtype, r, dims, out, error))

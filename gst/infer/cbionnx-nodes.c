@@ -373,8 +373,9 @@ cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
  * 'value' attribute. */
 static gboolean
 cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
-    gint * fill, gfloat * value, GError ** error)
+    gint * fill, gfloat * value, gint * computed, GError ** error)
 {
+  static const gint64 planned[8] = { 0, };
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "pads");
   gchar *mode = cbi_onnx_string (n, "mode", "constant");
@@ -382,6 +383,13 @@ cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
   const gint64 *pads = ints && ints->count == 8 ? (const gint64 *) ints->data :
       attr && attr->n_ints == 8 ? attr->ints : NULL;
   gboolean ok = TRUE;
+
+  /* pads computed from shapes: checked and set for each plan */
+  *computed = -1;
+  if (pads == NULL && ints == NULL && n->n_input > 1
+      && cbi_onnx_const (im, n->input[1]) == NULL
+      && cbi_onnx_int_tensor (im, n, 1, computed, NULL) && *computed >= 0)
+    pads = planned;
 
   memset (c, 0, sizeof (*c));
   if (strcmp (mode, "constant") == 0)
@@ -689,7 +697,7 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   } else if (strcmp (op, "Pad") == 0) {
     type = CBI_OP_PAD;
     n_inputs = 1;
-    if (!cbi_onnx_pad (im, n, &conv, &mode, &alpha, error))
+    if (!cbi_onnx_pad (im, n, &conv, &mode, &alpha, &computed[0], error))
       return FALSE;
   } else if (strcmp (op, "Concat") == 0) {
     const Onnx__AttributeProto *axis = cbi_onnx_attr (n, "axis");
@@ -801,6 +809,10 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   node->alpha = alpha;
   node->beta = beta;
   node->mode = mode;
+  if (type == CBI_OP_PAD && computed[0] >= 0) {
+    node->inputs[1] = computed[0];
+    node->n_inputs = 2;
+  }
   if (type == CBI_OP_RESIZE && (computed[0] >= 0 || computed[1] >= 0)) {
     node->inputs[1] = computed[0];
     node->inputs[2] = computed[1];

@@ -92,13 +92,13 @@ cbi_onnx_shape_eval (CbiShapeRun * run, const CbiNode * n,
     gint t = sn->tensors[k];
     const CbiTensorInfo *info = t >= 0 ? cbi_graph_tensor (run->graph,
         t) : NULL;
-    in[k] = sn->consts[k];
     if (info == NULL || run->values[t]) {
       in[k] = info ? run->values[t] : sn->consts[k];
       continue;
     }
-    /* an int64 constant of the graph, or an activation, whose shape
-     * alone a Shape reads (translation let no other op take one) */
+    /* an int64 or float32 constant of the graph, seen in place, or an
+     * activation: its planned shape, all a Shape reads (translation let
+     * no other op take one) */
     memset (&views[k], 0, sizeof (views[k]));
     if (info->ints) {
       views[k].dtype = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;

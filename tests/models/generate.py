@@ -861,7 +861,8 @@ def shape_ops_model(g):
     layout ops they feed: flatten as PyTorch exports it (Shape, Gather,
     Unsqueeze, Concat, Reshape), a Slice with negative steps and indices,
     Gather of one channel and of a list, Unsqueeze and Squeeze, an Expand
-    to a computed shape, a Resize to sizes computed from the input's"""
+    to a computed shape, a Resize to sizes computed from the input's, a
+    Pad by pads computed from it"""
     w = (g.standard_normal((4, 3, 3, 3)) * 0.5).astype(np.float32)
     nodes = [
         helper.make_node("Conv", ["image", "w"], ["x"], name="conv",
@@ -901,6 +902,15 @@ def shape_ops_model(g):
                          name="sizes", axis=0),
         helper.make_node("Resize", ["x", "", "", "sizes"], ["up"],
                          name="resize", mode="nearest"),
+        helper.make_node("Div", ["s_hw", "s_hw"], ["ones_hw"], name="ones"),
+        helper.make_node("Concat", ["zero2", "ones_hw", "zero2", "s_n"],
+                         ["pads"], name="pads", axis=0),
+        helper.make_node("Slice", ["pads", "zero1", "seven1"], ["pads7"],
+                         name="pads7"),
+        helper.make_node("Concat", ["pads7", "one1"], ["pads8"],
+                         name="pads8", axis=0),
+        helper.make_node("Pad", ["x", "pads8"], ["padded"], name="pad",
+                         mode="edge"),
     ]
     inits = [f32("w", w), i64("zero", 0), i64("axes0", [0]),
              i64("minus1", [-1]), i64("starts", [-1, 1]),
@@ -908,8 +918,9 @@ def shape_ops_model(g):
              i64("steps", [-2, 2]), i64("two", 2), i64("list", [3, 0, 3]),
              i64("axes14", [1, 4]), i64("axes4", [-1]), i64("zero1", [0]),
              i64("one1", [1]), i64("two1", [2]), i64("four1", [4]),
-             i64("three1", [3])]
-    ranks = {"flat": 2, "sliced": 4, "chs": 4, "expanded": 4, "up": 4}
+             i64("three1", [3]), i64("zero2", [0, 0]), i64("seven1", [7])]
+    ranks = {"flat": 2, "sliced": 4, "chs": 4, "expanded": 4, "up": 4,
+             "padded": 4}
     return model(nodes, inits, outputs=[
         helper.make_tensor_value_info(o, TensorProto.FLOAT,
                                       ["d%d" % d for d in range(r)])

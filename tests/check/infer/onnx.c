@@ -291,12 +291,14 @@ static const struct
 {
   const gchar *key;
   CbiShape in;
-  CbiShape outs[5];             /* flat, sliced, chs, expanded, up */
+  CbiShape outs[6];             /* flat, sliced, chs, expanded, up, padded */
 } shape_sizes[] = {
   {"a", {4, {2, 3, 6, 8}}, {{2, {2, 192}}, {4, {2, 2, 6, 4}},
-          {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, {4, {2, 4, 12, 16}}}},
+          {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, {4, {2, 4, 12, 16}},
+          {4, {2, 4, 9, 10}}}},
   {"b", {4, {3, 3, 5, 7}}, {{2, {3, 140}}, {4, {3, 2, 5, 3}},
-          {4, {3, 3, 5, 7}}, {4, {3, 3, 5, 7}}, {4, {3, 4, 10, 14}}}},
+          {4, {3, 3, 5, 7}}, {4, {3, 3, 5, 7}}, {4, {3, 4, 10, 14}},
+          {4, {3, 4, 9, 9}}}},
 };
 
 /* Runs @key's input through @e; checks every output's shape and values
@@ -314,14 +316,14 @@ check_shape_ops (CbiEngine * e, guint key)
   CbiBatchReport r;
   guint o;
 
-  for (o = 0; o < 5; o++)
+  for (o = 0; o < G_N_ELEMENTS (shape_sizes[key].outs); o++)
     total += cbi_shape_count (&shape_sizes[key].outs[o]);
   in = (gfloat *) read_bin (in_name, in_count * sizeof (gfloat));
   expected = (gfloat *) read_bin (out_name, total * sizeof (gfloat));
   fail_unless (cbi_engine_run_tensor (e, &shape_sizes[key].in, in, &r, &err),
       "%s", err ? err->message : "");
   total = 0;
-  for (o = 0; o < 5; o++) {
+  for (o = 0; o < G_N_ELEMENTS (shape_sizes[key].outs); o++) {
     const CbiShape *want = &shape_sizes[key].outs[o];
     gfloat max_err = 0.0f, ref = 0.0f;
     const gfloat *out;

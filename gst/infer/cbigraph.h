@@ -177,7 +177,14 @@ typedef struct
   CbiOpType op;
   gchar *name;
   guint n_inputs;
-  gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent */
+  gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent;
+                                         * after the float ones, the int64
+                                         * ones read at plan time (SLICE:
+                                         * starts, ends, axes, steps;
+                                         * GATHER: indices; EXPAND,
+                                         * RESHAPE: the shape; SQUEEZE,
+                                         * UNSQUEEZE: axes; PAD: pads;
+                                         * RESIZE: scales, sizes) */
   gint output;
   CbiConvAttrs conv;
   gfloat alpha;                 /* RESIZE: the height scale; PAD: the value;
@@ -186,9 +193,12 @@ typedef struct
   gint mode;                    /* RESIZE: a CbiResizeMode; PAD: a CbiPadFill;
                                  * DEPTH_TO_SPACE: 1 for CRD, 0 for DCR;
                                  * SOFTMAX: 1 for the opset < 13 form (the
-                                 * input seen as 2-D at @axis) */
-  gint axis;                    /* CONCAT, SOFTMAX (normalised to >= 0 at
-                                 * shape inference, so may be negative here) */
+                                 * input seen as 2-D at @axis);
+                                 * SHAPE_VALUE: the evaluator's node;
+                                 * SQUEEZE: 1 for no axes (every 1 goes) */
+  gint axis;                    /* CONCAT, SOFTMAX, GATHER (normalised to
+                                 * >= 0 at shape inference, so may be
+                                 * negative here) */
   gint n_ints;
   gint64 ints[CBI_MAX_DIMS];    /* RESHAPE: the target shape (ONNX rules: 0
                                  * copies, -1 infers); TRANSPOSE: the
@@ -197,7 +207,9 @@ typedef struct
                                  * in @alpha and @beta); SQUEEZE,
                                  * UNSQUEEZE: constant axes (mode 1: none
                                  * given) */
-  CbiCopyView view;             /* SLICE, GATHER, EXPAND: set at plan time */
+  CbiCopyView view;             /* SLICE, GATHER, EXPAND: set at plan time
+                                 * (cbi_graph_specialise()), with the
+                                 * output's shape in @ints */
 } CbiNode;
 
 typedef struct _CbiShapeEval CbiShapeEval;

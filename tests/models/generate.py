@@ -937,6 +937,25 @@ def shape_models():
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(m.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
+    # a shape value as a Mul's operand: refused at load
+    save(model([
+        helper.make_node("Shape", ["image"], ["s"], name="shape"),
+        helper.make_node("Cast", ["s"], ["sf"], name="cast",
+                         to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["image", "sf"], ["output"], name="mul"),
+    ], []), "bad-shape-operand.onnx")
+    # Resize to 9x7 whatever the input: refused by each plan it does not
+    # divide
+    save(model([
+        helper.make_node("Shape", ["image"], ["s"], name="shape"),
+        helper.make_node("Slice", ["s", "zero1", "two1"], ["nc"],
+                         name="nc"),
+        helper.make_node("Concat", ["nc", "hw"], ["sizes"], name="sizes",
+                         axis=0),
+        helper.make_node("Resize", ["image", "", "", "sizes"], ["output"],
+                         name="resize", mode="nearest"),
+    ], [i64("zero1", [0]), i64("two1", [2]), i64("hw", [7, 9])]),
+        "shape-fixed-sizes.onnx")
     for key, shape in SHAPE_SIZES.items():
         x = g.standard_normal(shape).astype(np.float32)
         ys = sess.run(None, {"image": x})

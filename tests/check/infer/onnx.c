@@ -206,6 +206,9 @@ static const struct
   {"bad-fold-gather-index.onnx", "node gather (Gather): index 8 is outside"},
   {"bad-fold-dequantize-scale.onnx", "node dq (DequantizeLinear): the scale "
         "must be a scalar or hold one value per index of the axis"},
+  /* a shape computed at plan time where a float32 tensor must be */
+  {"bad-shape-operand.onnx", "node mul (Mul): input sf is computed from "
+        "shapes"},
 };
 
 /* Models with constant subgraphs the importer folds at load: what is
@@ -395,6 +398,35 @@ GST_START_TEST (test_shapes_computed_at_plan_time_match_onnxruntime)
 
 GST_END_TEST;
 
+GST_START_TEST (test_computed_sizes_a_plan_cannot_run_fail_that_plan)
+{
+  /* sizes of 7x9 (H x W) resize 7x9 frames by 1 and 1x3 ones by 7 x 3,
+   * but no 2x2 one */
+  const CbiShape fits = { 4, {1, 3, 7, 9} }, fits_too = { 4, {2, 3, 1, 3} };
+  const CbiShape odd = { 4, {1, 3, 2, 2} };
+  CbiGraph *g = load_or_fail ("shape-fixed-sizes.onnx");
+  CbiShape shapes[32];
+  GError *err = NULL;
+
+  fail_unless (g->tensors->len <= G_N_ELEMENTS (shapes));
+  fail_unless (cbi_graph_infer_shapes (g, &fits, shapes, &err), "%s",
+      err ? err->message : "");
+  fail_unless (cbi_graph_infer_shapes (g, &fits_too, shapes, &err), "%s",
+      err ? err->message : "");
+  fail_unless (shapes[g->outputs[0]].dims[0] == 2
+      && shapes[g->outputs[0]].dims[2] == 7
+      && shapes[g->outputs[0]].dims[3] == 9);
+  fail_if (cbi_graph_infer_shapes (g, &odd, shapes, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
+  fail_unless (strstr (err->message, "node resize (Resize): sizes 9x7 are "
+          "not whole multiples of the planned input's 2x2") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bad_models_are_refused_with_the_reason)
 {
   GError *err = NULL;
@@ -442,6 +474,7 @@ onnx_suite (void)
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc, test_empty_bytes_are_no_model);
   tcase_add_test (tc, test_shapes_computed_at_plan_time_match_onnxruntime);
+  tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);
   return s;
 }
 

@@ -223,9 +223,9 @@ cbi_engine_n_outputs (CbiEngine * engine)
 }
 
 /* Fills engine->shapes for @batch frames of @height x @width, checking
- * that the model takes 3-channel images. */
-/* With @planned, the graph backends plan for that shape
- * (cbi_graph_specialise(), transfer full) into it too. */
+ * that the model takes 3-channel images; with @planned, the graph
+ * backends plan for that shape (cbi_graph_specialise(), transfer full)
+ * into it too. */
 static gboolean
 cbi_engine_infer_frames (CbiEngine * engine, gint64 batch, gint64 height,
     gint64 width, CbiGraph ** planned, GError ** error)
@@ -345,8 +345,8 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
       oldest = i;
   }
 
-  /* plan first: a failed plan leaves the cached ones as they were */
-  /* shape values are computed here, once per planned shape */
+  /* plan first: a failed plan leaves the cached ones as they were. Shape
+   * values are computed here, once per planned shape, never per batch */
   if (frames ? !cbi_engine_infer_frames (engine, shape->dims[0],
           shape->dims[2], shape->dims[3], &fresh.graph, error) :
       (fresh.graph = cbi_graph_specialise (g, shape, engine->shapes,

@@ -577,10 +577,12 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
     const gchar *out = g->output[i]->name ? g->output[i]->name : "";
     gint t = cbi_onnx_lookup (&im, out);
     if (t < 0 || t == im.graph->input
-        || cbi_graph_tensor (im.graph, t)->data != NULL
-        || cbi_graph_tensor (im.graph, t)->dtype != CBI_DTYPE_FLOAT)
+        || cbi_graph_tensor (im.graph, t)->data != NULL)
       ok = cbi_onnx_fail (error, "output '%s' is not computed by any node",
           out);
+    else if (cbi_graph_tensor (im.graph, t)->dtype != CBI_DTYPE_FLOAT)
+      ok = cbi_onnx_fail (error, "output '%s' is computed from shapes "
+          "(int64); only float32 outputs are supported", out);
     im.graph->outputs[im.graph->n_outputs++] = t;
   }
   if (ok)

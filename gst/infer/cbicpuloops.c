@@ -9,6 +9,7 @@
 #include "cbimath.h"
 
 #include <math.h>
+#include <string.h>
 
 /* the graph's fills are the kernels' */
 G_STATIC_ASSERT ((gint) CBI_PAD_FILL_CONSTANT == (gint) CBI_K_PAD_CONSTANT);
@@ -148,7 +149,10 @@ cbi_cpu_run_copy (gconstpointer copy)
     }
     if (v->n_dims == 0)
       dst[0] = c->src[off];
-    for (j = 0; v->n_dims > 0 && j < width; j++)
-      dst[j] = c->src[off + cbi_cpu_copy_step (v, last, j)];
+    else if (v->axis != last && v->strides[last] == 1)
+      memcpy (dst, c->src + off, width * sizeof (gfloat));      /* a row */
+    else
+      for (j = 0; j < width; j++)
+        dst[j] = c->src[off + cbi_cpu_copy_step (v, last, j)];
   }
 }

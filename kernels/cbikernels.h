@@ -93,6 +93,17 @@ cudaError_t cbi_k_binary (const float *a, const float *b, float *y,
 cudaError_t cbi_k_permute (const float *x, float *y, int rank,
     const int64_t * dims, const int64_t * perm, cudaStream_t stream);
 
+/* Gather on an activation: at most this many indices (CBI_MAX_GATHER) */
+#define CBI_K_MAX_GATHER 64
+
+/* y, row-major of @rank dims @dims, from x: element i of y reads x at
+ * @offset plus each of its indices times @strides (0 repeats a
+ * dimension), the index along @axis (-1: none) mapped through the
+ * @n_index values of @index first. Slice, Gather and Expand. */
+cudaError_t cbi_k_copy (const float *x, float *y, int rank,
+    const int64_t * dims, const int64_t * strides, int64_t offset, int axis,
+    int n_index, const int64_t * index, cudaStream_t stream);
+
 /* Copies one Concat input into its place: x is @outer x @x_inner, y is
  * @outer x @y_inner, x goes to columns @offset .. @offset + @x_inner of
  * every row. (inner = the concatenated axis and everything after it.) */

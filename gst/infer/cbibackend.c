@@ -42,6 +42,9 @@ cbi_backend_supports_graph (CbiBackend * backend, const CbiGraph * graph,
 
   for (i = 0; backend->iface->supports_op && i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
+    /* computed while planning: no backend runs it */
+    if (cbi_op_info (n->op)->kind == CBI_OP_KIND_SHAPE_VALUE)
+      continue;
     if (!backend->iface->supports_op (backend, graph, n))
       return cbi_node_unsupported (n, backend->iface->name, error);
   }

@@ -9,6 +9,7 @@
 #include "cbimath.h"
 
 #include <math.h>
+#include <string.h>
 
 /* the graph's fills are the kernels' */
 G_STATIC_ASSERT ((gint) CBI_PAD_FILL_CONSTANT == (gint) CBI_K_PAD_CONSTANT);
@@ -115,5 +116,43 @@ cbi_cpu_run_channels (gconstpointer channels)
     gfloat *dst = p->io.dst + plane * p->io.hw;
     for (i = 0; i < p->io.hw; i++)
       dst[i] = src[i * b];
+  }
+}
+
+/* The input offset of output position @idx along dimension @d of @v. */
+static inline gint64
+cbi_cpu_copy_step (const CbiCopyView * v, gint d, gint64 idx)
+{
+  return (d == v->axis ? v->index[idx] : idx) * v->strides[d];
+}
+
+void
+cbi_cpu_run_copy (gconstpointer copy)
+{
+  const CbiCpuCopy *c = copy;
+  const CbiCopyView *v = &c->view;
+  const gint last = v->n_dims - 1;
+  const gint64 width = v->n_dims > 0 ? v->dims[last] : 1;
+  gint64 rows = 1, row;
+  gint d;
+
+  for (d = 0; d < last; d++)
+    rows *= v->dims[d];
+#pragma omp parallel for schedule(static)
+  for (row = 0; row < rows; row++) {
+    gint64 rest = row, off = v->offset, j;
+    gfloat *dst = c->dst + row * width;
+    gint k;
+    for (k = last - 1; k >= 0; k--) {
+      off += cbi_cpu_copy_step (v, k, rest % v->dims[k]);
+      rest /= v->dims[k];
+    }
+    if (v->n_dims == 0)
+      dst[0] = c->src[off];
+    else if (v->axis != last && v->strides[last] == 1)
+      memcpy (dst, c->src + off, width * sizeof (gfloat));      /* a row */
+    else
+      for (j = 0; j < width; j++)
+        dst[j] = c->src[off + cbi_cpu_copy_step (v, last, j)];
   }
 }

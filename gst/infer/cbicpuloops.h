@@ -67,4 +67,15 @@ typedef struct
 
 void cbi_cpu_run_channels (gconstpointer channels);
 
+/* Slice, Gather and Expand: @view read from row-major @src into
+ * row-major @dst. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  CbiCopyView view;
+} CbiCpuCopy;
+
+void cbi_cpu_run_copy (gconstpointer copy);
+
 G_END_DECLS

@@ -36,6 +36,7 @@ typedef struct
   CbiShape input;
   CbiShape outputs[CBI_MAX_OUTPUTS];
   gpointer plan;
+  CbiGraph *graph;              /* what @plan was made from, owned */
   guint64 workspace_bytes;
   guint64 last_used;
 } CbiPlanEntry;
@@ -157,6 +158,7 @@ cbi_engine_drop_plan (CbiEngine * engine, guint index)
   g_mutex_unlock (&engine->lock);
   engine->backend->iface->free_plan (engine->backend, e->plan, engine->pool,
       engine->staging);
+  cbi_graph_free (e->graph);
   engine->plans[index] = engine->plans[--engine->n_plans];
 }
 
@@ -221,10 +223,12 @@ cbi_engine_n_outputs (CbiEngine * engine)
 }
 
 /* Fills engine->shapes for @batch frames of @height x @width, checking
- * that the model takes 3-channel images. */
+ * that the model takes 3-channel images; with @planned, the graph
+ * backends plan for that shape (cbi_graph_specialise(), transfer full)
+ * into it too. */
 static gboolean
 cbi_engine_infer_frames (CbiEngine * engine, gint64 batch, gint64 height,
-    gint64 width, GError ** error)
+    gint64 width, CbiGraph ** planned, GError ** error)
 {
   const CbiTensorInfo *in = cbi_graph_tensor (engine->graph,
       engine->graph->input);
@@ -246,6 +250,9 @@ cbi_engine_infer_frames (CbiEngine * engine, gint64 batch, gint64 height,
     return FALSE;
   }
   cbi_graph_frame_shape (engine->graph, batch, height, width, &shape);
+  if (planned)
+    return (*planned = cbi_graph_specialise (engine->graph, &shape,
+            engine->shapes, error)) != NULL;
   return cbi_graph_infer_shapes (engine->graph, &shape, engine->shapes, error);
 }
 
@@ -259,7 +266,7 @@ cbi_engine_frame_outputs (CbiEngine * engine, gint64 height, gint64 width,
 
   memset (info, 0, sizeof (*info));
   /* every output must grow with the batch, to be split into frames */
-  if (!cbi_engine_infer_frames (engine, 2, height, width, error))
+  if (!cbi_engine_infer_frames (engine, 2, height, width, NULL, error))
     return FALSE;
   for (i = 0; i < g->n_outputs; i++) {
     const CbiShape *s = &engine->shapes[g->outputs[i]];
@@ -270,7 +277,7 @@ cbi_engine_frame_outputs (CbiEngine * engine, gint64 height, gint64 width,
       return FALSE;
     }
   }
-  if (!cbi_engine_infer_frames (engine, 1, height, width, error))
+  if (!cbi_engine_infer_frames (engine, 1, height, width, NULL, error))
     return FALSE;
   info->n_outputs = g->n_outputs;
   for (i = 0; i < g->n_outputs; i++) {
@@ -338,19 +345,23 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
       oldest = i;
   }
 
-  /* plan first: a failed plan leaves the cached ones as they were */
+  /* plan first: a failed plan leaves the cached ones as they were. Shape
+   * values are computed here, once per planned shape, never per batch */
   if (frames ? !cbi_engine_infer_frames (engine, shape->dims[0],
-          shape->dims[2], shape->dims[3], error) :
-      !cbi_graph_infer_shapes (g, shape, engine->shapes, error))
+          shape->dims[2], shape->dims[3], &fresh.graph, error) :
+      (fresh.graph = cbi_graph_specialise (g, shape, engine->shapes,
+              error)) == NULL)
     return NULL;
   fresh.input = *shape;
   for (i = 0; i < g->n_outputs; i++)
     fresh.outputs[i] = engine->shapes[g->outputs[i]];
-  fresh.plan = engine->backend->iface->plan (engine->backend, g,
+  fresh.plan = engine->backend->iface->plan (engine->backend, fresh.graph,
       engine->shapes, engine->pool, engine->staging, &fresh.workspace_bytes,
       error);
-  if (fresh.plan == NULL)
+  if (fresh.plan == NULL) {
+    cbi_graph_free (fresh.graph);
     return NULL;
+  }
   /* past the cache's size only while older plans still have batches in
    * flight: there is room for one more than those */
   if (engine->n_plans >= CBI_MAX_PLANS && oldest >= 0)

@@ -17,6 +17,8 @@ G_BEGIN_DECLS
 #define CBI_MAX_NODE_INPUTS 8
 #define CBI_MAX_OUTPUTS 8
 
+typedef struct _CbiGraph CbiGraph;
+
 /* Element-wise ops carry their parameters in CbiNode.alpha and .beta:
  * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
  * min, beta max), ELU (alpha), HARD_SIGMOID (max (0, min (1, alpha x +
@@ -54,7 +56,63 @@ typedef enum
   CBI_OP_SOFTMAX,
   CBI_OP_GLOBAL_AVERAGE_POOL,
   CBI_OP_PRELU,
+  /* plan-time shape computation and the layout ops it feeds */
+  CBI_OP_SHAPE_VALUE,
+  CBI_OP_SLICE,
+  CBI_OP_GATHER,
+  CBI_OP_EXPAND,
+  CBI_OP_SQUEEZE,
+  CBI_OP_UNSQUEEZE,
 } CbiOpType;
+
+/* the last op: the op table has a row for each up to it */
+#define CBI_OP_LAST CBI_OP_UNSQUEEZE
+
+/* Gather on an activation: at most this many indices (a CUDA kernel
+ * takes them as a parameter) */
+#define CBI_MAX_GATHER 64
+
+/**
+ * CbiDType:
+ * @CBI_DTYPE_FLOAT: float32: activations and weights, what backends run
+ * @CBI_DTYPE_INT64: a shape value: an int64 constant (Slice's bounds,
+ *   Gather's indices, a Reshape's shape), or the output of a
+ *   CBI_OP_SHAPE_VALUE node, computed at plan time from the planned
+ *   shapes (int64 in the subgraphs exporters write, though a Cast or
+ *   Equal among them may make it float32 or bool while it is computed)
+ *
+ * The two kinds of tensors a graph keeps apart: backends see only float
+ * ones (cbi_graph_specialise()).
+ */
+typedef enum
+{
+  CBI_DTYPE_FLOAT,
+  CBI_DTYPE_INT64,
+} CbiDType;
+
+/**
+ * CbiCopyView:
+ * @n_dims: the rank the output is walked with
+ * @dims: its dimensions
+ * @strides: input elements per step along each (0 repeats, as Expand)
+ * @offset: the input element of the first output element
+ * @axis: the dimension read through @index (Gather of a list), else -1
+ * @n_index: how many indices @index has
+ * @index: input positions along @axis, for each step along it
+ *
+ * Slice, Gather and Expand as one strided read of a row-major input into
+ * a row-major output, worked out at plan time for the planned shapes.
+ */
+typedef struct
+{
+  gint n_dims;
+  gint64 dims[CBI_MAX_DIMS];
+  gint64 strides[CBI_MAX_DIMS];
+  gint64 offset;
+  gint axis;
+  gint n_index;
+  gint64 index[CBI_MAX_GATHER];
+} CbiCopyView;
 
 /**
  * CbiShape:
@@ -99,6 +157,8 @@ typedef struct
   gint n_dims;
   gint64 dims[CBI_MAX_DIMS];
   gfloat *data;                 /* constant data, or NULL for activations */
+  CbiDType dtype;
+  gint64 *ints;                 /* an int64 constant's data, else NULL */
 } CbiTensorInfo;
 
 typedef struct
@@ -117,7 +177,14 @@ typedef struct
   CbiOpType op;
   gchar *name;
   guint n_inputs;
-  gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent */
+  gint inputs[CBI_MAX_NODE_INPUTS];     /* tensor indices, -1 = absent;
+                                         * after the float ones, the int64
+                                         * ones read at plan time (SLICE:
+                                         * starts, ends, axes, steps;
+                                         * GATHER: indices; EXPAND,
+                                         * RESHAPE: the shape; SQUEEZE,
+                                         * UNSQUEEZE: axes; PAD: pads;
+                                         * RESIZE: scales, sizes) */
   gint output;
   CbiConvAttrs conv;
   gfloat alpha;                 /* RESIZE: the height scale; PAD: the value;
@@ -126,25 +193,67 @@ typedef struct
   gint mode;                    /* RESIZE: a CbiResizeMode; PAD: a CbiPadFill;
                                  * DEPTH_TO_SPACE: 1 for CRD, 0 for DCR;
                                  * SOFTMAX: 1 for the opset < 13 form (the
-                                 * input seen as 2-D at @axis) */
-  gint axis;                    /* CONCAT, SOFTMAX (normalised to >= 0 at
-                                 * shape inference, so may be negative here) */
+                                 * input seen as 2-D at @axis);
+                                 * SHAPE_VALUE: the evaluator's node;
+                                 * SQUEEZE: 1 for no axes (every 1 goes) */
+  gint axis;                    /* CONCAT, SOFTMAX, GATHER (normalised to
+                                 * >= 0 at shape inference, so may be
+                                 * negative here) */
   gint n_ints;
   gint64 ints[CBI_MAX_DIMS];    /* RESHAPE: the target shape (ONNX rules: 0
                                  * copies, -1 infers); TRANSPOSE: the
                                  * permutation; DEPTH_TO_SPACE: the block
                                  * size; GEMM: transA, transB (alpha and beta
-                                 * in @alpha and @beta) */
+                                 * in @alpha and @beta); SQUEEZE,
+                                 * UNSQUEEZE: constant axes (mode 1: none
+                                 * given) */
+  CbiCopyView view;             /* SLICE, GATHER, EXPAND: set at plan time
+                                 * (cbi_graph_specialise()), with the
+                                 * output's shape in @ints */
 } CbiNode;
 
-typedef struct
+typedef struct _CbiShapeEval CbiShapeEval;
+typedef struct _CbiShapeRun CbiShapeRun;
+
+/**
+ * CbiShapeEval:
+ * @begin: starts computing the shape values of @graph for one input
+ *   shape; returns (transfer full) the run
+ * @eval: computes CBI_OP_SHAPE_VALUE node @n, every node before it done;
+ *   @shapes holds the shapes planned so far (Shape reads its input's)
+ * @read: tensor @t's values, which @eval computed: up to @max of them,
+ *   as integers into @ints and as doubles into @floats (room for @max),
+ *   its shape into @shape; FALSE when it has more than @max or none was
+ *   computed
+ * @end: frees a run
+ * @free: frees the evaluator
+ * @n_evals: how many nodes @eval computed so far, all runs together
+ *   (planning computes them once per input shape, never per batch)
+ *
+ * What computes a graph's CBI_OP_SHAPE_VALUE nodes (the importer's,
+ * which knows the ONNX ops): the graph owns it.
+ */
+struct _CbiShapeEval
+{
+  CbiShapeRun *(*begin) (CbiShapeEval * self, const CbiGraph * graph);
+  gboolean (*eval) (CbiShapeRun * run, const CbiNode * n,
+      const CbiShape * shapes, GError ** error);
+  gboolean (*read) (CbiShapeRun * run, gint t, gint max, gint64 * ints,
+      gdouble * floats, CbiShape * shape);
+  void (*end) (CbiShapeRun * run);
+  void (*free) (CbiShapeEval * self);
+  guint n_evals;
+};
+
+struct _CbiGraph
 {
   GArray *tensors;              /* CbiTensorInfo */
   GArray *nodes;                /* CbiNode */
   gint input;
   gint outputs[CBI_MAX_OUTPUTS];
   guint n_outputs;
-} CbiGraph;
+  CbiShapeEval *shape_eval;     /* (nullable) owned */
+};
 
 /* Returns: (transfer full): an empty graph; free with cbi_graph_free(). */
 CbiGraph *cbi_graph_new (void);
@@ -173,9 +282,13 @@ CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
  * @CBI_OP_KIND_PAD: Pad
  * @CBI_OP_KIND_NORM: InstanceNormalization
  * @CBI_OP_KIND_PERMUTE: Transpose, DepthToSpace (cbi_node_permutation())
- * @CBI_OP_KIND_RESHAPE: Reshape and Flatten
+ * @CBI_OP_KIND_RESHAPE: Reshape and Flatten (Squeeze and Unsqueeze become
+ *   Reshapes at plan time)
  * @CBI_OP_KIND_MATRIX: Gemm, MatMul
  * @CBI_OP_KIND_SOFTMAX: Softmax
+ * @CBI_OP_KIND_SHAPE_VALUE: shape computation, done at plan time: no
+ *   backend plans it
+ * @CBI_OP_KIND_COPY: Slice, Gather, Expand (a CbiCopyView)
  *
  * The families of ops a backend plans alike: its planners are a table
  * indexed by kind.
@@ -195,6 +308,8 @@ typedef enum
   CBI_OP_KIND_RESHAPE,
   CBI_OP_KIND_MATRIX,
   CBI_OP_KIND_SOFTMAX,
+  CBI_OP_KIND_SHAPE_VALUE,
+  CBI_OP_KIND_COPY,
   CBI_OP_N_KINDS,
 } CbiOpKind;
 
@@ -249,6 +364,11 @@ gboolean cbi_op_is_eltwise (CbiOpType op);
 /* Add, Sub, Mul and Div (not PRelu). */
 gboolean cbi_op_is_binary (CbiOpType op);
 
+/* Adds an int64 constant (a shape value) of @n_dims, @dims; @ints
+ * (transfer full) holds its values. Returns the tensor's index. */
+gint cbi_graph_add_ints (CbiGraph * graph, const gchar * name, gint n_dims,
+    const gint64 * dims, gint64 * ints);
+
 /* Computes the shape of every tensor when the input has shape @input,
  * which must have the input's rank and agree with its fixed dimensions;
  * @shapes (caller-allocated, one per tensor) receives them, constants
@@ -256,6 +376,23 @@ gboolean cbi_op_is_binary (CbiOpType op);
  * fit (kernel larger than the padded input, channel mismatch). */
 gboolean cbi_graph_infer_shapes (const CbiGraph * graph,
     const CbiShape * input, CbiShape * shapes, GError ** error);
+
+/* What backends plan for input shape @input: the graph with its shape
+ * values computed (CBI_OP_SHAPE_VALUE nodes evaluated, once, here) and
+ * put into what they feed (a Reshape's shape, Resize's scales, Slice's
+ * bounds...), those nodes and every int64 input dropped, Squeeze and
+ * Unsqueeze as Reshapes; @shapes as cbi_graph_infer_shapes() fills it.
+ * The result shares @graph's tensors (their data too): free it with
+ * cbi_graph_free() before @graph. Returns: (transfer full) the graph, or
+ * NULL with @error set as cbi_graph_infer_shapes() does. */
+CbiGraph *cbi_graph_specialise (const CbiGraph * graph,
+    const CbiShape * input, CbiShape * shapes, GError ** error);
+
+/* Slice along a dimension of @len: ONNX's @start, @end (either clamped
+ * into range, negative ones counted from the end) and @step (not 0);
+ * returns how many values it takes, the first at *@first. */
+gint64 cbi_slice_range (gint64 start, gint64 end, gint64 step, gint64 len,
+    gint64 * first);
 
 /* The input shape for @batch frames of @height x @width: [batch, the
  * model's channels, height, width] (a 4-D input is NCHW). */

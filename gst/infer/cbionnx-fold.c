@@ -657,7 +657,7 @@ cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
     dims[d] = in[0]->dims[d];
   }
   for (i = 0; i < n_starts; i++) {
-    gint64 s = starts[i], e = ends[i], st = n_steps >= 0 ? steps[i] : 1, len;
+    gint64 s = starts[i], e = ends[i], st = n_steps >= 0 ? steps[i] : 1;
     gint axis;
     if (!cbi_onnx_fold_axis (n, n_axes >= 0 ? axes[i] : i, r, &axis, error))
       return FALSE;
@@ -665,22 +665,7 @@ cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
       return cbi_onnx_fail (error, "node %s (Slice): axis %d given twice or "
           "a step of 0", name, axis);
     seen[axis] = TRUE;
-    len = in[0]->dims[axis];
-    /* each bound from the file: moved into range before any arithmetic */
-    if (s < 0)
-      s = s < -len ? 0 : s + len;
-    if (e < 0)
-      e = e < -len ? -1 : e + len;
-    if (st > 0) {
-      s = CLAMP (s, 0, len);
-      e = CLAMP (e, 0, len);
-      dims[axis] = e > s ? (e - s - 1) / st + 1 : 0;
-    } else {
-      s = CLAMP (s, 0, len - 1);
-      e = CLAMP (e, -1, len - 1);
-      dims[axis] = s > e ? (s - e - 1) / -st + 1 : 0;
-    }
-    first[axis] = s;
+    dims[axis] = cbi_slice_range (s, e, st, in[0]->dims[axis], &first[axis]);
     step[axis] = st;
   }
   if (!cbi_onnx_fold_new (im, n, in[0]->dtype, r, dims, out, error))
@@ -823,6 +808,43 @@ static const struct
   {"QuantizeLinear", cbi_onnx_fold_quantize, 2, 3},
 };
 
+/* The row of @op in the table, or -1. */
+static gint
+cbi_onnx_fold_find (const gchar * op)
+{
+  guint k;
+
+  for (k = 0; op && k < G_N_ELEMENTS (cbi_onnx_fold_ops); k++)
+    if (strcmp (op, cbi_onnx_fold_ops[k].op) == 0)
+      return k;
+  return -1;
+}
+
+gboolean
+cbi_onnx_folds (const gchar * op)
+{
+  return cbi_onnx_fold_find (op) >= 0 && strcmp (op, "Constant") != 0;
+}
+
+gboolean
+cbi_onnx_fold_run (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
+{
+  gint k = cbi_onnx_fold_find (n->op_type);
+
+  if (k < 0)
+    return cbi_onnx_fail (error, "node %s: op %s is not computed from "
+        "constants", cbi_onnx_name (n->name), n->op_type);
+  if (n_in < cbi_onnx_fold_ops[k].min_inputs
+      || n_in > cbi_onnx_fold_ops[k].max_inputs)
+    return cbi_onnx_fail (error, "node %s (%s): %u inputs; %u to %u are "
+        "expected", cbi_onnx_name (n->name), n->op_type, n_in,
+        cbi_onnx_fold_ops[k].min_inputs,
+        MIN (cbi_onnx_fold_ops[k].max_inputs, 1000));
+  return cbi_onnx_fold_ops[k].fold (im, n, in, n_in, out, error);
+}
+
 gboolean
 cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
     gboolean * folded, GError ** error)
@@ -830,17 +852,12 @@ cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
   const CbiOnnxConst *in[CBI_MAX_NODE_INPUTS];
   const CbiOnnxConst **inputs = in;
   CbiOnnxConst *out = NULL;
-  guint i, k, n_in = n->n_input;
+  guint i, n_in = n->n_input;
   gboolean ok;
 
   *folded = FALSE;
   if ((n->domain && *n->domain && strcmp (n->domain, "ai.onnx") != 0)
-      || n->op_type == NULL || n->n_output < 1)
-    return TRUE;
-  for (k = 0; k < G_N_ELEMENTS (cbi_onnx_fold_ops); k++)
-    if (strcmp (n->op_type, cbi_onnx_fold_ops[k].op) == 0)
-      break;
-  if (k == G_N_ELEMENTS (cbi_onnx_fold_ops))
+      || n->n_output < 1 || cbi_onnx_fold_find (n->op_type) < 0)
     return TRUE;
   /* Concat may have many: the others a few */
   if (n_in > CBI_MAX_NODE_INPUTS)
@@ -853,14 +870,8 @@ cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
   }
   if (i < n_in) {
     ok = TRUE;
-  } else if (n_in < cbi_onnx_fold_ops[k].min_inputs
-      || n_in > cbi_onnx_fold_ops[k].max_inputs) {
-    ok = cbi_onnx_fail (error, "node %s (%s): %u inputs; %u to %u are "
-        "expected", cbi_onnx_name (n->name), n->op_type, n_in,
-        cbi_onnx_fold_ops[k].min_inputs,
-        MIN (cbi_onnx_fold_ops[k].max_inputs, 1000));
   } else {
-    ok = cbi_onnx_fold_ops[k].fold (im, n, inputs, n_in, &out, error)
+    ok = cbi_onnx_fold_run (im, n, inputs, n_in, &out, error)
         && cbi_onnx_keep_const (im, n->output[0], out, error);
     *folded = ok;
   }

@@ -249,13 +249,38 @@ cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
   return TRUE;
 }
 
+/* Whether nearest Resize @n maps output o to input floor (o / scale) at
+ * integer scales: half-pixel centres rounding half down, or asymmetric
+ * ones rounded down. */
+static gboolean
+cbi_onnx_nearest_floor (const Onnx__NodeProto * n, GError ** error)
+{
+  gchar *coord = cbi_onnx_string (n, "coordinate_transformation_mode",
+      "half_pixel");
+  gchar *round = cbi_onnx_string (n, "nearest_mode", "round_prefer_floor");
+  gboolean ok = (strcmp (coord, "half_pixel") == 0
+      && strcmp (round, "round_prefer_floor") == 0)
+      || (strcmp (coord, "asymmetric") == 0 && strcmp (round, "floor") == 0);
+
+  if (!ok)
+    cbi_onnx_fail (error, "node %s: nearest resizing to sizes with %s "
+        "coordinates and %s rounding is not supported (half_pixel with "
+        "round_prefer_floor, asymmetric with floor are)",
+        cbi_onnx_name (n->name), coord, round);
+  g_free (coord);
+  g_free (round);
+  return ok;
+}
+
 /* Resize (opset 10 on: X, roi, scales, sizes) and Upsample (scales as an
  * input, or as an attribute before opset 9): constant scales of 1 for N
  * and C, nearest with integer scales or linear with half-pixel centres. */
 static gboolean
 cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
-    CbiResizeMode * mode, gfloat * scale_h, gfloat * scale_w, GError ** error)
+    CbiResizeMode * mode, gfloat * scale_h, gfloat * scale_w,
+    gint * computed, GError ** error)
 {
+  static const gfloat planned[4] = { 1.0f, 1.0f, 1.0f, 1.0f };
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "scales");
   gchar *m = cbi_onnx_string (n, "mode", "nearest");
@@ -271,6 +296,31 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
     scales = NULL;
   if (scales == NULL && attr && attr->n_floats == 4)
     scales = attr->floats;
+  /* scales computed from shapes, or sizes: scales for each plan
+   * (cbi_graph_specialise()); the mode is checked here */
+  computed[0] = computed[1] = -1;
+  if (scales == NULL && !upsample) {
+    const CbiOnnxConst *c = cbi_onnx_const (im, n->n_input > 2 ?
+        n->input[2] : NULL);
+    if (c == NULL && n->n_input > 2 && *n->input[2])
+      cbi_onnx_int_tensor (im, n, 2, &computed[0], NULL);
+    if (!cbi_onnx_int_tensor (im, n, 3, &computed[1], error))
+      return FALSE;
+    if (computed[0] >= 0 || computed[1] >= 0)
+      scales = planned;
+  }
+  if (scales == planned) {
+    gchar *policy = cbi_onnx_string (n, "keep_aspect_ratio_policy",
+        "stretch");
+    gboolean stretch = strcmp (policy, "stretch") == 0;
+    g_free (policy);
+    if (!stretch || cbi_onnx_attr (n, "axes")) {
+      g_free (m);
+      g_free (coord);
+      return cbi_onnx_fail (error, "node %s (Resize): axes and "
+          "keep_aspect_ratio_policy are not supported", name);
+    }
+  }
 
   if (cbi_onnx_attr (n, "antialias") && cbi_onnx_attr (n, "antialias")->i) {
     cbi_onnx_fail (error, "node %s (%s): antialias is not supported", name,
@@ -285,6 +335,10 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
     if (!ok)
       cbi_onnx_fail (error, "node %s: nearest resizing needs integer "
           "scales", name);
+    /* computed sizes come with any mapping: only those that pick input
+     * floor (o / scale) at integer scales, as the backends do, run */
+    if (ok && scales == planned)
+      ok = cbi_onnx_nearest_floor (n, error);
   } else if (g_strcmp0 (m, "linear") == 0 || g_strcmp0 (m, "bilinear") == 0) {
     *mode = CBI_RESIZE_LINEAR;
     ok = upsample || g_strcmp0 (coord, "half_pixel") == 0
@@ -319,8 +373,9 @@ cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
  * 'value' attribute. */
 static gboolean
 cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
-    gint * fill, gfloat * value, GError ** error)
+    gint * fill, gfloat * value, gint * computed, GError ** error)
 {
+  static const gint64 planned[8] = { 0, };
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "pads");
   gchar *mode = cbi_onnx_string (n, "mode", "constant");
@@ -328,6 +383,13 @@ cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
   const gint64 *pads = ints && ints->count == 8 ? (const gint64 *) ints->data :
       attr && attr->n_ints == 8 ? attr->ints : NULL;
   gboolean ok = TRUE;
+
+  /* pads computed from shapes: checked and set for each plan */
+  *computed = -1;
+  if (pads == NULL && ints == NULL && n->n_input > 1
+      && cbi_onnx_const (im, n->input[1]) == NULL
+      && cbi_onnx_int_tensor (im, n, 1, computed, NULL) && *computed >= 0)
+    pads = planned;
 
   memset (c, 0, sizeof (*c));
   if (strcmp (mode, "constant") == 0)
@@ -480,6 +542,16 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
         return TRUE;
       }
       ints = cbi_onnx_int_input (im, n, 1);
+      if (ints == NULL && n->n_input > 1
+          && cbi_onnx_int_tensor (im, n, 1, &node->inputs[1], NULL)
+          && node->inputs[1] >= 0) {
+        /* computed from shapes: read at plan time */
+        node->n_inputs = 2;
+        if (cbi_onnx_int (n, "allowzero", 0) != 0)
+          return cbi_onnx_fail (error, "node %s (Reshape): allowzero with a "
+              "computed shape is not supported", name);
+        return TRUE;
+      }
       if (ints == NULL || ints->count > CBI_MAX_DIMS)
         return cbi_onnx_fail (error, "node %s (Reshape): the shape must be "
             "an int64 constant of up to %d values", name, CBI_MAX_DIMS);
@@ -575,7 +647,7 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   gint inputs[CBI_MAX_NODE_INPUTS], output, index;
   CbiNode *node;
   gfloat alpha = 0.0f, beta = 0.0f;
-  gint mode = CBI_RESIZE_NEAREST;
+  gint mode = CBI_RESIZE_NEAREST, computed[2] = { -1, -1 };
   CbiConvAttrs conv = { {0,}, };
   CbiOpType type = CBI_OP_IDENTITY;
   guint n_inputs, i;
@@ -585,6 +657,14 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
         "supported", name, op, n->domain);
   if (n->n_output < 1)
     return cbi_onnx_fail (error, "node %s has no output", name);
+
+  /* shapes computed from activations, and the layout ops they feed */
+  if (cbi_onnx_is_shape_node (im, n))
+    return cbi_onnx_add_shape_node (im, n, error);
+  if (strcmp (op, "Slice") == 0 || strcmp (op, "Gather") == 0
+      || strcmp (op, "Expand") == 0 || strcmp (op, "Squeeze") == 0
+      || strcmp (op, "Unsqueeze") == 0)
+    return cbi_onnx_add_copy_node (im, n, error);
 
   if (strcmp (op, "BatchNormalization") == 0) {
     return cbi_onnx_fold_batch_norm (im, n, error);
@@ -608,7 +688,7 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     type = CBI_OP_RESIZE;
     n_inputs = 1;
     if (!cbi_onnx_resize (im, n, (CbiResizeMode *) & mode, &alpha, &beta,
-            error))
+            computed, error))
       return FALSE;
   } else if (strcmp (op, "InstanceNormalization") == 0) {
     type = CBI_OP_INSTANCE_NORM;
@@ -617,7 +697,7 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   } else if (strcmp (op, "Pad") == 0) {
     type = CBI_OP_PAD;
     n_inputs = 1;
-    if (!cbi_onnx_pad (im, n, &conv, &mode, &alpha, error))
+    if (!cbi_onnx_pad (im, n, &conv, &mode, &alpha, &computed[0], error))
       return FALSE;
   } else if (strcmp (op, "Concat") == 0) {
     const Onnx__AttributeProto *axis = cbi_onnx_attr (n, "axis");
@@ -644,13 +724,21 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     const CbiOnnxConst *c = cbi_onnx_const (im, n->input[i]);
     if (c && c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
         && !((type == CBI_OP_PAD || type == CBI_OP_RESHAPE) && i == 1
-            && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64))
+            && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64)
+        && !(type == CBI_OP_RESIZE && i == 3 && computed[1] >= 0))
       return cbi_onnx_fail (error, "tensor %s has data type %s; only "
           "float32 is supported here (node %s)", n->input[i],
           cbi_onnx_dtype_name (c->dtype), name);
   }
-  for (i = 0; i < n_inputs; i++)
+  for (i = 0; i < n_inputs; i++) {
     inputs[i] = cbi_onnx_node_input (im, n, i);
+    /* a shape value feeds only where a node reads one at plan time */
+    if (inputs[i] >= 0 && cbi_graph_tensor (im->graph,
+            inputs[i])->dtype != CBI_DTYPE_FLOAT)
+      return cbi_onnx_fail (error, "node %s (%s): input %s is computed from "
+          "shapes (int64); only float32 is supported here", name, op,
+          n->input[i]);
+  }
   /* constant first: commutative ops swap, the others are refused */
   if (cbi_op_is_binary (type) && n->n_input == 2 && inputs[0] >= 0
       && inputs[1] >= 0 && cbi_graph_tensor (im->graph, inputs[0])->data
@@ -721,6 +809,15 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   node->alpha = alpha;
   node->beta = beta;
   node->mode = mode;
+  if (type == CBI_OP_PAD && computed[0] >= 0) {
+    node->inputs[1] = computed[0];
+    node->n_inputs = 2;
+  }
+  if (type == CBI_OP_RESIZE && (computed[0] >= 0 || computed[1] >= 0)) {
+    node->inputs[1] = computed[0];
+    node->inputs[2] = computed[1];
+    node->n_inputs = 3;
+  }
   if (type == CBI_OP_CONCAT) {
     node->axis = (gint) alpha;
     node->alpha = 0.0f;

@@ -204,6 +204,33 @@ gboolean cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
     const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
     GError ** error);
 
+/* Whether op @op folds (computes from constants; Constant aside). */
+gboolean cbi_onnx_folds (const gchar * op);
+/* Computes node @n, a folding op, on the constants @in (NULL for absent
+ * inputs) into *@out (transfer full); fails naming the node. */
+gboolean cbi_onnx_fold_run (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+
+/* Plan-time shapes (cbionnx-shape.c). */
+
+/* Whether @n computes a shape value: a Shape, or a folding op reading
+ * shape values and constants only. */
+gboolean cbi_onnx_is_shape_node (CbiImporter * im, const Onnx__NodeProto * n);
+/* Adds shape node @n as a CBI_OP_SHAPE_VALUE node, which the graph's
+ * evaluator (made on first use, owned by the graph) computes at plan
+ * time. */
+gboolean cbi_onnx_add_shape_node (CbiImporter * im,
+    const Onnx__NodeProto * n, GError ** error);
+/* Slice, Gather, Expand, Squeeze or Unsqueeze of an activation. */
+gboolean cbi_onnx_add_copy_node (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error);
+/* Input @i of @n, an int64 (or int32) constant or a shape value, as a
+ * graph tensor into *@index (-1 when absent); an int64 constant enters
+ * the graph with its values. */
+gboolean cbi_onnx_int_tensor (CbiImporter * im, const Onnx__NodeProto * n,
+    gsize i, gint * index, GError ** error);
+
 /* Translates node @n into the graph (cbionnx-nodes.c), or fails naming
  * the node and what it does not support. */
 gboolean cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n,

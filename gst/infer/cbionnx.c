@@ -580,6 +580,9 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
         || cbi_graph_tensor (im.graph, t)->data != NULL)
       ok = cbi_onnx_fail (error, "output '%s' is not computed by any node",
           out);
+    else if (cbi_graph_tensor (im.graph, t)->dtype != CBI_DTYPE_FLOAT)
+      ok = cbi_onnx_fail (error, "output '%s' is computed from shapes "
+          "(int64); only float32 outputs are supported", out);
     im.graph->outputs[im.graph->n_outputs++] = t;
   }
   if (ok)

@@ -72,6 +72,8 @@ SUPPORTED_OPS = (
     "GlobalAveragePool", "Concat", "Resize", "Upsample", "Pad",
     "DepthToSpace", "Reshape", "Transpose", "Flatten", "Gemm", "MatMul",
     "Softmax", "Identity", "Constant",
+    # shapes computed at plan time, and the layout ops they feed
+    "Shape", "Slice", "Gather", "Expand", "Squeeze", "Unsqueeze", "Cast",
 )
 
 # the module of onnx.backend.test.case.node that exports an op's tests,

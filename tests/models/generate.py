@@ -607,6 +607,8 @@ def main():
 
     # folded at load; their own seeded generators, as above
     fold_models()
+    # shapes computed at plan time
+    shape_models()
 
 
 FOLD_SHAPE = (2, 3, 6, 8)
@@ -848,6 +850,119 @@ def fold_models():
         save(m, stem + ".onnx")
         write_tensor_reference(m, stem, g)
     bad_fold_models()
+
+
+# input shapes the shape-ops models are checked at: one model, two plans
+SHAPE_SIZES = {"a": (2, 3, 6, 8), "b": (3, 3, 5, 7)}
+
+
+def shape_ops_model(g):
+    """shapes computed from an activation's shape at plan time, and the
+    layout ops they feed: flatten as PyTorch exports it (Shape, Gather,
+    Unsqueeze, Concat, Reshape), a Slice with negative steps and indices,
+    Gather of one channel and of a list, Unsqueeze and Squeeze, an Expand
+    to a computed shape, a Resize to sizes computed from the input's, a
+    Pad by pads computed from it"""
+    w = (g.standard_normal((4, 3, 3, 3)) * 0.5).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["x"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="batch",
+                         axis=0),
+        helper.make_node("Cast", ["n"], ["n64"], name="cast",
+                         to=TensorProto.INT64),
+        helper.make_node("Unsqueeze", ["n64", "axes0"], ["n1"],
+                         name="batch_1d"),
+        helper.make_node("Concat", ["n1", "minus1"], ["flat_shape"],
+                         name="flat_shape", axis=0),
+        helper.make_node("Reshape", ["x", "flat_shape"], ["flat"],
+                         name="flatten"),
+        helper.make_node("Slice", ["x", "starts", "ends", "axes13",
+                                   "steps"], ["sliced"], name="slice"),
+        helper.make_node("Gather", ["x", "two"], ["ch2"], name="channel",
+                         axis=1),
+        helper.make_node("Gather", ["x", "list"], ["chs"], name="channels",
+                         axis=1),
+        helper.make_node("Unsqueeze", ["ch2", "axes14"], ["u"],
+                         name="unsqueeze"),
+        helper.make_node("Squeeze", ["u", "axes4"], ["sq"], name="squeeze"),
+        helper.make_node("Slice", ["s", "zero1", "one1"], ["s_n"],
+                         name="shape_n"),
+        helper.make_node("Slice", ["s", "two1", "four1"], ["s_hw"],
+                         name="shape_hw"),
+        helper.make_node("Concat", ["s_n", "three1", "s_hw"],
+                         ["expand_shape"], name="expand_shape", axis=0),
+        helper.make_node("Expand", ["sq", "expand_shape"], ["expanded"],
+                         name="expand"),
+        helper.make_node("Slice", ["s", "zero1", "two1"], ["s_nc"],
+                         name="shape_nc"),
+        helper.make_node("Mul", ["s_hw", "two"], ["s_hw2"], name="double"),
+        helper.make_node("Concat", ["s_nc", "s_hw2"], ["sizes"],
+                         name="sizes", axis=0),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["up"],
+                         name="resize", mode="nearest"),
+        helper.make_node("Div", ["s_hw", "s_hw"], ["ones_hw"], name="ones"),
+        helper.make_node("Concat", ["zero2", "ones_hw", "zero2", "s_n"],
+                         ["pads"], name="pads", axis=0),
+        helper.make_node("Slice", ["pads", "zero1", "seven1"], ["pads7"],
+                         name="pads7"),
+        helper.make_node("Concat", ["pads7", "one1"], ["pads8"],
+                         name="pads8", axis=0),
+        helper.make_node("Pad", ["x", "pads8"], ["padded"], name="pad",
+                         mode="edge"),
+    ]
+    inits = [f32("w", w), i64("zero", 0), i64("axes0", [0]),
+             i64("minus1", [-1]), i64("starts", [-1, 1]),
+             i64("ends", [-(1 << 63), 1 << 62]), i64("axes13", [1, -1]),
+             i64("steps", [-2, 2]), i64("two", 2), i64("list", [3, 0, 3]),
+             i64("axes14", [1, 4]), i64("axes4", [-1]), i64("zero1", [0]),
+             i64("one1", [1]), i64("two1", [2]), i64("four1", [4]),
+             i64("three1", [3]), i64("zero2", [0, 0]), i64("seven1", [7])]
+    ranks = {"flat": 2, "sliced": 4, "chs": 4, "expanded": 4, "up": 4,
+             "padded": 4}
+    return model(nodes, inits, outputs=[
+        helper.make_tensor_value_info(o, TensorProto.FLOAT,
+                                      ["d%d" % d for d in range(r)])
+        for o, r in ranks.items()])
+
+
+def shape_models():
+    import onnxruntime as ort
+
+    g = np.random.default_rng(41)
+    m = shape_ops_model(g)
+    save(m, "shape-ops.onnx")
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(m.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    # a shape value as a Mul's operand: refused at load
+    save(model([
+        helper.make_node("Shape", ["image"], ["s"], name="shape"),
+        helper.make_node("Cast", ["s"], ["sf"], name="cast",
+                         to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["image", "sf"], ["output"], name="mul"),
+    ], []), "bad-shape-operand.onnx")
+    # Resize to 9x7 whatever the input: refused by each plan it does not
+    # divide
+    save(model([
+        helper.make_node("Shape", ["image"], ["s"], name="shape"),
+        helper.make_node("Slice", ["s", "zero1", "two1"], ["nc"],
+                         name="nc"),
+        helper.make_node("Concat", ["nc", "hw"], ["sizes"], name="sizes",
+                         axis=0),
+        helper.make_node("Resize", ["image", "", "", "sizes"], ["output"],
+                         name="resize", mode="nearest"),
+    ], [i64("zero1", [0]), i64("two1", [2]), i64("hw", [7, 9])]),
+        "shape-fixed-sizes.onnx")
+    for key, shape in SHAPE_SIZES.items():
+        x = g.standard_normal(shape).astype(np.float32)
+        ys = sess.run(None, {"image": x})
+        x.tofile(os.path.join(HERE, "shape-ops.%s.in.bin" % key))
+        np.concatenate([y.ravel() for y in ys]).astype(np.float32).tofile(
+            os.path.join(HERE, "shape-ops.%s.out.bin" % key))
+        print(key, [y.shape for y in ys])
 
 
 if __name__ == "__main__":

@@ -72,7 +72,8 @@ MODELS = [
 ]
 
 # what gst/infer/cbionnx-nodes.c translates and gst/infer/cbionnx-fold.c
-# folds (on constants only), for --ops
+# folds (on constants, or at plan time on shapes: cbionnx-shape.c), for
+# --ops
 ENGINE_OPS = {
     "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization",
     "Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid",
@@ -80,6 +81,8 @@ ENGINE_OPS = {
     "GlobalAveragePool", "Concat", "Resize", "Upsample", "Pad",
     "DepthToSpace", "Reshape", "Transpose", "Flatten", "Gemm", "MatMul",
     "Softmax", "Identity",
+    # on activations, their int64 inputs computed from shapes at plan time
+    "Slice", "Gather", "Expand", "Squeeze", "Unsqueeze",
 }
 FOLD_OPS = {
     "Constant", "Identity", "Cast", "Reshape", "Transpose", "Unsqueeze",
@@ -208,11 +211,16 @@ def lacking_ops(path):
 
     g = onnx.load(path, load_external_data=False).graph
     const = {t.name for t in g.initializer}
+    shape_values = set()
     lacking = {}
     for n in g.node:
         ins = [i for i in n.input if i]
         if n.op_type in FOLD_OPS and all(i in const for i in ins):
             const.update(n.output)
+        elif n.op_type in FOLD_OPS and (n.op_type == "Shape" or all(
+                i in const or i in shape_values for i in ins)):
+            # computed from shapes at plan time
+            shape_values.update(n.output)
         elif n.op_type not in ENGINE_OPS:
             lacking[n.op_type] = lacking.get(n.op_type, 0) + 1
     return ", ".join(f"{op} x{k}" for op, k in sorted(lacking.items())) \

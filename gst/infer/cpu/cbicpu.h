@@ -141,6 +141,8 @@ gboolean cbi_cpu_plan_concat (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_copy (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_reshape (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,

@@ -161,3 +161,26 @@ cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,
     return FALSE;
   return cbi_cpu_plan_permute (plan, &from_md, from, perm, n->output, error);
 }
+
+/* Slice, Gather and Expand: our strided copy of the input, row-major,
+ * into a row-major output. */
+gboolean
+cbi_cpu_plan_copy (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  dnnl_memory_desc_t in_md, out_md;
+  dnnl_memory_t in, out;
+  CbiCpuCopy *copy;
+
+  in = cbi_cpu_plain (plan, n->inputs[0], &in_md, error);
+  out = in && cbi_cpu_shape_md (&out_md, &plan->shapes[n->output], error) ?
+      cbi_cpu_new_output (plan, n->output, &out_md, error) : NULL;
+  if (out == NULL)
+    return FALSE;
+  copy = g_new0 (CbiCpuCopy, 1);
+  dnnl_memory_get_data_handle (in, (void **) &copy->src);
+  dnnl_memory_get_data_handle (out, (void **) &copy->dst);
+  copy->view = n->view;
+  cbi_cpu_add_loop (plan, cbi_cpu_run_copy, copy);
+  return TRUE;
+}

@@ -237,6 +237,8 @@ gboolean cbi_cuda_plan_concat (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cuda_plan_pad (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_strided (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
 gboolean cbi_cuda_plan_reshape (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cuda_plan_resize (CbiCudaPlan * plan, const CbiNode * n,

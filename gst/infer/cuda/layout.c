@@ -191,3 +191,34 @@ cbi_cuda_plan_reshape (CbiCudaPlan * plan, const CbiNode * n,
   c->count = cbi_shape_count (&plan->shapes[n->inputs[0]]);
   return TRUE;
 }
+
+typedef struct
+{
+  CbiCudaIO io;
+  CbiCopyView view;
+} CbiCudaStrided;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_strided, CbiCudaStrided, CUDA_CHECK,
+    "copy kernel", cbi_k_copy (p->io.x, p->io.y, p->view.n_dims,
+        p->view.dims, p->view.strides, p->view.offset, p->view.axis,
+        p->view.n_index, p->view.index, stream))
+/* *INDENT-ON* */
+
+/* the graph's limits are the kernel's */
+G_STATIC_ASSERT (CBI_MAX_GATHER == CBI_K_MAX_GATHER);
+G_STATIC_ASSERT (CBI_MAX_DIMS == CBI_K_MAX_DIMS);
+
+/* Slice, Gather and Expand: one strided copy kernel. */
+gboolean
+cbi_cuda_plan_strided (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  CbiCudaStrided *c = cbi_cuda_add_step (plan, n, cbi_cuda_run_strided,
+      sizeof (CbiCudaStrided));
+
+  c->io.x = plan->tensors[n->inputs[0]];
+  c->io.y = plan->tensors[n->output];
+  c->view = n->view;
+  return TRUE;
+}

@@ -206,6 +206,9 @@ static const struct
   {"bad-fold-gather-index.onnx", "node gather (Gather): index 8 is outside"},
   {"bad-fold-dequantize-scale.onnx", "node dq (DequantizeLinear): the scale "
         "must be a scalar or hold one value per index of the axis"},
+  /* a shape computed at plan time where a float32 tensor must be */
+  {"bad-shape-operand.onnx", "node mul (Mul): input sf is computed from "
+        "shapes"},
 };
 
 /* Models with constant subgraphs the importer folds at load: what is
@@ -285,6 +288,145 @@ GST_START_TEST (test_folded_models_match_onnxruntime)
 
 GST_END_TEST;
 
+/* shape-ops.onnx at two input sizes: one model, two plans, each with
+ * shapes computed from its own input's (tests/models/generate.py) */
+static const struct
+{
+  const gchar *key;
+  CbiShape in;
+  CbiShape outs[6];             /* flat, sliced, chs, expanded, up, padded */
+} shape_sizes[] = {
+  {"a", {4, {2, 3, 6, 8}}, {{2, {2, 192}}, {4, {2, 2, 6, 4}},
+          {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, {4, {2, 4, 12, 16}},
+          {4, {2, 4, 9, 10}}}},
+  {"b", {4, {3, 3, 5, 7}}, {{2, {3, 140}}, {4, {3, 2, 5, 3}},
+          {4, {3, 3, 5, 7}}, {4, {3, 3, 5, 7}}, {4, {3, 4, 10, 14}},
+          {4, {3, 4, 9, 9}}}},
+};
+
+/* Runs @key's input through @e; checks every output's shape and values
+ * against onnxruntime's. */
+static void
+check_shape_ops (CbiEngine * e, guint key)
+{
+  gchar *in_name = g_strdup_printf ("shape-ops.%s.in.bin",
+      shape_sizes[key].key);
+  gchar *out_name = g_strdup_printf ("shape-ops.%s.out.bin",
+      shape_sizes[key].key);
+  gint64 in_count = cbi_shape_count (&shape_sizes[key].in), total = 0, i;
+  gfloat *in, *expected;
+  GError *err = NULL;
+  CbiBatchReport r;
+  guint o;
+
+  for (o = 0; o < G_N_ELEMENTS (shape_sizes[key].outs); o++)
+    total += cbi_shape_count (&shape_sizes[key].outs[o]);
+  in = (gfloat *) read_bin (in_name, in_count * sizeof (gfloat));
+  expected = (gfloat *) read_bin (out_name, total * sizeof (gfloat));
+  fail_unless (cbi_engine_run_tensor (e, &shape_sizes[key].in, in, &r, &err),
+      "%s", err ? err->message : "");
+  total = 0;
+  for (o = 0; o < G_N_ELEMENTS (shape_sizes[key].outs); o++) {
+    const CbiShape *want = &shape_sizes[key].outs[o];
+    gfloat max_err = 0.0f, ref = 0.0f;
+    const gfloat *out;
+    CbiShape shape;
+    out = cbi_engine_get_output (e, o, &shape, &err);
+    fail_unless (out != NULL, "%s", err ? err->message : "");
+    fail_unless (cbi_shape_equal (&shape, want), "size %s, output %u: %s",
+        shape_sizes[key].key, o, cbi_shape_to_string (&shape));
+    for (i = 0; i < cbi_shape_count (want); i++) {
+      fail_unless (isfinite (out[i]));
+      max_err = MAX (max_err, fabsf (out[i] - expected[total + i]));
+      ref = MAX (ref, fabsf (expected[total + i]));
+    }
+    fail_unless (ref > 0.0f && max_err <= 1e-5f * ref, "size %s, output %u: "
+        "max error %g over max |reference| %g", shape_sizes[key].key, o,
+        max_err, ref);
+    total += cbi_shape_count (want);
+  }
+  g_free (in);
+  g_free (expected);
+  g_free (in_name);
+  g_free (out_name);
+}
+
+GST_START_TEST (test_shapes_computed_at_plan_time_match_onnxruntime)
+{
+  CbiGraph *g = load_or_fail ("shape-ops.onnx");
+  CbiShapeEval *eval = g->shape_eval;
+  CbiShape shapes_a[256];
+  GError *err = NULL;
+  gboolean fallback;
+  CbiGraph *planned;
+  guint evals, i, j;
+  CbiEngine *e;
+
+  fail_unless (eval != NULL);
+  fail_unless (g->tensors->len <= G_N_ELEMENTS (shapes_a));
+  /* what backends plan has no shape node and reads no int64 tensor */
+  planned = cbi_graph_specialise (g, &shape_sizes[0].in, shapes_a, &err);
+  fail_unless (planned != NULL, "%s", err ? err->message : "");
+  for (i = 0; i < planned->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (planned, i);
+    fail_if (cbi_op_info (n->op)->kind == CBI_OP_KIND_SHAPE_VALUE);
+    fail_if (n->op == CBI_OP_SQUEEZE || n->op == CBI_OP_UNSQUEEZE);
+    for (j = 0; j < n->n_inputs; j++)
+      fail_unless (cbi_graph_tensor (planned, n->inputs[j])->dtype ==
+          CBI_DTYPE_FLOAT, "node %s reads an int64 tensor", n->name);
+  }
+  cbi_graph_free (planned);
+
+  e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &err);
+  fail_unless (e != NULL, "%s", err ? err->message : "");
+  check_shape_ops (e, 0);
+  /* the shape nodes ran when the plan was made, not for each batch */
+  evals = eval->n_evals;
+  fail_unless (evals > 0);
+  check_shape_ops (e, 0);
+  check_shape_ops (e, 0);
+  fail_unless_equals_int (eval->n_evals, evals);
+  /* another input shape: another plan, its own shapes */
+  check_shape_ops (e, 1);
+  fail_unless (eval->n_evals > evals);
+  evals = eval->n_evals;
+  check_shape_ops (e, 0);
+  check_shape_ops (e, 1);
+  fail_unless_equals_int (eval->n_evals, evals);
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_computed_sizes_a_plan_cannot_run_fail_that_plan)
+{
+  /* sizes of 7x9 (H x W) resize 7x9 frames by 1 and 1x3 ones by 7 x 3,
+   * but no 2x2 one */
+  const CbiShape fits = { 4, {1, 3, 7, 9} }, fits_too = { 4, {2, 3, 1, 3} };
+  const CbiShape odd = { 4, {1, 3, 2, 2} };
+  CbiGraph *g = load_or_fail ("shape-fixed-sizes.onnx");
+  CbiShape shapes[32];
+  GError *err = NULL;
+
+  fail_unless (g->tensors->len <= G_N_ELEMENTS (shapes));
+  fail_unless (cbi_graph_infer_shapes (g, &fits, shapes, &err), "%s",
+      err ? err->message : "");
+  fail_unless (cbi_graph_infer_shapes (g, &fits_too, shapes, &err), "%s",
+      err ? err->message : "");
+  fail_unless (shapes[g->outputs[0]].dims[0] == 2
+      && shapes[g->outputs[0]].dims[2] == 7
+      && shapes[g->outputs[0]].dims[3] == 9);
+  fail_if (cbi_graph_infer_shapes (g, &odd, shapes, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
+  fail_unless (strstr (err->message, "node resize (Resize): sizes 9x7 are "
+          "not whole multiples of the planned input's 2x2") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bad_models_are_refused_with_the_reason)
 {
   GError *err = NULL;
@@ -331,6 +473,8 @@ onnx_suite (void)
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc, test_empty_bytes_are_no_model);
+  tcase_add_test (tc, test_shapes_computed_at_plan_time_match_onnxruntime);
+  tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);
   return s;
 }
 

@@ -131,6 +131,8 @@ GST_START_TEST (test_launchers_with_nothing_to_do_return_success)
   assert_cuda (cbi_k_instance_norm (NULL, NULL, 0, 3, 16, NULL, NULL, 1e-5f,
           NULL));
   assert_cuda (cbi_k_bias_act (NULL, NULL, 2, 3, 0, CBI_K_RELU, 0, 0, NULL));
+  assert_cuda (cbi_k_copy (NULL, NULL, 2, empty, strides, 0, -1, 0, NULL,
+          NULL));
 }
 
 GST_END_TEST;
@@ -173,6 +175,11 @@ GST_START_TEST (test_launchers_refuse_arguments_they_cannot_run)
       cudaErrorInvalidValue);
   fail_unless_equals_int (cbi_k_instance_norm (NULL, NULL, -1, 3, 16, NULL,
           NULL, 1e-5f, NULL), cudaErrorInvalidValue);
+  /* a gathered axis of 2 with 3 indices; a rank of 7 */
+  fail_unless_equals_int (cbi_k_copy (NULL, NULL, 2, dims2, twice, 0, 0, 3,
+          twice, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_copy (NULL, NULL, 7, dims, strides, 0, -1, 0,
+          NULL, NULL), cudaErrorInvalidValue);
   fail_unless_equals_int (cbi_k_bias_act (NULL, NULL, 1, 3, 4,
           (CbiKEltwise) - 1, 0, 0, NULL), cudaErrorInvalidValue);
 }
@@ -477,6 +484,38 @@ GST_START_TEST (test_concat_on_a_device_fills_its_columns_only)
 
 GST_END_TEST;
 
+GST_START_TEST (test_copy_on_a_device_slices_gathers_and_repeats)
+{
+  /* x = 0..23 as [2, 3, 4]; a Slice of channels 2 and 0 (step -2) and
+   * columns 1 and 3 (step 2); a Gather of channels 2, 0, 2 with the last
+   * axis an Expand of column 0 (stride 0) */
+  const int64_t slice_dims[3] = { 2, 2, 2 }, slice_strides[3] = { 12, -8, 2 };
+  const int64_t gather_dims[3] = { 2, 3, 2 }, gather_strides[3] = { 12, 4, 0 };
+  const int64_t index[3] = { 2, 0, 2 };
+  const float slice_want[8] = { 9, 11, 1, 3, 21, 23, 13, 15 };
+  const float gather_want[12] = { 8, 8, 0, 0, 8, 8, 20, 20, 12, 12, 20, 20 };
+  float x[24], y[12];
+  gpointer d_x, d_y;
+  int i;
+
+  for (i = 0; i < 24; i++)
+    x[i] = (float) i;
+  d_x = to_device (x, sizeof (x));
+  d_y = to_device (NULL, sizeof (y));
+  assert_cuda (cbi_k_copy (d_x, d_y, 3, slice_dims, slice_strides, 9, -1, 0,
+          NULL, NULL));
+  from_device (y, d_y, 8 * sizeof (float));
+  assert_floats_close (y, slice_want, 8, 0.0, "sliced");
+  d_y = to_device (NULL, sizeof (y));
+  assert_cuda (cbi_k_copy (d_x, d_y, 3, gather_dims, gather_strides, 0, 1, 3,
+          index, NULL));
+  from_device (y, d_y, sizeof (y));
+  assert_cuda (cudaFree (d_x));
+  assert_floats_close (y, gather_want, 12, 0.0, "gathered");
+}
+
+GST_END_TEST;
+
 static int64_t
 ref_pad_index (int64_t i, int64_t size, CbiKPadFill fill)
 {
@@ -773,6 +812,7 @@ kernels_launch_suite (void)
   tcase_add_test (tc, test_binary_on_a_device_broadcasts_as_numpy);
   tcase_add_test (tc, test_permute_on_a_device_moves_every_element);
   tcase_add_test (tc, test_concat_on_a_device_fills_its_columns_only);
+  tcase_add_test (tc, test_copy_on_a_device_slices_gathers_and_repeats);
   tcase_add_test (tc, test_pad_on_a_device_fills_as_numpy_pad);
   tcase_add_test (tc, test_negative_pads_on_a_device_crop);
   tcase_add_test (tc, test_resize_on_a_device_matches_onnx_nearest_and_linear);

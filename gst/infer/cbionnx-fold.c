@@ -297,10 +297,8 @@ cbi_onnx_fold_redim (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-static gboolean
-cbi_onnx_fold_constant (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_constant)
 {
   const Onnx__AttributeProto *a;
   gint64 dims[1];
@@ -343,10 +341,8 @@ cbi_onnx_fold_constant (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-static gboolean
-cbi_onnx_fold_identity (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_identity)
 {
   return cbi_onnx_fold_need (n, in, n_in, 0, error)
       && cbi_onnx_fold_redim (im, n, in[0], in[0]->n_dims, in[0]->dims, out,
@@ -355,10 +351,8 @@ cbi_onnx_fold_identity (CbiImporter * im, const Onnx__NodeProto * n,
 
 /* Reshape (ONNX rules: 0 copies the input's dimension unless allowzero,
  * -1 takes what is left) */
-static gboolean
-cbi_onnx_fold_reshape (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_reshape)
 {
   const gchar *name = cbi_onnx_name (n->name);
   gboolean allowzero = cbi_onnx_int (n, "allowzero", 0) != 0;
@@ -398,10 +392,8 @@ cbi_onnx_fold_reshape (CbiImporter * im, const Onnx__NodeProto * n,
   return cbi_onnx_fold_redim (im, n, in[0], n_dims, dims, out, error);
 }
 
-static gboolean
-cbi_onnx_fold_transpose (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_transpose)
 {
   const Onnx__AttributeProto *a = cbi_onnx_attr (n, "perm");
   gint64 perm[CBI_MAX_DIMS], dims[CBI_MAX_DIMS], stride[CBI_MAX_DIMS];
@@ -438,10 +430,8 @@ cbi_onnx_fold_transpose (CbiImporter * im, const Onnx__NodeProto * n,
 
 /* Unsqueeze and Squeeze: axes from the input from opset 13, from the
  * attribute before */
-static gboolean
-cbi_onnx_fold_squeeze (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_squeeze)
 {
   const gchar *name = cbi_onnx_name (n->name);
   gboolean unsqueeze = strcmp (n->op_type, "Unsqueeze") == 0;
@@ -480,10 +470,8 @@ cbi_onnx_fold_squeeze (CbiImporter * im, const Onnx__NodeProto * n,
   return cbi_onnx_fold_redim (im, n, in[0], o, dims, out, error);
 }
 
-static gboolean
-cbi_onnx_fold_concat (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_concat)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "axis");
@@ -533,10 +521,8 @@ cbi_onnx_fold_concat (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-static gboolean
-cbi_onnx_fold_gather (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_gather)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const CbiOnnxConst *data, *ind;
@@ -595,10 +581,8 @@ cbi_onnx_fold_gather (CbiImporter * im, const Onnx__NodeProto * n,
 
 /* Slice: bounds from inputs (opset 10 on) or attributes (before),
  * clamped as ONNX does, negative steps walking backwards. */
-static gboolean
-cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_slice)
 {
   const gchar *name = cbi_onnx_name (n->name);
   gint64 starts[CBI_MAX_DIMS], ends[CBI_MAX_DIMS], axes[CBI_MAX_DIMS];
@@ -684,10 +668,8 @@ cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
 }
 
 /* Shape of a constant, with start and end (opset 15) */
-static gboolean
-cbi_onnx_fold_shape (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_shape)
 {
   gint64 r, start, end, dims[1], i;
 
@@ -708,10 +690,8 @@ cbi_onnx_fold_shape (CbiImporter * im, const Onnx__NodeProto * n,
 }
 
 /* Expand: the input broadcast with the shape given */
-static gboolean
-cbi_onnx_fold_expand (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_expand)
 {
   CbiOnnxConst shape = { 0, };
   const CbiOnnxConst *both[2];
@@ -735,10 +715,8 @@ cbi_onnx_fold_expand (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-static gboolean
-cbi_onnx_fold_constant_of_shape (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+static
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_constant_of_shape)
 {
   const Onnx__AttributeProto *a = cbi_onnx_attr (n, "value");
   CbiOnnxConst *value = NULL;
@@ -826,10 +804,7 @@ cbi_onnx_folds (const gchar * op)
   return cbi_onnx_fold_find (op) >= 0 && strcmp (op, "Constant") != 0;
 }
 
-gboolean
-cbi_onnx_fold_run (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_run)
 {
   gint k = cbi_onnx_fold_find (n->op_type);
 

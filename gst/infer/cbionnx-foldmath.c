@@ -118,16 +118,34 @@ cbi_onnx_iarith (gchar op, gint64 a, gint64 b, gint64 * r, const gchar ** why)
   return !over;
 }
 
+/* The output of an element-wise node over @n_in inputs broadcast as numpy
+ * does, of type @dtype, and the walk that reads each input at each of its
+ * values. */
+static gboolean
+cbi_onnx_fold_new_broadcast (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, gint dtype,
+    CbiOnnxConst ** out, CbiOnnxWalk * w, GError ** error)
+{
+  gint64 dims[CBI_MAX_DIMS];
+  gint n_dims;
+  guint k;
+
+  if (!cbi_onnx_fold_broadcast (n, in, n_in, &n_dims, dims, error)
+      || !cbi_onnx_fold_new (im, n, dtype, n_dims, dims, out, error))
+    return FALSE;
+  cbi_onnx_walk_init (w, n_dims, dims);
+  for (k = 0; k < n_in; k++)
+    cbi_onnx_walk_broadcast (w, k, in[k]);
+  return TRUE;
+}
+
 /* Add, Sub, Mul, Div and Pow, broadcast as numpy does. Pow may take an
  * exponent of another type: the result has the base's. */
-gboolean
-cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_arith)
 {
   gchar op = strcmp (n->op_type, "Pow") == 0 ? 'P' : n->op_type[0];
-  gint dtype, n_dims;
-  gint64 dims[CBI_MAX_DIMS], i;
+  gint dtype;
+  gint64 i;
   CbiOnnxWalk w;
 
   if (in[0] == NULL || in[1] == NULL)
@@ -137,12 +155,8 @@ cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
       || (op != 'P' && in[1]->dtype != dtype))
     return cbi_onnx_math_fail (n, "its inputs must be numbers of one type",
         error);
-  if (!cbi_onnx_fold_broadcast (n, in, 2, &n_dims, dims, error)
-      || !cbi_onnx_fold_new (im, n, dtype, n_dims, dims, out, error))
+  if (!cbi_onnx_fold_new_broadcast (im, n, in, 2, dtype, out, &w, error))
     return FALSE;
-  cbi_onnx_walk_init (&w, n_dims, dims);
-  cbi_onnx_walk_broadcast (&w, 0, in[0]);
-  cbi_onnx_walk_broadcast (&w, 1, in[1]);
   for (i = 0; i < (*out)->count; i++, cbi_onnx_walk_next (&w)) {
     const gchar *why;
     gint64 r;
@@ -179,10 +193,7 @@ cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
 }
 
 /* Sqrt (float32) and Neg (float32 or signed integers) */
-gboolean
-cbi_onnx_fold_unary (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_unary)
 {
   gboolean neg = strcmp (n->op_type, "Neg") == 0;
   const CbiOnnxConst *x = in[0];
@@ -210,23 +221,15 @@ cbi_onnx_fold_unary (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-gboolean
-cbi_onnx_fold_equal (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_equal)
 {
-  gint64 dims[CBI_MAX_DIMS], i;
-  gint n_dims;
+  gint64 i;
   CbiOnnxWalk w;
 
   if (in[0] == NULL || in[1] == NULL || in[0]->dtype != in[1]->dtype)
     return cbi_onnx_math_fail (n, "two inputs of one type expected", error);
-  if (!cbi_onnx_fold_broadcast (n, in, 2, &n_dims, dims, error)
-      || !cbi_onnx_fold_new (im, n, BOOL, n_dims, dims, out, error))
+  if (!cbi_onnx_fold_new_broadcast (im, n, in, 2, BOOL, out, &w, error))
     return FALSE;
-  cbi_onnx_walk_init (&w, n_dims, dims);
-  cbi_onnx_walk_broadcast (&w, 0, in[0]);
-  cbi_onnx_walk_broadcast (&w, 1, in[1]);
   for (i = 0; i < (*out)->count; i++, cbi_onnx_walk_next (&w)) {
     gboolean eq = in[0]->dtype == FLOAT ?
         ((const gfloat *) in[0]->data)[w.off[0]] ==
@@ -237,28 +240,19 @@ cbi_onnx_fold_equal (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-gboolean
-cbi_onnx_fold_where (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_where)
 {
-  gint64 dims[CBI_MAX_DIMS], i;
+  gint64 i;
   gsize size;
-  gint n_dims;
   CbiOnnxWalk w;
 
   if (in[0] == NULL || in[1] == NULL || in[2] == NULL
       || in[0]->dtype != BOOL || in[1]->dtype != in[2]->dtype)
     return cbi_onnx_math_fail (n, "a bool condition and two inputs of one "
         "type expected", error);
-  if (!cbi_onnx_fold_broadcast (n, in, 3, &n_dims, dims, error)
-      || !cbi_onnx_fold_new (im, n, in[1]->dtype, n_dims, dims, out, error))
+  if (!cbi_onnx_fold_new_broadcast (im, n, in, 3, in[1]->dtype, out, &w, error))
     return FALSE;
   size = cbi_onnx_dtype_size (in[1]->dtype);
-  cbi_onnx_walk_init (&w, n_dims, dims);
-  cbi_onnx_walk_broadcast (&w, 0, in[0]);
-  cbi_onnx_walk_broadcast (&w, 1, in[1]);
-  cbi_onnx_walk_broadcast (&w, 2, in[2]);
   for (i = 0; i < (*out)->count; i++, cbi_onnx_walk_next (&w)) {
     gint k = ((const guint8 *) in[0]->data)[w.off[0]] ? 1 : 2;
     memcpy ((guint8 *) (*out)->data + i * size,
@@ -267,10 +261,7 @@ cbi_onnx_fold_where (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-gboolean
-cbi_onnx_fold_cast (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_cast)
 {
   gint64 to = cbi_onnx_int (n, "to", 0), i;
   const CbiOnnxConst *x = in[0];
@@ -306,10 +297,7 @@ cbi_onnx_fold_cast (CbiImporter * im, const Onnx__NodeProto * n,
 
 /* Range: max (ceil ((limit - start) / delta), 0) values, each the one
  * before plus delta, as onnxruntime accumulates them */
-gboolean
-cbi_onnx_fold_range (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_range)
 {
   gint dtype = in[0] ? in[0]->dtype : 0;
   gint64 dims[1], i;
@@ -355,11 +343,13 @@ cbi_onnx_fold_range (CbiImporter * im, const Onnx__NodeProto * n,
 
 /* The scale's (and zero point's) index for each value of @x: one for all,
  * or one per index of axis @axis. Sets @axis_len to 1 or that
- * dimension's length and @inner to the values of one index. */
+ * dimension's length and @inner to the values of one index, and makes
+ * *@out, of @x's shape and type @dtype. */
 static gboolean
-cbi_onnx_quant_layout (const Onnx__NodeProto * n, const CbiOnnxConst * x,
-    const CbiOnnxConst * scale, const CbiOnnxConst * zero, gint64 * axis_len,
-    gint64 * inner, GError ** error)
+cbi_onnx_quant_layout (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * x, const CbiOnnxConst * scale,
+    const CbiOnnxConst * zero, gint dtype, gint64 * axis_len, gint64 * inner,
+    CbiOnnxConst ** out, GError ** error)
 {
   gint64 axis = cbi_onnx_int (n, "axis", 1);
   gint d;
@@ -375,7 +365,7 @@ cbi_onnx_quant_layout (const Onnx__NodeProto * n, const CbiOnnxConst * x,
   *axis_len = 1;
   *inner = x->count;
   if (scale->n_dims == 0 || (scale->n_dims == 1 && scale->count == 1))
-    return TRUE;
+    return cbi_onnx_fold_new (im, n, dtype, x->n_dims, x->dims, out, error);
   if (axis < -x->n_dims || axis >= x->n_dims || scale->n_dims != 1
       || scale->count != x->dims[axis < 0 ? axis + x->n_dims : axis])
     return cbi_onnx_math_fail (n, "the scale must be a scalar or hold one "
@@ -386,15 +376,12 @@ cbi_onnx_quant_layout (const Onnx__NodeProto * n, const CbiOnnxConst * x,
   *inner = 1;
   for (d = axis + 1; d < x->n_dims; d++)
     *inner *= x->dims[d];
-  return TRUE;
+  return cbi_onnx_fold_new (im, n, dtype, x->n_dims, x->dims, out, error);
 }
 
 /* DequantizeLinear of a constant: (x - zero point) * scale, per tensor or
  * per axis, to float32 */
-gboolean
-cbi_onnx_fold_dequantize (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_dequantize)
 {
   const CbiOnnxConst *x = in[0], *scale = in[1];
   const CbiOnnxConst *zero = n_in > 2 ? in[2] : NULL;
@@ -407,8 +394,8 @@ cbi_onnx_fold_dequantize (CbiImporter * im, const Onnx__NodeProto * n,
       || (output_dtype != FLOAT && output_dtype != 0))
     return cbi_onnx_math_fail (n, "x must be uint8, int8 or int32 with a "
         "zero point of its type, the output float32", error);
-  if (!cbi_onnx_quant_layout (n, x, scale, zero, &axis_len, &inner, error)
-      || !cbi_onnx_fold_new (im, n, FLOAT, x->n_dims, x->dims, out, error))
+  if (!cbi_onnx_quant_layout (im, n, x, scale, zero, FLOAT, &axis_len, &inner,
+          out, error))
     return FALSE;
   for (i = 0; i < x->count; i++) {
     gint64 q = inner ? i / inner % axis_len : 0;
@@ -422,10 +409,7 @@ cbi_onnx_fold_dequantize (CbiImporter * im, const Onnx__NodeProto * n,
 /* QuantizeLinear of a constant: saturate (round (x / scale) + zero
  * point), rounding half to even, to the zero point's type (uint8 when
  * there is none) */
-gboolean
-cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error)
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_quantize)
 {
   const CbiOnnxConst *x = in[0], *scale = in[1];
   const CbiOnnxConst *zero = n_in > 2 ? in[2] : NULL;
@@ -440,8 +424,8 @@ cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
       || (output_dtype && output_dtype != dtype))
     return cbi_onnx_math_fail (n, "x must be float32 and the zero point "
         "(or output_dtype) uint8 or int8", error);
-  if (!cbi_onnx_quant_layout (n, x, scale, zero, &axis_len, &inner, error)
-      || !cbi_onnx_fold_new (im, n, dtype, x->n_dims, x->dims, out, error))
+  if (!cbi_onnx_quant_layout (im, n, x, scale, zero, dtype, &axis_len, &inner,
+          out, error))
     return FALSE;
   for (i = 0; i < x->count; i++) {
     gint64 q = inner ? i / inner % axis_len : 0;

@@ -174,43 +174,28 @@ gint64 cbi_onnx_get_i (const CbiOnnxConst * c, gint64 i);
 void cbi_onnx_set_i (CbiOnnxConst * c, gint64 i, gint64 v);
 gboolean cbi_onnx_is_int (gint dtype);
 
-/* The folding functions of cbionnx-foldmath.c: @in holds @n_in inputs,
- * NULL for absent optional ones; on success *@out is the new output. */
-typedef gboolean (*CbiOnnxFoldFunc) (CbiImporter * im,
-    const Onnx__NodeProto * n, const CbiOnnxConst * const *in, guint n_in,
-    CbiOnnxConst ** out, GError ** error);
-gboolean cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error);
-gboolean cbi_onnx_fold_unary (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error);
-gboolean cbi_onnx_fold_equal (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error);
-gboolean cbi_onnx_fold_where (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error);
-gboolean cbi_onnx_fold_cast (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error);
-gboolean cbi_onnx_fold_range (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error);
-gboolean cbi_onnx_fold_dequantize (CbiImporter * im,
-    const Onnx__NodeProto * n, const CbiOnnxConst * const *in, guint n_in,
-    CbiOnnxConst ** out, GError ** error);
-gboolean cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error);
+/* The folding functions of cbionnx-foldmath.c, one signature for all
+ * (the dispatch table of cbionnx-fold.c holds them): @in holds @n_in
+ * inputs, NULL for absent optional ones; on success *@out is the new
+ * output (transfer full). */
+#define CBI_ONNX_FOLD_SIGNATURE(fn) gboolean fn (CbiImporter * im, \
+    const Onnx__NodeProto * n, const CbiOnnxConst * const *in, guint n_in, \
+    CbiOnnxConst ** out, GError ** error)
+typedef CBI_ONNX_FOLD_SIGNATURE ((*CbiOnnxFoldFunc));
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_arith);
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_unary);
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_equal);
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_where);
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_cast);
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_range);
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_dequantize);
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_quantize);
 
 /* Whether op @op folds (computes from constants; Constant aside). */
 gboolean cbi_onnx_folds (const gchar * op);
 /* Computes node @n, a folding op, on the constants @in (NULL for absent
  * inputs) into *@out (transfer full); fails naming the node. */
-gboolean cbi_onnx_fold_run (CbiImporter * im, const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
-    GError ** error);
+CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_run);
 
 /* Plan-time shapes (cbionnx-shape.c). */
 

@@ -47,7 +47,21 @@ typedef enum
   CBI_K_HARD_SIGMOID,           /* max (0, min (1, alpha x + beta)) */
   CBI_K_HARD_SWISH,             /* x relu6 (x + 3) / 6 */
   CBI_K_IDENTITY,
+  CBI_K_ERF,
+  CBI_K_GELU_ERF,               /* x (1 + erf (x / sqrt 2)) / 2 */
+  CBI_K_GELU_TANH,              /* x (1 + tanh (sqrt (2 / pi) (x + 0.044715
+                                 * x^3))) / 2 */
+  CBI_K_SQRT,
+  CBI_K_EXP,
+  CBI_K_LOG,
+  CBI_K_NEG,
+  CBI_K_ABS,
+  CBI_K_RECIPROCAL,
+  CBI_K_POW,                    /* x ^ alpha */
 } CbiKEltwise;
+
+/* the last CbiKEltwise, for range checks */
+#define CBI_K_ELTWISE_LAST CBI_K_POW
 
 typedef enum
 {
@@ -56,7 +70,12 @@ typedef enum
   CBI_K_MUL,
   CBI_K_DIV,
   CBI_K_PRELU,                  /* a > 0 ? a : a x b */
+  CBI_K_MIN,
+  CBI_K_MAX,
 } CbiKBinary;
+
+/* the last CbiKBinary, for range checks */
+#define CBI_K_BINARY_LAST CBI_K_MAX
 
 typedef enum
 {
@@ -192,6 +211,32 @@ cbi_eltwise (CbiKEltwise op, float x, float alpha, float beta)
       t = t > 0.0f ? t : 0.0f;
       t = t > 6.0f ? 6.0f : t;
       return x * t / 6.0f;
+    case CBI_K_ERF:
+      return erff (x);
+    case CBI_K_GELU_ERF:
+      return 0.5f * x * (1.0f + erff (x * 0.70710678118654752f));
+    case CBI_K_GELU_TANH:
+      return 0.5f * x * (1.0f + tanhf (0.79788456080286536f
+              * (x + 0.044715f * x * x * x)));
+    case CBI_K_SQRT:
+      return sqrtf (x);
+    case CBI_K_EXP:
+      return expf (x);
+    case CBI_K_LOG:
+      return logf (x);
+    case CBI_K_NEG:
+      return -x;
+    case CBI_K_ABS:
+      return fabsf (x);
+    case CBI_K_RECIPROCAL:
+      return 1.0f / x;
+    case CBI_K_POW:
+      /* the exponents exporters write, exact as the CPU's square */
+      if (alpha == 2.0f)
+        return x * x;
+      if (alpha == 1.0f)
+        return x;
+      return powf (x, alpha);
     case CBI_K_IDENTITY:
     default:
       return x;
@@ -210,6 +255,11 @@ cbi_binary (CbiKBinary op, float a, float b)
       return a * b;
     case CBI_K_DIV:
       return a / b;
+    case CBI_K_MIN:
+      /* NaN in either gives NaN, as ONNX Min and Max */
+      return a != a || b != b ? a + b : a < b ? a : b;
+    case CBI_K_MAX:
+      return a != a || b != b ? a + b : a > b ? a : b;
     case CBI_K_PRELU:
     default:
       return a > 0.0f ? a : a * b;

@@ -117,3 +117,14 @@ cbi_cpu_run_channels (gconstpointer channels)
       dst[i] = src[i * b];
   }
 }
+
+void
+cbi_cpu_run_eltwise (gconstpointer eltwise)
+{
+  const CbiCpuEltwiseLoop *e = eltwise;
+  gint64 i;
+
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < e->count; i++)
+    e->dst[i] = cbi_eltwise ((CbiKEltwise) e->op, e->src[i], e->alpha, e->beta);
+}

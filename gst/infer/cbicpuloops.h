@@ -67,4 +67,19 @@ typedef struct
 
 void cbi_cpu_run_channels (gconstpointer channels);
 
+/* Element-wise op @op (a CbiKEltwise, with @alpha and @beta) of the
+ * @count floats of @src into @dst (may be @src), for what oneDNN 2.6's
+ * eltwise lacks. A blocked layout's padding goes through it too: only
+ * ops that keep 0 at 0 may run on one. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 count;
+  gint op;
+  gfloat alpha, beta;
+} CbiCpuEltwiseLoop;
+
+void cbi_cpu_run_eltwise (gconstpointer eltwise);
+
 G_END_DECLS

@@ -127,11 +127,24 @@ static const CbiOpInfo cbi_ops[] = {
   [CBI_OP_SOFTMAX] = {"Softmax", CBI_OP_KIND_SOFTMAX, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
   [CBI_OP_GLOBAL_AVERAGE_POOL] = {"GlobalAveragePool", CBI_OP_KIND_POOL, -1, -1, TRUE, CBI_OP_FUSE_NONE, -1},
   [CBI_OP_PRELU] = {"PRelu", CBI_OP_KIND_PRELU, -1, CBI_K_PRELU, FALSE, CBI_OP_FUSE_NONE, -1},
+  /* ops on activations, issue 10 */
+  [CBI_OP_ERF] = {"Erf", CBI_OP_KIND_ELTWISE, CBI_K_ERF, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_GELU] = {"Gelu", CBI_OP_KIND_ELTWISE, CBI_K_GELU_ERF, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_GELU_TANH] = {"Gelu", CBI_OP_KIND_ELTWISE, CBI_K_GELU_TANH, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_SQRT] = {"Sqrt", CBI_OP_KIND_ELTWISE, CBI_K_SQRT, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_EXP] = {"Exp", CBI_OP_KIND_ELTWISE, CBI_K_EXP, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_LOG] = {"Log", CBI_OP_KIND_ELTWISE, CBI_K_LOG, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_NEG] = {"Neg", CBI_OP_KIND_ELTWISE, CBI_K_NEG, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_ABS] = {"Abs", CBI_OP_KIND_ELTWISE, CBI_K_ABS, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_RECIPROCAL] = {"Reciprocal", CBI_OP_KIND_ELTWISE, CBI_K_RECIPROCAL, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_POW] = {"Pow", CBI_OP_KIND_ELTWISE, CBI_K_POW, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_MIN] = {"Min", CBI_OP_KIND_BINARY, -1, CBI_K_MIN, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_MAX] = {"Max", CBI_OP_KIND_BINARY, -1, CBI_K_MAX, FALSE, CBI_OP_FUSE_ANY, -1},
 };
 /* *INDENT-ON* */
 
 /* every op has its row */
-G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_PRELU + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_MAX + 1);
 
 const CbiOpInfo *
 cbi_op_info (CbiOpType op)
@@ -303,17 +316,70 @@ cbi_shape_broadcasts_to (const CbiShape * b, const CbiShape * a)
   return TRUE;
 }
 
-/* Output height and width of a window of @kernel (a convolution's, or
- * @what else) sliding over @in. */
-static gboolean
-cbi_infer_window (const CbiNode * n, const gchar * what,
-    const gint64 kernel[2], const gint64 * in, gint64 * out, GError ** error)
+/* The window node @n slides: a pooling's kernel, else its weights'. */
+static const gint64 *
+cbi_node_kernel (const CbiGraph * graph, const CbiNode * n)
+{
+  if (n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE)
+    return &cbi_graph_tensor (graph, n->inputs[1])->dims[2];
+  return n->conv.kernel;
+}
+
+static void
+cbi_node_pads_with (const CbiNode * n, const gint64 * kernel,
+    const CbiShape * input, gint64 * pads)
 {
   const CbiConvAttrs *a = &n->conv;
   gint d;
 
+  memcpy (pads, a->pads, sizeof (a->pads));
   for (d = 0; d < 2; d++) {
-    gint64 extent = in[2 + d] + a->pads[d] + a->pads[d + 2];
+    const gint64 in = input->dims[2 + d], s = MAX (a->strides[d], 1);
+    const gint64 span = a->dilations[d] * (kernel[d] - 1) + 1;
+    gint64 out, total;
+
+    if (a->auto_pad != CBI_AUTO_PAD_NOTSET) {
+      out = (in + s - 1) / s;
+      total = MAX ((out - 1) * s + span - in, 0);
+      pads[d] = a->auto_pad == CBI_AUTO_PAD_SAME_UPPER ? total / 2 :
+          total - total / 2;
+      pads[d + 2] = total - pads[d];
+    }
+    if (a->ceil_mode) {
+      const gint64 extent = in + pads[d] + pads[d + 2];
+      if (extent < span)
+        continue;               /* no window fits: shape inference says so */
+      out = (extent - span + s - 1) / s + 1;
+      /* ONNX drops a last window that starts in the end padding */
+      if ((out - 1) * s >= in + pads[d])
+        out--;
+      pads[d + 2] += MAX ((out - 1) * s + span - extent, 0);
+    }
+  }
+}
+
+void
+cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * input, gint64 * pads)
+{
+  cbi_node_pads_with (n, cbi_node_kernel (graph, n), input, pads);
+}
+
+/* Output height and width of a window of @kernel (a convolution's, or
+ * @what else) sliding over @in. */
+static gboolean
+cbi_infer_window (const CbiNode * n, const gchar * what,
+    const gint64 kernel[2], const CbiShape * in_shape, gint64 * out,
+    GError ** error)
+{
+  const CbiConvAttrs *a = &n->conv;
+  const gint64 *in = in_shape->dims;
+  gint64 pads[4];
+  gint d;
+
+  cbi_node_pads_with (n, kernel, in_shape, pads);
+  for (d = 0; d < 2; d++) {
+    gint64 extent = in[2 + d] + pads[d] + pads[d + 2];
     gint64 span = a->dilations[d] * (kernel[d] - 1) + 1;
     if (a->strides[d] < 1 || kernel[d] < 1 || extent < span)
       return cbi_shape_fail (error, n, "a %s of %" G_GINT64_FORMAT
@@ -340,7 +406,8 @@ cbi_infer_conv (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
         G_GINT64_FORMAT, x[1], w->n_dims == 4 ? w->dims[1] : 0, a->group);
   y[0] = x[0];
   y[1] = w->dims[0];
-  return cbi_infer_window (n, "kernel", &w->dims[2], x, y, error);
+  return cbi_infer_window (n, "kernel", &w->dims[2], &shapes[n->inputs[0]],
+      y, error);
 }
 
 /* ConvTranspose: out = stride (in - 1) + output_padding + dilated kernel
@@ -641,7 +708,7 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     case CBI_OP_AVERAGE_POOL:
       y[0] = x[0];
       y[1] = x[1];
-      return cbi_infer_window (n, "window", n->conv.kernel, x, y, error);
+      return cbi_infer_window (n, "window", n->conv.kernel, xs, y, error);
     case CBI_OP_GLOBAL_AVERAGE_POOL:
       y[0] = x[0];
       y[1] = x[1];

@@ -20,7 +20,8 @@ G_BEGIN_DECLS
 /* Element-wise ops carry their parameters in CbiNode.alpha and .beta:
  * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
  * min, beta max), ELU (alpha), HARD_SIGMOID (max (0, min (1, alpha x +
- * beta))). The binary ops ADD, SUB, MUL and DIV take an activation first
+ * beta))), POW (alpha: the constant exponent). The binary ops ADD, SUB,
+ * MUL, DIV, MIN and MAX take an activation first
  * and, second, an activation of the same shape or a constant that
  * broadcasts as ONNX does (numpy rules, aligned from the right) to the
  * first's shape. */
@@ -54,6 +55,19 @@ typedef enum
   CBI_OP_SOFTMAX,
   CBI_OP_GLOBAL_AVERAGE_POOL,
   CBI_OP_PRELU,
+  /* ops on activations, issue 10 */
+  CBI_OP_ERF,
+  CBI_OP_GELU,
+  CBI_OP_GELU_TANH,
+  CBI_OP_SQRT,
+  CBI_OP_EXP,
+  CBI_OP_LOG,
+  CBI_OP_NEG,
+  CBI_OP_ABS,
+  CBI_OP_RECIPROCAL,
+  CBI_OP_POW,
+  CBI_OP_MIN,
+  CBI_OP_MAX,
 } CbiOpType;
 
 /**
@@ -101,15 +115,35 @@ typedef struct
   gfloat *data;                 /* constant data, or NULL for activations */
 } CbiTensorInfo;
 
+/**
+ * CbiAutoPad:
+ * @CBI_AUTO_PAD_NOTSET: the pads as given (VALID is pads of 0)
+ * @CBI_AUTO_PAD_SAME_UPPER: an output of ceil (input / stride), the odd
+ *   pad at the end
+ * @CBI_AUTO_PAD_SAME_LOWER: the same, the odd pad at the beginning
+ *
+ * ONNX auto_pad: the SAME modes pad by what the input size asks, known
+ * only once a plan's shapes are (cbi_node_pads ()).
+ */
+typedef enum
+{
+  CBI_AUTO_PAD_NOTSET,
+  CBI_AUTO_PAD_SAME_UPPER,
+  CBI_AUTO_PAD_SAME_LOWER,
+} CbiAutoPad;
+
 typedef struct
 {
   gint64 strides[2];
   gint64 dilations[2];
-  gint64 pads[4];               /* top, left, bottom, right (ONNX order) */
+  gint64 pads[4];               /* top, left, bottom, right (ONNX order);
+                                 * read them through cbi_node_pads () */
   gint64 group;
   gint64 kernel[2];             /* pooling only: conv kernels are weights */
   gboolean count_include_pad;   /* average pooling */
   gint64 output_padding[2];     /* ConvTranspose */
+  CbiAutoPad auto_pad;          /* Conv and pooling */
+  gboolean ceil_mode;           /* pooling: the output size rounded up */
 } CbiConvAttrs;
 
 typedef struct
@@ -269,6 +303,14 @@ void cbi_graph_frame_shape (const CbiGraph * graph, gint64 batch,
  * CBI_MAX_DIMS) which view axis each output axis is. */
 void cbi_node_permutation (const CbiNode * n, const CbiShape * input,
     CbiShape * view, gint64 * perm);
+
+/* The pads (top, left, bottom, right) of Conv or pooling node @n of
+ * @graph on an input of shape @input (4-D), into @pads (room for 4): its own, or what auto_pad
+ * SAME asks for that size; for ceil_mode, the end pads grow by what the
+ * last, partial window reaches past the input, so the backends' floor
+ * rounding gives ONNX's ceil. */
+void cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * input, gint64 * pads);
 
 /* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
  * into @weights (caller-allocated): alpha B, transposed when transB says

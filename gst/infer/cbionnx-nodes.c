@@ -27,29 +27,32 @@ cbi_onnx_ints (const Onnx__NodeProto * n, const gchar * name, gsize count,
   return TRUE;
 }
 
-/* auto_pad: NOTSET (pads as given) or VALID (no pads); SAME_* would need
- * the input size. */
+/* auto_pad: NOTSET (pads as given), VALID (no pads), or SAME_UPPER and
+ * SAME_LOWER, whose pads each plan computes from its input size
+ * (cbi_node_pads ()). */
 static gboolean
 cbi_onnx_auto_pad (const Onnx__NodeProto * n, CbiConvAttrs * c, GError ** error)
 {
   const Onnx__AttributeProto *auto_pad = cbi_onnx_attr (n, "auto_pad");
   const gchar *name = cbi_onnx_name (n->name);
+  gboolean known = TRUE;
+  gchar *mode;
 
-  if (auto_pad && auto_pad->has_s) {
-    gchar *mode = g_strndup ((const gchar *) auto_pad->s.data,
-        auto_pad->s.len);
-    gboolean known = strcmp (mode, "NOTSET") == 0
-        || strcmp (mode, "VALID") == 0;
-    if (strcmp (mode, "VALID") == 0)
-      memset (c->pads, 0, sizeof (c->pads));
-    if (!known)
-      cbi_onnx_fail (error, "node %s: auto_pad %s is not supported (pads "
-          "must be explicit)", name, mode);
-    g_free (mode);
-    if (!known)
-      return FALSE;
-  }
-  return TRUE;
+  if (auto_pad == NULL || !auto_pad->has_s)
+    return TRUE;
+  mode = g_strndup ((const gchar *) auto_pad->s.data, auto_pad->s.len);
+  if (strcmp (mode, "VALID") == 0)
+    memset (c->pads, 0, sizeof (c->pads));
+  else if (strcmp (mode, "SAME_UPPER") == 0)
+    c->auto_pad = CBI_AUTO_PAD_SAME_UPPER;
+  else if (strcmp (mode, "SAME_LOWER") == 0)
+    c->auto_pad = CBI_AUTO_PAD_SAME_LOWER;
+  else
+    known = strcmp (mode, "NOTSET") == 0;
+  if (!known)
+    cbi_onnx_fail (error, "node %s: auto_pad %s is not supported", name, mode);
+  g_free (mode);
+  return known;
 }
 
 static gboolean
@@ -95,6 +98,9 @@ cbi_onnx_transpose_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
   if (c->group != 1 || cbi_onnx_attr (n, "output_shape"))
     return cbi_onnx_fail (error, "node %s (ConvTranspose): group and "
         "output_shape are not supported", name);
+  if (c->auto_pad != CBI_AUTO_PAD_NOTSET)
+    return cbi_onnx_fail (error, "node %s (ConvTranspose): auto_pad SAME "
+        "is not supported", name);
   if (!cbi_onnx_ints (n, "output_padding", 2, c->output_padding, error))
     return FALSE;
   for (d = 0; d < 2; d++)
@@ -168,6 +174,34 @@ cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
   return TRUE;
 }
 
+/* The element-wise ops of one input and no parameter. */
+static gboolean
+cbi_onnx_unary_type (const gchar * op, CbiOpType * type)
+{
+  static const struct
+  {
+    const gchar *name;
+    CbiOpType type;
+  } ops[] = {
+    {"Erf", CBI_OP_ERF},
+    {"Sqrt", CBI_OP_SQRT},
+    {"Exp", CBI_OP_EXP},
+    {"Log", CBI_OP_LOG},
+    {"Neg", CBI_OP_NEG},
+    {"Abs", CBI_OP_ABS},
+    {"Reciprocal", CBI_OP_RECIPROCAL},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (ops); i++) {
+    if (strcmp (op, ops[i].name) == 0) {
+      *type = ops[i].type;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
 /* The element-wise ops: their type and parameters, or an error naming an
  * op outside the supported list. */
 static gboolean
@@ -197,6 +231,28 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
     *type = CBI_OP_HARD_SWISH;
   } else if (strcmp (op, "Identity") == 0) {
     *type = CBI_OP_IDENTITY;
+  } else if (cbi_onnx_unary_type (op, type)) {
+  } else if (strcmp (op, "Gelu") == 0) {
+    gchar *approx = cbi_onnx_string (n, "approximate", "none");
+    gboolean tanh = strcmp (approx, "tanh") == 0;
+    gboolean known = tanh || strcmp (approx, "none") == 0;
+    if (!known)
+      cbi_onnx_fail (error, "node %s (Gelu): approximate %s is not "
+          "supported", cbi_onnx_name (n->name), approx);
+    g_free (approx);
+    if (!known)
+      return FALSE;
+    *type = tanh ? CBI_OP_GELU_TANH : CBI_OP_GELU;
+  } else if (strcmp (op, "Pow") == 0) {
+    const gfloat *e;
+    gint64 count;
+    gint n_dims;
+    *type = CBI_OP_POW;
+    e = cbi_onnx_floats_input (im, n, 1, &count, &n_dims);
+    if (e == NULL || count != 1)
+      return cbi_onnx_fail (error, "node %s (Pow): the exponent must be a "
+          "float32 constant of one value", cbi_onnx_name (n->name));
+    *alpha = e[0];
   } else if (strcmp (op, "Clip") == 0) {
     *type = CBI_OP_CLIP;
     if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
@@ -212,7 +268,8 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-/* MaxPool and AveragePool: 2-D windows, floor rounding (ceil_mode 0). */
+/* MaxPool and AveragePool: 2-D windows; ceil_mode runs as more end
+ * padding, which an average that counts the padding would count. */
 static gboolean
 cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
     GError ** error)
@@ -231,8 +288,10 @@ cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
     return cbi_onnx_fail (error, "node %s: a 2-D kernel_shape is needed", name);
   memcpy (c->kernel, kernel->ints, sizeof (c->kernel));
   c->count_include_pad = incl && incl->has_i && incl->i != 0;
-  if (ceil && ceil->has_i && ceil->i != 0)
-    return cbi_onnx_fail (error, "node %s: ceil_mode 1 is not supported", name);
+  c->ceil_mode = ceil && ceil->has_i && ceil->i != 0;
+  if (c->ceil_mode && c->count_include_pad)
+    return cbi_onnx_fail (error, "node %s: ceil_mode with "
+        "count_include_pad is not supported", name);
   if (n->n_output > 1 && n->output[1] && *n->output[1])
     return cbi_onnx_fail (error, "node %s: the Indices output of MaxPool is "
         "not supported", name);
@@ -382,9 +441,66 @@ cbi_onnx_vector (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
   return n_values == count && n_dims == 1 ? data : NULL;
 }
 
+/* A BatchNormalization on anything but a Conv: its constants folded into
+ * one scale and one shift per channel, of shape [C, 1, 1] (the input is
+ * NCHW), run as a Mul and an Add on activation @x. */
+static gboolean
+cbi_onnx_batch_norm_affine (CbiImporter * im, const Onnx__NodeProto * n,
+    gint x, gfloat eps, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const gfloat *scale, *shift, *mean, *var;
+  gint64 c, i, dims[3] = { 0, 1, 1 };
+  gint n_dims, k_index = -1, b_index = -1, scaled = -1, out = -1, in[2];
+  gfloat *k, *b;
+  gchar *k_name, *b_name, *s_name;
+  gboolean ok;
+
+  scale = cbi_onnx_floats_input (im, n, 1, &c, &n_dims);
+  if (scale == NULL || n_dims != 1 || x < 0
+      || cbi_graph_tensor (im->graph, x)->data != NULL)
+    return cbi_onnx_fail (error, "node %s (BatchNormalization): the input "
+        "must be an activation and scale a 1-D constant", name);
+  shift = cbi_onnx_vector (im, n, 2, c);
+  mean = cbi_onnx_vector (im, n, 3, c);
+  var = cbi_onnx_vector (im, n, 4, c);
+  if (!shift || !mean || !var)
+    return cbi_onnx_fail (error, "node %s (BatchNormalization): B, mean and "
+        "var must be constants of %" G_GINT64_FORMAT " values", name, c);
+  k = g_new (gfloat, c);
+  b = g_new (gfloat, c);
+  for (i = 0; i < c; i++) {
+    k[i] = scale[i] / sqrtf (var[i] + eps);
+    b[i] = shift[i] - mean[i] * k[i];
+  }
+  dims[0] = c;
+  k_name = g_strconcat (name, ".folded_scale", NULL);
+  b_name = g_strconcat (name, ".folded_shift", NULL);
+  s_name = g_strconcat (n->output[0], ".scaled", NULL);
+  ok = cbi_onnx_add (im, k_name, 3, dims, k, &k_index, error);
+  if (!ok)
+    g_free (b);
+  ok = ok && cbi_onnx_add (im, b_name, 3, dims, b, &b_index, error)
+      && cbi_onnx_add (im, s_name, 0, NULL, NULL, &scaled, error)
+      && cbi_onnx_add (im, n->output[0], 0, NULL, NULL, &out, error);
+  g_free (k_name);
+  g_free (b_name);
+  g_free (s_name);
+  if (!ok)
+    return FALSE;
+  in[0] = x;
+  in[1] = k_index;
+  cbi_graph_add_node (im->graph, CBI_OP_MUL, name, 2, in, scaled, NULL);
+  in[0] = scaled;
+  in[1] = b_index;
+  cbi_graph_add_node (im->graph, CBI_OP_ADD, name, 2, in, out, NULL);
+  return TRUE;
+}
+
 /* A BatchNormalization right after a Conv (its only reader) is folded into
  * the Conv's weights and bias, as inference frameworks do: no op at run
- * time. Its output name then stands for the Conv's output. */
+ * time. Its output name then stands for the Conv's output. Any other runs
+ * as a per-channel scale and shift (cbi_onnx_batch_norm_affine ()). */
 static gboolean
 cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
     GError ** error)
@@ -406,9 +522,7 @@ cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
         && cbi_graph_node (im->graph, i)->op == CBI_OP_CONV)
       conv = cbi_graph_node (im->graph, i);
   if (conv == NULL || cbi_onnx_readers (im, n->input[0]) != 1)
-    return cbi_onnx_fail (error, "node %s (BatchNormalization): only a "
-        "BatchNormalization right after a Conv (its only reader) is "
-        "supported; it is folded into the Conv", name);
+    return cbi_onnx_batch_norm_affine (im, n, x, eps, error);
 
   w = cbi_graph_tensor (im->graph, conv->inputs[1]);
   out_c = w->dims[0];
@@ -599,6 +713,14 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     type = op[0] == 'A' ? CBI_OP_ADD : op[0] == 'S' ? CBI_OP_SUB :
         op[0] == 'M' ? CBI_OP_MUL : CBI_OP_DIV;
     n_inputs = 2;
+  } else if ((strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0)
+      && n->n_input == 2) {
+    /* of more inputs, or one: refused below as two inputs expected */
+    type = op[1] == 'i' ? CBI_OP_MIN : CBI_OP_MAX;
+    n_inputs = 2;
+  } else if (strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0) {
+    return cbi_onnx_fail (error, "node %s (%s): only two inputs are "
+        "supported", name, op);
   } else if (strcmp (op, "MaxPool") == 0 || strcmp (op, "AveragePool") == 0) {
     type = op[0] == 'M' ? CBI_OP_MAX_POOL : CBI_OP_AVERAGE_POOL;
     n_inputs = 1;
@@ -654,7 +776,8 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   /* constant first: commutative ops swap, the others are refused */
   if (cbi_op_is_binary (type) && n->n_input == 2 && inputs[0] >= 0
       && inputs[1] >= 0 && cbi_graph_tensor (im->graph, inputs[0])->data
-      && (type == CBI_OP_ADD || type == CBI_OP_MUL)) {
+      && (type == CBI_OP_ADD || type == CBI_OP_MUL || type == CBI_OP_MIN
+          || type == CBI_OP_MAX)) {
     gint t = inputs[0];
     inputs[0] = inputs[1];
     inputs[1] = t;

@@ -72,6 +72,9 @@ SUPPORTED_OPS = (
     "GlobalAveragePool", "Concat", "Resize", "Upsample", "Pad",
     "DepthToSpace", "Reshape", "Transpose", "Flatten", "Gemm", "MatMul",
     "Softmax", "Identity", "Constant",
+    # ops on activations, issue 10
+    "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Pow",
+    "Min", "Max",
 )
 
 # the module of onnx.backend.test.case.node that exports an op's tests,

@@ -46,7 +46,7 @@ the committed files and never run this script.
 - style.weights.npz: the style net's float weights by initializer name, for
   bench/pytorch-style.py on a GPU machine without the onnx package.
 - bad-sub-from-constant.onnx: Sub with the constant first.
-- bad-bn-alone.onnx: a BatchNormalization straight on the input.
+- bad-bn-mean-size.onnx: a BatchNormalization of 3 channels with 2 means.
 - bad-pool-dilation.onnx: a MaxPool with a dilation of 0.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
@@ -527,8 +527,10 @@ def main():
                               ["image", "g3", "b3", "m3", "v3"], ["output"],
                               name="bn")]
     ones = np.ones(3, np.float32)
-    save(model(alone, [numpy_helper.from_array(ones, n)
-                       for n in ("g3", "b3", "m3", "v3")]), "bad-bn-alone.onnx")
+    save(model(alone, [numpy_helper.from_array(ones[:2] if n == "m3" else
+                                               ones, n)
+                       for n in ("g3", "b3", "m3", "v3")]),
+         "bad-bn-mean-size.onnx")
 
     # external data: w1 in conv-external.bin, after 16 bytes of padding
     ext = model(conv_relu_nodes(), conv_relu_inits())
@@ -607,6 +609,8 @@ def main():
 
     # folded at load; their own seeded generators, as above
     fold_models()
+    # ops on activations, issue 10
+    ops_models()
 
 
 FOLD_SHAPE = (2, 3, 6, 8)
@@ -779,10 +783,10 @@ def fold_misc_model(g):
     return model(nodes, inits)
 
 
-def write_tensor_reference(m, stem, g):
+def write_tensor_reference(m, stem, g, shape=FOLD_SHAPE):
     import onnxruntime as ort
 
-    x = g.standard_normal(FOLD_SHAPE).astype(np.float32)
+    x = g.standard_normal(shape).astype(np.float32)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(m.SerializeToString(), opts,
@@ -848,6 +852,114 @@ def fold_models():
         save(m, stem + ".onnx")
         write_tensor_reference(m, stem, g)
     bad_fold_models()
+
+
+def ops_unary_model(g):
+    """every element-wise op of issue 10, an Erf fused into the Conv before
+    it and one alone, Min and Max with broadcast constants (one first)"""
+    w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    b = (g.standard_normal(8) * 0.1).astype(np.float32)
+    lo = g.uniform(0.1, 0.3, (8, 1, 1)).astype(np.float32)
+    wo = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w", "b"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Erf", ["c"], ["e"], name="erf_fused"),
+        helper.make_node("Abs", ["e"], ["a"], name="abs"),
+        helper.make_node("Sqrt", ["a"], ["s"], name="sqrt"),
+        helper.make_node("Add", ["s", "half"], ["p"], name="add"),
+        helper.make_node("Log", ["p"], ["lg"], name="log"),
+        helper.make_node("Exp", ["lg"], ["ex"], name="exp"),
+        helper.make_node("Neg", ["ex"], ["ng"], name="neg"),
+        helper.make_node("Reciprocal", ["ng"], ["r"], name="reciprocal"),
+        helper.make_node("Pow", ["r", "two"], ["sq"], name="square"),
+        helper.make_node("Pow", ["sq", "exponent"], ["pw"], name="pow"),
+        helper.make_node("Sub", ["pw", "one"], ["m"], name="sub"),
+        helper.make_node("Gelu", ["m"], ["ge"], name="gelu"),
+        helper.make_node("Gelu", ["ge"], ["gt"], name="gelu_tanh",
+                         approximate="tanh"),
+        helper.make_node("Erf", ["gt"], ["er"], name="erf"),
+        helper.make_node("Max", ["er", "lo"], ["mx"], name="max"),
+        helper.make_node("Min", ["hi", "mx"], ["mn"], name="min"),
+        helper.make_node("Conv", ["mn", "wo"], ["output"], name="out"),
+    ]
+    inits = [f32("w", w), f32("b", b), f32("half", 0.5), f32("two", 2.0),
+             f32("exponent", 0.75), f32("one", [1.0]), f32("lo", lo),
+             f32("hi", 0.6), f32("wo", wo)]
+    m = model(nodes, inits)
+    m.opset_import[0].version = 20
+    return m
+
+
+def ops_pads_model(g):
+    """auto_pad SAME_UPPER (stride 2, odd sizes), SAME_LOWER (an even
+    kernel), VALID, and ceil_mode pooling: pads from the input size"""
+    w1 = (g.standard_normal((8, 3, 3, 3)) * 0.4).astype(np.float32)
+    w2 = (g.standard_normal((8, 8, 2, 2)) * 0.3).astype(np.float32)
+    w3 = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1"], ["c1"], name="same_upper",
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         auto_pad="SAME_UPPER"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="same_lower",
+                         auto_pad="SAME_LOWER"),
+        helper.make_node("MaxPool", ["c2"], ["p1"], name="max_ceil",
+                         kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+        helper.make_node("MaxPool", ["c2"], ["p2"], name="max_same",
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         auto_pad="SAME_UPPER"),
+        helper.make_node("Add", ["p1", "p2"], ["s"], name="add"),
+        helper.make_node("AveragePool", ["s"], ["p3"], name="avg_ceil",
+                         kernel_shape=[2, 2], strides=[2, 2], pads=[0, 1, 0, 0],
+                         ceil_mode=1),
+        helper.make_node("Conv", ["p3", "w3"], ["output"], name="valid",
+                         auto_pad="VALID"),
+    ]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 3, "H", "W"])
+    return model(nodes, [f32("w1", w1), f32("w2", w2), f32("w3", w3)],
+                 outputs=[out])
+
+
+def ops_bn_model(g):
+    """a BatchNormalization after ConvTranspose -> Add, as in a DBNet
+    head: a per-channel scale and shift"""
+    wt = (g.standard_normal((3, 4, 2, 2)) * 0.4).astype(np.float32)
+    bias = (g.standard_normal((4, 1, 1)) * 0.1).astype(np.float32)
+    gamma = g.uniform(0.5, 1.5, 4).astype(np.float32)
+    beta = (g.standard_normal(4) * 0.1).astype(np.float32)
+    mean = (g.standard_normal(4) * 0.1).astype(np.float32)
+    var = g.uniform(0.5, 2.0, 4).astype(np.float32)
+    wo = (g.standard_normal((3, 4, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("ConvTranspose", ["image", "wt"], ["t"],
+                         name="up", strides=[2, 2]),
+        helper.make_node("Add", ["t", "bias"], ["a"], name="add"),
+        helper.make_node("BatchNormalization",
+                         ["a", "gamma", "beta", "mean", "var"], ["n"],
+                         name="bn", epsilon=1e-3),
+        helper.make_node("Relu", ["n"], ["r"], name="relu"),
+        helper.make_node("Conv", ["r", "wo"], ["output"], name="out"),
+    ]
+    inits = [f32("wt", wt), f32("bias", bias), f32("gamma", gamma),
+             f32("beta", beta), f32("mean", mean), f32("var", var),
+             f32("wo", wo)]
+    return model(nodes, inits)
+
+
+ODD_SHAPE = (2, 3, 7, 9)
+
+
+def ops_models():
+    for stem, make, seed, shape in (
+            ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
+            ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
+            ("ops-bn", ops_bn_model, 43, FOLD_SHAPE)):
+        g = np.random.default_rng(seed)
+        m = make(g)
+        save(m, stem + ".onnx")
+        write_tensor_reference(m, stem, g, shape)
 
 
 if __name__ == "__main__":

@@ -55,9 +55,62 @@ cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
     case CBI_K_IDENTITY:
       cbi_cpu_step (&steps[0], dnnl_eltwise_linear, 1.0f, 0.0f);
       return 1;
+    case CBI_K_GELU_ERF:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_gelu_erf, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_GELU_TANH:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_gelu_tanh, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_SQRT:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_sqrt, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_EXP:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_exp, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_LOG:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_log, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_NEG:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, -1.0f, 0.0f);
+      return 1;
+    case CBI_K_ABS:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_abs, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_RECIPROCAL:     /* 1 x^-1 */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, -1.0f);
+      return 1;
+    case CBI_K_POW:            /* the square exact, as cbi_eltwise () */
+      if (n->alpha == 2.0f)
+        cbi_cpu_step (&steps[0], dnnl_eltwise_square, 0.0f, 0.0f);
+      else
+        cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, n->alpha);
+      return 1;
+    case CBI_K_ERF:            /* no oneDNN form: cbi_cpu_run_eltwise () */
     default:
       return 0;
   }
+}
+
+/* Our loop for activation @post (nullable) where oneDNN has no form of
+ * it, so no post-op: in place on output @out, after the primitive that
+ * wrote it. Erf, the one such op, keeps a blocked layout's zero padding. */
+gboolean
+cbi_cpu_post_loop (CbiCpuPlan * plan, const CbiNode * post, gint out)
+{
+  CbiCpuEltwise steps[2];
+  CbiCpuEltwiseLoop *e;
+
+  if (post == NULL || cbi_cpu_eltwise_steps (post, steps) > 0)
+    return TRUE;
+  e = g_new0 (CbiCpuEltwiseLoop, 1);
+  dnnl_memory_get_data_handle (plan->mems[out], (void **) &e->dst);
+  e->src = e->dst;
+  e->count = dnnl_memory_desc_get_size (&plan->mds[out]) / sizeof (gfloat);
+  e->op = cbi_op_info (post->op)->eltwise;
+  e->alpha = post->alpha;
+  e->beta = post->beta;
+  cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
+  return TRUE;
 }
 
 /* An attribute with a user scratchpad and, as post-ops, the eltwise steps
@@ -100,9 +153,19 @@ cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
   dnnl_eltwise_desc_t desc;
 
   if (cbi_cpu_eltwise_steps (n, steps) == 0) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is not "
-        "supported by the CPU backend", n->name, cbi_op_type_name (n->op));
-    return FALSE;
+    /* our loop, in the input's layout */
+    CbiCpuEltwiseLoop *e;
+    if (cbi_cpu_new_output (plan, n->output, &md, error) == NULL)
+      return FALSE;
+    e = g_new0 (CbiCpuEltwiseLoop, 1);
+    dnnl_memory_get_data_handle (args[0].memory, (void **) &e->src);
+    dnnl_memory_get_data_handle (plan->mems[n->output], (void **) &e->dst);
+    e->count = dnnl_memory_desc_get_size (&md) / sizeof (gfloat);
+    e->op = cbi_op_info (n->op)->eltwise;
+    e->alpha = n->alpha;
+    e->beta = n->beta;
+    cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
+    return TRUE;
   }
   /* oneDNN 2.6 drops the post-op of a 1-D eltwise (its output is all
    * zeros): such a tensor runs as 1 x n */
@@ -157,6 +220,9 @@ cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
     [CBI_K_SUB] = dnnl_binary_sub,
     [CBI_K_MUL] = dnnl_binary_mul,
     [CBI_K_DIV] = dnnl_binary_div,
+    [CBI_K_PRELU] = dnnl_alg_kind_undef,
+    [CBI_K_MIN] = dnnl_binary_min,
+    [CBI_K_MAX] = dnnl_binary_max,
   };
   dnnl_alg_kind_t alg = algs[cbi_op_info (n->op)->binary];
   dnnl_exec_arg_t args[2];

@@ -258,7 +258,7 @@ cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
       && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
           plan->cpu->engine, NULL), "primitive desc");
   return cbi_cpu_finish_owned (ok, pd, attr, plan, inputs,
-      n_inputs, out, error);
+      n_inputs, out, error) && cbi_cpu_post_loop (plan, post, out);
 }
 
 /* Gives output @out the row-major desc of its shape over the block the

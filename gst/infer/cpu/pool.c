@@ -15,8 +15,9 @@ cbi_cpu_plan_pool (CbiCpuPlan * plan, const CbiNode * n,
   CbiConvAttrs global = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1,
   {x->dims[2], x->dims[3]}
   };
+  CbiConvAttrs conv = n->conv;
   const CbiConvAttrs *a = n->op == CBI_OP_GLOBAL_AVERAGE_POOL ? &global :
-      &n->conv;
+      (cbi_node_pads (plan->graph, n, x, conv.pads), &conv);
   dnnl_alg_kind_t alg = n->op == CBI_OP_MAX_POOL ? dnnl_pooling_max :
       a->count_include_pad ? dnnl_pooling_avg_include_padding :
       dnnl_pooling_avg_exclude_padding;

@@ -79,6 +79,13 @@ typedef enum
 
 typedef enum
 {
+  CBI_K_REDUCE_MEAN,
+  CBI_K_REDUCE_SUM,
+  CBI_K_REDUCE_MAX,
+} CbiKReduce;
+
+typedef enum
+{
   CBI_K_PAD_CONSTANT,
   CBI_K_PAD_REFLECT,
   CBI_K_PAD_EDGE,
@@ -264,6 +271,26 @@ cbi_binary (CbiKBinary op, float a, float b)
     default:
       return a > 0.0f ? a : a * b;
   }
+}
+
+/* ---- reductions ------------------------------------------------------- */
+
+/* The reduction of @count values of @x, @stride apart: their mean, sum or
+ * maximum (NaN when one is NaN), summed in order. */
+CBI_HD float
+cbi_reduce (CbiKReduce op, const float *x, int64_t count, int64_t stride)
+{
+  float acc = op == CBI_K_REDUCE_MAX ? -INFINITY : 0.0f;
+  int64_t k;
+
+  for (k = 0; k < count; k++) {
+    float v = x[k * stride];
+    if (op != CBI_K_REDUCE_MAX)
+      acc += v;
+    else if (v > acc || v != v)
+      acc = v;
+  }
+  return op == CBI_K_REDUCE_MEAN ? acc / (float) count : acc;
 }
 
 /* ---- index mappings --------------------------------------------------- */

@@ -140,11 +140,14 @@ static const CbiOpInfo cbi_ops[] = {
   [CBI_OP_POW] = {"Pow", CBI_OP_KIND_ELTWISE, CBI_K_POW, -1, FALSE, CBI_OP_FUSE_NONE, -1},
   [CBI_OP_MIN] = {"Min", CBI_OP_KIND_BINARY, -1, CBI_K_MIN, FALSE, CBI_OP_FUSE_ANY, -1},
   [CBI_OP_MAX] = {"Max", CBI_OP_KIND_BINARY, -1, CBI_K_MAX, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_REDUCE_MEAN] = {"ReduceMean", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_REDUCE_SUM] = {"ReduceSum", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_REDUCE_MAX] = {"ReduceMax", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
 };
 /* *INDENT-ON* */
 
 /* every op has its row */
-G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_MAX + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_REDUCE_MAX + 1);
 
 const CbiOpInfo *
 cbi_op_info (CbiOpType op)
@@ -660,6 +663,70 @@ cbi_infer_matmul (const CbiNode * n, CbiShape * shapes, GError ** error)
   return TRUE;
 }
 
+/* Which axes of a rank @rank input reduction node @n reduces, as bits;
+ * 0 when one is out of range. */
+static guint
+cbi_reduce_axes (const CbiNode * n, gint rank)
+{
+  guint axes = 0;
+  gint i;
+
+  if (n->n_ints == 0)
+    return (1u << rank) - 1;
+  for (i = 0; i < n->n_ints; i++) {
+    gint a = cbi_axis ((gint) n->ints[i], rank);
+    if (a < 0)
+      return 0;
+    axes |= 1u << a;
+  }
+  return axes;
+}
+
+gboolean
+cbi_node_reduce_view (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * r, gint64 * inner)
+{
+  guint axes = cbi_reduce_axes (n, input->n_dims);
+  gint d, first = -1, last = -1;
+
+  *outer = *r = *inner = 1;
+  for (d = 0; d < input->n_dims; d++) {
+    if (axes & (1u << d)) {
+      if (last >= 0 && last != d - 1)
+        return FALSE;
+      if (first < 0)
+        first = d;
+      last = d;
+      *r *= input->dims[d];
+    } else if (first < 0) {
+      *outer *= input->dims[d];
+    } else {
+      *inner *= input->dims[d];
+    }
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_infer_reduce (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  CbiShape *y = &shapes[n->output];
+  guint axes = cbi_reduce_axes (n, x->n_dims);
+  gint d;
+
+  if (axes == 0)
+    return cbi_shape_fail (error, n, "an axis is outside rank %d", x->n_dims);
+  y->n_dims = 0;
+  for (d = 0; d < x->n_dims; d++) {
+    if (!(axes & (1u << d)))
+      y->dims[y->n_dims++] = x->dims[d];
+    else if (n->mode)
+      y->dims[y->n_dims++] = 1;
+  }
+  return TRUE;
+}
+
 static gboolean
 cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     GError ** error)
@@ -757,6 +824,10 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
             n->axis, xs->n_dims);
       *ys = *xs;
       return TRUE;
+    case CBI_OP_REDUCE_MEAN:
+    case CBI_OP_REDUCE_SUM:
+    case CBI_OP_REDUCE_MAX:
+      return cbi_infer_reduce (n, shapes, error);
     case CBI_OP_INSTANCE_NORM:
     default:
       /* element-wise */

@@ -68,6 +68,9 @@ typedef enum
   CBI_OP_POW,
   CBI_OP_MIN,
   CBI_OP_MAX,
+  CBI_OP_REDUCE_MEAN,
+  CBI_OP_REDUCE_SUM,
+  CBI_OP_REDUCE_MAX,
 } CbiOpType;
 
 /**
@@ -210,6 +213,8 @@ CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
  * @CBI_OP_KIND_RESHAPE: Reshape and Flatten
  * @CBI_OP_KIND_MATRIX: Gemm, MatMul
  * @CBI_OP_KIND_SOFTMAX: Softmax
+ * @CBI_OP_KIND_REDUCE: ReduceMean, ReduceSum, ReduceMax (CbiNode.ints: the
+ *   axes, none for all; CbiNode.mode: keepdims)
  *
  * The families of ops a backend plans alike: its planners are a table
  * indexed by kind.
@@ -229,6 +234,7 @@ typedef enum
   CBI_OP_KIND_RESHAPE,
   CBI_OP_KIND_MATRIX,
   CBI_OP_KIND_SOFTMAX,
+  CBI_OP_KIND_REDUCE,
   CBI_OP_N_KINDS,
 } CbiOpKind;
 
@@ -311,6 +317,12 @@ void cbi_node_permutation (const CbiNode * n, const CbiShape * input,
  * rounding gives ONNX's ceil. */
 void cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
     const CbiShape * input, gint64 * pads);
+
+/* Reduction node @n on an input of shape @input as @outer x @r x @inner
+ * (row-major), the @r values of each (outer, inner) reduced: whether its
+ * axes are neighbours (so such a view exists). */
+gboolean cbi_node_reduce_view (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * r, gint64 * inner);
 
 /* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
  * into @weights (caller-allocated): alpha B, transposed when transB says

@@ -415,6 +415,36 @@ cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
   return cbi_onnx_clip_bound (im, n, 2, "value", 0.0f, value, error);
 }
 
+/* ReduceMean, ReduceSum, ReduceMax: the axes from the attribute (before
+ * opset 18, 13 for ReduceSum) or an int64 constant input, none meaning
+ * all; keepdims. */
+static gboolean
+cbi_onnx_reduce (CbiImporter * im, const Onnx__NodeProto * n, CbiNode * node,
+    GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "axes");
+  const CbiOnnxConst *ints = cbi_onnx_int_input (im, n, 1);
+  gsize count = ints ? (gsize) ints->count : attr ? attr->n_ints : 0;
+  const gint64 *axes = ints ? (const gint64 *) ints->data :
+      attr ? attr->ints : NULL;
+
+  if (n->n_input > 1 && n->input[1] && *n->input[1] && ints == NULL)
+    return cbi_onnx_fail (error, "node %s (%s): the axes must be an int64 "
+        "constant", name, n->op_type);
+  if (count > CBI_MAX_DIMS)
+    return cbi_onnx_fail (error, "node %s (%s): %" G_GSIZE_FORMAT " axes",
+        name, n->op_type, count);
+  if (count == 0 && cbi_onnx_int (n, "noop_with_empty_axes", 0) != 0)
+    return cbi_onnx_fail (error, "node %s (%s): noop_with_empty_axes is "
+        "not supported", name, n->op_type);
+  node->n_ints = count;
+  if (count > 0)
+    memcpy (node->ints, axes, count * sizeof (gint64));
+  node->mode = cbi_onnx_int (n, "keepdims", 1) != 0;
+  return TRUE;
+}
+
 /* How many node inputs of the ONNX graph read @name. */
 static guint
 cbi_onnx_readers (CbiImporter * im, const gchar * name)
@@ -642,6 +672,10 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
       node->mode = im->opset < 13;
       node->axis = cbi_onnx_int (n, "axis", im->opset < 13 ? 1 : -1);
       return TRUE;
+    case CBI_OP_REDUCE_MEAN:
+    case CBI_OP_REDUCE_SUM:
+    case CBI_OP_REDUCE_MAX:
+      return cbi_onnx_reduce (im, n, node, error);
     default:
       return TRUE;
   }
@@ -668,6 +702,9 @@ cbi_onnx_layout_type (const gchar * op, CbiOpType * type, guint * n_inputs)
     {"Softmax", CBI_OP_SOFTMAX, 1},
     {"GlobalAveragePool", CBI_OP_GLOBAL_AVERAGE_POOL, 1},
     {"PRelu", CBI_OP_PRELU, 2},
+    {"ReduceMean", CBI_OP_REDUCE_MEAN, 1},
+    {"ReduceSum", CBI_OP_REDUCE_SUM, 1},
+    {"ReduceMax", CBI_OP_REDUCE_MAX, 1},
   };
   guint i;
 
@@ -765,7 +802,7 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   for (i = 0; i < n->n_input; i++) {
     const CbiOnnxConst *c = cbi_onnx_const (im, n->input[i]);
     if (c && c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-        && !((type == CBI_OP_PAD || type == CBI_OP_RESHAPE) && i == 1
+        && !(cbi_op_info (type)->int64_input == (gint) i
             && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64))
       return cbi_onnx_fail (error, "tensor %s has data type %s; only "
           "float32 is supported here (node %s)", n->input[i],

@@ -74,7 +74,7 @@ SUPPORTED_OPS = (
     "Softmax", "Identity", "Constant",
     # ops on activations, issue 10
     "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Pow",
-    "Min", "Max",
+    "Min", "Max", "ReduceMean", "ReduceSum", "ReduceMax",
 )
 
 # the module of onnx.backend.test.case.node that exports an op's tests,

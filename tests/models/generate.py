@@ -948,6 +948,43 @@ def ops_bn_model(g):
     return model(nodes, inits)
 
 
+def ops_layer_norm_model(g):
+    """a LayerNorm over the width as exporters decompose it: ReduceMean, Sub,
+    Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul, Add; then ReduceSum and
+    ReduceMax over the channels (an axes attribute, keepdims 0), as
+    opset 13 writes them"""
+    w = (g.standard_normal((4, 3, 3, 3)) * 0.5).astype(np.float32)
+    gamma = g.uniform(0.5, 1.5, 8).astype(np.float32)
+    beta = (g.standard_normal(8) * 0.1).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("ReduceMean", ["c"], ["mean"], name="mean",
+                         axes=[-1]),
+        helper.make_node("Sub", ["c", "mean"], ["d"], name="centre"),
+        helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="variance",
+                         axes=[3]),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="eps"),
+        helper.make_node("Sqrt", ["ve"], ["sd"], name="sqrt"),
+        helper.make_node("Div", ["d", "sd"], ["z"], name="normalise"),
+        helper.make_node("Mul", ["z", "gamma"], ["zg"], name="gamma"),
+        helper.make_node("Add", ["zg", "beta"], ["ln"], name="beta"),
+        helper.make_node("ReduceMax", ["ln"], ["mx"], name="max",
+                         axes=[2, 3]),
+        helper.make_node("Mul", ["ln", "mx"], ["p"], name="scale"),
+        helper.make_node("ReduceSum", ["p", "axes1"], ["output"],
+                         name="sum", keepdims=0),
+    ]
+    inits = [f32("w", w), f32("two", 2.0), f32("eps", 1e-5),
+             f32("gamma", gamma), f32("beta", beta), i64("axes1", [1])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", "H", "W"])
+    m = model(nodes, inits, outputs=[out])
+    m.opset_import[0].version = 13
+    return m
+
+
 ODD_SHAPE = (2, 3, 7, 9)
 
 
@@ -955,7 +992,8 @@ def ops_models():
     for stem, make, seed, shape in (
             ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
             ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
-            ("ops-bn", ops_bn_model, 43, FOLD_SHAPE)):
+            ("ops-bn", ops_bn_model, 43, FOLD_SHAPE),
+            ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

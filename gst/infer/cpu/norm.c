@@ -96,3 +96,35 @@ cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
       && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error)
       && (n->mode == 0 || cbi_cpu_reshape_output (plan, n->output, error));
 }
+
+/* ReduceMean, ReduceSum, ReduceMax as a oneDNN reduction of the plain
+ * input into its shape with the reduced axes kept as ones, then seen in
+ * the output's shape (keepdims 0 drops them). */
+gboolean
+cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
+  dnnl_alg_kind_t alg = n->op == CBI_OP_REDUCE_MEAN ? dnnl_reduction_mean :
+      n->op == CBI_OP_REDUCE_SUM ? dnnl_reduction_sum : dnnl_reduction_max;
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, NULL} };
+  dnnl_memory_desc_t xmd, ymd;
+  dnnl_reduction_desc_t desc;
+  CbiShape kept = *xs;
+  gint d, i;
+
+  /* the kept shape: every reduced axis 1 */
+  for (d = 0; d < xs->n_dims; d++) {
+    for (i = 0; i < n->n_ints; i++)
+      if (n->ints[i] == d || n->ints[i] + xs->n_dims == d)
+        kept.dims[d] = 1;
+    if (n->n_ints == 0)
+      kept.dims[d] = 1;
+  }
+  return (args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &xmd, error))
+      && cbi_cpu_shape_md (&ymd, &kept, error)
+      && DNNL_CHECK (dnnl_reduction_desc_init (&desc, alg, &xmd, &ymd, 0.0f,
+          0.0f), "reduction desc")
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error)
+      && cbi_cpu_reshape_output (plan, n->output, error);
+}

@@ -308,6 +308,7 @@ static const CbiCpuPlanFunc cbi_cpu_planners[CBI_OP_N_KINDS] = {
   [CBI_OP_KIND_RESHAPE] = cbi_cpu_plan_reshape,
   [CBI_OP_KIND_MATRIX] = cbi_cpu_plan_matrix,
   [CBI_OP_KIND_SOFTMAX] = cbi_cpu_plan_softmax,
+  [CBI_OP_KIND_REDUCE] = cbi_cpu_plan_reduce,
 };
 /* *INDENT-ON* */
 

@@ -83,3 +83,39 @@ cbi_cuda_plan_instance_norm (CbiCudaPlan * plan, const CbiNode * n,
         cbi_shape_count (xs));
   return TRUE;
 }
+
+/* ReduceMean, ReduceSum, ReduceMax of neighbouring axes */
+typedef struct
+{
+  CbiCudaIO io;
+  gint64 outer, r, inner;
+  CbiKReduce op;
+} CbiCudaReduce;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_reduce, CbiCudaReduce, CUDA_CHECK,
+    "reduction kernel",
+    cbi_k_reduce (p->io.x, p->io.y, p->outer, p->r, p->inner, p->op, stream))
+/* *INDENT-ON* */
+
+gboolean
+cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  gint64 outer, r, inner;
+  CbiCudaReduce *s;
+
+  if (!cbi_node_reduce_view (n, &plan->shapes[n->inputs[0]], &outer, &r,
+          &inner))
+    return cbi_node_unsupported (n, "cuda (axes that are not neighbours)",
+        error);
+  s = cbi_cuda_add_step (plan, n, cbi_cuda_run_reduce, sizeof (CbiCudaReduce));
+  s->io.x = plan->tensors[n->inputs[0]];
+  s->io.y = plan->tensors[n->output];
+  s->outer = outer;
+  s->r = r;
+  s->inner = inner;
+  s->op = n->op == CBI_OP_REDUCE_MEAN ? CBI_K_REDUCE_MEAN :
+      n->op == CBI_OP_REDUCE_SUM ? CBI_K_REDUCE_SUM : CBI_K_REDUCE_MAX;
+  return TRUE;
+}

@@ -140,6 +140,13 @@ cudaError_t cbi_k_bias_act (float *y, const float *bias, int64_t n,
 cudaError_t cbi_k_reduce (const float *x, float *y, int64_t outer, int64_t r,
     int64_t inner, CbiKReduce op, cudaStream_t stream);
 
+/* LayerNormalization of @rows rows of @inner values: every row normalised
+ * by its own mean and variance (+ @epsilon), then x gamma[i] + beta[i]
+ * (@beta NULL: no shift). */
+cudaError_t cbi_k_layer_norm (const float *x, float *y, int64_t rows,
+    int64_t inner, const float *gamma, const float *beta, float epsilon,
+    cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -143,11 +143,12 @@ static const CbiOpInfo cbi_ops[] = {
   [CBI_OP_REDUCE_MEAN] = {"ReduceMean", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
   [CBI_OP_REDUCE_SUM] = {"ReduceSum", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
   [CBI_OP_REDUCE_MAX] = {"ReduceMax", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_LAYER_NORM] = {"LayerNormalization", CBI_OP_KIND_LAYER_NORM, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
 };
 /* *INDENT-ON* */
 
 /* every op has its row */
-G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_REDUCE_MAX + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_LAYER_NORM + 1);
 
 const CbiOpInfo *
 cbi_op_info (CbiOpType op)
@@ -727,6 +728,42 @@ cbi_infer_reduce (const CbiNode * n, CbiShape * shapes, GError ** error)
   return TRUE;
 }
 
+void
+cbi_node_layer_norm_view (const CbiNode * n, const CbiShape * input,
+    gint64 * rows, gint64 * inner)
+{
+  gint axis = cbi_axis (n->axis, input->n_dims), d;
+
+  *rows = *inner = 1;
+  for (d = 0; d < input->n_dims; d++) {
+    if (d < axis)
+      *rows *= input->dims[d];
+    else
+      *inner *= input->dims[d];
+  }
+}
+
+/* LayerNormalization: a scale (and bias) of one value per position of a
+ * row. */
+static gboolean
+cbi_infer_layer_norm (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  gint64 rows, inner;
+  guint i;
+
+  if (cbi_axis (n->axis, x->n_dims) < 0)
+    return cbi_shape_fail (error, n, "axis %d is outside rank %d", n->axis,
+        x->n_dims);
+  cbi_node_layer_norm_view (n, x, &rows, &inner);
+  for (i = 1; i < n->n_inputs; i++)
+    if (n->inputs[i] >= 0 && cbi_shape_count (&shapes[n->inputs[i]]) != inner)
+      return cbi_shape_fail (error, n, "input %u does not have the %"
+          G_GINT64_FORMAT " values of a normalised row", i, inner);
+  shapes[n->output] = *x;
+  return TRUE;
+}
+
 static gboolean
 cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     GError ** error)
@@ -828,6 +865,8 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     case CBI_OP_REDUCE_SUM:
     case CBI_OP_REDUCE_MAX:
       return cbi_infer_reduce (n, shapes, error);
+    case CBI_OP_LAYER_NORM:
+      return cbi_infer_layer_norm (n, shapes, error);
     case CBI_OP_INSTANCE_NORM:
     default:
       /* element-wise */

@@ -71,6 +71,7 @@ typedef enum
   CBI_OP_REDUCE_MEAN,
   CBI_OP_REDUCE_SUM,
   CBI_OP_REDUCE_MAX,
+  CBI_OP_LAYER_NORM,
 } CbiOpType;
 
 /**
@@ -215,6 +216,8 @@ CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
  * @CBI_OP_KIND_SOFTMAX: Softmax
  * @CBI_OP_KIND_REDUCE: ReduceMean, ReduceSum, ReduceMax (CbiNode.ints: the
  *   axes, none for all; CbiNode.mode: keepdims)
+ * @CBI_OP_KIND_LAYER_NORM: LayerNormalization (CbiNode.axis: the first
+ *   normalised axis; CbiNode.alpha: epsilon)
  *
  * The families of ops a backend plans alike: its planners are a table
  * indexed by kind.
@@ -235,6 +238,7 @@ typedef enum
   CBI_OP_KIND_MATRIX,
   CBI_OP_KIND_SOFTMAX,
   CBI_OP_KIND_REDUCE,
+  CBI_OP_KIND_LAYER_NORM,
   CBI_OP_N_KINDS,
 } CbiOpKind;
 
@@ -323,6 +327,11 @@ void cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
  * axes are neighbours (so such a view exists). */
 gboolean cbi_node_reduce_view (const CbiNode * n, const CbiShape * input,
     gint64 * outer, gint64 * r, gint64 * inner);
+
+/* LayerNormalization node @n on an input of shape @input as @rows x
+ * @inner (row-major): each row normalised on its own. */
+void cbi_node_layer_norm_view (const CbiNode * n, const CbiShape * input,
+    gint64 * rows, gint64 * inner);
 
 /* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
  * into @weights (caller-allocated): alpha B, transposed when transB says

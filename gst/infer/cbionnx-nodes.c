@@ -119,6 +119,16 @@ cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
   return cbi_onnx_lookup (im, n->input[i]);
 }
 
+/* The int64 constant at input @i of @n (a folded one too), or NULL. */
+static const CbiOnnxConst *
+cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
+{
+  const CbiOnnxConst *c = i < n->n_input ? cbi_onnx_const (im,
+      n->input[i]) : NULL;
+
+  return c && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? c : NULL;
+}
+
 /* The float32 constant at input @i of @n, for a value translation keeps
  * in the node (Clip's bounds, Resize's scales, what BatchNormalization
  * folds): its data (owned by the importer or the graph), @count and
@@ -247,12 +257,18 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
     const gfloat *e;
     gint64 count;
     gint n_dims;
+    const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
     *type = CBI_OP_POW;
     e = cbi_onnx_floats_input (im, n, 1, &count, &n_dims);
-    if (e == NULL || count != 1)
+    if (i && i->count == 1) {
+      /* an integer exponent, as PyTorch exports x ** 2 */
+      *alpha = (gfloat) ((const gint64 *) i->data)[0];
+    } else if (e && count == 1) {
+      *alpha = e[0];
+    } else {
       return cbi_onnx_fail (error, "node %s (Pow): the exponent must be a "
-          "float32 constant of one value", cbi_onnx_name (n->name));
-    *alpha = e[0];
+          "float32 or int64 constant of one value", cbi_onnx_name (n->name));
+    }
   } else if (strcmp (op, "Clip") == 0) {
     *type = CBI_OP_CLIP;
     if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
@@ -361,16 +377,6 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
   g_free (m);
   g_free (coord);
   return ok;
-}
-
-/* The int64 constant at input @i of @n (a folded one too), or NULL. */
-static const CbiOnnxConst *
-cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
-{
-  const CbiOnnxConst *c = i < n->n_input ? cbi_onnx_const (im,
-      n->input[i]) : NULL;
-
-  return c && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? c : NULL;
 }
 
 /* Pad: pads from an int64 constant (opset 11 on) or an attribute, on
@@ -676,6 +682,9 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
     case CBI_OP_REDUCE_SUM:
     case CBI_OP_REDUCE_MAX:
       return cbi_onnx_reduce (im, n, node, error);
+    case CBI_OP_LAYER_NORM:
+      node->axis = cbi_onnx_int (n, "axis", -1);
+      return TRUE;
     default:
       return TRUE;
   }
@@ -752,11 +761,15 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     n_inputs = 2;
   } else if ((strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0)
       && n->n_input == 2) {
-    /* of more inputs, or one: refused below as two inputs expected */
     type = op[1] == 'i' ? CBI_OP_MIN : CBI_OP_MAX;
     n_inputs = 2;
+  } else if ((strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0)
+      && n->n_input == 1) {
+    /* the minimum of one value is that value */
+    type = CBI_OP_IDENTITY;
+    n_inputs = 1;
   } else if (strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0) {
-    return cbi_onnx_fail (error, "node %s (%s): only two inputs are "
+    return cbi_onnx_fail (error, "node %s (%s): only one or two inputs are "
         "supported", name, op);
   } else if (strcmp (op, "MaxPool") == 0 || strcmp (op, "AveragePool") == 0) {
     type = op[0] == 'M' ? CBI_OP_MAX_POOL : CBI_OP_AVERAGE_POOL;
@@ -773,6 +786,14 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     type = CBI_OP_INSTANCE_NORM;
     n_inputs = 3;
     alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
+  } else if (strcmp (op, "LayerNormalization") == 0) {
+    type = CBI_OP_LAYER_NORM;
+    n_inputs = MIN (n->n_input, 3);
+    alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
+    for (i = 1; i < n->n_output; i++)
+      if (n->output[i] && *n->output[i])
+        return cbi_onnx_fail (error, "node %s (LayerNormalization): the "
+            "Mean and InvStdDev outputs are not supported", name);
   } else if (strcmp (op, "Pad") == 0) {
     type = CBI_OP_PAD;
     n_inputs = 1;
@@ -802,7 +823,8 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   for (i = 0; i < n->n_input; i++) {
     const CbiOnnxConst *c = cbi_onnx_const (im, n->input[i]);
     if (c && c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-        && !(cbi_op_info (type)->int64_input == (gint) i
+        && !((cbi_op_info (type)->int64_input == (gint) i
+                || (type == CBI_OP_POW && i == 1))
             && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64))
       return cbi_onnx_fail (error, "tensor %s has data type %s; only "
           "float32 is supported here (node %s)", n->input[i],
@@ -831,6 +853,15 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
           name, i);
 
 
+  if (type == CBI_OP_LAYER_NORM) {
+    for (i = 1; i < n_inputs; i++) {
+      const CbiTensorInfo *t = inputs[i] >= 0 ?
+          cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+      if ((t == NULL && i == 1) || (t && t->data == NULL))
+        return cbi_onnx_fail (error, "node %s (LayerNormalization): Scale "
+            "and B must be constants", name);
+    }
+  }
   if (type == CBI_OP_INSTANCE_NORM) {
     for (i = 1; i < 3; i++) {
       const CbiTensorInfo *t = inputs[i] >= 0 ?

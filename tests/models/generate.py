@@ -970,18 +970,23 @@ def ops_layer_norm_model(g):
         helper.make_node("Div", ["d", "sd"], ["z"], name="normalise"),
         helper.make_node("Mul", ["z", "gamma"], ["zg"], name="gamma"),
         helper.make_node("Add", ["zg", "beta"], ["ln"], name="beta"),
-        helper.make_node("ReduceMax", ["ln"], ["mx"], name="max",
+        helper.make_node("LayerNormalization", ["c", "scale2", "bias2"],
+                         ["ln2"], name="layer_norm", axis=-2, epsilon=1e-3),
+        helper.make_node("Add", ["ln", "ln2"], ["both"], name="both"),
+        helper.make_node("ReduceMax", ["both"], ["mx"], name="max",
                          axes=[2, 3]),
-        helper.make_node("Mul", ["ln", "mx"], ["p"], name="scale"),
+        helper.make_node("Mul", ["both", "mx"], ["p"], name="scale"),
         helper.make_node("ReduceSum", ["p", "axes1"], ["output"],
                          name="sum", keepdims=0),
     ]
+    scale2 = g.uniform(0.5, 1.5, (6, 8)).astype(np.float32)
+    bias2 = (g.standard_normal((6, 8)) * 0.1).astype(np.float32)
     inits = [f32("w", w), f32("two", 2.0), f32("eps", 1e-5),
-             f32("gamma", gamma), f32("beta", beta), i64("axes1", [1])]
+             f32("gamma", gamma), f32("beta", beta), i64("axes1", [1]),
+             f32("scale2", scale2), f32("bias2", bias2)]
     out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
                                         ["N", "H", "W"])
     m = model(nodes, inits, outputs=[out])
-    m.opset_import[0].version = 13
     return m
 
 

@@ -128,3 +128,37 @@ cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
       && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error)
       && cbi_cpu_reshape_output (plan, n->output, error);
 }
+
+/* LayerNormalization as oneDNN's over the input seen as rows x inner,
+ * the scale and shift one value per position of a row. */
+gboolean
+cbi_cpu_plan_layer_norm (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const gboolean bias = n->n_inputs > 2 && n->inputs[2] >= 0;
+  dnnl_exec_arg_t args[3] = { {DNNL_ARG_SRC, NULL}, {DNNL_ARG_SCALE, NULL},
+  {DNNL_ARG_SHIFT, NULL}
+  };
+  dnnl_memory_desc_t xmd, view, vmd;
+  dnnl_layer_normalization_desc_t desc;
+  gint64 rows[2];
+  dnnl_memory_t x;
+
+  cbi_node_layer_norm_view (n, &plan->shapes[n->inputs[0]], &rows[0], &rows[1]);
+  x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
+  if (x == NULL || !cbi_cpu_plain_md (&view, 2, rows, 2, error)
+      || !cbi_cpu_plain_md (&vmd, 1, &rows[1], 1, error)
+      || (args[0].memory = cbi_cpu_view (plan, x, &view, error)) == NULL
+      || (args[1].memory = cbi_cpu_memory (plan, &vmd,
+              cbi_graph_tensor (plan->graph, n->inputs[1])->data,
+              error)) == NULL
+      || (bias && (args[2].memory = cbi_cpu_memory (plan, &vmd,
+                  cbi_graph_tensor (plan->graph, n->inputs[2])->data,
+                  error)) == NULL))
+    return FALSE;
+  return DNNL_CHECK (dnnl_layer_normalization_forward_desc_init (&desc,
+          dnnl_forward_inference, &view, NULL, n->alpha,
+          dnnl_use_scale | (bias ? dnnl_use_shift : 0)), "layer norm desc")
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, bias ? 3 : 2, error)
+      && cbi_cpu_reshape_output (plan, n->output, error);
+}

@@ -309,6 +309,7 @@ static const CbiCpuPlanFunc cbi_cpu_planners[CBI_OP_N_KINDS] = {
   [CBI_OP_KIND_MATRIX] = cbi_cpu_plan_matrix,
   [CBI_OP_KIND_SOFTMAX] = cbi_cpu_plan_softmax,
   [CBI_OP_KIND_REDUCE] = cbi_cpu_plan_reduce,
+  [CBI_OP_KIND_LAYER_NORM] = cbi_cpu_plan_layer_norm,
 };
 /* *INDENT-ON* */
 

@@ -119,3 +119,41 @@ cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
       n->op == CBI_OP_REDUCE_SUM ? CBI_K_REDUCE_SUM : CBI_K_REDUCE_MAX;
   return TRUE;
 }
+
+typedef struct
+{
+  CbiCudaIO io;
+  const gfloat *gamma, *beta;
+  gint64 rows, inner;
+  gfloat epsilon;
+} CbiCudaLayerNorm;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_layer_norm, CbiCudaLayerNorm, CUDA_CHECK,
+    "layer norm kernel", cbi_k_layer_norm (p->io.x, p->io.y, p->rows,
+        p->inner, p->gamma, p->beta, p->epsilon, stream))
+/* *INDENT-ON* */
+
+gboolean
+cbi_cuda_plan_layer_norm (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const gboolean bias = n->n_inputs > 2 && n->inputs[2] >= 0;
+  CbiCudaLayerNorm *p;
+  gfloat *gamma, *beta = NULL;
+
+  gamma = cbi_cuda_constant (plan, n->inputs[1], error);
+  if (gamma == NULL || (bias && (beta = cbi_cuda_constant (plan,
+                  n->inputs[2], error)) == NULL))
+    return FALSE;
+  p = cbi_cuda_add_step (plan, n, cbi_cuda_run_layer_norm,
+      sizeof (CbiCudaLayerNorm));
+  p->io.x = plan->tensors[n->inputs[0]];
+  p->io.y = plan->tensors[n->output];
+  p->gamma = gamma;
+  p->beta = beta;
+  p->epsilon = n->alpha;
+  cbi_node_layer_norm_view (n, &plan->shapes[n->inputs[0]], &p->rows,
+      &p->inner);
+  return TRUE;
+}

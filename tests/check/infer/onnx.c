@@ -309,8 +309,9 @@ static const struct
   {"ops-pads", {4, {2, 3, 7, 9}}, {4, {2, 3, 1, 2}}, 1e-5f},
   /* ConvTranspose, Add, BatchNormalization (a scale and a shift), Relu */
   {"ops-bn", {4, {2, 3, 6, 8}}, {4, {2, 3, 12, 16}}, 1e-5f},
-  /* a decomposed LayerNorm (ReduceMean, Sub, Pow, Sqrt, Div...), then
-   * ReduceMax over two axes and ReduceSum with keepdims 0 */
+  /* a decomposed LayerNorm (ReduceMean, Sub, Pow, Sqrt, Div...) and a
+   * LayerNormalization, then ReduceMax over two axes and ReduceSum with
+   * keepdims 0 */
   {"ops-layer-norm", {4, {2, 3, 6, 8}}, {3, {2, 6, 8}}, 1e-5f},
 };
 

@@ -135,8 +135,8 @@ cudaError_t cbi_k_bias_act (float *y, const float *bias, int64_t n,
     int64_t c, int64_t hw, CbiKEltwise post, float alpha, float beta,
     cudaStream_t stream);
 
-/* y[o, i] = the reduction (@op) of x[o, 0 .. @r - 1, i], x seen as
- * @outer x @r x @inner and y as @outer x @inner. */
+/* y[o, i] = the reduction (@op, cbi_reduce ()) of x[o, 0 .. @r - 1, i],
+ * x seen as @outer x @r x @inner and y as @outer x @inner. */
 cudaError_t cbi_k_reduce (const float *x, float *y, int64_t outer, int64_t r,
     int64_t inner, CbiKReduce op, cudaStream_t stream);
 

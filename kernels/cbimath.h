@@ -82,6 +82,8 @@ typedef enum
   CBI_K_REDUCE_MEAN,
   CBI_K_REDUCE_SUM,
   CBI_K_REDUCE_MAX,
+  CBI_K_REDUCE_ARGMAX,          /* the index of the first maximum */
+  CBI_K_REDUCE_ARGMAX_LAST,     /* the index of the last one */
 } CbiKReduce;
 
 typedef enum
@@ -276,20 +278,31 @@ cbi_binary (CbiKBinary op, float a, float b)
 /* ---- reductions ------------------------------------------------------- */
 
 /* The reduction of @count values of @x, @stride apart: their mean, sum or
- * maximum (NaN when one is NaN), summed in order. */
+ * maximum (NaN when one is NaN), summed in order; or the index of the
+ * maximum (a NaN counts as the maximum, the first one as numpy's) as a
+ * float, exact below 2^24. */
 CBI_HD float
 cbi_reduce (CbiKReduce op, const float *x, int64_t count, int64_t stride)
 {
-  float acc = op == CBI_K_REDUCE_MAX ? -INFINITY : 0.0f;
-  int64_t k;
+  const int arg = op == CBI_K_REDUCE_ARGMAX || op == CBI_K_REDUCE_ARGMAX_LAST;
+  float acc = op == CBI_K_REDUCE_SUM || op == CBI_K_REDUCE_MEAN ? 0.0f :
+      -INFINITY;
+  int64_t k, index = 0;
 
   for (k = 0; k < count; k++) {
     float v = x[k * stride];
-    if (op != CBI_K_REDUCE_MAX)
+    if (!arg && op != CBI_K_REDUCE_MAX) {
       acc += v;
-    else if (v > acc || v != v)
+    } else if (acc != acc) {
+      break;                    /* NaN: the result, whatever follows */
+    } else if (v > acc || v != v || k == 0
+        || (op == CBI_K_REDUCE_ARGMAX_LAST && v == acc)) {
       acc = v;
+      index = k;
+    }
   }
+  if (arg)
+    return (float) index;
   return op == CBI_K_REDUCE_MEAN ? acc / (float) count : acc;
 }
 

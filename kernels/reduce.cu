@@ -1,5 +1,5 @@
-/* cudabatchinfer: ReduceMean, ReduceSum, ReduceMax over the middle axis
- * of outer x r x inner
+/* cudabatchinfer: ReduceMean, ReduceSum, ReduceMax and ArgMax over the
+ * middle axis of outer x r x inner
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * One thread per (outer, inner) output, cbi_reduce () of cbimath.h down
@@ -24,7 +24,7 @@ cbi_k_reduce (const float *x, float *y, int64_t outer, int64_t r,
   int64_t count = outer * inner;
 
   if (outer < 0 || r < 1 || inner < 1 || op < CBI_K_REDUCE_MEAN
-      || op > CBI_K_REDUCE_MAX)
+      || op > CBI_K_REDUCE_ARGMAX_LAST)
     return cudaErrorInvalidValue;
   if (count == 0)
     return cudaSuccess;

@@ -128,3 +128,18 @@ cbi_cpu_run_eltwise (gconstpointer eltwise)
   for (i = 0; i < e->count; i++)
     e->dst[i] = cbi_eltwise ((CbiKEltwise) e->op, e->src[i], e->alpha, e->beta);
 }
+
+void
+cbi_cpu_run_reduce (gconstpointer reduce)
+{
+  const CbiCpuReduce *p = reduce;
+  const gint64 count = p->outer * p->inner;
+  gint64 i;
+
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < count; i++) {
+    gint64 o = i / p->inner;
+    p->dst[i] = cbi_reduce ((CbiKReduce) p->op, p->src + o * p->r * p->inner
+        + (i - o * p->inner), p->r, p->inner);
+  }
+}

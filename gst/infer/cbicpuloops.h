@@ -82,4 +82,17 @@ typedef struct
 
 void cbi_cpu_run_eltwise (gconstpointer eltwise);
 
+/* A reduction (@op, a CbiKReduce) of plain @src seen as @outer x @r x
+ * @inner into @dst, @outer x @inner: what oneDNN's reduction lacks
+ * (ArgMax). */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 outer, r, inner;
+  gint op;
+} CbiCpuReduce;
+
+void cbi_cpu_run_reduce (gconstpointer reduce);
+
 G_END_DECLS

@@ -144,11 +144,13 @@ static const CbiOpInfo cbi_ops[] = {
   [CBI_OP_REDUCE_SUM] = {"ReduceSum", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
   [CBI_OP_REDUCE_MAX] = {"ReduceMax", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
   [CBI_OP_LAYER_NORM] = {"LayerNormalization", CBI_OP_KIND_LAYER_NORM, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_ARGMAX] = {"ArgMax", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_SPLIT] = {"Split", CBI_OP_KIND_SPLIT, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
 };
 /* *INDENT-ON* */
 
 /* every op has its row */
-G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_LAYER_NORM + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_SPLIT + 1);
 
 const CbiOpInfo *
 cbi_op_info (CbiOpType op)
@@ -728,6 +730,77 @@ cbi_infer_reduce (const CbiNode * n, CbiShape * shapes, GError ** error)
   return TRUE;
 }
 
+gint
+cbi_node_reduce_op (const CbiNode * n)
+{
+  switch (n->op) {
+    case CBI_OP_REDUCE_MEAN:
+      return CBI_K_REDUCE_MEAN;
+    case CBI_OP_REDUCE_SUM:
+      return CBI_K_REDUCE_SUM;
+    case CBI_OP_ARGMAX:
+      return n->alpha == 1.0f ? CBI_K_REDUCE_ARGMAX_LAST : CBI_K_REDUCE_ARGMAX;
+    case CBI_OP_REDUCE_MAX:
+    default:
+      return CBI_K_REDUCE_MAX;
+  }
+}
+
+void
+cbi_node_split_range (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * total, gint64 * start, gint64 * inner)
+{
+  gint axis = cbi_axis (n->axis, input->n_dims), d;
+  gint64 dim = input->dims[axis], part, len;
+
+  *outer = *inner = 1;
+  for (d = 0; d < input->n_dims; d++) {
+    if (d < axis)
+      *outer *= input->dims[d];
+    else if (d > axis)
+      *inner *= input->dims[d];
+  }
+  if (n->mode == 1) {
+    part = (dim + n->ints[1] - 1) / n->ints[1];
+    *start = MIN (n->ints[0] * part, dim);
+    len = MIN (part, dim - *start);
+  } else {
+    *start = n->ints[0];
+    len = n->ints[1];
+  }
+  *total = dim * *inner;
+  *start *= *inner;
+  *inner *= len;
+}
+
+static gboolean
+cbi_infer_split (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  CbiShape *y = &shapes[n->output];
+  gint axis = cbi_axis (n->axis, x->n_dims);
+  gint64 dim, len;
+
+  if (axis < 0)
+    return cbi_shape_fail (error, n, "axis %d is outside rank %d", n->axis,
+        x->n_dims);
+  dim = x->dims[axis];
+  if (n->mode == 1) {
+    gint64 part = (dim + n->ints[1] - 1) / n->ints[1];
+    len = MIN (part, dim - MIN (n->ints[0] * part, dim));
+  } else {
+    len = n->ints[1];
+    if (n->ints[0] + len > dim || (n->ints[2] && n->ints[0] + len != dim))
+      return cbi_shape_fail (error, n, "the split sizes do not add up to "
+          "the %" G_GINT64_FORMAT " of axis %d", dim, axis);
+  }
+  if (len < 1)
+    return cbi_shape_fail (error, n, "an empty part of axis %d", axis);
+  *y = *x;
+  y->dims[axis] = len;
+  return TRUE;
+}
+
 void
 cbi_node_layer_norm_view (const CbiNode * n, const CbiShape * input,
     gint64 * rows, gint64 * inner)
@@ -867,6 +940,10 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
       return cbi_infer_reduce (n, shapes, error);
     case CBI_OP_LAYER_NORM:
       return cbi_infer_layer_norm (n, shapes, error);
+    case CBI_OP_ARGMAX:
+      return cbi_infer_reduce (n, shapes, error);
+    case CBI_OP_SPLIT:
+      return cbi_infer_split (n, shapes, error);
     case CBI_OP_INSTANCE_NORM:
     default:
       /* element-wise */

@@ -72,6 +72,8 @@ typedef enum
   CBI_OP_REDUCE_SUM,
   CBI_OP_REDUCE_MAX,
   CBI_OP_LAYER_NORM,
+  CBI_OP_ARGMAX,
+  CBI_OP_SPLIT,
 } CbiOpType;
 
 /**
@@ -214,8 +216,11 @@ CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
  * @CBI_OP_KIND_RESHAPE: Reshape and Flatten
  * @CBI_OP_KIND_MATRIX: Gemm, MatMul
  * @CBI_OP_KIND_SOFTMAX: Softmax
- * @CBI_OP_KIND_REDUCE: ReduceMean, ReduceSum, ReduceMax (CbiNode.ints: the
- *   axes, none for all; CbiNode.mode: keepdims)
+ * @CBI_OP_KIND_REDUCE: ReduceMean, ReduceSum, ReduceMax, ArgMax
+ *   (CbiNode.ints: the axes, none for all; CbiNode.mode: keepdims;
+ *   ArgMax: one axis, and its index as a float, the last maximum's when
+ *   CbiNode.alpha is 1, as select_last_index)
+ * @CBI_OP_KIND_SPLIT: one output of Split (cbi_node_split_range ())
  * @CBI_OP_KIND_LAYER_NORM: LayerNormalization (CbiNode.axis: the first
  *   normalised axis; CbiNode.alpha: epsilon)
  *
@@ -239,6 +244,7 @@ typedef enum
   CBI_OP_KIND_SOFTMAX,
   CBI_OP_KIND_REDUCE,
   CBI_OP_KIND_LAYER_NORM,
+  CBI_OP_KIND_SPLIT,
   CBI_OP_N_KINDS,
 } CbiOpKind;
 
@@ -327,6 +333,18 @@ void cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
  * axes are neighbours (so such a view exists). */
 gboolean cbi_node_reduce_view (const CbiNode * n, const CbiShape * input,
     gint64 * outer, gint64 * r, gint64 * inner);
+
+/* The CbiKReduce (kernels/cbimath.h) reduction node @n computes. */
+gint cbi_node_reduce_op (const CbiNode * n);
+
+/* Split node @n (one output of an ONNX Split, on CbiNode.axis: parts of
+ * the sizes given, CbiNode.mode 0: ints[0] its start, ints[1] its length,
+ * ints[2] 1 for the last part; or of equal sizes, mode 1: ints[0] its
+ * index, ints[1] the number of parts, the last one smaller as ONNX's
+ * num_outputs) on an input of shape @input: the part as @outer x @inner
+ * rows of the input's @outer x @total, from column @start. */
+void cbi_node_split_range (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * total, gint64 * start, gint64 * inner);
 
 /* LayerNormalization node @n on an input of shape @input as @rows x
  * @inner (row-major): each row normalised on its own. */

@@ -451,6 +451,52 @@ cbi_onnx_reduce (CbiImporter * im, const Onnx__NodeProto * n, CbiNode * node,
   return TRUE;
 }
 
+/* Split: a node per output, each its part of the input along the axis:
+ * sizes from an int64 constant (opset 13 on) or the 'split' attribute,
+ * else equal parts, as many as num_outputs (opset 18) or the outputs. */
+static gboolean
+cbi_onnx_split (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "split");
+  const CbiOnnxConst *ints = cbi_onnx_int_input (im, n, 1);
+  const gint64 *sizes = ints ? (const gint64 *) ints->data :
+      attr && attr->n_ints ? attr->ints : NULL;
+  gsize count = ints ? (gsize) ints->count : attr ? attr->n_ints : 0, i;
+  gint x = cbi_onnx_node_input (im, n, 0), out, index;
+  gint64 start = 0;
+
+  if (x < 0 || cbi_graph_tensor (im->graph, x)->data != NULL)
+    return cbi_onnx_fail (error, "node %s (Split): its first input must be "
+        "an activation", name);
+  if (n->n_input > 1 && n->input[1] && *n->input[1] && ints == NULL)
+    return cbi_onnx_fail (error, "node %s (Split): the sizes must be an "
+        "int64 constant", name);
+  if (sizes && count != n->n_output)
+    return cbi_onnx_fail (error, "node %s (Split): %" G_GSIZE_FORMAT
+        " sizes for %" G_GSIZE_FORMAT " outputs", name, count, n->n_output);
+  for (i = 0; i < n->n_output; i++) {
+    CbiNode *node;
+    if (sizes && sizes[i] < 1)
+      return cbi_onnx_fail (error, "node %s (Split): size %" G_GINT64_FORMAT,
+          name, sizes[i]);
+    if (!cbi_onnx_add (im, n->output[i], 0, NULL, NULL, &out, error))
+      return FALSE;
+    index = cbi_graph_add_node (im->graph, CBI_OP_SPLIT, name, 1, &x, out,
+        NULL);
+    node = cbi_graph_node (im->graph, index);
+    node->axis = cbi_onnx_int (n, "axis", 0);
+    node->n_ints = 3;
+    node->mode = sizes == NULL;
+    node->ints[0] = sizes ? start : (gint64) i;
+    node->ints[1] = sizes ? sizes[i] : (gint64) n->n_output;
+    node->ints[2] = i + 1 == n->n_output;
+    if (sizes)
+      start += sizes[i];
+  }
+  return TRUE;
+}
+
 /* How many node inputs of the ONNX graph read @name. */
 static guint
 cbi_onnx_readers (CbiImporter * im, const gchar * name)
@@ -685,6 +731,12 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
     case CBI_OP_LAYER_NORM:
       node->axis = cbi_onnx_int (n, "axis", -1);
       return TRUE;
+    case CBI_OP_ARGMAX:
+      node->n_ints = 1;
+      node->ints[0] = cbi_onnx_int (n, "axis", 0);
+      node->mode = cbi_onnx_int (n, "keepdims", 1) != 0;
+      node->alpha = cbi_onnx_int (n, "select_last_index", 0) != 0;
+      return TRUE;
     default:
       return TRUE;
   }
@@ -714,6 +766,7 @@ cbi_onnx_layout_type (const gchar * op, CbiOpType * type, guint * n_inputs)
     {"ReduceMean", CBI_OP_REDUCE_MEAN, 1},
     {"ReduceSum", CBI_OP_REDUCE_SUM, 1},
     {"ReduceMax", CBI_OP_REDUCE_MAX, 1},
+    {"ArgMax", CBI_OP_ARGMAX, 1},
   };
   guint i;
 
@@ -748,6 +801,8 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 
   if (strcmp (op, "BatchNormalization") == 0) {
     return cbi_onnx_fold_batch_norm (im, n, error);
+  } else if (strcmp (op, "Split") == 0) {
+    return cbi_onnx_split (im, n, error);
   } else if (strcmp (op, "Conv") == 0) {
     type = CBI_OP_CONV;
     n_inputs = MIN (n->n_input, 3);

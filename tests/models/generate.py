@@ -990,6 +990,30 @@ def ops_layer_norm_model(g):
     return m
 
 
+def ops_split_argmax_model(g):
+    """Split by sizes (an int64 input) and in equal parts (num_outputs),
+    the parts recombined, then ArgMax along the width: indices as floats"""
+    w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Split", ["c", "sizes"], ["a", "b"], name="split",
+                         axis=1),
+        helper.make_node("Split", ["b"], ["b1", "b2", "b3"], name="thirds",
+                         axis=-3, num_outputs=3),
+        helper.make_node("Add", ["b1", "b2"], ["s"], name="add"),
+        helper.make_node("Mul", ["s", "b3"], ["m"], name="mul"),
+        helper.make_node("Concat", ["a", "m"], ["r"], name="concat", axis=1),
+        helper.make_node("ArgMax", ["r"], ["output"], name="argmax", axis=3,
+                         keepdims=0),
+    ]
+    out = helper.make_tensor_value_info("output", TensorProto.INT64,
+                                        ["N", 4, "H"])
+    m = model(nodes, [f32("w", w), i64("sizes", [2, 6])], outputs=[out])
+    m.opset_import[0].version = 18
+    return m
+
+
 ODD_SHAPE = (2, 3, 7, 9)
 
 
@@ -998,7 +1022,8 @@ def ops_models():
             ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
             ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
             ("ops-bn", ops_bn_model, 43, FOLD_SHAPE),
-            ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE)):
+            ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE),
+            ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

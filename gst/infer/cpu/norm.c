@@ -113,6 +113,24 @@ cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
   CbiShape kept = *xs;
   gint d, i;
 
+  if (n->op == CBI_OP_ARGMAX) {
+    /* our loop: oneDNN 2.6 has no index reduction */
+    CbiCpuReduce *loop = g_new0 (CbiCpuReduce, 1);
+    dnnl_memory_t x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
+    if (x == NULL || cbi_cpu_shape_md (&ymd, &plan->shapes[n->output],
+            error) == FALSE
+        || cbi_cpu_new_output (plan, n->output, &ymd, error) == NULL) {
+      g_free (loop);
+      return FALSE;
+    }
+    cbi_node_reduce_view (n, xs, &loop->outer, &loop->r, &loop->inner);
+    dnnl_memory_get_data_handle (x, (void **) &loop->src);
+    dnnl_memory_get_data_handle (plan->mems[n->output], (void **) &loop->dst);
+    loop->op = cbi_node_reduce_op (n);
+    cbi_cpu_add_loop (plan, cbi_cpu_run_reduce, loop);
+    return TRUE;
+  }
+
   /* the kept shape: every reduced axis 1 */
   for (d = 0; d < xs->n_dims; d++) {
     for (i = 0; i < n->n_ints; i++)

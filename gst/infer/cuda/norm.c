@@ -115,8 +115,7 @@ cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
   s->outer = outer;
   s->r = r;
   s->inner = inner;
-  s->op = n->op == CBI_OP_REDUCE_MEAN ? CBI_K_REDUCE_MEAN :
-      n->op == CBI_OP_REDUCE_SUM ? CBI_K_REDUCE_SUM : CBI_K_REDUCE_MAX;
+  s->op = (CbiKReduce) cbi_node_reduce_op (n);
   return TRUE;
 }
 

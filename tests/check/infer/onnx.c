@@ -313,6 +313,8 @@ static const struct
    * LayerNormalization, then ReduceMax over two axes and ReduceSum with
    * keepdims 0 */
   {"ops-layer-norm", {4, {2, 3, 6, 8}}, {3, {2, 6, 8}}, 1e-5f},
+  /* Split by sizes and in equal parts, ArgMax (float indices): exact */
+  {"ops-split-argmax", {4, {2, 3, 6, 8}}, {3, {2, 4, 6}}, 0.0f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

@@ -147,6 +147,13 @@ cudaError_t cbi_k_layer_norm (const float *x, float *y, int64_t rows,
     int64_t inner, const float *gamma, const float *beta, float epsilon,
     cudaStream_t stream);
 
+/* y = c ? a : b (cbi_where ()) over @rank dims @dims (a's and y's shape,
+ * row-major); b and c are read at @b_strides and @c_strides (in elements,
+ * 0 along a broadcast dimension). */
+cudaError_t cbi_k_where (const float *c, const float *a, const float *b,
+    float *y, int rank, const int64_t * dims, const int64_t * b_strides,
+    const int64_t * c_strides, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -306,7 +306,32 @@ cbi_reduce (CbiKReduce op, const float *x, int64_t count, int64_t stride)
   return op == CBI_K_REDUCE_MEAN ? acc / (float) count : acc;
 }
 
+/* Where: @a where the condition @c holds (is not 0), else @b. */
+CBI_HD float
+cbi_where (float c, float a, float b)
+{
+  return c != 0.0f ? a : b;
+}
+
 /* ---- index mappings --------------------------------------------------- */
+
+/* The strides, in elements, at which a row-major @b_rank-D tensor of
+ * @b_dims, aligned to the right of the @rank dims it broadcasts to, is
+ * read for each of their indices: 0 along a broadcast dimension. */
+CBI_HD void
+cbi_broadcast_strides (int rank, int b_rank, const int64_t * b_dims,
+    int64_t * strides)
+{
+  int64_t stride = 1;
+  int d;
+
+  for (d = rank - 1; d >= 0; d--) {
+    int bd = d - (rank - b_rank);
+    int64_t size = bd >= 0 ? b_dims[bd] : 1;
+    strides[d] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+}
 
 /* The offset, at @strides, of element @i of a row-major tensor of @rank
  * dims @dims; @i below the product of the dims (the outermost dim is not

@@ -143,3 +143,16 @@ cbi_cpu_run_reduce (gconstpointer reduce)
         + (i - o * p->inner), p->r, p->inner);
   }
 }
+
+void
+cbi_cpu_run_where (gconstpointer where)
+{
+  const CbiCpuWhere *w = where;
+  gint64 i;
+
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < w->count; i++)
+    w->dst[i] = cbi_where (w->cond[cbi_strided_offset (i, w->rank, w->dims,
+                w->c_strides)], w->a[i], w->b[cbi_strided_offset (i, w->rank,
+                w->dims, w->b_strides)]);
+}

@@ -95,4 +95,19 @@ typedef struct
 
 void cbi_cpu_run_reduce (gconstpointer reduce);
 
+/* Where: @dst = @cond ? @a : @b over @rank dims @dims (@a's, row-major),
+ * @b and @cond read at their strides (0 along a broadcast dimension). */
+typedef struct
+{
+  const gfloat *cond, *a, *b;
+  gfloat *dst;
+  gint64 count;
+  gint rank;
+  gint64 dims[CBI_MAX_DIMS];
+  gint64 b_strides[CBI_MAX_DIMS];
+  gint64 c_strides[CBI_MAX_DIMS];
+} CbiCpuWhere;
+
+void cbi_cpu_run_where (gconstpointer where);
+
 G_END_DECLS

@@ -146,11 +146,12 @@ static const CbiOpInfo cbi_ops[] = {
   [CBI_OP_LAYER_NORM] = {"LayerNormalization", CBI_OP_KIND_LAYER_NORM, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
   [CBI_OP_ARGMAX] = {"ArgMax", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
   [CBI_OP_SPLIT] = {"Split", CBI_OP_KIND_SPLIT, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_WHERE] = {"Where", CBI_OP_KIND_WHERE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
 };
 /* *INDENT-ON* */
 
 /* every op has its row */
-G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_SPLIT + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_WHERE + 1);
 
 const CbiOpInfo *
 cbi_op_info (CbiOpType op)
@@ -944,6 +945,13 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
       return cbi_infer_reduce (n, shapes, error);
     case CBI_OP_SPLIT:
       return cbi_infer_split (n, shapes, error);
+    case CBI_OP_WHERE:
+      if (!cbi_shape_broadcasts_to (&shapes[n->inputs[1]], xs)
+          || !cbi_shape_broadcasts_to (&shapes[n->inputs[2]], xs))
+        return cbi_shape_fail (error, n, "the condition or the other input "
+            "does not broadcast to the activation's shape");
+      *ys = *xs;
+      return TRUE;
     case CBI_OP_INSTANCE_NORM:
     default:
       /* element-wise */

@@ -74,6 +74,7 @@ typedef enum
   CBI_OP_LAYER_NORM,
   CBI_OP_ARGMAX,
   CBI_OP_SPLIT,
+  CBI_OP_WHERE,
 } CbiOpType;
 
 /**
@@ -221,6 +222,8 @@ CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
  *   ArgMax: one axis, and its index as a float, the last maximum's when
  *   CbiNode.alpha is 1, as select_last_index)
  * @CBI_OP_KIND_SPLIT: one output of Split (cbi_node_split_range ())
+ * @CBI_OP_KIND_WHERE: Where, inputs a (an activation), b, and a constant
+ *   condition (0 or 1) that b and it broadcast to a: c ? a : b
  * @CBI_OP_KIND_LAYER_NORM: LayerNormalization (CbiNode.axis: the first
  *   normalised axis; CbiNode.alpha: epsilon)
  *
@@ -245,6 +248,7 @@ typedef enum
   CBI_OP_KIND_REDUCE,
   CBI_OP_KIND_LAYER_NORM,
   CBI_OP_KIND_SPLIT,
+  CBI_OP_KIND_WHERE,
   CBI_OP_N_KINDS,
 } CbiOpKind;
 

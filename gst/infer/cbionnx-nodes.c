@@ -497,6 +497,51 @@ cbi_onnx_split (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   return TRUE;
 }
 
+/* Where on a constant condition: c ? a : b with a an activation (the
+ * condition negated when X is the constant and Y the activation); the
+ * condition becomes a float32 constant of 0 and 1. */
+static gboolean
+cbi_onnx_where (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const CbiOnnxConst *c = n->n_input == 3 ? cbi_onnx_const (im,
+      n->input[0]) : NULL;
+  gint in[3], out, swap;
+  gfloat *cond;
+  gchar *c_name;
+  gint64 i;
+
+  if (c == NULL || c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
+    return cbi_onnx_fail (error, "node %s (Where): the condition must be a "
+        "bool constant", name);
+  in[0] = cbi_onnx_node_input (im, n, 1);
+  in[1] = cbi_onnx_node_input (im, n, 2);
+  if (in[0] < 0 || in[1] < 0)
+    return cbi_onnx_fail (error, "node %s (Where): an input is absent", name);
+  swap = cbi_graph_tensor (im->graph, in[0])->data != NULL;
+  if (swap) {
+    gint t = in[0];
+    in[0] = in[1];
+    in[1] = t;
+  }
+  if (cbi_graph_tensor (im->graph, in[0])->data != NULL)
+    return cbi_onnx_fail (error, "node %s (Where): X or Y must be an "
+        "activation", name);
+  cond = g_new (gfloat, MAX (c->count, 1));
+  for (i = 0; i < c->count; i++)
+    cond[i] = (((const guint8 *) c->data)[i] != 0) != swap;
+  c_name = g_strconcat (name, ".condition", NULL);
+  if (!cbi_onnx_add (im, c_name, c->n_dims, c->dims, cond, &in[2], error)) {
+    g_free (c_name);
+    return FALSE;
+  }
+  g_free (c_name);
+  if (!cbi_onnx_add (im, n->output[0], 0, NULL, NULL, &out, error))
+    return FALSE;
+  cbi_graph_add_node (im->graph, CBI_OP_WHERE, name, 3, in, out, NULL);
+  return TRUE;
+}
+
 /* How many node inputs of the ONNX graph read @name. */
 static guint
 cbi_onnx_readers (CbiImporter * im, const gchar * name)
@@ -803,6 +848,8 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     return cbi_onnx_fold_batch_norm (im, n, error);
   } else if (strcmp (op, "Split") == 0) {
     return cbi_onnx_split (im, n, error);
+  } else if (strcmp (op, "Where") == 0) {
+    return cbi_onnx_where (im, n, error);
   } else if (strcmp (op, "Conv") == 0) {
     type = CBI_OP_CONV;
     n_inputs = MIN (n->n_input, 3);

@@ -76,7 +76,7 @@ SUPPORTED_OPS = (
     # ops on activations, issue 10
     "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Pow",
     "Min", "Max", "ReduceMean", "ReduceSum", "ReduceMax",
-    "LayerNormalization", "ArgMax", "Split",
+    "LayerNormalization", "ArgMax", "Split", "Where",
 )
 
 # the module of onnx.backend.test.case.node that exports an op's tests,

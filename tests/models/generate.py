@@ -1014,6 +1014,32 @@ def ops_split_argmax_model(g):
     return m
 
 
+def ops_where_model(g):
+    """Where on constant conditions: per channel with the activation as X,
+    per column with it as Y (the condition negated), and of two
+    activations"""
+    w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    wo = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    by_channel = numpy_helper.from_array(
+        (g.uniform(size=(8, 1, 1)) > 0.5), "by_channel")
+    by_column = numpy_helper.from_array(g.uniform(size=(1, 8)) > 0.5,
+                                        "by_column")
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Where", ["by_channel", "c", "minus"], ["a"],
+                         name="where_x"),
+        helper.make_node("Where", ["by_column", "half", "a"], ["b"],
+                         name="where_y"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Where", ["by_column", "b", "r"], ["m"],
+                         name="where_both"),
+        helper.make_node("Conv", ["m", "wo"], ["output"], name="out"),
+    ]
+    return model(nodes, [f32("w", w), f32("wo", wo), by_channel, by_column,
+                         f32("minus", -1.0), f32("half", [0.5])])
+
+
 ODD_SHAPE = (2, 3, 7, 9)
 
 
@@ -1023,7 +1049,8 @@ def ops_models():
             ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
             ("ops-bn", ops_bn_model, 43, FOLD_SHAPE),
             ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE),
-            ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE)):
+            ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE),
+            ("ops-where", ops_where_model, 46, FOLD_SHAPE)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

@@ -80,6 +80,10 @@ ENGINE_OPS = {
     "GlobalAveragePool", "Concat", "Resize", "Upsample", "Pad",
     "DepthToSpace", "Reshape", "Transpose", "Flatten", "Gemm", "MatMul",
     "Softmax", "Identity",
+    # ops on activations, issue 10
+    "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Pow",
+    "Min", "Max", "ReduceMean", "ReduceSum", "ReduceMax",
+    "LayerNormalization", "ArgMax", "Split", "Where",
 }
 FOLD_OPS = {
     "Constant", "Identity", "Cast", "Reshape", "Transpose", "Unsqueeze",

@@ -161,6 +161,8 @@ gboolean cbi_cpu_plan_layer_norm (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_split (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_where (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
 
 /* Whether a planner takes @n. */
 gboolean cbi_cpu_supports_op (CbiBackend * backend, const CbiGraph * graph,

@@ -261,3 +261,40 @@ cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
       "prelu desc")
       && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 2, error);
 }
+
+/* Where: our loop over plain operands (oneDNN has no select). */
+gboolean
+cbi_cpu_plan_where (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  const CbiShape *bs = &plan->shapes[n->inputs[1]];
+  const CbiShape *cs = &plan->shapes[n->inputs[2]];
+  const CbiTensorInfo *b = cbi_graph_tensor (plan->graph, n->inputs[1]);
+  dnnl_memory_desc_t amd, bmd;
+  dnnl_memory_t a, bm = NULL, y;
+  CbiCpuWhere *w;
+
+  a = cbi_cpu_plain (plan, n->inputs[0], &amd, error);
+  if (a == NULL || (b->data == NULL
+          && (bm = cbi_cpu_plain (plan, n->inputs[1], &bmd, error)) == NULL))
+    return FALSE;
+  y = cbi_cpu_new_output (plan, n->output, &amd, error);
+  if (y == NULL)
+    return FALSE;
+  w = g_new0 (CbiCpuWhere, 1);
+  w->cond = cbi_graph_tensor (plan->graph, n->inputs[2])->data;
+  dnnl_memory_get_data_handle (a, (void **) &w->a);
+  if (bm)
+    dnnl_memory_get_data_handle (bm, (void **) &w->b);
+  else
+    w->b = b->data;
+  dnnl_memory_get_data_handle (y, (void **) &w->dst);
+  w->count = cbi_shape_count (as);
+  w->rank = as->n_dims;
+  memcpy (w->dims, as->dims, as->n_dims * sizeof (gint64));
+  cbi_broadcast_strides (as->n_dims, bs->n_dims, bs->dims, w->b_strides);
+  cbi_broadcast_strides (as->n_dims, cs->n_dims, cs->dims, w->c_strides);
+  cbi_cpu_add_loop (plan, cbi_cpu_run_where, w);
+  return TRUE;
+}

@@ -311,6 +311,7 @@ static const CbiCpuPlanFunc cbi_cpu_planners[CBI_OP_N_KINDS] = {
   [CBI_OP_KIND_REDUCE] = cbi_cpu_plan_reduce,
   [CBI_OP_KIND_LAYER_NORM] = cbi_cpu_plan_layer_norm,
   [CBI_OP_KIND_SPLIT] = cbi_cpu_plan_split,
+  [CBI_OP_KIND_WHERE] = cbi_cpu_plan_where,
 };
 /* *INDENT-ON* */
 

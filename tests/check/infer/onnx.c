@@ -315,6 +315,8 @@ static const struct
   {"ops-layer-norm", {4, {2, 3, 6, 8}}, {3, {2, 6, 8}}, 1e-5f},
   /* Split by sizes and in equal parts, ArgMax (float indices): exact */
   {"ops-split-argmax", {4, {2, 3, 6, 8}}, {3, {2, 4, 6}}, 0.0f},
+  /* Where on constant conditions, the activation as X, as Y, and both */
+  {"ops-where", {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

@@ -242,17 +242,18 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
   } else if (strcmp (op, "Identity") == 0) {
     *type = CBI_OP_IDENTITY;
   } else if (cbi_onnx_unary_type (op, type)) {
+    /* no parameter */
   } else if (strcmp (op, "Gelu") == 0) {
     gchar *approx = cbi_onnx_string (n, "approximate", "none");
-    gboolean tanh = strcmp (approx, "tanh") == 0;
-    gboolean known = tanh || strcmp (approx, "none") == 0;
+    gboolean use_tanh = strcmp (approx, "tanh") == 0;
+    gboolean known = use_tanh || strcmp (approx, "none") == 0;
     if (!known)
       cbi_onnx_fail (error, "node %s (Gelu): approximate %s is not "
           "supported", cbi_onnx_name (n->name), approx);
     g_free (approx);
     if (!known)
       return FALSE;
-    *type = tanh ? CBI_OP_GELU_TANH : CBI_OP_GELU;
+    *type = use_tanh ? CBI_OP_GELU_TANH : CBI_OP_GELU;
   } else if (strcmp (op, "Pow") == 0) {
     const gfloat *e;
     gint64 count;

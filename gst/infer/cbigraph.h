@@ -411,6 +411,13 @@ typedef gboolean (*CbiGraphStepFunc) (const CbiNode * n, const CbiNode * post,
 gboolean cbi_graph_foreach_step (const CbiGraph * graph,
     CbiGraphStepFunc func, gpointer user_data, GError ** error);
 
+/* Replaces every LayerNorm written as its formula (ReduceMean over the
+ * last axis, Sub, Pow 2, ReduceMean, Add epsilon, Sqrt, Div, Mul by a
+ * constant scale, and an Add of a constant shift or none), nodes in that
+ * order whose intermediate results nothing else reads, by one
+ * LayerNormalization over the last axis (cbifuse.c). */
+void cbi_graph_fuse_layer_norm (CbiGraph * graph);
+
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);
 

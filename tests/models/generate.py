@@ -964,7 +964,7 @@ def ops_layer_norm_model(g):
         helper.make_node("Sub", ["c", "mean"], ["d"], name="centre"),
         helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
         helper.make_node("ReduceMean", ["d2"], ["var"], name="variance",
-                         axes=[3]),
+                         axes=[-1]),
         helper.make_node("Add", ["var", "eps"], ["ve"], name="eps"),
         helper.make_node("Sqrt", ["ve"], ["sd"], name="sqrt"),
         helper.make_node("Div", ["d", "sd"], ["z"], name="normalise"),

@@ -106,9 +106,12 @@ cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
   CbiCudaReduce *s;
 
   if (!cbi_node_reduce_view (n, &plan->shapes[n->inputs[0]], &outer, &r,
-          &inner))
-    return cbi_node_unsupported (n, "cuda (axes that are not neighbours)",
-        error);
+          &inner)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "the cuda backend cannot "
+        "run node %s (%s): its axes are not neighbours", n->name,
+        cbi_op_type_name (n->op));
+    return FALSE;
+  }
   s = cbi_cuda_add_step (plan, n, cbi_cuda_run_reduce, sizeof (CbiCudaReduce));
   s->io.x = plan->tensors[n->inputs[0]];
   s->io.y = plan->tensors[n->output];

@@ -72,10 +72,11 @@ typedef enum
   CBI_K_PRELU,                  /* a > 0 ? a : a x b */
   CBI_K_MIN,
   CBI_K_MAX,
+  CBI_K_POWER,                  /* a ^ b */
 } CbiKBinary;
 
 /* the last CbiKBinary, for range checks */
-#define CBI_K_BINARY_LAST CBI_K_MAX
+#define CBI_K_BINARY_LAST CBI_K_POWER
 
 typedef enum
 {
@@ -269,6 +270,8 @@ cbi_binary (CbiKBinary op, float a, float b)
       return a != a || b != b ? a + b : a < b ? a : b;
     case CBI_K_MAX:
       return a != a || b != b ? a + b : a > b ? a : b;
+    case CBI_K_POWER:
+      return powf (a, b);
     case CBI_K_PRELU:
     default:
       return a > 0.0f ? a : a * b;

@@ -145,14 +145,18 @@ cbi_cpu_run_reduce (gconstpointer reduce)
 }
 
 void
-cbi_cpu_run_where (gconstpointer where)
+cbi_cpu_run_binary (gconstpointer binary)
 {
-  const CbiCpuWhere *w = where;
+  const CbiCpuBinary *p = binary;
   gint64 i;
 
 #pragma omp parallel for schedule(static)
-  for (i = 0; i < w->count; i++)
-    w->dst[i] = cbi_where (w->cond[cbi_strided_offset (i, w->rank, w->dims,
-                w->c_strides)], w->a[i], w->b[cbi_strided_offset (i, w->rank,
-                w->dims, w->b_strides)]);
+  for (i = 0; i < p->count; i++) {
+    const gfloat b = p->b[cbi_strided_offset (i, p->rank, p->dims,
+            p->b_strides)];
+    p->dst[i] = p->cond ? cbi_where (p->cond[cbi_strided_offset (i, p->rank,
+                p->dims, p->c_strides)], p->a[i], b) :
+        cbi_eltwise ((CbiKEltwise) p->post, cbi_binary ((CbiKBinary) p->op,
+            p->a[i], b), p->alpha, p->beta);
+  }
 }

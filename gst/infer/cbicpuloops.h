@@ -95,19 +95,24 @@ typedef struct
 
 void cbi_cpu_run_reduce (gconstpointer reduce);
 
-/* Where: @dst = @cond ? @a : @b over @rank dims @dims (@a's, row-major),
- * @b and @cond read at their strides (0 along a broadcast dimension). */
+/* What oneDNN's binary lacks: a binary op (Pow), @dst = post (@a op @b),
+ * or, with @cond, Where, @dst = @cond ? @a : @b; over @rank dims @dims
+ * (@a's, row-major), @b and @cond read at their strides (0 along a
+ * broadcast dimension); @post a CbiKEltwise with @alpha and @beta
+ * (CBI_K_IDENTITY: none). */
 typedef struct
 {
-  const gfloat *cond, *a, *b;
+  const gfloat *a, *b, *cond;
   gfloat *dst;
   gint64 count;
   gint rank;
   gint64 dims[CBI_MAX_DIMS];
   gint64 b_strides[CBI_MAX_DIMS];
   gint64 c_strides[CBI_MAX_DIMS];
-} CbiCpuWhere;
+  gint op, post;
+  gfloat alpha, beta;
+} CbiCpuBinary;
 
-void cbi_cpu_run_where (gconstpointer where);
+void cbi_cpu_run_binary (gconstpointer binary);
 
 G_END_DECLS

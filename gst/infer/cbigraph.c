@@ -147,11 +147,12 @@ static const CbiOpInfo cbi_ops[] = {
   [CBI_OP_ARGMAX] = {"ArgMax", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
   [CBI_OP_SPLIT] = {"Split", CBI_OP_KIND_SPLIT, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
   [CBI_OP_WHERE] = {"Where", CBI_OP_KIND_WHERE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_POW_BINARY] = {"Pow", CBI_OP_KIND_BINARY, -1, CBI_K_POWER, FALSE, CBI_OP_FUSE_ANY, -1},
 };
 /* *INDENT-ON* */
 
 /* every op has its row */
-G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_WHERE + 1);
+G_STATIC_ASSERT (G_N_ELEMENTS (cbi_ops) == CBI_OP_POW_BINARY + 1);
 
 const CbiOpInfo *
 cbi_op_info (CbiOpType op)
@@ -864,6 +865,9 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     case CBI_OP_MUL:
     case CBI_OP_DIV:
     case CBI_OP_PRELU:
+    case CBI_OP_MIN:
+    case CBI_OP_MAX:
+    case CBI_OP_POW_BINARY:
       if (!cbi_shape_broadcasts_to (&shapes[n->inputs[1]], xs))
         return cbi_shape_fail (error, n, "its second input does not "
             "broadcast to the first's shape");

@@ -21,7 +21,8 @@ G_BEGIN_DECLS
  * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
  * min, beta max), ELU (alpha), HARD_SIGMOID (max (0, min (1, alpha x +
  * beta))), POW (alpha: the constant exponent). The binary ops ADD, SUB,
- * MUL, DIV, MIN and MAX take an activation first
+ * MUL, DIV, MIN, MAX and POW_BINARY (Pow of an exponent that is not one
+ * constant value) take an activation first
  * and, second, an activation of the same shape or a constant that
  * broadcasts as ONNX does (numpy rules, aligned from the right) to the
  * first's shape. */
@@ -75,6 +76,7 @@ typedef enum
   CBI_OP_ARGMAX,
   CBI_OP_SPLIT,
   CBI_OP_WHERE,
+  CBI_OP_POW_BINARY,
 } CbiOpType;
 
 /**

@@ -212,6 +212,19 @@ cbi_onnx_unary_type (const gchar * op, CbiOpType * type)
   return FALSE;
 }
 
+/* Whether Pow node @n has one constant exponent, an element-wise op;
+ * else its exponent broadcasts as a binary op's second operand. */
+static gboolean
+cbi_onnx_pow_is_eltwise (CbiImporter * im, const Onnx__NodeProto * n)
+{
+  const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
+  gint64 count;
+  gint n_dims;
+
+  return (i && i->count == 1)
+      || (cbi_onnx_floats_input (im, n, 1, &count, &n_dims) && count == 1);
+}
+
 /* The element-wise ops: their type and parameters, or an error naming an
  * op outside the supported list. */
 static gboolean
@@ -913,6 +926,9 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
       return cbi_onnx_fail (error, "node %s (Concat): %" G_GSIZE_FORMAT
           " inputs; 1 to %d are supported", name, n->n_input,
           CBI_MAX_NODE_INPUTS);
+  } else if (strcmp (op, "Pow") == 0 && !cbi_onnx_pow_is_eltwise (im, n)) {
+    type = CBI_OP_POW_BINARY;
+    n_inputs = 2;
   } else if (cbi_onnx_layout_type (op, &type, &n_inputs)) {
     n_inputs = MIN (n_inputs, n->n_input);
   } else if (cbi_onnx_eltwise (im, n, &type, &alpha, &beta, error)) {

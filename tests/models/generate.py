@@ -856,7 +856,8 @@ def fold_models():
 
 def ops_unary_model(g):
     """every element-wise op of issue 10, an Erf fused into the Conv before
-    it and one alone, Min and Max with broadcast constants (one first)"""
+    it and one alone, Min and Max with broadcast constants (one first), Pow
+    of a per-channel exponent with a Sigmoid fused"""
     w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
     b = (g.standard_normal(8) * 0.1).astype(np.float32)
     lo = g.uniform(0.1, 0.3, (8, 1, 1)).astype(np.float32)
@@ -881,11 +882,15 @@ def ops_unary_model(g):
         helper.make_node("Erf", ["gt"], ["er"], name="erf"),
         helper.make_node("Max", ["er", "lo"], ["mx"], name="max"),
         helper.make_node("Min", ["hi", "mx"], ["mn"], name="min"),
-        helper.make_node("Conv", ["mn", "wo"], ["output"], name="out"),
+        helper.make_node("Pow", ["mn", "exponents"], ["pc"],
+                         name="pow_per_channel"),
+        helper.make_node("Sigmoid", ["pc"], ["sg"], name="sigmoid"),
+        helper.make_node("Conv", ["sg", "wo"], ["output"], name="out"),
     ]
+    exponents = g.uniform(0.5, 2.0, (8, 1, 1)).astype(np.float32)
     inits = [f32("w", w), f32("b", b), f32("half", 0.5), f32("two", 2.0),
              f32("exponent", 0.75), f32("one", [1.0]), f32("lo", lo),
-             f32("hi", 0.6), f32("wo", wo)]
+             f32("hi", 0.6), f32("wo", wo), f32("exponents", exponents)]
     m = model(nodes, inits)
     m.opset_import[0].version = 20
     return m

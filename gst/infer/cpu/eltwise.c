@@ -9,6 +9,8 @@
 
 #include "cbimath.h"
 
+#include <string.h>
+
 typedef struct
 {
   dnnl_alg_kind_t alg;
@@ -210,6 +212,52 @@ cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n,
   return mem ? cbi_cpu_view (plan, mem, md, error) : NULL;
 }
 
+/* Our loop for binary node @n (and @post), or Where node @n (its third
+ * input the condition), on plain operands. */
+static gboolean
+cbi_cpu_plan_binary_loop (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  const CbiShape *bs = &plan->shapes[n->inputs[1]];
+  const CbiTensorInfo *b = cbi_graph_tensor (plan->graph, n->inputs[1]);
+  const gint out = post ? post->output : n->output;
+  dnnl_memory_desc_t amd, bmd;
+  dnnl_memory_t a, bm = NULL, y;
+  CbiCpuBinary *p;
+
+  a = cbi_cpu_plain (plan, n->inputs[0], &amd, error);
+  if (a == NULL || (b->data == NULL
+          && (bm = cbi_cpu_plain (plan, n->inputs[1], &bmd, error)) == NULL))
+    return FALSE;
+  y = cbi_cpu_new_output (plan, out, &amd, error);
+  if (y == NULL)
+    return FALSE;
+  p = g_new0 (CbiCpuBinary, 1);
+  dnnl_memory_get_data_handle (a, (void **) &p->a);
+  if (bm)
+    dnnl_memory_get_data_handle (bm, (void **) &p->b);
+  else
+    p->b = b->data;
+  dnnl_memory_get_data_handle (y, (void **) &p->dst);
+  p->count = cbi_shape_count (as);
+  p->rank = as->n_dims;
+  memcpy (p->dims, as->dims, as->n_dims * sizeof (gint64));
+  cbi_broadcast_strides (as->n_dims, bs->n_dims, bs->dims, p->b_strides);
+  if (n->op == CBI_OP_WHERE) {
+    const CbiShape *cs = &plan->shapes[n->inputs[2]];
+    p->cond = cbi_graph_tensor (plan->graph, n->inputs[2])->data;
+    cbi_broadcast_strides (as->n_dims, cs->n_dims, cs->dims, p->c_strides);
+  } else {
+    p->op = cbi_op_info (n->op)->binary;
+  }
+  p->post = post ? cbi_op_info (post->op)->eltwise : CBI_K_IDENTITY;
+  p->alpha = post ? post->alpha : 0.0f;
+  p->beta = post ? post->beta : 0.0f;
+  cbi_cpu_add_loop (plan, cbi_cpu_run_binary, p);
+  return TRUE;
+}
+
 gboolean
 cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -223,11 +271,15 @@ cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
     [CBI_K_PRELU] = dnnl_alg_kind_undef,
     [CBI_K_MIN] = dnnl_binary_min,
     [CBI_K_MAX] = dnnl_binary_max,
+    [CBI_K_POWER] = dnnl_alg_kind_undef,        /* none in oneDNN 2.6 */
   };
   dnnl_alg_kind_t alg = algs[cbi_op_info (n->op)->binary];
   dnnl_exec_arg_t args[2];
   dnnl_memory_desc_t b_md;
   dnnl_binary_desc_t desc;
+
+  if (alg == dnnl_alg_kind_undef)
+    return cbi_cpu_plan_binary_loop (plan, n, post, error);
 
   args[0].arg = DNNL_ARG_SRC_0;
   args[0].memory = plan->mems[n->inputs[0]];
@@ -262,39 +314,10 @@ cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
       && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 2, error);
 }
 
-/* Where: our loop over plain operands (oneDNN has no select). */
+/* Where: our loop (oneDNN has no select). */
 gboolean
 cbi_cpu_plan_where (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
-  const CbiShape *as = &plan->shapes[n->inputs[0]];
-  const CbiShape *bs = &plan->shapes[n->inputs[1]];
-  const CbiShape *cs = &plan->shapes[n->inputs[2]];
-  const CbiTensorInfo *b = cbi_graph_tensor (plan->graph, n->inputs[1]);
-  dnnl_memory_desc_t amd, bmd;
-  dnnl_memory_t a, bm = NULL, y;
-  CbiCpuWhere *w;
-
-  a = cbi_cpu_plain (plan, n->inputs[0], &amd, error);
-  if (a == NULL || (b->data == NULL
-          && (bm = cbi_cpu_plain (plan, n->inputs[1], &bmd, error)) == NULL))
-    return FALSE;
-  y = cbi_cpu_new_output (plan, n->output, &amd, error);
-  if (y == NULL)
-    return FALSE;
-  w = g_new0 (CbiCpuWhere, 1);
-  w->cond = cbi_graph_tensor (plan->graph, n->inputs[2])->data;
-  dnnl_memory_get_data_handle (a, (void **) &w->a);
-  if (bm)
-    dnnl_memory_get_data_handle (bm, (void **) &w->b);
-  else
-    w->b = b->data;
-  dnnl_memory_get_data_handle (y, (void **) &w->dst);
-  w->count = cbi_shape_count (as);
-  w->rank = as->n_dims;
-  memcpy (w->dims, as->dims, as->n_dims * sizeof (gint64));
-  cbi_broadcast_strides (as->n_dims, bs->n_dims, bs->dims, w->b_strides);
-  cbi_broadcast_strides (as->n_dims, cs->n_dims, cs->dims, w->c_strides);
-  cbi_cpu_add_loop (plan, cbi_cpu_run_where, w);
-  return TRUE;
+  return cbi_cpu_plan_binary_loop (plan, n, NULL, error);
 }

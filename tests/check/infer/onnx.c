@@ -304,8 +304,9 @@ static const struct
   gfloat tolerance;             /* oneDNN's exp, log and pow approximate */
 } activation_models[] = {
   /* Erf (fused into a Conv, and alone), Abs, Sqrt, Log, Exp, Neg,
-   * Reciprocal, Pow, Gelu (both forms), Max, Min */
-  {"ops-unary", 18, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-4f},
+   * Reciprocal, Pow, Gelu (both forms), Max, Min, Pow of a per-channel
+   * exponent and a Sigmoid */
+  {"ops-unary", 20, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-4f},
   /* auto_pad SAME_UPPER at stride 2 on 7x9, SAME_LOWER, VALID, ceil_mode */
   {"ops-pads", 8, {4, {2, 3, 7, 9}}, {4, {2, 3, 1, 2}}, 1e-5f},
   /* ConvTranspose (a Conv and a DepthToSpace), Add, BatchNormalization (a

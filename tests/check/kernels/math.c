@@ -279,7 +279,7 @@ GST_START_TEST (test_unary_ops_of_issue_10_follow_libm)
 
 GST_END_TEST;
 
-GST_START_TEST (test_min_max_where_and_reductions)
+GST_START_TEST (test_min_max_power_where_and_reductions)
 {
   const float col[6] = { 1.0f, 5.0f, -2.0f, 5.0f, 0.5f, 3.0f };
   const float with_nan[3] = { 1.0f, NAN, 7.0f };
@@ -290,6 +290,9 @@ GST_START_TEST (test_min_max_where_and_reductions)
   fail_unless_equals_float (cbi_binary (CBI_K_MAX, 1.5f, -2.0f), 1.5f);
   fail_unless (isnan (cbi_binary (CBI_K_MAX, NAN, 1.0f)));
   fail_unless (isnan (cbi_binary (CBI_K_MIN, 1.0f, NAN)));
+  fail_unless_equals_float (cbi_binary (CBI_K_POWER, 2.0f, 3.0f), 8.0f);
+  fail_unless_equals_float (cbi_binary (CBI_K_POWER, 4.0f, -0.5f), 0.5f);
+  fail_unless (isnan (cbi_binary (CBI_K_POWER, -2.0f, 0.5f)));
   fail_unless_equals_float (cbi_where (1.0f, 2.0f, 3.0f), 2.0f);
   fail_unless_equals_float (cbi_where (0.0f, 2.0f, 3.0f), 3.0f);
 
@@ -719,7 +722,7 @@ kernels_math_suite (void)
   tcase_add_test (tc, test_sigmoid_tanh_clip_and_identity_values);
   tcase_add_test (tc, test_binary_ops_and_prelu);
   tcase_add_test (tc, test_unary_ops_of_issue_10_follow_libm);
-  tcase_add_test (tc, test_min_max_where_and_reductions);
+  tcase_add_test (tc, test_min_max_power_where_and_reductions);
   tcase_add_test (tc, test_pad_reflect_mirrors_without_repeating_the_border);
   tcase_add_test (tc,
       test_pad_edge_repeats_the_border_and_constant_gives_minus_1);

@@ -26,7 +26,7 @@ cbi_k_bias_act (float *y, const float *bias, int64_t n, int64_t c,
   int64_t count;
   unsigned int blocks;
 
-  if (n < 0 || c < 0 || hw < 0 || post < CBI_K_RELU || post > CBI_K_IDENTITY)
+  if (n < 0 || c < 0 || hw < 0 || post < CBI_K_RELU || post > CBI_K_ELTWISE_LAST)
     return cudaErrorInvalidValue;
   count = n * c * hw;
   if (count == 0)

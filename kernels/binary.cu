@@ -32,8 +32,8 @@ cbi_k_binary (const float *a, const float *b, float *y, int rank,
   int j, r;
 
   if (rank < 0 || rank > CBI_K_MAX_DIMS || (rank > 0 && (dims == NULL
-              || b_strides == NULL)) || op < CBI_K_ADD || op > CBI_K_PRELU
-      || post < CBI_K_RELU || post > CBI_K_IDENTITY)
+              || b_strides == NULL)) || op < CBI_K_ADD || op > CBI_K_BINARY_LAST
+      || post < CBI_K_RELU || post > CBI_K_ELTWISE_LAST)
     return cudaErrorInvalidValue;
   for (j = 0; j < rank; j++) {
     if (b_strides[j] < 0)

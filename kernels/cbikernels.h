@@ -146,6 +146,25 @@ cudaError_t cbi_k_bias_act (float *y, const float *bias, int64_t n,
     int64_t c, int64_t hw, CbiKEltwise post, float alpha, float beta,
     cudaStream_t stream);
 
+/* y[o, i] = the reduction (@op, cbi_reduce ()) of x[o, 0 .. @r - 1, i],
+ * x seen as @outer x @r x @inner and y as @outer x @inner. */
+cudaError_t cbi_k_reduce (const float *x, float *y, int64_t outer, int64_t r,
+    int64_t inner, CbiKReduce op, cudaStream_t stream);
+
+/* LayerNormalization of @rows rows of @inner values: every row normalised
+ * by its own mean and variance (+ @epsilon), then x gamma[i] + beta[i]
+ * (@beta NULL: no shift). */
+cudaError_t cbi_k_layer_norm (const float *x, float *y, int64_t rows,
+    int64_t inner, const float *gamma, const float *beta, float epsilon,
+    cudaStream_t stream);
+
+/* y = c ? a : b (cbi_where ()) over @rank dims @dims (a's and y's shape,
+ * row-major); b and c are read at @b_strides and @c_strides (in elements,
+ * 0 along a broadcast dimension). */
+cudaError_t cbi_k_where (const float *c, const float *a, const float *b,
+    float *y, int rank, const int64_t * dims, const int64_t * b_strides,
+    const int64_t * c_strides, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,7 +47,21 @@ typedef enum
   CBI_K_HARD_SIGMOID,           /* max (0, min (1, alpha x + beta)) */
   CBI_K_HARD_SWISH,             /* x relu6 (x + 3) / 6 */
   CBI_K_IDENTITY,
+  CBI_K_ERF,
+  CBI_K_GELU_ERF,               /* x (1 + erf (x / sqrt 2)) / 2 */
+  CBI_K_GELU_TANH,              /* x (1 + tanh (sqrt (2 / pi) (x + 0.044715
+                                 * x^3))) / 2 */
+  CBI_K_SQRT,
+  CBI_K_EXP,
+  CBI_K_LOG,
+  CBI_K_NEG,
+  CBI_K_ABS,
+  CBI_K_RECIPROCAL,
+  CBI_K_POW,                    /* x ^ alpha */
 } CbiKEltwise;
+
+/* the last CbiKEltwise, for range checks */
+#define CBI_K_ELTWISE_LAST CBI_K_POW
 
 typedef enum
 {
@@ -56,7 +70,22 @@ typedef enum
   CBI_K_MUL,
   CBI_K_DIV,
   CBI_K_PRELU,                  /* a > 0 ? a : a x b */
+  CBI_K_MIN,
+  CBI_K_MAX,
+  CBI_K_POWER,                  /* a ^ b */
 } CbiKBinary;
+
+/* the last CbiKBinary, for range checks */
+#define CBI_K_BINARY_LAST CBI_K_POWER
+
+typedef enum
+{
+  CBI_K_REDUCE_MEAN,
+  CBI_K_REDUCE_SUM,
+  CBI_K_REDUCE_MAX,
+  CBI_K_REDUCE_ARGMAX,          /* the index of the first maximum */
+  CBI_K_REDUCE_ARGMAX_LAST,     /* the index of the last one */
+} CbiKReduce;
 
 typedef enum
 {
@@ -192,6 +221,32 @@ cbi_eltwise (CbiKEltwise op, float x, float alpha, float beta)
       t = t > 0.0f ? t : 0.0f;
       t = t > 6.0f ? 6.0f : t;
       return x * t / 6.0f;
+    case CBI_K_ERF:
+      return erff (x);
+    case CBI_K_GELU_ERF:
+      return 0.5f * x * (1.0f + erff (x * 0.70710678118654752f));
+    case CBI_K_GELU_TANH:
+      return 0.5f * x * (1.0f + tanhf (0.79788456080286536f
+              * (x + 0.044715f * x * x * x)));
+    case CBI_K_SQRT:
+      return sqrtf (x);
+    case CBI_K_EXP:
+      return expf (x);
+    case CBI_K_LOG:
+      return logf (x);
+    case CBI_K_NEG:
+      return -x;
+    case CBI_K_ABS:
+      return fabsf (x);
+    case CBI_K_RECIPROCAL:
+      return 1.0f / x;
+    case CBI_K_POW:
+      /* the exponents exporters write, exact as the CPU's square */
+      if (alpha == 2.0f)
+        return x * x;
+      if (alpha == 1.0f)
+        return x;
+      return powf (x, alpha);
     case CBI_K_IDENTITY:
     default:
       return x;
@@ -210,13 +265,76 @@ cbi_binary (CbiKBinary op, float a, float b)
       return a * b;
     case CBI_K_DIV:
       return a / b;
+    case CBI_K_MIN:
+      /* NaN in either gives NaN, as ONNX Min and Max */
+      return a != a || b != b ? a + b : a < b ? a : b;
+    case CBI_K_MAX:
+      return a != a || b != b ? a + b : a > b ? a : b;
+    case CBI_K_POWER:
+      return powf (a, b);
     case CBI_K_PRELU:
     default:
       return a > 0.0f ? a : a * b;
   }
 }
 
+/* ---- reductions ------------------------------------------------------- */
+
+/* The reduction of @count values of @x, @stride apart: their mean, sum or
+ * maximum (NaN when one is NaN), summed in order; or the index of the
+ * maximum (a NaN counts as the maximum, the first one as numpy's) as a
+ * float, exact below 2^24. */
+CBI_HD float
+cbi_reduce (CbiKReduce op, const float *x, int64_t count, int64_t stride)
+{
+  const int arg = op == CBI_K_REDUCE_ARGMAX || op == CBI_K_REDUCE_ARGMAX_LAST;
+  float acc = op == CBI_K_REDUCE_SUM || op == CBI_K_REDUCE_MEAN ? 0.0f :
+      -INFINITY;
+  int64_t k, index = 0;
+
+  for (k = 0; k < count; k++) {
+    float v = x[k * stride];
+    if (!arg && op != CBI_K_REDUCE_MAX) {
+      acc += v;
+    } else if (acc != acc) {
+      break;                    /* NaN: the result, whatever follows */
+    } else if (v > acc || v != v || k == 0
+        || (op == CBI_K_REDUCE_ARGMAX_LAST && v == acc)) {
+      acc = v;
+      index = k;
+    }
+  }
+  if (arg)
+    return (float) index;
+  return op == CBI_K_REDUCE_MEAN ? acc / (float) count : acc;
+}
+
+/* Where: @a where the condition @c holds (is not 0), else @b. */
+CBI_HD float
+cbi_where (float c, float a, float b)
+{
+  return c != 0.0f ? a : b;
+}
+
 /* ---- index mappings --------------------------------------------------- */
+
+/* The strides, in elements, at which a row-major @b_rank-D tensor of
+ * @b_dims, aligned to the right of the @rank dims it broadcasts to, is
+ * read for each of their indices: 0 along a broadcast dimension. */
+CBI_HD void
+cbi_broadcast_strides (int rank, int b_rank, const int64_t * b_dims,
+    int64_t * strides)
+{
+  int64_t stride = 1;
+  int d;
+
+  for (d = rank - 1; d >= 0; d--) {
+    int bd = d - (rank - b_rank);
+    int64_t size = bd >= 0 ? b_dims[bd] : 1;
+    strides[d] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+}
 
 /* The offset, at @strides, of element @i of a row-major tensor of @rank
  * dims @dims; @i below the product of the dims (the outermost dim is not

@@ -19,7 +19,7 @@ cudaError_t
 cbi_k_eltwise (const float *x, float *y, int64_t count, CbiKEltwise op,
     float alpha, float beta, cudaStream_t stream)
 {
-  if (count < 0 || op < CBI_K_RELU || op > CBI_K_IDENTITY)
+  if (count < 0 || op < CBI_K_RELU || op > CBI_K_ELTWISE_LAST)
     return cudaErrorInvalidValue;
   if (count == 0)
     return cudaSuccess;

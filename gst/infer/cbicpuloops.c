@@ -156,3 +156,46 @@ cbi_cpu_run_copy (gconstpointer copy)
         dst[j] = c->src[off + cbi_cpu_copy_step (v, last, j)];
   }
 }
+
+void
+cbi_cpu_run_eltwise (gconstpointer eltwise)
+{
+  const CbiCpuEltwiseLoop *e = eltwise;
+  gint64 i;
+
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < e->count; i++)
+    e->dst[i] = cbi_eltwise ((CbiKEltwise) e->op, e->src[i], e->alpha, e->beta);
+}
+
+void
+cbi_cpu_run_reduce (gconstpointer reduce)
+{
+  const CbiCpuReduce *p = reduce;
+  const gint64 count = p->outer * p->inner;
+  gint64 i;
+
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < count; i++) {
+    gint64 o = i / p->inner;
+    p->dst[i] = cbi_reduce ((CbiKReduce) p->op, p->src + o * p->r * p->inner
+        + (i - o * p->inner), p->r, p->inner);
+  }
+}
+
+void
+cbi_cpu_run_binary (gconstpointer binary)
+{
+  const CbiCpuBinary *p = binary;
+  gint64 i;
+
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < p->count; i++) {
+    const gfloat b = p->b[cbi_strided_offset (i, p->rank, p->dims,
+            p->b_strides)];
+    p->dst[i] = p->cond ? cbi_where (p->cond[cbi_strided_offset (i, p->rank,
+                p->dims, p->c_strides)], p->a[i], b) :
+        cbi_eltwise ((CbiKEltwise) p->post, cbi_binary ((CbiKBinary) p->op,
+            p->a[i], b), p->alpha, p->beta);
+  }
+}

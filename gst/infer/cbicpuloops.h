@@ -78,4 +78,52 @@ typedef struct
 
 void cbi_cpu_run_copy (gconstpointer copy);
 
+/* Element-wise op @op (a CbiKEltwise, with @alpha and @beta) of the
+ * @count floats of @src into @dst (may be @src), for what oneDNN 2.6's
+ * eltwise lacks. A blocked layout's padding goes through it too: only
+ * ops that keep 0 at 0 may run on one. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 count;
+  gint op;
+  gfloat alpha, beta;
+} CbiCpuEltwiseLoop;
+
+void cbi_cpu_run_eltwise (gconstpointer eltwise);
+
+/* A reduction (@op, a CbiKReduce) of plain @src seen as @outer x @r x
+ * @inner into @dst, @outer x @inner: what oneDNN's reduction lacks
+ * (ArgMax). */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 outer, r, inner;
+  gint op;
+} CbiCpuReduce;
+
+void cbi_cpu_run_reduce (gconstpointer reduce);
+
+/* What oneDNN's binary lacks: a binary op (Pow), @dst = post (@a op @b),
+ * or, with @cond, Where, @dst = @cond ? @a : @b; over @rank dims @dims
+ * (@a's, row-major), @b and @cond read at their strides (0 along a
+ * broadcast dimension); @post a CbiKEltwise with @alpha and @beta
+ * (CBI_K_IDENTITY: none). */
+typedef struct
+{
+  const gfloat *a, *b, *cond;
+  gfloat *dst;
+  gint64 count;
+  gint rank;
+  gint64 dims[CBI_MAX_DIMS];
+  gint64 b_strides[CBI_MAX_DIMS];
+  gint64 c_strides[CBI_MAX_DIMS];
+  gint op, post;
+  gfloat alpha, beta;
+} CbiCpuBinary;
+
+void cbi_cpu_run_binary (gconstpointer binary);
+
 G_END_DECLS

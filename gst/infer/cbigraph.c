@@ -152,6 +152,27 @@ static const CbiOpInfo cbi_ops[] = {
   [CBI_OP_EXPAND] = {"Expand", CBI_OP_KIND_COPY, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
   [CBI_OP_SQUEEZE] = {"Squeeze", CBI_OP_KIND_RESHAPE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
   [CBI_OP_UNSQUEEZE] = {"Unsqueeze", CBI_OP_KIND_RESHAPE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  /* ops on activations, issue 10 */
+  [CBI_OP_ERF] = {"Erf", CBI_OP_KIND_ELTWISE, CBI_K_ERF, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_GELU] = {"Gelu", CBI_OP_KIND_ELTWISE, CBI_K_GELU_ERF, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_GELU_TANH] = {"Gelu", CBI_OP_KIND_ELTWISE, CBI_K_GELU_TANH, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_SQRT] = {"Sqrt", CBI_OP_KIND_ELTWISE, CBI_K_SQRT, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_EXP] = {"Exp", CBI_OP_KIND_ELTWISE, CBI_K_EXP, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_LOG] = {"Log", CBI_OP_KIND_ELTWISE, CBI_K_LOG, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_NEG] = {"Neg", CBI_OP_KIND_ELTWISE, CBI_K_NEG, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_ABS] = {"Abs", CBI_OP_KIND_ELTWISE, CBI_K_ABS, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_RECIPROCAL] = {"Reciprocal", CBI_OP_KIND_ELTWISE, CBI_K_RECIPROCAL, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_POW] = {"Pow", CBI_OP_KIND_ELTWISE, CBI_K_POW, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_MIN] = {"Min", CBI_OP_KIND_BINARY, -1, CBI_K_MIN, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_MAX] = {"Max", CBI_OP_KIND_BINARY, -1, CBI_K_MAX, FALSE, CBI_OP_FUSE_ANY, -1},
+  [CBI_OP_REDUCE_MEAN] = {"ReduceMean", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_REDUCE_SUM] = {"ReduceSum", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_REDUCE_MAX] = {"ReduceMax", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_LAYER_NORM] = {"LayerNormalization", CBI_OP_KIND_LAYER_NORM, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_ARGMAX] = {"ArgMax", CBI_OP_KIND_REDUCE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_SPLIT] = {"Split", CBI_OP_KIND_SPLIT, -1, -1, FALSE, CBI_OP_FUSE_NONE, 1},
+  [CBI_OP_WHERE] = {"Where", CBI_OP_KIND_WHERE, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_POW_BINARY] = {"Pow", CBI_OP_KIND_BINARY, -1, CBI_K_POWER, FALSE, CBI_OP_FUSE_ANY, -1},
 };
 /* *INDENT-ON* */
 
@@ -328,17 +349,70 @@ cbi_shape_broadcasts_to (const CbiShape * b, const CbiShape * a)
   return TRUE;
 }
 
-/* Output height and width of a window of @kernel (a convolution's, or
- * @what else) sliding over @in. */
-static gboolean
-cbi_infer_window (const CbiNode * n, const gchar * what,
-    const gint64 kernel[2], const gint64 * in, gint64 * out, GError ** error)
+/* The window node @n slides: a pooling's kernel, else its weights'. */
+static const gint64 *
+cbi_node_kernel (const CbiGraph * graph, const CbiNode * n)
+{
+  if (n->op == CBI_OP_CONV || n->op == CBI_OP_CONV_TRANSPOSE)
+    return &cbi_graph_tensor (graph, n->inputs[1])->dims[2];
+  return n->conv.kernel;
+}
+
+static void
+cbi_node_pads_with (const CbiNode * n, const gint64 * kernel,
+    const CbiShape * input, gint64 * pads)
 {
   const CbiConvAttrs *a = &n->conv;
   gint d;
 
+  memcpy (pads, a->pads, sizeof (a->pads));
   for (d = 0; d < 2; d++) {
-    gint64 extent = in[2 + d] + a->pads[d] + a->pads[d + 2];
+    const gint64 in = input->dims[2 + d], s = MAX (a->strides[d], 1);
+    const gint64 span = a->dilations[d] * (kernel[d] - 1) + 1;
+    gint64 out, total;
+
+    if (a->auto_pad != CBI_AUTO_PAD_NOTSET) {
+      out = (in + s - 1) / s;
+      total = MAX ((out - 1) * s + span - in, 0);
+      pads[d] = a->auto_pad == CBI_AUTO_PAD_SAME_UPPER ? total / 2 :
+          total - total / 2;
+      pads[d + 2] = total - pads[d];
+    }
+    if (a->ceil_mode) {
+      const gint64 extent = in + pads[d] + pads[d + 2];
+      if (extent < span)
+        continue;               /* no window fits: shape inference says so */
+      out = (extent - span + s - 1) / s + 1;
+      /* ONNX drops a last window that starts in the end padding */
+      if ((out - 1) * s >= in + pads[d])
+        out--;
+      pads[d + 2] += MAX ((out - 1) * s + span - extent, 0);
+    }
+  }
+}
+
+void
+cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * input, gint64 * pads)
+{
+  cbi_node_pads_with (n, cbi_node_kernel (graph, n), input, pads);
+}
+
+/* Output height and width of a window of @kernel (a convolution's, or
+ * @what else) sliding over @in. */
+static gboolean
+cbi_infer_window (const CbiNode * n, const gchar * what,
+    const gint64 kernel[2], const CbiShape * in_shape, gint64 * out,
+    GError ** error)
+{
+  const CbiConvAttrs *a = &n->conv;
+  const gint64 *in = in_shape->dims;
+  gint64 pads[4];
+  gint d;
+
+  cbi_node_pads_with (n, kernel, in_shape, pads);
+  for (d = 0; d < 2; d++) {
+    gint64 extent = in[2 + d] + pads[d] + pads[d + 2];
     gint64 span = a->dilations[d] * (kernel[d] - 1) + 1;
     if (a->strides[d] < 1 || kernel[d] < 1 || extent < span)
       return cbi_shape_fail (error, n, "a %s of %" G_GINT64_FORMAT
@@ -365,7 +439,8 @@ cbi_infer_conv (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
         G_GINT64_FORMAT, x[1], w->n_dims == 4 ? w->dims[1] : 0, a->group);
   y[0] = x[0];
   y[1] = w->dims[0];
-  return cbi_infer_window (n, "kernel", &w->dims[2], x, y, error);
+  return cbi_infer_window (n, "kernel", &w->dims[2], &shapes[n->inputs[0]],
+      y, error);
 }
 
 /* ConvTranspose: out = stride (in - 1) + output_padding + dilated kernel
@@ -618,6 +693,177 @@ cbi_infer_matmul (const CbiNode * n, CbiShape * shapes, GError ** error)
   return TRUE;
 }
 
+/* Which axes of a rank @rank input reduction node @n reduces, as bits;
+ * 0 when one is out of range. */
+static guint
+cbi_reduce_axes (const CbiNode * n, gint rank)
+{
+  guint axes = 0;
+  gint i;
+
+  if (n->n_ints == 0)
+    return (1u << rank) - 1;
+  for (i = 0; i < n->n_ints; i++) {
+    gint a = cbi_axis ((gint) n->ints[i], rank);
+    if (a < 0)
+      return 0;
+    axes |= 1u << a;
+  }
+  return axes;
+}
+
+gboolean
+cbi_node_reduce_view (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * r, gint64 * inner)
+{
+  guint axes = cbi_reduce_axes (n, input->n_dims);
+  gint d, first = -1, last = -1;
+
+  *outer = *r = *inner = 1;
+  for (d = 0; d < input->n_dims; d++) {
+    if (axes & (1u << d)) {
+      if (last >= 0 && last != d - 1)
+        return FALSE;
+      if (first < 0)
+        first = d;
+      last = d;
+      *r *= input->dims[d];
+    } else if (first < 0) {
+      *outer *= input->dims[d];
+    } else {
+      *inner *= input->dims[d];
+    }
+  }
+  return TRUE;
+}
+
+static gboolean
+cbi_infer_reduce (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  CbiShape *y = &shapes[n->output];
+  guint axes = cbi_reduce_axes (n, x->n_dims);
+  gint d;
+
+  if (axes == 0)
+    return cbi_shape_fail (error, n, "an axis is outside rank %d", x->n_dims);
+  y->n_dims = 0;
+  for (d = 0; d < x->n_dims; d++) {
+    if (!(axes & (1u << d)))
+      y->dims[y->n_dims++] = x->dims[d];
+    else if (n->mode)
+      y->dims[y->n_dims++] = 1;
+  }
+  return TRUE;
+}
+
+gint
+cbi_node_reduce_op (const CbiNode * n)
+{
+  switch (n->op) {
+    case CBI_OP_REDUCE_MEAN:
+      return CBI_K_REDUCE_MEAN;
+    case CBI_OP_REDUCE_SUM:
+      return CBI_K_REDUCE_SUM;
+    case CBI_OP_ARGMAX:
+      return n->alpha == 1.0f ? CBI_K_REDUCE_ARGMAX_LAST : CBI_K_REDUCE_ARGMAX;
+    case CBI_OP_REDUCE_MAX:
+    default:
+      return CBI_K_REDUCE_MAX;
+  }
+}
+
+void
+cbi_node_split_range (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * total, gint64 * start, gint64 * inner)
+{
+  gint axis = cbi_axis (n->axis, input->n_dims), d;
+  gint64 dim = input->dims[axis], part, len;
+
+  *outer = *inner = 1;
+  for (d = 0; d < input->n_dims; d++) {
+    if (d < axis)
+      *outer *= input->dims[d];
+    else if (d > axis)
+      *inner *= input->dims[d];
+  }
+  if (n->mode == 1) {
+    part = (dim + n->ints[1] - 1) / n->ints[1];
+    *start = MIN (n->ints[0] * part, dim);
+    len = MIN (part, dim - *start);
+  } else {
+    *start = n->ints[0];
+    len = n->ints[1];
+  }
+  *total = dim * *inner;
+  *start *= *inner;
+  *inner *= len;
+}
+
+static gboolean
+cbi_infer_split (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  CbiShape *y = &shapes[n->output];
+  gint axis = cbi_axis (n->axis, x->n_dims);
+  gint64 dim, len;
+
+  if (axis < 0)
+    return cbi_shape_fail (error, n, "axis %d is outside rank %d", n->axis,
+        x->n_dims);
+  dim = x->dims[axis];
+  if (n->mode == 1) {
+    gint64 part = (dim + n->ints[1] - 1) / n->ints[1];
+    len = MIN (part, dim - MIN (n->ints[0] * part, dim));
+  } else {
+    len = n->ints[1];
+    if (n->ints[0] + len > dim || (n->ints[2] && n->ints[0] + len != dim))
+      return cbi_shape_fail (error, n, "the split sizes do not add up to "
+          "the %" G_GINT64_FORMAT " of axis %d", dim, axis);
+  }
+  if (len < 1)
+    return cbi_shape_fail (error, n, "an empty part of axis %d", axis);
+  *y = *x;
+  y->dims[axis] = len;
+  return TRUE;
+}
+
+void
+cbi_node_layer_norm_view (const CbiNode * n, const CbiShape * input,
+    gint64 * rows, gint64 * inner)
+{
+  gint axis = cbi_axis (n->axis, input->n_dims), d;
+
+  *rows = *inner = 1;
+  for (d = 0; d < input->n_dims; d++) {
+    if (d < axis)
+      *rows *= input->dims[d];
+    else
+      *inner *= input->dims[d];
+  }
+}
+
+/* LayerNormalization: a scale (and bias) of one value per position of a
+ * row. */
+static gboolean
+cbi_infer_layer_norm (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *x = &shapes[n->inputs[0]];
+  gint64 rows, inner;
+  guint i;
+
+  if (cbi_axis (n->axis, x->n_dims) < 0)
+    return cbi_shape_fail (error, n, "axis %d is outside rank %d", n->axis,
+        x->n_dims);
+  cbi_node_layer_norm_view (n, x, &rows, &inner);
+  for (i = 1; i < n->n_inputs; i++)
+    if (n->inputs[i] >= 0 && cbi_shape_count (&shapes[n->inputs[i]]) != inner)
+      return cbi_shape_fail (error, n, "input %u does not have the %"
+          G_GINT64_FORMAT " values of a normalised row", i, inner);
+  shapes[n->output] = *x;
+  return TRUE;
+}
+
 static gboolean
 cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     GError ** error)
@@ -644,6 +890,9 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     case CBI_OP_MUL:
     case CBI_OP_DIV:
     case CBI_OP_PRELU:
+    case CBI_OP_MIN:
+    case CBI_OP_MAX:
+    case CBI_OP_POW_BINARY:
       if (!cbi_shape_broadcasts_to (&shapes[n->inputs[1]], xs))
         return cbi_shape_fail (error, n, "its second input does not "
             "broadcast to the first's shape");
@@ -666,7 +915,7 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     case CBI_OP_AVERAGE_POOL:
       y[0] = x[0];
       y[1] = x[1];
-      return cbi_infer_window (n, "window", n->conv.kernel, x, y, error);
+      return cbi_infer_window (n, "window", n->conv.kernel, xs, y, error);
     case CBI_OP_GLOBAL_AVERAGE_POOL:
       y[0] = x[0];
       y[1] = x[1];
@@ -720,6 +969,23 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     case CBI_OP_EXPAND:
       /* cbi_graph_resolve_node() worked the output's shape out */
       cbi_shape_set (ys, n->n_ints, n->ints);
+      return TRUE;
+    case CBI_OP_REDUCE_MEAN:
+    case CBI_OP_REDUCE_SUM:
+    case CBI_OP_REDUCE_MAX:
+      return cbi_infer_reduce (n, shapes, error);
+    case CBI_OP_LAYER_NORM:
+      return cbi_infer_layer_norm (n, shapes, error);
+    case CBI_OP_ARGMAX:
+      return cbi_infer_reduce (n, shapes, error);
+    case CBI_OP_SPLIT:
+      return cbi_infer_split (n, shapes, error);
+    case CBI_OP_WHERE:
+      if (!cbi_shape_broadcasts_to (&shapes[n->inputs[1]], xs)
+          || !cbi_shape_broadcasts_to (&shapes[n->inputs[2]], xs))
+        return cbi_shape_fail (error, n, "the condition or the other input "
+            "does not broadcast to the activation's shape");
+      *ys = *xs;
       return TRUE;
     case CBI_OP_INSTANCE_NORM:
     default:

@@ -22,7 +22,9 @@ typedef struct _CbiGraph CbiGraph;
 /* Element-wise ops carry their parameters in CbiNode.alpha and .beta:
  * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
  * min, beta max), ELU (alpha), HARD_SIGMOID (max (0, min (1, alpha x +
- * beta))). The binary ops ADD, SUB, MUL and DIV take an activation first
+ * beta))), POW (alpha: the constant exponent). The binary ops ADD, SUB,
+ * MUL, DIV, MIN, MAX and POW_BINARY (Pow of an exponent that is not one
+ * constant value) take an activation first
  * and, second, an activation of the same shape or a constant that
  * broadcasts as ONNX does (numpy rules, aligned from the right) to the
  * first's shape. */
@@ -63,10 +65,31 @@ typedef enum
   CBI_OP_EXPAND,
   CBI_OP_SQUEEZE,
   CBI_OP_UNSQUEEZE,
+  /* ops on activations, issue 10 */
+  CBI_OP_ERF,
+  CBI_OP_GELU,
+  CBI_OP_GELU_TANH,
+  CBI_OP_SQRT,
+  CBI_OP_EXP,
+  CBI_OP_LOG,
+  CBI_OP_NEG,
+  CBI_OP_ABS,
+  CBI_OP_RECIPROCAL,
+  CBI_OP_POW,
+  CBI_OP_MIN,
+  CBI_OP_MAX,
+  CBI_OP_REDUCE_MEAN,
+  CBI_OP_REDUCE_SUM,
+  CBI_OP_REDUCE_MAX,
+  CBI_OP_LAYER_NORM,
+  CBI_OP_ARGMAX,
+  CBI_OP_SPLIT,
+  CBI_OP_WHERE,
+  CBI_OP_POW_BINARY,
 } CbiOpType;
 
 /* the last op: the op table has a row for each up to it */
-#define CBI_OP_LAST CBI_OP_UNSQUEEZE
+#define CBI_OP_LAST CBI_OP_POW_BINARY
 
 /* Gather on an activation: at most this many indices (a CUDA kernel
  * takes them as a parameter) */
@@ -161,15 +184,35 @@ typedef struct
   gint64 *ints;                 /* an int64 constant's data, else NULL */
 } CbiTensorInfo;
 
+/**
+ * CbiAutoPad:
+ * @CBI_AUTO_PAD_NOTSET: the pads as given (VALID is pads of 0)
+ * @CBI_AUTO_PAD_SAME_UPPER: an output of ceil (input / stride), the odd
+ *   pad at the end
+ * @CBI_AUTO_PAD_SAME_LOWER: the same, the odd pad at the beginning
+ *
+ * ONNX auto_pad: the SAME modes pad by what the input size asks, known
+ * only once a plan's shapes are (cbi_node_pads ()).
+ */
+typedef enum
+{
+  CBI_AUTO_PAD_NOTSET,
+  CBI_AUTO_PAD_SAME_UPPER,
+  CBI_AUTO_PAD_SAME_LOWER,
+} CbiAutoPad;
+
 typedef struct
 {
   gint64 strides[2];
   gint64 dilations[2];
-  gint64 pads[4];               /* top, left, bottom, right (ONNX order) */
+  gint64 pads[4];               /* top, left, bottom, right (ONNX order);
+                                 * read them through cbi_node_pads () */
   gint64 group;
   gint64 kernel[2];             /* pooling only: conv kernels are weights */
   gboolean count_include_pad;   /* average pooling */
   gint64 output_padding[2];     /* ConvTranspose */
+  CbiAutoPad auto_pad;          /* Conv and pooling */
+  gboolean ceil_mode;           /* pooling: the output size rounded up */
 } CbiConvAttrs;
 
 typedef struct
@@ -289,6 +332,15 @@ CbiNode *cbi_graph_node (const CbiGraph * graph, guint index);
  * @CBI_OP_KIND_SHAPE_VALUE: shape computation, done at plan time: no
  *   backend plans it
  * @CBI_OP_KIND_COPY: Slice, Gather, Expand (a CbiCopyView)
+ * @CBI_OP_KIND_REDUCE: ReduceMean, ReduceSum, ReduceMax, ArgMax
+ *   (CbiNode.ints: the axes, none for all; CbiNode.mode: keepdims;
+ *   ArgMax: one axis, and its index as a float, the last maximum's when
+ *   CbiNode.alpha is 1, as select_last_index)
+ * @CBI_OP_KIND_SPLIT: one output of Split (cbi_node_split_range ())
+ * @CBI_OP_KIND_WHERE: Where, inputs a (an activation), b, and a constant
+ *   condition (0 or 1) that b and it broadcast to a: c ? a : b
+ * @CBI_OP_KIND_LAYER_NORM: LayerNormalization (CbiNode.axis: the first
+ *   normalised axis; CbiNode.alpha: epsilon)
  *
  * The families of ops a backend plans alike: its planners are a table
  * indexed by kind.
@@ -310,6 +362,10 @@ typedef enum
   CBI_OP_KIND_SOFTMAX,
   CBI_OP_KIND_SHAPE_VALUE,
   CBI_OP_KIND_COPY,
+  CBI_OP_KIND_REDUCE,
+  CBI_OP_KIND_LAYER_NORM,
+  CBI_OP_KIND_SPLIT,
+  CBI_OP_KIND_WHERE,
   CBI_OP_N_KINDS,
 } CbiOpKind;
 
@@ -407,6 +463,37 @@ void cbi_graph_frame_shape (const CbiGraph * graph, gint64 batch,
 void cbi_node_permutation (const CbiNode * n, const CbiShape * input,
     CbiShape * view, gint64 * perm);
 
+/* The pads (top, left, bottom, right) of Conv or pooling node @n of
+ * @graph on an input of shape @input (4-D), into @pads (room for 4): its own, or what auto_pad
+ * SAME asks for that size; for ceil_mode, the end pads grow by what the
+ * last, partial window reaches past the input, so the backends' floor
+ * rounding gives ONNX's ceil. */
+void cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * input, gint64 * pads);
+
+/* Reduction node @n on an input of shape @input as @outer x @r x @inner
+ * (row-major), the @r values of each (outer, inner) reduced: whether its
+ * axes are neighbours (so such a view exists). */
+gboolean cbi_node_reduce_view (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * r, gint64 * inner);
+
+/* The CbiKReduce (kernels/cbimath.h) reduction node @n computes. */
+gint cbi_node_reduce_op (const CbiNode * n);
+
+/* Split node @n (one output of an ONNX Split, on CbiNode.axis: parts of
+ * the sizes given, CbiNode.mode 0: ints[0] its start, ints[1] its length,
+ * ints[2] 1 for the last part; or of equal sizes, mode 1: ints[0] its
+ * index, ints[1] the number of parts, the last one smaller as ONNX's
+ * num_outputs) on an input of shape @input: the part as @outer x @inner
+ * rows of the input's @outer x @total, from column @start. */
+void cbi_node_split_range (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * total, gint64 * start, gint64 * inner);
+
+/* LayerNormalization node @n on an input of shape @input as @rows x
+ * @inner (row-major): each row normalised on its own. */
+void cbi_node_layer_norm_view (const CbiNode * n, const CbiShape * input,
+    gint64 * rows, gint64 * inner);
+
 /* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
  * into @weights (caller-allocated): alpha B, transposed when transB says
  * so. */
@@ -462,6 +549,13 @@ typedef gboolean (*CbiGraphStepFunc) (const CbiNode * n, const CbiNode * post,
  * on its own; stops at the first call that fails, and returns FALSE. */
 gboolean cbi_graph_foreach_step (const CbiGraph * graph,
     CbiGraphStepFunc func, gpointer user_data, GError ** error);
+
+/* Replaces every LayerNorm written as its formula (ReduceMean over the
+ * last axis, Sub, Pow 2, ReduceMean, Add epsilon, Sqrt, Div, Mul by a
+ * constant scale, and an Add of a constant shift or none), nodes in that
+ * order whose intermediate results nothing else reads, by one
+ * LayerNormalization over the last axis (cbifuse.c). */
+void cbi_graph_fuse_layer_norm (CbiGraph * graph);
 
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);

@@ -27,29 +27,32 @@ cbi_onnx_ints (const Onnx__NodeProto * n, const gchar * name, gsize count,
   return TRUE;
 }
 
-/* auto_pad: NOTSET (pads as given) or VALID (no pads); SAME_* would need
- * the input size. */
+/* auto_pad: NOTSET (pads as given), VALID (no pads), or SAME_UPPER and
+ * SAME_LOWER, whose pads each plan computes from its input size
+ * (cbi_node_pads ()). */
 static gboolean
 cbi_onnx_auto_pad (const Onnx__NodeProto * n, CbiConvAttrs * c, GError ** error)
 {
   const Onnx__AttributeProto *auto_pad = cbi_onnx_attr (n, "auto_pad");
   const gchar *name = cbi_onnx_name (n->name);
+  gboolean known = TRUE;
+  gchar *mode;
 
-  if (auto_pad && auto_pad->has_s) {
-    gchar *mode = g_strndup ((const gchar *) auto_pad->s.data,
-        auto_pad->s.len);
-    gboolean known = strcmp (mode, "NOTSET") == 0
-        || strcmp (mode, "VALID") == 0;
-    if (strcmp (mode, "VALID") == 0)
-      memset (c->pads, 0, sizeof (c->pads));
-    if (!known)
-      cbi_onnx_fail (error, "node %s: auto_pad %s is not supported (pads "
-          "must be explicit)", name, mode);
-    g_free (mode);
-    if (!known)
-      return FALSE;
-  }
-  return TRUE;
+  if (auto_pad == NULL || !auto_pad->has_s)
+    return TRUE;
+  mode = g_strndup ((const gchar *) auto_pad->s.data, auto_pad->s.len);
+  if (strcmp (mode, "VALID") == 0)
+    memset (c->pads, 0, sizeof (c->pads));
+  else if (strcmp (mode, "SAME_UPPER") == 0)
+    c->auto_pad = CBI_AUTO_PAD_SAME_UPPER;
+  else if (strcmp (mode, "SAME_LOWER") == 0)
+    c->auto_pad = CBI_AUTO_PAD_SAME_LOWER;
+  else
+    known = strcmp (mode, "NOTSET") == 0;
+  if (!known)
+    cbi_onnx_fail (error, "node %s: auto_pad %s is not supported", name, mode);
+  g_free (mode);
+  return known;
 }
 
 static gboolean
@@ -95,6 +98,9 @@ cbi_onnx_transpose_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
   if (c->group != 1 || cbi_onnx_attr (n, "output_shape"))
     return cbi_onnx_fail (error, "node %s (ConvTranspose): group and "
         "output_shape are not supported", name);
+  if (c->auto_pad != CBI_AUTO_PAD_NOTSET)
+    return cbi_onnx_fail (error, "node %s (ConvTranspose): auto_pad SAME "
+        "is not supported", name);
   if (!cbi_onnx_ints (n, "output_padding", 2, c->output_padding, error))
     return FALSE;
   for (d = 0; d < 2; d++)
@@ -111,6 +117,16 @@ cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
   if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
     return -1;
   return cbi_onnx_lookup (im, n->input[i]);
+}
+
+/* The int64 constant at input @i of @n (a folded one too), or NULL. */
+static const CbiOnnxConst *
+cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
+{
+  const CbiOnnxConst *c = i < n->n_input ? cbi_onnx_const (im,
+      n->input[i]) : NULL;
+
+  return c && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? c : NULL;
 }
 
 /* The float32 constant at input @i of @n, for a value translation keeps
@@ -168,6 +184,47 @@ cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
   return TRUE;
 }
 
+/* The element-wise ops of one input and no parameter. */
+static gboolean
+cbi_onnx_unary_type (const gchar * op, CbiOpType * type)
+{
+  static const struct
+  {
+    const gchar *name;
+    CbiOpType type;
+  } ops[] = {
+    {"Erf", CBI_OP_ERF},
+    {"Sqrt", CBI_OP_SQRT},
+    {"Exp", CBI_OP_EXP},
+    {"Log", CBI_OP_LOG},
+    {"Neg", CBI_OP_NEG},
+    {"Abs", CBI_OP_ABS},
+    {"Reciprocal", CBI_OP_RECIPROCAL},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (ops); i++) {
+    if (strcmp (op, ops[i].name) == 0) {
+      *type = ops[i].type;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* Whether Pow node @n has one constant exponent, an element-wise op;
+ * else its exponent broadcasts as a binary op's second operand. */
+static gboolean
+cbi_onnx_pow_is_eltwise (CbiImporter * im, const Onnx__NodeProto * n)
+{
+  const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
+  gint64 count;
+  gint n_dims;
+
+  return (i && i->count == 1)
+      || (cbi_onnx_floats_input (im, n, 1, &count, &n_dims) && count == 1);
+}
+
 /* The element-wise ops: their type and parameters, or an error naming an
  * op outside the supported list. */
 static gboolean
@@ -197,6 +254,35 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
     *type = CBI_OP_HARD_SWISH;
   } else if (strcmp (op, "Identity") == 0) {
     *type = CBI_OP_IDENTITY;
+  } else if (cbi_onnx_unary_type (op, type)) {
+    /* no parameter */
+  } else if (strcmp (op, "Gelu") == 0) {
+    gchar *approx = cbi_onnx_string (n, "approximate", "none");
+    gboolean use_tanh = strcmp (approx, "tanh") == 0;
+    gboolean known = use_tanh || strcmp (approx, "none") == 0;
+    if (!known)
+      cbi_onnx_fail (error, "node %s (Gelu): approximate %s is not "
+          "supported", cbi_onnx_name (n->name), approx);
+    g_free (approx);
+    if (!known)
+      return FALSE;
+    *type = use_tanh ? CBI_OP_GELU_TANH : CBI_OP_GELU;
+  } else if (strcmp (op, "Pow") == 0) {
+    const gfloat *e;
+    gint64 count;
+    gint n_dims;
+    const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
+    *type = CBI_OP_POW;
+    e = cbi_onnx_floats_input (im, n, 1, &count, &n_dims);
+    if (i && i->count == 1) {
+      /* an integer exponent, as PyTorch exports x ** 2 */
+      *alpha = (gfloat) ((const gint64 *) i->data)[0];
+    } else if (e && count == 1) {
+      *alpha = e[0];
+    } else {
+      return cbi_onnx_fail (error, "node %s (Pow): the exponent must be a "
+          "float32 or int64 constant of one value", cbi_onnx_name (n->name));
+    }
   } else if (strcmp (op, "Clip") == 0) {
     *type = CBI_OP_CLIP;
     if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
@@ -212,7 +298,8 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-/* MaxPool and AveragePool: 2-D windows, floor rounding (ceil_mode 0). */
+/* MaxPool and AveragePool: 2-D windows; ceil_mode runs as more end
+ * padding, which an average that counts the padding would count. */
 static gboolean
 cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
     GError ** error)
@@ -231,8 +318,10 @@ cbi_onnx_pool_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
     return cbi_onnx_fail (error, "node %s: a 2-D kernel_shape is needed", name);
   memcpy (c->kernel, kernel->ints, sizeof (c->kernel));
   c->count_include_pad = incl && incl->has_i && incl->i != 0;
-  if (ceil && ceil->has_i && ceil->i != 0)
-    return cbi_onnx_fail (error, "node %s: ceil_mode 1 is not supported", name);
+  c->ceil_mode = ceil && ceil->has_i && ceil->i != 0;
+  if (c->ceil_mode && c->count_include_pad)
+    return cbi_onnx_fail (error, "node %s: ceil_mode with "
+        "count_include_pad is not supported", name);
   if (n->n_output > 1 && n->output[1] && *n->output[1])
     return cbi_onnx_fail (error, "node %s: the Indices output of MaxPool is "
         "not supported", name);
@@ -358,16 +447,6 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
   return ok;
 }
 
-/* The int64 constant at input @i of @n (a folded one too), or NULL. */
-static const CbiOnnxConst *
-cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
-{
-  const CbiOnnxConst *c = i < n->n_input ? cbi_onnx_const (im,
-      n->input[i]) : NULL;
-
-  return c && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? c : NULL;
-}
-
 /* Pad: pads from an int64 constant (opset 11 on) or an attribute, on
  * height and width only; the constant value from a scalar input or the
  * 'value' attribute. */
@@ -418,6 +497,127 @@ cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
   return cbi_onnx_clip_bound (im, n, 2, "value", 0.0f, value, error);
 }
 
+/* ReduceMean, ReduceSum, ReduceMax: the axes from the attribute (before
+ * opset 18, 13 for ReduceSum) or an int64 constant input, none meaning
+ * all; keepdims. */
+static gboolean
+cbi_onnx_reduce (CbiImporter * im, const Onnx__NodeProto * n, CbiNode * node,
+    GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "axes");
+  const CbiOnnxConst *ints = cbi_onnx_int_input (im, n, 1);
+  gsize count = ints ? (gsize) ints->count : attr ? attr->n_ints : 0;
+  const gint64 *axes = ints ? (const gint64 *) ints->data :
+      attr ? attr->ints : NULL;
+
+  if (n->n_input > 1 && n->input[1] && *n->input[1] && ints == NULL)
+    return cbi_onnx_fail (error, "node %s (%s): the axes must be an int64 "
+        "constant", name, n->op_type);
+  if (count > CBI_MAX_DIMS)
+    return cbi_onnx_fail (error, "node %s (%s): %" G_GSIZE_FORMAT " axes",
+        name, n->op_type, count);
+  if (count == 0 && cbi_onnx_int (n, "noop_with_empty_axes", 0) != 0)
+    return cbi_onnx_fail (error, "node %s (%s): noop_with_empty_axes is "
+        "not supported", name, n->op_type);
+  node->n_ints = count;
+  if (count > 0)
+    memcpy (node->ints, axes, count * sizeof (gint64));
+  node->mode = cbi_onnx_int (n, "keepdims", 1) != 0;
+  return TRUE;
+}
+
+/* Split: a node per output, each its part of the input along the axis:
+ * sizes from an int64 constant (opset 13 on) or the 'split' attribute,
+ * else equal parts, as many as num_outputs (opset 18) or the outputs. */
+static gboolean
+cbi_onnx_split (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "split");
+  const CbiOnnxConst *ints = cbi_onnx_int_input (im, n, 1);
+  const gint64 *sizes = ints ? (const gint64 *) ints->data :
+      attr && attr->n_ints ? attr->ints : NULL;
+  gsize count = ints ? (gsize) ints->count : attr ? attr->n_ints : 0, i;
+  gint x = cbi_onnx_node_input (im, n, 0), out, index;
+  gint64 start = 0;
+
+  if (x < 0 || cbi_graph_tensor (im->graph, x)->data != NULL)
+    return cbi_onnx_fail (error, "node %s (Split): its first input must be "
+        "an activation", name);
+  if (n->n_input > 1 && n->input[1] && *n->input[1] && ints == NULL)
+    return cbi_onnx_fail (error, "node %s (Split): the sizes must be an "
+        "int64 constant", name);
+  if (sizes && count != n->n_output)
+    return cbi_onnx_fail (error, "node %s (Split): %" G_GSIZE_FORMAT
+        " sizes for %" G_GSIZE_FORMAT " outputs", name, count, n->n_output);
+  for (i = 0; i < n->n_output; i++) {
+    CbiNode *node;
+    if (sizes && sizes[i] < 1)
+      return cbi_onnx_fail (error, "node %s (Split): size %" G_GINT64_FORMAT,
+          name, sizes[i]);
+    if (!cbi_onnx_add (im, n->output[i], 0, NULL, NULL, &out, error))
+      return FALSE;
+    index = cbi_graph_add_node (im->graph, CBI_OP_SPLIT, name, 1, &x, out,
+        NULL);
+    node = cbi_graph_node (im->graph, index);
+    node->axis = cbi_onnx_int (n, "axis", 0);
+    node->n_ints = 3;
+    node->mode = sizes == NULL;
+    node->ints[0] = sizes ? start : (gint64) i;
+    node->ints[1] = sizes ? sizes[i] : (gint64) n->n_output;
+    node->ints[2] = i + 1 == n->n_output;
+    if (sizes)
+      start += sizes[i];
+  }
+  return TRUE;
+}
+
+/* Where on a constant condition: c ? a : b with a an activation (the
+ * condition negated when X is the constant and Y the activation); the
+ * condition becomes a float32 constant of 0 and 1. */
+static gboolean
+cbi_onnx_where (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const CbiOnnxConst *c = n->n_input == 3 ? cbi_onnx_const (im,
+      n->input[0]) : NULL;
+  gint in[3], out, swap;
+  gfloat *cond;
+  gchar *c_name;
+  gint64 i;
+
+  if (c == NULL || c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
+    return cbi_onnx_fail (error, "node %s (Where): the condition must be a "
+        "bool constant", name);
+  in[0] = cbi_onnx_node_input (im, n, 1);
+  in[1] = cbi_onnx_node_input (im, n, 2);
+  if (in[0] < 0 || in[1] < 0)
+    return cbi_onnx_fail (error, "node %s (Where): an input is absent", name);
+  swap = cbi_graph_tensor (im->graph, in[0])->data != NULL;
+  if (swap) {
+    gint t = in[0];
+    in[0] = in[1];
+    in[1] = t;
+  }
+  if (cbi_graph_tensor (im->graph, in[0])->data != NULL)
+    return cbi_onnx_fail (error, "node %s (Where): X or Y must be an "
+        "activation", name);
+  cond = g_new (gfloat, MAX (c->count, 1));
+  for (i = 0; i < c->count; i++)
+    cond[i] = (((const guint8 *) c->data)[i] != 0) != swap;
+  c_name = g_strconcat (name, ".condition", NULL);
+  if (!cbi_onnx_add (im, c_name, c->n_dims, c->dims, cond, &in[2], error)) {
+    g_free (c_name);
+    return FALSE;
+  }
+  g_free (c_name);
+  if (!cbi_onnx_add (im, n->output[0], 0, NULL, NULL, &out, error))
+    return FALSE;
+  cbi_graph_add_node (im->graph, CBI_OP_WHERE, name, 3, in, out, NULL);
+  return TRUE;
+}
+
 /* How many node inputs of the ONNX graph read @name. */
 static guint
 cbi_onnx_readers (CbiImporter * im, const gchar * name)
@@ -444,9 +644,66 @@ cbi_onnx_vector (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
   return n_values == count && n_dims == 1 ? data : NULL;
 }
 
+/* A BatchNormalization on anything but a Conv: its constants folded into
+ * one scale and one shift per channel, of shape [C, 1, 1] (the input is
+ * NCHW), run as a Mul and an Add on activation @x. */
+static gboolean
+cbi_onnx_batch_norm_affine (CbiImporter * im, const Onnx__NodeProto * n,
+    gint x, gfloat eps, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const gfloat *scale, *shift, *mean, *var;
+  gint64 c, i, dims[3] = { 0, 1, 1 };
+  gint n_dims, k_index = -1, b_index = -1, scaled = -1, out = -1, in[2];
+  gfloat *k, *b;
+  gchar *k_name, *b_name, *s_name;
+  gboolean ok;
+
+  scale = cbi_onnx_floats_input (im, n, 1, &c, &n_dims);
+  if (scale == NULL || n_dims != 1 || x < 0
+      || cbi_graph_tensor (im->graph, x)->data != NULL)
+    return cbi_onnx_fail (error, "node %s (BatchNormalization): the input "
+        "must be an activation and scale a 1-D constant", name);
+  shift = cbi_onnx_vector (im, n, 2, c);
+  mean = cbi_onnx_vector (im, n, 3, c);
+  var = cbi_onnx_vector (im, n, 4, c);
+  if (!shift || !mean || !var)
+    return cbi_onnx_fail (error, "node %s (BatchNormalization): B, mean and "
+        "var must be constants of %" G_GINT64_FORMAT " values", name, c);
+  k = g_new (gfloat, c);
+  b = g_new (gfloat, c);
+  for (i = 0; i < c; i++) {
+    k[i] = scale[i] / sqrtf (var[i] + eps);
+    b[i] = shift[i] - mean[i] * k[i];
+  }
+  dims[0] = c;
+  k_name = g_strconcat (name, ".folded_scale", NULL);
+  b_name = g_strconcat (name, ".folded_shift", NULL);
+  s_name = g_strconcat (n->output[0], ".scaled", NULL);
+  ok = cbi_onnx_add (im, k_name, 3, dims, k, &k_index, error);
+  if (!ok)
+    g_free (b);
+  ok = ok && cbi_onnx_add (im, b_name, 3, dims, b, &b_index, error)
+      && cbi_onnx_add (im, s_name, 0, NULL, NULL, &scaled, error)
+      && cbi_onnx_add (im, n->output[0], 0, NULL, NULL, &out, error);
+  g_free (k_name);
+  g_free (b_name);
+  g_free (s_name);
+  if (!ok)
+    return FALSE;
+  in[0] = x;
+  in[1] = k_index;
+  cbi_graph_add_node (im->graph, CBI_OP_MUL, name, 2, in, scaled, NULL);
+  in[0] = scaled;
+  in[1] = b_index;
+  cbi_graph_add_node (im->graph, CBI_OP_ADD, name, 2, in, out, NULL);
+  return TRUE;
+}
+
 /* A BatchNormalization right after a Conv (its only reader) is folded into
  * the Conv's weights and bias, as inference frameworks do: no op at run
- * time. Its output name then stands for the Conv's output. */
+ * time. Its output name then stands for the Conv's output. Any other runs
+ * as a per-channel scale and shift (cbi_onnx_batch_norm_affine ()). */
 static gboolean
 cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
     GError ** error)
@@ -468,9 +725,7 @@ cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
         && cbi_graph_node (im->graph, i)->op == CBI_OP_CONV)
       conv = cbi_graph_node (im->graph, i);
   if (conv == NULL || cbi_onnx_readers (im, n->input[0]) != 1)
-    return cbi_onnx_fail (error, "node %s (BatchNormalization): only a "
-        "BatchNormalization right after a Conv (its only reader) is "
-        "supported; it is folded into the Conv", name);
+    return cbi_onnx_batch_norm_affine (im, n, x, eps, error);
 
   w = cbi_graph_tensor (im->graph, conv->inputs[1]);
   out_c = w->dims[0];
@@ -600,6 +855,19 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
       node->mode = im->opset < 13;
       node->axis = cbi_onnx_int (n, "axis", im->opset < 13 ? 1 : -1);
       return TRUE;
+    case CBI_OP_REDUCE_MEAN:
+    case CBI_OP_REDUCE_SUM:
+    case CBI_OP_REDUCE_MAX:
+      return cbi_onnx_reduce (im, n, node, error);
+    case CBI_OP_LAYER_NORM:
+      node->axis = cbi_onnx_int (n, "axis", -1);
+      return TRUE;
+    case CBI_OP_ARGMAX:
+      node->n_ints = 1;
+      node->ints[0] = cbi_onnx_int (n, "axis", 0);
+      node->mode = cbi_onnx_int (n, "keepdims", 1) != 0;
+      node->alpha = cbi_onnx_int (n, "select_last_index", 0) != 0;
+      return TRUE;
     default:
       return TRUE;
   }
@@ -626,6 +894,10 @@ cbi_onnx_layout_type (const gchar * op, CbiOpType * type, guint * n_inputs)
     {"Softmax", CBI_OP_SOFTMAX, 1},
     {"GlobalAveragePool", CBI_OP_GLOBAL_AVERAGE_POOL, 1},
     {"PRelu", CBI_OP_PRELU, 2},
+    {"ReduceMean", CBI_OP_REDUCE_MEAN, 1},
+    {"ReduceSum", CBI_OP_REDUCE_SUM, 1},
+    {"ReduceMax", CBI_OP_REDUCE_MAX, 1},
+    {"ArgMax", CBI_OP_ARGMAX, 1},
   };
   guint i;
 
@@ -668,6 +940,10 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 
   if (strcmp (op, "BatchNormalization") == 0) {
     return cbi_onnx_fold_batch_norm (im, n, error);
+  } else if (strcmp (op, "Split") == 0) {
+    return cbi_onnx_split (im, n, error);
+  } else if (strcmp (op, "Where") == 0) {
+    return cbi_onnx_where (im, n, error);
   } else if (strcmp (op, "Conv") == 0) {
     type = CBI_OP_CONV;
     n_inputs = MIN (n->n_input, 3);
@@ -679,6 +955,18 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     type = op[0] == 'A' ? CBI_OP_ADD : op[0] == 'S' ? CBI_OP_SUB :
         op[0] == 'M' ? CBI_OP_MUL : CBI_OP_DIV;
     n_inputs = 2;
+  } else if ((strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0)
+      && n->n_input == 2) {
+    type = op[1] == 'i' ? CBI_OP_MIN : CBI_OP_MAX;
+    n_inputs = 2;
+  } else if ((strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0)
+      && n->n_input == 1) {
+    /* the minimum of one value is that value */
+    type = CBI_OP_IDENTITY;
+    n_inputs = 1;
+  } else if (strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0) {
+    return cbi_onnx_fail (error, "node %s (%s): only one or two inputs are "
+        "supported", name, op);
   } else if (strcmp (op, "MaxPool") == 0 || strcmp (op, "AveragePool") == 0) {
     type = op[0] == 'M' ? CBI_OP_MAX_POOL : CBI_OP_AVERAGE_POOL;
     n_inputs = 1;
@@ -694,6 +982,14 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
     type = CBI_OP_INSTANCE_NORM;
     n_inputs = 3;
     alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
+  } else if (strcmp (op, "LayerNormalization") == 0) {
+    type = CBI_OP_LAYER_NORM;
+    n_inputs = MIN (n->n_input, 3);
+    alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
+    for (i = 1; i < n->n_output; i++)
+      if (n->output[i] && *n->output[i])
+        return cbi_onnx_fail (error, "node %s (LayerNormalization): the "
+            "Mean and InvStdDev outputs are not supported", name);
   } else if (strcmp (op, "Pad") == 0) {
     type = CBI_OP_PAD;
     n_inputs = 1;
@@ -710,6 +1006,9 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
       return cbi_onnx_fail (error, "node %s (Concat): %" G_GSIZE_FORMAT
           " inputs; 1 to %d are supported", name, n->n_input,
           CBI_MAX_NODE_INPUTS);
+  } else if (strcmp (op, "Pow") == 0 && !cbi_onnx_pow_is_eltwise (im, n)) {
+    type = CBI_OP_POW_BINARY;
+    n_inputs = 2;
   } else if (cbi_onnx_layout_type (op, &type, &n_inputs)) {
     n_inputs = MIN (n_inputs, n->n_input);
   } else if (cbi_onnx_eltwise (im, n, &type, &alpha, &beta, error)) {
@@ -723,7 +1022,8 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   for (i = 0; i < n->n_input; i++) {
     const CbiOnnxConst *c = cbi_onnx_const (im, n->input[i]);
     if (c && c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-        && !((type == CBI_OP_PAD || type == CBI_OP_RESHAPE) && i == 1
+        && !((cbi_op_info (type)->int64_input == (gint) i
+                || (type == CBI_OP_POW && i == 1))
             && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64)
         && !(type == CBI_OP_RESIZE && i == 3 && computed[1] >= 0))
       return cbi_onnx_fail (error, "tensor %s has data type %s; only "
@@ -742,7 +1042,8 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   /* constant first: commutative ops swap, the others are refused */
   if (cbi_op_is_binary (type) && n->n_input == 2 && inputs[0] >= 0
       && inputs[1] >= 0 && cbi_graph_tensor (im->graph, inputs[0])->data
-      && (type == CBI_OP_ADD || type == CBI_OP_MUL)) {
+      && (type == CBI_OP_ADD || type == CBI_OP_MUL || type == CBI_OP_MIN
+          || type == CBI_OP_MAX)) {
     gint t = inputs[0];
     inputs[0] = inputs[1];
     inputs[1] = t;
@@ -759,6 +1060,15 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
           name, i);
 
 
+  if (type == CBI_OP_LAYER_NORM) {
+    for (i = 1; i < n_inputs; i++) {
+      const CbiTensorInfo *t = inputs[i] >= 0 ?
+          cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+      if ((t == NULL && i == 1) || (t && t->data == NULL))
+        return cbi_onnx_fail (error, "node %s (LayerNormalization): Scale "
+            "and B must be constants", name);
+    }
+  }
   if (type == CBI_OP_INSTANCE_NORM) {
     for (i = 1; i < 3; i++) {
       const CbiTensorInfo *t = inputs[i] >= 0 ?

@@ -585,8 +585,10 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
           "(int64); only float32 outputs are supported", out);
     im.graph->outputs[im.graph->n_outputs++] = t;
   }
-  if (ok)
+  if (ok) {
     cbi_graph_sink_eltwise (im.graph);
+    cbi_graph_fuse_layer_norm (im.graph);
+  }
 
   g_free (order);
   g_free (folded);

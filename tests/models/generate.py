@@ -46,7 +46,7 @@ the committed files and never run this script.
 - style.weights.npz: the style net's float weights by initializer name, for
   bench/pytorch-style.py on a GPU machine without the onnx package.
 - bad-sub-from-constant.onnx: Sub with the constant first.
-- bad-bn-alone.onnx: a BatchNormalization straight on the input.
+- bad-bn-mean-size.onnx: a BatchNormalization of 3 channels with 2 means.
 - bad-pool-dilation.onnx: a MaxPool with a dilation of 0.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
@@ -527,8 +527,10 @@ def main():
                               ["image", "g3", "b3", "m3", "v3"], ["output"],
                               name="bn")]
     ones = np.ones(3, np.float32)
-    save(model(alone, [numpy_helper.from_array(ones, n)
-                       for n in ("g3", "b3", "m3", "v3")]), "bad-bn-alone.onnx")
+    save(model(alone, [numpy_helper.from_array(ones[:2] if n == "m3" else
+                                               ones, n)
+                       for n in ("g3", "b3", "m3", "v3")]),
+         "bad-bn-mean-size.onnx")
 
     # external data: w1 in conv-external.bin, after 16 bytes of padding
     ext = model(conv_relu_nodes(), conv_relu_inits())
@@ -609,6 +611,8 @@ def main():
     fold_models()
     # shapes computed at plan time
     shape_models()
+    # ops on activations, issue 10
+    ops_models()
 
 
 FOLD_SHAPE = (2, 3, 6, 8)
@@ -781,10 +785,10 @@ def fold_misc_model(g):
     return model(nodes, inits)
 
 
-def write_tensor_reference(m, stem, g):
+def write_tensor_reference(m, stem, g, shape=FOLD_SHAPE):
     import onnxruntime as ort
 
-    x = g.standard_normal(FOLD_SHAPE).astype(np.float32)
+    x = g.standard_normal(shape).astype(np.float32)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(m.SerializeToString(), opts,
@@ -963,6 +967,214 @@ def shape_models():
         np.concatenate([y.ravel() for y in ys]).astype(np.float32).tofile(
             os.path.join(HERE, "shape-ops.%s.out.bin" % key))
         print(key, [y.shape for y in ys])
+
+
+def ops_unary_model(g):
+    """every element-wise op of issue 10, an Erf fused into the Conv before
+    it and one alone, Min and Max with broadcast constants (one first), Pow
+    of a per-channel exponent with a Sigmoid fused"""
+    w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    b = (g.standard_normal(8) * 0.1).astype(np.float32)
+    lo = g.uniform(0.1, 0.3, (8, 1, 1)).astype(np.float32)
+    wo = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w", "b"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Erf", ["c"], ["e"], name="erf_fused"),
+        helper.make_node("Abs", ["e"], ["a"], name="abs"),
+        helper.make_node("Sqrt", ["a"], ["s"], name="sqrt"),
+        helper.make_node("Add", ["s", "half"], ["p"], name="add"),
+        helper.make_node("Log", ["p"], ["lg"], name="log"),
+        helper.make_node("Exp", ["lg"], ["ex"], name="exp"),
+        helper.make_node("Neg", ["ex"], ["ng"], name="neg"),
+        helper.make_node("Reciprocal", ["ng"], ["r"], name="reciprocal"),
+        helper.make_node("Pow", ["r", "two"], ["sq"], name="square"),
+        helper.make_node("Pow", ["sq", "exponent"], ["pw"], name="pow"),
+        helper.make_node("Sub", ["pw", "one"], ["m"], name="sub"),
+        helper.make_node("Gelu", ["m"], ["ge"], name="gelu"),
+        helper.make_node("Gelu", ["ge"], ["gt"], name="gelu_tanh",
+                         approximate="tanh"),
+        helper.make_node("Erf", ["gt"], ["er"], name="erf"),
+        helper.make_node("Max", ["er", "lo"], ["mx"], name="max"),
+        helper.make_node("Min", ["hi", "mx"], ["mn"], name="min"),
+        helper.make_node("Pow", ["mn", "exponents"], ["pc"],
+                         name="pow_per_channel"),
+        helper.make_node("Sigmoid", ["pc"], ["sg"], name="sigmoid"),
+        helper.make_node("Conv", ["sg", "wo"], ["output"], name="out"),
+    ]
+    exponents = g.uniform(0.5, 2.0, (8, 1, 1)).astype(np.float32)
+    inits = [f32("w", w), f32("b", b), f32("half", 0.5), f32("two", 2.0),
+             f32("exponent", 0.75), f32("one", [1.0]), f32("lo", lo),
+             f32("hi", 0.6), f32("wo", wo), f32("exponents", exponents)]
+    m = model(nodes, inits)
+    m.opset_import[0].version = 20
+    return m
+
+
+def ops_pads_model(g):
+    """auto_pad SAME_UPPER (stride 2, odd sizes), SAME_LOWER (an even
+    kernel), VALID, and ceil_mode pooling: pads from the input size"""
+    w1 = (g.standard_normal((8, 3, 3, 3)) * 0.4).astype(np.float32)
+    w2 = (g.standard_normal((8, 8, 2, 2)) * 0.3).astype(np.float32)
+    w3 = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1"], ["c1"], name="same_upper",
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         auto_pad="SAME_UPPER"),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="same_lower",
+                         auto_pad="SAME_LOWER"),
+        helper.make_node("MaxPool", ["c2"], ["p1"], name="max_ceil",
+                         kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+        helper.make_node("MaxPool", ["c2"], ["p2"], name="max_same",
+                         kernel_shape=[3, 3], strides=[2, 2],
+                         auto_pad="SAME_UPPER"),
+        helper.make_node("Add", ["p1", "p2"], ["s"], name="add"),
+        helper.make_node("AveragePool", ["s"], ["p3"], name="avg_ceil",
+                         kernel_shape=[2, 2], strides=[2, 2], pads=[0, 1, 0, 0],
+                         ceil_mode=1),
+        helper.make_node("Conv", ["p3", "w3"], ["output"], name="valid",
+                         auto_pad="VALID"),
+    ]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 3, "H", "W"])
+    return model(nodes, [f32("w1", w1), f32("w2", w2), f32("w3", w3)],
+                 outputs=[out])
+
+
+def ops_bn_model(g):
+    """a BatchNormalization after ConvTranspose -> Add, as in a DBNet
+    head: a per-channel scale and shift"""
+    wt = (g.standard_normal((3, 4, 2, 2)) * 0.4).astype(np.float32)
+    bias = (g.standard_normal((4, 1, 1)) * 0.1).astype(np.float32)
+    gamma = g.uniform(0.5, 1.5, 4).astype(np.float32)
+    beta = (g.standard_normal(4) * 0.1).astype(np.float32)
+    mean = (g.standard_normal(4) * 0.1).astype(np.float32)
+    var = g.uniform(0.5, 2.0, 4).astype(np.float32)
+    wo = (g.standard_normal((3, 4, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("ConvTranspose", ["image", "wt"], ["t"],
+                         name="up", strides=[2, 2]),
+        helper.make_node("Add", ["t", "bias"], ["a"], name="add"),
+        helper.make_node("BatchNormalization",
+                         ["a", "gamma", "beta", "mean", "var"], ["n"],
+                         name="bn", epsilon=1e-3),
+        helper.make_node("Relu", ["n"], ["r"], name="relu"),
+        helper.make_node("Conv", ["r", "wo"], ["output"], name="out"),
+    ]
+    inits = [f32("wt", wt), f32("bias", bias), f32("gamma", gamma),
+             f32("beta", beta), f32("mean", mean), f32("var", var),
+             f32("wo", wo)]
+    return model(nodes, inits)
+
+
+def ops_layer_norm_model(g):
+    """a LayerNorm over the width as exporters decompose it: ReduceMean, Sub,
+    Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul, Add; then ReduceSum and
+    ReduceMax over the channels (an axes attribute, keepdims 0), as
+    opset 13 writes them"""
+    w = (g.standard_normal((4, 3, 3, 3)) * 0.5).astype(np.float32)
+    gamma = g.uniform(0.5, 1.5, 8).astype(np.float32)
+    beta = (g.standard_normal(8) * 0.1).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("ReduceMean", ["c"], ["mean"], name="mean",
+                         axes=[-1]),
+        helper.make_node("Sub", ["c", "mean"], ["d"], name="centre"),
+        helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="variance",
+                         axes=[-1]),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="eps"),
+        helper.make_node("Sqrt", ["ve"], ["sd"], name="sqrt"),
+        helper.make_node("Div", ["d", "sd"], ["z"], name="normalise"),
+        helper.make_node("Mul", ["z", "gamma"], ["zg"], name="gamma"),
+        helper.make_node("Add", ["zg", "beta"], ["ln"], name="beta"),
+        helper.make_node("LayerNormalization", ["c", "scale2", "bias2"],
+                         ["ln2"], name="layer_norm", axis=-2, epsilon=1e-3),
+        helper.make_node("Add", ["ln", "ln2"], ["both"], name="both"),
+        helper.make_node("ReduceMax", ["both"], ["mx"], name="max",
+                         axes=[2, 3]),
+        helper.make_node("Mul", ["both", "mx"], ["p"], name="scale"),
+        helper.make_node("ReduceSum", ["p", "axes1"], ["output"],
+                         name="sum", keepdims=0),
+    ]
+    scale2 = g.uniform(0.5, 1.5, (6, 8)).astype(np.float32)
+    bias2 = (g.standard_normal((6, 8)) * 0.1).astype(np.float32)
+    inits = [f32("w", w), f32("two", 2.0), f32("eps", 1e-5),
+             f32("gamma", gamma), f32("beta", beta), i64("axes1", [1]),
+             f32("scale2", scale2), f32("bias2", bias2)]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", "H", "W"])
+    m = model(nodes, inits, outputs=[out])
+    return m
+
+
+def ops_split_argmax_model(g):
+    """Split by sizes (an int64 input) and in equal parts (num_outputs),
+    the parts recombined, then ArgMax along the width: indices as floats"""
+    w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Split", ["c", "sizes"], ["a", "b"], name="split",
+                         axis=1),
+        helper.make_node("Split", ["b"], ["b1", "b2", "b3"], name="thirds",
+                         axis=-3, num_outputs=3),
+        helper.make_node("Add", ["b1", "b2"], ["s"], name="add"),
+        helper.make_node("Mul", ["s", "b3"], ["m"], name="mul"),
+        helper.make_node("Concat", ["a", "m"], ["r"], name="concat", axis=1),
+        helper.make_node("ArgMax", ["r"], ["output"], name="argmax", axis=3,
+                         keepdims=0),
+    ]
+    out = helper.make_tensor_value_info("output", TensorProto.INT64,
+                                        ["N", 4, "H"])
+    m = model(nodes, [f32("w", w), i64("sizes", [2, 6])], outputs=[out])
+    m.opset_import[0].version = 18
+    return m
+
+
+def ops_where_model(g):
+    """Where on constant conditions: per channel with the activation as X,
+    per column with it as Y (the condition negated), and of two
+    activations"""
+    w = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    wo = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    by_channel = numpy_helper.from_array(
+        (g.uniform(size=(8, 1, 1)) > 0.5), "by_channel")
+    by_column = numpy_helper.from_array(g.uniform(size=(1, 8)) > 0.5,
+                                        "by_column")
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Where", ["by_channel", "c", "minus"], ["a"],
+                         name="where_x"),
+        helper.make_node("Where", ["by_column", "half", "a"], ["b"],
+                         name="where_y"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Where", ["by_column", "b", "r"], ["m"],
+                         name="where_both"),
+        helper.make_node("Conv", ["m", "wo"], ["output"], name="out"),
+    ]
+    return model(nodes, [f32("w", w), f32("wo", wo), by_channel, by_column,
+                         f32("minus", -1.0), f32("half", [0.5])])
+
+
+ODD_SHAPE = (2, 3, 7, 9)
+
+
+def ops_models():
+    for stem, make, seed, shape in (
+            ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
+            ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
+            ("ops-bn", ops_bn_model, 43, FOLD_SHAPE),
+            ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE),
+            ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE),
+            ("ops-where", ops_where_model, 46, FOLD_SHAPE)):
+        g = np.random.default_rng(seed)
+        m = make(g)
+        save(m, stem + ".onnx")
+        write_tensor_reference(m, stem, g, shape)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,10 @@ ENGINE_OPS = {
     "Softmax", "Identity",
     # on activations, their int64 inputs computed from shapes at plan time
     "Slice", "Gather", "Expand", "Squeeze", "Unsqueeze",
+    # ops on activations, issue 10
+    "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Pow",
+    "Min", "Max", "ReduceMean", "ReduceSum", "ReduceMax",
+    "LayerNormalization", "ArgMax", "Split", "Where",
 }
 FOLD_OPS = {
     "Constant", "Identity", "Cast", "Reshape", "Transpose", "Unsqueeze",

@@ -117,6 +117,10 @@ gboolean cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
  * oneDNN eltwise steps of activation @post (nullable) from @skip on */
 gboolean cbi_cpu_attr (const CbiNode * post, guint skip,
     dnnl_primitive_attr_t * attr, GError ** error);
+/* eltwise.c: after the primitive that wrote output @out with cbi_cpu_attr
+ * (@post)'s post-ops, our loop for @post where oneDNN has no form of it */
+gboolean cbi_cpu_post_loop (CbiCpuPlan * plan, const CbiNode * post,
+    gint out);
 
 /* An op family's planner: adds the steps of node @n, with the fused
  * activation @post (nullable) where the op table allows one; the
@@ -152,6 +156,14 @@ gboolean cbi_cpu_plan_matrix (CbiCpuPlan * plan, const CbiNode * n,
 gboolean cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_layer_norm (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_split (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_where (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 
 /* Whether a planner takes @n. */

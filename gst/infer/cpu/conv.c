@@ -97,7 +97,8 @@ cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
   const CbiTensorInfo *b = n->n_inputs > 2 && n->inputs[2] >= 0 ?
       cbi_graph_tensor (plan->graph, n->inputs[2]) : NULL;
   gint out = post ? post->output : n->output;
-  const CbiConvAttrs *a = &n->conv;
+  CbiConvAttrs conv = n->conv;
+  const CbiConvAttrs *a = &conv;
   dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
   dnnl_memory_desc_t wmd_any, wmd_user, bmd, ymd, xmd;
   gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
@@ -116,6 +117,7 @@ cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
   gboolean widen = !transpose && a->group == 1 && oc < 8
       && cbi_graph_is_output (plan->graph, out);
 
+  cbi_node_pads (plan->graph, n, &plan->shapes[n->inputs[0]], conv.pads);
   if (widen) {
     gsize filter = w->dims[1] * w->dims[2] * w->dims[3];
     wdata = cbi_mem_plan_alloc (plan->memory, 8 * filter * sizeof (gfloat),
@@ -206,7 +208,8 @@ cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
       {DNNL_ARG_WEIGHTS, wmem},
       {DNNL_ARG_BIAS, bmem},
     };
-    ok = cbi_cpu_finish (plan, pd, args, bmem ? 3 : 2, out, error);
+    ok = cbi_cpu_finish (plan, pd, args, bmem ? 3 : 2, out, error)
+        && cbi_cpu_post_loop (plan, post, out);
   }
   if (ok && widen)
     ok = cbi_cpu_narrow (plan, out, &plan->shapes[out], error);

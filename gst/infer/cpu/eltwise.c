@@ -9,6 +9,8 @@
 
 #include "cbimath.h"
 
+#include <string.h>
+
 typedef struct
 {
   dnnl_alg_kind_t alg;
@@ -55,9 +57,62 @@ cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
     case CBI_K_IDENTITY:
       cbi_cpu_step (&steps[0], dnnl_eltwise_linear, 1.0f, 0.0f);
       return 1;
+    case CBI_K_GELU_ERF:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_gelu_erf, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_GELU_TANH:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_gelu_tanh, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_SQRT:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_sqrt, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_EXP:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_exp, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_LOG:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_log, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_NEG:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, -1.0f, 0.0f);
+      return 1;
+    case CBI_K_ABS:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_abs, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_RECIPROCAL:     /* 1 x^-1 */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, -1.0f);
+      return 1;
+    case CBI_K_POW:            /* the square exact, as cbi_eltwise () */
+      if (n->alpha == 2.0f)
+        cbi_cpu_step (&steps[0], dnnl_eltwise_square, 0.0f, 0.0f);
+      else
+        cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, n->alpha);
+      return 1;
+    case CBI_K_ERF:            /* no oneDNN form: cbi_cpu_run_eltwise () */
     default:
       return 0;
   }
+}
+
+/* Our loop for activation @post (nullable) where oneDNN has no form of
+ * it, so no post-op: in place on output @out, after the primitive that
+ * wrote it. Erf, the one such op, keeps a blocked layout's zero padding. */
+gboolean
+cbi_cpu_post_loop (CbiCpuPlan * plan, const CbiNode * post, gint out)
+{
+  CbiCpuEltwise steps[2];
+  CbiCpuEltwiseLoop *e;
+
+  if (post == NULL || cbi_cpu_eltwise_steps (post, steps) > 0)
+    return TRUE;
+  e = g_new0 (CbiCpuEltwiseLoop, 1);
+  dnnl_memory_get_data_handle (plan->mems[out], (void **) &e->dst);
+  e->src = e->dst;
+  e->count = dnnl_memory_desc_get_size (&plan->mds[out]) / sizeof (gfloat);
+  e->op = cbi_op_info (post->op)->eltwise;
+  e->alpha = post->alpha;
+  e->beta = post->beta;
+  cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
+  return TRUE;
 }
 
 /* An attribute with a user scratchpad and, as post-ops, the eltwise steps
@@ -100,9 +155,19 @@ cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
   dnnl_eltwise_desc_t desc;
 
   if (cbi_cpu_eltwise_steps (n, steps) == 0) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s: op %s is not "
-        "supported by the CPU backend", n->name, cbi_op_type_name (n->op));
-    return FALSE;
+    /* our loop, in the input's layout */
+    CbiCpuEltwiseLoop *e;
+    if (cbi_cpu_new_output (plan, n->output, &md, error) == NULL)
+      return FALSE;
+    e = g_new0 (CbiCpuEltwiseLoop, 1);
+    dnnl_memory_get_data_handle (args[0].memory, (void **) &e->src);
+    dnnl_memory_get_data_handle (plan->mems[n->output], (void **) &e->dst);
+    e->count = dnnl_memory_desc_get_size (&md) / sizeof (gfloat);
+    e->op = cbi_op_info (n->op)->eltwise;
+    e->alpha = n->alpha;
+    e->beta = n->beta;
+    cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
+    return TRUE;
   }
   /* oneDNN 2.6 drops the post-op of a 1-D eltwise (its output is all
    * zeros): such a tensor runs as 1 x n */
@@ -147,6 +212,52 @@ cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n,
   return mem ? cbi_cpu_view (plan, mem, md, error) : NULL;
 }
 
+/* Our loop for binary node @n (and @post), or Where node @n (its third
+ * input the condition), on plain operands. */
+static gboolean
+cbi_cpu_plan_binary_loop (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  const CbiShape *bs = &plan->shapes[n->inputs[1]];
+  const CbiTensorInfo *b = cbi_graph_tensor (plan->graph, n->inputs[1]);
+  const gint out = post ? post->output : n->output;
+  dnnl_memory_desc_t amd, bmd;
+  dnnl_memory_t a, bm = NULL, y;
+  CbiCpuBinary *p;
+
+  a = cbi_cpu_plain (plan, n->inputs[0], &amd, error);
+  if (a == NULL || (b->data == NULL
+          && (bm = cbi_cpu_plain (plan, n->inputs[1], &bmd, error)) == NULL))
+    return FALSE;
+  y = cbi_cpu_new_output (plan, out, &amd, error);
+  if (y == NULL)
+    return FALSE;
+  p = g_new0 (CbiCpuBinary, 1);
+  dnnl_memory_get_data_handle (a, (void **) &p->a);
+  if (bm)
+    dnnl_memory_get_data_handle (bm, (void **) &p->b);
+  else
+    p->b = b->data;
+  dnnl_memory_get_data_handle (y, (void **) &p->dst);
+  p->count = cbi_shape_count (as);
+  p->rank = as->n_dims;
+  memcpy (p->dims, as->dims, as->n_dims * sizeof (gint64));
+  cbi_broadcast_strides (as->n_dims, bs->n_dims, bs->dims, p->b_strides);
+  if (n->op == CBI_OP_WHERE) {
+    const CbiShape *cs = &plan->shapes[n->inputs[2]];
+    p->cond = cbi_graph_tensor (plan->graph, n->inputs[2])->data;
+    cbi_broadcast_strides (as->n_dims, cs->n_dims, cs->dims, p->c_strides);
+  } else {
+    p->op = cbi_op_info (n->op)->binary;
+  }
+  p->post = post ? cbi_op_info (post->op)->eltwise : CBI_K_IDENTITY;
+  p->alpha = post ? post->alpha : 0.0f;
+  p->beta = post ? post->beta : 0.0f;
+  cbi_cpu_add_loop (plan, cbi_cpu_run_binary, p);
+  return TRUE;
+}
+
 gboolean
 cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -157,11 +268,18 @@ cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
     [CBI_K_SUB] = dnnl_binary_sub,
     [CBI_K_MUL] = dnnl_binary_mul,
     [CBI_K_DIV] = dnnl_binary_div,
+    [CBI_K_PRELU] = dnnl_alg_kind_undef,
+    [CBI_K_MIN] = dnnl_binary_min,
+    [CBI_K_MAX] = dnnl_binary_max,
+    [CBI_K_POWER] = dnnl_alg_kind_undef,        /* none in oneDNN 2.6 */
   };
   dnnl_alg_kind_t alg = algs[cbi_op_info (n->op)->binary];
   dnnl_exec_arg_t args[2];
   dnnl_memory_desc_t b_md;
   dnnl_binary_desc_t desc;
+
+  if (alg == dnnl_alg_kind_undef)
+    return cbi_cpu_plan_binary_loop (plan, n, post, error);
 
   args[0].arg = DNNL_ARG_SRC_0;
   args[0].memory = plan->mems[n->inputs[0]];
@@ -194,4 +312,12 @@ cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
           dnnl_forward_inference, &plan->mds[n->inputs[0]], &w_md),
       "prelu desc")
       && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 2, error);
+}
+
+/* Where: our loop (oneDNN has no select). */
+gboolean
+cbi_cpu_plan_where (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  return cbi_cpu_plan_binary_loop (plan, n, NULL, error);
 }

@@ -184,3 +184,31 @@ cbi_cpu_plan_copy (CbiCpuPlan * plan, const CbiNode * n,
   cbi_cpu_add_loop (plan, cbi_cpu_run_copy, copy);
   return TRUE;
 }
+
+/* One part of Split: a reorder from the plain input seen through a
+ * sub-memory desc of the part's rows into a new plain output. */
+gboolean
+cbi_cpu_plan_split (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  gint64 outer, total, start, inner;
+  dnnl_memory_desc_t xmd, rows, part, ymd;
+  dnnl_memory_t x, y;
+
+  cbi_node_split_range (n, &plan->shapes[n->inputs[0]], &outer, &total,
+      &start, &inner);
+  {
+    const gint64 all[2] = { outer, total }, own[2] = { outer, inner };
+    const dnnl_dims_t dims = { outer, inner }, offsets = { 0, start };
+    x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
+    if (x == NULL || !cbi_cpu_plain_md (&rows, 2, all, 2, error)
+        || !DNNL_CHECK (dnnl_memory_desc_init_submemory (&part, &rows, dims,
+                offsets), "split part desc")
+        || !cbi_cpu_plain_md (&ymd, 2, own, 2, error))
+      return FALSE;
+  }
+  x = cbi_cpu_view (plan, x, &part, error);
+  y = x ? cbi_cpu_new_output (plan, n->output, &ymd, error) : NULL;
+  return y && cbi_cpu_add_reorder (plan, &part, x, &ymd, y, error)
+      && cbi_cpu_reshape_output (plan, n->output, error);
+}

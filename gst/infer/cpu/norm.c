@@ -96,3 +96,87 @@ cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
       && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error)
       && (n->mode == 0 || cbi_cpu_reshape_output (plan, n->output, error));
 }
+
+/* ReduceMean, ReduceSum, ReduceMax as a oneDNN reduction of the plain
+ * input into its shape with the reduced axes kept as ones, then seen in
+ * the output's shape (keepdims 0 drops them). */
+gboolean
+cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
+  dnnl_alg_kind_t alg = n->op == CBI_OP_REDUCE_MEAN ? dnnl_reduction_mean :
+      n->op == CBI_OP_REDUCE_SUM ? dnnl_reduction_sum : dnnl_reduction_max;
+  dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, NULL} };
+  dnnl_memory_desc_t xmd, ymd;
+  dnnl_reduction_desc_t desc;
+  CbiShape kept = *xs;
+  gint d, i;
+
+  if (n->op == CBI_OP_ARGMAX) {
+    /* our loop: oneDNN 2.6 has no index reduction */
+    CbiCpuReduce *loop = g_new0 (CbiCpuReduce, 1);
+    dnnl_memory_t x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
+    if (x == NULL || cbi_cpu_shape_md (&ymd, &plan->shapes[n->output],
+            error) == FALSE
+        || cbi_cpu_new_output (plan, n->output, &ymd, error) == NULL) {
+      g_free (loop);
+      return FALSE;
+    }
+    cbi_node_reduce_view (n, xs, &loop->outer, &loop->r, &loop->inner);
+    dnnl_memory_get_data_handle (x, (void **) &loop->src);
+    dnnl_memory_get_data_handle (plan->mems[n->output], (void **) &loop->dst);
+    loop->op = cbi_node_reduce_op (n);
+    cbi_cpu_add_loop (plan, cbi_cpu_run_reduce, loop);
+    return TRUE;
+  }
+
+  /* the kept shape: every reduced axis 1 */
+  for (d = 0; d < xs->n_dims; d++) {
+    for (i = 0; i < n->n_ints; i++)
+      if (n->ints[i] == d || n->ints[i] + xs->n_dims == d)
+        kept.dims[d] = 1;
+    if (n->n_ints == 0)
+      kept.dims[d] = 1;
+  }
+  return (args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &xmd, error))
+      && cbi_cpu_shape_md (&ymd, &kept, error)
+      && DNNL_CHECK (dnnl_reduction_desc_init (&desc, alg, &xmd, &ymd, 0.0f,
+          0.0f), "reduction desc")
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error)
+      && cbi_cpu_reshape_output (plan, n->output, error);
+}
+
+/* LayerNormalization as oneDNN's over the input seen as rows x inner,
+ * the scale and shift one value per position of a row. */
+gboolean
+cbi_cpu_plan_layer_norm (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const gboolean bias = n->n_inputs > 2 && n->inputs[2] >= 0;
+  dnnl_exec_arg_t args[3] = { {DNNL_ARG_SRC, NULL}, {DNNL_ARG_SCALE, NULL},
+  {DNNL_ARG_SHIFT, NULL}
+  };
+  dnnl_memory_desc_t xmd, view, vmd;
+  dnnl_layer_normalization_desc_t desc;
+  gint64 rows[2];
+  dnnl_memory_t x;
+
+  cbi_node_layer_norm_view (n, &plan->shapes[n->inputs[0]], &rows[0], &rows[1]);
+  x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
+  if (x == NULL || !cbi_cpu_plain_md (&view, 2, rows, 2, error)
+      || !cbi_cpu_plain_md (&vmd, 1, &rows[1], 1, error)
+      || (args[0].memory = cbi_cpu_view (plan, x, &view, error)) == NULL
+      || (args[1].memory = cbi_cpu_memory (plan, &vmd,
+              cbi_graph_tensor (plan->graph, n->inputs[1])->data,
+              error)) == NULL
+      || (bias && (args[2].memory = cbi_cpu_memory (plan, &vmd,
+                  cbi_graph_tensor (plan->graph, n->inputs[2])->data,
+                  error)) == NULL))
+    return FALSE;
+  return DNNL_CHECK (dnnl_layer_normalization_forward_desc_init (&desc,
+          dnnl_forward_inference, &view, NULL, n->alpha,
+          dnnl_use_scale | (bias ? dnnl_use_shift : 0)), "layer norm desc")
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, bias ? 3 : 2, error)
+      && cbi_cpu_reshape_output (plan, n->output, error);
+}

@@ -258,7 +258,7 @@ cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
       && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
           plan->cpu->engine, NULL), "primitive desc");
   return cbi_cpu_finish_owned (ok, pd, attr, plan, inputs,
-      n_inputs, out, error);
+      n_inputs, out, error) && cbi_cpu_post_loop (plan, post, out);
 }
 
 /* Gives output @out the row-major desc of its shape over the block the
@@ -309,6 +309,10 @@ static const CbiCpuPlanFunc cbi_cpu_planners[CBI_OP_N_KINDS] = {
   [CBI_OP_KIND_MATRIX] = cbi_cpu_plan_matrix,
   [CBI_OP_KIND_SOFTMAX] = cbi_cpu_plan_softmax,
   [CBI_OP_KIND_COPY] = cbi_cpu_plan_copy,
+  [CBI_OP_KIND_REDUCE] = cbi_cpu_plan_reduce,
+  [CBI_OP_KIND_LAYER_NORM] = cbi_cpu_plan_layer_norm,
+  [CBI_OP_KIND_SPLIT] = cbi_cpu_plan_split,
+  [CBI_OP_KIND_WHERE] = cbi_cpu_plan_where,
 };
 /* *INDENT-ON* */
 

@@ -5,6 +5,25 @@
  */
 #include "cbicpu.h"
 
+/* The window of pooling node @n on input @x into @own: its attributes
+ * with the pads for that size, or GlobalAveragePool's whole plane. */
+static const CbiConvAttrs *
+cbi_cpu_pool_window (CbiCpuPlan * plan, const CbiNode * n, const CbiShape * x,
+    CbiConvAttrs * own)
+{
+  const CbiConvAttrs global = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1,
+  {x->dims[2], x->dims[3]}
+  };
+
+  if (n->op == CBI_OP_GLOBAL_AVERAGE_POOL) {
+    *own = global;
+  } else {
+    *own = n->conv;
+    cbi_node_pads (plan->graph, n, x, own->pads);
+  }
+  return own;
+}
+
 /* MaxPool, AveragePool, and GlobalAveragePool as an average over the
  * whole plane. */
 gboolean
@@ -12,11 +31,8 @@ cbi_cpu_plan_pool (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   const CbiShape *x = &plan->shapes[n->inputs[0]];
-  CbiConvAttrs global = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1,
-  {x->dims[2], x->dims[3]}
-  };
-  const CbiConvAttrs *a = n->op == CBI_OP_GLOBAL_AVERAGE_POOL ? &global :
-      &n->conv;
+  CbiConvAttrs window;
+  const CbiConvAttrs *a = cbi_cpu_pool_window (plan, n, x, &window);
   dnnl_alg_kind_t alg = n->op == CBI_OP_MAX_POOL ? dnnl_pooling_max :
       a->count_include_pad ? dnnl_pooling_avg_include_padding :
       dnnl_pooling_avg_exclude_padding;

@@ -247,6 +247,14 @@ gboolean cbi_cuda_plan_softmax (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cuda_plan_instance_norm (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_layer_norm (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_split (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_where (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
 
 /* run.c: the iface's entry points that run batches */
 gboolean cbi_cuda_compute (CbiBackend * backend, gpointer plan, guint slot,

@@ -129,15 +129,19 @@ cbi_cuda_plan_conv (CbiCudaPlan * plan, const CbiNode * n,
   gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
   gint out = post ? post->output : n->output;
   const CbiShape *xs = &plan->shapes[n->inputs[0]], *ys = &plan->shapes[out];
-  const CbiConvAttrs *a = &n->conv;
+  CbiConvAttrs conv = n->conv;
+  const CbiConvAttrs *a = &conv;
   const gfloat *x = plan->tensors[n->inputs[0]];
-  gint64 ph = MIN (a->pads[0], a->pads[2]), pw = MIN (a->pads[1], a->pads[3]);
+  gint64 ph, pw;
   CbiShape padded = *xs, full = *ys;
   gint64 crop[4] = { 0, 0, 0, 0 };
   gfloat *y = plan->tensors[out];
   CbiCudaConv *c;
   gsize ws = 0;
 
+  cbi_node_pads (plan->model, n, xs, conv.pads);
+  ph = MIN (a->pads[0], a->pads[2]);
+  pw = MIN (a->pads[1], a->pads[3]);
   if (transpose) {
     /* cuDNN crops both sides of the full result alike: it makes the
      * result for the smaller crop, a copy cuts the rest from one side.

@@ -73,23 +73,6 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_binary, CbiCudaBinary, CUDA_CHECK,
         p->b_strides, p->op, p->post, p->alpha, p->beta, stream))
 /* *INDENT-ON* */
 
-/* The strides, in elements, at which the row-major @b (aligned to the
- * right) is read for each index of @a: 0 along a broadcast dimension. */
-static void
-cbi_cuda_broadcast_strides (const CbiShape * a, const CbiShape * b,
-    gint64 * strides)
-{
-  gint64 stride = 1;
-  gint d;
-
-  for (d = a->n_dims - 1; d >= 0; d--) {
-    gint bd = d - (a->n_dims - b->n_dims);
-    gint64 size = bd >= 0 ? b->dims[bd] : 1;
-    strides[d] = size == 1 ? 0 : stride;
-    stride *= size;
-  }
-}
-
 /* Add, Sub, Mul, Div and PRelu: the second operand broadcasts. */
 gboolean
 cbi_cuda_plan_binary (CbiCudaPlan * plan, const CbiNode * n,
@@ -109,9 +92,56 @@ cbi_cuda_plan_binary (CbiCudaPlan * plan, const CbiNode * n,
   s->op = cbi_op_info (n->op)->binary;
   s->rank = as->n_dims;
   memcpy (s->dims, as->dims, as->n_dims * sizeof (gint64));
-  cbi_cuda_broadcast_strides (as, &plan->shapes[b], s->b_strides);
+  cbi_broadcast_strides (as->n_dims, plan->shapes[b].n_dims,
+      plan->shapes[b].dims, s->b_strides);
   s->post = post ? cbi_op_info (post->op)->eltwise : CBI_K_IDENTITY;
   s->alpha = post ? post->alpha : 0.0f;
   s->beta = post ? post->beta : 0.0f;
+  return TRUE;
+}
+
+/* c ? a : b, b and the condition read at their strides */
+typedef struct
+{
+  CbiCudaIO io;
+  const gfloat *b, *cond;
+  gint rank;
+  gint64 dims[CBI_K_MAX_DIMS];
+  gint64 b_strides[CBI_K_MAX_DIMS];
+  gint64 c_strides[CBI_K_MAX_DIMS];
+} CbiCudaWhere;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_where, CbiCudaWhere, CUDA_CHECK,
+    "where kernel", cbi_k_where (p->cond, p->io.x, p->b, p->io.y, p->rank,
+        p->dims, p->b_strides, p->c_strides, stream))
+/* *INDENT-ON* */
+
+gboolean
+cbi_cuda_plan_where (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  const CbiShape *bs = &plan->shapes[n->inputs[1]];
+  const CbiShape *cs = &plan->shapes[n->inputs[2]];
+  gint b = n->inputs[1];
+  CbiCudaWhere *s;
+  gfloat *cond;
+
+  if (cbi_graph_tensor (plan->model, b)->data
+      && cbi_cuda_constant (plan, b, error) == NULL)
+    return FALSE;
+  cond = cbi_cuda_constant (plan, n->inputs[2], error);
+  if (cond == NULL)
+    return FALSE;
+  s = cbi_cuda_add_step (plan, n, cbi_cuda_run_where, sizeof (CbiCudaWhere));
+  s->io.x = plan->tensors[n->inputs[0]];
+  s->io.y = plan->tensors[n->output];
+  s->b = plan->tensors[b];
+  s->cond = cond;
+  s->rank = as->n_dims;
+  memcpy (s->dims, as->dims, as->n_dims * sizeof (gint64));
+  cbi_broadcast_strides (as->n_dims, bs->n_dims, bs->dims, s->b_strides);
+  cbi_broadcast_strides (as->n_dims, cs->n_dims, cs->dims, s->c_strides);
   return TRUE;
 }

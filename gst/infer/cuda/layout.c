@@ -222,3 +222,32 @@ cbi_cuda_plan_strided (CbiCudaPlan * plan, const CbiNode * n,
   c->view = n->view;
   return TRUE;
 }
+
+/* One part of Split: rows of the input, a 2-D copy */
+typedef struct
+{
+  CbiCudaIO io;
+  gint64 outer, total, inner;
+} CbiCudaSplit;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_split, CbiCudaSplit, CUDA_CHECK,
+    "split copy", cudaMemcpy2DAsync (p->io.y, p->inner * sizeof (gfloat),
+        p->io.x, p->total * sizeof (gfloat), p->inner * sizeof (gfloat),
+        p->outer, cudaMemcpyDeviceToDevice, stream))
+/* *INDENT-ON* */
+
+gboolean
+cbi_cuda_plan_split (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  CbiCudaSplit *s = cbi_cuda_add_step (plan, n, cbi_cuda_run_split,
+      sizeof (CbiCudaSplit));
+  gint64 start;
+
+  cbi_node_split_range (n, &plan->shapes[n->inputs[0]], &s->outer, &s->total,
+      &start, &s->inner);
+  s->io.x = plan->tensors[n->inputs[0]] + start;
+  s->io.y = plan->tensors[n->output];
+  return TRUE;
+}

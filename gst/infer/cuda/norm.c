@@ -83,3 +83,79 @@ cbi_cuda_plan_instance_norm (CbiCudaPlan * plan, const CbiNode * n,
         cbi_shape_count (xs));
   return TRUE;
 }
+
+/* ReduceMean, ReduceSum, ReduceMax of neighbouring axes */
+typedef struct
+{
+  CbiCudaIO io;
+  gint64 outer, r, inner;
+  CbiKReduce op;
+} CbiCudaReduce;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_reduce, CbiCudaReduce, CUDA_CHECK,
+    "reduction kernel",
+    cbi_k_reduce (p->io.x, p->io.y, p->outer, p->r, p->inner, p->op, stream))
+/* *INDENT-ON* */
+
+gboolean
+cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  gint64 outer, r, inner;
+  CbiCudaReduce *s;
+
+  if (!cbi_node_reduce_view (n, &plan->shapes[n->inputs[0]], &outer, &r,
+          &inner)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "the cuda backend cannot "
+        "run node %s (%s): its axes are not neighbours", n->name,
+        cbi_op_type_name (n->op));
+    return FALSE;
+  }
+  s = cbi_cuda_add_step (plan, n, cbi_cuda_run_reduce, sizeof (CbiCudaReduce));
+  s->io.x = plan->tensors[n->inputs[0]];
+  s->io.y = plan->tensors[n->output];
+  s->outer = outer;
+  s->r = r;
+  s->inner = inner;
+  s->op = (CbiKReduce) cbi_node_reduce_op (n);
+  return TRUE;
+}
+
+typedef struct
+{
+  CbiCudaIO io;
+  const gfloat *gamma, *beta;
+  gint64 rows, inner;
+  gfloat epsilon;
+} CbiCudaLayerNorm;
+
+/* *INDENT-OFF* */
+CBI_CUDA_DEFINE_RUN (cbi_cuda_run_layer_norm, CbiCudaLayerNorm, CUDA_CHECK,
+    "layer norm kernel", cbi_k_layer_norm (p->io.x, p->io.y, p->rows,
+        p->inner, p->gamma, p->beta, p->epsilon, stream))
+/* *INDENT-ON* */
+
+gboolean
+cbi_cuda_plan_layer_norm (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  const gboolean bias = n->n_inputs > 2 && n->inputs[2] >= 0;
+  CbiCudaLayerNorm *p;
+  gfloat *gamma, *beta = NULL;
+
+  gamma = cbi_cuda_constant (plan, n->inputs[1], error);
+  if (gamma == NULL || (bias && (beta = cbi_cuda_constant (plan,
+                  n->inputs[2], error)) == NULL))
+    return FALSE;
+  p = cbi_cuda_add_step (plan, n, cbi_cuda_run_layer_norm,
+      sizeof (CbiCudaLayerNorm));
+  p->io.x = plan->tensors[n->inputs[0]];
+  p->io.y = plan->tensors[n->output];
+  p->gamma = gamma;
+  p->beta = beta;
+  p->epsilon = n->alpha;
+  cbi_node_layer_norm_view (n, &plan->shapes[n->inputs[0]], &p->rows,
+      &p->inner);
+  return TRUE;
+}

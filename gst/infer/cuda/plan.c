@@ -38,6 +38,10 @@ static const CbiCudaPlanFunc cbi_cuda_planners[CBI_OP_N_KINDS] = {
   [CBI_OP_KIND_MATRIX] = cbi_cuda_plan_matrix,
   [CBI_OP_KIND_SOFTMAX] = cbi_cuda_plan_softmax,
   [CBI_OP_KIND_COPY] = cbi_cuda_plan_strided,
+  [CBI_OP_KIND_REDUCE] = cbi_cuda_plan_reduce,
+  [CBI_OP_KIND_LAYER_NORM] = cbi_cuda_plan_layer_norm,
+  [CBI_OP_KIND_SPLIT] = cbi_cuda_plan_split,
+  [CBI_OP_KIND_WHERE] = cbi_cuda_plan_where,
 };
 /* *INDENT-ON* */
 

@@ -34,11 +34,11 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pool_kernel, CbiCudaPoolKernel, CUDA_CHECK,
 
 /* A window our kernel slides: any pads, any dilation. */
 static void
-cbi_cuda_plan_pool_kernel (CbiCudaPlan * plan, const CbiNode * n)
+cbi_cuda_plan_pool_kernel (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiConvAttrs * a)
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   const CbiShape *ys = &plan->shapes[n->output];
-  const CbiConvAttrs *a = &n->conv;
   CbiCudaPoolKernel *k = cbi_cuda_add_step (plan, n,
       cbi_cuda_run_pool_kernel, sizeof (CbiCudaPoolKernel));
   gint d;
@@ -61,7 +61,8 @@ cbi_cuda_plan_pool (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
-  const CbiConvAttrs *a = &n->conv;
+  CbiConvAttrs conv = n->conv;
+  const CbiConvAttrs *a = &conv;
   gboolean global = n->op == CBI_OP_GLOBAL_AVERAGE_POOL;
   cudnnPoolingMode_t mode = n->op == CBI_OP_MAX_POOL ? CUDNN_POOLING_MAX :
       a->count_include_pad && !global ?
@@ -69,9 +70,11 @@ cbi_cuda_plan_pool (CbiCudaPlan * plan, const CbiNode * n,
       CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   CbiCudaPool *p;
 
+  if (!global)
+    cbi_node_pads (plan->model, n, xs, conv.pads);
   if (!global &&(a->pads[0] != a->pads[2] || a->pads[1] != a->pads[3]
           || a->dilations[0] != 1 || a->dilations[1] != 1)) {
-    cbi_cuda_plan_pool_kernel (plan, n);
+    cbi_cuda_plan_pool_kernel (plan, n, a);
     return TRUE;
   }
   p = cbi_cuda_add_step (plan, n, cbi_cuda_run_pool, sizeof (CbiCudaPool));

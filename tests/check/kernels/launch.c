@@ -323,6 +323,10 @@ GST_START_TEST (test_eltwise_on_a_device_gives_the_cpu_values)
     {CBI_K_SIGMOID, 0, 0}, {CBI_K_TANH, 0, 0}, {CBI_K_CLIP, -1.0f, 6.0f},
     {CBI_K_ELU, 0.7f, 0}, {CBI_K_HARD_SIGMOID, 0.2f, 0.5f},
     {CBI_K_HARD_SWISH, 0, 0}, {CBI_K_IDENTITY, 0, 0},
+    {CBI_K_ERF, 0, 0}, {CBI_K_GELU_ERF, 0, 0}, {CBI_K_GELU_TANH, 0, 0},
+    {CBI_K_SQRT, 0, 0}, {CBI_K_EXP, 0, 0}, {CBI_K_LOG, 0, 0},
+    {CBI_K_NEG, 0, 0}, {CBI_K_ABS, 0, 0}, {CBI_K_RECIPROCAL, 0, 0},
+    {CBI_K_POW, 2.0f, 0}, {CBI_K_POW, 0.75f, 0},
   };
   const gsize n = 200;
   float *x = g_new (float, n), *want = g_new (float, n);
@@ -348,6 +352,105 @@ GST_START_TEST (test_eltwise_on_a_device_gives_the_cpu_values)
   g_free (x);
   g_free (want);
   g_free (got);
+}
+
+GST_END_TEST;
+
+/* ReduceMean, ReduceSum, ReduceMax and ArgMax of x [2, 3, 4] over its
+ * middle axis, against cbi_reduce () on the host. */
+GST_START_TEST (test_reduce_on_a_device_gives_the_cpu_values)
+{
+  const CbiKReduce ops[] = { CBI_K_REDUCE_MEAN, CBI_K_REDUCE_SUM,
+    CBI_K_REDUCE_MAX, CBI_K_REDUCE_ARGMAX, CBI_K_REDUCE_ARGMAX_LAST
+  };
+  GRand *r = g_rand_new_with_seed (5);
+  float *x = random_floats (r, 24, -3.0, 3.0), want[8], got[8];
+  gpointer d_x = to_device (x, 24 * sizeof (float));
+  gsize k, i;
+
+  for (k = 0; k < G_N_ELEMENTS (ops); k++) {
+    gpointer d_y = to_device (NULL, 8 * sizeof (float));
+    assert_cuda (cbi_k_reduce (d_x, d_y, 2, 3, 4, ops[k], NULL));
+    from_device (got, d_y, 8 * sizeof (float));
+    for (i = 0; i < 8; i++)
+      want[i] = cbi_reduce (ops[k], x + (i / 4) * 12 + i % 4, 3, 4);
+    assert_floats_close (got, want, 8, 1e-6, "reduce");
+    assert_cuda (cudaFree (d_y));
+  }
+  assert_cuda (cudaFree (d_x));
+  g_rand_free (r);
+  g_free (x);
+}
+
+GST_END_TEST;
+
+/* LayerNormalization of 5 rows of 40: every row of mean 0 and variance 1
+ * before gamma and beta. */
+GST_START_TEST (test_layer_norm_on_a_device_normalises_every_row)
+{
+  GRand *r = g_rand_new_with_seed (6);
+  float *x = random_floats (r, 200, -2.0, 5.0);
+  float *gamma = random_floats (r, 40, 0.5, 1.5);
+  float *beta = random_floats (r, 40, -0.5, 0.5);
+  float *got = g_new (float, 200), *want = g_new (float, 200);
+  gpointer d_x = to_device (x, 200 * sizeof (float));
+  gpointer d_g = to_device (gamma, 40 * sizeof (float));
+  gpointer d_b = to_device (beta, 40 * sizeof (float));
+  gsize row, i;
+
+  assert_cuda (cbi_k_layer_norm (d_x, d_x, 5, 40, d_g, d_b, 1e-5f, NULL));
+  from_device (got, d_x, 200 * sizeof (float));
+  for (row = 0; row < 5; row++) {
+    double mean = 0.0, var = 0.0;
+    for (i = 0; i < 40; i++)
+      mean += x[row * 40 + i] / 40.0;
+    for (i = 0; i < 40; i++)
+      var += (x[row * 40 + i] - mean) * (x[row * 40 + i] - mean) / 40.0;
+    for (i = 0; i < 40; i++)
+      want[row * 40 + i] = gamma[i] * (x[row * 40 + i] - mean)
+          / sqrt (var + 1e-5) + beta[i];
+  }
+  assert_floats_close (got, want, 200, 1e-5, "layer norm");
+  assert_cuda (cudaFree (d_x));
+  assert_cuda (cudaFree (d_g));
+  assert_cuda (cudaFree (d_b));
+  g_rand_free (r);
+  g_free (x);
+  g_free (gamma);
+  g_free (beta);
+  g_free (got);
+  g_free (want);
+}
+
+GST_END_TEST;
+
+/* Where of a [2, 3, 4] activation, a scalar other and a per-channel
+ * condition. */
+GST_START_TEST (test_where_on_a_device_broadcasts_the_condition)
+{
+  const int64_t dims[3] = { 2, 3, 4 }, per_channel[3] = { 0, 1, 0 };
+  const int64_t scalar[3] = { 0, 0, 0 };
+  const float cond[3] = { 1.0f, 0.0f, 1.0f }, other = -7.0f;
+  GRand *r = g_rand_new_with_seed (7);
+  float *a = random_floats (r, 24, -3.0, 3.0), want[24], got[24];
+  gpointer d_a = to_device (a, sizeof (want));
+  gpointer d_c = to_device (cond, sizeof (cond));
+  gpointer d_o = to_device (&other, sizeof (float));
+  gpointer d_y = to_device (NULL, sizeof (want));
+  gsize i;
+
+  assert_cuda (cbi_k_where (d_c, d_a, d_o, d_y, 3, dims, scalar, per_channel,
+          NULL));
+  from_device (got, d_y, sizeof (got));
+  for (i = 0; i < 24; i++)
+    want[i] = cond[(i / 4) % 3] != 0.0f ? a[i] : other;
+  assert_floats_close (got, want, 24, 0.0, "where");
+  assert_cuda (cudaFree (d_a));
+  assert_cuda (cudaFree (d_c));
+  assert_cuda (cudaFree (d_o));
+  assert_cuda (cudaFree (d_y));
+  g_rand_free (r);
+  g_free (a);
 }
 
 GST_END_TEST;
@@ -810,6 +913,9 @@ kernels_launch_suite (void)
   tcase_add_test (tc, test_unpack_on_a_device_gives_the_cpu_bytes);
   tcase_add_test (tc, test_eltwise_on_a_device_gives_the_cpu_values);
   tcase_add_test (tc, test_binary_on_a_device_broadcasts_as_numpy);
+  tcase_add_test (tc, test_reduce_on_a_device_gives_the_cpu_values);
+  tcase_add_test (tc, test_layer_norm_on_a_device_normalises_every_row);
+  tcase_add_test (tc, test_where_on_a_device_broadcasts_the_condition);
   tcase_add_test (tc, test_permute_on_a_device_moves_every_element);
   tcase_add_test (tc, test_concat_on_a_device_fills_its_columns_only);
   tcase_add_test (tc, test_copy_on_a_device_slices_gathers_and_repeats);

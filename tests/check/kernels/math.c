@@ -249,6 +249,76 @@ GST_START_TEST (test_sigmoid_tanh_clip_and_identity_values)
 
 GST_END_TEST;
 
+GST_START_TEST (test_unary_ops_of_issue_10_follow_libm)
+{
+  float x;
+
+  for (x = -4.0f; x <= 4.0f; x += 0.125f) {
+    assert_close (cbi_eltwise (CBI_K_ERF, x, 0, 0), erf (x), 1e-6);
+    assert_close (cbi_eltwise (CBI_K_GELU_ERF, x, 0, 0),
+        0.5 * x * (1.0 + erf (x / sqrt (2.0))), 1e-6);
+    assert_close (cbi_eltwise (CBI_K_GELU_TANH, x, 0, 0),
+        0.5 * x * (1.0 + tanh (sqrt (2.0 / G_PI) * (x + 0.044715 * x * x
+                    * x))), 1e-6);
+    assert_close (cbi_eltwise (CBI_K_EXP, x, 0, 0), exp (x), 1e-6 * exp (x));
+    assert_close (cbi_eltwise (CBI_K_NEG, x, 0, 0), -x, 0.0);
+    assert_close (cbi_eltwise (CBI_K_ABS, x, 0, 0), fabs (x), 0.0);
+    if (x != 0.0f)
+      assert_close (cbi_eltwise (CBI_K_RECIPROCAL, x, 0, 0), 1.0 / x, 1e-6);
+    if (x > 0.0f) {
+      assert_close (cbi_eltwise (CBI_K_SQRT, x, 0, 0), sqrt (x), 1e-6);
+      assert_close (cbi_eltwise (CBI_K_LOG, x, 0, 0), log (x), 1e-6);
+      assert_close (cbi_eltwise (CBI_K_POW, x, 0.75f, 0), pow (x, 0.75), 1e-5);
+    }
+    /* the square exact, as oneDNN's */
+    fail_unless_equals_float (cbi_eltwise (CBI_K_POW, x, 2.0f, 0), x * x);
+  }
+  fail_unless (isnan (cbi_eltwise (CBI_K_SQRT, -1.0f, 0, 0)));
+  fail_unless (isinf (cbi_eltwise (CBI_K_LOG, 0.0f, 0, 0)));
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_min_max_power_where_and_reductions)
+{
+  const float col[6] = { 1.0f, 5.0f, -2.0f, 5.0f, 0.5f, 3.0f };
+  const float with_nan[3] = { 1.0f, NAN, 7.0f };
+  const int64_t b_dims[2] = { 3, 1 };
+  int64_t strides[4];
+
+  fail_unless_equals_float (cbi_binary (CBI_K_MIN, 1.5f, -2.0f), -2.0f);
+  fail_unless_equals_float (cbi_binary (CBI_K_MAX, 1.5f, -2.0f), 1.5f);
+  fail_unless (isnan (cbi_binary (CBI_K_MAX, NAN, 1.0f)));
+  fail_unless (isnan (cbi_binary (CBI_K_MIN, 1.0f, NAN)));
+  fail_unless_equals_float (cbi_binary (CBI_K_POWER, 2.0f, 3.0f), 8.0f);
+  fail_unless_equals_float (cbi_binary (CBI_K_POWER, 4.0f, -0.5f), 0.5f);
+  fail_unless (isnan (cbi_binary (CBI_K_POWER, -2.0f, 0.5f)));
+  fail_unless_equals_float (cbi_where (1.0f, 2.0f, 3.0f), 2.0f);
+  fail_unless_equals_float (cbi_where (0.0f, 2.0f, 3.0f), 3.0f);
+
+  /* every other value: 1, -2, 0.5 */
+  fail_unless_equals_float (cbi_reduce (CBI_K_REDUCE_SUM, col, 3, 2), -0.5f);
+  fail_unless_equals_float (cbi_reduce (CBI_K_REDUCE_MEAN, col, 6, 1),
+      12.5f / 6.0f);
+  fail_unless_equals_float (cbi_reduce (CBI_K_REDUCE_MAX, col, 6, 1), 5.0f);
+  /* the first maximum, or the last */
+  fail_unless_equals_float (cbi_reduce (CBI_K_REDUCE_ARGMAX, col, 6, 1), 1.0f);
+  fail_unless_equals_float (cbi_reduce (CBI_K_REDUCE_ARGMAX_LAST, col, 6, 1),
+      3.0f);
+  /* a NaN is the maximum, as numpy's */
+  fail_unless (isnan (cbi_reduce (CBI_K_REDUCE_MAX, with_nan, 3, 1)));
+  fail_unless_equals_float (cbi_reduce (CBI_K_REDUCE_ARGMAX, with_nan, 3, 1),
+      1.0f);
+
+  /* [3, 1] to [2, 3, 4]: 0 along the width and the batch */
+  cbi_broadcast_strides (3, 2, b_dims, strides);
+  fail_unless_equals_int64 (strides[0], 0);
+  fail_unless_equals_int64 (strides[1], 1);
+  fail_unless_equals_int64 (strides[2], 0);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_binary_ops_and_prelu)
 {
   fail_unless_equals_float (cbi_binary (CBI_K_ADD, 1.5f, 2.25f), 3.75f);
@@ -651,6 +721,8 @@ kernels_math_suite (void)
   tcase_add_test (tc, test_elu_is_alpha_exp_minus_1_below_0);
   tcase_add_test (tc, test_sigmoid_tanh_clip_and_identity_values);
   tcase_add_test (tc, test_binary_ops_and_prelu);
+  tcase_add_test (tc, test_unary_ops_of_issue_10_follow_libm);
+  tcase_add_test (tc, test_min_max_power_where_and_reductions);
   tcase_add_test (tc, test_pad_reflect_mirrors_without_repeating_the_border);
   tcase_add_test (tc,
       test_pad_edge_repeats_the_border_and_constant_gives_minus_1);

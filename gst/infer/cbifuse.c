@@ -1,0 +1,140 @@
+/* cudabatchinfer: graph rewrites that merge the forms exporters write
+ * into one op
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A LayerNorm that an exporter wrote as its formula (PaddlePaddle's and
+ * older PyTorch exports: ReduceMean, Sub, Pow 2, ReduceMean, Add epsilon,
+ * Sqrt, Div, Mul by the scale, Add the shift) becomes one
+ * LayerNormalization: one pass for the statistics instead of nine over
+ * the tensor.
+ */
+#include "cbigraph.h"
+
+/* Whether node @n is a ReduceMean of @x over the last axis, kept. */
+static gboolean
+cbi_fuse_is_row_mean (const CbiNode * n, gint x)
+{
+  return n->op == CBI_OP_REDUCE_MEAN && n->inputs[0] == x && n->n_ints == 1
+      && n->ints[0] == -1 && n->mode == 1;
+}
+
+/* The element count of constant @t when its values run along the last
+ * axis (leading ones only), else -1. */
+static gint64
+cbi_fuse_row_count (const CbiTensorInfo * t)
+{
+  gint64 values = 1;
+  gint d;
+
+  if (t->data == NULL)
+    return -1;
+  for (d = 0; d < t->n_dims; d++)
+    values *= t->dims[d];
+  return t->n_dims == 0 || t->dims[t->n_dims - 1] == values ? values : -1;
+}
+
+/* Whether node @n is binary op @op of @a and @b, or (@b -1) of @a and a
+ * constant along the last axis of @count values (0: any count). */
+static gboolean
+cbi_fuse_is_binary (const CbiGraph * graph, const CbiNode * n, CbiOpType op,
+    gint a, gint b, gint64 count)
+{
+  gint64 values;
+
+  if (n->op != op || n->inputs[0] != a)
+    return FALSE;
+  if (b >= 0)
+    return n->inputs[1] == b;
+  values = cbi_fuse_row_count (cbi_graph_tensor (graph, n->inputs[1]));
+  return values > 0 && (count == 0 || values == count);
+}
+
+/* Whether tensor @t is read by @readers nodes and is no graph output. */
+static gboolean
+cbi_fuse_private (const CbiGraph * graph, gint t, guint readers)
+{
+  return cbi_graph_count_consumers (graph, t) == readers
+      && !cbi_graph_is_output (graph, t);
+}
+
+/* How many nodes from @i make a LayerNorm: 9 with the shift, 8 without,
+ * or 0. */
+static guint
+cbi_fuse_layer_norm_at (const CbiGraph * graph, guint i)
+{
+  const CbiNode *mean, *sub, *pow, *var, *eps, *sqrt, *div, *mul, *add;
+  gint64 scale;
+
+  if (i + 7 >= graph->nodes->len)
+    return 0;
+  mean = cbi_graph_node (graph, i);
+  sub = cbi_graph_node (graph, i + 1);
+  pow = cbi_graph_node (graph, i + 2);
+  var = cbi_graph_node (graph, i + 3);
+  eps = cbi_graph_node (graph, i + 4);
+  sqrt = cbi_graph_node (graph, i + 5);
+  div = cbi_graph_node (graph, i + 6);
+  mul = cbi_graph_node (graph, i + 7);
+  if (!cbi_fuse_is_row_mean (mean, mean->inputs[0])
+      || !cbi_fuse_is_binary (graph, sub, CBI_OP_SUB, mean->inputs[0],
+          mean->output, 0)
+      || pow->op != CBI_OP_POW || pow->alpha != 2.0f
+      || pow->inputs[0] != sub->output
+      || !cbi_fuse_is_row_mean (var, pow->output)
+      || !cbi_fuse_is_binary (graph, eps, CBI_OP_ADD, var->output, -1, 1)
+      || sqrt->op != CBI_OP_SQRT || sqrt->inputs[0] != eps->output
+      || !cbi_fuse_is_binary (graph, div, CBI_OP_DIV, sub->output,
+          sqrt->output, 0)
+      || !cbi_fuse_is_binary (graph, mul, CBI_OP_MUL, div->output, -1, 0))
+    return 0;
+  if (!cbi_fuse_private (graph, mean->output, 1)
+      || !cbi_fuse_private (graph, sub->output, 2)
+      || !cbi_fuse_private (graph, pow->output, 1)
+      || !cbi_fuse_private (graph, var->output, 1)
+      || !cbi_fuse_private (graph, eps->output, 1)
+      || !cbi_fuse_private (graph, sqrt->output, 1)
+      || !cbi_fuse_private (graph, div->output, 1))
+    return 0;
+  /* the shift: an Add of as many values as the scale */
+  scale = cbi_fuse_row_count (cbi_graph_tensor (graph, mul->inputs[1]));
+  add = i + 8 < graph->nodes->len ? cbi_graph_node (graph, i + 8) : NULL;
+  if (add && cbi_fuse_private (graph, mul->output, 1)
+      && cbi_fuse_is_binary (graph, add, CBI_OP_ADD, mul->output, -1, scale))
+    return 9;
+  return 8;
+}
+
+void
+cbi_graph_fuse_layer_norm (CbiGraph * graph)
+{
+  guint i, count;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    CbiNode *n, *last;
+    gint x, gamma, beta = -1;
+    gfloat epsilon;
+
+    count = cbi_fuse_layer_norm_at (graph, i);
+    if (count == 0)
+      continue;
+    n = cbi_graph_node (graph, i);
+    x = n->inputs[0];
+    epsilon = cbi_graph_tensor (graph,
+        cbi_graph_node (graph, i + 4)->inputs[1])->data[0];
+    gamma = cbi_graph_node (graph, i + 7)->inputs[1];
+    if (count == 9)
+      beta = cbi_graph_node (graph, i + 8)->inputs[1];
+    last = cbi_graph_node (graph, i + count - 1);
+    n->output = last->output;
+    n->op = CBI_OP_LAYER_NORM;
+    n->inputs[0] = x;
+    n->inputs[1] = gamma;
+    n->inputs[2] = beta;
+    n->n_inputs = count == 9 ? 3 : 2;
+    n->axis = -1;
+    n->alpha = epsilon;
+    n->n_ints = 0;
+    n->mode = 0;
+    g_array_remove_range (graph->nodes, i + 1, count - 1);
+  }
+}

@@ -222,6 +222,33 @@ cbi_engine_n_outputs (CbiEngine * engine)
   return engine->graph->n_outputs;
 }
 
+/* Whether every output of the shapes just inferred has the batch first:
+ * frames and their tensors go back one per frame. A model exported for
+ * one frame often reshapes to a constant shape that fixes N to 1, which
+ * would mix the frames of a larger batch silently. */
+static gboolean
+cbi_engine_check_batch_major (CbiEngine * engine, gint64 batch,
+    GError ** error)
+{
+  const CbiGraph *g = engine->graph;
+  guint i;
+
+  for (i = 0; i < g->n_outputs; i++) {
+    const CbiShape *s = &engine->shapes[g->outputs[i]];
+    if (s->n_dims < 1 || s->dims[0] != batch) {
+      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "output %s has %"
+          G_GINT64_FORMAT " in its first dimension for a batch of %"
+          G_GINT64_FORMAT ": the model fixes its batch size (a Reshape to "
+          "a constant shape, say) or does not keep the batch first; export "
+          "it with a dynamic batch dimension",
+          cbi_graph_tensor (g, g->outputs[i])->name,
+          s->n_dims < 1 ? 0 : s->dims[0], batch);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* Fills engine->shapes for @batch frames of @height x @width, checking
  * that the model takes 3-channel images; with @planned, the graph
  * backends plan for that shape (cbi_graph_specialise(), transfer full)
@@ -250,10 +277,16 @@ cbi_engine_infer_frames (CbiEngine * engine, gint64 batch, gint64 height,
     return FALSE;
   }
   cbi_graph_frame_shape (engine->graph, batch, height, width, &shape);
-  if (planned)
-    return (*planned = cbi_graph_specialise (engine->graph, &shape,
-            engine->shapes, error)) != NULL;
-  return cbi_graph_infer_shapes (engine->graph, &shape, engine->shapes, error);
+  if (planned ? (*planned = cbi_graph_specialise (engine->graph, &shape,
+              engine->shapes, error)) == NULL :
+      !cbi_graph_infer_shapes (engine->graph, &shape, engine->shapes, error))
+    return FALSE;
+  if (!cbi_engine_check_batch_major (engine, batch, error)) {
+    if (planned)
+      g_clear_pointer (planned, cbi_graph_free);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 gboolean
@@ -265,18 +298,10 @@ cbi_engine_frame_outputs (CbiEngine * engine, gint64 height, gint64 width,
   guint i;
 
   memset (info, 0, sizeof (*info));
-  /* every output must grow with the batch, to be split into frames */
+  /* every output must grow with the batch, to be split into frames: at
+   * a batch of 2, a batch fixed to 1 shows */
   if (!cbi_engine_infer_frames (engine, 2, height, width, NULL, error))
     return FALSE;
-  for (i = 0; i < g->n_outputs; i++) {
-    const CbiShape *s = &engine->shapes[g->outputs[i]];
-    if (s->n_dims < 1 || s->dims[0] != 2) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "output %s does not "
-          "have the batch as its first dimension",
-          cbi_graph_tensor (g, g->outputs[i])->name);
-      return FALSE;
-    }
-  }
   if (!cbi_engine_infer_frames (engine, 1, height, width, NULL, error))
     return FALSE;
   info->n_outputs = g->n_outputs;

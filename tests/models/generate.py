@@ -472,6 +472,23 @@ def prob_map_model():
                          numpy_helper.from_array(b, "b")], outputs=[out])
 
 
+def fixed_batch_model():
+    """a model exported for one frame: its Reshape to a constant [1, -1]
+    fixes N to 1, so it can only run at batch=1"""
+    w = np.full((2, 3, 1, 1), 0.5, np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["features"], name="head"),
+        helper.make_node("Reshape", ["features", "flat"], ["output"],
+                         name="flatten_one"),
+    ]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        [1, "F"])
+    return model(nodes, [numpy_helper.from_array(w, "w"),
+                         numpy_helper.from_array(
+                             np.array([1, -1], np.int64), "flat")],
+                 outputs=[out])
+
+
 def write_ort_reference(stem):
     import onnxruntime as ort
 
@@ -604,6 +621,7 @@ def main():
     save(superres_model(), "superres.onnx")
     save(classifier_model(), "classifier.onnx")
     save(prob_map_model(), "prob-map.onnx")
+    save(fixed_batch_model(), "reshape-fixed-batch.onnx")
     for stem in ("superres", "classifier", "style"):
         write_ort_reference(stem)
 

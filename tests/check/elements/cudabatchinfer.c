@@ -1184,6 +1184,31 @@ GST_START_TEST (test_caps_of_another_size_than_a_fixed_model_are_refused)
 
 GST_END_TEST;
 
+/* a model exported for one frame (a Reshape to [1, -1]) would mix the
+ * frames of a batch into one row: refused, saying what to do */
+GST_START_TEST (test_a_model_that_fixes_its_batch_is_refused_saying_why)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR,
+      "reshape-fixed-batch.onnx", NULL);
+  gchar *props = g_strdup_printf ("batch=2 model=%s", path);
+  GstBus *bus;
+  GstHarness *h = harness_new (props, &bus);
+  GError *err = NULL;
+
+  err = caps_refusal (h, bus);
+  fail_unless (g_error_matches (err, GST_CORE_ERROR,
+          GST_CORE_ERROR_NEGOTIATION), "%s", err->message);
+  fail_unless (strstr (err->message, "output output has 1 in its first "
+          "dimension for a batch of 2: the model fixes its batch size")
+      != NULL, "%s", err->message);
+  g_error_free (err);
+  harness_free (h, bus);
+  g_free (props);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_bad_model_file_fails_the_start_with_the_reason)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
@@ -1616,6 +1641,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_a_bad_model_file_fails_the_start_with_the_reason);
   tcase_add_test (tc, test_a_fixed_size_model_warms_up_on_ready_to_paused);
   tcase_add_test (tc, test_caps_of_another_size_than_a_fixed_model_are_refused);
+  tcase_add_test (tc, test_a_model_that_fixes_its_batch_is_refused_saying_why);
   tcase_add_test (tc, test_input_mean_std_and_bgr_order_match_the_reference);
   tcase_add_test (tc, test_an_input_std_of_zero_fails_the_start);
   tcase_add_test (tc,

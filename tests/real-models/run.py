@@ -2,9 +2,8 @@
 """Runs real ONNX vision models, as PyPI packages ship them in their wheels,
 through the engine and through onnxruntime, and compares the two.
 
-NOT WIRED INTO CI YET: most of these models still fail, refused at load for
-ops the engine lacks (issue 10 lists them); it becomes a CI step once they
-pass. docs/onnx-models.md has the table this prints.
+scripts/test.sh runs it (and so CI), each model counted as one check;
+docs/onnx-models.md has the table this prints.
 
 Usage, from the repository root, with the project's virtual environment
 (scripts/install-deps.sh makes it: onnx, numpy, onnxruntime):
@@ -27,7 +26,9 @@ through the engine's CPU backend with the conformance suite's tensor runner
 (tests/conformance/cbi-run-tensor.c: MODEL INPUT.bin DIMS OUTDIR; exit 3
 when the engine refuses the model, its reason on stderr) and through
 onnxruntime (CPUExecutionProvider; a model whose file fixes the batch
-dimension runs there one fixed-size chunk at a time). Every output must
+dimension runs there one fixed-size chunk at a time, and in the engine at
+that batch: its outputs do not keep the batch first, so the element refuses
+it). Every output must
 have onnxruntime's shape, no NaN or Inf where onnxruntime has none, and a
 max error over max |reference| within --tolerance.
 
@@ -187,25 +188,36 @@ def run_onnxruntime(path, x, threads):
             range(len(parts[0]))]
 
 
+def fixed_batch(path):
+    """The batch the model's input fixes, or None where it is symbolic."""
+    import onnx
+
+    g = onnx.load(path, load_external_data=False).graph
+    d = g.input[0].type.tensor_type.shape.dim
+    return d[0].dim_value if d and d[0].dim_value > 0 else None
+
+
 def compare(outs, refs, tolerance):
-    """None when @outs match @refs, else what differs."""
+    """(None, the max error over max |reference|) when @outs match @refs,
+    else (what differs, None)."""
     if len(outs) != len(refs):
-        return f"{len(outs)} outputs, onnxruntime has {len(refs)}"
+        return f"{len(outs)} outputs, onnxruntime has {len(refs)}", None
     worst = 0.0
     for i, (a, r) in enumerate(zip(outs, refs)):
         r = np.asarray(r, np.float32)
         if a.shape != r.shape:
-            return f"output {i} is {a.shape}, onnxruntime's {r.shape}"
+            return f"output {i} is {a.shape}, onnxruntime's {r.shape}", None
         bad = ~np.isfinite(a) & np.isfinite(r)
         if bad.any():
-            return f"output {i} has {int(bad.sum())} NaN/Inf values"
+            return f"output {i} has {int(bad.sum())} NaN/Inf values", None
         scale = float(np.abs(r[np.isfinite(r)]).max(initial=0.0)) or 1.0
         err = float(np.abs(np.where(np.isfinite(r), a - r, 0)).max(
             initial=0.0)) / scale
         worst = max(worst, err)
     if worst > tolerance:
-        return f"max error / max |reference| {worst:.2e} > {tolerance:g}"
-    return None
+        return f"max error / max |reference| {worst:.2e} > {tolerance:g}", \
+            None
+    return None, worst
 
 
 def lacking_ops(path):
@@ -262,18 +274,28 @@ def main():
         except DownloadError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+        fixed = fixed_batch(path)
+        note = ""
+        if fixed and fixed != len(x):
+            # exported for a batch of its own (a Reshape to a constant
+            # shape fixes N): the engine runs it at that batch, the element
+            # refuses it (its outputs must keep the batch first)
+            x = x[:fixed]
+            note = f" (its batch is fixed to {fixed})"
         with tempfile.TemporaryDirectory() as tmp:
             outs, why = run_engine(args.runner, path, x, tmp)
+        worst = None
         if why is None:
-            why = compare(outs, run_onnxruntime(path, x, args.threads),
-                          args.tolerance)
+            why, worst = compare(outs, run_onnxruntime(path, x, args.threads),
+                                 args.tolerance)
         ok = why is None
         passed += ok
         failed += not ok
         print(f"{'PASS' if ok else 'FAIL'} {name} "
-              f"({package}=={PACKAGES[package]}, {args.batch}x"
-              f"{'x'.join(str(d) for d in shape)})"
-              + ("" if ok else f": {why}"), flush=True)
+              f"({package}=={PACKAGES[package]}, {len(x)}x"
+              f"{'x'.join(str(d) for d in shape)}){note}"
+              + (f": max error / max |reference| {worst:.1e}" if ok
+                 else f": {why}"), flush=True)
         if args.ops:
             print(f"  ops the engine lacks: {lacking_ops(path)}", flush=True)
     print(f"{passed} passed, {failed} failed")

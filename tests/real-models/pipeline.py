@@ -190,8 +190,8 @@ def summary(report, kind):
     return (f"{out}; {report['frames']} frames, padded "
             f"{stats['padded-frames']}, fresh after warm-up "
             f"{stats['fresh-allocations-after-warmup']}, warm-up "
-            f"{int(stats['warmup-time']) / 1e9:.2f} s, batch "
-            f"{int(stats['steady-batch-time']) / 1e9:.2f} s")
+            f"{int(stats['warmup-time']) / 1e6:.0f} ms, batch "
+            f"{int(stats['steady-batch-time']) / 1e6:.0f} ms")
 
 
 def main():

@@ -222,5 +222,7 @@ main (int argc, char **argv)
   gst_object_unref (src);
   gst_object_unref (infer);
   gst_object_unref (pipeline);
+  /* lets GST_TRACERS=leaks report what the run left alive */
+  gst_deinit ();
   return status;
 }

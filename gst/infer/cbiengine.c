@@ -236,11 +236,11 @@ cbi_engine_check_batch_major (CbiEngine * engine, gint64 batch,
   for (i = 0; i < g->n_outputs; i++) {
     const CbiShape *s = &engine->shapes[g->outputs[i]];
     if (s->n_dims < 1 || s->dims[0] != batch) {
-      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "output %s has %"
-          G_GINT64_FORMAT " in its first dimension for a batch of %"
-          G_GINT64_FORMAT ": the model fixes its batch size (a Reshape to "
-          "a constant shape, say) or does not keep the batch first; export "
-          "it with a dynamic batch dimension",
+      g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "output %s does not "
+          "grow with the batch (its first dimension is %" G_GINT64_FORMAT
+          " for %" G_GINT64_FORMAT " frames): the model fixes its batch "
+          "size (a Reshape to a constant shape, say) or does not keep the "
+          "batch first; export it with a dynamic batch dimension",
           cbi_graph_tensor (g, g->outputs[i])->name,
           s->n_dims < 1 ? 0 : s->dims[0], batch);
       return FALSE;

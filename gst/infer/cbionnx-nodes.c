@@ -111,7 +111,7 @@ cbi_onnx_transpose_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
 }
 
 /* Input @i of @n: its tensor index, -1 for an absent optional input. */
-static gint
+gint
 cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
 {
   if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
@@ -120,7 +120,7 @@ cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
 }
 
 /* The int64 constant at input @i of @n (a folded one too), or NULL. */
-static const CbiOnnxConst *
+const CbiOnnxConst *
 cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
 {
   const CbiOnnxConst *c = i < n->n_input ? cbi_onnx_const (im,
@@ -134,7 +134,7 @@ cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
  * folds): its data (owned by the importer or the graph), @count and
  * @n_dims, or NULL. A constant still outside the graph stays there, so
  * the graph holds only what its nodes read. */
-static const gfloat *
+const gfloat *
 cbi_onnx_floats_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
     gint64 * count, gint * n_dims)
 {
@@ -165,7 +165,7 @@ cbi_onnx_floats_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
 
 /* Clip's bound from input @i (opset 11 on) or attribute @attr (before),
  * @def when absent. */
-static gboolean
+gboolean
 cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
     const gchar * attr, gfloat def, gfloat * bound, GError ** error)
 {
@@ -184,119 +184,6 @@ cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
   return TRUE;
 }
 
-/* The element-wise ops of one input and no parameter. */
-static gboolean
-cbi_onnx_unary_type (const gchar * op, CbiOpType * type)
-{
-  static const struct
-  {
-    const gchar *name;
-    CbiOpType type;
-  } ops[] = {
-    {"Erf", CBI_OP_ERF},
-    {"Sqrt", CBI_OP_SQRT},
-    {"Exp", CBI_OP_EXP},
-    {"Log", CBI_OP_LOG},
-    {"Neg", CBI_OP_NEG},
-    {"Abs", CBI_OP_ABS},
-    {"Reciprocal", CBI_OP_RECIPROCAL},
-  };
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (ops); i++) {
-    if (strcmp (op, ops[i].name) == 0) {
-      *type = ops[i].type;
-      return TRUE;
-    }
-  }
-  return FALSE;
-}
-
-/* Whether Pow node @n has one constant exponent, an element-wise op;
- * else its exponent broadcasts as a binary op's second operand. */
-static gboolean
-cbi_onnx_pow_is_eltwise (CbiImporter * im, const Onnx__NodeProto * n)
-{
-  const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
-  gint64 count;
-  gint n_dims;
-
-  return (i && i->count == 1)
-      || (cbi_onnx_floats_input (im, n, 1, &count, &n_dims) && count == 1);
-}
-
-/* The element-wise ops: their type and parameters, or an error naming an
- * op outside the supported list. */
-static gboolean
-cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
-    CbiOpType * type, gfloat * alpha, gfloat * beta, GError ** error)
-{
-  const gchar *op = n->op_type ? n->op_type : "";
-
-  *alpha = *beta = 0.0f;
-  if (strcmp (op, "Relu") == 0) {
-    *type = CBI_OP_RELU;
-  } else if (strcmp (op, "LeakyRelu") == 0) {
-    *type = CBI_OP_RELU;
-    *alpha = cbi_onnx_float (n, "alpha", 0.01f);
-  } else if (strcmp (op, "Sigmoid") == 0) {
-    *type = CBI_OP_SIGMOID;
-  } else if (strcmp (op, "Tanh") == 0) {
-    *type = CBI_OP_TANH;
-  } else if (strcmp (op, "Elu") == 0) {
-    *type = CBI_OP_ELU;
-    *alpha = cbi_onnx_float (n, "alpha", 1.0f);
-  } else if (strcmp (op, "HardSigmoid") == 0) {
-    *type = CBI_OP_HARD_SIGMOID;
-    *alpha = cbi_onnx_float (n, "alpha", 0.2f);
-    *beta = cbi_onnx_float (n, "beta", 0.5f);
-  } else if (strcmp (op, "HardSwish") == 0) {
-    *type = CBI_OP_HARD_SWISH;
-  } else if (strcmp (op, "Identity") == 0) {
-    *type = CBI_OP_IDENTITY;
-  } else if (cbi_onnx_unary_type (op, type)) {
-    /* no parameter */
-  } else if (strcmp (op, "Gelu") == 0) {
-    gchar *approx = cbi_onnx_string (n, "approximate", "none");
-    gboolean use_tanh = strcmp (approx, "tanh") == 0;
-    gboolean known = use_tanh || strcmp (approx, "none") == 0;
-    if (!known)
-      cbi_onnx_fail (error, "node %s (Gelu): approximate %s is not "
-          "supported", cbi_onnx_name (n->name), approx);
-    g_free (approx);
-    if (!known)
-      return FALSE;
-    *type = use_tanh ? CBI_OP_GELU_TANH : CBI_OP_GELU;
-  } else if (strcmp (op, "Pow") == 0) {
-    const gfloat *e;
-    gint64 count;
-    gint n_dims;
-    const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
-    *type = CBI_OP_POW;
-    e = cbi_onnx_floats_input (im, n, 1, &count, &n_dims);
-    if (i && i->count == 1) {
-      /* an integer exponent, as PyTorch exports x ** 2 */
-      *alpha = (gfloat) ((const gint64 *) i->data)[0];
-    } else if (e && count == 1) {
-      *alpha = e[0];
-    } else {
-      return cbi_onnx_fail (error, "node %s (Pow): the exponent must be a "
-          "float32 or int64 constant of one value", cbi_onnx_name (n->name));
-    }
-  } else if (strcmp (op, "Clip") == 0) {
-    *type = CBI_OP_CLIP;
-    if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
-        || !cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, beta, error))
-      return FALSE;
-    /* min (max (x, min), max) is max everywhere when min > max */
-    if (*alpha > *beta)
-      *alpha = *beta;
-  } else {
-    return cbi_onnx_fail (error, "node %s: op %s is not supported",
-        cbi_onnx_name (n->name), op);
-  }
-  return TRUE;
-}
 
 /* MaxPool and AveragePool: 2-D windows; ceil_mode runs as more end
  * padding, which an average that counts the padding would count. */
@@ -497,126 +384,6 @@ cbi_onnx_pad (CbiImporter * im, const Onnx__NodeProto * n, CbiConvAttrs * c,
   return cbi_onnx_clip_bound (im, n, 2, "value", 0.0f, value, error);
 }
 
-/* ReduceMean, ReduceSum, ReduceMax: the axes from the attribute (before
- * opset 18, 13 for ReduceSum) or an int64 constant input, none meaning
- * all; keepdims. */
-static gboolean
-cbi_onnx_reduce (CbiImporter * im, const Onnx__NodeProto * n, CbiNode * node,
-    GError ** error)
-{
-  const gchar *name = cbi_onnx_name (n->name);
-  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "axes");
-  const CbiOnnxConst *ints = cbi_onnx_int_input (im, n, 1);
-  gsize count = ints ? (gsize) ints->count : attr ? attr->n_ints : 0;
-  const gint64 *axes = ints ? (const gint64 *) ints->data :
-      attr ? attr->ints : NULL;
-
-  if (n->n_input > 1 && n->input[1] && *n->input[1] && ints == NULL)
-    return cbi_onnx_fail (error, "node %s (%s): the axes must be an int64 "
-        "constant", name, n->op_type);
-  if (count > CBI_MAX_DIMS)
-    return cbi_onnx_fail (error, "node %s (%s): %" G_GSIZE_FORMAT " axes",
-        name, n->op_type, count);
-  if (count == 0 && cbi_onnx_int (n, "noop_with_empty_axes", 0) != 0)
-    return cbi_onnx_fail (error, "node %s (%s): noop_with_empty_axes is "
-        "not supported", name, n->op_type);
-  node->n_ints = count;
-  if (count > 0)
-    memcpy (node->ints, axes, count * sizeof (gint64));
-  node->mode = cbi_onnx_int (n, "keepdims", 1) != 0;
-  return TRUE;
-}
-
-/* Split: a node per output, each its part of the input along the axis:
- * sizes from an int64 constant (opset 13 on) or the 'split' attribute,
- * else equal parts, as many as num_outputs (opset 18) or the outputs. */
-static gboolean
-cbi_onnx_split (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
-{
-  const gchar *name = cbi_onnx_name (n->name);
-  const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "split");
-  const CbiOnnxConst *ints = cbi_onnx_int_input (im, n, 1);
-  const gint64 *sizes = ints ? (const gint64 *) ints->data :
-      attr && attr->n_ints ? attr->ints : NULL;
-  gsize count = ints ? (gsize) ints->count : attr ? attr->n_ints : 0, i;
-  gint x = cbi_onnx_node_input (im, n, 0), out, index;
-  gint64 start = 0;
-
-  if (x < 0 || cbi_graph_tensor (im->graph, x)->data != NULL)
-    return cbi_onnx_fail (error, "node %s (Split): its first input must be "
-        "an activation", name);
-  if (n->n_input > 1 && n->input[1] && *n->input[1] && ints == NULL)
-    return cbi_onnx_fail (error, "node %s (Split): the sizes must be an "
-        "int64 constant", name);
-  if (sizes && count != n->n_output)
-    return cbi_onnx_fail (error, "node %s (Split): %" G_GSIZE_FORMAT
-        " sizes for %" G_GSIZE_FORMAT " outputs", name, count, n->n_output);
-  for (i = 0; i < n->n_output; i++) {
-    CbiNode *node;
-    if (sizes && sizes[i] < 1)
-      return cbi_onnx_fail (error, "node %s (Split): size %" G_GINT64_FORMAT,
-          name, sizes[i]);
-    if (!cbi_onnx_add (im, n->output[i], 0, NULL, NULL, &out, error))
-      return FALSE;
-    index = cbi_graph_add_node (im->graph, CBI_OP_SPLIT, name, 1, &x, out,
-        NULL);
-    node = cbi_graph_node (im->graph, index);
-    node->axis = cbi_onnx_int (n, "axis", 0);
-    node->n_ints = 3;
-    node->mode = sizes == NULL;
-    node->ints[0] = sizes ? start : (gint64) i;
-    node->ints[1] = sizes ? sizes[i] : (gint64) n->n_output;
-    node->ints[2] = i + 1 == n->n_output;
-    if (sizes)
-      start += sizes[i];
-  }
-  return TRUE;
-}
-
-/* Where on a constant condition: c ? a : b with a an activation (the
- * condition negated when X is the constant and Y the activation); the
- * condition becomes a float32 constant of 0 and 1. */
-static gboolean
-cbi_onnx_where (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
-{
-  const gchar *name = cbi_onnx_name (n->name);
-  const CbiOnnxConst *c = n->n_input == 3 ? cbi_onnx_const (im,
-      n->input[0]) : NULL;
-  gint in[3], out, swap;
-  gfloat *cond;
-  gchar *c_name;
-  gint64 i;
-
-  if (c == NULL || c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
-    return cbi_onnx_fail (error, "node %s (Where): the condition must be a "
-        "bool constant", name);
-  in[0] = cbi_onnx_node_input (im, n, 1);
-  in[1] = cbi_onnx_node_input (im, n, 2);
-  if (in[0] < 0 || in[1] < 0)
-    return cbi_onnx_fail (error, "node %s (Where): an input is absent", name);
-  swap = cbi_graph_tensor (im->graph, in[0])->data != NULL;
-  if (swap) {
-    gint t = in[0];
-    in[0] = in[1];
-    in[1] = t;
-  }
-  if (cbi_graph_tensor (im->graph, in[0])->data != NULL)
-    return cbi_onnx_fail (error, "node %s (Where): X or Y must be an "
-        "activation", name);
-  cond = g_new (gfloat, MAX (c->count, 1));
-  for (i = 0; i < c->count; i++)
-    cond[i] = (((const guint8 *) c->data)[i] != 0) != swap;
-  c_name = g_strconcat (name, ".condition", NULL);
-  if (!cbi_onnx_add (im, c_name, c->n_dims, c->dims, cond, &in[2], error)) {
-    g_free (c_name);
-    return FALSE;
-  }
-  g_free (c_name);
-  if (!cbi_onnx_add (im, n->output[0], 0, NULL, NULL, &out, error))
-    return FALSE;
-  cbi_graph_add_node (im->graph, CBI_OP_WHERE, name, 3, in, out, NULL);
-  return TRUE;
-}
 
 /* How many node inputs of the ONNX graph read @name. */
 static guint
@@ -774,142 +541,6 @@ cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-
-/* What the shape-changing and matrix ops keep in CbiNode: Reshape's
- * target, Flatten's axis (as a Reshape of mode 1), Transpose's
- * permutation, DepthToSpace's block, Gemm's transpositions, Softmax's
- * axis. */
-static gboolean
-cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
-    CbiNode * node, GError ** error)
-{
-  const gchar *name = cbi_onnx_name (n->name);
-  const Onnx__AttributeProto *a;
-  const CbiOnnxConst *ints;
-  gchar *mode;
-  guint i;
-
-  switch (node->op) {
-    case CBI_OP_RESHAPE:
-      if (strcmp (n->op_type, "Flatten") == 0) {
-        node->mode = 1;
-        node->axis = cbi_onnx_int (n, "axis", 1);
-        return TRUE;
-      }
-      ints = cbi_onnx_int_input (im, n, 1);
-      if (ints == NULL && n->n_input > 1
-          && cbi_onnx_int_tensor (im, n, 1, &node->inputs[1], NULL)
-          && node->inputs[1] >= 0) {
-        /* computed from shapes: read at plan time */
-        node->n_inputs = 2;
-        if (cbi_onnx_int (n, "allowzero", 0) != 0)
-          return cbi_onnx_fail (error, "node %s (Reshape): allowzero with a "
-              "computed shape is not supported", name);
-        return TRUE;
-      }
-      if (ints == NULL || ints->count > CBI_MAX_DIMS)
-        return cbi_onnx_fail (error, "node %s (Reshape): the shape must be "
-            "an int64 constant of up to %d values", name, CBI_MAX_DIMS);
-      for (i = 0; i < ints->count; i++)
-        if (((const gint64 *) ints->data)[i] == 0
-            && cbi_onnx_int (n, "allowzero", 0) != 0)
-          return cbi_onnx_fail (error, "node %s (Reshape): allowzero with a "
-              "0 in the shape is not supported", name);
-      node->n_ints = ints->count;
-      memcpy (node->ints, ints->data, ints->count * sizeof (gint64));
-      return TRUE;
-    case CBI_OP_TRANSPOSE:
-      a = cbi_onnx_attr (n, "perm");
-      if (a && a->n_ints > CBI_MAX_DIMS)
-        return cbi_onnx_fail (error, "node %s (Transpose): %" G_GSIZE_FORMAT
-            " axes; at most %d are supported", name, a->n_ints, CBI_MAX_DIMS);
-      /* none: the axes reversed, once the rank is known */
-      node->n_ints = a ? a->n_ints : 0;
-      if (a && a->n_ints > 0)
-        memcpy (node->ints, a->ints, a->n_ints * sizeof (gint64));
-      return TRUE;
-    case CBI_OP_DEPTH_TO_SPACE:{
-      gboolean ok = TRUE;
-      mode = cbi_onnx_string (n, "mode", "DCR");
-      node->mode = strcmp (mode, "CRD") == 0;
-      node->n_ints = 1;
-      node->ints[0] = cbi_onnx_int (n, "blocksize", 0);
-      if (!node->mode && strcmp (mode, "DCR") != 0)
-        ok = cbi_onnx_fail (error, "node %s (DepthToSpace): mode %s is not "
-            "supported (DCR and CRD are)", name, mode);
-      else if (node->ints[0] < 1)
-        ok = cbi_onnx_fail (error, "node %s (DepthToSpace): blocksize must "
-            "be 1 or more", name);
-      g_free (mode);
-      return ok;
-    }
-    case CBI_OP_GEMM:
-      node->alpha = cbi_onnx_float (n, "alpha", 1.0f);
-      node->beta = cbi_onnx_float (n, "beta", 1.0f);
-      node->n_ints = 2;
-      node->ints[0] = cbi_onnx_int (n, "transA", 0) != 0;
-      node->ints[1] = cbi_onnx_int (n, "transB", 0) != 0;
-      return TRUE;
-    case CBI_OP_SOFTMAX:
-      /* before opset 13, the input is seen as 2-D, split at axis */
-      node->mode = im->opset < 13;
-      node->axis = cbi_onnx_int (n, "axis", im->opset < 13 ? 1 : -1);
-      return TRUE;
-    case CBI_OP_REDUCE_MEAN:
-    case CBI_OP_REDUCE_SUM:
-    case CBI_OP_REDUCE_MAX:
-      return cbi_onnx_reduce (im, n, node, error);
-    case CBI_OP_LAYER_NORM:
-      node->axis = cbi_onnx_int (n, "axis", -1);
-      return TRUE;
-    case CBI_OP_ARGMAX:
-      node->n_ints = 1;
-      node->ints[0] = cbi_onnx_int (n, "axis", 0);
-      node->mode = cbi_onnx_int (n, "keepdims", 1) != 0;
-      node->alpha = cbi_onnx_int (n, "select_last_index", 0) != 0;
-      return TRUE;
-    default:
-      return TRUE;
-  }
-}
-
-/* The ops that take their first input as an activation and the rest as
- * constants (or, for MatMul, a constant or an activation); the first
- * input count is what the engine reads. */
-static gboolean
-cbi_onnx_layout_type (const gchar * op, CbiOpType * type, guint * n_inputs)
-{
-  static const struct
-  {
-    const gchar *name;
-    CbiOpType type;
-    guint n_inputs;
-  } ops[] = {
-    {"DepthToSpace", CBI_OP_DEPTH_TO_SPACE, 1},
-    {"Reshape", CBI_OP_RESHAPE, 1},
-    {"Flatten", CBI_OP_RESHAPE, 1},
-    {"Transpose", CBI_OP_TRANSPOSE, 1},
-    {"Gemm", CBI_OP_GEMM, 3},
-    {"MatMul", CBI_OP_MATMUL, 2},
-    {"Softmax", CBI_OP_SOFTMAX, 1},
-    {"GlobalAveragePool", CBI_OP_GLOBAL_AVERAGE_POOL, 1},
-    {"PRelu", CBI_OP_PRELU, 2},
-    {"ReduceMean", CBI_OP_REDUCE_MEAN, 1},
-    {"ReduceSum", CBI_OP_REDUCE_SUM, 1},
-    {"ReduceMax", CBI_OP_REDUCE_MAX, 1},
-    {"ArgMax", CBI_OP_ARGMAX, 1},
-  };
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (ops); i++) {
-    if (strcmp (op, ops[i].name) == 0) {
-      *type = ops[i].type;
-      *n_inputs = ops[i].n_inputs;
-      return TRUE;
-    }
-  }
-  return FALSE;
-}
 
 gboolean
 cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)

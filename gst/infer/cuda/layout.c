@@ -29,11 +29,9 @@ cbi_cuda_plan_permute (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   CbiShape view;
-  CbiCudaPermute *p = cbi_cuda_add_step (plan, n, cbi_cuda_run_permute,
-      sizeof (CbiCudaPermute));
+  CbiCudaPermute *p =
+      CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_permute, CbiCudaPermute);
 
-  p->io.x = plan->tensors[n->inputs[0]];
-  p->io.y = plan->tensors[n->output];
   cbi_node_permutation (n, &plan->shapes[n->inputs[0]], &view, p->perm);
   p->rank = view.n_dims;
   memcpy (p->dims, view.dims, view.n_dims * sizeof (gint64));
@@ -152,11 +150,9 @@ cbi_cuda_plan_resize (CbiCudaPlan * plan, const CbiNode * n,
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   const CbiShape *ys = &plan->shapes[n->output];
-  CbiCudaResize *r = cbi_cuda_add_step (plan, n, cbi_cuda_run_resize,
-      sizeof (CbiCudaResize));
+  CbiCudaResize *r =
+      CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_resize, CbiCudaResize);
 
-  r->io.x = plan->tensors[n->inputs[0]];
-  r->io.y = plan->tensors[n->output];
   cbi_cuda_planes (&r->size, xs, ys);
   /* the sizes' ratio, as the CPU backend maps coordinates (shape
    * inference made sure it is the model's scale) */
@@ -183,11 +179,9 @@ gboolean
 cbi_cuda_plan_reshape (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
-  CbiCudaCopy *c = cbi_cuda_add_step (plan, n, cbi_cuda_run_copy,
-      sizeof (CbiCudaCopy));
+  CbiCudaCopy *c =
+      CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_copy, CbiCudaCopy);
 
-  c->io.x = plan->tensors[n->inputs[0]];
-  c->io.y = plan->tensors[n->output];
   c->count = cbi_shape_count (&plan->shapes[n->inputs[0]]);
   return TRUE;
 }
@@ -214,11 +208,9 @@ gboolean
 cbi_cuda_plan_strided (CbiCudaPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
-  CbiCudaStrided *c = cbi_cuda_add_step (plan, n, cbi_cuda_run_strided,
-      sizeof (CbiCudaStrided));
+  CbiCudaStrided *c =
+      CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_strided, CbiCudaStrided);
 
-  c->io.x = plan->tensors[n->inputs[0]];
-  c->io.y = plan->tensors[n->output];
   c->view = n->view;
   return TRUE;
 }

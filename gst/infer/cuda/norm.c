@@ -26,11 +26,9 @@ cbi_cuda_plan_softmax (CbiCudaPlan * plan, const CbiNode * n,
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis, d;
-  CbiCudaSoftmax *s = cbi_cuda_add_step (plan, n, cbi_cuda_run_softmax,
-      sizeof (CbiCudaSoftmax));
+  CbiCudaSoftmax *s =
+      CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_softmax, CbiCudaSoftmax);
 
-  s->io.x = plan->tensors[n->inputs[0]];
-  s->io.y = plan->tensors[n->output];
   s->outer = s->axis = s->inner = 1;
   for (d = 0; d < xs->n_dims; d++) {
     if (d < axis)
@@ -112,9 +110,7 @@ cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
         cbi_op_type_name (n->op));
     return FALSE;
   }
-  s = cbi_cuda_add_step (plan, n, cbi_cuda_run_reduce, sizeof (CbiCudaReduce));
-  s->io.x = plan->tensors[n->inputs[0]];
-  s->io.y = plan->tensors[n->output];
+  s = CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_reduce, CbiCudaReduce);
   s->outer = outer;
   s->r = r;
   s->inner = inner;
@@ -148,10 +144,7 @@ cbi_cuda_plan_layer_norm (CbiCudaPlan * plan, const CbiNode * n,
   if (gamma == NULL || (bias && (beta = cbi_cuda_constant (plan,
                   n->inputs[2], error)) == NULL))
     return FALSE;
-  p = cbi_cuda_add_step (plan, n, cbi_cuda_run_layer_norm,
-      sizeof (CbiCudaLayerNorm));
-  p->io.x = plan->tensors[n->inputs[0]];
-  p->io.y = plan->tensors[n->output];
+  p = CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_layer_norm, CbiCudaLayerNorm);
   p->gamma = gamma;
   p->beta = beta;
   p->epsilon = n->alpha;

@@ -62,6 +62,18 @@ cbi_cuda_add_step (CbiCudaPlan * plan, const CbiNode * n, CbiCudaRunFunc run,
   return s.params;
 }
 
+gpointer
+cbi_cuda_add_io_step (CbiCudaPlan * plan, const CbiNode * n,
+    CbiCudaRunFunc run, gsize params_size, gsize io_offset)
+{
+  guint8 *params = cbi_cuda_add_step (plan, n, run, params_size);
+  CbiCudaIO *io = (CbiCudaIO *) (params + io_offset);
+
+  io->x = plan->tensors[n->inputs[0]];
+  io->y = plan->tensors[n->output];
+  return params;
+}
+
 CbiCudaStep *
 cbi_cuda_last_step (CbiCudaPlan * plan)
 {

@@ -39,12 +39,10 @@ cbi_cuda_plan_pool_kernel (CbiCudaPlan * plan, const CbiNode * n,
 {
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   const CbiShape *ys = &plan->shapes[n->output];
-  CbiCudaPoolKernel *k = cbi_cuda_add_step (plan, n,
-      cbi_cuda_run_pool_kernel, sizeof (CbiCudaPoolKernel));
+  CbiCudaPoolKernel *k = CBI_CUDA_ADD_IO_STEP (plan, n,
+      cbi_cuda_run_pool_kernel, CbiCudaPoolKernel);
   gint d;
 
-  k->io.x = plan->tensors[n->inputs[0]];
-  k->io.y = plan->tensors[n->output];
   cbi_cuda_planes (&k->size, xs, ys);
   for (d = 0; d < 2; d++) {
     k->window.kernel[d] = a->kernel[d];
@@ -77,10 +75,8 @@ cbi_cuda_plan_pool (CbiCudaPlan * plan, const CbiNode * n,
     cbi_cuda_plan_pool_kernel (plan, n, a);
     return TRUE;
   }
-  p = cbi_cuda_add_step (plan, n, cbi_cuda_run_pool, sizeof (CbiCudaPool));
+  p = CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_pool, CbiCudaPool);
   cbi_cuda_last_step (plan)->clear = cbi_cuda_descs_clear;
-  p->io.x = plan->tensors[n->inputs[0]];
-  p->io.y = plan->tensors[n->output];
   return cbi_cuda_descs_init (&p->desc, xs, &plan->shapes[n->output], error)
       && CUDNN_CHECK (cudnnCreatePoolingDescriptor (&p->desc.pool), "pooling")
       && CUDNN_CHECK (cudnnSetPooling2dDescriptor (p->desc.pool, mode,

@@ -7,6 +7,11 @@
  * Sqrt, Div, Mul by the scale, Add the shift) becomes one
  * LayerNormalization: one pass for the statistics instead of nine over
  * the tensor.
+ *
+ * A HardSwish written as its formula (PaddlePaddle's exports of MobileNetV3
+ * and PP-LCNet: Add 3, Clip 0..6, Mul by the input, Div by 6) becomes one
+ * HardSwish, which fuses into the convolution before it: one pass instead
+ * of three binary ones over the tensor.
  */
 #include "cbigraph.h"
 
@@ -136,5 +141,67 @@ cbi_graph_fuse_layer_norm (CbiGraph * graph)
     n->n_ints = 0;
     n->mode = 0;
     g_array_remove_range (graph->nodes, i + 1, count - 1);
+  }
+}
+
+/* Whether tensor @t is a constant of one value, @value. */
+static gboolean
+cbi_fuse_is_scalar (const CbiGraph * graph, gint t, gfloat value)
+{
+  const CbiTensorInfo *c = cbi_graph_tensor (graph, t);
+
+  return cbi_fuse_row_count (c) == 1 && c->data[0] == value;
+}
+
+/* Whether nodes @i to @i + 3 are x * clip (x + 3, 0, 6) / 6 of one
+ * activation x, the Mul's operands in either order and the division by 6
+ * or a product by 1/6, with nothing else reading what lies between. */
+static gboolean
+cbi_fuse_hard_swish_at (const CbiGraph * graph, guint i)
+{
+  const CbiNode *add, *clip, *mul, *div;
+  gint x;
+
+  if (i + 3 >= graph->nodes->len)
+    return FALSE;
+  add = cbi_graph_node (graph, i);
+  clip = cbi_graph_node (graph, i + 1);
+  mul = cbi_graph_node (graph, i + 2);
+  div = cbi_graph_node (graph, i + 3);
+  x = add->inputs[0];
+  if (add->op != CBI_OP_ADD || cbi_graph_tensor (graph, x)->data != NULL
+      || !cbi_fuse_is_scalar (graph, add->inputs[1], 3.0f)
+      || clip->op != CBI_OP_CLIP || clip->inputs[0] != add->output
+      || clip->alpha != 0.0f || clip->beta != 6.0f
+      || mul->op != CBI_OP_MUL
+      || !((mul->inputs[0] == x && mul->inputs[1] == clip->output)
+          || (mul->inputs[1] == x && mul->inputs[0] == clip->output))
+      || div->inputs[0] != mul->output
+      || !((div->op == CBI_OP_DIV
+              && cbi_fuse_is_scalar (graph, div->inputs[1], 6.0f))
+          || (div->op == CBI_OP_MUL
+              && cbi_fuse_is_scalar (graph, div->inputs[1], 1.0f / 6.0f))))
+    return FALSE;
+  return cbi_fuse_private (graph, add->output, 1)
+      && cbi_fuse_private (graph, clip->output, 1)
+      && cbi_fuse_private (graph, mul->output, 1);
+}
+
+void
+cbi_graph_fuse_hard_swish (CbiGraph * graph)
+{
+  guint i;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    CbiNode *n;
+
+    if (!cbi_fuse_hard_swish_at (graph, i))
+      continue;
+    n = cbi_graph_node (graph, i);
+    n->output = cbi_graph_node (graph, i + 3)->output;
+    n->op = CBI_OP_HARD_SWISH;
+    n->n_inputs = 1;
+    n->inputs[1] = -1;
+    g_array_remove_range (graph->nodes, i + 1, 3);
   }
 }

@@ -557,6 +557,11 @@ gboolean cbi_graph_foreach_step (const CbiGraph * graph,
  * LayerNormalization over the last axis (cbifuse.c). */
 void cbi_graph_fuse_layer_norm (CbiGraph * graph);
 
+/* Rewrites every HardSwish written as its formula (Add 3, Clip 0..6, Mul
+ * by the input, Div by 6 or Mul by 1/6, nothing else reading between
+ * them) into one HardSwish node (cbifuse.c). */
+void cbi_graph_fuse_hard_swish (CbiGraph * graph);
+
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);
 

@@ -1181,6 +1181,39 @@ def ops_where_model(g):
 ODD_SHAPE = (2, 3, 7, 9)
 
 
+def ops_hard_swish_model(g):
+    """HardSwish as PaddlePaddle writes it, x * Clip (x + 3, 0, 6) / 6,
+    after a Conv (fused into one HardSwish), then with the Mul's operands
+    the other way round and a product by 1/6 (fused too), then once where
+    the Add's result has a second reader (left as it is)"""
+    w1 = (g.standard_normal((4, 3, 3, 3)) * 0.5).astype(np.float32)
+    w2 = (g.standard_normal((4, 4, 1, 1)) * 0.5).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c1", "three"], ["a1"], name="add1"),
+        helper.make_node("Clip", ["a1", "zero", "six"], ["k1"], name="clip1"),
+        helper.make_node("Mul", ["c1", "k1"], ["m1"], name="mul1"),
+        helper.make_node("Div", ["m1", "six"], ["h1"], name="div1"),
+        helper.make_node("Conv", ["h1", "w2"], ["c2"], name="conv2"),
+        helper.make_node("Add", ["c2", "three"], ["a2"], name="add2"),
+        helper.make_node("Clip", ["a2", "zero", "six"], ["k2"], name="clip2"),
+        helper.make_node("Mul", ["k2", "c2"], ["m2"], name="mul2"),
+        helper.make_node("Mul", ["m2", "sixth"], ["h2"], name="sixth2"),
+        helper.make_node("Add", ["h2", "three"], ["a3"], name="add3"),
+        helper.make_node("Clip", ["a3", "zero", "six"], ["k3"], name="clip3"),
+        helper.make_node("Mul", ["h2", "k3"], ["m3"], name="mul3"),
+        helper.make_node("Div", ["m3", "six"], ["d3"], name="div3"),
+        helper.make_node("Add", ["d3", "a3"], ["output"], name="reuse3"),
+    ]
+    inits = [f32("w1", w1), f32("w2", w2), f32("three", 3.0),
+             f32("zero", 0.0), f32("six", 6.0),
+             f32("sixth", np.float32(1.0 / 6.0))]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 4, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 def ops_models():
     for stem, make, seed, shape in (
             ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
@@ -1188,7 +1221,8 @@ def ops_models():
             ("ops-bn", ops_bn_model, 43, FOLD_SHAPE),
             ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE),
             ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE),
-            ("ops-where", ops_where_model, 46, FOLD_SHAPE)):
+            ("ops-where", ops_where_model, 46, FOLD_SHAPE),
+            ("ops-hard-swish", ops_hard_swish_model, 47, FOLD_SHAPE)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

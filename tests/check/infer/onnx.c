@@ -323,6 +323,10 @@ static const struct
   {"ops-split-argmax", 10, {4, {2, 3, 6, 8}}, {3, {2, 4, 6}}, 0.0f},
   /* Where on constant conditions, the activation as X, as Y, and both */
   {"ops-where", 6, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* HardSwish written as x * Clip (x + 3, 0, 6) / 6: two become one
+   * HardSwish each (Conv, HardSwish, Conv, HardSwish), the third, whose
+   * x + 3 has a second reader, keeps its five nodes */
+  {"ops-hard-swish", 9, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

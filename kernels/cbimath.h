@@ -58,10 +58,11 @@ typedef enum
   CBI_K_ABS,
   CBI_K_RECIPROCAL,
   CBI_K_POW,                    /* x ^ alpha */
+  CBI_K_LINEAR,                 /* alpha x + beta */
 } CbiKEltwise;
 
 /* the last CbiKEltwise, for range checks */
-#define CBI_K_ELTWISE_LAST CBI_K_POW
+#define CBI_K_ELTWISE_LAST CBI_K_LINEAR
 
 typedef enum
 {
@@ -247,6 +248,8 @@ cbi_eltwise (CbiKEltwise op, float x, float alpha, float beta)
       if (alpha == 1.0f)
         return x;
       return powf (x, alpha);
+    case CBI_K_LINEAR:
+      return alpha * x + beta;
     case CBI_K_IDENTITY:
     default:
       return x;

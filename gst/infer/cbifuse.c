@@ -12,6 +12,11 @@
  * and PP-LCNet: Add 3, Clip 0..6, Mul by the input, Div by 6) becomes one
  * HardSwish, which fuses into the convolution before it: one pass instead
  * of three binary ones over the tensor.
+ *
+ * Products and sums by one constant value (PP-LCNet's learnable affine
+ * block, x * a + b after each activation) become one element-wise
+ * alpha x + beta, which fuses into the producer as an activation where a
+ * binary op could not.
  */
 #include "cbigraph.h"
 
@@ -203,5 +208,53 @@ cbi_graph_fuse_hard_swish (CbiGraph * graph)
     n->n_inputs = 1;
     n->inputs[1] = -1;
     g_array_remove_range (graph->nodes, i + 1, 3);
+  }
+}
+
+/* Whether node @n is a Mul or an Add of an activation and a constant of
+ * one value, as alpha x + beta into @alpha and @beta. */
+static gboolean
+cbi_fuse_affine_of (const CbiGraph * graph, const CbiNode * n,
+    gfloat * alpha, gfloat * beta)
+{
+  const CbiTensorInfo *c;
+
+  if ((n->op != CBI_OP_MUL && n->op != CBI_OP_ADD) || n->n_inputs != 2
+      || cbi_graph_tensor (graph, n->inputs[0])->data != NULL)
+    return FALSE;
+  c = cbi_graph_tensor (graph, n->inputs[1]);
+  if (cbi_fuse_row_count (c) != 1)
+    return FALSE;
+  *alpha = n->op == CBI_OP_MUL ? c->data[0] : 1.0f;
+  *beta = n->op == CBI_OP_ADD ? c->data[0] : 0.0f;
+  return TRUE;
+}
+
+void
+cbi_graph_fuse_affine (CbiGraph * graph)
+{
+  guint i;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    CbiNode *n = cbi_graph_node (graph, i), *next;
+    gfloat alpha, beta, a2, b2;
+
+    if (!cbi_fuse_affine_of (graph, n, &alpha, &beta))
+      continue;
+    /* a * x + b, then c * (that) + d: one (a c) x + (b c + d) */
+    while (i + 1 < graph->nodes->len
+        && (next = cbi_graph_node (graph, i + 1))->inputs[0] == n->output
+        && cbi_fuse_private (graph, n->output, 1)
+        && cbi_fuse_affine_of (graph, next, &a2, &b2)) {
+      alpha *= a2;
+      beta = beta * a2 + b2;
+      n->output = next->output;
+      g_array_remove_index (graph->nodes, i + 1);
+    }
+    n->op = CBI_OP_LINEAR;
+    n->alpha = alpha;
+    n->beta = beta;
+    n->n_inputs = 1;
+    n->inputs[1] = -1;
   }
 }

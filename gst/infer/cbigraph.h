@@ -86,10 +86,13 @@ typedef enum
   CBI_OP_SPLIT,
   CBI_OP_WHERE,
   CBI_OP_POW_BINARY,
+  /* alpha x + beta, from products and sums by scalar constants
+   * (cbi_graph_fuse_affine ()) */
+  CBI_OP_LINEAR,
 } CbiOpType;
 
 /* the last op: the op table has a row for each up to it */
-#define CBI_OP_LAST CBI_OP_POW_BINARY
+#define CBI_OP_LAST CBI_OP_LINEAR
 
 /* Gather on an activation: at most this many indices (a CUDA kernel
  * takes them as a parameter) */
@@ -561,6 +564,11 @@ void cbi_graph_fuse_layer_norm (CbiGraph * graph);
  * by the input, Div by 6 or Mul by 1/6, nothing else reading between
  * them) into one HardSwish node (cbifuse.c). */
 void cbi_graph_fuse_hard_swish (CbiGraph * graph);
+
+/* Rewrites every Mul or Add of an activation and a constant of one value
+ * into one CBI_OP_LINEAR node (alpha x + beta), merging runs of them
+ * whose intermediate results nothing else reads (cbifuse.c). */
+void cbi_graph_fuse_affine (CbiGraph * graph);
 
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);

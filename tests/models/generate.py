@@ -1214,6 +1214,29 @@ def ops_hard_swish_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_affine_model(g):
+    """products and sums by one constant value: after a Conv, a Mul and an
+    Add merged into one alpha x + beta; after a Relu, a Mul whose result
+    has two readers, so the Add after it stays its own; then an Add of two
+    activations, which stays a binary op"""
+    w = (g.standard_normal((4, 3, 3, 3)) * 0.5).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Mul", ["c", "scale"], ["m"], name="scale"),
+        helper.make_node("Add", ["m", "shift"], ["a"], name="shift"),
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node("Mul", ["r", "half"], ["m2"], name="half"),
+        helper.make_node("Add", ["m2", "one"], ["a2"], name="one"),
+        helper.make_node("Add", ["a2", "m2"], ["output"], name="both"),
+    ]
+    inits = [f32("w", w), f32("scale", [1.5]), f32("shift", -0.25),
+             f32("half", 0.5), f32("one", [[[[1.0]]]])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 4, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 def ops_models():
     for stem, make, seed, shape in (
             ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
@@ -1222,7 +1245,8 @@ def ops_models():
             ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE),
             ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE),
             ("ops-where", ops_where_model, 46, FOLD_SHAPE),
-            ("ops-hard-swish", ops_hard_swish_model, 47, FOLD_SHAPE)):
+            ("ops-hard-swish", ops_hard_swish_model, 47, FOLD_SHAPE),
+            ("ops-affine", ops_affine_model, 48, FOLD_SHAPE)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

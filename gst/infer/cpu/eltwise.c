@@ -87,6 +87,9 @@ cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
       else
         cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, n->alpha);
       return 1;
+    case CBI_K_LINEAR:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, n->alpha, n->beta);
+      return 1;
     case CBI_K_ERF:            /* no oneDNN form: cbi_cpu_run_eltwise () */
     default:
       return 0;

@@ -327,6 +327,10 @@ static const struct
    * HardSwish each (Conv, HardSwish, Conv, HardSwish), the third, whose
    * x + 3 has a second reader, keeps its five nodes */
   {"ops-hard-swish", 9, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
+  /* products and sums by one value as alpha x + beta: Conv, one for a Mul
+   * and an Add, Relu, one for a Mul read twice, one for the Add after it,
+   * and the Add of two activations */
+  {"ops-affine", 6, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

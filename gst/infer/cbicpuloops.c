@@ -193,9 +193,18 @@ cbi_cpu_run_binary (gconstpointer binary)
   for (i = 0; i < p->count; i++) {
     const gfloat b = p->b[cbi_strided_offset (i, p->rank, p->dims,
             p->b_strides)];
-    p->dst[i] = p->cond ? cbi_where (p->cond[cbi_strided_offset (i, p->rank,
-                p->dims, p->c_strides)], p->a[i], b) :
-        cbi_eltwise ((CbiKEltwise) p->post, cbi_binary ((CbiKBinary) p->op,
-            p->a[i], b), p->alpha, p->beta);
+    gfloat y;
+    guint s;
+
+    if (p->cond) {
+      p->dst[i] = cbi_where (p->cond[cbi_strided_offset (i, p->rank,
+                  p->dims, p->c_strides)], p->a[i], b);
+      continue;
+    }
+    y = cbi_binary ((CbiKBinary) p->op, p->a[i], b);
+    for (s = 0; s < p->n_post; s++)
+      y = cbi_eltwise ((CbiKEltwise) p->post[s].op, y, p->post[s].alpha,
+          p->post[s].beta);
+    p->dst[i] = y;
   }
 }

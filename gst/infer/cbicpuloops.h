@@ -109,8 +109,8 @@ void cbi_cpu_run_reduce (gconstpointer reduce);
 /* What oneDNN's binary lacks: a binary op (Pow), @dst = post (@a op @b),
  * or, with @cond, Where, @dst = @cond ? @a : @b; over @rank dims @dims
  * (@a's, row-major), @b and @cond read at their strides (0 along a
- * broadcast dimension); @post a CbiKEltwise with @alpha and @beta
- * (CBI_K_IDENTITY: none). */
+ * broadcast dimension); @post the @n_post element-wise steps of the
+ * activation fused into it. */
 typedef struct
 {
   const gfloat *a, *b, *cond;
@@ -120,8 +120,9 @@ typedef struct
   gint64 dims[CBI_MAX_DIMS];
   gint64 b_strides[CBI_MAX_DIMS];
   gint64 c_strides[CBI_MAX_DIMS];
-  gint op, post;
-  gfloat alpha, beta;
+  gint op;
+  guint n_post;
+  CbiEltwiseStep post[CBI_MAX_ELTWISE_STEPS];
 } CbiCpuBinary;
 
 void cbi_cpu_run_binary (gconstpointer binary);

@@ -76,6 +76,28 @@ cbi_engine_has_cuda (void)
   return FALSE;
 }
 
+/* The nodes as the importer's rewrites left them, for GST_DEBUG
+ * cudabatchinfer-engine:6: what fused into what. */
+static void
+cbi_engine_log_graph (const CbiGraph * graph)
+{
+  guint i, s;
+
+  if (gst_debug_category_get_threshold (cbi_engine_debug) < GST_LEVEL_LOG)
+    return;
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    GString *then = g_string_new (NULL);
+
+    for (s = 0; s < n->n_then; s++)
+      g_string_append_printf (then, " then %s",
+          cbi_eltwise_step_name (&n->then[s]));
+    GST_LOG ("node %u: %s (%s)%s", i, cbi_op_type_name (n->op), n->name,
+        then->str);
+    g_string_free (then, TRUE);
+  }
+}
+
 CbiEngine *
 cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
     guint64 memory_limit, gboolean * used_fallback, GError ** error)
@@ -98,6 +120,7 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
   }
   if (fallback_reason)
     GST_WARNING ("CUDA passed over (%s): using the CPU", fallback_reason);
+  cbi_engine_log_graph (graph);
   /* the meta reports 0 for the CPU, whatever was asked */
   backend->device_id = kind == CBI_BACKEND_CPU ? 0 : device_id;
 
@@ -227,8 +250,7 @@ cbi_engine_n_outputs (CbiEngine * engine)
  * one frame often reshapes to a constant shape that fixes N to 1, which
  * would mix the frames of a larger batch silently. */
 static gboolean
-cbi_engine_check_batch_major (CbiEngine * engine, gint64 batch,
-    GError ** error)
+cbi_engine_check_batch_major (CbiEngine * engine, gint64 batch, GError ** error)
 {
   const CbiGraph *g = engine->graph;
   guint i;

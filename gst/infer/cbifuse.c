@@ -17,8 +17,16 @@
  * block, x * a + b after each activation) become one element-wise
  * alpha x + beta, which fuses into the producer as an activation where a
  * binary op could not.
+ *
+ * A run of element-wise ops (PP-LCNetV3's alpha x + beta, HardSwish,
+ * alpha x + beta after each convolution) becomes one node with steps,
+ * which fuses whole into the producer: one epilogue instead of a pass over
+ * the activation for each op after the first.
  */
 #include "cbigraph.h"
+#include "cbimath.h"
+
+#include <string.h>
 
 /* Whether node @n is a ReduceMean of @x over the last axis, kept. */
 static gboolean
@@ -256,5 +264,40 @@ cbi_graph_fuse_affine (CbiGraph * graph)
     n->beta = beta;
     n->n_inputs = 1;
     n->inputs[1] = -1;
+  }
+}
+
+/* Whether element-wise node @n may join a run. Erf may not: oneDNN has no
+ * form of it, so on the CPU it runs as a loop of ours over the whole
+ * tensor, the padding of a blocked layout included, which only an op that
+ * keeps 0 at 0 may do (alone, Erf does). */
+static gboolean
+cbi_fuse_runs_eltwise (const CbiNode * n)
+{
+  return cbi_op_is_eltwise (n->op) && cbi_op_info (n->op)->eltwise != CBI_K_ERF;
+}
+
+void
+cbi_graph_fuse_eltwise_runs (CbiGraph * graph)
+{
+  guint i;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    CbiNode *n = cbi_graph_node (graph, i), *next;
+
+    if (!cbi_fuse_runs_eltwise (n))
+      continue;
+    while (n->n_then < G_N_ELEMENTS (n->then)
+        && i + 1 < graph->nodes->len
+        && (next = cbi_graph_node (graph, i + 1))->inputs[0] == n->output
+        && cbi_fuse_runs_eltwise (next) && next->n_then == 0
+        && cbi_fuse_private (graph, n->output, 1)) {
+      CbiEltwiseStep *step = &n->then[n->n_then++];
+      step->op = cbi_op_info (next->op)->eltwise;
+      step->alpha = next->alpha;
+      step->beta = next->beta;
+      n->output = next->output;
+      g_array_remove_index (graph->nodes, i + 1);
+    }
   }
 }

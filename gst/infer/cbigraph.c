@@ -194,6 +194,18 @@ cbi_op_type_name (CbiOpType op)
   return (guint) op < G_N_ELEMENTS (cbi_ops) ? cbi_ops[op].name : "unknown";
 }
 
+const gchar *
+cbi_eltwise_step_name (const CbiEltwiseStep * step)
+{
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (cbi_ops); i++)
+    if (cbi_ops[i].kind == CBI_OP_KIND_ELTWISE
+        && cbi_ops[i].eltwise == step->op)
+      return cbi_ops[i].name;
+  return "unknown";
+}
+
 gboolean
 cbi_op_is_binary (CbiOpType op)
 {
@@ -204,6 +216,17 @@ gboolean
 cbi_op_is_eltwise (CbiOpType op)
 {
   return cbi_op_info (op)->kind == CBI_OP_KIND_ELTWISE;
+}
+
+guint
+cbi_node_eltwise_steps (const CbiNode * n,
+    CbiEltwiseStep steps[CBI_MAX_ELTWISE_STEPS])
+{
+  steps[0].op = cbi_op_info (n->op)->eltwise;
+  steps[0].alpha = n->alpha;
+  steps[0].beta = n->beta;
+  memcpy (steps + 1, n->then, n->n_then * sizeof (CbiEltwiseStep));
+  return 1 + n->n_then;
 }
 
 guint
@@ -242,7 +265,8 @@ cbi_graph_fused_activation (const CbiGraph * graph, guint index)
   CbiOpFuse fuse = cbi_op_info (cbi_graph_node (graph, index)->op)->fuse;
 
   if (next == NULL || fuse == CBI_OP_FUSE_NONE
-      || (fuse == CBI_OP_FUSE_RELU && next->op != CBI_OP_RELU))
+      || (fuse == CBI_OP_FUSE_RELU && (next->op != CBI_OP_RELU
+              || next->n_then > 0)))
     return NULL;
   return next;
 }

@@ -218,6 +218,25 @@ typedef struct
   gboolean ceil_mode;           /* pooling: the output size rounded up */
 } CbiConvAttrs;
 
+/* The element-wise ops one node runs, itself included (CbiNode @then). */
+#define CBI_MAX_ELTWISE_STEPS 5
+
+/**
+ * CbiEltwiseStep:
+ * @op: a CbiKEltwise (kernels/cbimath.h)
+ * @alpha: its first parameter, as a node's @alpha
+ * @beta: its second parameter, as a node's @beta
+ *
+ * One element-wise op of a run merged into one node
+ * (cbi_graph_fuse_eltwise_runs()).
+ */
+typedef struct
+{
+  gint op;
+  gfloat alpha;
+  gfloat beta;
+} CbiEltwiseStep;
+
 typedef struct
 {
   CbiOpType op;
@@ -256,6 +275,10 @@ typedef struct
   CbiCopyView view;             /* SLICE, GATHER, EXPAND: set at plan time
                                  * (cbi_graph_specialise()), with the
                                  * output's shape in @ints */
+  guint n_then;                 /* element-wise: the element-wise ops that
+                                 * follow it, in order, on its output
+                                 * (cbi_graph_fuse_eltwise_runs()) */
+  CbiEltwiseStep then[CBI_MAX_ELTWISE_STEPS - 1];
 } CbiNode;
 
 typedef struct _CbiShapeEval CbiShapeEval;
@@ -422,6 +445,12 @@ const gchar *cbi_op_type_name (CbiOpType op);
 gboolean cbi_op_is_eltwise (CbiOpType op);
 /* Add, Sub, Mul and Div (not PRelu). */
 gboolean cbi_op_is_binary (CbiOpType op);
+/* The name of the first op of the table that computes @step. */
+const gchar *cbi_eltwise_step_name (const CbiEltwiseStep * step);
+/* Element-wise node @n as its steps, its own op first, then its @then:
+ * fills @steps and returns how many. */
+guint cbi_node_eltwise_steps (const CbiNode * n,
+    CbiEltwiseStep steps[CBI_MAX_ELTWISE_STEPS]);
 
 /* Adds an int64 constant (a shape value) of @n_dims, @dims; @ints
  * (transfer full) holds its values. Returns the tensor's index. */
@@ -569,6 +598,13 @@ void cbi_graph_fuse_hard_swish (CbiGraph * graph);
  * into one CBI_OP_LINEAR node (alpha x + beta), merging runs of them
  * whose intermediate results nothing else reads (cbifuse.c). */
 void cbi_graph_fuse_affine (CbiGraph * graph);
+
+/* Merges every run of element-wise nodes, each reading the one before,
+ * whose intermediate results nothing else reads, into its first node,
+ * the others as its @then (up to CBI_MAX_ELTWISE_STEPS in all): one pass
+ * over the activation, and one epilogue of the producer before it
+ * (cbifuse.c). */
+void cbi_graph_fuse_eltwise_runs (CbiGraph * graph);
 
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);

@@ -1237,6 +1237,59 @@ def ops_affine_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_eltwise_runs_model(g):
+    """runs of element-wise ops merged into one node each: after a Conv,
+    alpha x + beta, HardSwish, alpha x + beta (other values: oneDNN 2.6's
+    jit post-ops give the second the first's), Relu and Sigmoid (five
+    steps, the most); then Tanh, Abs, Neg; after an Add of two activations,
+    alpha x + beta, Clip, alpha x + beta; an Elu read twice ends a run; a
+    Relu and a product after an InstanceNormalization (which takes a lone
+    Relu only); an Erf joins no run"""
+    w1 = (g.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32)
+    w2 = (g.standard_normal((8, 3, 1, 1)) * 0.5).astype(np.float32)
+    wo = (g.standard_normal((4, 8, 1, 1)) * 0.4).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w2"], ["c2"], name="conv2"),
+        helper.make_node("Conv", ["image", "w1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Mul", ["c1", "s1"], ["m1"], name="scale1"),
+        helper.make_node("Add", ["m1", "b1"], ["a1"], name="shift1"),
+        helper.make_node("HardSwish", ["a1"], ["h1"], name="hard_swish"),
+        helper.make_node("Mul", ["h1", "s2"], ["m2"], name="scale2"),
+        helper.make_node("Add", ["m2", "b2"], ["a2"], name="shift2"),
+        helper.make_node("Relu", ["a2"], ["r1"], name="relu"),
+        helper.make_node("Sigmoid", ["r1"], ["sg"], name="sigmoid"),
+        helper.make_node("Tanh", ["sg"], ["th"], name="tanh"),
+        helper.make_node("Abs", ["th"], ["ab"], name="abs"),
+        helper.make_node("Neg", ["ab"], ["ng"], name="neg"),
+        helper.make_node("Add", ["ng", "c2"], ["sum"], name="sum"),
+        helper.make_node("Mul", ["sum", "s3"], ["m3"], name="scale3"),
+        helper.make_node("Add", ["m3", "b3"], ["a3"], name="shift3"),
+        helper.make_node("Clip", ["a3", "lo", "hi"], ["cl"], name="clip"),
+        helper.make_node("Mul", ["cl", "s4"], ["m4"], name="scale4"),
+        helper.make_node("Elu", ["m4"], ["el"], name="elu", alpha=0.5),
+        helper.make_node("Sigmoid", ["el"], ["s2g"], name="sigmoid2"),
+        helper.make_node("Add", ["s2g", "el"], ["both"], name="both"),
+        helper.make_node("InstanceNormalization", ["both", "gamma", "beta"],
+                         ["norm"], name="norm"),
+        helper.make_node("Relu", ["norm"], ["r2"], name="relu2"),
+        helper.make_node("Mul", ["r2", "s5"], ["m5"], name="scale5"),
+        helper.make_node("Erf", ["m5"], ["er"], name="erf"),
+        helper.make_node("Mul", ["er", "s6"], ["m6"], name="scale6"),
+        helper.make_node("Conv", ["m6", "wo"], ["output"], name="out"),
+    ]
+    gamma = g.uniform(0.5, 1.5, 8).astype(np.float32)
+    beta = (g.standard_normal(8) * 0.1).astype(np.float32)
+    inits = [f32("w1", w1), f32("w2", w2), f32("wo", wo),
+             f32("s1", 1.5), f32("b1", -0.25), f32("s2", 0.75),
+             f32("b2", 0.1), f32("s3", 2.0), f32("b3", 0.5), f32("lo", 0.0),
+             f32("hi", 1.0), f32("s4", 0.5), f32("s5", 0.5), f32("s6", 3.0),
+             f32("gamma", gamma), f32("beta", beta)]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 4, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 def ops_models():
     for stem, make, seed, shape in (
             ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
@@ -1246,7 +1299,8 @@ def ops_models():
             ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE),
             ("ops-where", ops_where_model, 46, FOLD_SHAPE),
             ("ops-hard-swish", ops_hard_swish_model, 47, FOLD_SHAPE),
-            ("ops-affine", ops_affine_model, 48, FOLD_SHAPE)):
+            ("ops-affine", ops_affine_model, 48, FOLD_SHAPE),
+            ("ops-eltwise-runs", ops_eltwise_runs_model, 49, FOLD_SHAPE)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

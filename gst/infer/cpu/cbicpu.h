@@ -68,6 +68,10 @@ gboolean cbi_dnnl_check (dnnl_status_t status, const gchar * what,
 /* plan.c: memories, descs and primitives */
 dnnl_memory_t cbi_cpu_activation (CbiCpuPlan * plan, gint tensor,
     const dnnl_memory_desc_t * md, GError ** error);
+/* Adds a step running primitive @pd on @args (its arguments, all of
+ * them: the memories it reads, writes and its scratchpad). */
+gboolean cbi_cpu_add_step (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
+    const dnnl_exec_arg_t * args, gint n_args, GError ** error);
 gboolean cbi_cpu_add_reorder (CbiCpuPlan * plan,
     const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
     const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error);
@@ -93,8 +97,7 @@ gpointer cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     guint64 * workspace, GError ** error);
 gboolean cbi_cpu_plan_op (CbiCpuPlan * plan,
     const_dnnl_op_desc_t op_desc, const CbiNode * n, const CbiNode * post,
-    guint skip, const dnnl_exec_arg_t * inputs, gint n_inputs,
-    GError ** error);
+    const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error);
 dnnl_memory_t cbi_cpu_pooled_memory (CbiCpuPlan * plan,
     const dnnl_memory_desc_t * md, const gchar * what, GError ** error);
 gboolean cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error);
@@ -114,13 +117,14 @@ gboolean cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
     const dnnl_exec_arg_t * inputs, gint n_inputs, gint out, GError ** error);
 
 /* eltwise.c: an attribute with a user scratchpad and, as post-ops, the
- * oneDNN eltwise steps of activation @post (nullable) from @skip on */
-gboolean cbi_cpu_attr (const CbiNode * post, guint skip,
-    dnnl_primitive_attr_t * attr, GError ** error);
+ * oneDNN eltwise steps of the first op of activation @post (nullable);
+ * cbi_cpu_post_rest() adds the others */
+gboolean cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
+    GError ** error);
 /* eltwise.c: after the primitive that wrote output @out with cbi_cpu_attr
- * (@post)'s post-ops, our loop for @post where oneDNN has no form of it */
-gboolean cbi_cpu_post_loop (CbiCpuPlan * plan, const CbiNode * post,
-    gint out);
+ * (@post)'s post-ops, the steps of @post they left, in place */
+gboolean cbi_cpu_post_rest (CbiCpuPlan * plan, const CbiNode * post,
+    gint out, GError ** error);
 
 /* An op family's planner: adds the steps of node @n, with the fused
  * activation @post (nullable) where the op table allows one; the

@@ -184,7 +184,7 @@ cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
                   dnnl_forward_inference, dnnl_convolution_auto,
                   &xmd, &wmd_any, bdata ? &bmd : NULL, &ymd,
                   strides, dil, pad_l, pad_r), "convolution desc"))
-      || !cbi_cpu_attr (post, 0, &attr, error)
+      || !cbi_cpu_attr (post, &attr, error)
       || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, transpose ?
               (const_dnnl_op_desc_t) & tdesc : (const_dnnl_op_desc_t) & desc,
               attr, plan->cpu->engine, NULL), "convolution primitive desc"))
@@ -209,7 +209,7 @@ cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
       {DNNL_ARG_BIAS, bmem},
     };
     ok = cbi_cpu_finish (plan, pd, args, bmem ? 3 : 2, out, error)
-        && cbi_cpu_post_loop (plan, post, out);
+        && cbi_cpu_post_rest (plan, post, out, error);
   }
   if (ok && widen)
     ok = cbi_cpu_narrow (plan, out, &plan->shapes[out], error);

@@ -18,6 +18,9 @@ typedef struct
   gfloat beta;
 } CbiCpuEltwise;
 
+/* HardSigmoid takes two */
+#define CBI_CPU_MAX_STEPS (2 * CBI_MAX_ELTWISE_STEPS)
+
 static void
 cbi_cpu_step (CbiCpuEltwise * step, dnnl_alg_kind_t alg, gfloat alpha,
     gfloat beta)
@@ -27,13 +30,14 @@ cbi_cpu_step (CbiCpuEltwise * step, dnnl_alg_kind_t alg, gfloat alpha,
   step->beta = beta;
 }
 
-/* oneDNN's form of element-wise op @n: one or two eltwise steps. */
+/* oneDNN's form of element-wise op @e: one or two eltwise steps, or 0
+ * where it has none. */
 static guint
-cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
+cbi_cpu_eltwise_step (const CbiEltwiseStep * e, CbiCpuEltwise steps[2])
 {
-  switch (cbi_op_info (n->op)->eltwise) {
+  switch (e->op) {
     case CBI_K_RELU:           /* alpha is LeakyRelu's slope */
-      cbi_cpu_step (&steps[0], dnnl_eltwise_relu, n->alpha, 0.0f);
+      cbi_cpu_step (&steps[0], dnnl_eltwise_relu, e->alpha, 0.0f);
       return 1;
     case CBI_K_SIGMOID:
       cbi_cpu_step (&steps[0], dnnl_eltwise_logistic, 0.0f, 0.0f);
@@ -42,13 +46,13 @@ cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
       cbi_cpu_step (&steps[0], dnnl_eltwise_tanh, 0.0f, 0.0f);
       return 1;
     case CBI_K_CLIP:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_clip, n->alpha, n->beta);
+      cbi_cpu_step (&steps[0], dnnl_eltwise_clip, e->alpha, e->beta);
       return 1;
     case CBI_K_ELU:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_elu, n->alpha, 0.0f);
+      cbi_cpu_step (&steps[0], dnnl_eltwise_elu, e->alpha, 0.0f);
       return 1;
     case CBI_K_HARD_SIGMOID:   /* oneDNN 2.6 has none: linear, then clip */
-      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, n->alpha, n->beta);
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, e->alpha, e->beta);
       cbi_cpu_step (&steps[1], dnnl_eltwise_clip, 0.0f, 1.0f);
       return 2;
     case CBI_K_HARD_SWISH:     /* x relu6 (x + 3) / 6, as ONNX */
@@ -82,13 +86,13 @@ cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
       cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, -1.0f);
       return 1;
     case CBI_K_POW:            /* the square exact, as cbi_eltwise () */
-      if (n->alpha == 2.0f)
+      if (e->alpha == 2.0f)
         cbi_cpu_step (&steps[0], dnnl_eltwise_square, 0.0f, 0.0f);
       else
-        cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, n->alpha);
+        cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, e->alpha);
       return 1;
     case CBI_K_LINEAR:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, n->alpha, n->beta);
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, e->alpha, e->beta);
       return 1;
     case CBI_K_ERF:            /* no oneDNN form: cbi_cpu_run_eltwise () */
     default:
@@ -96,17 +100,141 @@ cbi_cpu_eltwise_steps (const CbiNode * n, CbiCpuEltwise steps[2])
   }
 }
 
-/* Our loop for activation @post (nullable) where oneDNN has no form of
- * it, so no post-op: in place on output @out, after the primitive that
- * wrote it. Erf, the one such op, keeps a blocked layout's zero padding. */
-gboolean
-cbi_cpu_post_loop (CbiCpuPlan * plan, const CbiNode * post, gint out)
+/* oneDNN's form of element-wise node @n, its @then included: its eltwise
+ * steps, or 0 where one of them has none; @own: how many of them are the
+ * node's own op (1, or 2 for HardSigmoid). */
+static guint
+cbi_cpu_eltwise_steps (const CbiNode * n,
+    CbiCpuEltwise steps[CBI_CPU_MAX_STEPS], guint * own)
 {
-  CbiCpuEltwise steps[2];
-  CbiCpuEltwiseLoop *e;
+  CbiEltwiseStep ops[CBI_MAX_ELTWISE_STEPS];
+  guint n_ops = cbi_node_eltwise_steps (n, ops), i, count = 0, k;
 
-  if (post == NULL || cbi_cpu_eltwise_steps (post, steps) > 0)
+  for (i = 0; i < n_ops; i++) {
+    if ((k = cbi_cpu_eltwise_step (&ops[i], steps + count)) == 0)
+      return 0;
+    if (i == 0)
+      *own = k;
+    count += k;
+  }
+  return count;
+}
+
+/* An attribute with a user scratchpad and steps @from to @to as
+ * post-ops. */
+static gboolean
+cbi_cpu_attr_steps (const CbiCpuEltwise * steps, guint from, guint to,
+    dnnl_primitive_attr_t * attr, GError ** error)
+{
+  dnnl_post_ops_t ops = NULL;
+  gboolean ok;
+  guint i;
+
+  if (!DNNL_CHECK (dnnl_primitive_attr_create (attr),
+          "dnnl_primitive_attr_create"))
+    return FALSE;
+  ok = DNNL_CHECK (dnnl_primitive_attr_set_scratchpad_mode (*attr,
+          dnnl_scratchpad_mode_user), "set_scratchpad_mode");
+  if (ok && to > from) {
+    ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create");
+    for (i = from; ok && i < to; i++)
+      ok = DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f, steps[i].alg,
+              steps[i].alpha, steps[i].beta), "append_eltwise");
+    ok = ok && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
+        "set_post_ops");
+    if (ops)
+      dnnl_post_ops_destroy (ops);
+  }
+  return ok;
+}
+
+/* A primitive takes the first op of @post as its post-ops, and the steps
+ * of its @then run after it as eltwise primitives (cbi_cpu_post_rest()),
+ * for two reasons found on oneDNN 2.6. Its jit post-ops (AVX2 and
+ * AVX-512) give a second step of one algorithm the parameters of the
+ * first: a convolution with post-ops 1.5 x, relu, 0.5 x computes 1.5 x,
+ * relu, 1.5 x. And its brgemm convolutions run slower with a second
+ * post-op than with a jit pass after them: the text recogniser's
+ * convolutions with alpha x + beta and HardSwish as post-ops took 8 ms a
+ * batch more than with the HardSwish a pass of its own, which took 2 ms. */
+gboolean
+cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
+    GError ** error)
+{
+  CbiCpuEltwise steps[CBI_CPU_MAX_STEPS];
+  guint own = 0;
+
+  if (post == NULL || cbi_cpu_eltwise_steps (post, steps, &own) == 0)
+    own = 0;
+  return cbi_cpu_attr_steps (steps, 0, own, attr, error);
+}
+
+/* A oneDNN eltwise of step @step in place on output @out. One step each:
+ * oneDNN 2.6 runs an eltwise with post-ops in its reference code, several
+ * times slower than a pass each of its jit code. */
+static gboolean
+cbi_cpu_add_eltwise_step (CbiCpuPlan * plan, gint out,
+    const CbiCpuEltwise * step, GError ** error)
+{
+  const dnnl_memory_desc_t *md = &plan->mds[out];
+  dnnl_memory_t smem;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_eltwise_desc_t desc;
+  gboolean ok;
+
+  ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
+          dnnl_forward_inference, step->alg, md, step->alpha, step->beta),
+      "eltwise desc")
+      && cbi_cpu_attr_steps (NULL, 0, 0, &attr, error)
+      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
+          plan->cpu->engine, NULL), "eltwise primitive desc");
+  if (ok) {
+    const dnnl_memory_desc_t *scratch =
+        dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
+    smem = cbi_cpu_memory (plan, scratch, DNNL_MEMORY_NONE, error);
+    ok = smem != NULL;
+    if (ok) {
+      dnnl_exec_arg_t args[3] = {
+        {DNNL_ARG_SRC, plan->mems[out]},
+        {DNNL_ARG_DST, plan->mems[out]},
+        {DNNL_ARG_SCRATCHPAD, smem},
+      };
+      plan->scratch_bytes = MAX (plan->scratch_bytes,
+          dnnl_memory_desc_get_size (scratch));
+      ok = cbi_cpu_add_step (plan, pd, args, 3, error);
+    }
+  }
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  if (attr)
+    dnnl_primitive_attr_destroy (attr);
+  return ok;
+}
+
+/* What of activation @post (nullable) the post-ops of the primitive that
+ * wrote output @out (cbi_cpu_attr()) left, in place on @out: the steps
+ * of its @then as eltwise primitives, or our loop where oneDNN
+ * has no form of it. Erf, the one such op, keeps a blocked layout's zero
+ * padding, and joins no run of element-wise ops
+ * (cbi_graph_fuse_eltwise_runs()). */
+gboolean
+cbi_cpu_post_rest (CbiCpuPlan * plan, const CbiNode * post, gint out,
+    GError ** error)
+{
+  CbiCpuEltwise steps[CBI_CPU_MAX_STEPS];
+  CbiCpuEltwiseLoop *e;
+  guint n, i, own;
+
+  if (post == NULL)
     return TRUE;
+  n = cbi_cpu_eltwise_steps (post, steps, &own);
+  if (n > 0) {
+    for (i = own; i < n; i++)
+      if (!cbi_cpu_add_eltwise_step (plan, out, &steps[i], error))
+        return FALSE;
+    return TRUE;
+  }
   e = g_new0 (CbiCpuEltwiseLoop, 1);
   dnnl_memory_get_data_handle (plan->mems[out], (void **) &e->dst);
   e->src = e->dst;
@@ -118,46 +246,18 @@ cbi_cpu_post_loop (CbiCpuPlan * plan, const CbiNode * post, gint out)
   return TRUE;
 }
 
-/* An attribute with a user scratchpad and, as post-ops, the eltwise steps
- * of @post from @skip on. */
-gboolean
-cbi_cpu_attr (const CbiNode * post, guint skip, dnnl_primitive_attr_t * attr,
-    GError ** error)
-{
-  CbiCpuEltwise steps[2];
-  dnnl_post_ops_t ops = NULL;
-  guint n = post ? cbi_cpu_eltwise_steps (post, steps) : 0, i;
-  gboolean ok;
-
-  if (!DNNL_CHECK (dnnl_primitive_attr_create (attr),
-          "dnnl_primitive_attr_create"))
-    return FALSE;
-  ok = DNNL_CHECK (dnnl_primitive_attr_set_scratchpad_mode (*attr,
-          dnnl_scratchpad_mode_user), "set_scratchpad_mode");
-  if (ok && n > skip) {
-    ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create");
-    for (i = skip; ok && i < n; i++)
-      ok = DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f, steps[i].alg,
-              steps[i].alpha, steps[i].beta), "append_eltwise");
-    ok = ok && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
-        "set_post_ops");
-    if (ops)
-      dnnl_post_ops_destroy (ops);
-  }
-  return ok;
-}
-
 gboolean
 cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
   dnnl_memory_desc_t md = plan->mds[n->inputs[0]];
-  const gboolean one_d = md.ndims == 1;
-  CbiCpuEltwise steps[2];
+  CbiCpuEltwise steps[CBI_CPU_MAX_STEPS];
   dnnl_eltwise_desc_t desc;
+  guint own, count = cbi_cpu_eltwise_steps (n, steps, &own), i;
+  gboolean ok;
 
-  if (cbi_cpu_eltwise_steps (n, steps) == 0) {
+  if (count == 0) {
     /* our loop, in the input's layout */
     CbiCpuEltwiseLoop *e;
     if (cbi_cpu_new_output (plan, n->output, &md, error) == NULL)
@@ -172,21 +272,14 @@ cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
     cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
     return TRUE;
   }
-  /* oneDNN 2.6 drops the post-op of a 1-D eltwise (its output is all
-   * zeros): such a tensor runs as 1 x n */
-  if (one_d) {
-    gint64 row[2] = { 1, md.dims[0] };
-    if (!cbi_cpu_plain_md (&md, 2, row, 2, error)
-        || (args[0].memory = cbi_cpu_view (plan, args[0].memory, &md,
-                error)) == NULL)
-      return FALSE;
-  }
-  /* the first step is the primitive, a second one its post-op */
-  return DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
+  /* the first step from the input, the others in place after it */
+  ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
           dnnl_forward_inference, steps[0].alg, &md, steps[0].alpha,
           steps[0].beta), "eltwise desc")
-      && cbi_cpu_plan_op (plan, &desc, n, n, 1, args, 1, error)
-      && (!one_d || cbi_cpu_reshape_output (plan, n->output, error));
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error);
+  for (i = 1; ok && i < count; i++)
+    ok = cbi_cpu_add_eltwise_step (plan, n->output, &steps[i], error);
+  return ok;
 }
 
 /* The second operand of node @n, which broadcasts to the first: an
@@ -254,9 +347,7 @@ cbi_cpu_plan_binary_loop (CbiCpuPlan * plan, const CbiNode * n,
   } else {
     p->op = cbi_op_info (n->op)->binary;
   }
-  p->post = post ? cbi_op_info (post->op)->eltwise : CBI_K_IDENTITY;
-  p->alpha = post ? post->alpha : 0.0f;
-  p->beta = post ? post->beta : 0.0f;
+  p->n_post = post ? cbi_node_eltwise_steps (post, p->post) : 0;
   cbi_cpu_add_loop (plan, cbi_cpu_run_binary, p);
   return TRUE;
 }
@@ -291,7 +382,7 @@ cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
   return args[1].memory
       && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
       "binary desc")
-      && cbi_cpu_plan_op (plan, &desc, n, post, 0, args, 2, error);
+      && cbi_cpu_plan_op (plan, &desc, n, post, args, 2, error);
 }
 
 /* PRelu: the slope, row-major with leading ones, broadcasts as oneDNN's
@@ -314,7 +405,7 @@ cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
       && DNNL_CHECK (dnnl_prelu_forward_desc_init (&desc,
           dnnl_forward_inference, &plan->mds[n->inputs[0]], &w_md),
       "prelu desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 2, error);
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 2, error);
 }
 
 /* Where: our loop (oneDNN has no select). */

@@ -23,7 +23,7 @@ cbi_cpu_plan_resize (CbiCpuPlan * plan, const CbiNode * n,
       && DNNL_CHECK (dnnl_resampling_forward_desc_init (&desc,
           dnnl_forward_inference, alg, factors, &plan->mds[n->inputs[0]],
           &dst), "resampling desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error);
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error);
 }
 
 gboolean
@@ -55,7 +55,7 @@ cbi_cpu_plan_concat (CbiCpuPlan * plan, const CbiNode * n,
   /* shape inference checked the axis */
   axis = n->axis < 0 ? n->axis + plan->shapes[n->output].n_dims : n->axis;
   ok = cbi_cpu_any_md (&dst, &plan->shapes[n->output], error)
-      && cbi_cpu_attr (NULL, 0, &attr, error)
+      && cbi_cpu_attr (NULL, &attr, error)
       && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
           n->n_inputs, axis, srcs, attr, plan->cpu->engine),
       "concat primitive desc");

@@ -59,7 +59,7 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
       || (args[2].memory = cbi_cpu_memory (plan, &bias_md, bias, error)))
       && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &a_md, &w_md,
           bias ? &bias_md : NULL, &y_md), "matmul desc")
-      && cbi_cpu_plan_op (plan, &desc, n, post, 0, args, bias ? 3 : 2, error);
+      && cbi_cpu_plan_op (plan, &desc, n, post, args, bias ? 3 : 2, error);
 }
 
 /* MatMul: both operands row-major with leading ones up to the output's
@@ -93,7 +93,7 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
   return cbi_cpu_any_md (&y_md, ys, error)
       && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &md[0], &md[1], NULL,
           &y_md), "matmul desc")
-      && cbi_cpu_plan_op (plan, &desc, n, post, 0, args, 2, error);
+      && cbi_cpu_plan_op (plan, &desc, n, post, args, 2, error);
 }
 
 /* Gemm and MatMul. */

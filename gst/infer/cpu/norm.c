@@ -93,7 +93,7 @@ cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
       && DNNL_CHECK (dnnl_softmax_v2_forward_desc_init (&desc,
           dnnl_forward_inference, dnnl_softmax_accurate, &x_md, &y_md, axis),
       "softmax desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error)
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error)
       && (n->mode == 0 || cbi_cpu_reshape_output (plan, n->output, error));
 }
 
@@ -143,7 +143,7 @@ cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
       && cbi_cpu_shape_md (&ymd, &kept, error)
       && DNNL_CHECK (dnnl_reduction_desc_init (&desc, alg, &xmd, &ymd, 0.0f,
           0.0f), "reduction desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error)
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error)
       && cbi_cpu_reshape_output (plan, n->output, error);
 }
 
@@ -177,6 +177,6 @@ cbi_cpu_plan_layer_norm (CbiCpuPlan * plan, const CbiNode * n,
   return DNNL_CHECK (dnnl_layer_normalization_forward_desc_init (&desc,
           dnnl_forward_inference, &view, NULL, n->alpha,
           dnnl_use_scale | (bias ? dnnl_use_shift : 0)), "layer norm desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, bias ? 3 : 2, error)
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, bias ? 3 : 2, error)
       && cbi_cpu_reshape_output (plan, n->output, error);
 }

@@ -82,7 +82,7 @@ cbi_cpu_new_output (CbiCpuPlan * plan, gint out, const dnnl_memory_desc_t * md,
   return plan->mems[out];
 }
 
-static gboolean
+gboolean
 cbi_cpu_add_step (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
     const dnnl_exec_arg_t * args, gint n_args, GError ** error)
 {
@@ -241,12 +241,12 @@ cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
   return ok;
 }
 
-/* A primitive for @op_desc, node @n's, with the eltwise steps of @post
- * (nullable) from @skip on as post-ops, reading @inputs and writing the
- * output of @post, else of @n. */
+/* A primitive for @op_desc, node @n's, with activation @post (nullable)
+ * after it (cbi_cpu_attr(), cbi_cpu_post_rest()), reading @inputs and
+ * writing the output of @post, else of @n. */
 gboolean
 cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
-    const CbiNode * n, const CbiNode * post, guint skip,
+    const CbiNode * n, const CbiNode * post,
     const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error)
 {
   const gint out = post ? post->output : n->output;
@@ -254,11 +254,11 @@ cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
   dnnl_primitive_attr_t attr = NULL;
   gboolean ok;
 
-  ok = cbi_cpu_attr (post, skip, &attr, error)
+  ok = cbi_cpu_attr (post, &attr, error)
       && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
           plan->cpu->engine, NULL), "primitive desc");
   return cbi_cpu_finish_owned (ok, pd, attr, plan, inputs,
-      n_inputs, out, error) && cbi_cpu_post_loop (plan, post, out);
+      n_inputs, out, error) && cbi_cpu_post_rest (plan, post, out, error);
 }
 
 /* Gives output @out the row-major desc of its shape over the block the

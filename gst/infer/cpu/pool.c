@@ -49,5 +49,5 @@ cbi_cpu_plan_pool (CbiCpuPlan * plan, const CbiNode * n,
       && DNNL_CHECK (dnnl_pooling_v2_forward_desc_init (&desc,
           dnnl_forward_inference, alg, &plan->mds[n->inputs[0]], &dst,
           strides, kernel, dil, pad_l, pad_r), "pooling desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, 0, args, 1, error);
+      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error);
 }

@@ -215,9 +215,16 @@ gfloat *cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data,
     gsize count, const gchar * what, GError ** error);
 
 /* Adds a step applying activation @post (a node, its alpha and beta) in
- * place to the @count floats of @y. */
+ * place to the @count floats of @y: its first step, the others being
+ * cbi_cuda_add_then()'s. */
 void cbi_cuda_add_activation (CbiCudaPlan * plan, const CbiNode * post,
     gfloat * y, gint64 count);
+
+/* Adds the steps of element-wise node @n after its first (its @then), in
+ * place on its output, for the planner that wrote the first: every
+ * planner applies one activation, in its kernel or after it. */
+void cbi_cuda_add_then (CbiCudaPlan * plan, const CbiNode * n);
+
 /* Adds a step padding (or cropping, negative pads) @planes planes of
  * @height x @width from @x into @y; @pads top, left, bottom, right. */
 void cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n,

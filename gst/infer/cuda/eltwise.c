@@ -22,10 +22,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_eltwise, CbiCudaEltwise, CUDA_CHECK,
         p->alpha, p->beta, stream))
 /* *INDENT-ON* */
 
-/* Element-wise node @n from @x into @y. */
+/* Step @step of element-wise node @n from @x into @y. */
 static void
-cbi_cuda_add_eltwise (CbiCudaPlan * plan, const CbiNode * n,
-    const gfloat * x, gfloat * y, gint64 count)
+cbi_cuda_add_eltwise_step (CbiCudaPlan * plan, const CbiNode * n,
+    const CbiEltwiseStep * step, const gfloat * x, gfloat * y, gint64 count)
 {
   CbiCudaEltwise *e = cbi_cuda_add_step (plan, n, cbi_cuda_run_eltwise,
       sizeof (CbiCudaEltwise));
@@ -33,9 +33,31 @@ cbi_cuda_add_eltwise (CbiCudaPlan * plan, const CbiNode * n,
   e->io.x = x;
   e->io.y = y;
   e->count = count;
-  e->op = cbi_op_info (n->op)->eltwise;
-  e->alpha = n->alpha;
-  e->beta = n->beta;
+  e->op = step->op;
+  e->alpha = step->alpha;
+  e->beta = step->beta;
+}
+
+/* The first step of element-wise node @n from @x into @y. */
+static void
+cbi_cuda_add_eltwise (CbiCudaPlan * plan, const CbiNode * n,
+    const gfloat * x, gfloat * y, gint64 count)
+{
+  CbiEltwiseStep steps[CBI_MAX_ELTWISE_STEPS];
+
+  cbi_node_eltwise_steps (n, steps);
+  cbi_cuda_add_eltwise_step (plan, n, &steps[0], x, y, count);
+}
+
+void
+cbi_cuda_add_then (CbiCudaPlan * plan, const CbiNode * n)
+{
+  gfloat *y = plan->tensors[n->output];
+  guint i;
+
+  for (i = 0; i < n->n_then; i++)
+    cbi_cuda_add_eltwise_step (plan, n, &n->then[i], y, y,
+        cbi_shape_count (&plan->shapes[n->output]));
 }
 
 void

@@ -294,9 +294,15 @@ cbi_cuda_plan_step (const CbiNode * n, const CbiNode * post,
     gpointer user_data, GError ** error)
 {
   CbiCudaPlanFunc planner = cbi_cuda_planners[cbi_op_info (n->op)->kind];
+  const CbiNode *last = post ? post : n;
 
-  return planner ? planner (user_data, n, post, error) :
-      cbi_node_unsupported (n, "cuda", error);
+  if (planner == NULL)
+    return cbi_node_unsupported (n, "cuda", error);
+  if (!planner (user_data, n, post, error))
+    return FALSE;
+  if (cbi_op_is_eltwise (last->op))
+    cbi_cuda_add_then (user_data, last);
+  return TRUE;
 }
 
 /* Every node by its family's planner, a fused activation with its

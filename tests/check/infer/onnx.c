@@ -114,9 +114,10 @@ GST_END_TEST;
 GST_START_TEST (test_every_eltwise_op_and_add_match_the_onnx_reference)
 {
   CbiGraph *g = load_or_fail ("eltwise.onnx");
-  /* Conv, LeakyRelu, Sigmoid, Tanh, Add, HardSigmoid, HardSwish, Elu,
-   * Clip, Identity, Conv: the bounds of Clip are folded into the node */
-  fail_unless_equals_int (g->nodes->len, 11);
+  /* Conv, LeakyRelu, Sigmoid, Tanh (all three read by the Add), Add,
+   * HardSigmoid with HardSwish, Elu, Clip and Identity as its steps, Conv:
+   * the bounds of Clip are folded into the node */
+  fail_unless_equals_int (g->nodes->len, 7);
   check_against_reference (g, "eltwise");
 }
 
@@ -308,8 +309,9 @@ static const struct
 } activation_models[] = {
   /* Erf (fused into a Conv, and alone), Abs, Sqrt, Log, Exp, Neg,
    * Reciprocal, Pow, Gelu (both forms), Max, Min, Pow of a per-channel
-   * exponent and a Sigmoid */
-  {"ops-unary", 20, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-4f},
+   * exponent and a Sigmoid; runs merged into one node each: Abs to Exp
+   * (five steps, the most a node takes), Neg to Pow, the two Gelu */
+  {"ops-unary", 12, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-4f},
   /* auto_pad SAME_UPPER at stride 2 on 7x9, SAME_LOWER, VALID, ceil_mode */
   {"ops-pads", 8, {4, {2, 3, 7, 9}}, {4, {2, 3, 1, 2}}, 1e-5f},
   /* ConvTranspose (a Conv and a DepthToSpace), Add, BatchNormalization (a
@@ -328,9 +330,16 @@ static const struct
    * x + 3 has a second reader, keeps its five nodes */
   {"ops-hard-swish", 9, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
   /* products and sums by one value as alpha x + beta: Conv, one for a Mul
-   * and an Add, Relu, one for a Mul read twice, one for the Add after it,
-   * and the Add of two activations */
-  {"ops-affine", 6, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
+   * and an Add with the Relu and the Mul read twice as its steps, one for
+   * the Add after it, and the Add of two activations */
+  {"ops-affine", 4, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
+  /* runs of element-wise ops as one node each: Conv, Conv, a run of five
+   * (two alpha x + beta of other values among them) fused into the Conv
+   * before it, one of three alone, Add, one of four fused into the Add (the
+   * last an Elu read twice), Sigmoid, Add, InstanceNormalization, Relu
+   * with a product (not fused into the normalization), Erf and a product
+   * (Erf joins no run), Conv */
+  {"ops-eltwise-runs", 13, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

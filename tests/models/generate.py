@@ -1290,6 +1290,30 @@ def ops_eltwise_runs_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_depth_to_space_model(g):
+    """DepthToSpace of a Conv's output in both modes (DCR, then CRD), each
+    read by a Conv: on the CPU, where the Conv leaves its output channels
+    last, the DepthToSpace reads and writes that layout"""
+    w1 = (g.standard_normal((16, 3, 3, 3)) * 0.4).astype(np.float32)
+    w2 = (g.standard_normal((16, 4, 1, 1)) * 0.4).astype(np.float32)
+    w3 = (g.standard_normal((3, 4, 3, 3)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("DepthToSpace", ["c1"], ["d1"], name="dcr",
+                         blocksize=2, mode="DCR"),
+        helper.make_node("Conv", ["d1", "w2"], ["c2"], name="conv2"),
+        helper.make_node("DepthToSpace", ["c2"], ["d2"], name="crd",
+                         blocksize=2, mode="CRD"),
+        helper.make_node("Conv", ["d2", "w3"], ["output"], name="conv3",
+                         pads=[1, 1, 1, 1]),
+    ]
+    inits = [f32("w1", w1), f32("w2", w2), f32("w3", w3)]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 3, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 def ops_models():
     for stem, make, seed, shape in (
             ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
@@ -1300,7 +1324,9 @@ def ops_models():
             ("ops-where", ops_where_model, 46, FOLD_SHAPE),
             ("ops-hard-swish", ops_hard_swish_model, 47, FOLD_SHAPE),
             ("ops-affine", ops_affine_model, 48, FOLD_SHAPE),
-            ("ops-eltwise-runs", ops_eltwise_runs_model, 49, FOLD_SHAPE)):
+            ("ops-eltwise-runs", ops_eltwise_runs_model, 49, FOLD_SHAPE),
+            ("ops-depth-to-space", ops_depth_to_space_model, 50,
+             FOLD_SHAPE)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

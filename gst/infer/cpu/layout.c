@@ -141,8 +141,79 @@ cbi_cpu_plan_reshape (CbiCpuPlan * plan, const CbiNode * n,
       &row_major, to, error);
 }
 
-/* Transpose reorders its input, whatever its layout; DepthToSpace first
- * needs its input row-major, to view it in 6-D. */
+/* The channels-last desc of 4-D @shape. */
+static gboolean
+cbi_cpu_nhwc_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+    GError ** error)
+{
+  dnnl_dims_t dims;
+
+  memcpy (dims, shape->dims, 4 * sizeof (gint64));
+  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, 4, dims, dnnl_f32,
+          dnnl_acdb), "channels-last desc");
+}
+
+/* Whether activation @t has the channels-last layout of its 4-D shape,
+ * as the convolutions before a DepthToSpace leave it; @md: that desc. */
+static gboolean
+cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md)
+{
+  return plan->shapes[t].n_dims == 4
+      && cbi_cpu_nhwc_md (md, &plan->shapes[t], NULL)
+      && dnnl_memory_desc_equal (md, &plan->mds[t]);
+}
+
+/* DepthToSpace of a channels-last input into a channels-last output, one
+ * reorder: both seen through the 6-D view @view of the input (CRD: N, C',
+ * b, b, H, W; DCR: N, b, b, C', H, W) with the strides each layout gives
+ * it. A row-major DepthToSpace would cost a reorder to row-major before it
+ * and one back after it, for the convolution that reads it: as much again
+ * as the DepthToSpace, on the text detector's upsampling head. */
+static gboolean
+cbi_cpu_plan_depth_to_space_nhwc (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiShape * view, GError ** error)
+{
+  const gint x = n->inputs[0];
+  const gint64 *in = plan->shapes[x].dims;
+  const gint64 b = n->ints[0], c = in[1] / (b * b), h = in[2], w = in[3];
+  /* where N, C', the row and column phases, H and W sit in @view */
+  const gint crd[6] = { 0, 1, 2, 3, 4, 5 }, dcr[6] = { 0, 3, 1, 2, 4, 5 };
+  const gint *at = n->mode == 1 ? crd : dcr;
+  dnnl_dims_t from_strides, to_strides, dims;
+  dnnl_memory_desc_t from_md, to_md, out_md;
+  dnnl_memory_t from, to;
+
+  memcpy (dims, view->dims, 6 * sizeof (gint64));
+  from_strides[at[0]] = h * w * in[1];
+  from_strides[at[4]] = w * in[1];
+  from_strides[at[5]] = in[1];
+  /* the input channel of (C', i, j): CRD C' b b + i b + j, DCR i b C' +
+   * j C' + C' */
+  from_strides[at[1]] = n->mode == 1 ? b * b : 1;
+  from_strides[at[2]] = n->mode == 1 ? b : b * c;
+  from_strides[at[3]] = n->mode == 1 ? 1 : c;
+  /* the output, N x (H b) x (W b) x C' */
+  to_strides[at[0]] = h * b * w * b * c;
+  to_strides[at[4]] = b * w * b * c;
+  to_strides[at[2]] = w * b * c;
+  to_strides[at[5]] = b * c;
+  to_strides[at[3]] = c;
+  to_strides[at[1]] = 1;
+  if (!cbi_cpu_nhwc_md (&out_md, &plan->shapes[n->output], error)
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_strides (&from_md, 6, dims,
+              dnnl_f32, from_strides), "depth-to-space input view")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_strides (&to_md, 6, dims,
+              dnnl_f32, to_strides), "depth-to-space output view"))
+    return FALSE;
+  from = cbi_cpu_view (plan, plan->mems[x], &from_md, error);
+  to = from ? cbi_cpu_new_output (plan, n->output, &out_md, error) : NULL;
+  to = to ? cbi_cpu_view (plan, to, &to_md, error) : NULL;
+  return to && cbi_cpu_add_reorder (plan, &from_md, from, &to_md, to, error);
+}
+
+/* Transpose reorders its input, whatever its layout; DepthToSpace reads a
+ * channels-last input as it is, else first needs it row-major, to view it
+ * in 6-D. */
 gboolean
 cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -154,6 +225,8 @@ cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,
   CbiShape view;
 
   cbi_node_permutation (n, &plan->shapes[x], &view, perm);
+  if (n->op == CBI_OP_DEPTH_TO_SPACE && cbi_cpu_is_nhwc (plan, x, &md))
+    return cbi_cpu_plan_depth_to_space_nhwc (plan, n, &view, error);
   if (n->op == CBI_OP_DEPTH_TO_SPACE
       && ((from = cbi_cpu_plain (plan, x, &md,
                   error)) == NULL || !cbi_cpu_shape_md (&from_md, &view, error)

@@ -340,6 +340,8 @@ static const struct
    * with a product (not fused into the normalization), Erf and a product
    * (Erf joins no run), Conv */
   {"ops-eltwise-runs", 13, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
+  /* Conv, DepthToSpace DCR, Conv, DepthToSpace CRD, Conv */
+  {"ops-depth-to-space", 5, {4, {2, 3, 6, 8}}, {4, {2, 3, 24, 32}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

@@ -2,13 +2,17 @@
 """Frames per second with and without a competing busy process, in one run.
 
 In a pipeline the element shares the cores with the decoder, converters
-and encoder. This runs each model through the element, through the element
-with OpenMP's default idle spinning (GOMP_SPINCOUNT=300000, what libgomp
-does when nothing sets its wait policy: the element's behaviour before it
-shortened the spin to 3000), the element with no spin at all
-(OMP_WAIT_POLICY=passive), and through onnxruntime, each first on an idle
-machine and then with one busy process (a Python loop) competing for the
-cores, and prints the frames per second side by side with two ratios:
+and encoder. This runs each model through the element as shipped (its
+threads property 0: the cores the process may use, and one thread while
+other processes keep them busy), through the element on a fixed team of
+--threads (threads=N: the element's behaviour before it ran a batch on one
+thread under load), the same team with OpenMP's default idle spinning
+(GOMP_SPINCOUNT=300000, what libgomp does when nothing sets its wait
+policy: the element's behaviour before it shortened the spin to 3000), the
+same team with no spin at all (OMP_WAIT_POLICY=passive), and through
+onnxruntime (--threads intra-op threads), each first on an idle machine and
+then with one busy process (a Python loop) competing for the cores, and
+prints the frames per second side by side with two ratios:
 
 - loaded element / loaded onnxruntime: at least 1 is the target (the
   element keeps at least what onnxruntime keeps under the same load);
@@ -42,9 +46,12 @@ _spec = importlib.util.spec_from_file_location(
 compare = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(compare)
 
-ENVS = {"element": None, "spinning": {"GOMP_SPINCOUNT": "300000"},
-        "passive": {"OMP_WAIT_POLICY": "passive"}}
-WHO = ("element", "spinning", "passive", "ort")
+# the element's variants: extra environment, and its threads property
+# (None: --threads)
+ELEMENTS = {"element": (None, 0), "team": (None, None),
+            "spinning": ({"GOMP_SPINCOUNT": "300000"}, None),
+            "passive": ({"OMP_WAIT_POLICY": "passive"}, None)}
+WHO = ("element", "team", "spinning", "passive", "ort")
 BUSY = ("import time\n"
         "end = time.monotonic() + 600\n"
         "while time.monotonic() < end:\n"
@@ -77,9 +84,10 @@ def measure(args, model, plugin_path, helper):
                     if who == "ort":
                         fps, _ = compare.run_onnxruntime(args, model)
                     else:
+                        env, threads = ELEMENTS[who]
                         fps = float(compare.run_element(
-                            args, model, plugin_path, helper,
-                            ENVS[who])["fps"])
+                            args, model, plugin_path, helper, env,
+                            threads)["fps"])
                     runs[(who, load)].append(fps)
         if args.verbose:
             print("  round %d: %s" % (r, ", ".join(
@@ -124,29 +132,27 @@ def main():
     print("command: " + " ".join(shlex.quote(a) for a in sys.argv))
     print("load average before: %.2f %.2f %.2f" % os.getloadavg())
     print()
-    head = "%-11s %8s %8s %8s %8s %8s %8s %8s %8s %10s %9s" % (
-        "model", "elem", "elem+L", "spin", "spin+L", "pass", "pass+L",
-        "ort", "ort+L", "elem/ort+L", "elem/spin")
+    cols = ("elem", "team", "spin", "pass", "ort")
+    head = "%-11s " % "model" + " ".join(
+        "%7s %7s" % (c, c + "+L") for c in cols) + " %10s %9s" % (
+        "elem/ort+L", "elem/spin")
     print(head)
     print("-" * len(head))
     for model in models:
         name = os.path.splitext(os.path.basename(model))[0]
         f = measure(args, compare.in_root(model), plugin_path, helper)
-        print("%-11s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %10.2f "
-              "%9.2f" % (
-            name, f[("element", False)], f[("element", True)],
-            f[("spinning", False)], f[("spinning", True)],
-            f[("passive", False)], f[("passive", True)],
-            f[("ort", False)], f[("ort", True)],
-            f[("element", True)] / f[("ort", True)],
-            f[("element", False)] / f[("spinning", False)]))
+        print("%-11s " % name[:11] + " ".join(
+            "%7.1f %7.1f" % (f[(w, False)], f[(w, True)]) for w in WHO)
+            + " %10.2f %9.2f" % (f[("element", True)] / f[("ort", True)],
+                                 f[("element", False)]
+                                 / f[("spinning", False)]))
         sys.stdout.flush()
     print("\nload average after: %.2f %.2f %.2f" % os.getloadavg())
-    print("\nfps, median of the rounds. elem: the element as shipped (idle "
-          "OpenMP threads spin 3000\nrounds, then sleep); spin: with "
-          "libgomp's default spin (300000); pass: with\nOMP_WAIT_POLICY="
-          "passive (no spin); ort: onnxruntime; +L: one busy process "
-          "competing.\n"
+    print("\nfps, median of the rounds. elem: the element as shipped "
+          "(threads 0; idle OpenMP\nthreads spin 3000 rounds, then sleep); "
+          "team: threads --threads; spin: that team\nwith libgomp's default "
+          "spin (300000); pass: that team with\nOMP_WAIT_POLICY=passive (no "
+          "spin); ort: onnxruntime; +L: one busy process\ncompeting.\n"
           "elem/ort+L: loaded element / loaded onnxruntime (target >= 1);"
           "\nelem/spin: idle element / idle spinning element (target >= "
           "0.95).")

@@ -133,6 +133,8 @@ main (int argc, char **argv)
   GstBus *bus;
   GstHarness *h;
   GstCaps *out_caps;
+  GstStructure *stats;
+  guint64 single;
   GstPlugin *plugin;
   GError *error = NULL;
   gdouble *batch_ms, *engine_ms, seconds;
@@ -233,13 +235,17 @@ main (int argc, char **argv)
   }
   out_caps = gst_pad_get_current_caps (h->sinkpad);
   out_str = out_caps ? gst_caps_to_string (out_caps) : g_strdup ("none");
+  g_object_get (infer, "stats", &stats, NULL);
+  if (!gst_structure_get_uint64 (stats, "single-thread-batches", &single))
+    single = 0;
+  gst_structure_free (stats);
 
   g_print ("fps=%.3f frames=%d batches=%d batch=%d seconds=%.4f "
-      "batch-ms-median=%.3f engine-ms-median=%.3f in=%dx%d out-caps=\"%s\" "
-      "plugin=\"%s\"\n", batches * batch / seconds, batches * batch, batches,
-      batch, seconds, median (batch_ms, batches),
-      n_engine ? median (engine_ms, n_engine) : -1.0, width, height,
-      out_str, plugin_file);
+      "batch-ms-median=%.3f engine-ms-median=%.3f single-thread-batches=%"
+      G_GUINT64_FORMAT " in=%dx%d out-caps=\"%s\" plugin=\"%s\"\n",
+      batches * batch / seconds, batches * batch, batches, batch, seconds,
+      median (batch_ms, batches), n_engine ? median (engine_ms, n_engine) :
+      -1.0, single, width, height, out_str, plugin_file);
 
   g_free (out_str);
   if (out_caps)

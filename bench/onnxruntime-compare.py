@@ -68,12 +68,15 @@ def frames(batch, width, height):
     return out
 
 
-def run_element(args, model, plugin_path, helper, extra_env=None):
+def run_element(args, model, plugin_path, helper, extra_env=None,
+                threads=None):
+    """the element's fields; its threads property is @threads where given,
+    else --threads"""
     env = dict(os.environ, GST_PLUGIN_PATH=plugin_path, **(extra_env or {}))
     cmd = [helper, "--model", model, "--batch", str(args.batch),
            "--width", str(args.width), "--height", str(args.height),
            "--batches", str(args.batches), "--warmup", str(args.warmup),
-           "--threads", str(args.threads)]
+           "--threads", str(args.threads if threads is None else threads)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stderr.strip() or p.stdout.strip()

@@ -96,6 +96,10 @@ struct _CbiBackend
                                  * graphs) after its first run */
   guint inflight;               /* batches a plan can have in flight: its
                                  * transfer buffers come in that many */
+  gboolean share_cores;         /* CPU: run a batch on one thread while
+                                 * other processes keep the cores busy
+                                 * (threads=0) */
+  gboolean ran_solo;            /* CPU: the last batch ran on one thread */
 };
 
 /* Makes a backend for device @device_id (ignored where there is one device).

@@ -123,6 +123,7 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
   cbi_engine_log_graph (graph);
   /* the meta reports 0 for the CPU, whatever was asked */
   backend->device_id = kind == CBI_BACKEND_CPU ? 0 : device_id;
+  backend->share_cores = TRUE;  /* threads 0 */
 
   engine = g_new0 (CbiEngine, 1);
   engine->graph = graph;
@@ -503,6 +504,7 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
       && iface->compute (backend, e->plan, k, error)
       && iface->download (backend, e->plan, k, batch, error);
   report->threads = omp_get_max_threads ();
+  report->single_thread = backend->ran_solo;
   cbi_engine_threads_leave (threads_before);
   if (!ok)
     return FALSE;
@@ -818,6 +820,7 @@ void
 cbi_engine_set_threads (CbiEngine * engine, guint threads)
 {
   engine->threads = threads;
+  engine->backend->share_cores = threads == 0;
 }
 
 void

@@ -83,6 +83,7 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
   g_mutex_lock (&self->stats_lock);
   s->batches++;
   s->padded_frames += padded;
+  s->single_thread_batches += r->single_thread ? 1 : 0;
   s->replans += r->replanned ? 1 : 0;
   s->fresh_allocations_after_warmup += r->fresh_allocations;
   s->fresh_bytes_after_warmup += r->fresh_bytes;

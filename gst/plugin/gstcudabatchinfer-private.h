@@ -203,6 +203,7 @@ typedef struct
   guint64 frames_dropped;
   guint64 batches;
   guint64 padded_frames;
+  guint64 single_thread_batches;
   guint64 replans;
   GstClockTime warmup_time;
   GstClockTime steady_batch_time;

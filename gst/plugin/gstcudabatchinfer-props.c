@@ -459,12 +459,16 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * Threads that compute a batch on the CPU backend (oneDNN's OpenMP
    * threads, which also pack and unpack the frames). 0: OpenMP's own
    * choice, `OMP_NUM_THREADS` where it is set, else the cores the process
-   * may use. Idle, these threads spin only briefly and then sleep, so the
-   * decoder, converters and encoder of the pipeline keep the cores
-   * between batches (the plugin sets `GOMP_SPINCOUNT=3000` when it loads,
-   * against OpenMP's default 300000, unless the application set
-   * `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT`, or loaded OpenMP first). The
-   * CUDA backend ignores it.
+   * may use; and while other processes keep those cores busy (the
+   * threads of a batch waited for a core a third of its time), batches run
+   * on one of them, and the others sleep, until the cores are idle again
+   * (the `single-thread-batches` of #GstCudaBatchInfer:stats counts them).
+   * A number other than 0 is used as it is. Idle, these threads spin only
+   * briefly and then sleep, so the decoder, converters and encoder of the
+   * pipeline keep the cores between batches (the plugin sets
+   * `GOMP_SPINCOUNT=3000` when it loads, against OpenMP's default 300000,
+   * unless the application set `OMP_WAIT_POLICY` or `GOMP_SPINCOUNT`, or
+   * loaded OpenMP first). The CUDA backend ignores it.
    *
    * Since: 1.0
    */
@@ -481,7 +485,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
    * structure: `frames-in`, `frames-out` (pushed), `frames-dropped` (by
    * flushing seeks, state changes, failed batches and pushes downstream
-   * refused), `batches`, `padded-frames`, `replans`,
+   * refused), `batches`, `padded-frames`, `single-thread-batches` (run
+   * on one thread of the CPU backend while other processes kept the cores
+   * busy: see #GstCudaBatchInfer:threads), `replans`,
    * `warmup-time`, `steady-batch-time`, `fresh-allocations-after-warmup`,
    * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,
    * `peak-reserved-bytes`, `reserved-bytes` (the engine's pool), and
@@ -701,6 +707,7 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
       "frames-dropped", G_TYPE_UINT64, s.frames_dropped,
       "batches", G_TYPE_UINT64, s.batches,
       "padded-frames", G_TYPE_UINT64, s.padded_frames,
+      "single-thread-batches", G_TYPE_UINT64, s.single_thread_batches,
       "replans", G_TYPE_UINT64, s.replans,
       "warmup-time", G_TYPE_UINT64, (guint64) s.warmup_time,
       "steady-batch-time", G_TYPE_UINT64, (guint64) s.steady_batch_time,

@@ -40,6 +40,8 @@ cbi_cpu_free (CbiBackend * backend)
 {
   CbiCpu *cpu = backend->context;
 
+  if (cpu->share)
+    cbi_cpu_share_free (cpu->share);
   if (cpu->stream)
     dnnl_stream_destroy (cpu->stream);
   if (cpu->engine)
@@ -79,11 +81,18 @@ cbi_cpu_upload (CbiBackend * backend, gpointer p, guint slot,
   return TRUE;
 }
 
-static gboolean
-cbi_cpu_compute (CbiBackend * backend, gpointer p, guint slot, GError ** error)
+typedef struct
 {
-  CbiCpu *cpu = backend->context;
-  CbiCpuPlan *plan = p;
+  CbiCpu *cpu;
+  CbiCpuPlan *plan;
+} CbiCpuRun;
+
+/* Every step of a plan in order. */
+static gboolean
+cbi_cpu_run_steps (gpointer data, GError ** error)
+{
+  CbiCpu *cpu = ((CbiCpuRun *) data)->cpu;
+  CbiCpuPlan *plan = ((CbiCpuRun *) data)->plan;
   guint i;
 
   for (i = 0; i < plan->steps->len; i++) {
@@ -99,6 +108,19 @@ cbi_cpu_compute (CbiBackend * backend, gpointer p, guint slot, GError ** error)
     }
   }
   return DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
+}
+
+static gboolean
+cbi_cpu_compute (CbiBackend * backend, gpointer p, guint slot, GError ** error)
+{
+  CbiCpu *cpu = backend->context;
+  CbiCpuRun run = { cpu, p };
+
+  backend->ran_solo = FALSE;
+  if (!backend->share_cores)
+    return cbi_cpu_run_steps (&run, error);
+  return cbi_cpu_share_run (cpu->share, cbi_cpu_run_steps, &run,
+      &backend->ran_solo, error);
 }
 
 static gboolean
@@ -156,6 +178,7 @@ cbi_backend_cpu_new (gint device_id, GError ** error)
       "cudabatchinfer oneDNN CPU backend");
   backend->iface = &cbi_cpu_iface;
   backend->context = cpu;
+  cpu->share = cbi_cpu_share_new ();
   if (!DNNL_CHECK (dnnl_engine_create (&cpu->engine, dnnl_cpu, 0),
           "dnnl_engine_create")
       || !DNNL_CHECK (dnnl_stream_create (&cpu->stream, cpu->engine,

@@ -15,16 +15,54 @@
 
 #include <gst/gst.h>
 #include <dnnl.h>
+#include <sys/types.h>
 
 G_BEGIN_DECLS
 
 GST_DEBUG_CATEGORY_EXTERN (cbi_cpu_debug);
 #define GST_CAT_DEFAULT cbi_cpu_debug
 
+/* share.c: whether a batch runs on the OpenMP team or on one thread, by
+ * how long the team waited for cores (threads=0 only) */
+#define CBI_CPU_MAX_TEAM 256
+typedef struct _CbiCpuShare CbiCpuShare;
+typedef gboolean (*CbiCpuShareFunc) (gpointer data, GError ** error);
+/* a team's threads waited for a core more than 1/this of the time each
+ * over a window of batches: the next batches run on one thread */
+#define CBI_SHARE_WAIT_RATIO 4
+/* the batches on the team add up to this before their wait is judged */
+#define CBI_SHARE_TEAM_WINDOW_NS (50 * G_GINT64_CONSTANT (1000000))
+/* on one thread for at least this long before the idle time is read */
+#define CBI_SHARE_WINDOW_NS (100 * G_GINT64_CONSTANT (1000000))
+/* Where a share reads what it decides on, each with the data given to
+ * cbi_cpu_share_new_with_probes(): the run-queue delay so far of threads
+ * @tids, summed; the idle time so far of the process's cores; a monotonic
+ * clock; all in ns. The first two return FALSE where they cannot tell. */
+typedef struct
+{
+  gboolean (*team_wait_ns) (const pid_t * tids, gint n, guint64 * ns,
+      gpointer data);
+  gboolean (*idle_ns) (guint64 * ns, gpointer data);
+  gint64 (*now_ns) (gpointer data);
+} CbiCpuShareProbes;
+/* Returns: (transfer full): watches the cores for one backend, through
+ * /proc */
+CbiCpuShare *cbi_cpu_share_new (void);
+/* Returns: (transfer full): the same through @probes (copied) and @data
+ * (transfer none): for tests */
+CbiCpuShare *cbi_cpu_share_new_with_probes (const CbiCpuShareProbes * probes,
+    gpointer data);
+void cbi_cpu_share_free (CbiCpuShare * share);
+/* Runs @run (@data) on the team, or on one thread while other processes
+ * keep the cores busy; @solo: whether it ran on one thread. */
+gboolean cbi_cpu_share_run (CbiCpuShare * share, CbiCpuShareFunc run,
+    gpointer data, gboolean * solo, GError ** error);
+
 typedef struct
 {
   dnnl_engine_t engine;
   dnnl_stream_t stream;
+  CbiCpuShare *share;
 } CbiCpu;
 
 #define CBI_MAX_ARGS (CBI_MAX_NODE_INPUTS + 2)

@@ -278,6 +278,33 @@ GST_START_TEST (test_eos_with_nothing_pending_pushes_only_eos)
 
 GST_END_TEST;
 
+GST_START_TEST (test_a_thread_count_set_is_kept_under_any_load)
+{
+  /* threads=0 may run a batch on one thread under load; a count set is
+   * used as it is, so none is counted whatever else this machine runs */
+  const gchar *props[2] = { "batch=2 backend=cpu threads=2",
+    "batch=2 backend=cpu threads=0"
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (props); i++) {
+    GstHarness *h = harness_new (props[i], NULL);
+
+    gst_harness_set_src_caps_str (h, CAPS_RGB);
+    push_frames (h, 0, 8);
+    pull_frames (h, 0, 8);
+    fail_unless_equals_uint64 (stat_of (h, "batches"), 4);
+    if (i == 0) {
+      fail_unless_equals_uint64 (stat_of (h, "single-thread-batches"), 0);
+    } else {
+      fail_unless (stat_of (h, "single-thread-batches") <= 4);
+    }
+    harness_free (h, NULL);
+  }
+}
+
+GST_END_TEST;
+
 static void
 check_pad_mode_matches_batch1 (const gchar * props)
 {
@@ -1628,6 +1655,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_latency_adds_batching_and_batch_time);
   tcase_add_test (tc, test_warmup_caps_warm_up_on_ready_to_paused);
   tcase_add_test (tc, test_threads_property_sets_the_cpu_compute_threads);
+  tcase_add_test (tc, test_a_thread_count_set_is_kept_under_any_load);
   tcase_add_test (tc,
       test_matching_caps_after_warmup_caps_do_not_warm_up_again);
   tcase_add_test (tc, test_formats_it_cannot_take_are_not_negotiated);

@@ -8,6 +8,11 @@
 
 #include "cbibackend.h"
 #include "cbierror.h"
+/* the CPU backend's own header sets its debug category as the default */
+#undef GST_CAT_DEFAULT
+#include "cpu/cbicpu.h"
+
+#include <omp.h>
 
 static gboolean
 fake_supports_op (CbiBackend * backend, const CbiGraph * graph,
@@ -177,6 +182,138 @@ GST_START_TEST (test_every_backend_of_this_build_runs_every_op)
 
 GST_END_TEST;
 
+/* What the probes of a CbiCpuShare read, moved by each fake batch: a
+ * batch of 10 ms in which the team's threads wait @wait_per_batch for
+ * cores, summed, and the process's cores are idle @idle_per_batch. */
+typedef struct
+{
+  gint64 now;
+  guint64 wait, idle;
+  guint64 wait_per_batch, idle_per_batch;
+  gboolean readable;
+  gint in_parallel;             /* of the last batch */
+  gint team;                    /* omp_get_num_threads () in it */
+} FakeCores;
+
+static gboolean
+fake_team_wait_ns (const pid_t * tids, gint n, guint64 * ns, gpointer data)
+{
+  FakeCores *f = data;
+
+  fail_unless (n >= 2);
+  *ns = f->wait;
+  return f->readable;
+}
+
+static gboolean
+fake_idle_ns (guint64 * ns, gpointer data)
+{
+  *ns = ((FakeCores *) data)->idle;
+  return TRUE;
+}
+
+static gint64
+fake_now_ns (gpointer data)
+{
+  return ((FakeCores *) data)->now;
+}
+
+static const CbiCpuShareProbes fake_probes = {
+  fake_team_wait_ns, fake_idle_ns, fake_now_ns,
+};
+
+static gboolean
+fake_batch (gpointer data, GError ** error)
+{
+  FakeCores *f = data;
+
+  f->in_parallel = omp_in_parallel ();
+  f->team = omp_get_num_threads ();
+  f->now += 10 * 1000000;
+  f->wait += f->wait_per_batch;
+  f->idle += f->idle_per_batch;
+  return TRUE;
+}
+
+/* Runs @n fake batches on @share; returns how many ran on one thread. */
+static guint
+run_fake_batches (CbiCpuShare * share, FakeCores * f, guint n)
+{
+  guint i, solo_runs = 0;
+  gboolean solo;
+
+  for (i = 0; i < n; i++) {
+    fail_unless (cbi_cpu_share_run (share, fake_batch, f, &solo, NULL));
+    /* one thread: inside a region of two, so that oneDNN runs alone */
+    fail_unless_equals_int (f->in_parallel, solo);
+    if (solo)
+      fail_unless_equals_int (f->team, 2);
+    solo_runs += solo ? 1 : 0;
+  }
+  return solo_runs;
+}
+
+GST_START_TEST (test_a_team_with_the_cores_to_itself_stays_a_team)
+{
+  FakeCores f = { 1, 0, 0, 4 * 1000000, 0, TRUE };
+  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
+  gint before = omp_get_max_threads ();
+
+  omp_set_num_threads (2);
+  /* two threads waiting 4 of 10 ms for cores between them: each a fifth
+   * of the time, below a quarter */
+  fail_unless_equals_int (run_fake_batches (share, &f, 50), 0);
+  omp_set_num_threads (before);
+  cbi_cpu_share_free (share);
+}
+
+GST_END_TEST;
+
+GST_START_TEST
+    (test_a_team_that_waits_for_cores_runs_on_one_thread_until_they_are_idle) {
+  FakeCores f = { 1, 0, 0, 8 * 1000000, 0, TRUE };
+  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
+  gint before = omp_get_max_threads ();
+
+  omp_set_num_threads (2);
+  /* two threads waiting 8 of 10 ms between them: after the first 50 ms on
+   * the team, the batches run alone, as long as no core is idle */
+  fail_unless_equals_int (run_fake_batches (share, &f, 30), 25);
+  /* the cores idle 3 of every 10 ms is not half a core */
+  f.idle_per_batch = 3 * 1000000;
+  fail_unless_equals_int (run_fake_batches (share, &f, 30), 30);
+  /* idle 6 of 10 ms: within two windows (of 100 ms: the one open when it
+   * began, and the next) the team is back, and stays while it waits no
+   * more */
+  f.idle_per_batch = 6 * 1000000;
+  f.wait_per_batch = 0;
+  fail_unless (run_fake_batches (share, &f, 30) <= 20);
+  fail_unless_equals_int (f.in_parallel, FALSE);
+  fail_unless_equals_int (run_fake_batches (share, &f, 10), 0);
+  omp_set_num_threads (before);
+  cbi_cpu_share_free (share);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_share_that_cannot_read_the_wait_keeps_the_team)
+{
+  FakeCores f = { 1, 0, 0, 9 * 1000000, 0, FALSE };
+  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
+  gint before = omp_get_max_threads ();
+
+  omp_set_num_threads (2);
+  fail_unless_equals_int (run_fake_batches (share, &f, 20), 0);
+  /* and one thread of OpenMP is one thread, watched or not */
+  omp_set_num_threads (1);
+  f.readable = TRUE;
+  fail_unless_equals_int (run_fake_batches (share, &f, 20), 0);
+  omp_set_num_threads (before);
+  cbi_cpu_share_free (share);
+}
+
+GST_END_TEST;
+
 static Suite *
 backends_suite (void)
 {
@@ -190,6 +327,10 @@ backends_suite (void)
   tcase_add_test (tc, test_cuda_by_name_fails_on_an_op_it_lacks);
   tcase_add_test (tc, test_the_engine_says_why_auto_fell_back);
   tcase_add_test (tc, test_every_backend_of_this_build_runs_every_op);
+  tcase_add_test (tc, test_a_team_with_the_cores_to_itself_stays_a_team);
+  tcase_add_test (tc,
+      test_a_team_that_waits_for_cores_runs_on_one_thread_until_they_are_idle);
+  tcase_add_test (tc, test_a_share_that_cannot_read_the_wait_keeps_the_team);
   return s;
 }
 

@@ -4,9 +4,11 @@
  */
 #include <gst/check/gstcheck.h>
 #include <math.h>
+#include <omp.h>
 
 #include "cbiengine.h"
 #include "cbierror.h"
+#include "cbionnx.h"
 #include "cbitestframes.h"
 #include "cbicudaprobe.h"
 
@@ -798,6 +800,65 @@ GST_START_TEST (test_conv_transpose_of_other_forms_is_left_as_it_is)
 
 GST_END_TEST;
 
+/* Runs @in through @e inside an OpenMP region of two threads, on its
+ * first: as the CPU backend runs a batch on one thread. */
+static gboolean
+run_tensor_in_a_region (CbiEngine * e, const CbiShape * in, const gfloat * x,
+    GError ** error)
+{
+  gboolean ok = FALSE;
+  CbiBatchReport r;
+
+#pragma omp parallel num_threads (2)
+  {
+    if (omp_get_thread_num () == 0)
+      ok = cbi_engine_run_tensor (e, in, x, &r, error);
+  }
+  return ok;
+}
+
+GST_START_TEST (test_a_batch_on_one_thread_gives_the_teams_output)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "style.onnx", NULL);
+  const CbiShape in = { 4, {2, 3, 16, 16} };
+  gfloat x[2 * 3 * 16 * 16], *team, max_err = 0.0f, ref = 0.0f;
+  gint before = omp_get_max_threads ();
+  GError *err = NULL;
+  CbiBatchReport r;
+  gboolean fallback;
+  const gfloat *y;
+  CbiEngine *e;
+  CbiShape out;
+  gint64 i;
+
+  for (i = 0; i < (gint64) G_N_ELEMENTS (x); i++)
+    x[i] = ((gint) (i * 29) % 23 - 11) / 11.0f;
+  omp_set_num_threads (2);
+  e = cbi_engine_new (cbi_onnx_load (path, &err), CBI_BACKEND_CPU, 0, 0,
+      &fallback, &err);
+  fail_unless (e != NULL, "%s", err ? err->message : "");
+  fail_unless (cbi_engine_run_tensor (e, &in, x, &r, &err), "%s",
+      err ? err->message : "");
+  fail_unless_equals_int (r.threads, 2);
+  y = cbi_engine_get_output (e, 0, &out, &err);
+  team = g_memdup2 (y, cbi_shape_count (&out) * sizeof (gfloat));
+  fail_unless (run_tensor_in_a_region (e, &in, x, &err), "%s",
+      err ? err->message : "");
+  y = cbi_engine_get_output (e, 0, &out, &err);
+  for (i = 0; i < cbi_shape_count (&out); i++) {
+    max_err = MAX (max_err, fabsf (y[i] - team[i]));
+    ref = MAX (ref, fabsf (team[i]));
+  }
+  fail_unless (ref > 0.0f && max_err <= 1e-6f * ref, "max error %g over %g",
+      max_err, ref);
+  omp_set_num_threads (before);
+  g_free (team);
+  g_free (path);
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
 static Suite *
 engine_suite (void)
 {
@@ -822,6 +883,7 @@ engine_suite (void)
   tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
   tcase_add_test (tc, test_default_model_draws_a_dark_line_on_an_edge);
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);
+  tcase_add_test (tc, test_a_batch_on_one_thread_gives_the_teams_output);
   tcase_add_test (tc,
       test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);

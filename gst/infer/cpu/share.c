@@ -1,0 +1,298 @@
+/* cudabatchinfer: the CPU backend's share of the cores
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * oneDNN runs a batch on an OpenMP team of the threads the element may
+ * use. While another process keeps the cores busy, a team is slower than
+ * one thread: at every barrier its threads wait for the one that waits for
+ * a core. On 2 cores with one busy process, the page classifier kept 151
+ * frames a second on a team of 2 and 190 on one thread (236 idle on one,
+ * 368 on the team).
+ *
+ * So with threads=0 the batches on the team are watched: when, over 50 ms
+ * of them, its threads spent a quarter of the time each waiting for a core
+ * (their run-queue delay, the second field of
+ * /proc/self/task/TID/schedstat), the next batches run on one thread. oneDNN runs a primitive on one thread when it
+ * is called inside an active OpenMP parallel region, so such a batch runs
+ * in a region of two threads whose second sleeps until the batch is done,
+ * and its core goes to whoever needs it.
+ * Meanwhile /proc/stat tells how long the process's cores were idle: once
+ * they were idle for half a core over the last 100 ms of such batches, the
+ * team comes back. Where the kernel gives no schedstat, batches always run
+ * on the team.
+ */
+#include "cbicpu.h"
+
+#include <omp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* What the default probes read */
+typedef struct
+{
+  cpu_set_t cpus;               /* the cores the process may use */
+  gint64 tick_ns;               /* one /proc/stat tick */
+} CbiShareProc;
+
+struct _CbiCpuShare
+{
+  gboolean solo;                /* the next batch runs on one thread */
+  gint64 window_start;          /* ns; 0: no window open */
+  guint64 window_idle_ns;       /* the process's cores' idle time then */
+  pid_t tids[CBI_CPU_MAX_TEAM]; /* the team's, its master first */
+  gint n_tids;                  /* 0: to learn */
+  gint64 team_wall_ns;          /* batches on the team since the last look */
+  guint64 team_wait_ns;         /* the team's run-queue delay in them */
+  GMutex lock;                  /* the idle thread of a batch on one */
+  GCond done;
+  gboolean batch_done;
+  CbiCpuShareProbes probes;
+  gpointer probe_data;
+  CbiShareProc proc;
+};
+
+/* The run-queue delay of thread @tid so far, in ns; FALSE where the
+ * kernel does not say. */
+static gboolean
+cbi_share_wait_ns (pid_t tid, guint64 * wait)
+{
+  gchar path[64], text[128];
+  guint64 run;
+  gboolean ok;
+  FILE *f;
+
+  g_snprintf (path, sizeof (path), "/proc/self/task/%d/schedstat", (gint) tid);
+  f = fopen (path, "r");
+  if (f == NULL)
+    return FALSE;
+  ok = fgets (text, sizeof (text), f) != NULL
+      && sscanf (text, "%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT, &run,
+      wait) == 2;
+  fclose (f);
+  return ok;
+}
+
+/* The idle time so far of the cores the process may use, in ns; FALSE
+ * where /proc/stat cannot be read. */
+static gboolean
+cbi_share_idle_ns (guint64 * idle, gpointer data)
+{
+  const CbiShareProc *proc = data;
+  gchar line[512];
+  gboolean found = FALSE;
+  FILE *f = fopen ("/proc/stat", "r");
+
+  *idle = 0;
+  if (f == NULL)
+    return FALSE;
+  while (fgets (line, sizeof (line), f)) {
+    guint64 v[5];
+    gint cpu;
+
+    if (strncmp (line, "cpu", 3) != 0)
+      break;
+    /* the first line sums every core: per core lines only */
+    if (sscanf (line, "cpu%d %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+            " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT,
+            &cpu, &v[0], &v[1], &v[2], &v[3], &v[4]) != 6
+        || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET (cpu, &proc->cpus))
+      continue;
+    *idle += (v[3] + v[4]) * proc->tick_ns;     /* idle and iowait */
+    found = TRUE;
+  }
+  fclose (f);
+  return found;
+}
+
+/* The run-queue delay so far of threads @tids, summed. */
+static gboolean
+cbi_share_team_wait_ns (const pid_t * tids, gint n, guint64 * sum,
+    gpointer data)
+{
+  guint64 wait;
+  gint i;
+
+  *sum = 0;
+  for (i = 0; i < n; i++) {
+    if (!cbi_share_wait_ns (tids[i], &wait))
+      return FALSE;
+    *sum += wait;
+  }
+  return TRUE;
+}
+
+static gint64
+cbi_share_now_ns (gpointer data)
+{
+  return g_get_monotonic_time () * 1000;
+}
+
+static const CbiCpuShareProbes cbi_share_proc_probes = {
+  cbi_share_team_wait_ns, cbi_share_idle_ns, cbi_share_now_ns,
+};
+
+CbiCpuShare *
+cbi_cpu_share_new_with_probes (const CbiCpuShareProbes * probes, gpointer data)
+{
+  CbiCpuShare *share = g_new0 (CbiCpuShare, 1);
+
+  share->probes = *probes;
+  share->probe_data = data;
+  g_mutex_init (&share->lock);
+  g_cond_init (&share->done);
+  return share;
+}
+
+CbiCpuShare *
+cbi_cpu_share_new (void)
+{
+  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&cbi_share_proc_probes,
+      NULL);
+  glong ticks = sysconf (_SC_CLK_TCK);
+
+  share->probe_data = &share->proc;
+  share->proc.tick_ns = ticks > 0 ? 1000000000 / ticks : 10000000;
+  if (sched_getaffinity (0, sizeof (share->proc.cpus), &share->proc.cpus) != 0)
+    CPU_ZERO (&share->proc.cpus);
+  return share;
+}
+
+void
+cbi_cpu_share_free (CbiCpuShare * share)
+{
+  g_mutex_clear (&share->lock);
+  g_cond_clear (&share->done);
+  g_free (share);
+}
+
+/* The team of the calling thread: its threads' ids in @share, learnt
+ * again when the caller or the team size changed. Returns its size. */
+static gint
+cbi_share_team (CbiCpuShare * share, gint team)
+{
+  pid_t self = (pid_t) syscall (SYS_gettid);
+  gint n = 0;
+
+  if (share->n_tids == team && share->tids[0] == self)
+    return share->n_tids;
+#pragma omp parallel num_threads (team)
+  {
+    share->tids[omp_get_thread_num ()] = (pid_t) syscall (SYS_gettid);
+    if (omp_get_thread_num () == 0)
+      n = omp_get_num_threads ();
+  }
+  share->n_tids = n;
+  share->team_wall_ns = share->team_wait_ns = 0;
+  return n;
+}
+
+/* On the team: runs @run; once the batches on the team add up to a window,
+ * goes to one thread when its threads waited for cores a quarter of the
+ * time each, on average. */
+static gboolean
+cbi_share_run_team (CbiCpuShare * share, gint team, CbiCpuShareFunc run,
+    gpointer data, GError ** error)
+{
+  guint64 before, after;
+  gint64 start;
+  gint n = cbi_share_team (share, team);
+  gboolean watched, ok;
+
+  watched = n >= 2 && share->probes.team_wait_ns (share->tids, n, &before,
+      share->probe_data);
+  start = share->probes.now_ns (share->probe_data);
+  ok = run (data, error);
+  if (!watched || !share->probes.team_wait_ns (share->tids, n, &after,
+          share->probe_data)) {
+    share->n_tids = 0;          /* a thread left the team: learn it again */
+    return ok;
+  }
+  share->team_wall_ns += share->probes.now_ns (share->probe_data) - start;
+  share->team_wait_ns += after - before;
+  if (share->team_wall_ns < CBI_SHARE_TEAM_WINDOW_NS)
+    return ok;
+  if (share->team_wait_ns * CBI_SHARE_WAIT_RATIO > (guint64)
+      share->team_wall_ns * n) {
+    GST_DEBUG ("the team of %d waited %" G_GUINT64_FORMAT " us in %"
+        G_GINT64_FORMAT " us for cores: one thread from now", n,
+        share->team_wait_ns / 1000, share->team_wall_ns / 1000);
+    share->solo = TRUE;
+    share->window_start = 0;
+  }
+  share->team_wall_ns = share->team_wait_ns = 0;
+  return ok;
+}
+
+/* On one thread: runs @run inside a region of two threads, the second
+ * idle, then brings the team back once the cores were idle enough. */
+static gboolean
+cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
+    gboolean * solo, GError ** error)
+{
+  GError *err = NULL;
+  gboolean ok = FALSE;
+  guint64 idle;
+  gint64 now;
+
+  if (share->window_start == 0) {
+    if (!share->probes.idle_ns (&share->window_idle_ns, share->probe_data)) {
+      share->solo = FALSE;      /* no way to tell when to come back */
+      return run (data, error);
+    }
+    share->window_start = share->probes.now_ns (share->probe_data);
+  }
+  *solo = TRUE;
+  share->batch_done = FALSE;
+  /* the second thread sleeps on a condition until the batch is done, so
+   * that it does not spin at the region's end for the whole batch */
+#pragma omp parallel num_threads (2)
+  {
+    if (omp_get_thread_num () == 0) {
+      ok = run (data, &err);
+      g_mutex_lock (&share->lock);
+      share->batch_done = TRUE;
+      g_cond_signal (&share->done);
+      g_mutex_unlock (&share->lock);
+    } else {
+      g_mutex_lock (&share->lock);
+      while (!share->batch_done)
+        g_cond_wait (&share->done, &share->lock);
+      g_mutex_unlock (&share->lock);
+    }
+  }
+  if (!ok) {
+    g_propagate_error (error, err);
+    return FALSE;
+  }
+  now = share->probes.now_ns (share->probe_data);
+  if (now - share->window_start >= CBI_SHARE_WINDOW_NS
+      && share->probes.idle_ns (&idle, share->probe_data)) {
+    /* at least half a core idle: no one else wants it */
+    if ((gint64) (idle - share->window_idle_ns) * 2 >=
+        now - share->window_start) {
+      GST_DEBUG ("cores idle %" G_GUINT64_FORMAT " of %" G_GINT64_FORMAT
+          " us: the team again", (idle - share->window_idle_ns) / 1000,
+          (now - share->window_start) / 1000);
+      share->solo = FALSE;
+      share->team_wall_ns = share->team_wait_ns = 0;
+    }
+    share->window_start = 0;
+  }
+  return TRUE;
+}
+
+gboolean
+cbi_cpu_share_run (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
+    gboolean * solo, GError ** error)
+{
+  gint team = omp_get_max_threads ();
+
+  *solo = FALSE;
+  if (team < 2 || team > CBI_CPU_MAX_TEAM || omp_in_parallel ())
+    return run (data, error);
+  if (share->solo)
+    return cbi_share_run_solo (share, run, data, solo, error);
+  return cbi_share_run_team (share, team, run, data, error);
+}

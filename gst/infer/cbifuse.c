@@ -18,6 +18,9 @@
  * alpha x + beta, which fuses into the producer as an activation where a
  * binary op could not.
  *
+ * An Identity (what exporters leave of a Dropout) goes: its readers read
+ * its input, and the activation before it can fuse into its producer.
+ *
  * A run of element-wise ops (PP-LCNetV3's alpha x + beta, HardSwish,
  * alpha x + beta after each convolution) becomes one node with steps,
  * which fuses whole into the producer: one epilogue instead of a pass over
@@ -299,5 +302,45 @@ cbi_graph_fuse_eltwise_runs (CbiGraph * graph)
       n->output = next->output;
       g_array_remove_index (graph->nodes, i + 1);
     }
+  }
+}
+
+/* Whether every reader of tensor @t is a node on activations (no shape
+ * computation, which may hold the tensor's index elsewhere). */
+static gboolean
+cbi_fuse_read_by_ops_only (const CbiGraph * graph, gint t)
+{
+  guint i, j;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    for (j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] == t && n->op == CBI_OP_SHAPE_VALUE)
+        return FALSE;
+  }
+  return TRUE;
+}
+
+void
+cbi_graph_drop_identities (CbiGraph * graph)
+{
+  guint i, j, k;
+
+  for (i = 0; i < graph->nodes->len;) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    gint from = n->inputs[0], to = n->output;
+
+    if (n->op != CBI_OP_IDENTITY || cbi_graph_is_output (graph, to)
+        || !cbi_fuse_read_by_ops_only (graph, to)) {
+      i++;
+      continue;
+    }
+    for (j = 0; j < graph->nodes->len; j++) {
+      CbiNode *reader = cbi_graph_node (graph, j);
+      for (k = 0; k < reader->n_inputs; k++)
+        if (reader->inputs[k] == to)
+          reader->inputs[k] = from;
+    }
+    g_array_remove_index (graph->nodes, i);
   }
 }

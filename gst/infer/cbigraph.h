@@ -599,6 +599,10 @@ void cbi_graph_fuse_hard_swish (CbiGraph * graph);
  * whose intermediate results nothing else reads (cbifuse.c). */
 void cbi_graph_fuse_affine (CbiGraph * graph);
 
+/* Removes every Identity node whose output is no graph output and is read
+ * by no shape computation: its readers read its input (cbifuse.c). */
+void cbi_graph_drop_identities (CbiGraph * graph);
+
 /* Merges every run of element-wise nodes, each reading the one before,
  * whose intermediate results nothing else reads, into its first node,
  * the others as its @then (up to CBI_MAX_ELTWISE_STEPS in all): one pass

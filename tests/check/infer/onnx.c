@@ -524,6 +524,42 @@ GST_START_TEST (test_empty_bytes_are_no_model)
 
 GST_END_TEST;
 
+GST_START_TEST (test_an_identity_goes_unless_it_is_an_output)
+{
+  CbiGraph *g = cbi_graph_new ();
+  const gint64 dims[4] = { 1, 2, 3, 3 };
+  gint x, a, r, sg, sum, kept, in[2];
+
+  /* x -> Identity -> a, read by a Relu and a Sigmoid, whose Add is an
+   * output; an Identity of the sum is the other */
+  g->input = x = cbi_graph_add_tensor (g, "x", 4, dims, NULL);
+  a = cbi_graph_add_tensor (g, "a", 0, NULL, NULL);
+  r = cbi_graph_add_tensor (g, "r", 0, NULL, NULL);
+  sg = cbi_graph_add_tensor (g, "s", 0, NULL, NULL);
+  sum = cbi_graph_add_tensor (g, "sum", 0, NULL, NULL);
+  kept = cbi_graph_add_tensor (g, "kept", 0, NULL, NULL);
+  cbi_graph_add_node (g, CBI_OP_IDENTITY, "dropout", 1, &x, a, NULL);
+  cbi_graph_add_node (g, CBI_OP_RELU, "relu", 1, &a, r, NULL);
+  cbi_graph_add_node (g, CBI_OP_SIGMOID, "sigmoid", 1, &a, sg, NULL);
+  in[0] = r;
+  in[1] = sg;
+  cbi_graph_add_node (g, CBI_OP_ADD, "add", 2, in, sum, NULL);
+  cbi_graph_add_node (g, CBI_OP_IDENTITY, "out", 1, &sum, kept, NULL);
+  g->outputs[g->n_outputs++] = sum;
+  g->outputs[g->n_outputs++] = kept;
+
+  cbi_graph_drop_identities (g);
+  fail_unless_equals_int (g->nodes->len, 4);
+  fail_unless_equals_int (cbi_graph_node (g, 0)->op, CBI_OP_RELU);
+  fail_unless_equals_int (cbi_graph_node (g, 0)->inputs[0], x);
+  fail_unless_equals_int (cbi_graph_node (g, 1)->inputs[0], x);
+  fail_unless_equals_int (cbi_graph_node (g, 3)->op, CBI_OP_IDENTITY);
+  fail_unless_equals_int (cbi_graph_node (g, 3)->output, kept);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
 static Suite *
 onnx_suite (void)
 {
@@ -533,6 +569,7 @@ onnx_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_conv_relu_model_loads_with_a_symbolic_size);
   tcase_add_test (tc, test_every_eltwise_op_and_add_match_the_onnx_reference);
+  tcase_add_test (tc, test_an_identity_goes_unless_it_is_an_output);
   tcase_add_test (tc,
       test_batch_norm_after_conv_is_folded_and_matches_the_reference);
   tcase_add_test (tc, test_sub_mul_div_add_with_broadcast_match_the_reference);

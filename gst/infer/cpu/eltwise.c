@@ -177,7 +177,6 @@ cbi_cpu_add_eltwise_step (CbiCpuPlan * plan, gint out,
     const CbiCpuEltwise * step, GError ** error)
 {
   const dnnl_memory_desc_t *md = &plan->mds[out];
-  dnnl_memory_t smem;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_eltwise_desc_t desc;
@@ -190,20 +189,11 @@ cbi_cpu_add_eltwise_step (CbiCpuPlan * plan, gint out,
       && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
           plan->cpu->engine, NULL), "eltwise primitive desc");
   if (ok) {
-    const dnnl_memory_desc_t *scratch =
-        dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
-    smem = cbi_cpu_memory (plan, scratch, DNNL_MEMORY_NONE, error);
-    ok = smem != NULL;
-    if (ok) {
-      dnnl_exec_arg_t args[3] = {
-        {DNNL_ARG_SRC, plan->mems[out]},
-        {DNNL_ARG_DST, plan->mems[out]},
-        {DNNL_ARG_SCRATCHPAD, smem},
-      };
-      plan->scratch_bytes = MAX (plan->scratch_bytes,
-          dnnl_memory_desc_get_size (scratch));
-      ok = cbi_cpu_add_step (plan, pd, args, 3, error);
-    }
+    dnnl_exec_arg_t args[2] = {
+      {DNNL_ARG_SRC, plan->mems[out]},
+      {DNNL_ARG_DST, plan->mems[out]},
+    };
+    ok = cbi_cpu_add_step_scratch (plan, pd, args, 2, error);
   }
   if (pd)
     dnnl_primitive_desc_destroy (pd);

@@ -176,27 +176,40 @@ cbi_cpu_view (CbiCpuPlan * plan, dnnl_memory_t mem,
 /* Adds the step of @pd: it reads @inputs and writes a new activation @out
  * in the layout @pd chose, with the shared scratchpad. */
 gboolean
-cbi_cpu_finish (CbiCpuPlan * plan,
-    const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
-    gint n_inputs, gint out, GError ** error)
+cbi_cpu_add_step_scratch (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
+    const dnnl_exec_arg_t * args, gint n_args, GError ** error)
 {
   const dnnl_memory_desc_t *scratch = cbi_cpu_scratchpad_md (pd);
-  dnnl_exec_arg_t args[CBI_MAX_ARGS];
-  dnnl_memory_t ymem, smem;
+  dnnl_exec_arg_t all[CBI_MAX_ARGS];
+  dnnl_memory_t smem;
 
-  ymem = cbi_cpu_new_output (plan, out,
-      dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0), error);
-  smem = ymem ? cbi_cpu_memory (plan, scratch, DNNL_MEMORY_NONE, error) : NULL;
+  smem = cbi_cpu_memory (plan, scratch, DNNL_MEMORY_NONE, error);
   if (smem == NULL)
     return FALSE;
   plan->scratch_bytes =
       MAX (plan->scratch_bytes, dnnl_memory_desc_get_size (scratch));
+  memcpy (all, args, n_args * sizeof (dnnl_exec_arg_t));
+  all[n_args].arg = DNNL_ARG_SCRATCHPAD;
+  all[n_args].memory = smem;
+  return cbi_cpu_add_step (plan, pd, all, n_args + 1, error);
+}
+
+gboolean
+cbi_cpu_finish (CbiCpuPlan * plan,
+    const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
+    gint n_inputs, gint out, GError ** error)
+{
+  dnnl_exec_arg_t args[CBI_MAX_ARGS];
+  dnnl_memory_t ymem;
+
+  ymem = cbi_cpu_new_output (plan, out,
+      dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0), error);
+  if (ymem == NULL)
+    return FALSE;
   memcpy (args, inputs, n_inputs * sizeof (dnnl_exec_arg_t));
   args[n_inputs].arg = DNNL_ARG_DST;
   args[n_inputs].memory = ymem;
-  args[n_inputs + 1].arg = DNNL_ARG_SCRATCHPAD;
-  args[n_inputs + 1].memory = smem;
-  return cbi_cpu_add_step (plan, pd, args, n_inputs + 2, error);
+  return cbi_cpu_add_step_scratch (plan, pd, args, n_inputs + 1, error);
 }
 
 /* Activation @t in layout @md: itself when it has it, else a copy made

@@ -182,24 +182,18 @@ cbi_cpu_add_eltwise_step (CbiCpuPlan * plan, gint out,
   dnnl_eltwise_desc_t desc;
   gboolean ok;
 
+  const dnnl_exec_arg_t args[2] = {
+    {DNNL_ARG_SRC, plan->mems[out]},
+    {DNNL_ARG_DST, plan->mems[out]},
+  };
+
   ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
           dnnl_forward_inference, step->alg, md, step->alpha, step->beta),
       "eltwise desc")
       && cbi_cpu_attr_steps (NULL, 0, 0, &attr, error)
       && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
           plan->cpu->engine, NULL), "eltwise primitive desc");
-  if (ok) {
-    dnnl_exec_arg_t args[2] = {
-      {DNNL_ARG_SRC, plan->mems[out]},
-      {DNNL_ARG_DST, plan->mems[out]},
-    };
-    ok = cbi_cpu_add_step_scratch (plan, pd, args, 2, error);
-  }
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  if (attr)
-    dnnl_primitive_attr_destroy (attr);
-  return ok;
+  return cbi_cpu_finish_owned (ok, pd, attr, plan, args, 2, -1, error);
 }
 
 /* What of activation @post (nullable) the post-ops of the primitive that

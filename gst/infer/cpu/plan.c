@@ -194,6 +194,9 @@ cbi_cpu_add_step_scratch (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
   return cbi_cpu_add_step (plan, pd, all, n_args + 1, error);
 }
 
+/* Adds the step of @pd reading @inputs and writing output @out, made
+ * anew in the layout @pd chose; with @out -1, @inputs hold the
+ * destination too (an op in place). */
 gboolean
 cbi_cpu_finish (CbiCpuPlan * plan,
     const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
@@ -202,6 +205,8 @@ cbi_cpu_finish (CbiCpuPlan * plan,
   dnnl_exec_arg_t args[CBI_MAX_ARGS];
   dnnl_memory_t ymem;
 
+  if (out < 0)
+    return cbi_cpu_add_step_scratch (plan, pd, inputs, n_inputs, error);
   ymem = cbi_cpu_new_output (plan, out,
       dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0), error);
   if (ymem == NULL)

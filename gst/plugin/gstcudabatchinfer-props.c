@@ -459,10 +459,11 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * Threads that compute a batch on the CPU backend (oneDNN's OpenMP
    * threads, which also pack and unpack the frames). 0: OpenMP's own
    * choice, `OMP_NUM_THREADS` where it is set, else the cores the process
-   * may use; and while other processes keep those cores busy (the
-   * threads of a batch waited for a core a third of its time), batches run
-   * on one of them, and the others sleep, until the cores are idle again
-   * (the `single-thread-batches` of #GstCudaBatchInfer:stats counts them).
+   * may use; and while other processes keep those cores busy (over 50 ms
+   * of batches, the threads waited for a core a quarter of the time each),
+   * batches run on one of them, and the others sleep, until the cores are
+   * idle again (the `single-thread-batches` of #GstCudaBatchInfer:stats
+   * counts them).
    * A number other than 0 is used as it is. Idle, these threads spin only
    * briefly and then sleep, so the decoder, converters and encoder of the
    * pipeline keep the cores between batches (the plugin sets

@@ -18,6 +18,10 @@
  * alpha x + beta, which fuses into the producer as an activation where a
  * binary op could not.
  *
+ * A Conv followed by an Add of one value per channel (PaddlePaddle's
+ * convolutions without bias and elementwise_add) takes the values as its
+ * bias: the activation after the Add fuses into the Conv.
+ *
  * An Identity (what exporters leave of a Dropout) goes: its readers read
  * its input, and the activation before it can fuse into its producer.
  *
@@ -342,5 +346,60 @@ cbi_graph_drop_identities (CbiGraph * graph)
           reader->inputs[k] = from;
     }
     g_array_remove_index (graph->nodes, i);
+  }
+}
+
+/* The per-channel values of constant @t, as an Add to a @channels-channel
+ * NCHW activation reads them (C x 1 x 1 or 1 x C x 1 x 1); else NULL. */
+static const gfloat *
+cbi_fuse_channel_values (const CbiGraph * graph, gint t, gint64 channels)
+{
+  const CbiTensorInfo *c = cbi_graph_tensor (graph, t);
+  gint d, at;
+
+  if (c->data == NULL || c->dtype != CBI_DTYPE_FLOAT
+      || c->n_dims < 3 || c->n_dims > 4)
+    return NULL;
+  at = c->n_dims - 3;
+  for (d = 0; d < c->n_dims; d++)
+    if (c->dims[d] != (d == at ? channels : 1))
+      return NULL;
+  return c->data;
+}
+
+void
+cbi_graph_fold_conv_bias (CbiGraph * graph)
+{
+  guint i;
+
+  for (i = 0; i + 1 < graph->nodes->len; i++) {
+    CbiNode *n = cbi_graph_node (graph, i), *add = cbi_graph_node (graph,
+        i + 1);
+    const CbiTensorInfo *w;
+    const gfloat *values, *old;
+    gfloat *bias;
+    gint64 c, k;
+    gchar *name;
+
+    if (n->op != CBI_OP_CONV || add->op != CBI_OP_ADD
+        || add->inputs[0] != n->output
+        || !cbi_fuse_private (graph, n->output, 1))
+      continue;
+    w = cbi_graph_tensor (graph, n->inputs[1]);
+    c = w->dims[0];
+    values = cbi_fuse_channel_values (graph, add->inputs[1], c);
+    if (values == NULL)
+      continue;
+    old = n->n_inputs > 2 && n->inputs[2] >= 0 ?
+        cbi_graph_tensor (graph, n->inputs[2])->data : NULL;
+    bias = g_new (gfloat, c);
+    for (k = 0; k < c; k++)
+      bias[k] = (old ? old[k] : 0.0f) + values[k];
+    name = g_strconcat (n->name, "/bias", NULL);
+    n->inputs[2] = cbi_graph_add_tensor (graph, name, 1, &c, bias);
+    n->n_inputs = 3;
+    n->output = add->output;
+    g_free (name);
+    g_array_remove_index (graph->nodes, i + 1);
   }
 }

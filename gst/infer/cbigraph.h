@@ -599,6 +599,12 @@ void cbi_graph_fuse_hard_swish (CbiGraph * graph);
  * whose intermediate results nothing else reads (cbifuse.c). */
 void cbi_graph_fuse_affine (CbiGraph * graph);
 
+/* Folds every Add of a constant of one value per channel (C x 1 x 1 or
+ * 1 x C x 1 x 1) right after a Conv, whose output nothing else reads, into
+ * the Conv's bias (a new constant: the old ones may have other readers)
+ * (cbifuse.c). */
+void cbi_graph_fold_conv_bias (CbiGraph * graph);
+
 /* Removes every Identity node whose output is no graph output and is read
  * by no shape computation: its readers read its input (cbifuse.c). */
 void cbi_graph_drop_identities (CbiGraph * graph);

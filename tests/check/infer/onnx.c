@@ -524,6 +524,52 @@ GST_START_TEST (test_empty_bytes_are_no_model)
 
 GST_END_TEST;
 
+GST_START_TEST (test_an_add_per_channel_after_a_conv_becomes_its_bias)
+{
+  CbiGraph *g = cbi_graph_new ();
+  const gint64 x_dims[4] = { 1, 3, 4, 4 }, w_dims[4] = { 2, 3, 1, 1 };
+  const gint64 chan_dims[4] = { 1, 2, 1, 1 }, row_dims[1] = { 2 };
+  gint x, w, c1, a1, c2, a2, in[2];
+  const CbiTensorInfo *bias;
+
+  /* Conv -> Add of 1x2x1x1: folded; Conv -> Add of [2], which ONNX
+   * broadcasts along W, not the channels: kept */
+  g->input = x = cbi_graph_add_tensor (g, "x", 4, x_dims, NULL);
+  w = cbi_graph_add_tensor (g, "w", 4, w_dims, g_new0 (gfloat, 6));
+  c1 = cbi_graph_add_tensor (g, "c1", 0, NULL, NULL);
+  a1 = cbi_graph_add_tensor (g, "a1", 0, NULL, NULL);
+  c2 = cbi_graph_add_tensor (g, "c2", 0, NULL, NULL);
+  a2 = cbi_graph_add_tensor (g, "a2", 0, NULL, NULL);
+  in[0] = x;
+  in[1] = w;
+  cbi_graph_add_node (g, CBI_OP_CONV, "conv1", 2, in, c1, NULL);
+  in[0] = c1;
+  in[1] = cbi_graph_add_tensor (g, "per-channel", 4, chan_dims,
+      g_memdup2 ((const gfloat[]) { 0.5f, -2.0f }, 2 * sizeof (gfloat)));
+  cbi_graph_add_node (g, CBI_OP_ADD, "add1", 2, in, a1, NULL);
+  in[0] = a1;
+  in[1] = w;
+  cbi_graph_add_node (g, CBI_OP_CONV, "conv2", 2, in, c2, NULL);
+  in[0] = c2;
+  in[1] = cbi_graph_add_tensor (g, "per-column", 1, row_dims,
+      g_memdup2 ((const gfloat[]) { 1.0f, 1.0f }, 2 * sizeof (gfloat)));
+  cbi_graph_add_node (g, CBI_OP_ADD, "add2", 2, in, a2, NULL);
+  g->outputs[g->n_outputs++] = a2;
+
+  cbi_graph_fold_conv_bias (g);
+  fail_unless_equals_int (g->nodes->len, 3);
+  fail_unless_equals_int (cbi_graph_node (g, 0)->output, a1);
+  fail_unless_equals_int (cbi_graph_node (g, 0)->n_inputs, 3);
+  bias = cbi_graph_tensor (g, cbi_graph_node (g, 0)->inputs[2]);
+  fail_unless_equals_int (bias->n_dims, 1);
+  fail_unless_equals_float (bias->data[0], 0.5f);
+  fail_unless_equals_float (bias->data[1], -2.0f);
+  fail_unless_equals_int (cbi_graph_node (g, 2)->op, CBI_OP_ADD);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_an_identity_goes_unless_it_is_an_output)
 {
   CbiGraph *g = cbi_graph_new ();
@@ -570,6 +616,7 @@ onnx_suite (void)
   tcase_add_test (tc, test_conv_relu_model_loads_with_a_symbolic_size);
   tcase_add_test (tc, test_every_eltwise_op_and_add_match_the_onnx_reference);
   tcase_add_test (tc, test_an_identity_goes_unless_it_is_an_output);
+  tcase_add_test (tc, test_an_add_per_channel_after_a_conv_becomes_its_bias);
   tcase_add_test (tc,
       test_batch_norm_after_conv_is_folded_and_matches_the_reference);
   tcase_add_test (tc, test_sub_mul_div_add_with_broadcast_match_the_reference);

@@ -219,6 +219,8 @@ cbi_cpu_post_rest (CbiCpuPlan * plan, const CbiNode * post, gint out,
         return FALSE;
     return TRUE;
   }
+  if (post->n_then > 0)         /* cbi_graph_fuse_eltwise_runs() bars it */
+    return cbi_node_unsupported (post, "cpu", error);
   e = g_new0 (CbiCpuEltwiseLoop, 1);
   dnnl_memory_get_data_handle (plan->mems[out], (void **) &e->dst);
   e->src = e->dst;
@@ -242,8 +244,10 @@ cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
   gboolean ok;
 
   if (count == 0) {
-    /* our loop, in the input's layout */
+    /* our loop, in the input's layout: one op (Erf joins no run) */
     CbiCpuEltwiseLoop *e;
+    if (n->n_then > 0)
+      return cbi_node_unsupported (n, "cpu", error);
     if (cbi_cpu_new_output (plan, n->output, &md, error) == NULL)
       return FALSE;
     e = g_new0 (CbiCpuEltwiseLoop, 1);

@@ -187,8 +187,8 @@ cbi_cpu_plan_depth_to_space_nhwc (CbiCpuPlan * plan, const CbiNode * n,
   from_strides[at[0]] = h * w * in[1];
   from_strides[at[4]] = w * in[1];
   from_strides[at[5]] = in[1];
-  /* the input channel of (C', i, j): CRD C' b b + i b + j, DCR i b C' +
-   * j C' + C' */
+  /* the input channel of output channel c and phases i, j (of C' in
+   * all): CRD c b b + i b + j, DCR i b C' + j C' + c */
   from_strides[at[1]] = n->mode == 1 ? b * b : 1;
   from_strides[at[2]] = n->mode == 1 ? b : b * c;
   from_strides[at[3]] = n->mode == 1 ? 1 : c;

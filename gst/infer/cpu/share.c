@@ -16,10 +16,11 @@
  * is called inside an active OpenMP parallel region, so such a batch runs
  * in a region of two threads whose second sleeps until the batch is done,
  * and its core goes to whoever needs it.
- * Meanwhile /proc/stat tells how long the process's cores were idle: once
- * they were idle for half a core over the last 100 ms of such batches, the
- * team comes back. Where the kernel gives no schedstat, batches always run
- * on the team.
+ * Meanwhile /proc/stat tells how long the process's cores were idle during
+ * those batches: once they were idle for half a core over 100 ms of them,
+ * the team comes back. Where the kernel gives no schedstat or /proc/stat,
+ * or OpenMP grants fewer threads than asked, batches always run on the
+ * team.
  */
 #include "cbicpu.h"
 
@@ -40,10 +41,12 @@ typedef struct
 struct _CbiCpuShare
 {
   gboolean solo;                /* the next batch runs on one thread */
-  gint64 window_start;          /* ns; 0: no window open */
-  guint64 window_idle_ns;       /* the process's cores' idle time then */
+  gboolean unwatched;           /* no way to watch: the team, always */
+  gint64 solo_wall_ns;          /* batches on one thread since the last look */
+  guint64 solo_idle_ns;         /* the process's cores' idle time in them */
   pid_t tids[CBI_CPU_MAX_TEAM]; /* the team's, its master first */
   gint n_tids;                  /* 0: to learn */
+  gint team_asked;              /* the size @tids was learnt for */
   gint64 team_wall_ns;          /* batches on the team since the last look */
   guint64 team_wait_ns;         /* the team's run-queue delay in them */
   GMutex lock;                  /* the idle thread of a batch on one */
@@ -169,14 +172,16 @@ cbi_cpu_share_free (CbiCpuShare * share)
 }
 
 /* The team of the calling thread: its threads' ids in @share, learnt
- * again when the caller or the team size changed. Returns its size. */
+ * again when the caller or the team size asked for changed. Returns how
+ * many threads it has; @fresh: whether it was learnt just now. */
 static gint
-cbi_share_team (CbiCpuShare * share, gint team)
+cbi_share_team (CbiCpuShare * share, gint team, gboolean * fresh)
 {
   pid_t self = (pid_t) syscall (SYS_gettid);
   gint n = 0;
 
-  if (share->n_tids == team && share->tids[0] == self)
+  *fresh = FALSE;
+  if (share->n_tids > 0 && share->team_asked == team && share->tids[0] == self)
     return share->n_tids;
 #pragma omp parallel num_threads (team)
   {
@@ -184,73 +189,83 @@ cbi_share_team (CbiCpuShare * share, gint team)
     if (omp_get_thread_num () == 0)
       n = omp_get_num_threads ();
   }
+  share->team_asked = team;
   share->n_tids = n;
   share->team_wall_ns = share->team_wait_ns = 0;
+  *fresh = TRUE;
   return n;
 }
 
 /* On the team: runs @run; once the batches on the team add up to a window,
  * goes to one thread when its threads waited for cores a quarter of the
- * time each, on average. */
+ * time each, on average. A team that cannot be watched (schedstat
+ * unreadable, one thread granted) is left alone from then on. */
 static gboolean
 cbi_share_run_team (CbiCpuShare * share, gint team, CbiCpuShareFunc run,
     gpointer data, GError ** error)
 {
   guint64 before, after;
   gint64 start;
-  gint n = cbi_share_team (share, team);
-  gboolean watched, ok;
+  gboolean fresh, ok;
+  gint n = cbi_share_team (share, team, &fresh);
 
-  watched = n >= 2 && share->probes.team_wait_ns (share->tids, n, &before,
-      share->probe_data);
+  if (n < 2 || !share->probes.team_wait_ns (share->tids, n, &before,
+          share->probe_data)) {
+    share->unwatched = fresh;
+    share->n_tids = 0;          /* a thread of it is gone: learn it again */
+    return run (data, error);
+  }
   start = share->probes.now_ns (share->probe_data);
   ok = run (data, error);
-  if (!watched || !share->probes.team_wait_ns (share->tids, n, &after,
-          share->probe_data)) {
-    share->n_tids = 0;          /* a thread left the team: learn it again */
+  if (!share->probes.team_wait_ns (share->tids, n, &after, share->probe_data)
+      || after < before) {
+    share->n_tids = 0;
     return ok;
   }
   share->team_wall_ns += share->probes.now_ns (share->probe_data) - start;
   share->team_wait_ns += after - before;
   if (share->team_wall_ns < CBI_SHARE_TEAM_WINDOW_NS)
     return ok;
-  if (share->team_wait_ns * CBI_SHARE_WAIT_RATIO > (guint64)
-      share->team_wall_ns * n) {
+  if (share->team_wait_ns / n * CBI_SHARE_WAIT_RATIO >
+      (guint64) share->team_wall_ns) {
     GST_DEBUG ("the team of %d waited %" G_GUINT64_FORMAT " us in %"
         G_GINT64_FORMAT " us for cores: one thread from now", n,
         share->team_wait_ns / 1000, share->team_wall_ns / 1000);
     share->solo = TRUE;
-    share->window_start = 0;
+    share->solo_wall_ns = 0;
+    share->solo_idle_ns = 0;
   }
   share->team_wall_ns = share->team_wait_ns = 0;
   return ok;
 }
 
 /* On one thread: runs @run inside a region of two threads, the second
- * idle, then brings the team back once the cores were idle enough. */
+ * asleep until the batch is done; brings the team back once the process's
+ * cores were idle half a core's worth during the batches on one thread
+ * (not between them: a pipeline waiting for frames leaves cores idle that
+ * a competing process may still want when the batches come). */
 static gboolean
 cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
     gboolean * solo, GError ** error)
 {
   GError *err = NULL;
   gboolean ok = FALSE;
-  guint64 idle;
-  gint64 now;
+  guint64 idle_before, idle_after;
+  gint64 start, granted = 0;
 
-  if (share->window_start == 0) {
-    if (!share->probes.idle_ns (&share->window_idle_ns, share->probe_data)) {
-      share->solo = FALSE;      /* no way to tell when to come back */
-      return run (data, error);
-    }
-    share->window_start = share->probes.now_ns (share->probe_data);
+  if (!share->probes.idle_ns (&idle_before, share->probe_data)) {
+    share->solo = FALSE;        /* no way to tell when to come back */
+    share->unwatched = TRUE;
+    return run (data, error);
   }
-  *solo = TRUE;
+  start = share->probes.now_ns (share->probe_data);
   share->batch_done = FALSE;
   /* the second thread sleeps on a condition until the batch is done, so
    * that it does not spin at the region's end for the whole batch */
 #pragma omp parallel num_threads (2)
   {
     if (omp_get_thread_num () == 0) {
+      granted = omp_get_num_threads ();
       ok = run (data, &err);
       g_mutex_lock (&share->lock);
       share->batch_done = TRUE;
@@ -267,20 +282,30 @@ cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
     g_propagate_error (error, err);
     return FALSE;
   }
-  now = share->probes.now_ns (share->probe_data);
-  if (now - share->window_start >= CBI_SHARE_WINDOW_NS
-      && share->probes.idle_ns (&idle, share->probe_data)) {
-    /* at least half a core idle: no one else wants it */
-    if ((gint64) (idle - share->window_idle_ns) * 2 >=
-        now - share->window_start) {
-      GST_DEBUG ("cores idle %" G_GUINT64_FORMAT " of %" G_GINT64_FORMAT
-          " us: the team again", (idle - share->window_idle_ns) / 1000,
-          (now - share->window_start) / 1000);
-      share->solo = FALSE;
-      share->team_wall_ns = share->team_wait_ns = 0;
-    }
-    share->window_start = 0;
+  if (granted < 2) {
+    /* an inactive region: the batch ran on the team, nested; there is no
+     * one thread to be had here */
+    share->solo = FALSE;
+    share->unwatched = TRUE;
+    return TRUE;
   }
+  *solo = TRUE;
+  if (share->probes.idle_ns (&idle_after, share->probe_data)
+      && idle_after > idle_before)
+    share->solo_idle_ns += idle_after - idle_before;
+  share->solo_wall_ns += share->probes.now_ns (share->probe_data) - start;
+  if (share->solo_wall_ns < CBI_SHARE_WINDOW_NS)
+    return TRUE;
+  /* at least half a core idle: no one else wants it */
+  if (share->solo_idle_ns * 2 >= (guint64) share->solo_wall_ns) {
+    GST_DEBUG ("cores idle %" G_GUINT64_FORMAT " us in %" G_GINT64_FORMAT
+        " us of batches: the team again", share->solo_idle_ns / 1000,
+        share->solo_wall_ns / 1000);
+    share->solo = FALSE;
+    share->team_wall_ns = share->team_wait_ns = 0;
+  }
+  share->solo_wall_ns = 0;
+  share->solo_idle_ns = 0;
   return TRUE;
 }
 
@@ -291,7 +316,8 @@ cbi_cpu_share_run (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
   gint team = omp_get_max_threads ();
 
   *solo = FALSE;
-  if (team < 2 || team > CBI_CPU_MAX_TEAM || omp_in_parallel ())
+  if (share->unwatched || team < 2 || team > CBI_CPU_MAX_TEAM
+      || omp_in_parallel ())
     return run (data, error);
   if (share->solo)
     return cbi_share_run_solo (share, run, data, solo, error);

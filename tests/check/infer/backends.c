@@ -191,6 +191,9 @@ typedef struct
   guint64 wait, idle;
   guint64 wait_per_batch, idle_per_batch;
   gboolean readable;
+  gboolean wait_restarts;       /* each batch sets the wait back to 0, as a
+                                 * thread that left the team and a new one
+                                 * with its id would */
   gint in_parallel;             /* of the last batch */
   gint team;                    /* omp_get_num_threads () in it */
 } FakeCores;
@@ -230,7 +233,7 @@ fake_batch (gpointer data, GError ** error)
   f->in_parallel = omp_in_parallel ();
   f->team = omp_get_num_threads ();
   f->now += 10 * 1000000;
-  f->wait += f->wait_per_batch;
+  f->wait = f->wait_restarts ? 0 : f->wait + f->wait_per_batch;
   f->idle += f->idle_per_batch;
   return TRUE;
 }
@@ -296,6 +299,20 @@ GST_START_TEST
 
 GST_END_TEST;
 
+GST_START_TEST (test_a_wait_that_goes_back_is_no_wait)
+{
+  FakeCores f = { 1, G_GUINT64_CONSTANT (1) << 40, 0, 0, 0, TRUE, TRUE };
+  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
+  gint before = omp_get_max_threads ();
+
+  omp_set_num_threads (2);
+  fail_unless_equals_int (run_fake_batches (share, &f, 20), 0);
+  omp_set_num_threads (before);
+  cbi_cpu_share_free (share);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_share_that_cannot_read_the_wait_keeps_the_team)
 {
   FakeCores f = { 1, 0, 0, 9 * 1000000, 0, FALSE };
@@ -331,6 +348,7 @@ backends_suite (void)
   tcase_add_test (tc,
       test_a_team_that_waits_for_cores_runs_on_one_thread_until_they_are_idle);
   tcase_add_test (tc, test_a_share_that_cannot_read_the_wait_keeps_the_team);
+  tcase_add_test (tc, test_a_wait_that_goes_back_is_no_wait);
   return s;
 }
 

@@ -26,12 +26,15 @@
 #    runner checks NaN and infinities before its per-op tolerance) and the
 #    tests whose verdict differs; they need a python with onnx and numpy
 #    ($CBI_PYTHON, else .venv/bin/python3 if there is one, else python3);
-# 7. benchmark: bench/first-last-batch on CUDA: 120 frames at batch 16
+# 7. ops models CUDA: tests/models/check-references.py runs the ops test
+#    models (every op of issue 10, runs of element-wise steps,
+#    DepthToSpace) on CUDA against the onnxruntime outputs in the tree;
+# 8. benchmark: bench/first-last-batch on CUDA: 120 frames at batch 16
 #    through the style net at 1280x720, the four warm-up/padding runs, the
 #    first/median and last/median ratios and throughput, and the stream's
 #    throughput with 2 batches in flight against 1 (without a GPU, a few
 #    frames on the CPU, to show the pipeline loads);
-# 8. pytorch: the same net, frames and batches through PyTorch with
+# 9. pytorch: the same net, frames and batches through PyTorch with
 #    cudnn.benchmark (bench/pytorch-style.py, which first checks it
 #    computes what onnxruntime does) and the fps ratio;
 # and writes each step's output and summary.txt to REPORT-DIR, where every
@@ -169,6 +172,7 @@ step_bundle () {
   export GST_REGISTRY_1_0=$run/registry.bin  # fresh: nothing stale
   bin=$run/bin
   conformance=$bundle/tests/conformance/onnx-node-tests.py
+  references=$bundle/tests/models/check-references.py
   style_model=$bundle/tests/models/style.onnx
   pytorch_style=$bundle/bench/pytorch-style.py
   verdict ran "from $bundle"
@@ -196,6 +200,7 @@ step_build () {
   bin=$root/build/tests/conformance  # the node tests' runner
   export GST_PLUGIN_PATH=$root/build  # the bench finds the plugin there
   conformance=$root/tests/conformance/onnx-node-tests.py
+  references=$root/tests/models/check-references.py
   style_model=$root/tests/models/style.onnx
   pytorch_style=$root/bench/pytorch-style.py
   verdict ran "from build/"
@@ -394,6 +399,26 @@ step_pytorch () {
   if [ $rc = 0 ]; then verdict ran; else verdict failed "exit status $rc"; fi
 }
 
+# the ops test models (tests/models/ops-*.onnx) on CUDA against the
+# onnxruntime outputs in the tree: every op of issue 10, the runs of
+# element-wise steps, DepthToSpace
+step_ops_cuda () {
+  if ! py_has "onnx, numpy"; then
+    verdict skipped "${py:-no python3}${py:+ has no onnx and numpy}"; return
+  fi
+  "$py" "$references" --runner "$bin/cbi-run-tensor" --backend cuda \
+    >"$report/ops-models-cuda.txt" 2>&1
+  local rc=$?
+  say "cuda: $(tail -n 1 "$report/ops-models-cuda.txt")"
+  if [ $rc != 0 ]; then
+    verdict failed "$(grep -m1 '^FAIL' "$report/ops-models-cuda.txt")"
+  elif ! grep -q "^PASS" "$report/ops-models-cuda.txt"; then
+    verdict skipped "none ran on CUDA:$(grep -m1 '^SKIP' \
+      "$report/ops-models-cuda.txt" | cut -d: -f2-)"
+  else verdict ran
+  fi
+}
+
 # a step runs unless one before it failed in a way that leaves nothing to
 # run (no build, libraries missing); it then says it skipped, and why
 run_step () {
@@ -411,6 +436,8 @@ fi
 run_step "node tests CPU" "the ONNX node tests on the CPU backend" step_nodes_cpu
 run_step "node tests CUDA" "the same on CUDA, and the verdicts that differ" \
   step_nodes_cuda
+run_step "ops models CUDA" "tests/models/ops-*.onnx against onnxruntime" \
+  step_ops_cuda
 run_step benchmark "CUDA, style net, 1280x720, batch 16, 120 frames" step_bench
 run_step pytorch "PyTorch (cudnn.benchmark) on the same net, frames and batches" \
   step_pytorch

@@ -1314,19 +1314,25 @@ def ops_depth_to_space_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+# the ops models: stem, maker, seed, input shape (their references are
+# STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
+# this list)
+OPS_MODELS = (
+    ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
+    ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
+    ("ops-bn", ops_bn_model, 43, FOLD_SHAPE),
+    ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE),
+    ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE),
+    ("ops-where", ops_where_model, 46, FOLD_SHAPE),
+    ("ops-hard-swish", ops_hard_swish_model, 47, FOLD_SHAPE),
+    ("ops-affine", ops_affine_model, 48, FOLD_SHAPE),
+    ("ops-eltwise-runs", ops_eltwise_runs_model, 49, FOLD_SHAPE),
+    ("ops-depth-to-space", ops_depth_to_space_model, 50, FOLD_SHAPE),
+)
+
+
 def ops_models():
-    for stem, make, seed, shape in (
-            ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
-            ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
-            ("ops-bn", ops_bn_model, 43, FOLD_SHAPE),
-            ("ops-layer-norm", ops_layer_norm_model, 44, FOLD_SHAPE),
-            ("ops-split-argmax", ops_split_argmax_model, 45, FOLD_SHAPE),
-            ("ops-where", ops_where_model, 46, FOLD_SHAPE),
-            ("ops-hard-swish", ops_hard_swish_model, 47, FOLD_SHAPE),
-            ("ops-affine", ops_affine_model, 48, FOLD_SHAPE),
-            ("ops-eltwise-runs", ops_eltwise_runs_model, 49, FOLD_SHAPE),
-            ("ops-depth-to-space", ops_depth_to_space_model, 50,
-             FOLD_SHAPE)):
+    for stem, make, seed, shape in OPS_MODELS:
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

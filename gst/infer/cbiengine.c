@@ -691,8 +691,9 @@ cbi_median_of_samples (const guint64 samples[CBI_WARMUP_TIMED_BATCHES])
   return sorted[CBI_WARMUP_TIMED_BATCHES / 2];
 }
 
-gboolean
-cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
+/* The warm-up, on the calling thread. */
+static gboolean
+cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error)
 {
   const guint n = layout->n_slots;
@@ -795,6 +796,50 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
       report->fresh_bytes, report->pool.reserved_bytes,
       report->time_ns / 1000, report->steady_time_ns / 1000);
   return TRUE;
+}
+
+typedef struct
+{
+  CbiEngine *engine;
+  const CbiFrameBatch *layout;
+  CbiBatchReport *report;
+  GError *error;
+  gboolean ok;
+} CbiWarmupCall;
+
+static gpointer
+cbi_engine_warmup_thread (gpointer data)
+{
+  CbiWarmupCall *c = data;
+
+  c->ok = cbi_engine_warmup_here (c->engine, c->layout, c->report, &c->error);
+  return NULL;
+}
+
+/* On the CPU the warm-up runs on a thread of its own, which ends with it.
+ * OpenMP keeps a pool of threads for every thread that starts a team, and
+ * libgomp shortens its spin to 100 rounds (throttling) once it has more
+ * threads than cores: a warm-up on the application's thread (a state
+ * change) and batches on the streaming thread made 3 threads on 2 cores,
+ * and every batch after waited like OMP_WAIT_POLICY=passive. The pool of a
+ * thread goes when the thread ends. */
+gboolean
+cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
+    CbiBatchReport * report, GError ** error)
+{
+  CbiWarmupCall call = { engine, layout, report, NULL, FALSE };
+  GThread *thread;
+
+  if (strcmp (engine->backend->iface->name, "cpu") != 0)
+    return cbi_engine_warmup_here (engine, layout, report, error);
+  thread = g_thread_try_new ("cbi-warmup", cbi_engine_warmup_thread, &call,
+      NULL);
+  if (thread == NULL)           /* no thread to be had: here, then */
+    return cbi_engine_warmup_here (engine, layout, report, error);
+  g_thread_join (thread);
+  if (!call.ok)
+    g_propagate_error (error, call.error);
+  return call.ok;
 }
 
 void

@@ -466,6 +466,44 @@ GST_START_TEST (test_warmup_leaves_no_fresh_memory_and_times_a_median_batch)
 
 GST_END_TEST;
 
+/* The threads of this process now. */
+static guint
+count_threads (void)
+{
+  GDir *dir = g_dir_open ("/proc/self/task", 0, NULL);
+  guint n = 0;
+
+  fail_unless (dir != NULL);
+  while (g_dir_read_name (dir))
+    n++;
+  g_dir_close (dir);
+  return n;
+}
+
+GST_START_TEST (test_the_cpu_warm_up_leaves_no_openmp_threads_behind)
+{
+  CbiEngine *e = cpu_engine (0);
+  CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
+  CbiBatchReport w;
+  guint before, i;
+
+  /* a team of two: the warm-up's thread and a worker of its pool, which
+   * would stay, sleeping, with a warm-up on this thread (and with the
+   * streaming thread's pool make libgomp throttle every spin) */
+  cbi_engine_set_threads (e, 2);
+  before = count_threads ();
+  fail_unless (cbi_engine_warmup (e, &layout, &w, NULL));
+  fail_unless_equals_int (w.threads, 2);
+  /* the pool's worker ends on its own once released: wait for it, up to
+   * 10 s (a thread that stays is what the test is for) */
+  for (i = 0; i < 1000 && count_threads () > before; i++)
+    g_usleep (10000);
+  fail_unless_equals_int (count_threads (), before);
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_submitted_batches_take_slots_in_turn_and_refuse_a_busy_one)
 {
   CbiEngine *e = cpu_engine (0);
@@ -887,6 +925,7 @@ engine_suite (void)
   tcase_add_test (tc,
       test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
+  tcase_add_test (tc, test_the_cpu_warm_up_leaves_no_openmp_threads_behind);
   tcase_add_test (tc,
       test_warmup_frames_count_against_the_limit_before_they_exist);
   tcase_add_test (tc,

@@ -120,10 +120,10 @@ cbi_cpu_eltwise_steps (const CbiNode * n,
   return count;
 }
 
-/* An attribute with a user scratchpad and steps @from to @to as
+/* An attribute with a user scratchpad and the @n_steps of @steps as
  * post-ops. */
 static gboolean
-cbi_cpu_attr_steps (const CbiCpuEltwise * steps, guint from, guint to,
+cbi_cpu_attr_steps (const CbiCpuEltwise * steps, guint n_steps,
     dnnl_primitive_attr_t * attr, GError ** error)
 {
   dnnl_post_ops_t ops = NULL;
@@ -135,9 +135,9 @@ cbi_cpu_attr_steps (const CbiCpuEltwise * steps, guint from, guint to,
     return FALSE;
   ok = DNNL_CHECK (dnnl_primitive_attr_set_scratchpad_mode (*attr,
           dnnl_scratchpad_mode_user), "set_scratchpad_mode");
-  if (ok && to > from) {
+  if (ok && n_steps > 0) {
     ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create");
-    for (i = from; ok && i < to; i++)
+    for (i = 0; ok && i < n_steps; i++)
       ok = DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f, steps[i].alg,
               steps[i].alpha, steps[i].beta), "append_eltwise");
     ok = ok && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
@@ -166,7 +166,7 @@ cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
 
   if (post == NULL || cbi_cpu_eltwise_steps (post, steps, &own) == 0)
     own = 0;
-  return cbi_cpu_attr_steps (steps, 0, own, attr, error);
+  return cbi_cpu_attr_steps (steps, own, attr, error);
 }
 
 /* A oneDNN eltwise of step @step in place on output @out. One step each:
@@ -190,24 +190,45 @@ cbi_cpu_add_eltwise_step (CbiCpuPlan * plan, gint out,
   ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
           dnnl_forward_inference, step->alg, md, step->alpha, step->beta),
       "eltwise desc")
-      && cbi_cpu_attr_steps (NULL, 0, 0, &attr, error)
+      && cbi_cpu_attr_steps (NULL, 0, &attr, error)
       && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
           plan->cpu->engine, NULL), "eltwise primitive desc");
   return cbi_cpu_finish_owned (ok, pd, attr, plan, args, 2, -1, error);
 }
 
+/* Our loop for element-wise node @n, whose op oneDNN has no form of, from
+ * @src into @dst (may be @src), both of desc @md. Erf, the one such op,
+ * keeps a blocked layout's zero padding, and joins no run of element-wise
+ * ops (cbi_graph_fuse_eltwise_runs()): a node with steps is refused. */
+static gboolean
+cbi_cpu_add_eltwise_loop (CbiCpuPlan * plan, const CbiNode * n,
+    dnnl_memory_t src, dnnl_memory_t dst, const dnnl_memory_desc_t * md,
+    GError ** error)
+{
+  CbiCpuEltwiseLoop *e;
+
+  if (n->n_then > 0)
+    return cbi_node_unsupported (n, "cpu", error);
+  e = g_new0 (CbiCpuEltwiseLoop, 1);
+  dnnl_memory_get_data_handle (src, (void **) &e->src);
+  dnnl_memory_get_data_handle (dst, (void **) &e->dst);
+  e->count = dnnl_memory_desc_get_size (md) / sizeof (gfloat);
+  e->op = cbi_op_info (n->op)->eltwise;
+  e->alpha = n->alpha;
+  e->beta = n->beta;
+  cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
+  return TRUE;
+}
+
 /* What of activation @post (nullable) the post-ops of the primitive that
  * wrote output @out (cbi_cpu_attr()) left, in place on @out: the steps
- * of its @then as eltwise primitives, or our loop where oneDNN
- * has no form of it. Erf, the one such op, keeps a blocked layout's zero
- * padding, and joins no run of element-wise ops
- * (cbi_graph_fuse_eltwise_runs()). */
+ * of its @then as eltwise primitives, or our loop where oneDNN has no form
+ * of it. */
 gboolean
 cbi_cpu_post_rest (CbiCpuPlan * plan, const CbiNode * post, gint out,
     GError ** error)
 {
   CbiCpuEltwise steps[CBI_CPU_MAX_STEPS];
-  CbiCpuEltwiseLoop *e;
   guint n, i, own;
 
   if (post == NULL)
@@ -219,17 +240,8 @@ cbi_cpu_post_rest (CbiCpuPlan * plan, const CbiNode * post, gint out,
         return FALSE;
     return TRUE;
   }
-  if (post->n_then > 0)         /* cbi_graph_fuse_eltwise_runs() bars it */
-    return cbi_node_unsupported (post, "cpu", error);
-  e = g_new0 (CbiCpuEltwiseLoop, 1);
-  dnnl_memory_get_data_handle (plan->mems[out], (void **) &e->dst);
-  e->src = e->dst;
-  e->count = dnnl_memory_desc_get_size (&plan->mds[out]) / sizeof (gfloat);
-  e->op = cbi_op_info (post->op)->eltwise;
-  e->alpha = post->alpha;
-  e->beta = post->beta;
-  cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
-  return TRUE;
+  return cbi_cpu_add_eltwise_loop (plan, post, plan->mems[out],
+      plan->mems[out], &plan->mds[out], error);
 }
 
 gboolean
@@ -243,23 +255,10 @@ cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
   guint own, count = cbi_cpu_eltwise_steps (n, steps, &own), i;
   gboolean ok;
 
-  if (count == 0) {
-    /* our loop, in the input's layout: one op (Erf joins no run) */
-    CbiCpuEltwiseLoop *e;
-    if (n->n_then > 0)
-      return cbi_node_unsupported (n, "cpu", error);
-    if (cbi_cpu_new_output (plan, n->output, &md, error) == NULL)
-      return FALSE;
-    e = g_new0 (CbiCpuEltwiseLoop, 1);
-    dnnl_memory_get_data_handle (args[0].memory, (void **) &e->src);
-    dnnl_memory_get_data_handle (plan->mems[n->output], (void **) &e->dst);
-    e->count = dnnl_memory_desc_get_size (&md) / sizeof (gfloat);
-    e->op = cbi_op_info (n->op)->eltwise;
-    e->alpha = n->alpha;
-    e->beta = n->beta;
-    cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
-    return TRUE;
-  }
+  if (count == 0)               /* our loop, in the input's layout */
+    return cbi_cpu_new_output (plan, n->output, &md, error) != NULL
+        && cbi_cpu_add_eltwise_loop (plan, n, args[0].memory,
+        plan->mems[n->output], &md, error);
   /* the first step from the input, the others in place after it */
   ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
           dnnl_forward_inference, steps[0].alg, &md, steps[0].alpha,

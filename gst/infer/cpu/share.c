@@ -12,10 +12,11 @@
  * So with threads=0 the batches on the team are watched: when, over 50 ms
  * of them, its threads spent a quarter of the time each waiting for a core
  * (their run-queue delay, the second field of
- * /proc/self/task/TID/schedstat), the next batches run on one thread. oneDNN runs a primitive on one thread when it
- * is called inside an active OpenMP parallel region, so such a batch runs
- * in a region of two threads whose second sleeps until the batch is done,
- * and its core goes to whoever needs it.
+ * /proc/self/task/TID/schedstat), the next batches run on one thread.
+ * oneDNN runs a primitive on one thread when it is called inside an active
+ * OpenMP parallel region, so such a batch runs in a region of two threads
+ * whose second sleeps until the batch is done, and its core goes to
+ * whoever needs it.
  * Meanwhile /proc/stat tells how long the process's cores were idle during
  * those batches: once they were idle for half a core over 100 ms of them,
  * the team comes back. Where the kernel gives no schedstat or /proc/stat,

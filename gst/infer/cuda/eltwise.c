@@ -43,10 +43,11 @@ static void
 cbi_cuda_add_eltwise (CbiCudaPlan * plan, const CbiNode * n,
     const gfloat * x, gfloat * y, gint64 count)
 {
-  CbiEltwiseStep steps[CBI_MAX_ELTWISE_STEPS];
+  const CbiEltwiseStep first = { cbi_op_info (n->op)->eltwise, n->alpha,
+    n->beta
+  };
 
-  cbi_node_eltwise_steps (n, steps);
-  cbi_cuda_add_eltwise_step (plan, n, &steps[0], x, y, count);
+  cbi_cuda_add_eltwise_step (plan, n, &first, x, y, count);
 }
 
 void

@@ -97,7 +97,7 @@ struct _CbiBackend
   guint inflight;               /* batches a plan can have in flight: its
                                  * transfer buffers come in that many */
   gboolean share_cores;         /* CPU: run a batch on one thread while
-                                 * other processes keep the cores busy
+                                 * other threads keep the cores busy
                                  * (threads=0) */
   gboolean ran_solo;            /* CPU: the last batch ran on one thread */
 };

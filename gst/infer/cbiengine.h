@@ -52,7 +52,7 @@ typedef struct
   guint64 device_total_bytes;
   guint threads;                /* OpenMP threads of the submitting thread */
   gboolean single_thread;       /* the CPU ran the batch on one of them:
-                                 * other processes kept the cores busy */
+                                 * other threads kept the cores busy */
   guint64 time_ns;
   /* warm-up only: the planned batches timed after the first, and their
    * median, which one slow sample (a page fault, a busy core) cannot
@@ -216,7 +216,7 @@ void cbi_engine_set_replay (CbiEngine * engine, gboolean replay);
 /* The OpenMP threads that run oneDNN and the packing loops on the CPU
  * backend; 0 (the default) keeps OpenMP's own: OMP_NUM_THREADS, else the
  * cores the process may use, and runs a batch on one of them while other
- * processes keep the cores busy (cpu/share.c). */
+ * threads keep the cores busy (cpu/share.c). */
 void cbi_engine_set_threads (CbiEngine * engine, guint threads);
 
 G_END_DECLS

@@ -459,8 +459,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * Threads that compute a batch on the CPU backend (oneDNN's OpenMP
    * threads, which also pack and unpack the frames). 0: OpenMP's own
    * choice, `OMP_NUM_THREADS` where it is set, else the cores the process
-   * may use; and while other processes keep those cores busy (over 50 ms
-   * of batches, the threads waited for a core a quarter of the time each),
+   * may use; and while other threads keep those cores busy (other
+   * processes, or the pipeline's own decoder and converters: over 50 ms of
+   * batches, the threads waited for a core a quarter of the time each),
    * batches run on one of them, and the others sleep, until the cores are
    * idle again (the `single-thread-batches` of #GstCudaBatchInfer:stats
    * counts them).
@@ -487,7 +488,7 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * structure: `frames-in`, `frames-out` (pushed), `frames-dropped` (by
    * flushing seeks, state changes, failed batches and pushes downstream
    * refused), `batches`, `padded-frames`, `single-thread-batches` (run
-   * on one thread of the CPU backend while other processes kept the cores
+   * on one thread of the CPU backend while other threads kept the cores
    * busy: see #GstCudaBatchInfer:threads), `replans`,
    * `warmup-time`, `steady-batch-time`, `fresh-allocations-after-warmup`,
    * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,

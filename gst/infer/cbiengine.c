@@ -8,6 +8,7 @@
 #include "cbiengine.h"
 #include "cbibackend.h"
 #include "cbierror.h"
+#include "cbiworker.h"
 
 #include <gst/gst.h>
 #include <omp.h>
@@ -60,6 +61,8 @@ struct _CbiEngine
   CbiSlot slots[CBI_MAX_INFLIGHT];
   guint n_slots;
   guint next_slot;
+  CbiWorker *worker;            /* runs the batches, or NULL */
+  gboolean wants_worker;        /* the CPU, until a thread is refused */
   gint last_slot;               /* the last collected, for its outputs;
                                  * -1: none */
 };
@@ -137,6 +140,7 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
         (backend), 0);
   engine->shapes = g_new0 (CbiShape, graph->tensors->len);
   g_mutex_init (&engine->lock);
+  engine->wants_worker = kind == CBI_BACKEND_CPU;
   engine->n_slots = backend->inflight = 1;
   engine->last_slot = -1;
   return engine;
@@ -198,6 +202,8 @@ cbi_engine_free (CbiEngine * engine)
 {
   if (engine == NULL)
     return;
+  /* its OpenMP pool ends with it */
+  cbi_worker_free (engine->worker);
   cbi_engine_drop_plans (engine);
   cbi_pool_free (engine->pool);
   g_clear_pointer (&engine->staging, cbi_pool_free);
@@ -443,9 +449,9 @@ cbi_engine_check_image (const CbiPlanEntry * e, const CbiFrameBatch * batch,
 }
 
 /* OpenMP's thread count is the calling thread's own: set around the work
- * of a thread that may run oneDNN or the packing loops (the streaming
- * thread, the src pad's task, the application's for a state change), and
- * given back after, so the caller's own OpenMP work keeps its count.
+ * that runs oneDNN or the packing loops (on the compute thread, or on the
+ * caller's where there is none), and given back after, so a caller's own
+ * OpenMP work keeps its count.
  * Returns what to give back to cbi_engine_threads_leave(). */
 static gint
 cbi_engine_threads_enter (CbiEngine * engine)
@@ -464,6 +470,75 @@ cbi_engine_threads_leave (gint before)
     omp_set_num_threads (before);
 }
 
+/* What a batch's compute is given and gives back, for the worker. */
+typedef struct
+{
+  CbiEngine *engine;
+  const CbiShape *shape;
+  const CbiFrameBatch *batch;
+  const gfloat *input;
+  guint slot;
+  CbiBatchReport *report;
+  GError **error;
+  CbiPlanEntry *entry;          /* out: the plan it ran */
+  gboolean ok;
+} CbiComputeCall;
+
+/* Plans (where the shape is new), packs, runs and unpacks a batch into
+ * slot @c->slot: the work that starts OpenMP teams. */
+static void
+cbi_engine_compute (gpointer data)
+{
+  CbiComputeCall *c = data;
+  CbiEngine *engine = c->engine;
+  CbiBackend *backend = engine->backend;
+  const CbiBackendIface *iface = backend->iface;
+  CbiPlanEntry *e;
+  gint threads_before = cbi_engine_threads_enter (engine);
+
+  e = cbi_engine_get_plan (engine, c->shape, c->batch,
+      &c->report->replanned, c->error);
+  c->ok = e != NULL && (c->batch == NULL || c->batch->out == NULL
+      || cbi_engine_check_image (e, c->batch, c->error))
+      && (c->batch ? iface->upload (backend, e->plan, c->slot, c->batch,
+          c->error) : iface->upload_tensor (backend, e->plan, c->slot,
+          c->input, c->error))
+      && iface->compute (backend, e->plan, c->slot, c->error)
+      && iface->download (backend, e->plan, c->slot, c->batch, c->error);
+  c->entry = e;
+  c->report->threads = omp_get_max_threads ();
+  c->report->single_thread = backend->ran_solo;
+  cbi_engine_threads_leave (threads_before);
+}
+
+/* Runs @func (@data) on the engine's worker where it has one (the CPU:
+ * see cbiworker.c), else here. The worker starts at the first call; where
+ * no thread can be had the call runs here. */
+static void
+cbi_engine_call (CbiEngine * engine, CbiWorkerFunc func, gpointer data)
+{
+  CbiWorker *worker;
+
+  g_mutex_lock (&engine->lock);
+  if (engine->worker == NULL && engine->wants_worker) {
+    GError *err = NULL;
+
+    engine->worker = cbi_worker_new ("cbi-compute", &err);
+    if (engine->worker == NULL) {
+      GST_WARNING ("no compute thread (%s): batches run on the threads "
+          "that submit them", err->message);
+      engine->wants_worker = FALSE;
+      g_clear_error (&err);
+    }
+  }
+  worker = engine->worker;
+  g_mutex_unlock (&engine->lock);
+  if (worker)
+    cbi_worker_call (worker, func, data);
+  else
+    func (data);
+}
+
 /* Queues a batch in the next slot: @batch packs the input when set, else
  * @input is copied in. */
 static gboolean
@@ -471,15 +546,13 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
     const CbiFrameBatch * batch, const gfloat * input, guint * ticket,
     CbiBatchReport * report, GError ** error)
 {
-  const CbiBackendIface *iface = engine->backend->iface;
-  CbiBackend *backend = engine->backend;
+  CbiComputeCall call = { engine, shape, batch, input, 0, report, error,
+    NULL, FALSE
+  };
   CbiPoolStats before;
-  CbiPlanEntry *e;
   CbiSlot *slot;
   guint k;
   gint64 start = g_get_monotonic_time ();
-  gint threads_before;
-  gboolean ok;
 
   memset (report, 0, sizeof (*report));
   g_mutex_lock (&engine->lock);
@@ -493,26 +566,17 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   }
   g_mutex_unlock (&engine->lock);
 
-  threads_before = cbi_engine_threads_enter (engine);
   cbi_engine_stats (engine, &before);
   cbi_engine_reset_peaks (engine);
-  e = cbi_engine_get_plan (engine, shape, batch, &report->replanned, error);
-  ok = e != NULL && (batch == NULL || batch->out == NULL
-      || cbi_engine_check_image (e, batch, error))
-      && (batch ? iface->upload (backend, e->plan, k, batch, error) :
-      iface->upload_tensor (backend, e->plan, k, input, error))
-      && iface->compute (backend, e->plan, k, error)
-      && iface->download (backend, e->plan, k, batch, error);
-  report->threads = omp_get_max_threads ();
-  report->single_thread = backend->ran_solo;
-  cbi_engine_threads_leave (threads_before);
-  if (!ok)
+  call.slot = k;
+  cbi_engine_call (engine, cbi_engine_compute, &call);
+  if (!call.ok)
     return FALSE;
 
   g_mutex_lock (&engine->lock);
   slot->busy = TRUE;
-  slot->plan = e->plan;
-  memcpy (slot->outputs, e->outputs, sizeof (e->outputs));
+  slot->plan = call.entry->plan;
+  memcpy (slot->outputs, call.entry->outputs, sizeof (call.entry->outputs));
   slot->start = start;
   engine->next_slot = (k + 1) % engine->n_slots;
   g_mutex_unlock (&engine->lock);
@@ -520,7 +584,7 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   *ticket = k;
   report->slots = shape->dims[0];
   report->frames = batch ? batch->n_frames : shape->dims[0];
-  report->workspace_bytes = e->workspace_bytes;
+  report->workspace_bytes = call.entry->workspace_bytes;
   cbi_engine_stats (engine, &report->pool);
   report->fresh_allocations =
       report->pool.fresh_allocations - before.fresh_allocations;
@@ -803,42 +867,27 @@ typedef struct
   CbiEngine *engine;
   const CbiFrameBatch *layout;
   CbiBatchReport *report;
-  GError *error;
+  GError **error;
   gboolean ok;
 } CbiWarmupCall;
 
-static gpointer
-cbi_engine_warmup_thread (gpointer data)
+static void
+cbi_engine_warmup_call (gpointer data)
 {
   CbiWarmupCall *c = data;
 
-  c->ok = cbi_engine_warmup_here (c->engine, c->layout, c->report, &c->error);
-  return NULL;
+  c->ok = cbi_engine_warmup_here (c->engine, c->layout, c->report, c->error);
 }
 
-/* On the CPU the warm-up runs on a thread of its own, which ends with it.
- * OpenMP keeps a pool of threads for every thread that starts a team, and
- * libgomp shortens its spin to 100 rounds (throttling) once it has more
- * threads than cores: a warm-up on the application's thread (a state
- * change) and batches on the streaming thread made 3 threads on 2 cores,
- * and every batch after waited like OMP_WAIT_POLICY=passive. The pool of a
- * thread goes when the thread ends. */
+/* The warm-up runs where the batches will: on the CPU, the engine's
+ * worker. */
 gboolean
 cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error)
 {
-  CbiWarmupCall call = { engine, layout, report, NULL, FALSE };
-  GThread *thread;
+  CbiWarmupCall call = { engine, layout, report, error, FALSE };
 
-  if (strcmp (engine->backend->iface->name, "cpu") != 0)
-    return cbi_engine_warmup_here (engine, layout, report, error);
-  thread = g_thread_try_new ("cbi-warmup", cbi_engine_warmup_thread, &call,
-      NULL);
-  if (thread == NULL)           /* no thread to be had: here, then */
-    return cbi_engine_warmup_here (engine, layout, report, error);
-  g_thread_join (thread);
-  if (!call.ok)
-    g_propagate_error (error, call.error);
+  cbi_engine_call (engine, cbi_engine_warmup_call, &call);
   return call.ok;
 }
 

@@ -5,6 +5,10 @@
  * batches, read statistics, free. One caller at a time, but for
  * cbi_engine_collect(), cbi_engine_get_output() and cbi_engine_release(),
  * which one other thread may call on submitted batches meanwhile.
+ *
+ * On the CPU the batches and the warm-up run on a thread of the engine's,
+ * whichever thread calls (cbiworker.c: OpenMP then keeps one pool of
+ * threads for the engine); the caller waits for them.
  */
 #pragma once
 
@@ -50,7 +54,7 @@ typedef struct
   guint64 workspace_bytes;
   guint64 device_free_bytes;
   guint64 device_total_bytes;
-  guint threads;                /* OpenMP threads of the submitting thread */
+  guint threads;                /* OpenMP threads of the thread that ran it */
   gboolean single_thread;       /* the CPU ran the batch on one of them:
                                  * other threads kept the cores busy */
   guint64 time_ns;

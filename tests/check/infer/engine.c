@@ -480,26 +480,82 @@ count_threads (void)
   return n;
 }
 
-GST_START_TEST (test_the_cpu_warm_up_leaves_no_openmp_threads_behind)
+typedef struct
 {
-  CbiEngine *e = cpu_engine (0);
-  CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
-  CbiBatchReport w;
-  guint before, i;
+  CbiEngine *engine;
+  const CbiFrameBatch *batch;
+  GMutex lock;
+  GCond cond;
+  gboolean ran, counted;
+} OtherCaller;
 
-  /* a team of two: the warm-up's thread and a worker of its pool, which
-   * would stay, sleeping, with a warm-up on this thread (and with the
-   * streaming thread's pool make libgomp throttle every spin) */
-  cbi_engine_set_threads (e, 2);
+/* Runs a batch, then stays until the test has counted the threads. */
+static gpointer
+run_from_another_thread (gpointer data)
+{
+  OtherCaller *c = data;
+  CbiBatchReport r;
+  gboolean ok = cbi_engine_run (c->engine, c->batch, &r, NULL);
+
+  g_mutex_lock (&c->lock);
+  c->ran = ok;
+  g_cond_broadcast (&c->cond);
+  while (!c->counted)
+    g_cond_wait (&c->cond, &c->lock);
+  g_mutex_unlock (&c->lock);
+  return NULL;
+}
+
+GST_START_TEST (test_cpu_batches_from_any_thread_share_one_openmp_pool)
+{
+  CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
+  OtherCaller c = { NULL, &layout };
+  GThread *others[2];
+  guint before, i;
+  CbiBatchReport w;
+  CbiEngine *e;
+
+  /* a team of two: the engine's compute thread and one OpenMP worker.
+   * The warm-up (a state change), this thread and two others (the
+   * streaming thread, the batch-timeout task) all submit; were each to
+   * start its own team, libgomp would keep a worker for each and, with
+   * more threads than cores, throttle every spin */
   before = count_threads ();
+  e = cpu_engine (0);
+  c.engine = e;
+  cbi_engine_set_threads (e, 2);
   fail_unless (cbi_engine_warmup (e, &layout, &w, NULL));
   fail_unless_equals_int (w.threads, 2);
-  /* the pool's worker ends on its own once released: wait for it, up to
-   * 10 s (a thread that stays is what the test is for) */
+  fail_unless (cbi_engine_run (e, &layout, &w, NULL));
+  fail_unless_equals_int (w.threads, 2);
+  g_mutex_init (&c.lock);
+  g_cond_init (&c.cond);
+  for (i = 0; i < G_N_ELEMENTS (others); i++) {
+    g_mutex_lock (&c.lock);
+    c.ran = FALSE;
+    g_mutex_unlock (&c.lock);
+    others[i] = g_thread_new ("other", run_from_another_thread, &c);
+    g_mutex_lock (&c.lock);
+    while (!c.ran)
+      g_cond_wait (&c.cond, &c.lock);
+    g_mutex_unlock (&c.lock);
+  }
+  fail_unless_equals_int (count_threads (), before + 2 + 2);
+
+  g_mutex_lock (&c.lock);
+  c.counted = TRUE;
+  g_cond_broadcast (&c.cond);
+  g_mutex_unlock (&c.lock);
+  for (i = 0; i < G_N_ELEMENTS (others); i++)
+    g_thread_join (others[i]);
+  cbi_engine_free (e);
+  /* the compute thread's OpenMP worker ends on its own once released:
+   * wait for it, up to 10 s (a thread that stays is what this is for) */
   for (i = 0; i < 1000 && count_threads () > before; i++)
     g_usleep (10000);
   fail_unless_equals_int (count_threads (), before);
-  cbi_engine_free (e);
+  g_cond_clear (&c.cond);
+  g_mutex_clear (&c.lock);
 }
 
 GST_END_TEST;
@@ -925,7 +981,7 @@ engine_suite (void)
   tcase_add_test (tc,
       test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
-  tcase_add_test (tc, test_the_cpu_warm_up_leaves_no_openmp_threads_behind);
+  tcase_add_test (tc, test_cpu_batches_from_any_thread_share_one_openmp_pool);
   tcase_add_test (tc,
       test_warmup_frames_count_against_the_limit_before_they_exist);
   tcase_add_test (tc,

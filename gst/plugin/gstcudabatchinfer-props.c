@@ -243,7 +243,12 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * For live sources: when the oldest pending frame has waited this long
    * since its running time on the pipeline clock, or since it reached the
    * element if that was earlier (a source running ahead of the clock), the
-   * partial batch is padded and processed.
+   * partial batch is padded and processed. A frame that reaches the
+   * element already past that point waits one frame's duration (from the
+   * caps' framerate, at most the timeout) for the frames behind it: a live
+   * source held up by a slow batch pushes its late frames back to back, and
+   * each going alone, padded to a full batch, would make the next ones
+   * later still.
    * 0 waits for a full batch.
    *
    * Since: 1.0

@@ -615,6 +615,41 @@ GST_START_TEST (test_batch_timeout_counts_from_a_late_frame_running_time)
 
 GST_END_TEST;
 
+GST_START_TEST
+    (test_a_frame_past_its_deadline_waits_a_frame_for_the_ones_behind) {
+  GstHarness *h = harness_new ("batch=4 batch-timeout=100000000", NULL);
+  GstTestClock *clock;
+  GstClockTime now = 700 * GST_MSECOND;
+
+  gst_harness_use_testclock (h);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  clock = gst_harness_get_testclock (h);
+  /* frame 15 (500 ms) reaches the element at 700 ms, 100 ms past its
+   * deadline: a source catching up after a slow batch, its next frames
+   * right behind. The batch waits one frame (33 ms), not none */
+  gst_test_clock_set_time (clock, now);
+  push_frames (h, 15, 1);
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      now + FRAME_DURATION);
+  push_frames (h, 16, 3);
+  pull_frames (h, 15, 19);
+  fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 0);
+
+  /* alone, it goes once that frame's time has passed, padded */
+  push_frames (h, 19, 1);
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      now + FRAME_DURATION);
+  fail_unless (gst_harness_crank_single_clock_wait (h));
+  gst_buffer_unref (pull_frame (h, 19));
+  fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 3);
+  gst_object_unref (clock);
+  harness_free (h, NULL);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_drain_query_pushes_pending_frames)
 {
   GstHarness *h = harness_new ("batch=16", NULL);
@@ -1647,6 +1682,8 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_without_padding_the_last_batch_replans);
   tcase_add_test (tc, test_batch_timeout_pushes_a_partial_batch_on_the_clock);
   tcase_add_test (tc, test_batch_timeout_counts_from_a_late_frame_running_time);
+  tcase_add_test (tc,
+      test_a_frame_past_its_deadline_waits_a_frame_for_the_ones_behind);
   tcase_add_test (tc, test_drain_query_pushes_pending_frames);
   tcase_add_test (tc, test_flush_signal_pushes_the_partial_batch);
   tcase_add_test (tc, test_caps_change_drains_then_warms_up_for_the_new_size);

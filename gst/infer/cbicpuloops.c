@@ -16,55 +16,112 @@ G_STATIC_ASSERT ((gint) CBI_PAD_FILL_CONSTANT == (gint) CBI_K_PAD_CONSTANT);
 G_STATIC_ASSERT ((gint) CBI_PAD_FILL_REFLECT == (gint) CBI_K_PAD_REFLECT);
 G_STATIC_ASSERT ((gint) CBI_PAD_FILL_EDGE == (gint) CBI_K_PAD_EDGE);
 
+/* Columns [@from, @to) of an output row, through the fill rule. */
+static inline void
+cbi_cpu_pad_border (const CbiCpuPad * p, const gfloat * srow, gfloat * row,
+    gint64 from, gint64 to)
+{
+  gint64 x, k;
+
+  for (x = from; x < to; x++) {
+    gint64 sx = cbi_pad_index (x - p->left, p->w, (CbiKPadFill) p->fill);
+    for (k = 0; k < p->pixel; k++)
+      row[x * p->pixel + k] = sx < 0 ? p->value : srow[sx * p->pixel + k];
+  }
+}
+
 void
 cbi_cpu_run_pad (gconstpointer pad)
 {
   const CbiCpuPad *p = pad;
   const gint64 oh = p->h + p->top + p->bottom, ow = p->w + p->left + p->right;
-  const gint64 planes = p->n * p->c;
+  const gint64 px = p->pixel;
+  /* the columns read straight from a source row: one copy; the border's
+   * few columns go through the fill rule */
+  const gint64 x0 = CLAMP (p->left, 0, ow);
+  const gint64 x1 = CLAMP (p->left + p->w, x0, ow);
   gint64 plane;
 
 #pragma omp parallel for schedule(static)
-  for (plane = 0; plane < planes; plane++) {
-    const gfloat *src = p->src + plane * p->h * p->w;
-    gfloat *dst = p->dst + plane * oh * ow;
+  for (plane = 0; plane < p->planes; plane++) {
+    const gfloat *src = p->src + plane * p->h * p->w * px;
+    gfloat *dst = p->dst + plane * oh * ow * px;
     gint64 y, x;
     for (y = 0; y < oh; y++) {
       gint64 sy = cbi_pad_index (y - p->top, p->h, (CbiKPadFill) p->fill);
-      for (x = 0; x < ow; x++) {
-        gint64 sx = cbi_pad_index (x - p->left, p->w, (CbiKPadFill) p->fill);
-        dst[y * ow + x] = sy < 0 || sx < 0 ? p->value : src[sy * p->w + sx];
+      gfloat *row = dst + y * ow * px;
+      const gfloat *srow = src + sy * p->w * px;
+      if (sy < 0) {
+        for (x = 0; x < ow * px; x++)
+          row[x] = p->value;
+        continue;
       }
+      cbi_cpu_pad_border (p, srow, row, 0, x0);
+      memcpy (row + x0 * px, srow + (x0 - p->left) * px,
+          (x1 - x0) * px * sizeof (gfloat));
+      cbi_cpu_pad_border (p, srow, row, x1, ow);
     }
   }
 }
 
+/* The statistics of one (frame, channel block), @b channels interleaved
+ * over the plane's positions, in one pass: the sums of x - k and of its
+ * square, k being each lane's first value, so that the variance keeps its
+ * digits in double (it had a pass of its own for that: one more read of
+ * a plane that does not stay in cache). A plain plane (@b 1) is summed 8
+ * positions at a time, each into an accumulator of its own, so the loop
+ * vectorises without reordering a sum the compiler may not reorder. */
+G_ALWAYS_INLINE static inline void
+cbi_cpu_instance_norm_stats (const gfloat * src, gint64 hw, const gint64 b,
+    gdouble mean[16], gdouble var[16])
+{
+  const gint64 w = b == 1 ? 8 : b, n = b == 1 ? hw / 8 : hw;
+  gdouble s1[16] = { 0, }, s2[16] = { 0, };
+  gfloat k[16];
+  gint64 i, j;
+
+  for (j = 0; j < w; j++)
+    k[j] = src[b == 1 ? 0 : j];
+  for (i = 0; i < n; i++)
+    for (j = 0; j < w; j++) {
+      gdouble d = src[i * w + j] - k[j];
+      s1[j] += d;
+      s2[j] += d * d;
+    }
+  if (b == 1) {
+    for (i = n * 8; i < hw; i++) {
+      gdouble d = src[i] - k[0];
+      s1[0] += d;
+      s2[0] += d * d;
+    }
+    for (j = 1; j < 8; j++) {
+      s1[0] += s1[j];
+      s2[0] += s2[j];
+    }
+  }
+  for (j = 0; j < b; j++) {
+    gdouble m = s1[j] / hw;
+    mean[j] = k[j] + m;
+    var[j] = MAX (s2[j] / hw - m * m, 0.0);
+  }
+}
+
 /* One (frame, channel block): @b channels interleaved over the plane's
- * positions; lanes past @lanes are padding and stay zero. Two passes for
- * the statistics (mean, then squared deviations), one to write. @b is a
+ * positions; lanes past @lanes are padding and stay zero. @b is a
  * constant in each caller, so the lane loops vectorise. */
 G_ALWAYS_INLINE static inline void
 cbi_cpu_instance_norm_block (const CbiCpuInstanceNorm * p, const gfloat * src,
     gfloat * dst, gint64 first_channel, gint64 lanes, const gint64 b)
 {
-  gdouble sum[16] = { 0, }, dev[16] = { 0, };
+  gdouble mean[16], var[16];
   gfloat scale[16] = { 0, }, shift[16] = { 0, };
   gint64 i, j;
 
-  for (i = 0; i < p->io.hw; i++)
-    for (j = 0; j < b; j++)
-      sum[j] += src[i * b + j];
-  for (j = 0; j < b; j++)
-    sum[j] /= p->io.hw;
-  for (i = 0; i < p->io.hw; i++)
-    for (j = 0; j < b; j++) {
-      gdouble d = src[i * b + j] - sum[j];
-      dev[j] += d * d;
-    }
+  cbi_cpu_instance_norm_stats (src, p->io.hw, b, mean, var);
   for (j = 0; j < lanes; j++) {
-    gdouble inv = 1.0 / sqrt (dev[j] / p->io.hw + p->epsilon);
+    gdouble inv = 1.0 / sqrt (var[j] + p->epsilon);
     scale[j] = p->gamma[first_channel + j] * inv;
-    shift[j] = p->beta[first_channel + j] - sum[j] * scale[j];
+    shift[j] = p->beta[first_channel + j] - mean[j] * scale[j];
   }
   for (i = 0; i < p->io.hw; i++)
     for (j = 0; j < b; j++) {

@@ -7,7 +7,6 @@
 #include "cbigraph.h"
 
 G_BEGIN_DECLS
-
 /**
  * CbiCpuPlanes:
  * @src: the input, nChw<block>c (@block 1: plain NCHW)
@@ -19,7 +18,7 @@ G_BEGIN_DECLS
  *
  * Where a loop over the planes of a 4-D tensor reads and writes.
  */
-typedef struct
+    typedef struct
 {
   const gfloat *src;
   gfloat *dst;
@@ -27,13 +26,15 @@ typedef struct
   gint64 block;
 } CbiCpuPlanes;
 
-/* Pad of plain NCHW: @n x @c planes of @h x @w into planes grown by the
- * pads, as CbiPadFill. */
+/* Pad of @planes planes of @h x @w positions, each position @pixel
+ * floats (plain NCHW: a plane per frame and channel, 1 float; NHWC: a
+ * plane per frame, its channels), into planes grown by the pads, as
+ * CbiPadFill. */
 typedef struct
 {
   const gfloat *src;
   gfloat *dst;
-  gint64 n, c, h, w;            /* of the source */
+  gint64 planes, pixel, h, w;   /* of the source */
   gint64 top, left, bottom, right;
   CbiPadFill fill;
   gfloat value;

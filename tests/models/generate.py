@@ -1314,6 +1314,41 @@ def ops_depth_to_space_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_channels_last_model(g):
+    """InstanceNormalization and Pad on what a Conv gives, 16 channels then
+    8: on the CPU, where the Conv leaves its output channels last, both
+    read and write that layout (reflect pads of 1 and 2, edge pads of 1),
+    and the Conv after reads it without a reorder"""
+    w1 = (g.standard_normal((16, 3, 3, 3)) * 0.4).astype(np.float32)
+    w2 = (g.standard_normal((8, 16, 3, 3)) * 0.2).astype(np.float32)
+    w3 = (g.standard_normal((3, 8, 3, 3)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1"], ["c1"], name="conv1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("InstanceNormalization", ["c1", "s1", "b1"], ["n1"],
+                         name="norm16", epsilon=1e-5),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu"),
+        helper.make_node("Pad", ["r1", "p1"], ["q1"], name="reflect",
+                         mode="reflect"),
+        helper.make_node("Conv", ["q1", "w2"], ["c2"], name="conv2"),
+        helper.make_node("InstanceNormalization", ["c2", "s2", "b2"], ["n2"],
+                         name="norm8", epsilon=1e-5),
+        helper.make_node("Pad", ["n2", "p2"], ["q2"], name="edge",
+                         mode="edge"),
+        helper.make_node("Conv", ["q2", "w3"], ["output"], name="conv3"),
+    ]
+    inits = [f32("w1", w1), f32("w2", w2), f32("w3", w3),
+             f32("s1", g.uniform(0.5, 1.5, 16)),
+             f32("b1", g.standard_normal(16) * 0.1),
+             f32("s2", g.uniform(0.5, 1.5, 8)),
+             f32("b2", g.standard_normal(8) * 0.1),
+             i64("p1", [0, 0, 1, 2, 0, 0, 1, 2]),
+             i64("p2", [0, 0, 1, 1, 0, 0, 1, 1])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 3, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -1328,6 +1363,7 @@ OPS_MODELS = (
     ("ops-affine", ops_affine_model, 48, FOLD_SHAPE),
     ("ops-eltwise-runs", ops_eltwise_runs_model, 49, FOLD_SHAPE),
     ("ops-depth-to-space", ops_depth_to_space_model, 50, FOLD_SHAPE),
+    ("ops-channels-last", ops_channels_last_model, 51, FOLD_SHAPE),
 )
 
 

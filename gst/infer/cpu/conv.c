@@ -45,9 +45,9 @@ cbi_cpu_weights (CbiCpuPlan * plan, const dnnl_memory_desc_t * user_md,
 }
 
 /* Activation @out was computed with 8 channels for the @shape's fewer:
- * a loop copies the real ones out, plain, where the layout is plain or
- * blocked by 8 (oneDNN's reorder of a channel slice is a slow reference
- * loop), else that reorder. */
+ * a loop copies the real ones out, plain, where the layout is plain,
+ * blocked by 8 or channels last (oneDNN's reorder of a channel slice is a
+ * slow reference loop), else that reorder. */
 static gboolean
 cbi_cpu_narrow (CbiCpuPlan * plan, gint out, const CbiShape * shape,
     GError ** error)
@@ -64,6 +64,11 @@ cbi_cpu_narrow (CbiCpuPlan * plan, gint out, const CbiShape * shape,
               dnnl_nChw8c), "blocked desc"))
     return FALSE;
   if (dnnl_memory_desc_equal (&md, &wide))
+    block = 8;
+  /* channels last with 8 channels is the same bytes as one block of 8 */
+  else if (DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
+              dnnl_nhwc), "channels-last desc")
+      && dnnl_memory_desc_equal (&md, &wide))
     block = 8;
   else if (DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
               dnnl_nchw), "plain desc") && dnnl_memory_desc_equal (&md, &wide))

@@ -68,12 +68,26 @@ cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   const gint64 *x = plan->shapes[n->inputs[0]].dims;
+  dnnl_format_tag_t tag = dnnl_nchw;
   dnnl_memory_desc_t in_md, out_md;
+  dnnl_dims_t in_dims, out_dims;
   dnnl_memory_t in, out;
   CbiCpuPad *pad;
 
-  if (!cbi_cpu_shape_md (&in_md, &plan->shapes[n->inputs[0]], error)
-      || !cbi_cpu_shape_md (&out_md, &plan->shapes[n->output], error))
+  memcpy (in_dims, x, 4 * sizeof (gint64));
+  memcpy (out_dims, plan->shapes[n->output].dims, 4 * sizeof (gint64));
+
+  /* channels-last input (what convolutions give here) is padded as it
+   * is: a reorder to NCHW and back around the pad cost more than it */
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&in_md, 4, in_dims,
+              dnnl_f32, dnnl_nhwc), "pad desc"))
+    return FALSE;
+  if (dnnl_memory_desc_equal (&in_md, &plan->mds[n->inputs[0]]))
+    tag = dnnl_nhwc;
+  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&in_md, 4, in_dims,
+              dnnl_f32, tag), "pad desc")
+      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&out_md, 4, out_dims,
+              dnnl_f32, tag), "pad desc"))
     return FALSE;
   in = cbi_cpu_in_layout (plan, n->inputs[0], &in_md, error);
   out = in ? cbi_cpu_new_output (plan, n->output, &out_md, error) : NULL;
@@ -83,8 +97,8 @@ cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
   pad = g_new0 (CbiCpuPad, 1);
   dnnl_memory_get_data_handle (in, (void **) &pad->src);
   dnnl_memory_get_data_handle (out, (void **) &pad->dst);
-  pad->n = x[0];
-  pad->c = x[1];
+  pad->planes = tag == dnnl_nhwc ? x[0] : x[0] * x[1];
+  pad->pixel = tag == dnnl_nhwc ? x[1] : 1;
   pad->h = x[2];
   pad->w = x[3];
   pad->top = n->conv.pads[0];

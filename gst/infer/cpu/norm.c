@@ -8,17 +8,24 @@
 #include <string.h>
 
 /* InstanceNormalization, and a Relu after it, in our own loop, in the
- * layout its input has when that is plain or channel-blocked by 8 or 16
- * (what convolutions give): no reorder either side. */
+ * layout its input has when that is plain, channel-blocked by 8 or 16 or
+ * channels-last with 8 or 16 channels (what convolutions give): no
+ * reorder either side. */
 gboolean
 cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
-  static const struct
+  /* channels-last with 8 or 16 channels is one channel block of that
+   * size: the convolutions' NHWC then needs no reorder either side */
+  const gint64 channels = plan->shapes[n->inputs[0]].dims[1];
+  const struct
   {
     dnnl_format_tag_t tag;
     gint64 block;
-  } layouts[] = { {dnnl_nChw16c, 16}, {dnnl_nChw8c, 8}, {dnnl_nchw, 1} };
+  } layouts[] = { {dnnl_nChw16c, 16}, {dnnl_nChw8c, 8},
+  {dnnl_nhwc, channels == 8 || channels == 16 ? channels : 0},
+  {dnnl_nchw, 1}
+  };
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   gint out = post ? post->output : n->output;
   CbiCpuInstanceNorm *norm;
@@ -37,6 +44,8 @@ cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
   }
   memcpy (dims, xs->dims, 4 * sizeof (gint64));
   for (i = 0; i < G_N_ELEMENTS (layouts) && in == NULL; i++) {
+    if (layouts[i].block == 0)
+      continue;
     if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
                 layouts[i].tag), "instance norm desc"))
       return FALSE;

@@ -342,6 +342,10 @@ static const struct
   {"ops-eltwise-runs", 13, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
   /* Conv, DepthToSpace DCR, Conv, DepthToSpace CRD, Conv */
   {"ops-depth-to-space", 5, {4, {2, 3, 6, 8}}, {4, {2, 3, 24, 32}}, 1e-5f},
+  /* Conv, InstanceNormalization of 16 channels, Relu, Pad reflect, Conv,
+   * InstanceNormalization of 8, Pad edge, Conv: on the CPU the
+   * normalizations and pads keep the Convs' channels-last layout */
+  {"ops-channels-last", 8, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 10}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

@@ -12,12 +12,15 @@ policy: the element's behaviour before it shortened the spin to 3000), the
 same team with no spin at all (OMP_WAIT_POLICY=passive), and through
 onnxruntime (--threads intra-op threads), each first on an idle machine and
 then with one busy process (a Python loop) competing for the cores, and
-prints the frames per second side by side with two ratios:
+prints the frames per second side by side with three ratios:
 
 - loaded element / loaded onnxruntime: at least 1 is the target (the
   element keeps at least what onnxruntime keeps under the same load);
 - idle element / idle spinning element: what the short spin costs when
-  nothing competes (the target: no more than 5 % lost, a ratio >= 0.95).
+  nothing competes (the target: no more than 5 % lost, a ratio >= 0.95);
+- the same, from the two median batch times (idle spinning / idle
+  element): the steady cost of a batch, which a busy spell of a shared
+  machine during one run moves less than it moves that run's fps.
 
 Each figure is the median of --rounds runs; within a round the runs go
 back to back, in an order that alternates, so a busy spell of a shared
@@ -26,7 +29,8 @@ itself after 10 minutes in any case).
 
   .venv/bin/python3 bench/competing-load.py [--model FILE]... [--batch 8]
       [--width 320] [--height 240] [--threads NCPU] [--batches 10]
-      [--warmup 2] [--rounds 3] [--build-dir build]
+      [--warmup 2] [--rounds 3] [--build-dir build] [--element-spin ROUNDS]
+      [--idle-only]
 
 Same helper and options as bench/onnxruntime-compare.py (which it uses);
 needs the project's .venv (scripts/install-deps.sh) and a build with
@@ -34,6 +38,7 @@ needs the project's .venv (scripts/install-deps.sh) and a build with
 """
 import contextlib
 import importlib.util
+import math
 import os
 import shlex
 import statistics
@@ -74,9 +79,14 @@ def competing_load(on):
 
 def measure(args, model, plugin_path, helper):
     runs = {(who, load): [] for who in WHO for load in (False, True)}
+    # the element's median batch time, idle: one slow batch (a busy spell
+    # of a shared machine) moves a run's fps, not its median batch
+    batch_ms = {who: [] for who in ELEMENTS}
+    loads = (False,) if args.idle_only else (False, True)
+    who_runs = ("element", "spinning") if args.idle_only else WHO
     for r in range(args.rounds):
-        for load in (False, True):
-            order = list(WHO)
+        for load in loads:
+            order = list(who_runs)
             if r % 2:
                 order.reverse()
             with competing_load(load):
@@ -85,15 +95,23 @@ def measure(args, model, plugin_path, helper):
                         fps, _ = compare.run_onnxruntime(args, model)
                     else:
                         env, threads = ELEMENTS[who]
-                        fps = float(compare.run_element(
-                            args, model, plugin_path, helper, env,
-                            threads)["fps"])
+                        if who == "element" and args.element_spin:
+                            env = {"GOMP_SPINCOUNT": args.element_spin}
+                        fields = compare.run_element(
+                            args, model, plugin_path, helper, env, threads)
+                        fps = float(fields["fps"])
+                        if not load:
+                            batch_ms[who].append(
+                                float(fields["batch-ms-median"]))
                     runs[(who, load)].append(fps)
         if args.verbose:
             print("  round %d: %s" % (r, ", ".join(
                 "%s%s %.1f" % (w, " loaded" if l else "", v[-1])
-                for (w, l), v in runs.items())), flush=True)
-    return {k: statistics.median(v) for k, v in runs.items()}
+                for (w, l), v in runs.items() if v)), flush=True)
+    f = {k: statistics.median(v) if v else math.nan for k, v in runs.items()}
+    f.update({(who, "batch-ms"): statistics.median(v) if v else math.nan
+              for who, v in batch_ms.items()})
+    return f
 
 
 def main():
@@ -110,6 +128,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--build-dir", default="build")
+    ap.add_argument("--element-spin", metavar="ROUNDS",
+                    help="GOMP_SPINCOUNT for the element as shipped (elem), "
+                    "to try another value than the plugin's")
+    ap.add_argument("--idle-only", action="store_true",
+                    help="only the idle runs of the element as shipped and "
+                    "of the spinning team: the idle ratios, with more rounds "
+                    "in the same time")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     for k in ("batch", "width", "height", "threads", "batches", "rounds"):
@@ -134,8 +159,8 @@ def main():
     print()
     cols = ("elem", "team", "spin", "pass", "ort")
     head = "%-11s " % "model" + " ".join(
-        "%7s %7s" % (c, c + "+L") for c in cols) + " %10s %9s" % (
-        "elem/ort+L", "elem/spin")
+        "%7s %7s" % (c, c + "+L") for c in cols) + " %10s %9s %9s" % (
+        "elem/ort+L", "elem/spin", "spin/elem")
     print(head)
     print("-" * len(head))
     for model in models:
@@ -143,19 +168,23 @@ def main():
         f = measure(args, compare.in_root(model), plugin_path, helper)
         print("%-11s " % name[:11] + " ".join(
             "%7.1f %7.1f" % (f[(w, False)], f[(w, True)]) for w in WHO)
-            + " %10.2f %9.2f" % (f[("element", True)] / f[("ort", True)],
-                                 f[("element", False)]
-                                 / f[("spinning", False)]))
+            + " %10.2f %9.2f %9.2f" % (
+                f[("element", True)] / f[("ort", True)],
+                f[("element", False)] / f[("spinning", False)],
+                f[("spinning", "batch-ms")] / f[("element", "batch-ms")]))
         sys.stdout.flush()
     print("\nload average after: %.2f %.2f %.2f" % os.getloadavg())
     print("\nfps, median of the rounds. elem: the element as shipped "
-          "(threads 0; idle OpenMP\nthreads spin 3000 rounds, then sleep); "
+          "(threads 0; idle OpenMP\nthreads spin %s rounds, then sleep); "
+          % (args.element_spin or "3000") +
           "team: threads --threads; spin: that team\nwith libgomp's default "
           "spin (300000); pass: that team with\nOMP_WAIT_POLICY=passive (no "
           "spin); ort: onnxruntime; +L: one busy process\ncompeting.\n"
           "elem/ort+L: loaded element / loaded onnxruntime (target >= 1);"
           "\nelem/spin: idle element / idle spinning element (target >= "
-          "0.95).")
+          "0.95);\nspin/elem: the same ratio from their median batch times "
+          "(idle), which a\nbusy spell of a shared machine during one run "
+          "moves less.")
     return 0
 
 

@@ -8,8 +8,10 @@
  * spin 300000 rounds after every parallel region. In a pipeline those
  * spinning threads take the cores the decoder, converters and encoder
  * need. The element asks for a short spin (CBI_OPENMP_SPINCOUNT rounds,
- * a few microseconds): long enough to catch the next layer of a batch,
- * short enough that between batches the threads sleep. Measured with
+ * 40 to 80 us on a 2-core AMD EPYC): long enough to catch the next layer
+ * of a batch, short enough that between batches the threads sleep. 10000
+ * and 30000 rounds gained no more than the noise idle and lost under load
+ * with a small model (docs/benchmarks.md). Measured with
  * bench/competing-load.py against no spin at all (OMP_WAIT_POLICY=passive,
  * which lost 5 to 25 % on an idle machine) and the default (which lost 20
  * to 60 % under one competing busy process).

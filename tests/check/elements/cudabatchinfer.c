@@ -549,6 +549,18 @@ GST_START_TEST (test_without_padding_the_last_batch_replans)
 
 GST_END_TEST;
 
+/* Pushes frame @frame alone, the first of a batch, and checks that the
+ * batch's deadline waits on @clock until @deadline. */
+static void
+push_and_expect_deadline (GstHarness * h, GstTestClock * clock, guint frame,
+    GstClockTime deadline)
+{
+  push_frames (h, frame, 1);
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      deadline);
+}
+
 GST_START_TEST (test_batch_timeout_pushes_a_partial_batch_on_the_clock)
 {
   GstHarness *h = harness_new ("batch=16 batch-timeout=100000000", NULL);
@@ -572,9 +584,7 @@ GST_START_TEST (test_batch_timeout_pushes_a_partial_batch_on_the_clock)
     gst_buffer_unref (out);
   }
   /* the next frame starts a new batch with a new deadline */
-  push_frames (h, 3, 1);
-  gst_test_clock_wait_for_next_pending_id (clock, NULL);
-  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+  push_and_expect_deadline (h, clock, 3,
       3 * FRAME_DURATION + 100 * GST_MSECOND);
   fail_unless (gst_harness_crank_single_clock_wait (h));
   gst_buffer_unref (pull_frame (h, 3));
@@ -595,17 +605,13 @@ GST_START_TEST (test_batch_timeout_counts_from_a_late_frame_running_time)
   clock = gst_harness_get_testclock (h);
   /* frame 15 (500 ms) reaches the element at 520 ms: it has waited 20 */
   gst_test_clock_set_time (clock, 520 * GST_MSECOND);
-  push_frames (h, 15, 1);
-  gst_test_clock_wait_for_next_pending_id (clock, NULL);
-  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+  push_and_expect_deadline (h, clock, 15,
       15 * FRAME_DURATION + 100 * GST_MSECOND);
   fail_unless (gst_harness_crank_single_clock_wait (h));
   gst_buffer_unref (pull_frame (h, 15));
 
   /* a frame early on the clock waits the timeout from its arrival */
-  push_frames (h, 60, 1);
-  gst_test_clock_wait_for_next_pending_id (clock, NULL);
-  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+  push_and_expect_deadline (h, clock, 60,
       gst_clock_get_time (GST_CLOCK (clock)) + 100 * GST_MSECOND);
   fail_unless (gst_harness_crank_single_clock_wait (h));
   gst_buffer_unref (pull_frame (h, 60));
@@ -628,19 +634,13 @@ GST_START_TEST
    * deadline: a source catching up after a slow batch, its next frames
    * right behind. The batch waits one frame (33 ms), not none */
   gst_test_clock_set_time (clock, now);
-  push_frames (h, 15, 1);
-  gst_test_clock_wait_for_next_pending_id (clock, NULL);
-  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
-      now + FRAME_DURATION);
+  push_and_expect_deadline (h, clock, 15, now + FRAME_DURATION);
   push_frames (h, 16, 3);
   pull_frames (h, 15, 19);
   fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 0);
 
   /* alone, it goes once that frame's time has passed, padded */
-  push_frames (h, 19, 1);
-  gst_test_clock_wait_for_next_pending_id (clock, NULL);
-  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
-      now + FRAME_DURATION);
+  push_and_expect_deadline (h, clock, 19, now + FRAME_DURATION);
   fail_unless (gst_harness_crank_single_clock_wait (h));
   gst_buffer_unref (pull_frame (h, 19));
   fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 3);

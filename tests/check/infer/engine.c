@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include "cbiengine.h"
+#include "cbiworker.h"
 #include "cbierror.h"
 #include "cbionnx.h"
 #include "cbitestframes.h"
@@ -506,6 +507,48 @@ run_from_another_thread (gpointer data)
   return NULL;
 }
 
+typedef struct
+{
+  CbiWorker *worker;
+  GThread *ran_on;
+  GThread *inner_ran_on;
+} WorkerCall;
+
+static void
+note_inner_thread (gpointer data)
+{
+  WorkerCall *c = data;
+
+  c->inner_ran_on = g_thread_self ();
+}
+
+/* Notes its thread, then calls the worker from inside the call. */
+static void
+note_thread_and_call_again (gpointer data)
+{
+  WorkerCall *c = data;
+
+  c->ran_on = g_thread_self ();
+  cbi_worker_call (c->worker, note_inner_thread, c);
+}
+
+GST_START_TEST (test_a_worker_call_runs_on_its_thread_and_a_nested_one_at_once)
+{
+  WorkerCall c = { NULL, NULL, NULL };
+  GError *err = NULL;
+
+  c.worker = cbi_worker_new ("test-worker", &err);
+  fail_unless (c.worker != NULL, "%s", err ? err->message : "");
+  fail_if (cbi_worker_is_current (c.worker));
+  /* a call inside a call would wait for itself if it were queued */
+  cbi_worker_call (c.worker, note_thread_and_call_again, &c);
+  fail_unless (c.ran_on != NULL && c.ran_on != g_thread_self ());
+  fail_unless (c.inner_ran_on == c.ran_on);
+  cbi_worker_free (c.worker);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_cpu_batches_from_any_thread_share_one_openmp_pool)
 {
   CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
@@ -981,6 +1024,8 @@ engine_suite (void)
   tcase_add_test (tc,
       test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
+  tcase_add_test (tc,
+      test_a_worker_call_runs_on_its_thread_and_a_nested_one_at_once);
   tcase_add_test (tc, test_cpu_batches_from_any_thread_share_one_openmp_pool);
   tcase_add_test (tc,
       test_warmup_frames_count_against_the_limit_before_they_exist);

@@ -10,9 +10,11 @@
 
 #include <string.h>
 
+/* One row of pixels into @d: channel c of pixel x at @d[x * @xs + c * @cs]
+ * (NCHW: 1 and the plane; channels last: 3 and 1). */
 G_ALWAYS_INLINE static inline void
 pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
-    gsize plane, const guint pstride)
+    const gsize xs, const gsize cs, const guint pstride)
 {
   const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
   const guint o2 = b->rgb_offset[2];
@@ -22,17 +24,19 @@ pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
 
   for (x = 0; x < b->width; x++) {
     const guint8 *px = src + (gsize) x * pstride;
-    d[x] = cbi_from_byte (px[o0], s0, b0);
-    d[plane + x] = cbi_from_byte (px[o1], s1, b1);
-    d[2 * plane + x] = cbi_from_byte (px[o2], s2, b2);
+    d[x * xs] = cbi_from_byte (px[o0], s0, b0);
+    d[x * xs + cs] = cbi_from_byte (px[o1], s1, b1);
+    d[x * xs + 2 * cs] = cbi_from_byte (px[o2], s2, b2);
   }
 }
 
-void
-cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
+G_ALWAYS_INLINE static inline void
+pack_frames (const CbiFrameBatch * b, gfloat * tensor,
+    const gboolean channels_last)
 {
   const gsize plane = (gsize) b->width * b->height;
   const gsize slot = 3 * plane;
+  const gsize xs = channels_last ? 3 : 1, cs = channels_last ? 1 : plane;
   const gint rows = (gint) (b->n_frames * b->height);
   gint row;
   guint i;
@@ -41,13 +45,14 @@ cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
   for (row = 0; row < rows; row++) {
     guint f = row / b->height, y = row % b->height;
     const guint8 *src = b->in[f] + (gsize) y * b->in_stride[f];
-    gfloat *d = tensor + f * slot + (gsize) y * b->width;
+    gfloat *d = tensor + f * slot + (gsize) y * b->width * xs;
     if (b->pixel_stride == 4)
-      pack_row (b, src, d, plane, 4);
+      pack_row (b, src, d, xs, cs, 4);
     else
-      pack_row (b, src, d, plane, 3);
+      pack_row (b, src, d, xs, cs, 3);
   }
 
+  /* a slot is 3 planes in either layout */
   for (i = b->n_frames; i < b->n_slots; i++) {
     gint64 source = cbi_pack_source (i, b->n_frames,
         b->pad_mode == CBI_PAD_REPEAT_LAST);
@@ -57,6 +62,18 @@ cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
     else
       memset (tensor + i * slot, 0, slot * sizeof (gfloat));
   }
+}
+
+void
+cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
+{
+  pack_frames (b, tensor, FALSE);
+}
+
+void
+cbi_pack_frames_channels_last (const CbiFrameBatch * b, gfloat * tensor)
+{
+  pack_frames (b, tensor, TRUE);
 }
 
 void

@@ -88,6 +88,11 @@ void cbi_frame_batch_map_output_back (CbiFrameBatch * batch);
  * height x width) from the real frames, then the padding slots. One pass
  * over each frame. */
 void cbi_pack_frames (const CbiFrameBatch * batch, gfloat * tensor);
+/* The same into NHWC (@n_slots x height x width x 3): what a first
+ * convolution that takes its input channels last reads, without a
+ * reorder. */
+void cbi_pack_frames_channels_last (const CbiFrameBatch * batch,
+    gfloat * tensor);
 /* Host reference of unpacking: writes the first @n_frames slots of @tensor
  * (NCHW float, @out_channels channels of @out_width x @out_height) to the
  * output frames, clamped to 0..255. A fourth byte the model does not give

@@ -77,7 +77,12 @@ static gboolean
 cbi_cpu_upload (CbiBackend * backend, gpointer p, guint slot,
     const CbiFrameBatch * batch, GError ** error)
 {
-  cbi_pack_frames (batch, ((CbiCpuPlan *) p)->input);
+  CbiCpuPlan *plan = p;
+
+  if (plan->input_channels_last)
+    cbi_pack_frames_channels_last (batch, plan->input);
+  else
+    cbi_pack_frames (batch, plan->input);
   return TRUE;
 }
 
@@ -128,8 +133,18 @@ cbi_cpu_upload_tensor (CbiBackend * backend, gpointer p, guint slot,
     const gfloat * input, GError ** error)
 {
   CbiCpuPlan *plan = p;
+  const gint64 hw = plan->input_hw;
+  gint64 f, i, c;
 
-  memcpy (plan->input, input, plan->input_count * sizeof (gfloat));
+  if (!plan->input_channels_last) {
+    memcpy (plan->input, input, plan->input_count * sizeof (gfloat));
+    return TRUE;
+  }
+  /* NCHW in, the 3 channels of each position together out */
+  for (f = 0; f < plan->input_count / (3 * hw); f++)
+    for (i = 0; i < hw; i++)
+      for (c = 0; c < 3; c++)
+        plan->input[(f * hw + i) * 3 + c] = input[(f * 3 + c) * hw + i];
   return TRUE;
 }
 

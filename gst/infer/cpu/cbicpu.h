@@ -83,7 +83,10 @@ typedef struct
   GArray *steps;                /* CbiCpuStep */
   GPtrArray *memories;          /* dnnl_memory_t, destroyed with the plan */
   CbiMemPlan *memory;           /* every pool block, released with the plan */
-  gfloat *input;                /* row-major (NCHW for images) */
+  gfloat *input;                /* row-major (NCHW for images), or NHWC */
+  gboolean input_channels_last; /* @input is NHWC: packing writes what the
+                                 * first convolution reads */
+  gint64 input_hw;              /* then, its height x width */
   gint64 input_count;
   gfloat *outputs[CBI_MAX_OUTPUTS];     /* row-major */
   gpointer workspace;

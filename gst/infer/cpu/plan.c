@@ -392,6 +392,58 @@ cbi_cpu_bind_workspace (CbiCpuPlan * plan, guint64 workspace)
   return TRUE;
 }
 
+/* Where the plan begins with a reorder of the input to channels last,
+ * and nothing else reads the input, packing can write that layout itself:
+ * the reorder goes (a pass over the batch's input, a tenth of a small
+ * classifier's batch). The reorder's output is written before any other
+ * step runs, so the packing writes it just as early. */
+static void
+cbi_cpu_pack_channels_last (CbiCpuPlan * plan)
+{
+  const CbiGraph *graph = plan->graph;
+  const gint64 *dims = plan->shapes[graph->input].dims;
+  CbiCpuStep *first;
+  dnnl_memory_desc_t nhwc;
+  const dnnl_memory_desc_t *to_md = NULL;
+  dnnl_dims_t d;
+  guint i, j, readers = 0;
+
+  if (plan->steps->len == 0 || plan->shapes[graph->input].n_dims != 4
+      || dims[1] != 3)
+    return;
+  for (i = 0; i < graph->n_outputs; i++)
+    if (graph->outputs[i] == graph->input)
+      return;
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = &g_array_index (graph->nodes, CbiNode, i);
+    if (cbi_op_info (n->op)->kind == CBI_OP_KIND_SHAPE_VALUE)
+      continue;
+    for (j = 0; j < n->n_inputs; j++)
+      if (n->inputs[j] == graph->input) {
+        readers++;
+        break;
+      }
+  }
+  first = &g_array_index (plan->steps, CbiCpuStep, 0);
+  if (readers != 1 || first->prim == NULL || first->n_args != 2
+      || first->args[0].arg != DNNL_ARG_FROM
+      || first->args[0].memory != plan->mems[graph->input]
+      || first->args[1].arg != DNNL_ARG_TO)
+    return;
+  memcpy (d, dims, 4 * sizeof (gint64));
+  if (dnnl_memory_desc_init_by_tag (&nhwc, 4, d, dnnl_f32, dnnl_nhwc)
+      != dnnl_success
+      || dnnl_memory_get_memory_desc (first->args[1].memory, &to_md)
+      != dnnl_success || !dnnl_memory_desc_equal (&nhwc, to_md))
+    return;
+  dnnl_memory_get_data_handle (first->args[1].memory, (void **) &plan->input);
+  plan->input_channels_last = TRUE;
+  plan->input_hw = dims[2] * dims[3];
+  dnnl_primitive_destroy (first->prim);
+  g_array_remove_index (plan->steps, 0);
+  GST_DEBUG ("packing writes the input channels last");
+}
+
 gpointer
 cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
@@ -425,6 +477,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
    * InstanceNormalization loop fuses a Relu */
   if (!cbi_graph_foreach_step (graph, cbi_cpu_plan_step, plan, error))
     goto failed;
+  cbi_cpu_pack_channels_last (plan);
   if (!cbi_cpu_plan_outputs (plan, error))
     goto failed;
 

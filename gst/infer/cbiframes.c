@@ -86,22 +86,23 @@ cbi_frame_batch_map_output_back (CbiFrameBatch * b)
         &b->out_offset[c]);
 }
 
-/* @s is the row in channel 0's plane; channel c's is @plane x c on */
+/* @s is the row's first value; channel c of pixel x is @s[x * @xs + c *
+ * @cs] (NCHW: 1 and the plane; channels last: the channel count and 1) */
 G_ALWAYS_INLINE static inline void
 unpack_row (const CbiFrameBatch * b, const CbiUnpackMap * m, const gfloat * s,
-    gsize plane, gboolean copy_extra, const guint8 * in, guint8 * out,
-    guint width, const guint pstride)
+    const gsize xs, const gsize cs, gboolean copy_extra, const guint8 * in,
+    guint8 * out, guint width, const guint pstride)
 {
   guint x, c;
 
   for (x = 0; x < width; x++) {
     guint8 *px = out + (gsize) x * pstride;
     for (c = 0; c < 3; c++)
-      px[b->rgb_offset[c]] = cbi_to_byte (s[m->src[c] * plane + x],
+      px[b->rgb_offset[c]] = cbi_to_byte (s[x * xs + m->src[c] * cs],
           m->inv[c], m->off[c]);
     if (pstride == 4) {
       if (m->channels == 4)
-        px[b->extra_offset] = cbi_to_byte (s[3 * plane + x], m->inv[3],
+        px[b->extra_offset] = cbi_to_byte (s[x * xs + 3 * cs], m->inv[3],
             m->off[3]);
       else
         px[b->extra_offset] = copy_extra ?
@@ -110,8 +111,9 @@ unpack_row (const CbiFrameBatch * b, const CbiUnpackMap * m, const gfloat * s,
   }
 }
 
-void
-cbi_unpack_frames (const CbiFrameBatch * b, const gfloat * tensor)
+G_ALWAYS_INLINE static inline void
+unpack_frames (const CbiFrameBatch * b, const gfloat * tensor,
+    const gboolean channels_last)
 {
   const guint width = b->out_width ? b->out_width : b->width;
   const guint height = b->out_height ? b->out_height : b->height;
@@ -120,21 +122,36 @@ cbi_unpack_frames (const CbiFrameBatch * b, const gfloat * tensor)
   /* the fourth byte passes through only where the size is the input's */
   const gboolean copy_extra = width == b->width && height == b->height;
   CbiUnpackMap m;
+  gsize xs, cs;
   gint row;
 
   cbi_unpack_map_init (&m, b->out_channels ? b->out_channels : 3,
       b->out_scale, b->out_offset);
+  xs = channels_last ? m.channels : 1;
+  cs = channels_last ? 1 : plane;
 
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {
     guint f = row / height, y = row % height;
-    const gfloat *s = tensor + f * m.channels * plane + (gsize) y * width;
+    const gfloat *s = tensor + f * m.channels * plane + (gsize) y * width * xs;
     const guint8 *in = copy_extra ?
         b->in[f] + (gsize) y * b->in_stride[f] : NULL;
     guint8 *out = b->out[f] + (gsize) y * b->out_stride[f];
     if (b->pixel_stride == 4)
-      unpack_row (b, &m, s, plane, copy_extra, in, out, width, 4);
+      unpack_row (b, &m, s, xs, cs, copy_extra, in, out, width, 4);
     else
-      unpack_row (b, &m, s, plane, copy_extra, in, out, width, 3);
+      unpack_row (b, &m, s, xs, cs, copy_extra, in, out, width, 3);
   }
+}
+
+void
+cbi_unpack_frames (const CbiFrameBatch * b, const gfloat * tensor)
+{
+  unpack_frames (b, tensor, FALSE);
+}
+
+void
+cbi_unpack_frames_channels_last (const CbiFrameBatch * b, const gfloat * tensor)
+{
+  unpack_frames (b, tensor, TRUE);
 }

@@ -99,5 +99,9 @@ void cbi_pack_frames_channels_last (const CbiFrameBatch * batch,
  * is copied from the input frame when the sizes match, else opaque
  * (255). */
 void cbi_unpack_frames (const CbiFrameBatch * batch, const gfloat * tensor);
+/* The same from NHWC (@out_channels of each position together): the
+ * layout a last convolution or reorder left, without a reorder to NCHW. */
+void cbi_unpack_frames_channels_last (const CbiFrameBatch * batch,
+    const gfloat * tensor);
 
 G_END_DECLS

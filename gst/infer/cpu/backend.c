@@ -63,6 +63,8 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
       dnnl_primitive_destroy (step->prim);
     g_free (step->loop);
   }
+  if (plan->output_reorder.prim)
+    dnnl_primitive_destroy (plan->output_reorder.prim);
   for (i = 0; i < plan->memories->len; i++)
     dnnl_memory_destroy (g_ptr_array_index (plan->memories, i));
   cbi_mem_plan_free (plan->memory);
@@ -79,6 +81,7 @@ cbi_cpu_upload (CbiBackend * backend, gpointer p, guint slot,
 {
   CbiCpuPlan *plan = p;
 
+  plan->unpack = batch->out != NULL;
   if (plan->input_channels_last)
     cbi_pack_frames_channels_last (batch, plan->input);
   else
@@ -100,8 +103,12 @@ cbi_cpu_run_steps (gpointer data, GError ** error)
   CbiCpuPlan *plan = ((CbiCpuRun *) data)->plan;
   guint i;
 
-  for (i = 0; i < plan->steps->len; i++) {
-    CbiCpuStep *s = &g_array_index (plan->steps, CbiCpuStep, i);
+  for (i = 0; i <= plan->steps->len; i++) {
+    CbiCpuStep *s = i < plan->steps->len ?
+        &g_array_index (plan->steps, CbiCpuStep, i) : &plan->output_reorder;
+    /* the output's reorder, where there is one, only for a tensor */
+    if (i == plan->steps->len && (s->prim == NULL || plan->unpack))
+      break;
     if (s->run) {
       /* our own loop reads what the primitives before it wrote */
       if (!DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait"))
@@ -136,6 +143,7 @@ cbi_cpu_upload_tensor (CbiBackend * backend, gpointer p, guint slot,
   const gint64 hw = plan->input_hw;
   gint64 f, i, c;
 
+  plan->unpack = FALSE;
   if (!plan->input_channels_last) {
     memcpy (plan->input, input, plan->input_count * sizeof (gfloat));
     return TRUE;
@@ -152,9 +160,13 @@ static gboolean
 cbi_cpu_download (CbiBackend * backend, gpointer p, guint slot,
     const CbiFrameBatch * batch, GError ** error)
 {
+  CbiCpuPlan *plan = p;
+
   /* tensor outputs are read where the last step left them */
-  if (batch && batch->out)
-    cbi_unpack_frames (batch, ((CbiCpuPlan *) p)->outputs[0]);
+  if (batch && batch->out && plan->output_reorder.prim)
+    cbi_unpack_frames_channels_last (batch, plan->output_channels_last);
+  else if (batch && batch->out)
+    cbi_unpack_frames (batch, plan->outputs[0]);
   return TRUE;
 }
 

@@ -87,6 +87,12 @@ typedef struct
   gboolean input_channels_last; /* @input is NHWC: packing writes what the
                                  * first convolution reads */
   gint64 input_hw;              /* then, its height x width */
+  /* the reorder of output 0 from channels last to row-major, run only for
+   * a batch that reads it as a tensor (prim NULL: none); a batch that
+   * unpacks frames reads @output_channels_last instead */
+  CbiCpuStep output_reorder;
+  const gfloat *output_channels_last;
+  gboolean unpack;              /* this batch unpacks output 0 into frames */
   gint64 input_count;
   gfloat *outputs[CBI_MAX_OUTPUTS];     /* row-major */
   gpointer workspace;

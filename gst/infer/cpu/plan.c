@@ -444,6 +444,44 @@ cbi_cpu_pack_channels_last (CbiCpuPlan * plan)
   GST_DEBUG ("packing writes the input channels last");
 }
 
+/* Where the plan ends with a reorder of output 0 from channels last (3
+ * or 4 channels, an image) to row-major, the reorder is kept aside: a
+ * batch that unpacks frames reads the channels-last data (the reorder
+ * was a pass over the batch's output: a sixth of the super-resolution
+ * net's batch), one that reads the tensor runs it. */
+static void
+cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
+{
+  const CbiGraph *graph = plan->graph;
+  const CbiShape *shape = &plan->shapes[graph->outputs[0]];
+  const dnnl_memory_desc_t *from_md = NULL;
+  dnnl_memory_desc_t nhwc;
+  gpointer to = NULL, from = NULL;
+  CbiCpuStep *last;
+  dnnl_dims_t d;
+
+  if (plan->steps->len == 0 || shape->n_dims != 4
+      || (shape->dims[1] != 3 && shape->dims[1] != 4))
+    return;
+  last = &g_array_index (plan->steps, CbiCpuStep, plan->steps->len - 1);
+  if (last->prim == NULL || last->n_args != 2
+      || last->args[0].arg != DNNL_ARG_FROM || last->args[1].arg != DNNL_ARG_TO)
+    return;
+  dnnl_memory_get_data_handle (last->args[1].memory, &to);
+  memcpy (d, shape->dims, 4 * sizeof (gint64));
+  if (to != (gpointer) plan->outputs[0]
+      || dnnl_memory_desc_init_by_tag (&nhwc, 4, d, dnnl_f32, dnnl_nhwc)
+      != dnnl_success
+      || dnnl_memory_get_memory_desc (last->args[0].memory, &from_md)
+      != dnnl_success || !dnnl_memory_desc_equal (&nhwc, from_md))
+    return;
+  dnnl_memory_get_data_handle (last->args[0].memory, &from);
+  plan->output_channels_last = from;
+  plan->output_reorder = *last;
+  g_array_set_size (plan->steps, plan->steps->len - 1);
+  GST_DEBUG ("unpacking reads the output channels last");
+}
+
 gpointer
 cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
@@ -480,6 +518,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   cbi_cpu_pack_channels_last (plan);
   if (!cbi_cpu_plan_outputs (plan, error))
     goto failed;
+  cbi_cpu_keep_output_reorder (plan);
 
   *workspace = plan->scratch_bytes;
   if (*workspace > 0) {

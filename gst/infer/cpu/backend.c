@@ -101,14 +101,11 @@ cbi_cpu_run_steps (gpointer data, GError ** error)
 {
   CbiCpu *cpu = ((CbiCpuRun *) data)->cpu;
   CbiCpuPlan *plan = ((CbiCpuRun *) data)->plan;
+  const CbiCpuStep *reorder = &plan->output_reorder;
   guint i;
 
-  for (i = 0; i <= plan->steps->len; i++) {
-    CbiCpuStep *s = i < plan->steps->len ?
-        &g_array_index (plan->steps, CbiCpuStep, i) : &plan->output_reorder;
-    /* the output's reorder, where there is one, only for a tensor */
-    if (i == plan->steps->len && (s->prim == NULL || plan->unpack))
-      break;
+  for (i = 0; i < plan->steps->len; i++) {
+    CbiCpuStep *s = &g_array_index (plan->steps, CbiCpuStep, i);
     if (s->run) {
       /* our own loop reads what the primitives before it wrote */
       if (!DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait"))
@@ -119,6 +116,11 @@ cbi_cpu_run_steps (gpointer data, GError ** error)
       return FALSE;
     }
   }
+  /* the output's reorder kept aside, for a batch read as a tensor */
+  if (reorder->prim && !plan->unpack
+      && !DNNL_CHECK (dnnl_primitive_execute (reorder->prim, cpu->stream,
+              reorder->n_args, reorder->args), "dnnl_primitive_execute"))
+    return FALSE;
   return DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
 }
 

@@ -50,12 +50,13 @@ cbi_cpu_run_pad (gconstpointer pad)
     for (y = 0; y < oh; y++) {
       gint64 sy = cbi_pad_index (y - p->top, p->h, (CbiKPadFill) p->fill);
       gfloat *row = dst + y * ow * px;
-      const gfloat *srow = src + sy * p->w * px;
+      const gfloat *srow;
       if (sy < 0) {
         for (x = 0; x < ow * px; x++)
           row[x] = p->value;
         continue;
       }
+      srow = src + sy * p->w * px;
       cbi_cpu_pad_border (p, srow, row, 0, x0);
       memcpy (row + x0 * px, srow + (x0 - p->left) * px,
           (x1 - x0) * px * sizeof (gfloat));

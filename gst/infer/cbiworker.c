@@ -78,10 +78,13 @@ cbi_worker_free (CbiWorker * worker)
     return;
   g_return_if_fail (!cbi_worker_is_current (worker));
 
+  /* after any call in progress has returned to its caller */
+  g_mutex_lock (&worker->call_lock);
   g_mutex_lock (&worker->lock);
   worker->quit = TRUE;
   g_cond_broadcast (&worker->cond);
   g_mutex_unlock (&worker->lock);
+  g_mutex_unlock (&worker->call_lock);
   g_thread_join (worker->thread);
   g_cond_clear (&worker->cond);
   g_mutex_clear (&worker->lock);

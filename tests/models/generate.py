@@ -1349,6 +1349,25 @@ def ops_channels_last_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_shuffle_transpose_model(g):
+    """DepthToSpace of a Conv's output, then a Transpose of height and
+    width as the output: on the CPU the shuffle leaves 3 channels last and
+    the Transpose is the plan's last reorder, which must not be taken for
+    a plain copy of the output (on square frames the shapes agree)"""
+    w = (g.standard_normal((12, 3, 3, 3)) * 0.4).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("DepthToSpace", ["c"], ["d"], name="crd",
+                         blocksize=2, mode="CRD"),
+        helper.make_node("Transpose", ["d"], ["output"], name="swap_hw",
+                         perm=[0, 1, 3, 2]),
+    ]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 3, "W", "H"])
+    return model(nodes, [f32("w", w)], outputs=[out])
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -1364,6 +1383,7 @@ OPS_MODELS = (
     ("ops-eltwise-runs", ops_eltwise_runs_model, 49, FOLD_SHAPE),
     ("ops-depth-to-space", ops_depth_to_space_model, 50, FOLD_SHAPE),
     ("ops-channels-last", ops_channels_last_model, 51, FOLD_SHAPE),
+    ("ops-shuffle-transpose", ops_shuffle_transpose_model, 52, FOLD_SHAPE),
 )
 
 

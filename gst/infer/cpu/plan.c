@@ -454,8 +454,8 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
 {
   const CbiGraph *graph = plan->graph;
   const CbiShape *shape = &plan->shapes[graph->outputs[0]];
-  const dnnl_memory_desc_t *from_md = NULL;
-  dnnl_memory_desc_t nhwc;
+  const dnnl_memory_desc_t *from_md = NULL, *to_md = NULL;
+  dnnl_memory_desc_t nhwc, plain;
   gpointer to = NULL, from = NULL;
   CbiCpuStep *last;
   dnnl_dims_t d;
@@ -469,11 +469,16 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
     return;
   dnnl_memory_get_data_handle (last->args[1].memory, &to);
   memcpy (d, shape->dims, 4 * sizeof (gint64));
+  /* a plain copy of the same tensor, not a Transpose into the output */
   if (to != (gpointer) plan->outputs[0]
       || dnnl_memory_desc_init_by_tag (&nhwc, 4, d, dnnl_f32, dnnl_nhwc)
       != dnnl_success
+      || dnnl_memory_desc_init_by_tag (&plain, 4, d, dnnl_f32, dnnl_nchw)
+      != dnnl_success
       || dnnl_memory_get_memory_desc (last->args[0].memory, &from_md)
-      != dnnl_success || !dnnl_memory_desc_equal (&nhwc, from_md))
+      != dnnl_success || !dnnl_memory_desc_equal (&nhwc, from_md)
+      || dnnl_memory_get_memory_desc (last->args[1].memory, &to_md)
+      != dnnl_success || !dnnl_memory_desc_equal (&plain, to_md))
     return;
   dnnl_memory_get_data_handle (last->args[0].memory, &from);
   plan->output_channels_last = from;

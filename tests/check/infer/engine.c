@@ -996,6 +996,63 @@ GST_START_TEST (test_a_batch_on_one_thread_gives_the_teams_output)
 
 GST_END_TEST;
 
+/* Frames unpacked by the engine against the same batch read as a tensor
+ * and mapped to bytes here: the CPU backend unpacks channels-last data
+ * where the plan's last step was a plain reorder of it, and must not take
+ * another last reorder (a Transpose) for one. Square frames, so that the
+ * Transpose keeps the shape. */
+GST_START_TEST (test_unpacked_frames_match_the_tensor_after_a_last_transpose)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR,
+      "ops-shuffle-transpose.onnx", NULL);
+  enum
+  { S = 4, O = 2 * S };
+  guint8 in_px[S * S * 3], out_px[O * O * 3];
+  const guint8 *ins[1] = { in_px };
+  guint8 *outs[1] = { out_px };
+  const gint in_stride[1] = { S * 3 }, out_stride[1] = { O * 3 };
+  const CbiShape shape = { 4, {1, 3, S, S} };
+  gfloat x[3 * S * S];
+  CbiFrameBatch b = cbi_test_rgb_batch (S, S, 1, ins, outs, in_stride);
+  GError *err = NULL;
+  CbiBatchReport r;
+  gboolean fallback;
+  const gfloat *y;
+  CbiEngine *e;
+  CbiShape out;
+  guint i, c;
+
+  for (i = 0; i < S * S; i++)
+    for (c = 0; c < 3; c++) {
+      in_px[i * 3 + c] = (i * 37 + c * 91) % 256;
+      x[c * S * S + i] = in_px[i * 3 + c] / 255.0f;
+    }
+  b.out_width = b.out_height = O;
+  b.out_channels = 3;
+  b.out_stride = out_stride;
+  e = cbi_engine_new (cbi_onnx_load (path, &err), CBI_BACKEND_CPU, 0, 0,
+      &fallback, &err);
+  fail_unless (e != NULL, "%s", err ? err->message : "");
+  fail_unless (cbi_engine_run (e, &b, &r, &err), "%s", err ? err->message : "");
+  fail_unless (cbi_engine_run_tensor (e, &shape, x, &r, &err), "%s",
+      err ? err->message : "");
+  y = cbi_engine_get_output (e, 0, &out, &err);
+  fail_unless (y != NULL, "%s", err ? err->message : "");
+  fail_unless_equals_int (out.dims[2], O);
+  fail_unless_equals_int (out.dims[3], O);
+  for (i = 0; i < O * O; i++)
+    for (c = 0; c < 3; c++) {
+      gint want = (gint) lrintf (CLAMP (y[c * O * O + i], 0.0f, 1.0f) * 255);
+      gint got = out_px[i * 3 + c];
+      fail_unless (ABS (got - want) <= 1, "pixel %u channel %u: frames %d, "
+          "tensor %d", i, c, got, want);
+    }
+  cbi_engine_free (e);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 static Suite *
 engine_suite (void)
 {
@@ -1027,6 +1084,8 @@ engine_suite (void)
   tcase_add_test (tc,
       test_a_worker_call_runs_on_its_thread_and_a_nested_one_at_once);
   tcase_add_test (tc, test_cpu_batches_from_any_thread_share_one_openmp_pool);
+  tcase_add_test (tc,
+      test_unpacked_frames_match_the_tensor_after_a_last_transpose);
   tcase_add_test (tc,
       test_warmup_frames_count_against_the_limit_before_they_exist);
   tcase_add_test (tc,

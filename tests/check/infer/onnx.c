@@ -346,6 +346,9 @@ static const struct
    * InstanceNormalization of 8, Pad edge, Conv: on the CPU the
    * normalizations and pads keep the Convs' channels-last layout */
   {"ops-channels-last", 8, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 10}}, 1e-5f},
+  /* Conv, DepthToSpace, Transpose of height and width */
+  {"ops-shuffle-transpose", 3, {4, {2, 3, 6, 8}}, {4, {2, 3, 16, 12}},
+      1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

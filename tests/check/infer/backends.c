@@ -256,18 +256,35 @@ run_fake_batches (CbiCpuShare * share, FakeCores * f, guint n)
   return solo_runs;
 }
 
+/* A share watching the fake cores @f, with OpenMP set to a team of two
+ * (@before: the count to give back to share_done()). */
+static CbiCpuShare *
+share_for_two_threads (FakeCores * f, gint * before)
+{
+  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, f);
+
+  *before = omp_get_max_threads ();
+  omp_set_num_threads (2);
+  return share;
+}
+
+static void
+share_done (CbiCpuShare * share, gint before)
+{
+  omp_set_num_threads (before);
+  cbi_cpu_share_free (share);
+}
+
 GST_START_TEST (test_a_team_with_the_cores_to_itself_stays_a_team)
 {
   FakeCores f = { 1, 0, 0, 4 * 1000000, 0, TRUE };
-  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
-  gint before = omp_get_max_threads ();
+  gint before;
+  CbiCpuShare *share = share_for_two_threads (&f, &before);
 
-  omp_set_num_threads (2);
   /* two threads waiting 4 of 10 ms for cores between them: each a fifth
    * of the time, below a quarter */
   fail_unless_equals_int (run_fake_batches (share, &f, 50), 0);
-  omp_set_num_threads (before);
-  cbi_cpu_share_free (share);
+  share_done (share, before);
 }
 
 GST_END_TEST;
@@ -275,10 +292,9 @@ GST_END_TEST;
 GST_START_TEST
     (test_a_team_that_waits_for_cores_runs_on_one_thread_until_they_are_idle) {
   FakeCores f = { 1, 0, 0, 8 * 1000000, 0, TRUE };
-  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
-  gint before = omp_get_max_threads ();
+  gint before;
+  CbiCpuShare *share = share_for_two_threads (&f, &before);
 
-  omp_set_num_threads (2);
   /* two threads waiting 8 of 10 ms between them: after the first 50 ms on
    * the team, the batches run alone, as long as no core is idle */
   fail_unless_equals_int (run_fake_batches (share, &f, 30), 25);
@@ -293,8 +309,7 @@ GST_START_TEST
   fail_unless (run_fake_batches (share, &f, 30) <= 20);
   fail_unless_equals_int (f.in_parallel, FALSE);
   fail_unless_equals_int (run_fake_batches (share, &f, 10), 0);
-  omp_set_num_threads (before);
-  cbi_cpu_share_free (share);
+  share_done (share, before);
 }
 
 GST_END_TEST;
@@ -302,13 +317,11 @@ GST_END_TEST;
 GST_START_TEST (test_a_wait_that_goes_back_is_no_wait)
 {
   FakeCores f = { 1, G_GUINT64_CONSTANT (1) << 40, 0, 0, 0, TRUE, TRUE };
-  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
-  gint before = omp_get_max_threads ();
+  gint before;
+  CbiCpuShare *share = share_for_two_threads (&f, &before);
 
-  omp_set_num_threads (2);
   fail_unless_equals_int (run_fake_batches (share, &f, 20), 0);
-  omp_set_num_threads (before);
-  cbi_cpu_share_free (share);
+  share_done (share, before);
 }
 
 GST_END_TEST;
@@ -316,17 +329,15 @@ GST_END_TEST;
 GST_START_TEST (test_a_share_that_cannot_read_the_wait_keeps_the_team)
 {
   FakeCores f = { 1, 0, 0, 9 * 1000000, 0, FALSE };
-  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
-  gint before = omp_get_max_threads ();
+  gint before;
+  CbiCpuShare *share = share_for_two_threads (&f, &before);
 
-  omp_set_num_threads (2);
   fail_unless_equals_int (run_fake_batches (share, &f, 20), 0);
   /* and one thread of OpenMP is one thread, watched or not */
   omp_set_num_threads (1);
   f.readable = TRUE;
   fail_unless_equals_int (run_fake_batches (share, &f, 20), 0);
-  omp_set_num_threads (before);
-  cbi_cpu_share_free (share);
+  share_done (share, before);
 }
 
 GST_END_TEST;

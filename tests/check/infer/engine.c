@@ -937,6 +937,22 @@ GST_START_TEST (test_conv_transpose_of_other_forms_is_left_as_it_is)
 
 GST_END_TEST;
 
+/* Test model @file (tests/models) on the CPU backend. */
+static CbiEngine *
+cpu_engine_for_model (const gchar * file)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, file, NULL);
+  GError *err = NULL;
+  gboolean fallback;
+  CbiEngine *e;
+
+  e = cbi_engine_new (cbi_onnx_load (path, &err), CBI_BACKEND_CPU, 0, 0,
+      &fallback, &err);
+  fail_unless (e != NULL, "%s: %s", file, err ? err->message : "");
+  g_free (path);
+  return e;
+}
+
 /* Runs @in through @e inside an OpenMP region of two threads, on its
  * first: as the CPU backend runs a batch on one thread. */
 static gboolean
@@ -956,13 +972,11 @@ run_tensor_in_a_region (CbiEngine * e, const CbiShape * in, const gfloat * x,
 
 GST_START_TEST (test_a_batch_on_one_thread_gives_the_teams_output)
 {
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "style.onnx", NULL);
   const CbiShape in = { 4, {2, 3, 16, 16} };
   gfloat x[2 * 3 * 16 * 16], *team, max_err = 0.0f, ref = 0.0f;
   gint before = omp_get_max_threads ();
   GError *err = NULL;
   CbiBatchReport r;
-  gboolean fallback;
   const gfloat *y;
   CbiEngine *e;
   CbiShape out;
@@ -971,9 +985,7 @@ GST_START_TEST (test_a_batch_on_one_thread_gives_the_teams_output)
   for (i = 0; i < (gint64) G_N_ELEMENTS (x); i++)
     x[i] = ((gint) (i * 29) % 23 - 11) / 11.0f;
   omp_set_num_threads (2);
-  e = cbi_engine_new (cbi_onnx_load (path, &err), CBI_BACKEND_CPU, 0, 0,
-      &fallback, &err);
-  fail_unless (e != NULL, "%s", err ? err->message : "");
+  e = cpu_engine_for_model ("style.onnx");
   fail_unless (cbi_engine_run_tensor (e, &in, x, &r, &err), "%s",
       err ? err->message : "");
   fail_unless_equals_int (r.threads, 2);
@@ -990,7 +1002,6 @@ GST_START_TEST (test_a_batch_on_one_thread_gives_the_teams_output)
       max_err, ref);
   omp_set_num_threads (before);
   g_free (team);
-  g_free (path);
   cbi_engine_free (e);
 }
 
@@ -1003,8 +1014,6 @@ GST_END_TEST;
  * Transpose keeps the shape. */
 GST_START_TEST (test_unpacked_frames_match_the_tensor_after_a_last_transpose)
 {
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR,
-      "ops-shuffle-transpose.onnx", NULL);
   enum
   { S = 4, O = 2 * S };
   guint8 in_px[S * S * 3], out_px[O * O * 3];
@@ -1016,7 +1025,6 @@ GST_START_TEST (test_unpacked_frames_match_the_tensor_after_a_last_transpose)
   CbiFrameBatch b = cbi_test_rgb_batch (S, S, 1, ins, outs, in_stride);
   GError *err = NULL;
   CbiBatchReport r;
-  gboolean fallback;
   const gfloat *y;
   CbiEngine *e;
   CbiShape out;
@@ -1030,9 +1038,7 @@ GST_START_TEST (test_unpacked_frames_match_the_tensor_after_a_last_transpose)
   b.out_width = b.out_height = O;
   b.out_channels = 3;
   b.out_stride = out_stride;
-  e = cbi_engine_new (cbi_onnx_load (path, &err), CBI_BACKEND_CPU, 0, 0,
-      &fallback, &err);
-  fail_unless (e != NULL, "%s", err ? err->message : "");
+  e = cpu_engine_for_model ("ops-shuffle-transpose.onnx");
   fail_unless (cbi_engine_run (e, &b, &r, &err), "%s", err ? err->message : "");
   fail_unless (cbi_engine_run_tensor (e, &shape, x, &r, &err), "%s",
       err ? err->message : "");
@@ -1048,7 +1054,6 @@ GST_START_TEST (test_unpacked_frames_match_the_tensor_after_a_last_transpose)
           "tensor %d", i, c, got, want);
     }
   cbi_engine_free (e);
-  g_free (path);
 }
 
 GST_END_TEST;

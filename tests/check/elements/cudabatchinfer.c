@@ -561,6 +561,15 @@ push_and_expect_deadline (GstHarness * h, GstTestClock * clock, guint frame,
       deadline);
 }
 
+/* Lets the pending deadline fire and pulls frame @frame, alone in its
+ * batch. */
+static void
+fire_deadline_and_pull (GstHarness * h, guint frame)
+{
+  fail_unless (gst_harness_crank_single_clock_wait (h));
+  gst_buffer_unref (pull_frame (h, frame));
+}
+
 GST_START_TEST (test_batch_timeout_pushes_a_partial_batch_on_the_clock)
 {
   GstHarness *h = harness_new ("batch=16 batch-timeout=100000000", NULL);
@@ -586,8 +595,7 @@ GST_START_TEST (test_batch_timeout_pushes_a_partial_batch_on_the_clock)
   /* the next frame starts a new batch with a new deadline */
   push_and_expect_deadline (h, clock, 3,
       3 * FRAME_DURATION + 100 * GST_MSECOND);
-  fail_unless (gst_harness_crank_single_clock_wait (h));
-  gst_buffer_unref (pull_frame (h, 3));
+  fire_deadline_and_pull (h, 3);
   fail_unless_equals_uint64 (stat_of (h, "batches"), 2);
   gst_object_unref (clock);
   harness_free (h, NULL);
@@ -607,14 +615,12 @@ GST_START_TEST (test_batch_timeout_counts_from_a_late_frame_running_time)
   gst_test_clock_set_time (clock, 520 * GST_MSECOND);
   push_and_expect_deadline (h, clock, 15,
       15 * FRAME_DURATION + 100 * GST_MSECOND);
-  fail_unless (gst_harness_crank_single_clock_wait (h));
-  gst_buffer_unref (pull_frame (h, 15));
+  fire_deadline_and_pull (h, 15);
 
   /* a frame early on the clock waits the timeout from its arrival */
   push_and_expect_deadline (h, clock, 60,
       gst_clock_get_time (GST_CLOCK (clock)) + 100 * GST_MSECOND);
-  fail_unless (gst_harness_crank_single_clock_wait (h));
-  gst_buffer_unref (pull_frame (h, 60));
+  fire_deadline_and_pull (h, 60);
   gst_object_unref (clock);
   harness_free (h, NULL);
 }
@@ -641,8 +647,7 @@ GST_START_TEST
 
   /* alone, it goes once that frame's time has passed, padded */
   push_and_expect_deadline (h, clock, 19, now + FRAME_DURATION);
-  fail_unless (gst_harness_crank_single_clock_wait (h));
-  gst_buffer_unref (pull_frame (h, 19));
+  fire_deadline_and_pull (h, 19);
   fail_unless_equals_uint64 (stat_of (h, "padded-frames"), 3);
   gst_object_unref (clock);
   harness_free (h, NULL);

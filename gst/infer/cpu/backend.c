@@ -63,6 +63,8 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
       dnnl_primitive_destroy (step->prim);
     g_free (step->loop);
   }
+  if (plan->input_reorder.prim)
+    dnnl_primitive_destroy (plan->input_reorder.prim);
   if (plan->output_reorder.prim)
     dnnl_primitive_destroy (plan->output_reorder.prim);
   for (i = 0; i < plan->memories->len; i++)
@@ -81,12 +83,20 @@ cbi_cpu_upload (CbiBackend * backend, gpointer p, guint slot,
 {
   CbiCpuPlan *plan = p;
 
-  plan->unpack = batch->out != NULL;
-  if (plan->input_channels_last)
-    cbi_pack_frames_channels_last (batch, plan->input);
+  if (plan->input_reorder.prim)
+    cbi_pack_frames_channels_last (batch, plan->input_channels_last);
   else
     cbi_pack_frames (batch, plan->input);
   return TRUE;
+}
+
+/* Runs primitive step @s and waits for it: a reorder kept aside. */
+static gboolean
+cbi_cpu_run_reorder (CbiCpu * cpu, const CbiCpuStep * s, GError ** error)
+{
+  return DNNL_CHECK (dnnl_primitive_execute (s->prim, cpu->stream,
+          s->n_args, s->args), "dnnl_primitive_execute")
+      && DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
 }
 
 typedef struct
@@ -101,7 +111,6 @@ cbi_cpu_run_steps (gpointer data, GError ** error)
 {
   CbiCpu *cpu = ((CbiCpuRun *) data)->cpu;
   CbiCpuPlan *plan = ((CbiCpuRun *) data)->plan;
-  const CbiCpuStep *reorder = &plan->output_reorder;
   guint i;
 
   for (i = 0; i < plan->steps->len; i++) {
@@ -116,11 +125,6 @@ cbi_cpu_run_steps (gpointer data, GError ** error)
       return FALSE;
     }
   }
-  /* the output's reorder kept aside, for a batch read as a tensor */
-  if (reorder->prim && !plan->unpack
-      && !DNNL_CHECK (dnnl_primitive_execute (reorder->prim, cpu->stream,
-              reorder->n_args, reorder->args), "dnnl_primitive_execute"))
-    return FALSE;
   return DNNL_CHECK (dnnl_stream_wait (cpu->stream), "dnnl_stream_wait");
 }
 
@@ -142,20 +146,10 @@ cbi_cpu_upload_tensor (CbiBackend * backend, gpointer p, guint slot,
     const gfloat * input, GError ** error)
 {
   CbiCpuPlan *plan = p;
-  const gint64 hw = plan->input_hw;
-  gint64 f, i, c;
 
-  plan->unpack = FALSE;
-  if (!plan->input_channels_last) {
-    memcpy (plan->input, input, plan->input_count * sizeof (gfloat));
-    return TRUE;
-  }
-  /* NCHW in, the 3 channels of each position together out */
-  for (f = 0; f < plan->input_count / (3 * hw); f++)
-    for (i = 0; i < hw; i++)
-      for (c = 0; c < 3; c++)
-        plan->input[(f * hw + i) * 3 + c] = input[(f * 3 + c) * hw + i];
-  return TRUE;
+  memcpy (plan->input, input, plan->input_count * sizeof (gfloat));
+  return plan->input_reorder.prim == NULL
+      || cbi_cpu_run_reorder (backend->context, &plan->input_reorder, error);
 }
 
 static gboolean
@@ -163,12 +157,17 @@ cbi_cpu_download (CbiBackend * backend, gpointer p, guint slot,
     const CbiFrameBatch * batch, GError ** error)
 {
   CbiCpuPlan *plan = p;
+  gboolean frames = batch && batch->out;
 
-  /* tensor outputs are read where the last step left them */
-  if (batch && batch->out && plan->output_reorder.prim)
-    cbi_unpack_frames_channels_last (batch, plan->output_channels_last);
-  else if (batch && batch->out)
-    cbi_unpack_frames (batch, plan->outputs[0]);
+  /* tensor outputs are read where the last step left them, row-major */
+  if (plan->output_reorder.prim == NULL) {
+    if (frames)
+      cbi_unpack_frames (batch, plan->outputs[0]);
+    return TRUE;
+  }
+  if (!frames)
+    return cbi_cpu_run_reorder (backend->context, &plan->output_reorder, error);
+  cbi_unpack_frames_channels_last (batch, plan->output_channels_last);
   return TRUE;
 }
 

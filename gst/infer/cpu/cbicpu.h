@@ -83,16 +83,17 @@ typedef struct
   GArray *steps;                /* CbiCpuStep */
   GPtrArray *memories;          /* dnnl_memory_t, destroyed with the plan */
   CbiMemPlan *memory;           /* every pool block, released with the plan */
-  gfloat *input;                /* row-major (NCHW for images), or NHWC */
-  gboolean input_channels_last; /* @input is NHWC: packing writes what the
-                                 * first convolution reads */
-  gint64 input_hw;              /* then, its height x width */
+  gfloat *input;                /* row-major (NCHW for images) */
+  /* the reorder of the input to channels last, run only for a tensor
+   * copied in (prim NULL: none); frames are packed straight into
+   * @input_channels_last */
+  CbiCpuStep input_reorder;
+  gfloat *input_channels_last;
   /* the reorder of output 0 from channels last to row-major, run only for
-   * a batch that reads it as a tensor (prim NULL: none); a batch that
-   * unpacks frames reads @output_channels_last instead */
+   * a batch read as a tensor (prim NULL: none); frames are unpacked
+   * straight from @output_channels_last */
   CbiCpuStep output_reorder;
   const gfloat *output_channels_last;
-  gboolean unpack;              /* this batch unpacks output 0 into frames */
   gint64 input_count;
   gfloat *outputs[CBI_MAX_OUTPUTS];     /* row-major */
   gpointer workspace;
@@ -153,6 +154,12 @@ gboolean cbi_cpu_plan_op (CbiCpuPlan * plan,
 dnnl_memory_t cbi_cpu_pooled_memory (CbiCpuPlan * plan,
     const dnnl_memory_desc_t * md, const gchar * what, GError ** error);
 gboolean cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error);
+/* The channels-last desc of 4-D @shape. */
+gboolean cbi_cpu_nhwc_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+    GError ** error);
+/* Whether activation @t is in the channels-last layout of its 4-D shape
+ * (as convolutions leave it); @md receives that desc. */
+gboolean cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md);
 gboolean cbi_cpu_shape_md (dnnl_memory_desc_t * md, const CbiShape * shape,
     GError ** error);
 dnnl_memory_t cbi_cpu_view (CbiCpuPlan * plan, dnnl_memory_t mem,

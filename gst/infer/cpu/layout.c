@@ -63,31 +63,45 @@ cbi_cpu_plan_concat (CbiCpuPlan * plan, const CbiNode * n,
       error);
 }
 
+/* The channels-last desc of 4-D @shape. */
+gboolean
+cbi_cpu_nhwc_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+    GError ** error)
+{
+  dnnl_dims_t dims;
+
+  memcpy (dims, shape->dims, 4 * sizeof (gint64));
+  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, 4, dims, dnnl_f32,
+          dnnl_acdb), "channels-last desc");
+}
+
+/* Whether activation @t has the channels-last layout of its 4-D shape,
+ * as convolutions leave it; @md: that desc. */
+gboolean
+cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md)
+{
+  return plan->shapes[t].n_dims == 4
+      && cbi_cpu_nhwc_md (md, &plan->shapes[t], NULL)
+      && dnnl_memory_desc_equal (md, &plan->mds[t]);
+}
+
 gboolean
 cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   const gint64 *x = plan->shapes[n->inputs[0]].dims;
-  dnnl_format_tag_t tag = dnnl_nchw;
+  const CbiShape *ys = &plan->shapes[n->output];
   dnnl_memory_desc_t in_md, out_md;
-  dnnl_dims_t in_dims, out_dims;
   dnnl_memory_t in, out;
+  gboolean nhwc;
   CbiCpuPad *pad;
-
-  memcpy (in_dims, x, 4 * sizeof (gint64));
-  memcpy (out_dims, plan->shapes[n->output].dims, 4 * sizeof (gint64));
 
   /* channels-last input (what convolutions give here) is padded as it
    * is: a reorder to NCHW and back around the pad cost more than it */
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&in_md, 4, in_dims,
-              dnnl_f32, dnnl_nhwc), "pad desc"))
-    return FALSE;
-  if (dnnl_memory_desc_equal (&in_md, &plan->mds[n->inputs[0]]))
-    tag = dnnl_nhwc;
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&in_md, 4, in_dims,
-              dnnl_f32, tag), "pad desc")
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&out_md, 4, out_dims,
-              dnnl_f32, tag), "pad desc"))
+  nhwc = cbi_cpu_is_nhwc (plan, n->inputs[0], &in_md);
+  if (nhwc ? !cbi_cpu_nhwc_md (&out_md, ys, error)
+      : !cbi_cpu_shape_md (&in_md, &plan->shapes[n->inputs[0]], error)
+      || !cbi_cpu_shape_md (&out_md, ys, error))
     return FALSE;
   in = cbi_cpu_in_layout (plan, n->inputs[0], &in_md, error);
   out = in ? cbi_cpu_new_output (plan, n->output, &out_md, error) : NULL;
@@ -97,8 +111,8 @@ cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
   pad = g_new0 (CbiCpuPad, 1);
   dnnl_memory_get_data_handle (in, (void **) &pad->src);
   dnnl_memory_get_data_handle (out, (void **) &pad->dst);
-  pad->planes = tag == dnnl_nhwc ? x[0] : x[0] * x[1];
-  pad->pixel = tag == dnnl_nhwc ? x[1] : 1;
+  pad->planes = nhwc ? x[0] : x[0] * x[1];
+  pad->pixel = nhwc ? x[1] : 1;
   pad->h = x[2];
   pad->w = x[3];
   pad->top = n->conv.pads[0];
@@ -153,28 +167,6 @@ cbi_cpu_plan_reshape (CbiCpuPlan * plan, const CbiNode * n,
   to = cbi_cpu_output_view (plan, n->output, &row_major, error);
   return to && cbi_cpu_add_reorder (plan, &plan->mds[x], plan->mems[x],
       &row_major, to, error);
-}
-
-/* The channels-last desc of 4-D @shape. */
-static gboolean
-cbi_cpu_nhwc_md (dnnl_memory_desc_t * md, const CbiShape * shape,
-    GError ** error)
-{
-  dnnl_dims_t dims;
-
-  memcpy (dims, shape->dims, 4 * sizeof (gint64));
-  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, 4, dims, dnnl_f32,
-          dnnl_acdb), "channels-last desc");
-}
-
-/* Whether activation @t has the channels-last layout of its 4-D shape,
- * as the convolutions before a DepthToSpace leave it; @md: that desc. */
-static gboolean
-cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md)
-{
-  return plan->shapes[t].n_dims == 4
-      && cbi_cpu_nhwc_md (md, &plan->shapes[t], NULL)
-      && dnnl_memory_desc_equal (md, &plan->mds[t]);
 }
 
 /* DepthToSpace of a channels-last input into a channels-last output, one

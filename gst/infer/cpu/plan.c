@@ -392,24 +392,38 @@ cbi_cpu_bind_workspace (CbiCpuPlan * plan, guint64 workspace)
   return TRUE;
 }
 
+/* Whether @step is a reorder from a memory of @from_md to one of @to_md
+ * (neither may be NULL). */
+static gboolean
+cbi_cpu_is_reorder (const CbiCpuStep * step, const dnnl_memory_desc_t * from_md,
+    const dnnl_memory_desc_t * to_md)
+{
+  const dnnl_memory_desc_t *md[2] = { NULL, NULL };
+
+  return step->prim != NULL && step->n_args == 2
+      && step->args[0].arg == DNNL_ARG_FROM && step->args[1].arg == DNNL_ARG_TO
+      && dnnl_memory_get_memory_desc (step->args[0].memory, &md[0])
+      == dnnl_success && dnnl_memory_desc_equal (from_md, md[0])
+      && dnnl_memory_get_memory_desc (step->args[1].memory, &md[1])
+      == dnnl_success && dnnl_memory_desc_equal (to_md, md[1]);
+}
+
 /* Where the plan begins with a reorder of the input to channels last,
- * and nothing else reads the input, packing can write that layout itself:
- * the reorder goes (a pass over the batch's input, a tenth of a small
- * classifier's batch). The reorder's output is written before any other
- * step runs, so the packing writes it just as early. */
+ * and nothing else reads the input, the reorder is kept aside: packing
+ * writes that layout itself (the reorder was a pass over the batch's
+ * input, a tenth of a small classifier's batch); a tensor copied in runs
+ * it. Its output is written before any other step runs either way. */
 static void
-cbi_cpu_pack_channels_last (CbiCpuPlan * plan)
+cbi_cpu_keep_input_reorder (CbiCpuPlan * plan)
 {
   const CbiGraph *graph = plan->graph;
-  const gint64 *dims = plan->shapes[graph->input].dims;
-  CbiCpuStep *first;
+  const CbiShape *shape = &plan->shapes[graph->input];
   dnnl_memory_desc_t nhwc;
-  const dnnl_memory_desc_t *to_md = NULL;
-  dnnl_dims_t d;
+  CbiCpuStep *first;
   guint i, j, readers = 0;
 
-  if (plan->steps->len == 0 || plan->shapes[graph->input].n_dims != 4
-      || dims[1] != 3)
+  if (plan->steps->len == 0 || shape->n_dims != 4 || shape->dims[1] != 3
+      || !cbi_cpu_nhwc_md (&nhwc, shape, NULL))
     return;
   for (i = 0; i < graph->n_outputs; i++)
     if (graph->outputs[i] == graph->input)
@@ -425,63 +439,44 @@ cbi_cpu_pack_channels_last (CbiCpuPlan * plan)
       }
   }
   first = &g_array_index (plan->steps, CbiCpuStep, 0);
-  if (readers != 1 || first->prim == NULL || first->n_args != 2
-      || first->args[0].arg != DNNL_ARG_FROM
+  if (readers != 1 || first->prim == NULL
       || first->args[0].memory != plan->mems[graph->input]
-      || first->args[1].arg != DNNL_ARG_TO)
+      || !cbi_cpu_is_reorder (first, &plan->mds[graph->input], &nhwc))
     return;
-  memcpy (d, dims, 4 * sizeof (gint64));
-  if (dnnl_memory_desc_init_by_tag (&nhwc, 4, d, dnnl_f32, dnnl_nhwc)
-      != dnnl_success
-      || dnnl_memory_get_memory_desc (first->args[1].memory, &to_md)
-      != dnnl_success || !dnnl_memory_desc_equal (&nhwc, to_md))
-    return;
-  dnnl_memory_get_data_handle (first->args[1].memory, (void **) &plan->input);
-  plan->input_channels_last = TRUE;
-  plan->input_hw = dims[2] * dims[3];
-  dnnl_primitive_destroy (first->prim);
+  dnnl_memory_get_data_handle (first->args[1].memory,
+      (void **) &plan->input_channels_last);
+  plan->input_reorder = *first;
   g_array_remove_index (plan->steps, 0);
   GST_DEBUG ("packing writes the input channels last");
 }
 
-/* Where the plan ends with a reorder of output 0 from channels last (3
- * or 4 channels, an image) to row-major, the reorder is kept aside: a
+/* Where the plan ends with a plain copy of output 0 (3 or 4 channels, an
+ * image) from channels last to row-major, the reorder is kept aside: a
  * batch that unpacks frames reads the channels-last data (the reorder
  * was a pass over the batch's output: a sixth of the super-resolution
- * net's batch), one that reads the tensor runs it. */
+ * net's batch), one read as a tensor runs it. */
 static void
 cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
 {
-  const CbiGraph *graph = plan->graph;
-  const CbiShape *shape = &plan->shapes[graph->outputs[0]];
-  const dnnl_memory_desc_t *from_md = NULL, *to_md = NULL;
+  const CbiShape *shape = &plan->shapes[plan->graph->outputs[0]];
   dnnl_memory_desc_t nhwc, plain;
-  gpointer to = NULL, from = NULL;
+  gpointer to = NULL;
   CbiCpuStep *last;
-  dnnl_dims_t d;
 
   if (plan->steps->len == 0 || shape->n_dims != 4
-      || (shape->dims[1] != 3 && shape->dims[1] != 4))
+      || (shape->dims[1] != 3 && shape->dims[1] != 4)
+      || !cbi_cpu_nhwc_md (&nhwc, shape, NULL)
+      || !cbi_cpu_shape_md (&plain, shape, NULL))
     return;
   last = &g_array_index (plan->steps, CbiCpuStep, plan->steps->len - 1);
-  if (last->prim == NULL || last->n_args != 2
-      || last->args[0].arg != DNNL_ARG_FROM || last->args[1].arg != DNNL_ARG_TO)
+  /* a plain copy of the tensor, not a Transpose into the output */
+  if (!cbi_cpu_is_reorder (last, &nhwc, &plain))
     return;
   dnnl_memory_get_data_handle (last->args[1].memory, &to);
-  memcpy (d, shape->dims, 4 * sizeof (gint64));
-  /* a plain copy of the same tensor, not a Transpose into the output */
-  if (to != (gpointer) plan->outputs[0]
-      || dnnl_memory_desc_init_by_tag (&nhwc, 4, d, dnnl_f32, dnnl_nhwc)
-      != dnnl_success
-      || dnnl_memory_desc_init_by_tag (&plain, 4, d, dnnl_f32, dnnl_nchw)
-      != dnnl_success
-      || dnnl_memory_get_memory_desc (last->args[0].memory, &from_md)
-      != dnnl_success || !dnnl_memory_desc_equal (&nhwc, from_md)
-      || dnnl_memory_get_memory_desc (last->args[1].memory, &to_md)
-      != dnnl_success || !dnnl_memory_desc_equal (&plain, to_md))
+  if (to != (gpointer) plan->outputs[0])
     return;
-  dnnl_memory_get_data_handle (last->args[0].memory, &from);
-  plan->output_channels_last = from;
+  dnnl_memory_get_data_handle (last->args[0].memory,
+      (void **) &plan->output_channels_last);
   plan->output_reorder = *last;
   g_array_set_size (plan->steps, plan->steps->len - 1);
   GST_DEBUG ("unpacking reads the output channels last");
@@ -520,7 +515,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
    * InstanceNormalization loop fuses a Relu */
   if (!cbi_graph_foreach_step (graph, cbi_cpu_plan_step, plan, error))
     goto failed;
-  cbi_cpu_pack_channels_last (plan);
+  cbi_cpu_keep_input_reorder (plan);
   if (!cbi_cpu_plan_outputs (plan, error))
     goto failed;
   cbi_cpu_keep_output_reorder (plan);

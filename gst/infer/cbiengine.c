@@ -55,14 +55,13 @@ struct _CbiEngine
   guint64 use_counter;
   CbiShape *shapes;             /* scratch for shape inference */
   gchar *fallback_reason;       /* why AUTO did not take CUDA, or NULL */
+  CbiWorker *worker;            /* runs the CPU's batches, or NULL */
 
   /* the collecting thread reads these too: lock */
   GMutex lock;
   CbiSlot slots[CBI_MAX_INFLIGHT];
   guint n_slots;
   guint next_slot;
-  CbiWorker *worker;            /* runs the batches, or NULL */
-  gboolean wants_worker;        /* the CPU, until a thread is refused */
   gint last_slot;               /* the last collected, for its outputs;
                                  * -1: none */
 };
@@ -140,7 +139,16 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
         (backend), 0);
   engine->shapes = g_new0 (CbiShape, graph->tensors->len);
   g_mutex_init (&engine->lock);
-  engine->wants_worker = kind == CBI_BACKEND_CPU;
+  if (kind == CBI_BACKEND_CPU) {
+    GError *err = NULL;
+
+    engine->worker = cbi_worker_new ("cbi-compute", &err);
+    if (engine->worker == NULL) {
+      GST_WARNING ("no compute thread (%s): batches run on the threads "
+          "that submit them", err->message);
+      g_clear_error (&err);
+    }
+  }
   engine->n_slots = backend->inflight = 1;
   engine->last_slot = -1;
   return engine;
@@ -512,29 +520,12 @@ cbi_engine_compute (gpointer data)
 }
 
 /* Runs @func (@data) on the engine's worker where it has one (the CPU:
- * see cbiworker.c), else here. The worker starts at the first call; where
- * no thread can be had the call runs here. */
+ * see cbiworker.c), else here. */
 static void
 cbi_engine_call (CbiEngine * engine, CbiWorkerFunc func, gpointer data)
 {
-  CbiWorker *worker;
-
-  g_mutex_lock (&engine->lock);
-  if (engine->worker == NULL && engine->wants_worker) {
-    GError *err = NULL;
-
-    engine->worker = cbi_worker_new ("cbi-compute", &err);
-    if (engine->worker == NULL) {
-      GST_WARNING ("no compute thread (%s): batches run on the threads "
-          "that submit them", err->message);
-      engine->wants_worker = FALSE;
-      g_clear_error (&err);
-    }
-  }
-  worker = engine->worker;
-  g_mutex_unlock (&engine->lock);
-  if (worker)
-    cbi_worker_call (worker, func, data);
+  if (engine->worker)
+    cbi_worker_call (engine->worker, func, data);
   else
     func (data);
 }

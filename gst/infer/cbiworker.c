@@ -21,9 +21,8 @@ struct _CbiWorker
   GMutex call_lock;             /* held by the caller for a whole call */
   GMutex lock;                  /* guards what follows */
   GCond cond;
-  CbiWorkerFunc func;           /* the call to run, %NULL: none */
+  CbiWorkerFunc func;           /* the call to run or running, %NULL: none */
   gpointer data;
-  gboolean done;
   gboolean quit;
 };
 
@@ -45,7 +44,6 @@ cbi_worker_loop (gpointer user_data)
     func (w->data);
     g_mutex_lock (&w->lock);
     w->func = NULL;
-    w->done = TRUE;
     g_cond_broadcast (&w->cond);
   }
   g_mutex_unlock (&w->lock);
@@ -111,9 +109,8 @@ cbi_worker_call (CbiWorker * worker, CbiWorkerFunc func, gpointer data)
   g_mutex_lock (&worker->lock);
   worker->func = func;
   worker->data = data;
-  worker->done = FALSE;
   g_cond_broadcast (&worker->cond);
-  while (!worker->done)
+  while (worker->func != NULL)
     g_cond_wait (&worker->cond, &worker->lock);
   g_mutex_unlock (&worker->lock);
   g_mutex_unlock (&worker->call_lock);

@@ -405,6 +405,21 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
   }
 }
 
+/* How long @n frames last at the caps' framerate, or GST_CLOCK_TIME_NONE
+ * when the caps give none. From any thread. */
+GstClockTime
+gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self, guint n)
+{
+  gint fps_n, fps_d;
+
+  g_mutex_lock (&self->stats_lock);
+  fps_n = self->fps_n;
+  fps_d = self->fps_d;
+  g_mutex_unlock (&self->stats_lock);
+  return fps_n > 0 ? gst_util_uint64_scale_int (n * GST_SECOND, fps_d, fps_n)
+      : GST_CLOCK_TIME_NONE;
+}
+
 /* What batching adds to latency: waiting for N-1 more frames (or for
  * batch-timeout, whichever is shorter) plus one batch's processing.
  * @bounded is FALSE when the wait has no bound: no framerate and no
@@ -412,8 +427,7 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
 static GstClockTime
 gst_cuda_batch_infer_latency (GstCudaBatchInfer * self, gboolean * bounded)
 {
-  GstClockTime wait = GST_CLOCK_TIME_NONE, timeout, batch_time;
-  gint fps_n, fps_d;
+  GstClockTime wait, timeout, batch_time;
   guint batch;
 
   /* the query comes from any thread: what it reads of the run is copied
@@ -425,12 +439,9 @@ gst_cuda_batch_infer_latency (GstCudaBatchInfer * self, gboolean * bounded)
 
   g_mutex_lock (&self->stats_lock);
   batch_time = self->stats.steady_batch_time;
-  fps_n = self->fps_n;
-  fps_d = self->fps_d;
   g_mutex_unlock (&self->stats_lock);
 
-  if (fps_n > 0)
-    wait = gst_util_uint64_scale_int ((batch - 1) * GST_SECOND, fps_d, fps_n);
+  wait = gst_cuda_batch_infer_frames_duration (self, batch - 1);
   if (timeout > 0 && (!GST_CLOCK_TIME_IS_VALID (wait) || timeout < wait))
     wait = timeout;
   *bounded = GST_CLOCK_TIME_IS_VALID (wait);

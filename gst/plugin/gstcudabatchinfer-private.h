@@ -400,6 +400,8 @@ gboolean gst_cuda_batch_infer_src_activate_mode (GstPad * pad,
 void gst_cuda_batch_infer_timer_init (GstCudaBatchInfer * self);
 void gst_cuda_batch_infer_timer_finalize (GstCudaBatchInfer * self);
 /* Arms the deadline of a batch whose first frame has timestamp @pts. */
+GstClockTime gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self,
+    guint n);
 void gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
     GstClockTime pts);
 void gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self);

@@ -48,8 +48,10 @@ struct _CbiCpuShare
   pid_t tids[CBI_CPU_MAX_TEAM]; /* the team's, its master first */
   gint n_tids;                  /* 0: to learn */
   gint team_asked;              /* the size @tids was learnt for */
-  gint64 team_wall_ns;          /* batches on the team since the last look */
-  guint64 team_wait_ns;         /* the team's run-queue delay in them */
+  GThread *master;              /* the thread @tids was learnt on */
+  gint64 team_wall_ns;          /* batches on the team since the last look,
+                                 * 0: the next batch opens a window */
+  guint64 team_wait_start;      /* the team's run-queue delay then */
   GMutex lock;                  /* the idle thread of a batch on one */
   GCond done;
   gboolean batch_done;
@@ -178,11 +180,11 @@ cbi_cpu_share_free (CbiCpuShare * share)
 static gint
 cbi_share_team (CbiCpuShare * share, gint team, gboolean * fresh)
 {
-  pid_t self = (pid_t) syscall (SYS_gettid);
   gint n = 0;
 
   *fresh = FALSE;
-  if (share->n_tids > 0 && share->team_asked == team && share->tids[0] == self)
+  if (share->n_tids > 0 && share->team_asked == team
+      && share->master == g_thread_self ())
     return share->n_tids;
 #pragma omp parallel num_threads (team)
   {
@@ -191,52 +193,58 @@ cbi_share_team (CbiCpuShare * share, gint team, gboolean * fresh)
       n = omp_get_num_threads ();
   }
   share->team_asked = team;
+  share->master = g_thread_self ();
   share->n_tids = n;
-  share->team_wall_ns = share->team_wait_ns = 0;
+  share->team_wall_ns = 0;
   *fresh = TRUE;
   return n;
 }
 
 /* On the team: runs @run; once the batches on the team add up to a window,
  * goes to one thread when its threads waited for cores a quarter of the
- * time each, on average. A team that cannot be watched (schedstat
- * unreadable, one thread granted) is left alone from then on. */
+ * time each, on average. Their wait is read when a window opens and when
+ * it closes, not around every batch: between batches they sleep and add
+ * none. A team that cannot be watched (schedstat unreadable, one thread
+ * granted) is left alone from then on. */
 static gboolean
 cbi_share_run_team (CbiCpuShare * share, gint team, CbiCpuShareFunc run,
     gpointer data, GError ** error)
 {
-  guint64 before, after;
-  gint64 start;
+  guint64 after, wait;
+  gint64 start, wall;
   gboolean fresh, ok;
   gint n = cbi_share_team (share, team, &fresh);
 
-  if (n < 2 || !share->probes.team_wait_ns (share->tids, n, &before,
-          share->probe_data)) {
+  if (n < 2 || (share->team_wall_ns == 0
+          && !share->probes.team_wait_ns (share->tids, n,
+              &share->team_wait_start, share->probe_data))) {
     share->unwatched = fresh;
     share->n_tids = 0;          /* a thread of it is gone: learn it again */
     return run (data, error);
   }
   start = share->probes.now_ns (share->probe_data);
   ok = run (data, error);
+  /* at least 1 ns, so that the window stays open */
+  share->team_wall_ns += MAX (share->probes.now_ns (share->probe_data) - start,
+      1);
+  if (share->team_wall_ns < CBI_SHARE_TEAM_WINDOW_NS)
+    return ok;
+  wall = share->team_wall_ns;
+  share->team_wall_ns = 0;
   if (!share->probes.team_wait_ns (share->tids, n, &after, share->probe_data)
-      || after < before) {
+      || after < share->team_wait_start) {
     share->n_tids = 0;
     return ok;
   }
-  share->team_wall_ns += share->probes.now_ns (share->probe_data) - start;
-  share->team_wait_ns += after - before;
-  if (share->team_wall_ns < CBI_SHARE_TEAM_WINDOW_NS)
-    return ok;
-  if (share->team_wait_ns / n * CBI_SHARE_WAIT_RATIO >
-      (guint64) share->team_wall_ns) {
+  wait = after - share->team_wait_start;
+  if (wait / n * CBI_SHARE_WAIT_RATIO > (guint64) wall) {
     GST_DEBUG ("the team of %d waited %" G_GUINT64_FORMAT " us in %"
         G_GINT64_FORMAT " us for cores: one thread from now", n,
-        share->team_wait_ns / 1000, share->team_wall_ns / 1000);
+        wait / 1000, wall / 1000);
     share->solo = TRUE;
     share->solo_wall_ns = 0;
     share->solo_idle_ns = 0;
   }
-  share->team_wall_ns = share->team_wait_ns = 0;
   return ok;
 }
 
@@ -303,7 +311,7 @@ cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
         " us of batches: the team again", share->solo_idle_ns / 1000,
         share->solo_wall_ns / 1000);
     share->solo = FALSE;
-    share->team_wall_ns = share->team_wait_ns = 0;
+    share->team_wall_ns = 0;
   }
   share->solo_wall_ns = 0;
   share->solo_idle_ns = 0;

@@ -295,10 +295,8 @@ cbi_graph_fuse_eltwise_runs (CbiGraph * graph)
     if (!cbi_fuse_runs_eltwise (n))
       continue;
     while (n->n_then < G_N_ELEMENTS (n->then)
-        && i + 1 < graph->nodes->len
-        && (next = cbi_graph_node (graph, i + 1))->inputs[0] == n->output
-        && cbi_fuse_runs_eltwise (next) && next->n_then == 0
-        && cbi_fuse_private (graph, n->output, 1)) {
+        && (next = (CbiNode *) cbi_graph_next_activation (graph, i))
+        && cbi_fuse_runs_eltwise (next)) {
       CbiEltwiseStep *step = &n->then[n->n_then++];
       step->op = cbi_op_info (next->op)->eltwise;
       step->alpha = next->alpha;

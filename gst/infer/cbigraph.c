@@ -265,8 +265,7 @@ cbi_graph_fused_activation (const CbiGraph * graph, guint index)
   CbiOpFuse fuse = cbi_op_info (cbi_graph_node (graph, index)->op)->fuse;
 
   if (next == NULL || fuse == CBI_OP_FUSE_NONE
-      || (fuse == CBI_OP_FUSE_RELU && (next->op != CBI_OP_RELU
-              || next->n_then > 0)))
+      || (fuse == CBI_OP_FUSE_RELU && next->op != CBI_OP_RELU))
     return NULL;
   return next;
 }

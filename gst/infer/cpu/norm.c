@@ -70,7 +70,8 @@ cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
   norm->relu = post != NULL;
   norm->slope = post ? post->alpha : 0.0f;
   cbi_cpu_add_loop (plan, cbi_cpu_run_instance_norm, norm);
-  return TRUE;
+  /* the steps of a run after the Relu */
+  return cbi_cpu_post_rest (plan, post, out, error);
 }
 
 /* Softmax along one axis; the opset < 13 form normalises the input seen

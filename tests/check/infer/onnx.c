@@ -337,8 +337,8 @@ static const struct
    * (two alpha x + beta of other values among them) fused into the Conv
    * before it, one of three alone, Add, one of four fused into the Add (the
    * last an Elu read twice), Sigmoid, Add, InstanceNormalization, Relu
-   * with a product (not fused into the normalization), Erf and a product
-   * (Erf joins no run), Conv */
+   * with a product (the Relu in the normalization's loop, the product a
+   * pass after it), Erf and a product (Erf joins no run), Conv */
   {"ops-eltwise-runs", 13, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
   /* Conv, DepthToSpace DCR, Conv, DepthToSpace CRD, Conv */
   {"ops-depth-to-space", 5, {4, {2, 3, 6, 8}}, {4, {2, 3, 24, 32}}, 1e-5f},

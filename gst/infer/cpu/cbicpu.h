@@ -116,15 +116,6 @@ gboolean cbi_dnnl_check (dnnl_status_t status, const gchar * what,
 /* plan.c: memories, descs and primitives */
 dnnl_memory_t cbi_cpu_activation (CbiCpuPlan * plan, gint tensor,
     const dnnl_memory_desc_t * md, GError ** error);
-/* Adds a step running primitive @pd on @args (its arguments, all of
- * them: the memories it reads, writes and its scratchpad). */
-gboolean cbi_cpu_add_step (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
-    const dnnl_exec_arg_t * args, gint n_args, GError ** error);
-/* The same with a scratchpad of @pd's size from the plan's workspace
- * added to @args (all the others). */
-gboolean cbi_cpu_add_step_scratch (CbiCpuPlan * plan,
-    const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * args, gint n_args,
-    GError ** error);
 gboolean cbi_cpu_add_reorder (CbiCpuPlan * plan,
     const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
     const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error);

@@ -82,7 +82,9 @@ cbi_cpu_new_output (CbiCpuPlan * plan, gint out, const dnnl_memory_desc_t * md,
   return plan->mems[out];
 }
 
-gboolean
+/* Adds a step running primitive @pd on @args (its arguments, all of
+ * them: the memories it reads, writes and its scratchpad). */
+static gboolean
 cbi_cpu_add_step (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
     const dnnl_exec_arg_t * args, gint n_args, GError ** error)
 {
@@ -173,9 +175,9 @@ cbi_cpu_view (CbiCpuPlan * plan, dnnl_memory_t mem,
   return cbi_cpu_memory (plan, md, handle, error);
 }
 
-/* Adds the step of @pd: it reads @inputs and writes a new activation @out
- * in the layout @pd chose, with the shared scratchpad. */
-gboolean
+/* The same with a scratchpad of @pd's size from the plan's workspace
+ * added to @args (all the others). */
+static gboolean
 cbi_cpu_add_step_scratch (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
     const dnnl_exec_arg_t * args, gint n_args, GError ** error)
 {

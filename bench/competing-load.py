@@ -7,17 +7,19 @@ threads property 0: the cores the process may use, and one thread while
 other processes keep them busy), through the element on a fixed team of
 --threads (threads=N: the element's behaviour before it ran a batch on one
 thread under load), the same team with OpenMP's default idle spinning
-(GOMP_SPINCOUNT=300000, what libgomp does when nothing sets its wait
-policy: the element's behaviour before it shortened the spin to 3000), the
-same team with no spin at all (OMP_WAIT_POLICY=passive), and through
+set explicitly (GOMP_SPINCOUNT=300000, what libgomp does when nothing sets
+its wait policy, and what the element now leaves in place; it shortened
+the spin to 3000 rounds before it ran the batches on one thread in one
+region), the same team with no spin at all (OMP_WAIT_POLICY=passive), and through
 onnxruntime (--threads intra-op threads), each first on an idle machine and
 then with one busy process (a Python loop) competing for the cores, and
 prints the frames per second side by side with three ratios:
 
 - loaded element / loaded onnxruntime: at least 1 is the target (the
   element keeps at least what onnxruntime keeps under the same load);
-- idle element / idle spinning element: what the short spin costs when
-  nothing competes (the target: no more than 5 % lost, a ratio >= 0.95);
+- idle element / idle spinning element: what the element's watch of the
+  cores (and --element-spin, where given) costs when nothing competes
+  (the target: no more than 5 % lost, a ratio >= 0.95);
 - the same, from the two median batch times (idle spinning / idle
   element): the steady cost of a batch, which a busy spell of a shared
   machine during one run moves less than it moves that run's fps.
@@ -130,7 +132,7 @@ def main():
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--element-spin", metavar="ROUNDS",
                     help="GOMP_SPINCOUNT for the element as shipped (elem), "
-                    "to try another value than the plugin's")
+                    "to try another value than OpenMP's default")
     ap.add_argument("--idle-only", action="store_true",
                     help="only the idle runs of the element as shipped and "
                     "of the spinning team: the idle ratios, with more rounds "
@@ -176,7 +178,7 @@ def main():
     print("\nload average after: %.2f %.2f %.2f" % os.getloadavg())
     print("\nfps, median of the rounds. elem: the element as shipped "
           "(threads 0; idle OpenMP\nthreads spin %s rounds, then sleep); "
-          % (args.element_spin or "3000") +
+          % (args.element_spin or "OpenMP's default 300000") +
           "team: threads --threads; spin: that team\nwith libgomp's default "
           "spin (300000); pass: that team with\nOMP_WAIT_POLICY=passive (no "
           "spin); ort: onnxruntime; +L: one busy process\ncompeting.\n"

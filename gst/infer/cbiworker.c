@@ -8,6 +8,11 @@
  * thread that starts a team, and once it holds more threads than cores
  * it cuts every spin to 100 rounds; two such callers on 2 cores made
  * every later batch wait as with OMP_WAIT_POLICY=passive.
+ *
+ * A call may also hand the thread, once it has returned, to a host that
+ * runs the next calls from inside itself: the CPU backend keeps its
+ * batches on one thread inside one OpenMP region that way while other
+ * processes want the cores (cpu/share.c).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -24,29 +29,52 @@ struct _CbiWorker
   CbiWorkerFunc func;           /* the call to run or running, %NULL: none */
   gpointer data;
   gboolean quit;
+  CbiWorkerFunc host;           /* to run once the call returned; only the
+                                 * worker's thread touches these two */
+  gpointer host_data;
 };
+
+/* the worker whose thread this is */
+static GPrivate cbi_worker_self;
+
+/* Waits for the next call and runs it; FALSE once the worker is being
+ * freed. */
+static gboolean
+cbi_worker_run_next (CbiWorker * w)
+{
+  CbiWorkerFunc func;
+  gpointer data;
+
+  g_mutex_lock (&w->lock);
+  while (w->func == NULL && !w->quit)
+    g_cond_wait (&w->cond, &w->lock);
+  func = w->func;
+  data = w->data;
+  g_mutex_unlock (&w->lock);
+  if (func == NULL)
+    return FALSE;
+  func (data);
+  g_mutex_lock (&w->lock);
+  w->func = NULL;
+  g_cond_broadcast (&w->cond);
+  g_mutex_unlock (&w->lock);
+  return TRUE;
+}
 
 static gpointer
 cbi_worker_loop (gpointer user_data)
 {
   CbiWorker *w = user_data;
 
-  g_mutex_lock (&w->lock);
-  for (;;) {
-    CbiWorkerFunc func;
+  g_private_set (&cbi_worker_self, w);
+  while (cbi_worker_run_next (w)) {
+    CbiWorkerFunc host = w->host;
 
-    while (w->func == NULL && !w->quit)
-      g_cond_wait (&w->cond, &w->lock);
-    if (w->func == NULL)
-      break;
-    func = w->func;
-    g_mutex_unlock (&w->lock);
-    func (w->data);
-    g_mutex_lock (&w->lock);
-    w->func = NULL;
-    g_cond_broadcast (&w->cond);
+    if (host != NULL) {
+      w->host = NULL;
+      host (w->host_data);
+    }
   }
-  g_mutex_unlock (&w->lock);
   return NULL;
 }
 
@@ -114,4 +142,29 @@ cbi_worker_call (CbiWorker * worker, CbiWorkerFunc func, gpointer data)
     g_cond_wait (&worker->cond, &worker->lock);
   g_mutex_unlock (&worker->lock);
   g_mutex_unlock (&worker->call_lock);
+}
+
+CbiWorker *
+cbi_worker_current (void)
+{
+  return g_private_get (&cbi_worker_self);
+}
+
+void
+cbi_worker_host_next (CbiWorker * worker, CbiWorkerFunc host, gpointer data)
+{
+  g_return_if_fail (host != NULL);
+  g_return_if_fail (cbi_worker_is_current (worker));
+
+  worker->host = host;
+  worker->host_data = data;
+}
+
+void
+cbi_worker_serve (CbiWorker * worker, CbiWorkerServeFunc more, gpointer data)
+{
+  g_return_if_fail (more != NULL);
+  g_return_if_fail (cbi_worker_is_current (worker));
+
+  while (cbi_worker_run_next (worker) && more (data));
 }

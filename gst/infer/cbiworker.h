@@ -34,4 +34,31 @@ void cbi_worker_call (CbiWorker * worker, CbiWorkerFunc func, gpointer data);
 /* Whether the calling thread is @worker's. */
 gboolean cbi_worker_is_current (CbiWorker * worker);
 
+/* Returns: (transfer none) (nullable): the worker whose thread calls, or
+ * %NULL on any other thread. */
+CbiWorker *cbi_worker_current (void);
+
+/**
+ * CbiWorkerServeFunc:
+ * @data: what cbi_worker_serve() was given
+ *
+ * Returns: whether cbi_worker_serve() goes on to the next call.
+ */
+typedef gboolean (*CbiWorkerServeFunc) (gpointer data);
+
+/* From a call running on @worker: once that call has returned to its
+ * caller, the worker's thread runs @host (@data) before it waits for the
+ * next call. A host holds the thread for as long as it likes (inside an
+ * OpenMP region, say) and runs the calls that come meanwhile with
+ * cbi_worker_serve(). The last host asked for in a call wins. @data
+ * (transfer none) must outlive the worker or the host's return. */
+void cbi_worker_host_next (CbiWorker * worker, CbiWorkerFunc host,
+    gpointer data);
+
+/* From a host on @worker's thread: runs the calls made to @worker as the
+ * worker does, each returned to its caller, until @more (@data) returns
+ * FALSE after one of them or the worker is being freed. */
+void cbi_worker_serve (CbiWorker * worker, CbiWorkerServeFunc more,
+    gpointer data);
+
 G_END_DECLS

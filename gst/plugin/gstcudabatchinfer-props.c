@@ -473,12 +473,11 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * A number other than 0 is used as it is. Every batch, and the warm-up,
    * runs on one thread of the element's (`cbi-compute`), whichever thread
    * submits it, so that OpenMP keeps one pool of threads. Idle, these
-   * threads spin only briefly and then sleep, so the decoder, converters
-   * and encoder of the pipeline keep the cores between batches (the
-   * plugin sets `GOMP_SPINCOUNT=3000` when it loads, against OpenMP's
-   * default 300000, unless the application set `OMP_WAIT_POLICY` or
-   * `GOMP_SPINCOUNT`, or loaded OpenMP first). The CUDA backend ignores
-   * it.
+   * threads spin as OpenMP's environment says (`GOMP_SPINCOUNT`,
+   * `OMP_WAIT_POLICY`; by default a few ms, then they sleep); while the
+   * batches run on one thread, the other threads sleep from one batch to
+   * the next, so the decoder, converters and encoder of the pipeline keep
+   * those cores. The CUDA backend ignores it.
    *
    * Since: 1.0
    */

@@ -1,20 +1,15 @@
 /* GStreamer cudabatchinfer plugin
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The plugin file is a loader. The element, its engine, oneDNN and the
- * OpenMP runtime live in a module beside it (CBI_ELEMENT_MODULE), which
- * this file opens only once it has chosen how OpenMP's idle threads wait:
- * libgomp reads that once, when it is loaded, and by default lets them
- * spin 300000 rounds after every parallel region. In a pipeline those
- * spinning threads take the cores the decoder, converters and encoder
- * need. The element asks for a short spin (CBI_OPENMP_SPINCOUNT rounds,
- * 40 to 80 us on a 2-core AMD EPYC): long enough to catch the next layer
- * of a batch, short enough that between batches the threads sleep. 10000
- * and 30000 rounds gained no more than the noise idle and lost under load
- * with a small model (docs/benchmarks.md). Measured with
- * bench/competing-load.py against no spin at all (OMP_WAIT_POLICY=passive,
- * which lost 5 to 25 % on an idle machine) and the default (which lost 20
- * to 60 % under one competing busy process).
+ * The plugin file is a loader: the element, its engine, oneDNN and the
+ * OpenMP runtime live in a module beside it (CBI_ELEMENT_MODULE). It was
+ * split so that the plugin could shorten OpenMP's idle spin before libgomp
+ * loaded and read it. It no longer does: OpenMP's default spin (300000
+ * rounds) runs an idle batch up to 14 % faster on a shared 2-core machine
+ * than 3000 rounds did, and under a competing process the batches now run
+ * on one thread inside one OpenMP region whose second thread sleeps
+ * (gst/infer/cpu/share.c), so the spin no longer takes the cores from the
+ * rest of the pipeline (docs/benchmarks.md).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -28,29 +23,6 @@
 GST_DEBUG_CATEGORY_STATIC (cbi_plugin_debug);
 #define GST_CAT_DEFAULT cbi_plugin_debug
 
-#define CBI_OPENMP_SPINCOUNT "3000"
-
-static void
-cbi_shorten_openmp_spin (void)
-{
-  void *gomp;
-
-  if (g_getenv ("OMP_WAIT_POLICY") || g_getenv ("GOMP_SPINCOUNT")) {
-    GST_INFO ("OpenMP's idle waiting is the application's choice");
-    return;
-  }
-  gomp = dlopen ("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (gomp) {
-    dlclose (gomp);
-    GST_WARNING ("OpenMP was loaded before the plugin: its "
-        "idle threads spin; set GOMP_SPINCOUNT=" CBI_OPENMP_SPINCOUNT
-        " (or OMP_WAIT_POLICY=passive) before it loads to leave the cores to "
-        "the rest of the pipeline");
-    return;
-  }
-  g_setenv ("GOMP_SPINCOUNT", CBI_OPENMP_SPINCOUNT, FALSE);
-}
-
 static gboolean
 plugin_init (GstPlugin * plugin)
 {
@@ -61,7 +33,6 @@ plugin_init (GstPlugin * plugin)
 
   GST_DEBUG_CATEGORY_INIT (cbi_plugin_debug, "cudabatchinfer-plugin", 0,
       "cudabatchinfer plugin loading");
-  cbi_shorten_openmp_spin ();
   dir = filename ? g_path_get_dirname (filename) : g_strdup (".");
   path = g_build_filename (dir, CBI_ELEMENT_MODULE, NULL);
   /* never closed: the types it registers live as long as the process */

@@ -57,6 +57,10 @@ void cbi_cpu_share_free (CbiCpuShare * share);
  * keep the cores busy; @solo: whether it ran on one thread. */
 gboolean cbi_cpu_share_run (CbiCpuShare * share, CbiCpuShareFunc run,
     gpointer data, gboolean * solo, GError ** error);
+/* How many OpenMP regions the batches on one thread have opened: one per
+ * batch, except on a worker (cbiworker.h), where the batches in a row on
+ * one thread share one. */
+guint cbi_cpu_share_solo_regions (CbiCpuShare * share);
 
 typedef struct
 {

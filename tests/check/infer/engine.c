@@ -549,6 +549,87 @@ GST_START_TEST (test_a_worker_call_runs_on_its_thread_and_a_nested_one_at_once)
 
 GST_END_TEST;
 
+/* A host on a worker, and the calls it serves. */
+typedef struct
+{
+  CbiWorker *worker;
+  gint to_serve;                /* the host stops after this many, -1: never */
+  gint served;
+  gboolean in_host;
+  gint hosts_returned;
+  gint in_host_calls;           /* calls that found themselves in the host */
+  gint calls;
+} HostedCalls;
+
+static gboolean
+host_serves_more (gpointer data)
+{
+  HostedCalls *h = data;
+
+  h->served++;
+  return h->to_serve < 0 || h->served < h->to_serve;
+}
+
+static void
+host_serving (gpointer data)
+{
+  HostedCalls *h = data;
+
+  fail_unless (cbi_worker_current () == h->worker);
+  h->in_host = TRUE;
+  cbi_worker_serve (h->worker, host_serves_more, h);
+  h->in_host = FALSE;
+  h->hosts_returned++;
+}
+
+static void
+note_whether_hosted (gpointer data)
+{
+  HostedCalls *h = data;
+
+  fail_unless (cbi_worker_current () == h->worker);
+  h->calls++;
+  if (h->in_host)
+    h->in_host_calls++;
+}
+
+static void
+ask_for_a_host (gpointer data)
+{
+  HostedCalls *h = data;
+
+  note_whether_hosted (h);
+  cbi_worker_host_next (h->worker, host_serving, h);
+}
+
+GST_START_TEST (test_a_host_runs_the_next_calls_until_it_says_stop)
+{
+  HostedCalls h = { NULL, 2, 0, FALSE, 0, 0, 0 };
+  GError *err = NULL;
+  gint i;
+
+  h.worker = cbi_worker_new ("test-worker", &err);
+  fail_unless (h.worker != NULL, "%s", err ? err->message : "");
+  fail_unless (cbi_worker_current () == NULL);
+  /* the call that asks returns first; the next two run in the host, the
+   * one after them on the worker's own loop again */
+  cbi_worker_call (h.worker, ask_for_a_host, &h);
+  for (i = 0; i < 3; i++)
+    cbi_worker_call (h.worker, note_whether_hosted, &h);
+  fail_unless_equals_int (h.calls, 4);
+  fail_unless_equals_int (h.in_host_calls, 2);
+  fail_unless_equals_int (h.hosts_returned, 1);
+  /* a host that never says stop ends when the worker is freed */
+  h.to_serve = -1;
+  cbi_worker_call (h.worker, ask_for_a_host, &h);
+  cbi_worker_call (h.worker, note_whether_hosted, &h);
+  fail_unless_equals_int (h.in_host_calls, 3);
+  cbi_worker_free (h.worker);
+  fail_unless_equals_int (h.hosts_returned, 2);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_cpu_batches_from_any_thread_share_one_openmp_pool)
 {
   CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
@@ -1088,6 +1169,7 @@ engine_suite (void)
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
   tcase_add_test (tc,
       test_a_worker_call_runs_on_its_thread_and_a_nested_one_at_once);
+  tcase_add_test (tc, test_a_host_runs_the_next_calls_until_it_says_stop);
   tcase_add_test (tc, test_cpu_batches_from_any_thread_share_one_openmp_pool);
   tcase_add_test (tc,
       test_unpacked_frames_match_the_tensor_after_a_last_transpose);

@@ -30,8 +30,9 @@ struct _CbiWorker
   gpointer data;
   gboolean quit;
   CbiWorkerFunc host;           /* to run once the call returned; only the
-                                 * worker's thread touches these two */
+                                 * worker's thread touches these three */
   gpointer host_data;
+  gboolean hosted;              /* a host runs */
 };
 
 /* the worker whose thread this is */
@@ -72,7 +73,9 @@ cbi_worker_loop (gpointer user_data)
 
     if (host != NULL) {
       w->host = NULL;
+      w->hosted = TRUE;
       host (w->host_data);
+      w->hosted = FALSE;
     }
   }
   return NULL;
@@ -155,6 +158,8 @@ cbi_worker_host_next (CbiWorker * worker, CbiWorkerFunc host, gpointer data)
 {
   g_return_if_fail (host != NULL);
   g_return_if_fail (cbi_worker_is_current (worker));
+  /* its loop looks for a host only between calls of its own */
+  g_return_if_fail (!worker->hosted);
 
   worker->host = host;
   worker->host_data = data;
@@ -165,6 +170,8 @@ cbi_worker_serve (CbiWorker * worker, CbiWorkerServeFunc more, gpointer data)
 {
   g_return_if_fail (more != NULL);
   g_return_if_fail (cbi_worker_is_current (worker));
+  /* from a call, it would take that call for the next one */
+  g_return_if_fail (worker->hosted);
 
   while (cbi_worker_run_next (worker) && more (data));
 }

@@ -50,12 +50,13 @@ typedef gboolean (*CbiWorkerServeFunc) (gpointer data);
  * caller, the worker's thread runs @host (@data) before it waits for the
  * next call. A host holds the thread for as long as it likes (inside an
  * OpenMP region, say) and runs the calls that come meanwhile with
- * cbi_worker_serve(). The last host asked for in a call wins. @data
- * (transfer none) must outlive the worker or the host's return. */
+ * cbi_worker_serve(). The last host asked for in a call wins; not to be
+ * called from a call that a host serves. @data (transfer none) must
+ * outlive the worker or the host's return. */
 void cbi_worker_host_next (CbiWorker * worker, CbiWorkerFunc host,
     gpointer data);
 
-/* From a host on @worker's thread: runs the calls made to @worker as the
+/* From a host on @worker's thread (only there): runs the calls made to @worker as the
  * worker does, each returned to its caller, until @more (@data) returns
  * FALSE after one of them or the worker is being freed. */
 void cbi_worker_serve (CbiWorker * worker, CbiWorkerServeFunc more,

@@ -135,8 +135,10 @@ cbi_cpu_compute (CbiBackend * backend, gpointer p, guint slot, GError ** error)
   CbiCpuRun run = { cpu, p };
 
   backend->ran_solo = FALSE;
-  if (!backend->share_cores)
+  if (!backend->share_cores) {
+    cbi_cpu_share_leave (cpu->share);
     return cbi_cpu_run_steps (&run, error);
+  }
   return cbi_cpu_share_run (cpu->share, cbi_cpu_run_steps, &run,
       &backend->ran_solo, error);
 }

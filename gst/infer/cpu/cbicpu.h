@@ -57,6 +57,10 @@ void cbi_cpu_share_free (CbiCpuShare * share);
  * keep the cores busy; @solo: whether it ran on one thread. */
 gboolean cbi_cpu_share_run (CbiCpuShare * share, CbiCpuShareFunc run,
     gpointer data, gboolean * solo, GError ** error);
+/* For batches that no longer go through @share (a fixed number of
+ * threads): back to the team, out of the region of batches on one thread
+ * once the current call returns. */
+void cbi_cpu_share_leave (CbiCpuShare * share);
 /* How many OpenMP regions the batches on one thread have opened: one per
  * batch, except on a worker (cbiworker.h), where the batches in a row on
  * one thread share one. */

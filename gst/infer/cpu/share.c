@@ -19,7 +19,8 @@
  * engine's compute thread (cbiworker.c) it is one region for all the
  * batches in a row on one thread: the thread enters it between two batches
  * and serves the next ones inside, so that OpenMP's second thread neither
- * wakes nor spins at each batch's end.
+ * wakes nor spins at each batch's end. The whole of those calls runs on
+ * one thread then, packing and unpacking too.
  * Meanwhile /proc/stat tells how long the process's cores were idle during
  * those batches: once they were idle for half a core over 100 ms of them,
  * the team comes back. Where the kernel gives no schedstat or /proc/stat,
@@ -416,6 +417,13 @@ cbi_cpu_share_run (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
   if (share->solo)
     return cbi_share_run_solo (share, run, data, solo, error);
   return cbi_share_run_team (share, team, run, data, error);
+}
+
+void
+cbi_cpu_share_leave (CbiCpuShare * share)
+{
+  share->solo = FALSE;
+  share->team_wall_ns = 0;
 }
 
 guint

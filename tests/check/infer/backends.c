@@ -379,6 +379,12 @@ run_fake_batches_on (CbiWorker * worker, CbiCpuShare * share, FakeCores * f,
   return solo_runs;
 }
 
+static void
+leave_the_share (gpointer data)
+{
+  cbi_cpu_share_leave (data);
+}
+
 GST_START_TEST
     (test_batches_in_a_row_on_one_thread_share_one_region_on_a_worker) {
   FakeCores f = { 1, 0, 0, 8 * 1000000, 0, TRUE };
@@ -402,7 +408,13 @@ GST_START_TEST
   f.wait_per_batch = 8 * 1000000;
   fail_unless_equals_int (run_fake_batches_on (worker, share, &f, 10), 5);
   fail_unless_equals_int (cbi_cpu_share_solo_regions (share), 2);
-  /* a worker freed in the region leaves it */
+  /* a share left for a fixed team ends the region once that call returns */
+  cbi_worker_call (worker, leave_the_share, share);
+  fail_unless_equals_int (run_fake_batches_on (worker, share, &f, 1), 0);
+  fail_unless_equals_int (f.in_parallel, FALSE);
+  /* back on one thread after a window, and a worker freed in the region
+   * leaves it */
+  fail_unless_equals_int (run_fake_batches_on (worker, share, &f, 10), 6);
   cbi_worker_free (worker);
   cbi_cpu_share_free (share);
 }

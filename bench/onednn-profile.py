@@ -166,6 +166,8 @@ def main():
     args = ap.parse_args()
     if not args.log and not args.model:
         ap.error("give --model, or --log")
+    if args.batches < 2:
+        ap.error("--batches must be at least 2")
 
     if args.log:
         with open(args.log, encoding="utf-8", errors="replace") as f:
@@ -174,9 +176,6 @@ def main():
         text = run_model(args)
     engine = re.search(r"engine-ms-median=([0-9.]+)", text)
     batch_ms = re.search(r"batch-ms-median=([0-9.]+)", text)
-
-    if args.batches < 2:
-        ap.error("--batches must be at least 2")
     runs = batches_of(exec_lines(text), args.batches)
     if not runs:
         sys.exit("no sequence of oneDNN calls repeats %d times at the end of "

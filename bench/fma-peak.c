@@ -24,11 +24,7 @@
  * spare, all kept in registers (32 of them with AVX-512, 16 with AVX2) */
 #define CHAINS 12
 
-typedef struct
-{
-  gint64 iterations;
-  gfloat sink;
-} Work;
+typedef struct _Work Work;
 
 typedef struct
 {
@@ -36,6 +32,15 @@ typedef struct
   guint lanes;
   void (*run) (Work * work);
 } Kernel;
+
+/* one thread's share of a timing; the kernel writes its chains' sum to
+ * sink, a store through a pointer that keeps the chains computed */
+struct _Work
+{
+  const Kernel *kernel;
+  gint64 iterations;
+  gfloat sink;
+};
 
 /* the vector kernels are built for their instruction sets whatever the
  * compiler's default; pick_kernel () runs one only where the CPU has it */
@@ -50,7 +55,7 @@ static void run_sse (Work * work);
 /* One kernel per instruction set: VEC its vector type of LANES floats,
  * SET1 a broadcast, MULADD (a, m, c) a * m + c, STORE an unaligned store.
  * The chains are named variables, not an array, so that they stay in
- * registers; their sum goes to work->sink so that they are computed. */
+ * registers. */
 /* *INDENT-OFF* */
 #define DEFINE_KERNEL(name, VEC, LANES, SET1, MULADD, STORE)                 \
 static void                                                                  \
@@ -126,55 +131,50 @@ pick_kernel (const gchar * wanted)
   return NULL;
 }
 
-static const Kernel *the_kernel;
-
 static gpointer
 thread_main (gpointer data)
 {
-  the_kernel->run (data);
+  Work *work = data;
+
+  work->kernel->run (work);
   return NULL;
 }
 
 /* GFLOP/s of one timing: all threads start together and the slowest one's
  * end is the end */
 static gdouble
-time_threads (guint threads, gint64 iterations)
+time_threads (const Kernel * kernel, guint threads, gint64 iterations)
 {
   GThread **thread = g_new0 (GThread *, threads);
   Work *work = g_new0 (Work, threads);
   gint64 start, end;
-  gfloat sink = 0.f;
   guint t;
 
   start = g_get_monotonic_time ();
   for (t = 0; t < threads; t++) {
+    work[t].kernel = kernel;
     work[t].iterations = iterations;
     thread[t] = g_thread_new ("fma-peak", thread_main, &work[t]);
   }
-  for (t = 0; t < threads; t++) {
+  for (t = 0; t < threads; t++)
     g_thread_join (thread[t]);
-    sink += work[t].sink;
-  }
   end = g_get_monotonic_time ();
-  /* keeps the sums alive, so that the compiler keeps the chains */
-  if (sink == 0.123f)
-    g_print (" ");
   g_free (work);
   g_free (thread);
 
   /* an FMA is two operations per lane */
-  return 2.0 * threads * iterations * CHAINS * the_kernel->lanes
+  return 2.0 * threads * iterations * CHAINS * kernel->lanes
       / ((end - start) * 1e3);
 }
 
 static gdouble
-best_of (guint threads, guint repeats, gint64 iterations)
+best_of (const Kernel * kernel, guint threads, guint repeats, gint64 iterations)
 {
   gdouble best = 0.0;
   guint r;
 
   for (r = 0; r < repeats; r++)
-    best = MAX (best, time_threads (threads, iterations));
+    best = MAX (best, time_threads (kernel, threads, iterations));
   return best;
 }
 
@@ -198,6 +198,7 @@ main (int argc, char **argv)
   };
   GOptionContext *ctx = g_option_context_new ("- the CPU's float32 FMA peak");
   GError *err = NULL;
+  const Kernel *kernel;
   gdouble one, many;
   int ret = 2;
 
@@ -211,16 +212,16 @@ main (int argc, char **argv)
     g_printerr ("--threads, --repeats and --iterations must be at least 1\n");
     goto done;
   }
-  the_kernel = pick_kernel (isa);
-  if (!the_kernel) {
+  kernel = pick_kernel (isa);
+  if (!kernel) {
     g_printerr ("this CPU cannot run --isa %s (avx512f, avx2 or sse)\n", isa);
     goto done;
   }
 
-  one = best_of (1, repeats, iterations);
-  many = best_of (threads, repeats, iterations);
+  one = best_of (kernel, 1, repeats, iterations);
+  many = best_of (kernel, threads, repeats, iterations);
   g_print ("isa=%s gflops-1-thread=%.1f gflops-%d-threads=%.1f "
-      "scaling=%.2f\n", the_kernel->isa, one, threads, many, many / one);
+      "scaling=%.2f\n", kernel->isa, one, threads, many, many / one);
   ret = 0;
 
 done:

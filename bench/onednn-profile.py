@@ -189,12 +189,14 @@ def main():
     # fastest call of each primitive of the batch over the runs
     fastest = [min(run[i].ms for run in runs) for i in range(len(runs[0]))]
     calls = runs[0]
-    cat_ms = collections.OrderedDict()
+    cat_ms = collections.Counter()
     cat_flop = collections.Counter()
+    counts = collections.Counter()
     for call, ms in zip(calls, fastest):
         c = call.category()
-        cat_ms[c] = cat_ms.get(c, 0.0) + ms
+        cat_ms[c] += ms
         cat_flop[c] += call.flop()
+        counts[c] += 1
     total = sum(fastest)
 
     print("model: %s  batch %d  %dx%d  threads %d  (%d batches read)" %
@@ -209,7 +211,6 @@ def main():
     print("%-24s %6s %9s %6s %8s %8s %6s" %
           ("primitive", "calls", "ms/batch", "share", "GFLOP", "GFLOP/s",
            "peak"))
-    counts = collections.Counter(call.category() for call in calls)
     for c, ms in sorted(cat_ms.items(), key=lambda kv: -kv[1]):
         gflop = cat_flop[c] / 1e9
         rate = gflop / (ms / 1e3) if ms > 0 and gflop else 0.0

@@ -503,6 +503,10 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * `output-buffer-bytes` (the element's own output buffers: a batch for
    * each batch in flight).
    *
+   * A batch's `frames-out` are added once all its pushes have returned, so
+   * a pad probe downstream may see a frame before it is counted; after
+   * EOS has gone downstream, every frame is counted.
+   *
    * Since: 1.0
    */
   g_object_class_install_property (gobject_class, PROP_STATS,

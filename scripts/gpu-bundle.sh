@@ -22,7 +22,9 @@
 #    protobuf-c, libgomp and what they link. glibc, libstdc++ and libgcc_s
 #    stay out: they come with the machine (and glibc must match its loader);
 #    MANIFEST.txt says which glibc the bundle needs;
-# 4. gzips the libraries over 8 MiB (oneDNN: 38 MiB, 11 gzipped), which
+# 4. gzips the libraries over 8 MiB (oneDNN: 38 MiB, 11 gzipped) and our
+#    binaries over 1 MiB (their kernels carry machine code for every GPU
+#    architecture, -Dgpu_archs, which gzip shrinks about 4 times), which
 #    gpu-check.sh unpacks to a temporary folder;
 # 5. cuda-fallback/: cudart and cuDNN's front library (small, real) and a
 #    stub cuBLAS, used only where the machine has no CUDA 13 libraries of
@@ -220,10 +222,15 @@ while read -r soname path; do
   echo "$soname" >>"$bundle/cuda-fallback/STUBS"
 done <"$tmp/cuda"
 
+# our binaries carry every GPU architecture's kernels: gzipped too
+find "$bundle/bin" "$bundle/plugin" "$bundle/lib" -maxdepth 1 -type f \
+  ! -name '*.gz' -size +1M -exec gzip -9 {} +
+
 # --- the manifest -------------------------------------------------------------
 # the newest glibc symbol version any file asks for (the gzipped ones too)
 mkdir "$tmp/unzipped"
-for gz in "$bundle"/lib/*.gz; do
+for gz in "$bundle"/{bin,plugin,lib}/*.gz; do
+  [ -e "$gz" ] || continue
   gzip -dc "$gz" >"$tmp/unzipped/$(basename "$gz" .gz)"
 done
 glibc=$(find "$bundle"/{bin,libexec,plugin,lib,cuda-fallback} "$tmp/unzipped" \

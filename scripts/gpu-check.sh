@@ -58,12 +58,33 @@ say () { echo "$*" | tee -a "$summary"; }
 steps=()
 current=
 step () { current=$1; shift; say ""; say "== $current${1:+: $*}"; }
-# the step's outcome: ran, skipped or failed, and why
-verdict () {
-  steps+=("$(printf '%-18s %s' "$current" "$1${2:+ ($2)}")")
-  say "-> $1${2:+ ($2)}"
-  if [ "$1" = failed ]; then status=1; fi
+# what to do about a reason CUDA gave for not running
+advice () {
+  case $1 in
+    *"insufficient for CUDA runtime"*|*"driver version"*)
+      echo "; the NVIDIA driver is older than CUDA 13 needs (R580 or later)" ;;
+    *libcudnn*|*cuDNN*) echo "; cuDNN 9 for CUDA 13 is missing (pip: nvidia-cudnn-cu13)" ;;
+    *libcublas*|*cuBLAS*) echo "; cuBLAS 13 is missing (pip: nvidia-cublas)" ;;
+    *"no usable CUDA device"*) echo "; the driver sees no GPU this process may use" ;;
+  esac
 }
+# the step's outcome: ran, skipped or failed, and why. Where nvidia-smi
+# lists a GPU nothing may skip: a skip there is a failure, with its reason
+# (a check that is green because the CUDA backend never opened proves
+# nothing).
+verdict () {
+  local outcome=$1 why=${2:-}
+  if [ "$outcome" = skipped ] && [ "$gpu" = 1 ]; then
+    outcome=failed
+    why="skipped on a machine with a GPU: ${why:-no reason given}$(advice "$why")"
+  fi
+  steps+=("$(printf '%-18s %s' "$current" "$outcome${why:+ ($why)}")")
+  say "-> $outcome${why:+ ($why)}"
+  if [ "$outcome" = failed ]; then status=1; fi
+}
+# the cases a suite skipped that matter where there is a GPU: all but
+# those that need more GPUs than one
+gpu_skips () { grep -h "^SKIP" "$@" 2>/dev/null | grep -v "needs two GPUs"; }
 since () { awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN {printf "%.1f", (b - a) / 1e9}'; }
 
 # the bundle's binaries are x86-64; a minimal system has the loader but
@@ -108,7 +129,7 @@ step_machine () {
 step_bundle () {
   run=$(mktemp -d "${TMPDIR:-/tmp}/gpu-check.XXXXXX")
   trap 'rm -rf "$run"' EXIT
-  mkdir -p "$run/lib" "$run/bin"
+  mkdir -p "$run/lib" "$run/bin" "$run/exe" "$run/plugin"
   sed -n 's/^\(commit\|made\|needs\): /\1: /p' "$bundle/MANIFEST.txt" \
     | tee -a "$summary"
   local need
@@ -118,15 +139,26 @@ step_bundle () {
     say "this machine's glibc $glibc is older than the bundle's $need:" \
       "the runtime libraries step will say what fails"
   fi
-  # the big libraries travel gzipped
-  local gz
-  for gz in "$bundle"/lib/*.gz; do
-    [ -e "$gz" ] || continue
-    if ! gzip -dc "$gz" >"$run/lib/$(basename "$gz" .gz)"; then
-      verdict failed "cannot unpack $gz"; blocked="the bundle is broken"
-      return
-    fi
+  # the big libraries and our binaries (kernels for every GPU
+  # architecture) travel gzipped: lib/ to lib/, bin/ to exe/, plugin/ to
+  # plugin/ (where the plain ones are linked)
+  local gz dir f
+  for dir in lib bin plugin; do
+    for gz in "$bundle/$dir"/*.gz; do
+      [ -e "$gz" ] || continue
+      f=$(basename "$gz" .gz)
+      case $dir in bin) f=$run/exe/$f ;; *) f=$run/$dir/$f ;; esac
+      if ! gzip -dc "$gz" >"$f"; then
+        verdict failed "cannot unpack $gz"; blocked="the bundle is broken"
+        return
+      fi
+      chmod +x "$f"
+    done
   done
+  for f in "$bundle"/plugin/*.so; do
+    [ -e "$f" ] && ln -s "$f" "$run/plugin/"
+  done
+  plugin_file=$run/plugin/libgstcudabatchinfer.so
 
   # the CUDA 13 libraries of the pip wheels: site-packages/nvidia/*/lib
   local roots=() r d
@@ -150,7 +182,7 @@ step_bundle () {
   # the fallback stands in only for what the machine lacks (the binaries'
   # runpath also looks in /usr/local/cuda/lib64)
   local so
-  for so in $(LD_LIBRARY_PATH=$libpath libs_of "$bundle/plugin/libgstcudabatchinfer.so" \
+  for so in $(LD_LIBRARY_PATH=$libpath libs_of "$plugin_file" \
       | awk '$3 == "not" {print $1}'); do
     if [ -e "$bundle/cuda-fallback/$so" ]; then
       ln -s "$bundle/cuda-fallback/$so" "$run/lib/$so"
@@ -159,14 +191,16 @@ step_bundle () {
 
   # each binary through a wrapper with the bundle's libraries, so that
   # they reach no python (the node tests' runner is one of them)
-  local f
+  local name
   for f in "$bundle"/bin/*; do
+    name=${f##*/}
+    case $name in *.gz) name=${name%.gz}; f=$run/exe/$name ;; esac
     printf '#!/bin/sh\nLD_LIBRARY_PATH='\''%s'\''\nexport LD_LIBRARY_PATH\nexec '\''%s'\'' "$@"\n' \
-      "$libpath" "$f" >"$run/bin/${f##*/}"
-    chmod +x "$run/bin/${f##*/}"
+      "$libpath" "$f" >"$run/bin/$name"
+    chmod +x "$run/bin/$name"
   done
   export GST_PLUGIN_SYSTEM_PATH_1_0=$bundle/lib/gstreamer-1.0
-  export GST_PLUGIN_PATH_1_0=$bundle/plugin
+  export GST_PLUGIN_PATH_1_0=$run/plugin
   export GST_PLUGIN_SCANNER_1_0=$bundle/libexec/gst-plugin-scanner
   export GST_PLUGIN_SCANNER=$GST_PLUGIN_SCANNER_1_0
   export GST_REGISTRY_1_0=$run/registry.bin  # fresh: nothing stale
@@ -210,7 +244,7 @@ step_libs () {
   local files=() f missing
   if [ -n "$bundle" ]; then
     for f in "$bundle"/{bin,plugin,lib,lib/gstreamer-1.0,libexec,cuda-fallback}/* \
-        "$run"/lib/*; do
+        "$run"/{lib,exe,plugin}/*; do
       case $f in *.gz|*/STUBS|*.txt) ;; *) [ -f "$f" ] && files+=("$f") ;; esac
     done
   else
@@ -232,7 +266,7 @@ step_libs () {
   local so where stubs=
   for so in "$bundle"/cuda-fallback/lib*; do
     so=${so##*/}
-    where=$(LD_LIBRARY_PATH=$libpath libs_of "$bundle/plugin/libgstcudabatchinfer.so" \
+    where=$(LD_LIBRARY_PATH=$libpath libs_of "$plugin_file" \
       | awk -v s="$so" '$1 == s {print $3}')
     if [ -L "$run/lib/$so" ]; then
       if grep -qxF "$so" "$bundle/cuda-fallback/STUBS" 2>/dev/null; then
@@ -256,48 +290,128 @@ step_tests_build () {
   local rc=$?
   grep -E "^ *[0-9]+/[0-9]+ " "$report/tests.txt" | tee -a "$summary"
   grep -h "SKIP:" build/meson-logs/testlog.txt | tee -a "$summary"
-  if [ $rc = 0 ]; then verdict ran; else verdict failed "see tests.txt"; fi
+  if [ $rc != 0 ]; then verdict failed "see tests.txt"
+  elif [ "$gpu" = 1 ] && { grep -qE "^ *[0-9]+/[0-9]+ .* SKIP " \
+      "$report/tests.txt" || gpu_skips build/meson-logs/testlog.txt \
+      | grep -qv "^SKIP [a-z_]*_[a-z_]*: "; }; then
+    verdict failed "tests skipped on a machine with a GPU: see tests.txt"
+  else verdict ran
+  fi
+}
+
+# Runs the test NAME (its line of the bundle's tests.list, or meson's
+# test of build/) with output to OUT; CHECKS, where given, picks its cases
+# (GST_CHECKS). Returns its exit status; 78 when it needs a python with
+# onnx and numpy and there is none.
+run_test () {
+  local name=$1 checks=$2 out=$3 line cmd limit j k
+  if [ -z "$bundle" ]; then
+    GST_CHECKS=$checks meson test -C build --print-errorlogs "$name" \
+      </dev/null >"$out" 2>&1
+    return
+  fi
+  line=$(awk -F'\t' -v n="$name" '$1 == n' "$bundle/tests.list")
+  IFS=$'\t' read -r -a cmd <<<"$line"
+  limit=${cmd[1]}; cmd=("${cmd[@]:2}")
+  if [ "${cmd[0]}" = PYTHON ]; then
+    py_has "onnx, numpy" || return 78
+    cmd[0]=$py
+  fi
+  # the program through its wrapper; a file of bin/ it is given as is
+  for j in "${!cmd[@]}"; do
+    case ${cmd[$j]} in
+      bin/*) if [ "$j" = 0 ]; then cmd[$j]=$run/${cmd[$j]}
+        elif [ -e "$run/exe/${cmd[$j]#bin/}" ]; then
+          cmd[$j]=$run/exe/${cmd[$j]#bin/}
+        else cmd[$j]=$bundle/${cmd[$j]}; fi ;;
+    esac
+  done
+  (
+    cd "$bundle" || exit 1
+    while IFS= read -r kv; do
+      k=${kv%%=*}; v=${kv#*=}; export "$k=$v"
+    done <"$bundle/test-env.txt"
+    export MALLOC_PERTURB_=$((RANDOM % 255 + 1))  # as meson test does
+    if [ -n "$checks" ]; then export GST_CHECKS=$checks; fi
+    exec timeout "$limit" "${cmd[@]}"
+  ) </dev/null >"$out" 2>&1
+}
+
+# The smoke step: within a few minutes, whether CUDA works here at all:
+# every kernel on the device against the CPU's math; the element's
+# warm-up message naming cuda; 20 batches after the warm-up with no fresh
+# allocation and the device's free memory constant; and a 3840x2160
+# batch of 16 through 32 channels with algo-search=heuristic, past cuDNN's
+# 2^31 elements a tensor, against batches of one. Test NAME|CASES each.
+smoke_cases=(
+  "kernels_launch|"
+  "elements_cudabatchinfer|test_warmup_message_and_stats_name_the_backend_and_why"
+  "elements_cudabatchinfer-cuda|test_cuda_batches_after_warmup_allocate_nothing,test_a_4k_batch_past_cudnns_tensor_limit_gives_every_frame"
+)
+
+step_smoke () {
+  local spec name checks t0 rc res failed=0 why=
+  if [ "$gpu" = 0 ]; then verdict skipped "no GPU"; return; fi
+  mkdir -p "$report/smoke"
+  for spec in "${smoke_cases[@]}"; do
+    name=${spec%%|*}; checks=${spec#*|}
+    t0=$(date +%s%N)
+    run_test "$name" "$checks" "$report/smoke/$name.txt"
+    rc=$?
+    case $rc in 0) res=OK ;; 77) res=SKIP ;; 124) res=TIMEOUT ;; *) res=FAIL ;; esac
+    if [ $rc = 0 ] && gpu_skips "$report/smoke/$name.txt" >/dev/null; then
+      res=SKIP
+    fi
+    say "$(printf '%-32s %-8s %6ss %s' "$name" "$res" "$(since "$t0")" \
+      "${checks:-every case}")"
+    gpu_skips "$report/smoke/$name.txt" | tee -a "$summary"
+    grep -h ":[FE]:" "$report/smoke/$name.txt" | tee -a "$summary"
+    if [ "$res" != OK ]; then
+      failed=$((failed + 1))
+      why=$(gpu_skips "$report/smoke/$name.txt" | head -n 1)
+    fi
+  done
+  if [ $failed -gt 0 ]; then
+    verdict failed "$failed of ${#smoke_cases[@]}${why:+: $why}$(advice "$why")"
+  else
+    verdict ran
+  fi
 }
 
 step_tests_bundle () {
   mkdir -p "$report/tests"
   : >"$report/tests.txt"
-  local total n=0 ok=0 skip=0 fail=0 line name limit cmd t0 rc res j k f
+  local total n=0 ok=0 skip=0 fail=0 line name cmd t0 rc res k f why
   total=$(grep -c . "$bundle/tests.list")
   while IFS= read -r line; do
     IFS=$'\t' read -r -a cmd <<<"$line"
-    name=${cmd[0]}; limit=${cmd[1]}; cmd=("${cmd[@]:2}")
+    name=${cmd[0]}
     n=$((n + 1))
-    if [ "${cmd[0]}" = PYTHON ]; then
-      if ! py_has "onnx, numpy"; then
-        printf '%2d/%d %-32s SKIP     no python with onnx and numpy\n' \
-          $n "$total" "$name" | tee -a "$summary" "$report/tests.txt"
-        skip=$((skip + 1))
-        continue
-      fi
-      cmd[0]=$py
-    fi
-    for j in "${!cmd[@]}"; do
-      case ${cmd[$j]} in bin/*) cmd[$j]=$run/${cmd[$j]} ;; esac
-    done
     t0=$(date +%s%N)
-    (
-      cd "$bundle" || exit 1
-      while IFS= read -r kv; do
-        k=${kv%%=*}; v=${kv#*=}; export "$k=$v"
-      done <"$bundle/test-env.txt"
-      export MALLOC_PERTURB_=$((RANDOM % 255 + 1))  # as meson test does
-      exec timeout "$limit" "${cmd[@]}"
-    ) </dev/null >"$report/tests/$name.txt" 2>&1
+    run_test "$name" "" "$report/tests/$name.txt"
     rc=$?
+    if [ $rc = 78 ]; then
+      printf '%2d/%d %-32s SKIP     no python with onnx and numpy\n' \
+        $n "$total" "$name" | tee -a "$summary" "$report/tests.txt"
+      skip=$((skip + 1))
+      continue
+    fi
+    # where there is a GPU, a suite that skipped cases failed
+    if [ $rc = 0 ] && [ "$gpu" = 1 ] && [[ $name != onnx-*conformance ]] \
+        && gpu_skips "$report/tests/$name.txt" >/dev/null; then
+      rc=77
+    fi
+    why=" (exit status $rc)"
     case $rc in
       0) res=OK; ok=$((ok + 1)) ;;
-      77) res=SKIP; skip=$((skip + 1)) ;;
+      77) if [ "$gpu" = 1 ]; then
+          res=FAIL; fail=$((fail + 1)); why=" (skipped with a GPU here)"
+        else res=SKIP; skip=$((skip + 1)); fi ;;
       124) res=TIMEOUT; fail=$((fail + 1)) ;;
       *) res="FAIL"; fail=$((fail + 1)) ;;
     esac
     printf '%2d/%d %-32s %-8s %6ss%s\n' $n "$total" "$name" "$res" \
-      "$(since "$t0")" "$([ "$res" = FAIL ] && echo " (exit status $rc)")" \
+      "$(since "$t0")" "$([ "$res" = FAIL ] && echo "$why")" \
       | tee -a "$summary" "$report/tests.txt"
   done <"$bundle/tests.list"
   # why the CUDA tests skipped (the suite's line, and cases that print one)
@@ -430,6 +544,8 @@ if [ -n "$bundle" ]; then run_step bundle "gpu-bundle/" step_bundle
 else run_step build "" step_build
 fi
 run_step "runtime libraries" "ldd" step_libs
+run_step smoke "kernels, warm-up on cuda, memory over 20 batches, a 4K batch of 16" \
+  step_smoke
 if [ -n "$bundle" ]; then run_step "test suite" "" step_tests_bundle
 else run_step "test suite" "meson test" step_tests_build
 fi

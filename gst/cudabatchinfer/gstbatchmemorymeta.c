@@ -148,5 +148,6 @@ gst_batch_memory_meta_to_structure (const GstBatchMemoryMeta * meta)
       "device-total-bytes", G_TYPE_UINT64, meta->device_total_bytes,
       "batch-time", G_TYPE_UINT64, (guint64) meta->batch_time,
       "backend", G_TYPE_STRING, meta->backend,
-      "device-id", G_TYPE_INT, meta->device_id, NULL);
+      "device-id", G_TYPE_INT, meta->device_id,
+      "device-fresh-bytes", G_TYPE_UINT64, meta->device_fresh_bytes, NULL);
 }

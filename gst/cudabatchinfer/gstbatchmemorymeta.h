@@ -7,7 +7,6 @@
 #include <gst/cudabatchinfer/cudabatchinfer-prelude.h>
 
 G_BEGIN_DECLS
-
 /**
  * GST_BATCH_MEMORY_META_API_TYPE:
  *
@@ -48,6 +47,11 @@ typedef struct _GstBatchMemoryMeta GstBatchMemoryMeta;
  *   and any planning it needed), in nanoseconds
  * @backend: (not nullable): interned name of the backend ("cpu", "cuda")
  * @device_id: device the batch ran on (0 on the CPU)
+ * @device_fresh_bytes: how far the device's free memory (cudaMemGetInfo)
+ *   fell below what it was right after the warm-up: device memory taken
+ *   outside the pool (cuDNN, cuBLAS, CUDA graphs, modules loaded on first
+ *   use) or by another user of the device; 0 in steady state, and on the
+ *   CPU
  *
  * Memory statistics of the batch a frame was computed in, attached by the
  * cudabatchinfer element to every output buffer. Every figure comes from
@@ -80,23 +84,22 @@ struct _GstBatchMemoryMeta
   GstClockTime batch_time;
   const gchar *backend;
   gint device_id;
+  guint64 device_fresh_bytes;
 };
 
-GST_CUDABATCHINFER_API
-GType gst_batch_memory_meta_api_get_type (void);
+GST_CUDABATCHINFER_API GType gst_batch_memory_meta_api_get_type (void);
+
+GST_CUDABATCHINFER_API const GstMetaInfo *gst_batch_memory_meta_get_info (void);
 
 GST_CUDABATCHINFER_API
-const GstMetaInfo *gst_batch_memory_meta_get_info (void);
+    GstBatchMemoryMeta * gst_buffer_add_batch_memory_meta (GstBuffer * buffer);
 
 GST_CUDABATCHINFER_API
-GstBatchMemoryMeta *gst_buffer_add_batch_memory_meta (GstBuffer * buffer);
+    GstBatchMemoryMeta * gst_buffer_get_batch_memory_meta (GstBuffer * buffer);
 
 GST_CUDABATCHINFER_API
-GstBatchMemoryMeta *gst_buffer_get_batch_memory_meta (GstBuffer * buffer);
-
-GST_CUDABATCHINFER_API
-GstStructure *gst_batch_memory_meta_to_structure (const GstBatchMemoryMeta *
-    meta);
+    GstStructure *
+gst_batch_memory_meta_to_structure (const GstBatchMemoryMeta * meta);
 
 /**
  * gst_batch_memory_meta_set_backend:

@@ -12,9 +12,7 @@
 #include "cbigraph.h"
 #include "cbipool.h"
 
-G_BEGIN_DECLS
-
-typedef struct _CbiBackend CbiBackend;
+G_BEGIN_DECLS typedef struct _CbiBackend CbiBackend;
 
 /**
  * CbiBackendIface:
@@ -26,8 +24,11 @@ typedef struct _CbiBackend CbiBackend;
  * @plan: builds what runs @graph for one input shape (@shapes: every
  *   tensor's shape, from cbi_graph_infer_shapes());
  *   all tensor and workspace memory comes from @pool, staging buffers from
- *   @staging (%NULL without a staging allocator); returns an opaque plan
- *   or %NULL with @error set; @workspace_bytes receives the scratch size
+ *   @staging (%NULL without a staging allocator); with @unpack_frames,
+ *   every batch of the plan unpacks output 0 into frames (an image
+ *   @batch for @download), which then needs no host copy as a tensor;
+ *   returns an opaque plan or %NULL with @error set; @workspace_bytes
+ *   receives the scratch size
  * @free_plan: releases a plan and gives its memory back to the pools
  * @supports_op: (nullable): whether the backend can plan node @node of
  *   @graph; the engine asks it for every node when it opens a model, so
@@ -52,6 +53,12 @@ typedef struct _CbiBackend CbiBackend;
  *   @error set on failure
  * @device_memory: (nullable): free and total device memory; %NULL where
  *   there is no device (the meta then reports 0)
+ * @thread_enter: (nullable): called before the engine's calls on a
+ *   thread: returns what that thread had current (CUDA binds a device to
+ *   each thread) for @thread_leave
+ * @thread_leave: (nullable): gives the thread back what @thread_enter
+ *   returned, so that the application's own CUDA work on the thread that
+ *   warmed up or ran a batch finds its device as it left it
  *
  * A backend that queues work (@finish set) keeps the buffers of each of
  * #CbiBackend.inflight batches apart, so that slot k + 1 uploads while
@@ -63,27 +70,29 @@ typedef struct
   const CbiAllocator *(*allocator) (CbiBackend * backend);
   const CbiAllocator *(*staging_allocator) (CbiBackend * backend);
   void (*free) (CbiBackend * backend);
-  gpointer (*plan) (CbiBackend * backend, const CbiGraph * graph,
+    gpointer (*plan) (CbiBackend * backend, const CbiGraph * graph,
       const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
-      guint64 * workspace_bytes, GError ** error);
+      gboolean unpack_frames, guint64 * workspace_bytes, GError ** error);
   void (*free_plan) (CbiBackend * backend, gpointer plan, CbiPool * pool,
       CbiPool * staging);
-  gboolean (*supports_op) (CbiBackend * backend, const CbiGraph * graph,
+    gboolean (*supports_op) (CbiBackend * backend, const CbiGraph * graph,
       const CbiNode * node);
-  gboolean (*upload) (CbiBackend * backend, gpointer plan, guint slot,
+    gboolean (*upload) (CbiBackend * backend, gpointer plan, guint slot,
       const CbiFrameBatch * batch, GError ** error);
-  gboolean (*upload_tensor) (CbiBackend * backend, gpointer plan, guint slot,
+    gboolean (*upload_tensor) (CbiBackend * backend, gpointer plan, guint slot,
       const gfloat * input, GError ** error);
-  gboolean (*compute) (CbiBackend * backend, gpointer plan, guint slot,
+    gboolean (*compute) (CbiBackend * backend, gpointer plan, guint slot,
       GError ** error);
-  gboolean (*download) (CbiBackend * backend, gpointer plan, guint slot,
+    gboolean (*download) (CbiBackend * backend, gpointer plan, guint slot,
       const CbiFrameBatch * batch, GError ** error);
-  gboolean (*finish) (CbiBackend * backend, gpointer plan, guint slot,
+    gboolean (*finish) (CbiBackend * backend, gpointer plan, guint slot,
       const CbiFrameBatch * batch, GError ** error);
   const gfloat *(*output) (CbiBackend * backend, gpointer plan, guint slot,
       guint index, GError ** error);
-  gboolean (*device_memory) (CbiBackend * backend, guint64 * free_bytes,
+    gboolean (*device_memory) (CbiBackend * backend, guint64 * free_bytes,
       guint64 * total_bytes);
+    gint (*thread_enter) (void);
+  void (*thread_leave) (gint entered);
 } CbiBackendIface;
 
 struct _CbiBackend
@@ -146,6 +155,16 @@ gboolean cbi_backend_supports_graph (CbiBackend * backend,
 CbiBackend *cbi_backend_open (const CbiBackendEntry * table, guint n_entries,
     const CbiGraph * graph, CbiBackendKind kind, gint device_id,
     CbiBackendKind * opened, gchar ** fallback_reason, GError ** error);
+
+/* cbi_engine_new() choosing among the backends of @table (@n_entries
+ * rows) instead of the build's (cbi_backend_table()): the tests give it
+ * backends that fail where they are told to, to check that AUTO leaves
+ * CUDA for the CPU at each step. The engine keeps @table (transfer none):
+ * it must outlive the engine.
+ * Returns: (transfer full) (nullable): the engine, as cbi_engine_new(). */
+CbiEngine *cbi_engine_new_with_backends (const CbiBackendEntry * table,
+    guint n_entries, CbiGraph * graph, CbiBackendKind kind, gint device_id,
+    guint64 memory_limit, gboolean * used_fallback, GError ** error);
 
 /* The oneDNN CPU backend: always built, the reference for the others. */
 CbiBackend *cbi_backend_cpu_new (gint device_id, GError ** error);

@@ -35,6 +35,7 @@ typedef struct
 typedef struct
 {
   CbiShape input;
+  gboolean unpack_frames;       /* output 0 goes to frames, not the host */
   CbiShape outputs[CBI_MAX_OUTPUTS];
   gpointer plan;
   CbiGraph *graph;              /* what @plan was made from, owned */
@@ -45,11 +46,18 @@ typedef struct
 struct _CbiEngine
 {
   CbiGraph *graph;
+  const CbiBackendEntry *table; /* the backends it may open */
+  guint n_table;
   CbiBackend *backend;
+  gboolean may_fall_back;       /* AUTO on CUDA: a failure moves to the CPU */
+  gboolean warming_up;          /* its batches leave a failure to it */
+  guint64 device_free_warm;     /* device free memory after the warm-up */
   CbiPool *pool;
   CbiPool *staging;             /* host buffers for transfers, or NULL */
   guint64 memory_limit;         /* the pool's, plus the warm-up's frames */
   guint threads;                /* OpenMP threads; 0: OpenMP's default */
+  gboolean exhaustive_search;   /* the backend's settings, kept for the */
+  gboolean replay;              /* one it may fall back to */
   CbiPlanEntry plans[CBI_MAX_PLANS + CBI_MAX_INFLIGHT];
   guint n_plans;
   guint64 use_counter;
@@ -100,45 +108,43 @@ cbi_engine_log_graph (const CbiGraph * graph)
   }
 }
 
-CbiEngine *
-cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
-    guint64 memory_limit, gboolean * used_fallback, GError ** error)
+/* What the thread had current before a call that reaches the backend
+ * (CUDA binds a device to each thread), for cbi_engine_leave(). */
+static gint
+cbi_engine_enter (CbiEngine * engine)
 {
-  CbiEngine *engine;
-  CbiBackend *backend;
-  const CbiBackendEntry *table;
-  gchar *fallback_reason;
-  guint n_backends;
+  const CbiBackendIface *iface = engine->backend->iface;
 
-  GST_DEBUG_CATEGORY_INIT (cbi_engine_debug, "cudabatchinfer-engine", 0,
-      "cudabatchinfer inference engine");
-  table = cbi_backend_table (&n_backends);
-  backend = cbi_backend_open (table, n_backends, graph, kind, device_id,
-      &kind, &fallback_reason, error);
-  *used_fallback = fallback_reason != NULL;
-  if (backend == NULL) {
-    cbi_graph_free (graph);
-    return NULL;
-  }
-  if (fallback_reason)
-    GST_WARNING ("CUDA passed over (%s): using the CPU", fallback_reason);
-  cbi_engine_log_graph (graph);
-  /* the meta reports 0 for the CPU, whatever was asked */
-  backend->device_id = kind == CBI_BACKEND_CPU ? 0 : device_id;
-  backend->share_cores = TRUE;  /* threads 0 */
+  return iface->thread_enter ? iface->thread_enter () : -1;
+}
 
-  engine = g_new0 (CbiEngine, 1);
-  engine->graph = graph;
+static void
+cbi_engine_leave (CbiEngine * engine, gint entered)
+{
+  const CbiBackendIface *iface = engine->backend->iface;
+
+  if (iface->thread_leave)
+    iface->thread_leave (entered);
+}
+
+/* Makes @backend, opened as @kind, the engine's, with its pools and (on
+ * the CPU) its compute thread, and the settings the engine has. */
+static void
+cbi_engine_use_backend (CbiEngine * engine, CbiBackend * backend,
+    CbiBackendKind kind)
+{
   engine->backend = backend;
-  engine->fallback_reason = fallback_reason;
-  engine->memory_limit = memory_limit;
+  /* the meta reports 0 for the CPU, whatever was asked */
+  backend->device_id = kind == CBI_BACKEND_CPU ? 0 : backend->device_id;
+  backend->share_cores = engine->threads == 0;
+  backend->inflight = MAX (engine->n_slots, 1);
+  backend->exhaustive_search = engine->exhaustive_search;
+  backend->replay = engine->replay;
   engine->pool = cbi_pool_new (backend->iface->allocator (backend),
-      memory_limit);
+      engine->memory_limit);
   if (backend->iface->staging_allocator)
     engine->staging = cbi_pool_new (backend->iface->staging_allocator
         (backend), 0);
-  engine->shapes = g_new0 (CbiShape, graph->tensors->len);
-  g_mutex_init (&engine->lock);
   if (kind == CBI_BACKEND_CPU) {
     GError *err = NULL;
 
@@ -149,9 +155,56 @@ cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
       g_clear_error (&err);
     }
   }
-  engine->n_slots = backend->inflight = 1;
+}
+
+CbiEngine *
+cbi_engine_new_with_backends (const CbiBackendEntry * table,
+    guint n_backends, CbiGraph * graph, CbiBackendKind kind, gint device_id,
+    guint64 memory_limit, gboolean * used_fallback, GError ** error)
+{
+  CbiEngine *engine;
+  CbiBackend *backend;
+  gchar *fallback_reason;
+  const CbiBackendKind asked = kind;
+
+  GST_DEBUG_CATEGORY_INIT (cbi_engine_debug, "cudabatchinfer-engine", 0,
+      "cudabatchinfer inference engine");
+  backend = cbi_backend_open (table, n_backends, graph, kind, device_id,
+      &kind, &fallback_reason, error);
+  *used_fallback = fallback_reason != NULL;
+  if (backend == NULL) {
+    cbi_graph_free (graph);
+    return NULL;
+  }
+  if (fallback_reason)
+    GST_WARNING ("CUDA passed over (%s): using the CPU", fallback_reason);
+  cbi_engine_log_graph (graph);
+  backend->device_id = device_id;
+
+  engine = g_new0 (CbiEngine, 1);
+  engine->graph = graph;
+  engine->table = table;
+  engine->n_table = n_backends;
+  engine->may_fall_back = asked == CBI_BACKEND_AUTO && kind == CBI_BACKEND_CUDA;
+  engine->fallback_reason = fallback_reason;
+  engine->memory_limit = memory_limit;
+  engine->n_slots = 1;
   engine->last_slot = -1;
+  engine->shapes = g_new0 (CbiShape, graph->tensors->len);
+  g_mutex_init (&engine->lock);
+  cbi_engine_use_backend (engine, backend, kind);
   return engine;
+}
+
+CbiEngine *
+cbi_engine_new (CbiGraph * graph, CbiBackendKind kind, gint device_id,
+    guint64 memory_limit, gboolean * used_fallback, GError ** error)
+{
+  guint n_backends;
+  const CbiBackendEntry *table = cbi_backend_table (&n_backends);
+
+  return cbi_engine_new_with_backends (table, n_backends, graph, kind,
+      device_id, memory_limit, used_fallback, error);
 }
 
 /* The figures of the pool and, added to them, of the staging pool: the
@@ -205,17 +258,30 @@ cbi_engine_drop_plans (CbiEngine * engine)
     cbi_engine_drop_plan (engine, 0);
 }
 
+/* Frees the backend, its plans, pools and compute thread. */
+static void
+cbi_engine_drop_backend (CbiEngine * engine)
+{
+  const CbiBackendIface *iface = engine->backend->iface;
+  gint entered = cbi_engine_enter (engine);
+
+  /* its OpenMP pool ends with it */
+  g_clear_pointer (&engine->worker, cbi_worker_free);
+  cbi_engine_drop_plans (engine);
+  g_clear_pointer (&engine->pool, cbi_pool_free);
+  g_clear_pointer (&engine->staging, cbi_pool_free);
+  iface->free (engine->backend);
+  engine->backend = NULL;
+  if (iface->thread_leave)
+    iface->thread_leave (entered);
+}
+
 void
 cbi_engine_free (CbiEngine * engine)
 {
   if (engine == NULL)
     return;
-  /* its OpenMP pool ends with it */
-  cbi_worker_free (engine->worker);
-  cbi_engine_drop_plans (engine);
-  cbi_pool_free (engine->pool);
-  g_clear_pointer (&engine->staging, cbi_pool_free);
-  engine->backend->iface->free (engine->backend);
+  cbi_engine_drop_backend (engine);
   cbi_graph_free (engine->graph);
   g_free (engine->shapes);
   g_free (engine->fallback_reason);
@@ -384,21 +450,65 @@ cbi_engine_any_in_flight (CbiEngine * engine, GError ** error)
   return busy > 0;
 }
 
+/* Under AUTO, CUDA failed @where with *@error: the model moves to the
+ * CPU, with the engine's settings, *@error goes and the reason stays for
+ * cbi_engine_fallback_reason(). FALSE, *@error untouched, where it may
+ * not: another backend was asked for, it already moved, or batches are
+ * in flight (their results would be lost). Once only: a failure on the
+ * CPU is the model's or the machine's, and is reported. */
+static gboolean
+cbi_engine_fall_back (CbiEngine * engine, const gchar * where, GError ** error)
+{
+  GError *open_error = NULL;
+  CbiBackend *cpu;
+  CbiBackendKind kind;
+  gchar *none;
+
+  if (!engine->may_fall_back || error == NULL || *error == NULL
+      || cbi_engine_in_flight (engine, NULL) > 0)
+    return FALSE;
+  engine->may_fall_back = FALSE;
+  cpu = cbi_backend_open (engine->table, engine->n_table, engine->graph,
+      CBI_BACKEND_CPU, 0, &kind, &none, &open_error);
+  if (cpu == NULL) {
+    GST_WARNING ("CUDA failed %s (%s) and the CPU cannot run the model "
+        "either: %s", where, (*error)->message, open_error->message);
+    g_clear_error (&open_error);
+    return FALSE;
+  }
+  g_free (engine->fallback_reason);
+  engine->fallback_reason = g_strdup_printf ("CUDA failed %s: %s", where,
+      (*error)->message);
+  GST_WARNING ("%s: using the CPU", engine->fallback_reason);
+  g_clear_error (error);
+  cbi_engine_drop_backend (engine);
+  g_mutex_lock (&engine->lock);
+  engine->next_slot = 0;
+  engine->last_slot = -1;
+  g_mutex_unlock (&engine->lock);
+  engine->device_free_warm = 0;
+  cbi_engine_use_backend (engine, cpu, CBI_BACKEND_CPU);
+  return TRUE;
+}
+
 /* The plan for input @shape, made on the spot (after filling
- * engine->shapes through @infer) when no cached plan has it. */
+ * engine->shapes through @infer) when no cached plan has it; a batch of
+ * @frames that unpacks its output into frames has plans of its own, which
+ * keep no host copy of that output. */
 static CbiPlanEntry *
 cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
     const CbiFrameBatch * frames, gboolean * replanned, GError ** error)
 {
   CbiPlanEntry *e, fresh = { {0,}, };
   const CbiGraph *g = engine->graph;
+  const gboolean unpack = frames != NULL && frames->out != NULL;
   gint oldest = -1;
   guint i;
 
   *replanned = FALSE;
   for (i = 0; i < engine->n_plans; i++) {
     e = &engine->plans[i];
-    if (cbi_shape_equal (&e->input, shape)) {
+    if (cbi_shape_equal (&e->input, shape) && e->unpack_frames == unpack) {
       e->last_used = ++engine->use_counter;
       return e;
     }
@@ -415,11 +525,12 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
               error)) == NULL)
     return NULL;
   fresh.input = *shape;
+  fresh.unpack_frames = unpack;
   for (i = 0; i < g->n_outputs; i++)
     fresh.outputs[i] = engine->shapes[g->outputs[i]];
   fresh.plan = engine->backend->iface->plan (engine->backend, fresh.graph,
-      engine->shapes, engine->pool, engine->staging, &fresh.workspace_bytes,
-      error);
+      engine->shapes, engine->pool, engine->staging, unpack,
+      &fresh.workspace_bytes, error);
   if (fresh.plan == NULL) {
     cbi_graph_free (fresh.graph);
     return NULL;
@@ -514,6 +625,8 @@ cbi_engine_compute (gpointer data)
       && iface->compute (backend, e->plan, c->slot, c->error)
       && iface->download (backend, e->plan, c->slot, c->batch, c->error);
   c->entry = e;
+  c->report->backend = g_intern_string (iface->name);
+  c->report->device_id = backend->device_id;
   c->report->threads = omp_get_max_threads ();
   c->report->single_thread = backend->ran_solo;
   cbi_engine_threads_leave (threads_before);
@@ -544,6 +657,7 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   CbiSlot *slot;
   guint k;
   gint64 start = g_get_monotonic_time ();
+  gint entered;
 
   memset (report, 0, sizeof (*report));
   g_mutex_lock (&engine->lock);
@@ -557,10 +671,21 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   }
   g_mutex_unlock (&engine->lock);
 
+  entered = cbi_engine_enter (engine);
   cbi_engine_stats (engine, &before);
   cbi_engine_reset_peaks (engine);
   call.slot = k;
   cbi_engine_call (engine, cbi_engine_compute, &call);
+  cbi_engine_leave (engine, entered);
+  if (!call.ok && !engine->warming_up
+      && cbi_engine_fall_back (engine, "in a batch", error)) {
+    /* the same batch on the CPU, from its first slot */
+    memset (report, 0, sizeof (*report));
+    k = call.slot = 0;
+    slot = &engine->slots[k];
+    cbi_engine_stats (engine, &before);
+    cbi_engine_call (engine, cbi_engine_compute, &call);
+  }
   if (!call.ok)
     return FALSE;
 
@@ -603,6 +728,7 @@ cbi_engine_collect (CbiEngine * engine, guint ticket,
   CbiSlot *slot;
   gpointer plan;
   gint64 start;
+  gint entered;
 
   g_mutex_lock (&engine->lock);
   slot = ticket < engine->n_slots ? &engine->slots[ticket] : NULL;
@@ -615,23 +741,31 @@ cbi_engine_collect (CbiEngine * engine, guint ticket,
     return FALSE;
   }
   /* no lock while waiting: the submitting thread goes on meanwhile */
+  entered = cbi_engine_enter (engine);
   if (backend->iface->finish) {
     gint threads_before = cbi_engine_threads_enter (engine);
     gboolean ok = backend->iface->finish (backend, plan, ticket, batch,
         error);
 
     cbi_engine_threads_leave (threads_before);
-    if (!ok)
+    if (!ok) {
+      cbi_engine_leave (engine, entered);
       return FALSE;
+    }
   }
 
   g_mutex_lock (&engine->lock);
   engine->last_slot = ticket;
   g_mutex_unlock (&engine->lock);
   report->time_ns = (g_get_monotonic_time () - start) * 1000;
-  if (backend->iface->device_memory)
-    backend->iface->device_memory (backend, &report->device_free_bytes,
-        &report->device_total_bytes);
+  /* the device-wide figure: what the pool cannot see */
+  if (backend->iface->device_memory
+      && backend->iface->device_memory (backend, &report->device_free_bytes,
+          &report->device_total_bytes)
+      && engine->device_free_warm > report->device_free_bytes)
+    report->device_fresh_bytes =
+        engine->device_free_warm - report->device_free_bytes;
+  cbi_engine_leave (engine, entered);
   return TRUE;
 }
 
@@ -654,6 +788,8 @@ cbi_engine_is_async (CbiEngine * engine)
 gboolean
 cbi_engine_set_inflight (CbiEngine * engine, guint n, GError ** error)
 {
+  gint entered;
+
   g_return_val_if_fail (n >= 1 && n <= CBI_MAX_INFLIGHT, FALSE);
 
   if (n == engine->n_slots)
@@ -661,7 +797,9 @@ cbi_engine_set_inflight (CbiEngine * engine, guint n, GError ** error)
   if (cbi_engine_any_in_flight (engine, error))
     return FALSE;
   /* plans hold one set of transfer buffers per slot */
+  entered = cbi_engine_enter (engine);
   cbi_engine_drop_plans (engine);
+  cbi_engine_leave (engine, entered);
   g_mutex_lock (&engine->lock);
   engine->n_slots = engine->backend->inflight = n;
   engine->next_slot = 0;
@@ -842,6 +980,13 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   cbi_engine_stats (engine, &report->pool);
   report->pool.peak_allocated_bytes = peak_allocated;
   report->pool.peak_reserved_bytes = peak_reserved;
+  /* from here on, a drop of the device's free memory is fresh memory:
+   * read after the trim, which gave memory back */
+  report->device_fresh_bytes = 0;
+  if (engine->backend->iface->device_memory)
+    engine->backend->iface->device_memory (engine->backend,
+        &report->device_free_bytes, &report->device_total_bytes);
+  engine->device_free_warm = report->device_free_bytes;
   GST_INFO ("warm-up %ux%ux%u on %s: %" G_GUINT64_FORMAT " fresh "
       "allocations (%" G_GUINT64_FORMAT " bytes), %" G_GUINT64_FORMAT
       " bytes reserved after, %" G_GUINT64_FORMAT " us, then %"
@@ -871,14 +1016,20 @@ cbi_engine_warmup_call (gpointer data)
 }
 
 /* The warm-up runs where the batches will: on the CPU, the engine's
- * worker. */
+ * worker. Under AUTO, a warm-up CUDA fails runs again on the CPU. */
 gboolean
 cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error)
 {
   CbiWarmupCall call = { engine, layout, report, error, FALSE };
+  gint entered = cbi_engine_enter (engine);
 
+  engine->warming_up = TRUE;
   cbi_engine_call (engine, cbi_engine_warmup_call, &call);
+  engine->warming_up = FALSE;
+  cbi_engine_leave (engine, entered);
+  if (!call.ok && cbi_engine_fall_back (engine, "in the warm-up", error))
+    cbi_engine_call (engine, cbi_engine_warmup_call, &call);
   return call.ok;
 }
 
@@ -898,7 +1049,7 @@ cbi_engine_get_pool_stats (CbiEngine * engine, CbiPoolStats * stats)
 void
 cbi_engine_set_exhaustive_search (CbiEngine * engine, gboolean exhaustive)
 {
-  engine->backend->exhaustive_search = exhaustive;
+  engine->exhaustive_search = engine->backend->exhaustive_search = exhaustive;
 }
 
 void
@@ -911,5 +1062,5 @@ cbi_engine_set_threads (CbiEngine * engine, guint threads)
 void
 cbi_engine_set_replay (CbiEngine * engine, gboolean replay)
 {
-  engine->backend->replay = replay;
+  engine->replay = engine->backend->replay = replay;
 }

@@ -17,14 +17,13 @@
 #include "cbipool.h"
 
 G_BEGIN_DECLS
-
 /**
  * CbiBackendKind:
  * @CBI_BACKEND_AUTO: CUDA where usable, else the CPU
  * @CBI_BACKEND_CPU: oneDNN on the CPU
  * @CBI_BACKEND_CUDA: CUDA and cuDNN on an NVIDIA GPU
  */
-typedef enum
+    typedef enum
 {
   CBI_BACKEND_AUTO,
   CBI_BACKEND_CPU,
@@ -41,10 +40,17 @@ typedef struct _CbiEngine CbiEngine;
  *
  * What one cbi_engine_run() or warm-up measured. Pool figures come from the
  * engine's pool; @peak_* are peaks during the batch; @fresh_* are what the
- * pool had to get from its allocator during the batch.
+ * pool had to get from its allocator during the batch. @device_fresh_bytes
+ * is what the device's free memory (cudaMemGetInfo) fell since the last
+ * warm-up ended: memory the pool never sees (cuDNN, cuBLAS, CUDA graphs,
+ * modules loaded on first use), or another user of the device; 0 on the
+ * CPU. @backend is the interned name of the backend that ran the batch
+ * and @device_id its device (0 on the CPU).
  */
 typedef struct
 {
+  const gchar *backend;
+  gint device_id;
   guint slots;
   guint frames;
   gboolean replanned;
@@ -54,6 +60,7 @@ typedef struct
   guint64 workspace_bytes;
   guint64 device_free_bytes;
   guint64 device_total_bytes;
+  guint64 device_fresh_bytes;
   guint threads;                /* OpenMP threads of the thread that ran it */
   gboolean single_thread;       /* the CPU ran the batch on one of them:
                                  * other threads kept the cores busy */
@@ -70,6 +77,11 @@ typedef struct
  * when AUTO did not take CUDA (no usable device, or an op of @graph it
  * cannot run: cbi_engine_fallback_reason() says which). A backend asked
  * for by name that cannot run an op of @graph fails, naming it.
+ * Under AUTO the engine also leaves CUDA for the CPU later, once: when a
+ * warm-up fails on CUDA, or a batch fails on CUDA (planning, or queueing
+ * its work) while no other batch is in flight; the warm-up or the batch is
+ * then run again on the CPU, and cbi_engine_fallback_reason() says what
+ * failed. A backend asked for by name never changes.
  * @memory_limit caps the pool and the warm-up's test frames (0: no cap;
  * see cbi_engine_set_memory_limit()). */
 CbiEngine *cbi_engine_new (CbiGraph * graph, CbiBackendKind kind,
@@ -78,9 +90,10 @@ CbiEngine *cbi_engine_new (CbiGraph * graph, CbiBackendKind kind,
 void cbi_engine_free (CbiEngine * engine);
 
 const gchar *cbi_engine_backend_name (CbiEngine * engine);
-/* Returns: (transfer none) (nullable): why AUTO passed CUDA over, for a
- * user ("no usable CUDA device (...)", "the cuda backend cannot run node
- * up (Resize)"), owned by the engine; %NULL where it did not. */
+/* Returns: (transfer none) (nullable): why AUTO passed CUDA over, or left
+ * it, for a user ("no usable CUDA device (...)", "the cuda backend cannot
+ * run node up (Resize)", "CUDA failed in the warm-up: ..."), owned by the
+ * engine until it changes backend or is freed; %NULL where it did not. */
 const gchar *cbi_engine_fallback_reason (CbiEngine * engine);
 gint cbi_engine_device_id (CbiEngine * engine);
 /* Whether CUDA support was compiled in. */
@@ -136,7 +149,9 @@ void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
  * @report->steady_time_ns),
  * gives back what only the warm-up needed and restarts the peaks. @report
  * holds what the warm-up cost: its fresh allocations, its peaks, its time
- * and in @report->pool what stays reserved. */
+ * and in @report->pool what stays reserved; @report->device_free_bytes is
+ * the device's free memory after it, from which later batches count their
+ * @device_fresh_bytes. */
 gboolean cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error);
 
@@ -179,8 +194,7 @@ const gfloat *cbi_engine_get_output (CbiEngine * engine, guint index,
 /* How many batches may be in flight, 1 (the default) to
  * CBI_MAX_INFLIGHT. Plans keep one set of transfer buffers per batch, so
  * this drops them: set it before the warm-up, with none in flight. */
-gboolean cbi_engine_set_inflight (CbiEngine * engine, guint n,
-    GError ** error);
+gboolean cbi_engine_set_inflight (CbiEngine * engine, guint n, GError ** error);
 
 /* Whether cbi_engine_submit() returns before the batch has run. */
 gboolean cbi_engine_is_async (CbiEngine * engine);
@@ -209,8 +223,7 @@ void cbi_engine_get_pool_stats (CbiEngine * engine, CbiPoolStats * stats);
 /* Whether planning benchmarks the candidate algorithms (cuDNN's
  * exhaustive search) instead of taking the heuristics' first; the next
  * plan, the warm-up's, uses it. The CPU backend ignores it. */
-void cbi_engine_set_exhaustive_search (CbiEngine * engine,
-    gboolean exhaustive);
+void cbi_engine_set_exhaustive_search (CbiEngine * engine, gboolean exhaustive);
 
 /* Whether a plan's work is recorded on its second run and replayed after
  * (CUDA graphs: one launch for every layer of a batch). The CPU backend

@@ -92,6 +92,8 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
   s->peak_reserved_bytes = MAX (s->peak_reserved_bytes,
       r->pool.peak_reserved_bytes);
   s->reserved_bytes = r->pool.reserved_bytes;
+  s->device_fresh_bytes_after_warmup = MAX (s->device_fresh_bytes_after_warmup,
+      r->device_fresh_bytes);
   g_mutex_unlock (&self->stats_lock);
 }
 
@@ -244,6 +246,8 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
           &error))
     return gst_cuda_batch_infer_batch_failed (self, batch, error);
   batch->submitted = TRUE;
+  /* backend=auto leaves CUDA for the CPU when a batch fails there */
+  gst_cuda_batch_infer_note_backend (self);
   return GST_FLOW_OK;
 }
 
@@ -269,9 +273,10 @@ gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
   m->workspace_bytes = r->workspace_bytes;
   m->device_free_bytes = r->device_free_bytes;
   m->device_total_bytes = r->device_total_bytes;
+  m->device_fresh_bytes = r->device_fresh_bytes;
   m->batch_time = r->time_ns;
-  m->backend = self->backend_name;
-  m->device_id = cbi_engine_device_id (self->engine);
+  m->backend = r->backend;
+  m->device_id = r->device_id;
 }
 
 /* Waits for the engine to finish @batch, then makes its output buffers:
@@ -499,6 +504,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   }
   self->warm_width = width;
   self->warm_height = height;
+  gst_cuda_batch_infer_note_backend (self);
 
   g_mutex_lock (&self->stats_lock);
   self->stats.warmup_time += r.time_ns;
@@ -522,8 +528,12 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
       "threads", G_TYPE_UINT, r.threads,
       "warmup-time", G_TYPE_UINT64, r.time_ns,
       "steady-batch-time", G_TYPE_UINT64, r.steady_time_ns,
-      "backend", G_TYPE_STRING, cbi_engine_backend_name (self->engine),
-      "device-id", G_TYPE_INT, cbi_engine_device_id (self->engine), NULL);
+      "backend", G_TYPE_STRING, r.backend,
+      "device-id", G_TYPE_INT, r.device_id,
+      "device-free-bytes", G_TYPE_UINT64, r.device_free_bytes, NULL);
+  if (cbi_engine_fallback_reason (self->engine))
+    gst_structure_set (s, "fallback-reason", G_TYPE_STRING,
+        cbi_engine_fallback_reason (self->engine), NULL);
   GST_INFO_OBJECT (self, "warmed up: %" GST_PTR_FORMAT, s);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), s));

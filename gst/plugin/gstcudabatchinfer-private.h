@@ -12,7 +12,6 @@
 #include "cbiengine.h"
 
 G_BEGIN_DECLS
-
 /*
  * The element's files, one job each:
  *
@@ -55,9 +54,7 @@ G_BEGIN_DECLS
  * src pad task (with its stream lock held), only tries the sink pad stream
  * lock, and gives up when it is busy.
  */
-
 #define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
-
 /**
  * GstCudaBatchInferPadMode:
  * @GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST: fill a short batch with copies of
@@ -69,7 +66,7 @@ G_BEGIN_DECLS
  *
  * Since: 1.0
  */
-typedef enum
+    typedef enum
 {
   GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST = CBI_PAD_REPEAT_LAST,
   GST_CUDA_BATCH_INFER_PAD_ZERO = CBI_PAD_ZERO,
@@ -78,11 +75,12 @@ typedef enum
 
 /**
  * GstCudaBatchInferBackend:
- * @GST_CUDA_BATCH_INFER_BACKEND_AUTO: CUDA where a GPU is usable, else the
- *   CPU (with a warning in the log)
+ * @GST_CUDA_BATCH_INFER_BACKEND_AUTO: CUDA where a GPU is usable and runs
+ *   the whole model, else the CPU (with a warning in the log); a warm-up
+ *   or batch that fails on CUDA runs again on the CPU, which then stays
  * @GST_CUDA_BATCH_INFER_BACKEND_CPU: oneDNN on the CPU
  * @GST_CUDA_BATCH_INFER_BACKEND_CUDA: CUDA and cuDNN; the state change fails
- *   when no GPU is usable
+ *   when no GPU is usable, and any CUDA failure is an error
  *
  * Since: 1.0
  */
@@ -213,6 +211,9 @@ typedef struct
   guint64 peak_reserved_bytes;
   guint64 reserved_bytes;
   guint64 output_buffer_bytes;
+  guint64 device_fresh_bytes_after_warmup;
+  const gchar *backend;         /* interned; NULL before the engine opens */
+  gchar *fallback_reason;       /* owned; why auto runs on the CPU, or NULL */
 } GstCudaBatchInferStats;
 
 struct _GstCudaBatchInfer
@@ -256,11 +257,10 @@ struct _GstCudaBatchInfer
 
   /* streaming state: the sink pad's STREAM_LOCK; set up and torn down in
    * change_state while no data flows. The src pad task reads engine,
-   * backend_name, out, out_info, tensors and the pools without the lock:
+   * out, out_info, tensors and the pools without the lock:
    * they change only while no batch is in flight (a caps change drains
    * first; start and stop run with the tasks stopped) */
   CbiEngine *engine;
-  const gchar *backend_name;    /* interned once: the meta copies it per frame */
   guint run_batch;              /* batch size for this run */
   guint64 run_memory_limit;     /* the engine's and the output buffers' */
   gboolean run_warmup;
@@ -359,6 +359,9 @@ GstFlowReturn gst_cuda_batch_infer_collect (GstCudaBatchInfer * self,
 void gst_cuda_batch_infer_flush (GstCudaBatchInfer * self);
 /* Runs a dry batch of frames of @info and posts its message; posts an
  * error and returns %FALSE when it fails. With the sink pad's STREAM_LOCK. */
+/* Copies the engine's backend (and why auto is not on CUDA) into the
+ * stats; warns when auto left CUDA. With the STREAM_LOCK. */
+void gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self);
 gboolean gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
     const GstVideoInfo * info);
 /* Posts @error (transfer none, from the engine) as an element error for

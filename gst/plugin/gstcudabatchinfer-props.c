@@ -215,7 +215,12 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
   /**
    * GstCudaBatchInfer:backend:
    *
-   * Where the network runs.
+   * Where the network runs. `auto` never fails a pipeline the CPU can run:
+   * it takes CUDA only where a GPU is usable and runs every op of the
+   * model, and moves to the CPU, once, when the warm-up or a batch fails
+   * on CUDA, saying why in a log warning, the warm-up message's
+   * `fallback-reason` and #GstCudaBatchInfer:stats. `cuda` reports those
+   * failures as errors instead.
    *
    * Since: 1.0
    */
@@ -499,9 +504,14 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * busy: see #GstCudaBatchInfer:threads), `replans`,
    * `warmup-time`, `steady-batch-time`, `fresh-allocations-after-warmup`,
    * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,
-   * `peak-reserved-bytes`, `reserved-bytes` (the engine's pool), and
+   * `peak-reserved-bytes`, `reserved-bytes` (the engine's pool),
    * `output-buffer-bytes` (the element's own output buffers: a batch for
-   * each batch in flight).
+   * each batch in flight), `device-fresh-bytes-after-warmup` (the most the
+   * GPU's free memory fell below what it was after the warm-up, memory the
+   * pool cannot see; 0 on the CPU), `backend` (the backend in use, once
+   * the engine is open) and, where `backend=auto` runs on the CPU,
+   * `fallback-reason`: no usable GPU, an op CUDA cannot run, or what
+   * failed on CUDA in the warm-up or a batch.
    *
    * A batch's `frames-out` are added once all its pushes have returned, so
    * a pad probe downstream may see a frame before it is counted; after
@@ -709,12 +719,14 @@ static GstStructure *
 gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
 {
   GstCudaBatchInferStats s;
+  GstStructure *st;
 
   g_mutex_lock (&self->stats_lock);
   s = self->stats;
+  s.fallback_reason = g_strdup (s.fallback_reason);
   g_mutex_unlock (&self->stats_lock);
 
-  return gst_structure_new ("cudabatchinfer-stats",
+  st = gst_structure_new ("cudabatchinfer-stats",
       "frames-in", G_TYPE_UINT64, s.frames_in,
       "frames-out", G_TYPE_UINT64, s.frames_out,
       "frames-dropped", G_TYPE_UINT64, s.frames_dropped,
@@ -730,7 +742,16 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
       "peak-allocated-bytes", G_TYPE_UINT64, s.peak_allocated_bytes,
       "peak-reserved-bytes", G_TYPE_UINT64, s.peak_reserved_bytes,
       "reserved-bytes", G_TYPE_UINT64, s.reserved_bytes,
-      "output-buffer-bytes", G_TYPE_UINT64, s.output_buffer_bytes, NULL);
+      "output-buffer-bytes", G_TYPE_UINT64, s.output_buffer_bytes,
+      "device-fresh-bytes-after-warmup", G_TYPE_UINT64,
+      s.device_fresh_bytes_after_warmup, NULL);
+  if (s.backend)
+    gst_structure_set (st, "backend", G_TYPE_STRING, s.backend, NULL);
+  if (s.fallback_reason)
+    gst_structure_set (st, "fallback-reason", G_TYPE_STRING,
+        s.fallback_reason, NULL);
+  g_free (s.fallback_reason);
+  return st;
 }
 
 static void

@@ -172,6 +172,7 @@ gst_cuda_batch_infer_finalize (GObject * object)
 
   gst_clear_caps (&self->warmup_caps);
   g_free (self->model);
+  g_free (self->stats.fallback_reason);
   g_mutex_clear (&self->stats_lock);
   g_mutex_clear (&self->inflight_lock);
   g_cond_clear (&self->inflight_cond);
@@ -278,6 +279,26 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   gst_clear_caps (&self->refused_caps);
 }
 
+void
+gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self)
+{
+  const gchar *backend =
+      g_intern_string (cbi_engine_backend_name (self->engine));
+  const gchar *reason = cbi_engine_fallback_reason (self->engine);
+  gboolean changed;
+
+  g_mutex_lock (&self->stats_lock);
+  changed = self->stats.backend != backend;
+  if (changed) {
+    self->stats.backend = backend;
+    g_free (self->stats.fallback_reason);
+    self->stats.fallback_reason = g_strdup (reason);
+  }
+  g_mutex_unlock (&self->stats_lock);
+  if (changed && reason)
+    GST_WARNING_OBJECT (self, "running on the CPU: %s", reason);
+}
+
 static gboolean
 gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
 {
@@ -321,6 +342,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->stats_lock);
+  g_free (self->stats.fallback_reason);
   memset (&self->stats, 0, sizeof (self->stats));
   g_mutex_unlock (&self->stats_lock);
   self->batch_index = 0;
@@ -355,7 +377,6 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
     ok = FALSE;
     goto done;
   }
-  self->backend_name = g_intern_string (cbi_engine_backend_name (self->engine));
   cbi_engine_set_exhaustive_search (self->engine, exhaustive);
   cbi_engine_set_replay (self->engine, replay);
   cbi_engine_set_threads (self->engine, threads);
@@ -364,9 +385,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->resizes = resizes;
   self->query_batch = n;
   GST_OBJECT_UNLOCK (self);
-  if (fallback)
-    GST_WARNING_OBJECT (self, "running on the CPU: %s",
-        cbi_engine_fallback_reason (self->engine));
+  gst_cuda_batch_infer_note_backend (self);
   GST_INFO_OBJECT (self, "engine on %s, batch %u",
       cbi_engine_backend_name (self->engine), n);
 

@@ -1368,6 +1368,26 @@ def ops_shuffle_transpose_model(g):
     return model(nodes, [f32("w", w)], outputs=[out])
 
 
+def ops_wide_conv_model(g):
+    """Conv 3x3 (3->32, bias), Relu, Conv 3x3 (32->3), Sigmoid: frames
+    in, frames out, and 32 channels between. At 3840x2160 a batch of 16
+    of those is 4.2e9 elements, past the 2^31 cuDNN takes in one tensor:
+    the CUDA backend then convolves it a few frames at a time"""
+    w1 = (g.standard_normal((32, 3, 3, 3)) * 0.4).astype(np.float32)
+    w2 = (g.standard_normal((3, 32, 3, 3)) * 0.1).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1", "b1"], ["c1"], name="widen",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="narrow",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c2"], ["output"], name="squash"),
+    ]
+    inits = [f32("w1", w1), f32("b1", g.standard_normal(32) * 0.1),
+             f32("w2", w2)]
+    return model(nodes, inits)
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -1384,6 +1404,7 @@ OPS_MODELS = (
     ("ops-depth-to-space", ops_depth_to_space_model, 50, FOLD_SHAPE),
     ("ops-channels-last", ops_channels_last_model, 51, FOLD_SHAPE),
     ("ops-shuffle-transpose", ops_shuffle_transpose_model, 52, FOLD_SHAPE),
+    ("ops-wide-conv", ops_wide_conv_model, 53, FOLD_SHAPE),
 )
 
 

@@ -17,9 +17,7 @@
 #include <dnnl.h>
 #include <sys/types.h>
 
-G_BEGIN_DECLS
-
-GST_DEBUG_CATEGORY_EXTERN (cbi_cpu_debug);
+G_BEGIN_DECLS GST_DEBUG_CATEGORY_EXTERN (cbi_cpu_debug);
 #define GST_CAT_DEFAULT cbi_cpu_debug
 
 /* share.c: whether a batch runs on the OpenMP team or on one thread, by
@@ -146,7 +144,7 @@ gboolean cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims,
     const gint64 * dims, gint rank, GError ** error);
 gpointer cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
-    guint64 * workspace, GError ** error);
+    gboolean unpack_frames, guint64 * workspace, GError ** error);
 gboolean cbi_cpu_plan_op (CbiCpuPlan * plan,
     const_dnnl_op_desc_t op_desc, const CbiNode * n, const CbiNode * post,
     const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error);

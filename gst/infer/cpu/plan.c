@@ -487,7 +487,7 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
 gpointer
 cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
-    guint64 * workspace, GError ** error)
+    gboolean unpack_frames, guint64 * workspace, GError ** error)
 {
   CbiCpu *cpu = backend->context;
   CbiCpuPlan *plan = g_new0 (CbiCpuPlan, 1);

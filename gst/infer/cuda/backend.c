@@ -128,6 +128,29 @@ cbi_cuda_device_memory (CbiBackend * backend, guint64 * free_bytes,
   return TRUE;
 }
 
+static gint
+cbi_cuda_thread_enter (void)
+{
+  int current = -1;
+
+  if (cudaGetDevice (&current) != cudaSuccess) {
+    cudaGetLastError ();
+    return -1;
+  }
+  return current;
+}
+
+static void
+cbi_cuda_thread_leave (gint entered)
+{
+  int current = -1;
+
+  if (entered >= 0 && cudaGetDevice (&current) == cudaSuccess
+      && current != entered)
+    cudaSetDevice (entered);
+  cudaGetLastError ();
+}
+
 static void
 cbi_cuda_free (CbiBackend * backend)
 {
@@ -171,6 +194,8 @@ static const CbiBackendIface cbi_cuda_iface = {
   .output = cbi_cuda_output,
   .device_memory = cbi_cuda_device_memory,
   .finish = cbi_cuda_finish,
+  .thread_enter = cbi_cuda_thread_enter,
+  .thread_leave = cbi_cuda_thread_leave,
 };
 
 CbiBackend *
@@ -178,7 +203,7 @@ cbi_backend_cuda_new (gint device_id, GError ** error)
 {
   CbiBackend *backend = g_new0 (CbiBackend, 1);
   CbiCuda *cuda = g_new0 (CbiCuda, 1);
-  gint count = 0;
+  gint count = 0, entered = -1;
   cudaError_t status;
 
   GST_DEBUG_CATEGORY_INIT (cbi_cuda_debug, "cudabatchinfer-cuda", 0,
@@ -199,15 +224,15 @@ cbi_backend_cuda_new (gint device_id, GError ** error)
         status != cudaSuccess ? cudaGetErrorString (status) :
         "no device found");
     cudaGetLastError ();
-    cbi_cuda_free (backend);
-    return NULL;
+    goto failed;
   }
   if (device_id < 0 || device_id >= count) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_NO_BACKEND, "device-id %d does "
         "not exist: this machine has %d CUDA device(s)", device_id, count);
-    cbi_cuda_free (backend);
-    return NULL;
+    goto failed;
   }
+  /* the thread that opens the backend keeps its own device */
+  entered = cbi_cuda_thread_enter ();
   if (!cbi_cuda_select (cuda, error)
       || !CUDA_CHECK (cudaStreamCreateWithFlags (&cuda->stream,
               cudaStreamNonBlocking), "cudaStreamCreate")
@@ -221,9 +246,13 @@ cbi_backend_cuda_new (gint device_id, GError ** error)
           "cublasSetStream")
       /* plain FP32, as the CPU backend computes */
       || !CUBLAS_CHECK (cublasSetMathMode (cuda->cublas,
-              CUBLAS_PEDANTIC_MATH), "cublasSetMathMode")) {
-    cbi_cuda_free (backend);
-    return NULL;
-  }
+              CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"))
+    goto failed;
+  cbi_cuda_thread_leave (entered);
   return backend;
+
+failed:
+  cbi_cuda_free (backend);
+  cbi_cuda_thread_leave (entered);
+  return NULL;
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "cbibackend.h"
+#include "cbicudalimits.h"
 #include "cbierror.h"
 #include "cbikernels.h"
 #include "cbiplanmemory.h"
@@ -18,9 +19,7 @@
 #include <cudnn.h>
 #include <cublas_v2.h>
 
-G_BEGIN_DECLS
-
-GST_DEBUG_CATEGORY_EXTERN (cbi_cuda_debug);
+G_BEGIN_DECLS GST_DEBUG_CATEGORY_EXTERN (cbi_cuda_debug);
 #define GST_CAT_DEFAULT cbi_cuda_debug
 
 /* what NVIDIA advises for Hopper; without it cuBLAS allocates its own,
@@ -99,6 +98,7 @@ struct _CbiCudaPlan
   gsize output_bytes[CBI_MAX_OUTPUTS];
   CbiCudaSlot slots[CBI_MAX_INFLIGHT];
   guint n_slots;
+  gboolean unpack_frames;       /* output 0 goes to frames, not to the host */
   gsize frames_in_bytes, frames_out_bytes;
   gpointer workspace;
   gsize workspace_bytes;
@@ -155,18 +155,24 @@ void cbi_cuda_planes (CbiCudaPlanes * p, const CbiShape * x,
     const CbiShape * y);
 
 /* A cuDNN step's descriptors, the first member of its parameters, so
- * that cbi_cuda_descs_clear () is the step's clear function. */
+ * that cbi_cuda_descs_clear () is the step's clear function. A batch
+ * past cuDNN's 2^31 elements a tensor runs in @calls calls of equal
+ * frames, @x_step and @y_step elements apart. */
 typedef struct
 {
   cudnnTensorDescriptor_t x, y;
   cudnnFilterDescriptor_t w;
   cudnnConvolutionDescriptor_t conv;
   cudnnPoolingDescriptor_t pool;
+  gint64 calls;
+  gint64 x_step, y_step;
 } CbiCudaDescs;
 
-/* Creates @d's descriptors for 4-D NCHW float tensors of @x and @y. */
-gboolean cbi_cuda_descs_init (CbiCudaDescs * d, const CbiShape * x,
-    const CbiShape * y, GError ** error);
+/* Creates @d's descriptors for 4-D NCHW float tensors of @x and @y, of
+ * as many frames as cuDNN takes in one call (cbi_cuda_batch_chunk ());
+ * fails (CBI_ERROR_MODEL), naming node @n, when one frame is past that. */
+gboolean cbi_cuda_descs_init (CbiCudaDescs * d, const CbiNode * n,
+    const CbiShape * x, const CbiShape * y, GError ** error);
 /* Destroys the descriptors @descs (a CbiCudaDescs) holds. */
 void cbi_cuda_descs_clear (gpointer descs);
 
@@ -292,7 +298,7 @@ gboolean cbi_cuda_supports_op (CbiBackend * backend, const CbiGraph * graph,
     const CbiNode * n);
 gpointer cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
-    guint64 * workspace_bytes, GError ** error);
+    gboolean unpack_frames, guint64 * workspace_bytes, GError ** error);
 void cbi_cuda_free_plan (CbiBackend * backend, gpointer plan, CbiPool * pool,
     CbiPool * staging);
 

@@ -18,21 +18,30 @@ typedef struct
   cudnnConvolutionBwdDataAlgo_t bwd_algo;
 } CbiCudaConv;
 
+/* One call per chunk of frames where the batch is past cuDNN's limit
+ * (CbiCudaDescs), each with the same algorithm and workspace. */
 static gboolean
 cbi_cuda_run_conv (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
     cudaStream_t stream, GError ** error)
 {
   const CbiCudaConv *c = params;
+  gint64 k;
 
-  if (c->transpose)
-    return CUDNN_CHECK (cudnnConvolutionBackwardData (cuda->cudnn,
-            &cbi_cuda_one, c->desc.w, c->w, c->desc.x, c->io.x, c->desc.conv,
-            c->bwd_algo, plan->workspace, plan->workspace_bytes, &cbi_cuda_zero,
-            c->desc.y, c->io.y), "transposed convolution");
-  return CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &cbi_cuda_one,
-          c->desc.x, c->io.x, c->desc.w, c->w, c->desc.conv, c->fwd_algo,
-          plan->workspace, plan->workspace_bytes, &cbi_cuda_zero, c->desc.y,
-          c->io.y), "convolution");
+  for (k = 0; k < c->desc.calls; k++) {
+    const gfloat *x = c->io.x + k * c->desc.x_step;
+    gfloat *y = c->io.y + k * c->desc.y_step;
+    if (c->transpose ?
+        !CUDNN_CHECK (cudnnConvolutionBackwardData (cuda->cudnn,
+                &cbi_cuda_one, c->desc.w, c->w, c->desc.x, x, c->desc.conv,
+                c->bwd_algo, plan->workspace, plan->workspace_bytes,
+                &cbi_cuda_zero, c->desc.y, y), "transposed convolution") :
+        !CUDNN_CHECK (cudnnConvolutionForward (cuda->cudnn, &cbi_cuda_one,
+                c->desc.x, x, c->desc.w, c->w, c->desc.conv, c->fwd_algo,
+                plan->workspace, plan->workspace_bytes, &cbi_cuda_zero,
+                c->desc.y, y), "convolution"))
+      return FALSE;
+  }
+  return TRUE;
 }
 
 /* What cuDNN says the chosen algorithm needs (the search's and
@@ -68,14 +77,50 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_bias_act, CbiCudaBiasAct, CUDA_CHECK, "bias",
         p->beta, stream))
 /* *INDENT-ON* */
 
+/* The bytes a workspace may take: what the memory limit leaves the
+ * pool, or without one what the device has free. */
+static guint64
+cbi_cuda_workspace_budget (CbiCudaPlan * plan)
+{
+  const guint64 limit = cbi_pool_get_limit (plan->pool);
+  size_t free_bytes = 0, total = 0;
+  CbiPoolStats st;
+
+  if (limit > 0) {
+    cbi_pool_get_stats (plan->pool, &st);
+    return limit > st.reserved_bytes ? limit - st.reserved_bytes : 0;
+  }
+  if (cudaMemGetInfo (&free_bytes, &total) != cudaSuccess) {
+    cudaGetLastError ();
+    return G_MAXUINT64;
+  }
+  return free_bytes;
+}
+
+/* Of @found ranked candidates (@perf, cuDNN's Perf structs), the first
+ * that can run and whose workspace fits @budget: its index, or -1. */
+#define CBI_CUDA_FIRST_FITTING(perf, found, budget, best) G_STMT_START {     \
+  gboolean _ok[G_N_ELEMENTS (perf)];                                        \
+  gsize _bytes[G_N_ELEMENTS (perf)];                                        \
+  gint _i;                                                                  \
+  for (_i = 0; _i < (found); _i++) {                                        \
+    _ok[_i] = (perf)[_i].status == CUDNN_STATUS_SUCCESS;                    \
+    _bytes[_i] = (perf)[_i].memory;                                         \
+  }                                                                         \
+  (best) = cbi_cuda_first_fitting (_ok, _bytes, (found), (budget));         \
+} G_STMT_END
+
 /* The algorithm for @c: the fastest that can run (@exhaustive: cuDNN
- * times them on the plan's tensors) or the heuristics' best ranked one;
- * @ws receives its workspace size. */
+ * times them on the plan's tensors, with workspaces up to the search's)
+ * or the heuristics' best ranked one whose workspace fits what the
+ * budget has left; @ws receives its workspace size. */
 static gboolean
 cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
     const CbiNode * n, gsize * ws, GError ** error)
 {
-  gint found = 0, best = 0;
+  const guint64 budget = plan->exhaustive ? plan->search_bytes :
+      cbi_cuda_workspace_budget (plan);
+  gint found = 0, best = -1;
   gboolean ok;
 
   if (!c->transpose) {
@@ -89,9 +134,9 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
         CUDNN_CHECK (cudnnGetConvolutionForwardAlgorithm_v7 (cuda->cudnn,
             c->desc.x, c->desc.w, c->desc.conv, c->desc.y, G_N_ELEMENTS (perf),
             &found, perf), "convolution heuristics");
-    while (ok && best < found && perf[best].status != CUDNN_STATUS_SUCCESS)
-      best++;
-    if (ok && best < found) {
+    if (ok)
+      CBI_CUDA_FIRST_FITTING (perf, found, budget, best);
+    if (best >= 0) {
       c->fwd_algo = perf[best].algo;
       *ws = perf[best].memory;
     }
@@ -107,18 +152,19 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
             c->desc.w, c->desc.x, c->desc.conv, c->desc.y,
             G_N_ELEMENTS (perf), &found, perf),
         "transposed convolution heuristics");
-    while (ok && best < found && perf[best].status != CUDNN_STATUS_SUCCESS)
-      best++;
-    if (ok && best < found) {
+    if (ok)
+      CBI_CUDA_FIRST_FITTING (perf, found, budget, best);
+    if (best >= 0) {
       c->bwd_algo = perf[best].algo;
       *ws = perf[best].memory;
     }
   }
-  if (ok && best >= found)
-    g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "cuDNN: no %s"
-        "convolution algorithm for node %s", c->transpose ? "transposed " :
-        "", n->name);
-  return ok && best < found;
+  if (ok && best < 0)
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "cuDNN: no %s"
+        "convolution algorithm for node %s whose workspace fits the %"
+        G_GUINT64_FORMAT " bytes left (of %d it ranked)", c->transpose ?
+        "transposed " : "", n->name, budget, found);
+  return ok && best >= 0;
 }
 
 gboolean
@@ -190,7 +236,7 @@ cbi_cuda_plan_conv (CbiCudaPlan * plan, const CbiNode * n,
     return FALSE;
   /* transposed weights are (in, out / group, h, w): the filter of the
    * forward convolution from the output's channels to the input's */
-  if (!cbi_cuda_descs_init (&c->desc, xs, &full, error)
+  if (!cbi_cuda_descs_init (&c->desc, n, xs, &full, error)
       || !CUDNN_CHECK (cudnnCreateFilterDescriptor (&c->desc.w), "filter")
       || !CUDNN_CHECK (cudnnSetFilter4dDescriptor (c->desc.w,
               CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w->dims[0], w->dims[1],

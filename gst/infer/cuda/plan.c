@@ -45,11 +45,28 @@ static const CbiCudaPlanFunc cbi_cuda_planners[CBI_OP_N_KINDS] = {
 };
 /* *INDENT-ON* */
 
+/* An op family's planner, and what it refuses whatever the shape: the
+ * engine asks before it takes CUDA, so that backend=auto goes to the CPU
+ * at once rather than at the warm-up. */
 gboolean
 cbi_cuda_supports_op (CbiBackend * backend, const CbiGraph * graph,
     const CbiNode * n)
 {
-  return cbi_cuda_planners[cbi_op_info (n->op)->kind] != NULL;
+  const CbiOpKind kind = cbi_op_info (n->op)->kind;
+
+  if (cbi_cuda_planners[kind] == NULL)
+    return FALSE;
+  if (kind == CBI_OP_KIND_REDUCE) {
+    /* the kernel reduces one run of neighbouring axes; the rank is known
+     * at import, which is all the axes need */
+    const CbiTensorInfo *x = cbi_graph_tensor (graph, n->inputs[0]);
+    CbiShape rank = { x->n_dims, };
+    gint64 outer, r, inner;
+
+    if (x->n_dims > 0 && !cbi_node_reduce_view (n, &rank, &outer, &r, &inner))
+      return FALSE;
+  }
+  return TRUE;
 }
 
 gpointer
@@ -154,17 +171,34 @@ cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data, gsize count,
 }
 
 gboolean
-cbi_cuda_descs_init (CbiCudaDescs * d, const CbiShape * x, const CbiShape * y,
-    GError ** error)
+cbi_cuda_descs_init (CbiCudaDescs * d, const CbiNode * n, const CbiShape * x,
+    const CbiShape * y, GError ** error)
 {
   const CbiShape *shapes[2] = { x, y };
   cudnnTensorDescriptor_t *descs[2] = { &d->x, &d->y };
+  const gint64 x_frame = cbi_shape_count (x) / MAX (x->dims[0], 1);
+  const gint64 y_frame = cbi_shape_count (y) / MAX (y->dims[0], 1);
+  const gint64 chunk = cbi_cuda_batch_chunk (x->dims[0], x_frame, y_frame);
   guint i;
 
+  if (chunk == 0) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (%s): one "
+        "frame's tensor has %" G_GINT64_FORMAT " elements, past the %"
+        G_GINT64_FORMAT " cuDNN takes; use smaller frames or backend=cpu",
+        n->name, cbi_op_type_name (n->op), MAX (x_frame, y_frame),
+        CBI_CUDNN_MAX_ELEMENTS - 1);
+    return FALSE;
+  }
+  d->calls = x->dims[0] / chunk;
+  d->x_step = chunk * x_frame;
+  d->y_step = chunk * y_frame;
+  if (d->calls > 1)
+    GST_DEBUG ("node %s: %" G_GINT64_FORMAT " cuDNN calls of %"
+        G_GINT64_FORMAT " frames", n->name, d->calls, chunk);
   for (i = 0; i < 2; i++)
     if (!CUDNN_CHECK (cudnnCreateTensorDescriptor (descs[i]), "tensor desc")
         || !CUDNN_CHECK (cudnnSetTensor4dDescriptor (*descs[i],
-                CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, shapes[i]->dims[0],
+                CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, chunk,
                 shapes[i]->dims[1], shapes[i]->dims[2], shapes[i]->dims[3]),
             "tensor desc"))
       return FALSE;
@@ -249,7 +283,8 @@ cbi_cuda_plan_slot (CbiCudaPlan * plan, CbiCudaSlot * slot,
       || !cbi_cuda_plan_transfer (plan, plan->frames_out_bytes,
           &slot->frames_out, &slot->staging_out, "output frames", error))
     return FALSE;
-  for (i = 0; i < graph->n_outputs; i++)
+  /* output 0 of a plan that unpacks it is read as frames only */
+  for (i = plan->unpack_frames ? 1 : 0; i < graph->n_outputs; i++)
     if ((slot->host_outputs[i] = cbi_mem_plan_alloc (plan->staging,
                 plan->output_bytes[i], "outputs", error)) == NULL)
       return FALSE;
@@ -268,7 +303,13 @@ cbi_cuda_plan_io (CbiCuda * cuda, CbiCudaPlan * plan, const CbiGraph * graph,
   if (in->n_dims == 4)
     plan->frames_in_bytes = (gsize) in->dims[0] * in->dims[2] * in->dims[3]
         * 4;
-  if (o->n_dims == 4 && o->dims[1] <= 4)
+  if (plan->unpack_frames && (o->n_dims != 4 || o->dims[1] > 4)) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "output 0 is no image "
+        "(%d-D, %" G_GINT64_FORMAT " channels): it cannot be unpacked into "
+        "frames", o->n_dims, o->n_dims > 1 ? o->dims[1] : 0);
+    return FALSE;
+  }
+  if (plan->unpack_frames)
     plan->frames_out_bytes = (gsize) o->dims[0] * o->dims[2] * o->dims[3]
         * 4;
   for (i = 0; i < graph->n_outputs; i++) {
@@ -337,7 +378,9 @@ cbi_cuda_plan_new (CbiCuda * cuda, const CbiGraph * graph,
 
 /* An exhaustive search runs the candidate algorithms: it needs the
  * tensors' memory and a workspace, here the largest one a heuristic
- * pass asked for, at least 64 MiB. */
+ * pass asked for, at least 64 MiB. The heuristic pass reads no tensor:
+ * it plans on the plan's own, so the search costs its workspace and
+ * nothing more. */
 static gboolean
 cbi_cuda_plan_search_workspace (CbiBackend * backend, CbiCudaPlan * plan,
     const CbiGraph * graph, const CbiShape * shapes, CbiPool * pool,
@@ -347,9 +390,9 @@ cbi_cuda_plan_search_workspace (CbiBackend * backend, CbiCudaPlan * plan,
       pool, staging, FALSE);
   gboolean ok;
 
-  ok = cbi_mem_plan_place_dense (probe->memory, shapes,
-      (gpointer *) probe->tensors, error)
-      && cbi_cuda_plan_nodes (probe, error);
+  memcpy (probe->tensors, plan->tensors,
+      graph->tensors->len * sizeof (gfloat *));
+  ok = cbi_cuda_plan_nodes (probe, error);
   /* under a memory limit, no more than the heuristics asked for */
   plan->search_bytes = cbi_pool_get_limit (pool) ?
       probe->workspace_bytes : MAX (probe->workspace_bytes, 64 << 20);
@@ -392,7 +435,7 @@ cbi_cuda_plan_workspace (CbiCuda * cuda, CbiCudaPlan * plan, GError ** error)
 gpointer
 cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
-    guint64 * workspace, GError ** error)
+    gboolean unpack_frames, guint64 * workspace, GError ** error)
 {
   CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan;
@@ -402,6 +445,7 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
     return NULL;
   plan = cbi_cuda_plan_new (cuda, graph, shapes, pool, staging,
       backend->exhaustive_search);
+  plan->unpack_frames = unpack_frames;
   if (!cbi_mem_plan_place_dense (plan->memory, shapes,
           (gpointer *) plan->tensors, error))
     goto failed;

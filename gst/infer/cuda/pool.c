@@ -12,11 +12,21 @@ typedef struct
   CbiCudaIO io;
 } CbiCudaPool;
 
-/* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_pool, CbiCudaPool, CUDNN_CHECK, "pooling",
-    cudnnPoolingForward (cuda->cudnn, p->desc.pool, &cbi_cuda_one,
-        p->desc.x, p->io.x, &cbi_cuda_zero, p->desc.y, p->io.y))
-/* *INDENT-ON* */
+static gboolean
+cbi_cuda_run_pool (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
+    cudaStream_t stream, GError ** error)
+{
+  const CbiCudaPool *p = params;
+  gint64 k;
+
+  for (k = 0; k < p->desc.calls; k++)
+    if (!CUDNN_CHECK (cudnnPoolingForward (cuda->cudnn, p->desc.pool,
+                &cbi_cuda_one, p->desc.x, p->io.x + k * p->desc.x_step,
+                &cbi_cuda_zero, p->desc.y, p->io.y + k * p->desc.y_step),
+            "pooling"))
+      return FALSE;
+  return TRUE;
+}
 
 typedef struct
 {
@@ -77,7 +87,7 @@ cbi_cuda_plan_pool (CbiCudaPlan * plan, const CbiNode * n,
   }
   p = CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_pool, CbiCudaPool);
   cbi_cuda_last_step (plan)->clear = cbi_cuda_descs_clear;
-  return cbi_cuda_descs_init (&p->desc, xs, &plan->shapes[n->output], error)
+  return cbi_cuda_descs_init (&p->desc, n, xs, &plan->shapes[n->output], error)
       && CUDNN_CHECK (cudnnCreatePoolingDescriptor (&p->desc.pool), "pooling")
       && CUDNN_CHECK (cudnnSetPooling2dDescriptor (p->desc.pool, mode,
           CUDNN_NOT_PROPAGATE_NAN, global ? xs->dims[2] : a->kernel[0],

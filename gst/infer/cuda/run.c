@@ -197,6 +197,12 @@ cbi_cuda_download (CbiBackend * backend, gpointer p, guint k,
   CbiKFrames f;
   guint i;
 
+  if (image != plan->unpack_frames) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "a batch %s frames on "
+        "a plan made %s them", image ? "unpacking" : "not unpacking",
+        plan->unpack_frames ? "to unpack" : "not to unpack");
+    return FALSE;
+  }
   if (!cbi_cuda_select (cuda, error))
     return FALSE;
   if (image) {

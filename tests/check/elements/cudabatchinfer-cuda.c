@@ -13,53 +13,69 @@
 #include <math.h>
 
 #include "cbicudaprobe.h"
+#include "config.h"
+#ifdef HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #define W 64
 #define H 48
 #define FRAME_DURATION (GST_SECOND / 30)
-#define CAPS_RGBX "video/x-raw,format=RGBx,width=64,height=48,framerate=30/1"
 
+/* Frame @i of @w x @h RGBx: a pattern of position and frame number. */
 static GstBuffer *
-make_frame (guint i)
+make_frame_sized (guint i, guint w, guint h)
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, W * H * 4, NULL);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, (gsize) w * h * 4, NULL);
   GstMapInfo map;
-  guint p;
+  gsize p;
 
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  for (p = 0; p < W * H * 4; p++)
-    map.data[p] = (guint8) ((p % (W * 4)) * 3 + (p / (W * 4)) * 5 + i * 11);
+  for (p = 0; p < (gsize) w * h * 4; p++)
+    map.data[p] = (guint8) ((p % (w * 4)) * 3 + (p / (w * 4)) * 5 + i * 11);
   gst_buffer_unmap (buf, &map);
   GST_BUFFER_PTS (buf) = i * FRAME_DURATION;
   GST_BUFFER_DURATION (buf) = FRAME_DURATION;
   return buf;
 }
 
-/* Runs @n frames through "cudabatchinfer @props backend=@backend" and
- * returns the outputs (transfer full). */
+/* Runs @n frames of @w x @h through "cudabatchinfer @props
+ * backend=@backend" and returns the outputs (transfer full). */
 static GPtrArray *
-run (const gchar * props, const gchar * backend, guint n)
+run_sized (const gchar * props, const gchar * backend, guint n, guint w,
+    guint h)
 {
   gchar *desc = g_strdup_printf ("cudabatchinfer %s backend=%s", props,
       backend);
-  GstHarness *h = gst_harness_new_parse (desc);
+  gchar *caps = g_strdup_printf ("video/x-raw,format=RGBx,width=%u,"
+      "height=%u,framerate=30/1", w, h);
+  GstHarness *h_ = gst_harness_new_parse (desc);
   GPtrArray *outs = g_ptr_array_new_with_free_func (
       (GDestroyNotify) gst_buffer_unref);
   guint i;
 
-  gst_harness_set_src_caps_str (h, CAPS_RGBX);
-  gst_harness_set_sink_caps_str (h, "video/x-raw");
+  gst_harness_set_src_caps_str (h_, caps);
+  gst_harness_set_sink_caps_str (h_, "video/x-raw");
   for (i = 0; i < n; i++)
-    fail_unless_equals_int (gst_harness_push (h, make_frame (i)), GST_FLOW_OK);
-  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+    fail_unless_equals_int (gst_harness_push (h_, make_frame_sized (i, w, h)),
+        GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h_, gst_event_new_eos ()));
   for (i = 0; i < n; i++) {
-    GstBuffer *out = gst_harness_pull (h);
+    GstBuffer *out = gst_harness_pull (h_);
     fail_unless (out != NULL, "%s: no output %u", desc, i);
     g_ptr_array_add (outs, out);
   }
-  gst_harness_teardown (h);
+  gst_harness_teardown (h_);
+  g_free (caps);
   g_free (desc);
   return outs;
+}
+
+/* run_sized () at the suite's frame size */
+static GPtrArray *
+run (const gchar * props, const gchar * backend, guint n)
+{
+  return run_sized (props, backend, n, W, H);
 }
 
 static gchar *
@@ -159,9 +175,10 @@ GST_START_TEST (test_cuda_maps_a_probability_map_to_bytes_as_the_cpu)
 
 GST_END_TEST;
 
+/* 20 batches after the warm-up, the last one padded */
 GST_START_TEST (test_cuda_batches_after_warmup_allocate_nothing)
 {
-  GPtrArray *outs = run ("batch=16", "cuda", 120);
+  GPtrArray *outs = run ("batch=4", "cuda", 78);
   guint i;
 
   for (i = 0; i < outs->len; i++) {
@@ -173,6 +190,8 @@ GST_START_TEST (test_cuda_batches_after_warmup_allocate_nothing)
         m->batch_index);
     fail_unless_equals_uint64 (m->fresh_allocations, 0);
     fail_unless (m->device_total_bytes > 0);
+    /* nor outside the pool: the device's free memory stays put */
+    fail_unless_equals_uint64 (m->device_fresh_bytes, 0);
   }
   g_ptr_array_unref (outs);
 }
@@ -244,6 +263,34 @@ GST_START_TEST (test_batches_in_flight_give_the_frames_of_one_at_a_time)
 
 GST_END_TEST;
 
+/* 16 frames of 3840x2160 through 32 channels are 4.2e9 elements, past
+ * the 2^31 cuDNN takes in a tensor: the batch of 16 convolves them in
+ * calls of a few frames, which must give what 16 batches of one give. */
+GST_START_TEST (test_a_4k_batch_past_cudnns_tensor_limit_gives_every_frame)
+{
+  gchar *m = model_prop ("ops-wide-conv.onnx");
+  gchar *one = g_strdup_printf ("%s batch=1 algo-search=heuristic", m);
+  gchar *all = g_strdup_printf ("%s batch=16 algo-search=heuristic", m);
+  GPtrArray *x = run_sized (one, "cuda", 16, 3840, 2160);
+  GPtrArray *y = run_sized (all, "cuda", 16, 3840, 2160);
+  guint i;
+
+  for (i = 0; i < x->len; i++) {
+    GstBatchMemoryMeta *meta =
+        gst_buffer_get_batch_memory_meta (g_ptr_array_index (y, i));
+    fail_unless_equals_int (meta->batch_size, 16);
+    assert_same_results (g_ptr_array_index (x, i), g_ptr_array_index (y, i),
+        "4K, batch 16 against batch 1");
+  }
+  g_ptr_array_unref (x);
+  g_ptr_array_unref (y);
+  g_free (one);
+  g_free (all);
+  g_free (m);
+}
+
+GST_END_TEST;
+
 /* Whether the CUDA backend opens on device @id. */
 static gboolean
 have_device (gint id)
@@ -296,11 +343,47 @@ GST_START_TEST (test_two_elements_at_once_share_nothing)
 
 GST_END_TEST;
 
+#ifdef HAVE_CUDA
+/* The probe of a second device, in a child: why there is none, or NULL. */
+static gchar *
+no_second_device (void)
+{
+  return have_device (1) ? NULL : g_strdup ("one device");
+}
+
+/* CUDA binds a device to each thread: the application's thread that
+ * warms the element up and stops it must find its own device after. */
+GST_START_TEST (test_the_element_leaves_the_threads_device_alone)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  GstCaps *caps = gst_caps_from_string ("video/x-raw,format=RGBx,width=64,"
+      "height=48");
+  int device = -1;
+
+  fail_unless_equals_int (cudaSetDevice (1), cudaSuccess);
+  g_object_set (e, "backend", 2 /* cuda */ , "device-id", 0, "batch", 4,
+      "warmup-caps", caps, NULL);
+  gst_caps_unref (caps);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (cudaGetDevice (&device), cudaSuccess);
+  fail_unless_equals_int (device, 1);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless_equals_int (cudaGetDevice (&device), cudaSuccess);
+  fail_unless_equals_int (device, 1);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+#endif
+
 static Suite *
 cudabatchinfer_cuda_suite (void)
 {
   Suite *s = suite_create ("cudabatchinfer-cuda");
   TCase *tc = tcase_create ("general");
+  gchar *why G_GNUC_UNUSED;
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_cuda_gives_the_cpu_results_on_every_test_model);
@@ -313,6 +396,17 @@ cudabatchinfer_cuda_suite (void)
   tcase_add_test (tc, test_two_elements_at_once_share_nothing);
   tcase_add_test (tc,
       test_a_short_batch_on_a_plan_of_its_own_gives_the_same_frames);
+  tcase_add_test (tc,
+      test_a_4k_batch_past_cudnns_tensor_limit_gives_every_frame);
+#ifdef HAVE_CUDA
+  why = cbi_test_probe_in_child (no_second_device);
+  if (why == NULL)
+    tcase_add_test (tc, test_the_element_leaves_the_threads_device_alone);
+  else
+    g_print ("SKIP test_the_element_leaves_the_threads_device_alone: "
+        "needs two GPUs (%s)\n", why);
+  g_free (why);
+#endif
   return s;
 }
 

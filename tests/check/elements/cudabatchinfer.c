@@ -893,6 +893,51 @@ GST_START_TEST (test_warmup_caps_warm_up_on_ready_to_paused)
 
 GST_END_TEST;
 
+/* backend=auto: the warm-up message and the stats say which backend runs
+ * and, on the CPU, why (here: no usable GPU, or none in this build). */
+GST_START_TEST (test_warmup_message_and_stats_name_the_backend_and_why)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstCaps *caps = gst_caps_from_string (CAPS_RGB);
+  const GstStructure *warm;
+  const gchar *reason;
+  GstStructure *stats;
+  GstMessage *msg;
+  guint64 device_fresh;
+
+  g_object_set (e, "batch", 4, "warmup-caps", caps, NULL);
+  gst_caps_unref (caps);
+  msg = pause_for_warmup_message (e, bus);
+  warm = gst_message_get_structure (msg);
+  g_object_get (e, "stats", &stats, NULL);
+  fail_unless_equals_string (gst_structure_get_string (warm, "backend"),
+      auto_backend);
+  fail_unless_equals_string (gst_structure_get_string (stats, "backend"),
+      auto_backend);
+  reason = gst_structure_get_string (warm, "fallback-reason");
+  if (g_str_equal (auto_backend, "cpu")) {
+    fail_unless (reason != NULL && (strstr (reason, "no usable CUDA device")
+            || strstr (reason, "no CUDA backend")), "%s", reason);
+  } else {
+    fail_unless (reason == NULL, "%s", reason);
+  }
+  fail_unless_equals_string (gst_structure_get_string (stats,
+          "fallback-reason"), reason);
+  fail_unless (gst_structure_get_uint64 (stats,
+          "device-fresh-bytes-after-warmup", &device_fresh));
+  fail_unless_equals_uint64 (device_fresh, 0);
+  gst_structure_free (stats);
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_matching_caps_after_warmup_caps_do_not_warm_up_again)
 {
   GstBus *bus;
@@ -1707,6 +1752,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_stats_count_frames_batches_and_padding);
   tcase_add_test (tc, test_latency_adds_batching_and_batch_time);
   tcase_add_test (tc, test_warmup_caps_warm_up_on_ready_to_paused);
+  tcase_add_test (tc, test_warmup_message_and_stats_name_the_backend_and_why);
   tcase_add_test (tc, test_threads_property_sets_the_cpu_compute_threads);
   tcase_add_test (tc, test_a_thread_count_set_is_kept_under_any_load);
   tcase_add_test (tc,

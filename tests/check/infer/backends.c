@@ -12,6 +12,8 @@
 /* the CPU backend's own header sets its debug category as the default */
 #undef GST_CAT_DEFAULT
 #include "cpu/cbicpu.h"
+/* plain arithmetic of the CUDA backend's, no CUDA */
+#include "cuda/cbicudalimits.h"
 
 #include <omp.h>
 
@@ -157,6 +159,53 @@ GST_START_TEST (test_the_engine_says_why_auto_fell_back)
   if (fallback)
     fail_unless_equals_string (cbi_engine_backend_name (e), "cpu");
   cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+/* 3840x2160 frames: 8294400 pixels */
+#define PX_4K G_GINT64_CONSTANT (8294400)
+
+GST_START_TEST (test_a_batch_past_cudnns_limit_splits_into_equal_calls)
+{
+  /* RGB in, 8 channels out: all 16 frames fit in one call */
+  fail_unless_equals_int64 (cbi_cuda_batch_chunk (16, 3 * PX_4K, 8 * PX_4K),
+      16);
+  /* 32 channels: 16 frames are 4.2e9 elements, 8 are 2.12e9, under 2^31 */
+  fail_unless_equals_int64 (cbi_cuda_batch_chunk (16, 3 * PX_4K,
+          32 * PX_4K), 8);
+  /* the input can be the larger one (a convolution that narrows) */
+  fail_unless_equals_int64 (cbi_cuda_batch_chunk (16, 64 * PX_4K, PX_4K), 4);
+  /* 2^31 - 1 elements is the most one call takes */
+  fail_unless_equals_int64 (cbi_cuda_batch_chunk (2,
+          (CBI_CUDNN_MAX_ELEMENTS - 1) / 2, 1), 2);
+  fail_unless_equals_int64 (cbi_cuda_batch_chunk (2,
+          CBI_CUDNN_MAX_ELEMENTS / 2, 1), 1);
+  /* a batch of 12 of which 5 would fit: calls of equal frames, so 4 */
+  fail_unless_equals_int64 (cbi_cuda_batch_chunk (12, 1, (CBI_CUDNN_MAX_ELEMENTS
+              - 1) / 5), 4);
+  /* a prime batch goes frame by frame */
+  fail_unless_equals_int64 (cbi_cuda_batch_chunk (13, 1,
+          CBI_CUDNN_MAX_ELEMENTS / 4), 1);
+  /* one frame past the limit: no call can take it */
+  fail_unless_equals_int64 (cbi_cuda_batch_chunk (16, 300 * PX_4K, 1), 0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_the_first_algorithm_whose_workspace_fits_is_taken)
+{
+  const gboolean ok[4] = { TRUE, FALSE, TRUE, TRUE };
+  const gsize bytes[4] = { 900, 10, 500, 0 };
+
+  /* the best ranked, when it fits */
+  fail_unless_equals_int (cbi_cuda_first_fitting (ok, bytes, 4, 1000), 0);
+  /* the second cannot run, whatever its size */
+  fail_unless_equals_int (cbi_cuda_first_fitting (ok, bytes, 4, 600), 2);
+  fail_unless_equals_int (cbi_cuda_first_fitting (ok, bytes, 4, 100), 3);
+  /* nothing fits, or nothing ranked */
+  fail_unless_equals_int (cbi_cuda_first_fitting (ok, bytes, 3, 100), -1);
+  fail_unless_equals_int (cbi_cuda_first_fitting (ok, bytes, 0, 1000), -1);
 }
 
 GST_END_TEST;
@@ -434,6 +483,8 @@ backends_suite (void)
   tcase_add_test (tc, test_cuda_by_name_fails_on_an_op_it_lacks);
   tcase_add_test (tc, test_the_engine_says_why_auto_fell_back);
   tcase_add_test (tc, test_every_backend_of_this_build_runs_every_op);
+  tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);
+  tcase_add_test (tc, test_the_first_algorithm_whose_workspace_fits_is_taken);
   tcase_add_test (tc, test_a_team_with_the_cores_to_itself_stays_a_team);
   tcase_add_test (tc,
       test_a_team_that_waits_for_cores_runs_on_one_thread_until_they_are_idle);

@@ -896,6 +896,36 @@ GST_START_TEST (test_cuda_backend_request_fails_cleanly_without_it)
 
 GST_END_TEST;
 
+/* On CUDA, output 0 of a batch that unpacks it into frames goes from the
+ * device straight to the frames: the plan keeps no pinned host copy of
+ * it, so it holds less than a plan for the same shape whose output is
+ * read as a tensor (the frames take a quarter of a 3-channel float
+ * output on the device and in pinned memory: half of it). */
+GST_START_TEST (test_a_cuda_plan_that_unpacks_frames_keeps_no_host_tensor)
+{
+  const CbiShape in = { 4, {4, 3, 8, 8} };
+  gfloat x[4 * 3 * 8 * 8] = { 0, };
+  CbiBatchReport frames, tensor;
+  gboolean fallback;
+  CbiEngine *a, *b;
+  guint8 row[8];
+
+  a = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_CUDA, 0, 0,
+      &fallback, NULL);
+  b = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_CUDA, 0, 0,
+      &fallback, NULL);
+  fail_unless (a != NULL && b != NULL);
+  run_step_edge (a, 4, row, &frames);
+  fail_unless (cbi_engine_run_tensor (b, &in, x, &tensor, NULL));
+  fail_unless (frames.pool.reserved_bytes < tensor.pool.reserved_bytes,
+      "frames %" G_GUINT64_FORMAT " bytes, tensor %" G_GUINT64_FORMAT,
+      frames.pool.reserved_bytes, tensor.pool.reserved_bytes);
+  cbi_engine_free (a);
+  cbi_engine_free (b);
+}
+
+GST_END_TEST;
+
 /* A ConvTranspose graph: x [2, 3, 5, 4] -> ConvTranspose (3 -> 2, kernel
  * @k, stride @s, pads @p, output_padding @op, with bias) -> y. */
 static CbiGraph *
@@ -1204,6 +1234,9 @@ engine_suite (void)
   why_no_cuda = cbi_test_cuda_unavailable ();
   if (why_no_cuda)
     tcase_add_test (tc, test_cuda_backend_request_fails_cleanly_without_it);
+  else
+    tcase_add_test (tc,
+        test_a_cuda_plan_that_unpacks_frames_keeps_no_host_tensor);
   g_free (why_no_cuda);
   tcase_add_test (tc,
       test_strided_conv_transpose_runs_as_conv_and_depth_to_space);

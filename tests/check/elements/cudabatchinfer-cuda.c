@@ -120,10 +120,12 @@ assert_same_results (GstBuffer * cpu, GstBuffer * gpu, const gchar * what)
   gst_buffer_map (cpu, &a, GST_MAP_READ);
   gst_buffer_map (gpu, &b, GST_MAP_READ);
   fail_unless_equals_uint64 (a.size, b.size);
-  for (i = 0; i < a.size; i++)
-    fail_unless (ABS ((gint) a.data[i] - (gint) b.data[i]) <= 2,
-        "%s: byte %" G_GSIZE_FORMAT " cpu %u cuda %u", what, i, a.data[i],
-        b.data[i]);
+  /* one assertion for the frame: check marks every one it makes, and a
+   * 4K frame has 33 million bytes */
+  for (i = 0; i < a.size && ABS ((gint) a.data[i] - (gint) b.data[i]) <= 2;
+      i++);
+  fail_unless (i == a.size, "%s: byte %" G_GSIZE_FORMAT " cpu %u cuda %u",
+      what, i, i < a.size ? a.data[i] : 0, i < a.size ? b.data[i] : 0);
   gst_buffer_unmap (cpu, &a);
   gst_buffer_unmap (gpu, &b);
 }

@@ -317,13 +317,15 @@ run_test () {
     py_has "onnx, numpy" || return 78
     cmd[0]=$py
   fi
-  # the program through its wrapper; a file of bin/ it is given as is
+  # programs through their wrappers (the node tests' runner is given to
+  # a python); a library of bin/ that a test reads is given as it is
   for j in "${!cmd[@]}"; do
     case ${cmd[$j]} in
-      bin/*) if [ "$j" = 0 ]; then cmd[$j]=$run/${cmd[$j]}
-        elif [ -e "$run/exe/${cmd[$j]#bin/}" ]; then
+      bin/*.so|bin/*.so.*)
+        if [ -e "$run/exe/${cmd[$j]#bin/}" ]; then
           cmd[$j]=$run/exe/${cmd[$j]#bin/}
         else cmd[$j]=$bundle/${cmd[$j]}; fi ;;
+      bin/*) cmd[$j]=$run/${cmd[$j]} ;;
     esac
   done
   (

@@ -865,6 +865,17 @@ GST_START_TEST (test_threads_property_sets_the_cpu_compute_threads)
 
 GST_END_TEST;
 
+/* Back to NULL, then gone: @e and its @bus. */
+static void
+stop_and_free (GstElement * e, GstBus * bus)
+{
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+}
+
 GST_START_TEST (test_warmup_caps_warm_up_on_ready_to_paused)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
@@ -884,11 +895,7 @@ GST_START_TEST (test_warmup_caps_warm_up_on_ready_to_paused)
   /* what stays reserved: the batch's input and output at least */
   fail_unless (reserved >= 2 * 4 * 3 * W * H * sizeof (gfloat));
   gst_message_unref (msg);
-  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
-      GST_STATE_CHANGE_SUCCESS);
-  gst_bus_set_flushing (bus, TRUE);
-  gst_object_unref (bus);
-  gst_object_unref (e);
+  stop_and_free (e, bus);
 }
 
 GST_END_TEST;
@@ -929,11 +936,7 @@ GST_START_TEST (test_warmup_message_and_stats_name_the_backend_and_why)
   fail_unless_equals_uint64 (device_fresh, 0);
   gst_structure_free (stats);
   gst_message_unref (msg);
-  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
-      GST_STATE_CHANGE_SUCCESS);
-  gst_bus_set_flushing (bus, TRUE);
-  gst_object_unref (bus);
-  gst_object_unref (e);
+  stop_and_free (e, bus);
 }
 
 GST_END_TEST;

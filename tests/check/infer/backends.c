@@ -9,6 +9,7 @@
 #include "cbibackend.h"
 #include "cbierror.h"
 #include "cbiworker.h"
+#include "cbitestgraph.h"
 /* the CPU backend's own header sets its debug category as the default */
 #undef GST_CAT_DEFAULT
 #include "cpu/cbicpu.h"
@@ -56,24 +57,6 @@ static const CbiBackendEntry table[] = {
   {CBI_BACKEND_CPU, cbi_backend_cpu_new},
 };
 
-/* x [N, 3, H, W] -> Relu -> a -> Softmax "probabilities" (or Sigmoid) ->
- * y */
-static CbiGraph *
-graph_ending_in (CbiOpType op)
-{
-  CbiGraph *g = cbi_graph_new ();
-  const gint64 dims[4] = { -1, 3, -1, -1 };
-  gint x = cbi_graph_add_tensor (g, "x", 4, dims, NULL);
-  gint a = cbi_graph_add_tensor (g, "a", 4, dims, NULL);
-  gint y = cbi_graph_add_tensor (g, "y", 4, dims, NULL);
-
-  g->input = x;
-  g->outputs[g->n_outputs++] = y;
-  cbi_graph_add_node (g, CBI_OP_RELU, "relu", 1, &x, a, NULL);
-  cbi_graph_add_node (g, op, "probabilities", 1, &a, y, NULL);
-  return g;
-}
-
 /* Opens @kind on device @device for @g (transfer full); returns the
  * backend's name or NULL, @reason and @error as cbi_backend_open () sets
  * them. */
@@ -99,8 +82,8 @@ GST_START_TEST (test_auto_takes_cuda_where_it_runs_every_op)
 {
   gchar *reason = NULL;
 
-  fail_unless_equals_string (open_name (graph_ending_in (CBI_OP_SIGMOID),
-          CBI_BACKEND_AUTO, 0, &reason, NULL), "cuda");
+  fail_unless_equals_string (open_name (cbi_test_graph_ending_in
+          (CBI_OP_SIGMOID), CBI_BACKEND_AUTO, 0, &reason, NULL), "cuda");
   fail_unless (reason == NULL);
 }
 
@@ -110,8 +93,8 @@ GST_START_TEST (test_auto_takes_the_cpu_and_names_the_op_cuda_lacks)
 {
   gchar *reason = NULL;
 
-  fail_unless_equals_string (open_name (graph_ending_in (CBI_OP_SOFTMAX),
-          CBI_BACKEND_AUTO, 0, &reason, NULL), "cpu");
+  fail_unless_equals_string (open_name (cbi_test_graph_ending_in
+          (CBI_OP_SOFTMAX), CBI_BACKEND_AUTO, 0, &reason, NULL), "cpu");
   fail_unless (reason != NULL);
   fail_unless (strstr (reason, "probabilities (Softmax)") != NULL, "%s",
       reason);
@@ -124,8 +107,8 @@ GST_START_TEST (test_auto_takes_the_cpu_and_says_why_cuda_did_not_open)
 {
   gchar *reason = NULL;
 
-  fail_unless_equals_string (open_name (graph_ending_in (CBI_OP_SIGMOID),
-          CBI_BACKEND_AUTO, 1, &reason, NULL), "cpu");
+  fail_unless_equals_string (open_name (cbi_test_graph_ending_in
+          (CBI_OP_SIGMOID), CBI_BACKEND_AUTO, 1, &reason, NULL), "cpu");
   fail_unless_equals_string (reason, "no usable CUDA device 1 (a test)");
   g_free (reason);
 }
@@ -137,8 +120,8 @@ GST_START_TEST (test_cuda_by_name_fails_on_an_op_it_lacks)
   gchar *reason = NULL;
   GError *err = NULL;
 
-  fail_unless (open_name (graph_ending_in (CBI_OP_SOFTMAX), CBI_BACKEND_CUDA,
-          0, &reason, &err) == NULL);
+  fail_unless (open_name (cbi_test_graph_ending_in (CBI_OP_SOFTMAX),
+          CBI_BACKEND_CUDA, 0, &reason, &err) == NULL);
   fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MODEL));
   fail_unless (strstr (err->message, "Softmax") != NULL, "%s", err->message);
   fail_unless (reason == NULL);

@@ -14,6 +14,7 @@
 #include "cbibackend.h"
 #include "cbierror.h"
 #include "cbitestframes.h"
+#include "cbitestgraph.h"
 
 #define W 8
 #define H 6
@@ -118,23 +119,6 @@ static const CbiBackendEntry faulty_table[] = {
   {CBI_BACKEND_CPU, cbi_backend_cpu_new},
 };
 
-/* x [N, 3, H, W] -> Relu -> Sigmoid -> y: frames in, frames out */
-static CbiGraph *
-sigmoid_graph (void)
-{
-  CbiGraph *g = cbi_graph_new ();
-  const gint64 dims[4] = { -1, 3, -1, -1 };
-  gint x = cbi_graph_add_tensor (g, "x", 4, dims, NULL);
-  gint a = cbi_graph_add_tensor (g, "a", 4, dims, NULL);
-  gint y = cbi_graph_add_tensor (g, "y", 4, dims, NULL);
-
-  g->input = x;
-  g->outputs[g->n_outputs++] = y;
-  cbi_graph_add_node (g, CBI_OP_RELU, "relu", 1, &x, a, NULL);
-  cbi_graph_add_node (g, CBI_OP_SIGMOID, "sigmoid", 1, &a, y, NULL);
-  return g;
-}
-
 /* An engine of @kind on the faulty table, failing at @step. */
 static CbiEngine *
 faulty_engine (CbiBackendKind kind, Step step)
@@ -146,8 +130,8 @@ faulty_engine (CbiBackendKind kind, Step step)
   fail_at = step;
   failures = 0;
   e = cbi_engine_new_with_backends (faulty_table,
-      G_N_ELEMENTS (faulty_table), sigmoid_graph (), kind, 0, 0, &fallback,
-      &err);
+      G_N_ELEMENTS (faulty_table), cbi_test_graph_ending_in (CBI_OP_SIGMOID),
+      kind, 0, 0, &fallback, &err);
   fail_unless (e != NULL, "%s", err ? err->message : "");
   fail_if (fallback, "the faulty cuda backend opens");
   fail_unless_equals_string (cbi_engine_backend_name (e), "cuda");
@@ -177,7 +161,8 @@ cpu_reference (guint8 * out)
 {
   gboolean fallback;
   CbiBatchReport r;
-  CbiEngine *e = cbi_engine_new (sigmoid_graph (), CBI_BACKEND_CPU, 0, 0,
+  CbiEngine *e = cbi_engine_new (cbi_test_graph_ending_in (CBI_OP_SIGMOID),
+      CBI_BACKEND_CPU, 0, 0,
       &fallback, NULL);
 
   fail_unless (run_frame (e, out, &r, NULL));
@@ -277,35 +262,58 @@ GST_START_TEST (test_cuda_by_name_reports_the_failure_and_stays)
 
 GST_END_TEST;
 
+/* Two batches of one frame, each its own output: batches in flight. */
+typedef struct
+{
+  guint8 frame[W * H * 3];
+  guint8 out[2][W * H * 3];
+  const guint8 *in[1];
+  guint8 *outs[2][1];
+  gint stride[1];
+  CbiFrameBatch batch[2];
+} TwoBatches;
+
+static void
+two_batches_init (TwoBatches * t)
+{
+  guint k;
+
+  memset (t, 0, sizeof (*t));
+  t->in[0] = t->frame;
+  t->stride[0] = W * 3;
+  for (k = 0; k < 2; k++) {
+    t->outs[k][0] = t->out[k];
+    t->batch[k] = cbi_test_rgb_batch (W, H, SLOTS, t->in, t->outs[k],
+        t->stride);
+  }
+}
+
 GST_START_TEST (test_auto_stays_on_cuda_while_a_batch_is_in_flight)
 {
   CbiEngine *e = faulty_engine (CBI_BACKEND_AUTO, FAIL_NOWHERE);
-  static guint8 frame[W * H * 3], out[2][W * H * 3];
-  const guint8 *in[1] = { frame };
-  guint8 *outs[2][1] = { {out[0]}, {out[1]} };
-  const gint stride[1] = { W * 3 };
-  CbiFrameBatch a = cbi_test_rgb_batch (W, H, SLOTS, in, outs[0], stride);
-  CbiFrameBatch b = cbi_test_rgb_batch (W, H, SLOTS, in, outs[1], stride);
+  TwoBatches t;
+  CbiFrameBatch *a = &t.batch[0], *b = &t.batch[1];
   CbiBatchReport ra, rb;
   GError *err = NULL;
   guint ta, tb;
 
+  two_batches_init (&t);
   fail_unless (cbi_engine_set_inflight (e, 2, NULL));
-  fail_unless (cbi_engine_submit (e, &a, &ta, &ra, NULL));
+  fail_unless (cbi_engine_submit (e, a, &ta, &ra, NULL));
   /* the batch in flight would be lost with CUDA: the failure is the
    * second batch's */
   fail_at = FAIL_UPLOAD;
-  fail_if (cbi_engine_submit (e, &b, &tb, &rb, &err));
+  fail_if (cbi_engine_submit (e, b, &tb, &rb, &err));
   fail_unless_equals_string (err->message, "injected failure at upload");
   fail_unless_equals_string (cbi_engine_backend_name (e), "cuda");
   g_clear_error (&err);
-  fail_unless (cbi_engine_collect (e, ta, &a, &ra, NULL));
+  fail_unless (cbi_engine_collect (e, ta, a, &ra, NULL));
   cbi_engine_release (e, ta);
   /* with nothing in flight, the next failure moves it */
-  fail_unless (cbi_engine_submit (e, &b, &tb, &rb, &err), "%s",
+  fail_unless (cbi_engine_submit (e, b, &tb, &rb, &err), "%s",
       err ? err->message : "");
   fail_unless_equals_string (cbi_engine_backend_name (e), "cpu");
-  fail_unless (cbi_engine_collect (e, tb, &b, &rb, NULL));
+  fail_unless (cbi_engine_collect (e, tb, b, &rb, NULL));
   cbi_engine_release (e, tb);
   cbi_engine_free (e);
 }
@@ -317,23 +325,20 @@ GST_END_TEST;
 static gboolean
 two_batches_in_flight (CbiEngine * e)
 {
-  static guint8 frame[W * H * 3], out[2][W * H * 3];
-  const guint8 *in[1] = { frame };
-  guint8 *outs[2][1] = { {out[0]}, {out[1]} };
-  const gint stride[1] = { W * 3 };
-  CbiFrameBatch a = cbi_test_rgb_batch (W, H, SLOTS, in, outs[0], stride);
-  CbiFrameBatch b = cbi_test_rgb_batch (W, H, SLOTS, in, outs[1], stride);
+  TwoBatches t;
+  CbiFrameBatch *a = &t.batch[0], *b = &t.batch[1];
   CbiBatchReport ra, rb;
   gboolean ok;
   guint ta, tb;
 
-  if (!cbi_engine_submit (e, &a, &ta, &ra, NULL))
+  two_batches_init (&t);
+  if (!cbi_engine_submit (e, a, &ta, &ra, NULL))
     return FALSE;
-  ok = cbi_engine_submit (e, &b, &tb, &rb, NULL);
-  ok = cbi_engine_collect (e, ta, &a, &ra, NULL) && ok;
+  ok = cbi_engine_submit (e, b, &tb, &rb, NULL);
+  ok = cbi_engine_collect (e, ta, a, &ra, NULL) && ok;
   cbi_engine_release (e, ta);
   if (ok) {
-    ok = cbi_engine_collect (e, tb, &b, &rb, NULL);
+    ok = cbi_engine_collect (e, tb, b, &rb, NULL);
     cbi_engine_release (e, tb);
   }
   return ok;

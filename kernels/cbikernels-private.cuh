@@ -4,14 +4,39 @@
 #pragma once
 
 #include <stdint.h>
+#ifdef CBI_K_HOST
+#include "cbikernels-host.h"
+#else
 #include <cuda_runtime.h>
+#endif
 
 #include "cbikernels.h"
 
 /* threads per block of every kernel */
 #define CBI_K_THREADS 256
-/* grid-stride loops cover the rest */
+/* grid-stride loops cover the rest (the host build's tests lower it) */
+#ifdef CBI_K_HOST
+#define CBI_K_MAX_BLOCKS cbi_k_host_max_blocks
+#else
 #define CBI_K_MAX_BLOCKS 65535
+#endif
+
+/* Launches @kernel (in parentheses: a template's arguments have commas)
+ * on the arguments that follow, over @grid blocks of @block threads, on
+ * @stream: <<<...>>> under nvcc, the grid run on the host in the host
+ * build (cbikernels-host.h). _SYNC for a kernel whose threads wait for
+ * each other (__syncthreads, warp shuffles). */
+#define CBI_K_STRIP(...) __VA_ARGS__
+#ifdef CBI_K_HOST
+#define CBI_K_LAUNCH(kernel, grid, block, stream, ...) \
+  cbi_k_host_launch ((grid), (block), false, CBI_K_STRIP kernel, __VA_ARGS__)
+#define CBI_K_LAUNCH_SYNC(kernel, grid, block, stream, ...) \
+  cbi_k_host_launch ((grid), (block), true, CBI_K_STRIP kernel, __VA_ARGS__)
+#else
+#define CBI_K_LAUNCH(kernel, grid, block, stream, ...) \
+  CBI_K_STRIP kernel<<<(grid), (block), 0, (stream)>>> (__VA_ARGS__)
+#define CBI_K_LAUNCH_SYNC CBI_K_LAUNCH
+#endif
 
 /* Blocks of CBI_K_THREADS for @count elements, one per thread up to
  * CBI_K_MAX_BLOCKS blocks. */
@@ -30,6 +55,10 @@ cbi_k_blocks (int64_t count)
 static inline bool
 cbi_k_fits_int (int64_t count)
 {
+#ifdef CBI_K_HOST
+  if (count > cbi_k_host_int_limit)
+    return false;
+#endif
   return count <= (int64_t) INT32_MAX
       - (int64_t) CBI_K_MAX_BLOCKS * CBI_K_THREADS;
 }

@@ -16,7 +16,11 @@
 #pragma once
 
 #include <stdint.h>
+#ifdef CBI_K_HOST
+#include "cbikernels-host.h"
+#else
 #include <cuda_runtime_api.h>
+#endif
 
 /* CbiKEltwise, CbiKBinary, CbiKPadFill, CbiKPool and CBI_K_MAX_DIMS,
  * with the per-element math the kernels run */

@@ -33,6 +33,12 @@ extern "C"
 
 #define CBI_K_MAX_DIMS 6
 
+/* Each enum below ends with a _RANGE member, INT_MIN, no op of its own:
+ * in C++ (nvcc, the kernels' host build) an enum holds only the values of
+ * its smallest bit-field, and a launcher handed another one (a caller's
+ * bug it must refuse) would read it as undefined behaviour before it
+ * could refuse it; with the member every int is in range. */
+
 /**
  * CbiKEltwise:
  * The element-wise ops, as the engine's graph defines them.
@@ -59,6 +65,7 @@ typedef enum
   CBI_K_RECIPROCAL,
   CBI_K_POW,                    /* x ^ alpha */
   CBI_K_LINEAR,                 /* alpha x + beta */
+  CBI_K_ELTWISE_RANGE = -0x7fffffff - 1,
 } CbiKEltwise;
 
 /* the last CbiKEltwise, for range checks */
@@ -74,6 +81,7 @@ typedef enum
   CBI_K_MIN,
   CBI_K_MAX,
   CBI_K_POWER,                  /* a ^ b */
+  CBI_K_BINARY_RANGE = -0x7fffffff - 1,
 } CbiKBinary;
 
 /* the last CbiKBinary, for range checks */
@@ -86,6 +94,7 @@ typedef enum
   CBI_K_REDUCE_MAX,
   CBI_K_REDUCE_ARGMAX,          /* the index of the first maximum */
   CBI_K_REDUCE_ARGMAX_LAST,     /* the index of the last one */
+  CBI_K_REDUCE_RANGE = -0x7fffffff - 1,
 } CbiKReduce;
 
 typedef enum
@@ -93,6 +102,7 @@ typedef enum
   CBI_K_PAD_CONSTANT,
   CBI_K_PAD_REFLECT,
   CBI_K_PAD_EDGE,
+  CBI_K_PAD_RANGE = -0x7fffffff - 1,
 } CbiKPadFill;
 
 /* ---- bytes <-> floats ------------------------------------------------ */

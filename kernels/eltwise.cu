@@ -25,8 +25,8 @@ cbi_k_eltwise (const float *x, float *y, int64_t count, CbiKEltwise op,
     return cudaSuccess;
 
   /* *INDENT-OFF* */
-  cbi_k_eltwise_kernel<<<cbi_k_blocks (count), CBI_K_THREADS, 0, stream>>> (
-      x, y, count, op, alpha, beta);
+  CBI_K_LAUNCH ((cbi_k_eltwise_kernel), cbi_k_blocks (count), CBI_K_THREADS,
+      stream, x, y, count, op, alpha, beta);
   /* *INDENT-ON* */
   return cudaGetLastError ();
 }

@@ -35,10 +35,10 @@ cbi_k_bias_act (float *y, const float *bias, int64_t n, int64_t c,
   blocks = cbi_k_blocks (count);
   /* *INDENT-OFF* */
   if (cbi_k_fits_int (count))
-    CBI_K_LAUNCH ((cbi_k_bias_act_kernel<int>), blocks, CBI_K_THREADS, stream,
-        y, bias, (int) count, (int) c, (int) hw, post, alpha, beta);
+    CBI_K_LAUNCH ((cbi_k_bias_act_kernel<int>), blocks, CBI_K_THREADS, 0,
+        stream, y, bias, (int) count, (int) c, (int) hw, post, alpha, beta);
   else
-    CBI_K_LAUNCH ((cbi_k_bias_act_kernel<int64_t>), blocks, CBI_K_THREADS,
+    CBI_K_LAUNCH ((cbi_k_bias_act_kernel<int64_t>), blocks, CBI_K_THREADS, 0,
         stream, y, bias, count, c, hw, post, alpha, beta);
   /* *INDENT-ON* */
   return cudaGetLastError ();

@@ -51,11 +51,11 @@ cbi_k_binary (const float *a, const float *b, float *y, int rank,
   blocks = cbi_k_blocks (count);
   /* *INDENT-OFF* */
   if (cbi_k_fits_int (count) && cbi_k_fits_int (cbi_k_extent (r, d, s)))
-    CBI_K_LAUNCH ((cbi_k_binary_kernel<int>), blocks, CBI_K_THREADS, stream, a,
-        b, y, (int) count, cbi_k_strides<int> (r, d, s), op, post, alpha,
+    CBI_K_LAUNCH ((cbi_k_binary_kernel<int>), blocks, CBI_K_THREADS, 0, stream,
+        a, b, y, (int) count, cbi_k_strides<int> (r, d, s), op, post, alpha,
         beta);
   else
-    CBI_K_LAUNCH ((cbi_k_binary_kernel<int64_t>), blocks, CBI_K_THREADS,
+    CBI_K_LAUNCH ((cbi_k_binary_kernel<int64_t>), blocks, CBI_K_THREADS, 0,
         stream, a, b, y, count, cbi_k_strides<int64_t> (r, d, s), op, post,
         alpha, beta);
   /* *INDENT-ON* */

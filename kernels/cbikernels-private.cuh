@@ -22,20 +22,19 @@
 #endif
 
 /* Launches @kernel (in parentheses: a template's arguments have commas)
- * on the arguments that follow, over @grid blocks of @block threads, on
- * @stream: <<<...>>> under nvcc, the grid run on the host in the host
- * build (cbikernels-host.h). _SYNC for a kernel whose threads wait for
- * each other (__syncthreads, warp shuffles). */
+ * over @blocks blocks of @threads threads with @shmem bytes of dynamic
+ * shared memory on @stream, on the arguments that follow: <<<...>>> under
+ * nvcc; in the host build the grid run on the CPU before it returns
+ * (cbikernels-host.h), the threads of a kernel that waits at barriers or
+ * shuffles as fibers. */
 #define CBI_K_STRIP(...) __VA_ARGS__
 #ifdef CBI_K_HOST
-#define CBI_K_LAUNCH(kernel, grid, block, stream, ...) \
-  cbi_k_host_launch ((grid), (block), false, CBI_K_STRIP kernel, __VA_ARGS__)
-#define CBI_K_LAUNCH_SYNC(kernel, grid, block, stream, ...) \
-  cbi_k_host_launch ((grid), (block), true, CBI_K_STRIP kernel, __VA_ARGS__)
+#define CBI_K_LAUNCH(kernel, blocks, threads, shmem, stream, ...) \
+  cbi_k_host_launch<CBI_K_STRIP kernel> ((blocks), (threads), (shmem), \
+      __VA_ARGS__)
 #else
-#define CBI_K_LAUNCH(kernel, grid, block, stream, ...) \
-  CBI_K_STRIP kernel<<<(grid), (block), 0, (stream)>>> (__VA_ARGS__)
-#define CBI_K_LAUNCH_SYNC CBI_K_LAUNCH
+#define CBI_K_LAUNCH(kernel, blocks, threads, shmem, stream, ...) \
+  CBI_K_STRIP kernel<<<(blocks), (threads), (shmem), (stream)>>> (__VA_ARGS__)
 #endif
 
 /* Blocks of CBI_K_THREADS for @count elements, one per thread up to

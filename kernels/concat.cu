@@ -36,10 +36,10 @@ cbi_k_concat (const float *x, float *y, int64_t outer, int64_t x_inner,
   blocks = cbi_k_blocks (count);
   /* *INDENT-OFF* */
   if (cbi_k_fits_int (outer * y_inner))
-    CBI_K_LAUNCH ((cbi_k_concat_kernel<int>), blocks, CBI_K_THREADS, stream, x,
-        y, (int) count, (int) x_inner, (int) y_inner, (int) offset);
+    CBI_K_LAUNCH ((cbi_k_concat_kernel<int>), blocks, CBI_K_THREADS, 0, stream,
+        x, y, (int) count, (int) x_inner, (int) y_inner, (int) offset);
   else
-    CBI_K_LAUNCH ((cbi_k_concat_kernel<int64_t>), blocks, CBI_K_THREADS,
+    CBI_K_LAUNCH ((cbi_k_concat_kernel<int64_t>), blocks, CBI_K_THREADS, 0,
         stream, x, y, count, x_inner, y_inner, offset);
   /* *INDENT-ON* */
   return cudaGetLastError ();

@@ -65,7 +65,7 @@ cbi_k_copy (const float *x, float *y, int rank, const int64_t * dims,
   if (count == 0)
     return cudaSuccess;
   /* *INDENT-OFF* */
-  CBI_K_LAUNCH ((cbi_k_copy_kernel), cbi_k_blocks (count), CBI_K_THREADS,
+  CBI_K_LAUNCH ((cbi_k_copy_kernel), cbi_k_blocks (count), CBI_K_THREADS, 0,
       stream, x, y, count, v);
   /* *INDENT-ON* */
   return cudaGetLastError ();

@@ -25,7 +25,7 @@ cbi_k_eltwise (const float *x, float *y, int64_t count, CbiKEltwise op,
     return cudaSuccess;
 
   /* *INDENT-OFF* */
-  CBI_K_LAUNCH ((cbi_k_eltwise_kernel), cbi_k_blocks (count), CBI_K_THREADS,
+  CBI_K_LAUNCH ((cbi_k_eltwise_kernel), cbi_k_blocks (count), CBI_K_THREADS, 0,
       stream, x, y, count, op, alpha, beta);
   /* *INDENT-ON* */
   return cudaGetLastError ();

@@ -83,9 +83,9 @@ cbi_k_instance_norm (const float *x, float *y, int64_t n, int64_t c,
     return cudaSuccess;
 
   /* *INDENT-OFF* */
-  CBI_K_LAUNCH_SYNC ((cbi_k_instance_norm_kernel),
+  CBI_K_LAUNCH ((cbi_k_instance_norm_kernel),
       (unsigned int) (planes < CBI_K_MAX_BLOCKS ? planes : CBI_K_MAX_BLOCKS),
-      CBI_K_THREADS, stream, x, y, planes, c, hw, gamma, beta, epsilon);
+      CBI_K_THREADS, 0, stream, x, y, planes, c, hw, gamma, beta, epsilon);
   /* *INDENT-ON* */
   return cudaGetLastError ();
 }

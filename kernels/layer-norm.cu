@@ -59,9 +59,8 @@ cbi_k_layer_norm (const float *x, float *y, int64_t rows, int64_t inner,
     return cudaSuccess;
 
   /* *INDENT-OFF* */
-  CBI_K_LAUNCH_SYNC ((cbi_k_layer_norm_kernel),
-      cbi_k_blocks (rows * CBI_K_WARP), CBI_K_THREADS, stream, x, y, rows,
-      inner, gamma, beta, epsilon);
+  CBI_K_LAUNCH ((cbi_k_layer_norm_kernel), cbi_k_blocks (rows * CBI_K_WARP),
+      CBI_K_THREADS, 0, stream, x, y, rows, inner, gamma, beta, epsilon);
   /* *INDENT-ON* */
   return cudaGetLastError ();
 }

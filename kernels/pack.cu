@@ -60,16 +60,16 @@ cbi_k_pack (const uint8_t * frames, float *tensor, const CbiKFrames * f,
   blocks = cbi_k_blocks (count);
   /* *INDENT-OFF* */
   if (small && f->pixel_stride == 4)
-    CBI_K_LAUNCH ((cbi_k_pack_kernel<int, 4>), blocks, CBI_K_THREADS, stream,
+    CBI_K_LAUNCH ((cbi_k_pack_kernel<int, 4>), blocks, CBI_K_THREADS, 0, stream,
         frames, tensor, *f, (int) plane, (int) count, n_frames, repeat_last);
   else if (small)
-    CBI_K_LAUNCH ((cbi_k_pack_kernel<int, 3>), blocks, CBI_K_THREADS, stream,
+    CBI_K_LAUNCH ((cbi_k_pack_kernel<int, 3>), blocks, CBI_K_THREADS, 0, stream,
         frames, tensor, *f, (int) plane, (int) count, n_frames, repeat_last);
   else if (f->pixel_stride == 4)
-    CBI_K_LAUNCH ((cbi_k_pack_kernel<int64_t, 4>), blocks, CBI_K_THREADS,
+    CBI_K_LAUNCH ((cbi_k_pack_kernel<int64_t, 4>), blocks, CBI_K_THREADS, 0,
         stream, frames, tensor, *f, plane, count, n_frames, repeat_last);
   else
-    CBI_K_LAUNCH ((cbi_k_pack_kernel<int64_t, 3>), blocks, CBI_K_THREADS,
+    CBI_K_LAUNCH ((cbi_k_pack_kernel<int64_t, 3>), blocks, CBI_K_THREADS, 0,
         stream, frames, tensor, *f, plane, count, n_frames, repeat_last);
   /* *INDENT-ON* */
   return cudaGetLastError ();

@@ -56,11 +56,11 @@ cbi_k_pad (const float *x, float *y, int64_t planes, int height, int width,
   blocks = cbi_k_blocks (count);
   /* *INDENT-OFF* */
   if (cbi_k_fits_int (count) && cbi_k_fits_int (planes * height * width))
-    CBI_K_LAUNCH ((cbi_k_pad_kernel<int>), blocks, CBI_K_THREADS, stream, x, y,
-        (int) count, height, width, (int) out_h, (int) out_w, top, left, fill,
-        value);
+    CBI_K_LAUNCH ((cbi_k_pad_kernel<int>), blocks, CBI_K_THREADS, 0, stream, x,
+        y, (int) count, height, width, (int) out_h, (int) out_w, top, left,
+        fill, value);
   else
-    CBI_K_LAUNCH ((cbi_k_pad_kernel<int64_t>), blocks, CBI_K_THREADS, stream,
+    CBI_K_LAUNCH ((cbi_k_pad_kernel<int64_t>), blocks, CBI_K_THREADS, 0, stream,
         x, y, count, height, width, (int) out_h, (int) out_w, top, left, fill,
         value);
   /* *INDENT-ON* */

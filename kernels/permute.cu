@@ -45,10 +45,10 @@ cbi_k_permute (const float *x, float *y, int rank, const int64_t * dims,
   blocks = cbi_k_blocks (count);
   /* *INDENT-OFF* */
   if (cbi_k_fits_int (count))
-    CBI_K_LAUNCH ((cbi_k_permute_kernel<int>), blocks, CBI_K_THREADS, stream,
+    CBI_K_LAUNCH ((cbi_k_permute_kernel<int>), blocks, CBI_K_THREADS, 0, stream,
         x, y, (int) count, cbi_k_strides<int> (r, y_dims, x_strides));
   else
-    CBI_K_LAUNCH ((cbi_k_permute_kernel<int64_t>), blocks, CBI_K_THREADS,
+    CBI_K_LAUNCH ((cbi_k_permute_kernel<int64_t>), blocks, CBI_K_THREADS, 0,
         stream, x, y, count, cbi_k_strides<int64_t> (r, y_dims, x_strides));
   /* *INDENT-ON* */
   return cudaGetLastError ();

@@ -41,7 +41,7 @@ cbi_k_pool (const float *x, float *y, int64_t planes, int height, int width,
     return cudaSuccess;
 
   /* *INDENT-OFF* */
-  CBI_K_LAUNCH ((cbi_k_pool_kernel), cbi_k_blocks (count), CBI_K_THREADS,
+  CBI_K_LAUNCH ((cbi_k_pool_kernel), cbi_k_blocks (count), CBI_K_THREADS, 0,
       stream, x, y, count, height, width, out_h, out_w, *p);
   /* *INDENT-ON* */
   return cudaGetLastError ();

@@ -30,7 +30,7 @@ cbi_k_reduce (const float *x, float *y, int64_t outer, int64_t r,
     return cudaSuccess;
 
   /* *INDENT-OFF* */
-  CBI_K_LAUNCH ((cbi_k_reduce_kernel), cbi_k_blocks (count), CBI_K_THREADS,
+  CBI_K_LAUNCH ((cbi_k_reduce_kernel), cbi_k_blocks (count), CBI_K_THREADS, 0,
       stream, x, y, count, r, inner, op);
   /* *INDENT-ON* */
   return cudaGetLastError ();

@@ -59,10 +59,10 @@ cbi_k_resize (const float *x, float *y, int64_t planes, int in_h, int in_w,
   blocks = cbi_k_blocks (count);
   /* *INDENT-OFF* */
   if (cbi_k_fits_int (count) && cbi_k_fits_int (planes * in_h * in_w))
-    CBI_K_LAUNCH ((cbi_k_resize_kernel<int>), blocks, CBI_K_THREADS, stream, x,
-        y, (int) count, in_h, in_w, out_h, out_w, scale_h, scale_w, linear);
+    CBI_K_LAUNCH ((cbi_k_resize_kernel<int>), blocks, CBI_K_THREADS, 0, stream,
+        x, y, (int) count, in_h, in_w, out_h, out_w, scale_h, scale_w, linear);
   else
-    CBI_K_LAUNCH ((cbi_k_resize_kernel<int64_t>), blocks, CBI_K_THREADS,
+    CBI_K_LAUNCH ((cbi_k_resize_kernel<int64_t>), blocks, CBI_K_THREADS, 0,
         stream, x, y, count, in_h, in_w, out_h, out_w, scale_h, scale_w,
         linear);
   /* *INDENT-ON* */

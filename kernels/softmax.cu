@@ -70,12 +70,12 @@ cbi_k_softmax (const float *x, float *y, int64_t outer, int64_t axis,
 
   /* *INDENT-OFF* */
   if (inner == 1)
-    CBI_K_LAUNCH_SYNC ((cbi_k_softmax_rows_kernel),
-        cbi_k_blocks (outer * CBI_K_WARP), CBI_K_THREADS, stream, x, y, outer,
-        axis);
+    CBI_K_LAUNCH ((cbi_k_softmax_rows_kernel),
+        cbi_k_blocks (outer * CBI_K_WARP), CBI_K_THREADS, 0, stream, x, y,
+        outer, axis);
   else
     CBI_K_LAUNCH ((cbi_k_softmax_columns_kernel), cbi_k_blocks (outer * inner),
-        CBI_K_THREADS, stream, x, y, outer * inner, axis, inner);
+        CBI_K_THREADS, 0, stream, x, y, outer * inner, axis, inner);
   /* *INDENT-ON* */
   return cudaGetLastError ();
 }

@@ -71,21 +71,19 @@ cbi_k_unpack (const float *tensor, const uint8_t * in_frames,
   blocks = cbi_k_blocks (count);
   /* *INDENT-OFF* */
   if (small && f->pixel_stride == 4)
-    CBI_K_LAUNCH ((cbi_k_unpack_kernel<int, 4>), blocks, CBI_K_THREADS, stream,
-        tensor, in_frames, out_frames, *f, m, (int) plane, (int) count,
+    CBI_K_LAUNCH ((cbi_k_unpack_kernel<int, 4>), blocks, CBI_K_THREADS, 0,
+        stream, tensor, in_frames, out_frames, *f, m, (int) plane, (int) count,
         copy_extra);
   else if (small)
-    CBI_K_LAUNCH ((cbi_k_unpack_kernel<int, 3>), blocks, CBI_K_THREADS, stream,
-        tensor, in_frames, out_frames, *f, m, (int) plane, (int) count,
+    CBI_K_LAUNCH ((cbi_k_unpack_kernel<int, 3>), blocks, CBI_K_THREADS, 0,
+        stream, tensor, in_frames, out_frames, *f, m, (int) plane, (int) count,
         copy_extra);
   else if (f->pixel_stride == 4)
-    CBI_K_LAUNCH ((cbi_k_unpack_kernel<int64_t, 4>), blocks, CBI_K_THREADS,
-        stream, tensor, in_frames, out_frames, *f, m, plane, count,
-        copy_extra);
+    CBI_K_LAUNCH ((cbi_k_unpack_kernel<int64_t, 4>), blocks, CBI_K_THREADS, 0,
+        stream, tensor, in_frames, out_frames, *f, m, plane, count, copy_extra);
   else
-    CBI_K_LAUNCH ((cbi_k_unpack_kernel<int64_t, 3>), blocks, CBI_K_THREADS,
-        stream, tensor, in_frames, out_frames, *f, m, plane, count,
-        copy_extra);
+    CBI_K_LAUNCH ((cbi_k_unpack_kernel<int64_t, 3>), blocks, CBI_K_THREADS, 0,
+        stream, tensor, in_frames, out_frames, *f, m, plane, count, copy_extra);
   /* *INDENT-ON* */
   return cudaGetLastError ();
 }

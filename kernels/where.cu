@@ -52,7 +52,7 @@ cbi_k_where (const float *c, const float *a, const float *b, float *y,
     return cudaSuccess;
 
   /* *INDENT-OFF* */
-  CBI_K_LAUNCH ((cbi_k_where_kernel), cbi_k_blocks (count), CBI_K_THREADS,
+  CBI_K_LAUNCH ((cbi_k_where_kernel), cbi_k_blocks (count), CBI_K_THREADS, 0,
       stream, c, a, b, y, count, w);
   /* *INDENT-ON* */
   return cudaGetLastError ();

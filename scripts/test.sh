@@ -44,9 +44,9 @@ run_counted tests/bench/onednn-profile-check.py onednn-profile-check.txt
 if [ "${CBI_TEST_QUICK:-0}" = 1 ]; then
   echo "== CBI_TEST_QUICK=1: valgrind, ASan/UBSan and the fuzzer left out"
 else
-  # the conformance suite runs a process per ONNX node test, and the
-  # kernels' host build a host thread per GPU thread of a waiting kernel:
-  # too slow for memcheck (the ASan run below covers both)
+  # the conformance suite runs a process per ONNX node test, and
+  # kernels-host tens of millions of GPU threads on the CPU: too slow for
+  # memcheck (the ASan run below covers both)
   echo "== the same suites under valgrind memcheck (leaks and memory errors)"
   meson test -C build --setup valgrind --no-suite conformance \
     --no-suite kernels-host --print-errorlogs || status=$?

@@ -8,11 +8,8 @@
  * checked against the CPU math of kernels/cbimath.h and plain loops;
  * without one those tests are not registered (the program says so), and
  * the test of a launch without a device is registered only there.
- *
- * Built on the kernels' host build (CBI_K_HOST: kernels-host), the host
- * is the device: every kernel runs on any machine, and one more test
- * uses that build's knobs to run every kernel's int64_t path and its
- * grid-stride loops' tail.
+ * (tests/check/kernels/host.c runs every kernel on the CPU, on any
+ * machine.)
  */
 #include <gst/check/gstcheck.h>
 #include <math.h>
@@ -75,7 +72,6 @@ from_device (gpointer host, gpointer dev, gsize bytes)
   assert_cuda (cudaFree (dev));
 }
 
-/* NaN where NaN is wanted, else within @tol, relative above 1 */
 /* whether @got is @want: NaN where NaN is wanted, else within @tol,
  * relative above 1 */
 static gboolean
@@ -916,32 +912,11 @@ GST_START_TEST (test_bias_act_on_a_device_adds_per_channel_then_activates)
 
 GST_END_TEST;
 
-/* ---- shapes that break index math: on a device, and on the host ---- */
+/* ---- shapes that break index math ---- */
 
-/* A count whose launch's grid-stride loops go round: past CUDA's 65535
- * blocks of 256 on a device; on the host, whose knob lowers the blocks,
- * past 2 of them. */
-static int64_t
-grid_tail_count (void)
-{
-#ifdef CBI_K_HOST
-  cbi_k_host_max_blocks = 2;
-  return 2 * 256 + 37;
-#else
-  return (int64_t) 65535 *256 + 37;
-#endif
-}
-
-/* the host build's knobs back to CUDA's (one process runs every test
- * under valgrind) */
-static void
-reset_knobs (void)
-{
-#ifdef CBI_K_HOST
-  cbi_k_host_max_blocks = 65535;
-  cbi_k_host_int_limit = INT64_MAX;
-#endif
-}
+/* a count whose launch's grid-stride loops go round: past CUDA's 65535
+ * blocks of 256 */
+#define GRID_TAIL_COUNT ((int64_t) 65535 * 256 + 37)
 
 /* Values that need no random generator: millions of them come cheap. */
 static float *
@@ -957,7 +932,7 @@ pattern_floats (gsize n)
 
 GST_START_TEST
     (test_elementwise_kernels_reach_one_element_odd_sizes_and_the_grid_tail) {
-  const int64_t counts[3] = { 1, 7 * 5 * 3, grid_tail_count () };
+  const int64_t counts[3] = { 1, 7 * 5 * 3, GRID_TAIL_COUNT };
   const int64_t one = 1, zero = 0;
   const float bias = 0.25f;
   int k;
@@ -1139,289 +1114,6 @@ GST_START_TEST (test_where_broadcasts_condition_and_other_in_every_pattern)
 
 GST_END_TEST;
 
-#ifdef CBI_K_HOST
-/* ---- the host build's knobs: every kernel's other paths ---- */
-
-/* Odd shapes: 3 x 5 planes of 7 x 9, frames of 9 x 7. */
-#define PN 3
-#define PC 5
-#define PH 7
-#define PW 9
-#define PLANES (PN * PC)
-#define PCOUNT (PLANES * PH * PW)
-
-/* Runs one kernel on fixed inputs of odd shapes into @out (as floats);
- * returns how many it wrote. */
-typedef gsize (*PathRun) (float *out);
-
-/* @n floats of device memory @d into @out, freeing @d */
-static gsize
-take (float *out, gpointer d, gsize n)
-{
-  from_device (out, d, n * sizeof (float));
-  return n;
-}
-
-static gsize
-path_pack (float *out)
-{
-  static guint8 frames[2 * PH * PW * 4];
-  CbiKFrames f;
-  gpointer d_f, d_t;
-  gsize i;
-
-  bgrx_frames (&f, PW, PH);
-  for (i = 0; i < sizeof (frames); i++)
-    frames[i] = (guint8) (i * 31);
-  d_f = to_device (frames, sizeof (frames));
-  d_t = to_device (NULL, 3 * 3 * PH * PW * sizeof (float));
-  assert_cuda (cbi_k_pack (d_f, d_t, &f, 2, 3, 1, NULL));
-  assert_cuda (cudaFree (d_f));
-  return take (out, d_t, 3 * 3 * PH * PW);
-}
-
-static gsize
-path_unpack (float *out)
-{
-  float *t = pattern_floats (2 * 4 * PH * PW);
-  guint8 bytes[2 * PH * PW * 4];
-  CbiKFrames f;
-  gpointer d_t, d_o;
-  gsize i;
-
-  bgrx_frames (&f, PW, PH);
-  d_t = to_device (t, 2 * 4 * PH * PW * sizeof (float));
-  d_o = to_device (NULL, sizeof (bytes));
-  assert_cuda (cbi_k_unpack (d_t, NULL, d_o, &f, 4, PW, PH, 2, NULL));
-  from_device (bytes, d_o, sizeof (bytes));
-  assert_cuda (cudaFree (d_t));
-  for (i = 0; i < sizeof (bytes); i++)
-    out[i] = bytes[i];
-  g_free (t);
-  return sizeof (bytes);
-}
-
-/* the dims and strides of a per-channel b over the odd planes */
-static const int64_t path_dims[4] = { PN, PC, PH, PW };
-static const int64_t path_per_channel[4] = { 0, 1, 0, 0 };
-
-static gsize
-path_binary (float *out)
-{
-  float *a = pattern_floats (PCOUNT), *b = pattern_floats (PC);
-  gpointer d_a = to_device (a, PCOUNT * sizeof (float));
-  gpointer d_b = to_device (b, PC * sizeof (float));
-  gpointer d_y = to_device (NULL, PCOUNT * sizeof (float));
-
-  assert_cuda (cbi_k_binary (d_a, d_b, d_y, 4, path_dims, path_per_channel,
-          CBI_K_MUL, CBI_K_TANH, 0, 0, NULL));
-  assert_cuda (cudaFree (d_a));
-  assert_cuda (cudaFree (d_b));
-  g_free (a);
-  g_free (b);
-  return take (out, d_y, PCOUNT);
-}
-
-static gsize
-path_where (float *out)
-{
-  float *a = pattern_floats (PCOUNT), *c = pattern_floats (PC);
-  const float other = -3.0f;
-  const int64_t scalar[4] = { 0, 0, 0, 0 };
-  gpointer d_a = to_device (a, PCOUNT * sizeof (float));
-  gpointer d_c = to_device (c, PC * sizeof (float));
-  gpointer d_o = to_device (&other, sizeof (float));
-  gpointer d_y = to_device (NULL, PCOUNT * sizeof (float));
-
-  assert_cuda (cbi_k_where (d_c, d_a, d_o, d_y, 4, path_dims, scalar,
-          path_per_channel, NULL));
-  assert_cuda (cudaFree (d_a));
-  assert_cuda (cudaFree (d_c));
-  assert_cuda (cudaFree (d_o));
-  g_free (a);
-  g_free (c);
-  return take (out, d_y, PCOUNT);
-}
-
-/* x of the odd planes on the device */
-static gpointer
-path_input (void)
-{
-  float *x = pattern_floats (PCOUNT);
-  gpointer d = to_device (x, PCOUNT * sizeof (float));
-
-  g_free (x);
-  return d;
-}
-
-static gsize
-path_permute (float *out)
-{
-  const int64_t perm[4] = { 0, 2, 3, 1 };
-  gpointer d_x = path_input (), d_y = to_device (NULL, PCOUNT * 4);
-
-  assert_cuda (cbi_k_permute (d_x, d_y, 4, path_dims, perm, NULL));
-  assert_cuda (cudaFree (d_x));
-  return take (out, d_y, PCOUNT);
-}
-
-static gsize
-path_concat (float *out)
-{
-  /* each plane into columns 2.. of rows twice as long */
-  const gsize n = PLANES * 2 * PH * PW;
-  gpointer d_x = path_input (), d_y = to_device (NULL, n * 4);
-
-  assert_cuda (cbi_k_concat (d_x, d_y, PLANES, PH * PW, 2 * PH * PW, 2, NULL));
-  assert_cuda (cudaFree (d_x));
-  return take (out, d_y, n);
-}
-
-static gsize
-path_copy (float *out)
-{
-  /* every other row, backwards, and channels 4, 0, 2 */
-  const int64_t dims[4] = { PN, 3, 3, PW }, strides[4] = { PC * PH * PW,
-    PH * PW, -2 * PW, 1
-  }, index[3] = { 4, 0, 2 };
-  const gsize n = PN * 3 * 3 * PW;
-  gpointer d_x = path_input (), d_y = to_device (NULL, n * 4);
-
-  assert_cuda (cbi_k_copy (d_x, d_y, 4, dims, strides, 6 * PW, 1, 3, index,
-          NULL));
-  assert_cuda (cudaFree (d_x));
-  return take (out, d_y, n);
-}
-
-static gsize
-path_pad (float *out)
-{
-  const gsize n = PLANES * (PH + 3) * (PW + 4);
-  gpointer d_x = path_input (), d_y = to_device (NULL, n * 4);
-
-  assert_cuda (cbi_k_pad (d_x, d_y, PLANES, PH, PW, 2, 1, 1, 3,
-          CBI_K_PAD_REFLECT, 0.0f, NULL));
-  assert_cuda (cudaFree (d_x));
-  return take (out, d_y, n);
-}
-
-static gsize
-path_pool (float *out)
-{
-  const CbiKPool p = { {3, 3}, {2, 1}, {2, 1}, {1, 2}, 0, 0 };
-  const gsize n = PLANES * 3 * 8;
-  gpointer d_x = path_input (), d_y = to_device (NULL, n * 4);
-
-  assert_cuda (cbi_k_pool (d_x, d_y, PLANES, PH, PW, 3, 8, &p, NULL));
-  assert_cuda (cudaFree (d_x));
-  return take (out, d_y, n);
-}
-
-static gsize
-path_resize (float *out)
-{
-  const gsize n = PLANES * 2 * PH * 3 * PW;
-  gpointer d_x = path_input (), d_y = to_device (NULL, n * 4);
-
-  assert_cuda (cbi_k_resize (d_x, d_y, PLANES, PH, PW, 2 * PH, 3 * PW, 2.0f,
-          3.0f, 1, NULL));
-  assert_cuda (cudaFree (d_x));
-  return take (out, d_y, n);
-}
-
-static gsize
-path_softmax (float *out)
-{
-  gpointer d_x = path_input (), d_y = to_device (NULL, PCOUNT * 4);
-
-  /* rows of 9 (a warp a row), then channels of 5 across the planes */
-  assert_cuda (cbi_k_softmax (d_x, d_y, PLANES * PH, PW, 1, NULL));
-  take (out, d_y, PCOUNT);
-  d_y = to_device (NULL, PCOUNT * 4);
-  assert_cuda (cbi_k_softmax (d_x, d_y, PN, PC, PH * PW, NULL));
-  assert_cuda (cudaFree (d_x));
-  return PCOUNT + take (out + PCOUNT, d_y, PCOUNT);
-}
-
-static gsize
-path_norms (float *out)
-{
-  float *gamma = pattern_floats (PW);
-  gpointer d_g = to_device (gamma, PW * 4);
-  gpointer d_x = path_input (), d_y = to_device (NULL, PCOUNT * 4);
-
-  assert_cuda (cbi_k_instance_norm (d_x, d_y, PN, PC, PH * PW, d_g, d_g,
-          1e-5f, NULL));
-  take (out, d_y, PCOUNT);
-  d_y = to_device (NULL, PCOUNT * 4);
-  assert_cuda (cbi_k_layer_norm (d_x, d_y, PLANES * PH, PW, d_g, NULL, 1e-5f,
-          NULL));
-  take (out + PCOUNT, d_y, PCOUNT);
-  d_y = to_device (NULL, PLANES * PW * 4);
-  assert_cuda (cbi_k_reduce (d_x, d_y, PLANES, PH, PW, CBI_K_REDUCE_MAX, NULL));
-  assert_cuda (cudaFree (d_x));
-  assert_cuda (cudaFree (d_g));
-  g_free (gamma);
-  return 2 * PCOUNT + take (out + 2 * PCOUNT, d_y, PLANES * PW);
-}
-
-static gsize
-path_bias_act (float *out)
-{
-  float *bias = pattern_floats (PC);
-  gpointer d_b = to_device (bias, PC * 4), d_x = path_input ();
-
-  assert_cuda (cbi_k_bias_act (d_x, d_b, PN, PC, PH * PW, CBI_K_ELU, 0.5f,
-          0, NULL));
-  assert_cuda (cbi_k_eltwise (d_x, d_x, PCOUNT, CBI_K_HARD_SWISH, 0, 0, NULL));
-  assert_cuda (cudaFree (d_b));
-  g_free (bias);
-  return take (out, d_x, PCOUNT);
-}
-
-/* Every kernel on odd shapes gives the same floats with the int64 index
- * path forced and a grid of one block, whose grid-stride loops (and a
- * block's loop over planes or rows) then go round many times, as with
- * CUDA's defaults: the two paths of each kernel and its loops' tails, on
- * shapes a GPU would need gigabytes for. */
-GST_START_TEST (test_int64_paths_and_one_block_grids_give_the_same_results)
-{
-  const struct
-  {
-    const gchar *name;
-    PathRun run;
-  } paths[] = {
-    {"pack", path_pack}, {"unpack", path_unpack}, {"binary", path_binary},
-    {"where", path_where}, {"permute", path_permute},
-    {"concat", path_concat}, {"copy", path_copy}, {"pad", path_pad},
-    {"pool", path_pool}, {"resize", path_resize},
-    {"softmax", path_softmax}, {"norms and reduce", path_norms},
-    {"bias, activations", path_bias_act},
-  };
-  /* the largest output: the resize, 2 x 3 times its input */
-  const gsize most = 6 * PCOUNT;
-  float *want = g_new (float, most), *got = g_new (float, most);
-  gsize k, n, m;
-
-  for (k = 0; k < G_N_ELEMENTS (paths); k++) {
-    reset_knobs ();
-    n = paths[k].run (want);
-    fail_unless (n <= most);
-    cbi_k_host_int_limit = 0;
-    cbi_k_host_max_blocks = 1;
-    m = paths[k].run (got);
-    fail_unless_equals_uint64 (m, n);
-    /* the same arithmetic in another order of threads: bit for bit */
-    fail_unless (memcmp (got, want, n * sizeof (float)) == 0,
-        "%s: the int64 path on one block differs", paths[k].name);
-  }
-  g_free (want);
-  g_free (got);
-}
-
-GST_END_TEST;
-#endif /* CBI_K_HOST */
-
 static Suite *
 kernels_launch_suite (void)
 {
@@ -1429,7 +1121,6 @@ kernels_launch_suite (void)
   TCase *tc = tcase_create ("general");
 
   suite_add_tcase (s, tc);
-  tcase_add_checked_fixture (tc, NULL, reset_knobs);
   tcase_add_test (tc, test_launchers_with_nothing_to_do_return_success);
   tcase_add_test (tc, test_launchers_refuse_arguments_they_cannot_run);
   if (!have_device ()) {
@@ -1459,10 +1150,6 @@ kernels_launch_suite (void)
   tcase_add_test (tc, test_binary_broadcasts_b_in_every_pattern);
   tcase_add_test (tc,
       test_where_broadcasts_condition_and_other_in_every_pattern);
-#ifdef CBI_K_HOST
-  tcase_add_test (tc,
-      test_int64_paths_and_one_block_grids_give_the_same_results);
-#endif
   return s;
 }
 

@@ -20,7 +20,8 @@
  *
  * Included by cbikernels.h (the C part: the runtime calls the launchers
  * make, and the test knobs) and by cbikernels-private.cuh (the C++ part:
- * built-in variables, barriers, shuffles, atomics, the launch).
+ * built-in variables, barriers, shuffles, the launch). No kernel takes an
+ * atomic: none stands in for one, untested.
  */
 #pragma once
 
@@ -148,69 +149,6 @@ __shfl_up_sync (unsigned int mask, T v, unsigned int delta)
   int64_t lane = threadIdx.x % 32 - (int64_t) delta;
 
   return cbi_k_host_shfl (mask, v, lane >= 0 ? (int) lane : -1);
-}
-
-/* Threads switch only at barriers and shuffles, never inside these: a
- * read-modify-write is atomic as it stands. */
-template <typename T>
-static inline T
-atomicAdd (T *p, T v)
-{
-  T old = *p;
-
-  *p = old + v;
-  return old;
-}
-
-template <typename T>
-static inline T
-atomicSub (T *p, T v)
-{
-  T old = *p;
-
-  *p = old - v;
-  return old;
-}
-
-template <typename T>
-static inline T
-atomicExch (T *p, T v)
-{
-  T old = *p;
-
-  *p = v;
-  return old;
-}
-
-template <typename T>
-static inline T
-atomicMin (T *p, T v)
-{
-  T old = *p;
-
-  *p = v < old ? v : old;
-  return old;
-}
-
-template <typename T>
-static inline T
-atomicMax (T *p, T v)
-{
-  T old = *p;
-
-  *p = v > old ? v : old;
-  return old;
-}
-
-template <typename T>
-static inline T
-atomicCAS (T *p, T compare, T v)
-{
-  T old = *p;
-
-  if (old == compare)
-    *p = v;
-  return old;
 }
 
 /* *INDENT-ON* */

@@ -22,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cbibroadcastref.h"
 #include "cbikernels.h"
 
 /* CUDA's grid: 65535 blocks of 256 threads */
@@ -171,21 +172,6 @@ assert_launch (Shape s, gboolean both, gboolean fibers, int64_t threads)
 
 /* ---- broadcasting, as numpy ---- */
 
-/* The strides at which a @rank-D @shape (each dim 1 or the output's) is
- * read for each output index: its own row-major ones, 0 along a dim of
- * 1. */
-static void
-broadcast_strides (int rank, const int64_t * shape, int64_t * strides)
-{
-  int64_t s = 1;
-  int j;
-
-  for (j = rank - 1; j >= 0; j--) {
-    strides[j] = shape[j] == 1 ? 0 : s;
-    s *= shape[j];
-  }
-}
-
 static int64_t
 count_of (int rank, const int64_t * dims)
 {
@@ -197,22 +183,6 @@ count_of (int rank, const int64_t * dims)
   return n;
 }
 
-/* the offset of element @i of row-major @dims at @strides, by unravelling
- * it, every dim modulo its size */
-static int64_t
-offset_of (int64_t i, int rank, const int64_t * dims, const int64_t * strides)
-{
-  int64_t off = 0;
-  int j;
-
-  for (j = rank - 1; j >= 0; j--) {
-    off += (i % dims[j]) * strides[j];
-    i /= dims[j];
-  }
-  return off;
-}
-
-/* @rank dims as " 1" for a broadcast one and " n" for another, in @buf */
 static const gchar *
 broadcast_name (int rank, const int64_t * shape, gchar * buf)
 {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cbichildprobe.h"
+#include "cbibroadcastref.h"
 #include "cbikernels.h"
 
 /* The probe, in a child: why there is no CUDA device, or %NULL. */
@@ -989,35 +990,6 @@ GST_START_TEST
 
 GST_END_TEST;
 
-/* b's offset for element @i of a row-major @dims walked at @strides */
-static int64_t
-ref_offset (int64_t i, int rank, const int64_t * dims, const int64_t * strides)
-{
-  int64_t off = 0;
-  int j;
-
-  for (j = rank - 1; j >= 0; j--) {
-    off += (i % dims[j]) * strides[j];
-    i /= dims[j];
-  }
-  return off;
-}
-
-/* b's strides for a b of @shape broadcast to @rank dims: its own
- * row-major strides, 0 along a dim of 1 */
-static void
-broadcast_strides (int rank, const int64_t * shape, int64_t * strides,
-    int64_t * count)
-{
-  int j;
-
-  *count = 1;
-  for (j = rank - 1; j >= 0; j--) {
-    strides[j] = shape[j] == 1 ? 0 : *count;
-    *count *= shape[j];
-  }
-}
-
 GST_START_TEST (test_binary_broadcasts_b_in_every_pattern)
 {
   /* a full [2, 3, 4, 5], and one with dims of 1 itself */
@@ -1041,7 +1013,7 @@ GST_START_TEST (test_binary_broadcasts_b_in_every_pattern)
 
   for (d = 0; d < 2; d++)
     for (s = 0; s < G_N_ELEMENTS (shapes); s++) {
-      int64_t strides[4], b_count, n = 1;
+      int64_t strides[4], n = 1;
       gboolean fits = TRUE;
 
       for (j = 0; j < 4; j++) {
@@ -1050,7 +1022,7 @@ GST_START_TEST (test_binary_broadcasts_b_in_every_pattern)
       }
       if (!fits)
         continue;
-      broadcast_strides (4, shapes[s], strides, &b_count);
+      broadcast_strides (4, shapes[s], strides);
       for (o = 0; o < 2; o++) {
         gpointer d_y = to_device (NULL, n * sizeof (float));
         assert_cuda (cbi_k_binary (d_a, d_b, d_y, 4, dims[d], strides,
@@ -1058,7 +1030,7 @@ GST_START_TEST (test_binary_broadcasts_b_in_every_pattern)
         from_device (got, d_y, n * sizeof (float));
         for (i = 0; i < (gsize) n; i++)
           want[i] = cbi_binary (ops[o], a[i],
-              b[ref_offset (i, 4, dims[d], strides)]);
+              b[offset_of (i, 4, dims[d], strides)]);
         assert_floats_close (got, want, n, 0.0, "broadcast b");
       }
     }
@@ -1091,17 +1063,17 @@ GST_START_TEST (test_where_broadcasts_condition_and_other_in_every_pattern)
   d_c = to_device (cond, sizeof (cond));
   for (sc = 0; sc < G_N_ELEMENTS (shapes); sc++)
     for (so = 0; so < G_N_ELEMENTS (shapes); so++) {
-      int64_t c_strides[3], o_strides[3], count;
+      int64_t c_strides[3], o_strides[3];
       gpointer d_y = to_device (NULL, sizeof (got));
 
-      broadcast_strides (3, shapes[sc], c_strides, &count);
-      broadcast_strides (3, shapes[so], o_strides, &count);
+      broadcast_strides (3, shapes[sc], c_strides);
+      broadcast_strides (3, shapes[so], o_strides);
       assert_cuda (cbi_k_where (d_c, d_a, d_o, d_y, 3, dims, o_strides,
               c_strides, NULL));
       from_device (got, d_y, sizeof (got));
       for (i = 0; i < 30; i++)
-        want[i] = cond[ref_offset (i, 3, dims, c_strides)] != 0.0f ? a[i] :
-            other[ref_offset (i, 3, dims, o_strides)];
+        want[i] = cond[offset_of (i, 3, dims, c_strides)] != 0.0f ? a[i] :
+            other[offset_of (i, 3, dims, o_strides)];
       assert_floats_close (got, want, 30, 0.0, "where");
     }
   assert_cuda (cudaFree (d_a));

@@ -49,6 +49,7 @@ struct _CbiEngine
   const CbiBackendEntry *table; /* the backends it may open */
   guint n_table;
   CbiBackend *backend;
+  const gchar *backend_name;    /* interned: each batch's report names it */
   gboolean may_fall_back;       /* AUTO on CUDA: a failure moves to the CPU */
   gboolean warming_up;          /* its batches leave a failure to it */
   guint64 device_free_warm;     /* device free memory after the warm-up */
@@ -134,6 +135,7 @@ cbi_engine_use_backend (CbiEngine * engine, CbiBackend * backend,
     CbiBackendKind kind)
 {
   engine->backend = backend;
+  engine->backend_name = g_intern_string (backend->iface->name);
   /* the meta reports 0 for the CPU, whatever was asked */
   backend->device_id = kind == CBI_BACKEND_CPU ? 0 : backend->device_id;
   backend->share_cores = engine->threads == 0;
@@ -292,7 +294,7 @@ cbi_engine_free (CbiEngine * engine)
 const gchar *
 cbi_engine_backend_name (CbiEngine * engine)
 {
-  return engine->backend->iface->name;
+  return engine->backend_name;
 }
 
 const gchar *
@@ -625,7 +627,7 @@ cbi_engine_compute (gpointer data)
       && iface->compute (backend, e->plan, c->slot, c->error)
       && iface->download (backend, e->plan, c->slot, c->batch, c->error);
   c->entry = e;
-  c->report->backend = g_intern_string (iface->name);
+  c->report->backend = engine->backend_name;
   c->report->device_id = backend->device_id;
   c->report->threads = omp_get_max_threads ();
   c->report->single_thread = backend->ran_solo;

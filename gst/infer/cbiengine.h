@@ -89,6 +89,8 @@ CbiEngine *cbi_engine_new (CbiGraph * graph, CbiBackendKind kind,
     GError ** error);
 void cbi_engine_free (CbiEngine * engine);
 
+/* Returns: (transfer none): the interned name of the backend in use
+ * ("cpu", "cuda"), which lives as long as the process. */
 const gchar *cbi_engine_backend_name (CbiEngine * engine);
 /* Returns: (transfer none) (nullable): why AUTO passed CUDA over, or left
  * it, for a user ("no usable CUDA device (...)", "the cuda backend cannot

@@ -282,8 +282,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
 void
 gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self)
 {
-  const gchar *backend =
-      g_intern_string (cbi_engine_backend_name (self->engine));
+  const gchar *backend = cbi_engine_backend_name (self->engine);
   const gchar *reason = cbi_engine_fallback_reason (self->engine);
   gboolean changed;
 

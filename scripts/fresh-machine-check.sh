@@ -2,7 +2,8 @@
 # The fresh-machine check: the README's two commands, exactly as written,
 # in a bare Debian 12 root, as a new user runs them.
 #
-#   bash scripts/fresh-machine-check.sh [--keep] [--no-cache]      (as root)
+#   bash scripts/fresh-machine-check.sh [--keep] [--no-cache] [--full]
+#                                                                  (as root)
 #
 # 1. makes a minimal Debian 12 root (debootstrap --variant=minbase bookworm,
 #    debootstrap installed with apt-get when missing) under
@@ -21,7 +22,8 @@
 #      bash scripts/demo.sh
 #      bash scripts/test.sh          (with CBI_TEST_QUICK=1: the plain suites
 #                                     and the ONNX node tests; no valgrind,
-#                                     ASan or fuzzer)
+#                                     ASan or fuzzer; --full runs it whole,
+#                                     as the README's command does)
 #    printing their output indented, then each command's exit status and
 #    wall time, and last a line `N passed, N failed` (one per command);
 # 5. unmounts everything (on every exit: success, failure, a signal) and
@@ -38,12 +40,14 @@ top=$(pwd -P)
 
 keep=0
 use_cache=1
+quick=1
 for a in "$@"; do
   case "$a" in
     --keep) keep=1 ;;
     --no-cache) use_cache=0 ;;
+    --full) quick=0 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "fresh-machine: unknown argument $a (--keep, --no-cache)" >&2; exit 2 ;;
+    *) echo "fresh-machine: unknown argument $a (--keep, --no-cache, --full)" >&2; exit 2 ;;
   esac
 done
 
@@ -291,7 +295,7 @@ apt-config dump 2>/dev/null \
   | grep -E '^Acquire::((https?|ftp)::Proxy|Check-Valid-Until|Check-Date) ' \
   > "$root/etc/apt/apt.conf.d/99host-network" || true
 envs=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-  TERM=dumb CBI_TEST_QUICK=1)
+  TERM=dumb CBI_TEST_QUICK=$quick)
 for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY \
     PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_TRUSTED_HOST; do
   [ -n "${!v:-}" ] && envs+=("$v=${!v}")
@@ -318,7 +322,7 @@ mount_all >"$log" 2>&1 || setup_failed "mounting /proc, /sys and /dev in the roo
 for c in "${commands[@]}"; do
   name=${c##*/}
   log=$logs/${name%.sh}.log
-  say "\$ $c    (in $src, chroot $root, CBI_TEST_QUICK=1)"
+  say "\$ $c    (in $src, chroot $root, CBI_TEST_QUICK=$quick)"
   t=$(now)
   run_logged chroot "$root" /usr/bin/env -i "${envs[@]}" \
     /bin/bash -c "cd $src && $c"

@@ -22,7 +22,11 @@ gst_cbi_batcher_clear (GstCbiBatcher * batcher)
 gboolean
 gst_cbi_batcher_push (GstCbiBatcher * batcher, GstBuffer * buffer)
 {
-  g_return_val_if_fail (batcher->count < batcher->capacity, TRUE);
+  if (G_UNLIKELY (batcher->count >= batcher->capacity)) {
+    /* the caller gave @buffer away whatever happens here */
+    gst_buffer_unref (buffer);
+    g_return_val_if_reached (TRUE);
+  }
 
   batcher->frames[batcher->count++] = buffer;
   return batcher->count == batcher->capacity;

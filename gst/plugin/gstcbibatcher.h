@@ -26,7 +26,9 @@ typedef struct
 void gst_cbi_batcher_init (GstCbiBatcher * batcher, guint capacity);
 /* Unrefs what is pending and frees the array. */
 void gst_cbi_batcher_clear (GstCbiBatcher * batcher);
-/* Takes @buffer (transfer full). Returns: %TRUE when the batch is full. */
+/* Takes @buffer (transfer full), in every case: pushed into a full
+ * batcher (a programming error, which is reported as a critical), it is
+ * unreffed. Returns: %TRUE when the batch is full. */
 gboolean gst_cbi_batcher_push (GstCbiBatcher * batcher, GstBuffer * buffer);
 /* Unrefs the pending frames. Returns: how many there were. */
 guint gst_cbi_batcher_drop (GstCbiBatcher * batcher);

@@ -27,6 +27,9 @@ GST_DEBUG_CATEGORY_STATIC (cbi_engine_debug);
 typedef struct
 {
   gboolean busy;
+  gboolean collected;           /* its outputs are readable, until the slot
+                                 * or (synchronous backend) its plan runs
+                                 * another batch, or the plan goes */
   gpointer plan;
   CbiShape outputs[CBI_MAX_OUTPUTS];
   gint64 start;                 /* monotonic, us */
@@ -71,8 +74,6 @@ struct _CbiEngine
   CbiSlot slots[CBI_MAX_INFLIGHT];
   guint n_slots;
   guint next_slot;
-  gint last_slot;               /* the last collected, for its outputs;
-                                 * -1: none */
 };
 
 gboolean
@@ -191,7 +192,6 @@ cbi_engine_new_with_backends (const CbiBackendEntry * table,
   engine->fallback_reason = fallback_reason;
   engine->memory_limit = memory_limit;
   engine->n_slots = 1;
-  engine->last_slot = -1;
   engine->shapes = g_new0 (CbiShape, graph->tensors->len);
   g_mutex_init (&engine->lock);
   cbi_engine_use_backend (engine, backend, kind);
@@ -241,11 +241,13 @@ static void
 cbi_engine_drop_plan (CbiEngine * engine, guint index)
 {
   CbiPlanEntry *e = &engine->plans[index];
+  guint k;
 
+  /* the outputs of the batches collected on it go with it */
   g_mutex_lock (&engine->lock);
-  if (engine->last_slot >= 0
-      && engine->slots[engine->last_slot].plan == e->plan)
-    engine->last_slot = -1;
+  for (k = 0; k < CBI_MAX_INFLIGHT; k++)
+    if (engine->slots[k].plan == e->plan)
+      engine->slots[k].collected = FALSE;
   g_mutex_unlock (&engine->lock);
   engine->backend->iface->free_plan (engine->backend, e->plan, engine->pool,
       engine->staging);
@@ -486,7 +488,6 @@ cbi_engine_fall_back (CbiEngine * engine, const gchar * where, GError ** error)
   cbi_engine_drop_backend (engine);
   g_mutex_lock (&engine->lock);
   engine->next_slot = 0;
-  engine->last_slot = -1;
   g_mutex_unlock (&engine->lock);
   engine->device_free_warm = 0;
   cbi_engine_use_backend (engine, cpu, CBI_BACKEND_CPU);
@@ -657,7 +658,7 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   };
   CbiPoolStats before;
   CbiSlot *slot;
-  guint k;
+  guint k, i;
   gint64 start = g_get_monotonic_time ();
   gint entered;
 
@@ -671,6 +672,8 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
         "in flight: collect and release one first", engine->n_slots);
     return FALSE;
   }
+  /* its ticket stands for this batch from now on */
+  slot->collected = FALSE;
   g_mutex_unlock (&engine->lock);
 
   entered = cbi_engine_enter (engine);
@@ -692,7 +695,13 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
     return FALSE;
 
   g_mutex_lock (&engine->lock);
+  /* a synchronous backend keeps one set of outputs per plan: this batch
+   * wrote over those of the batches collected on it */
+  for (i = 0; !cbi_engine_is_async (engine) && i < engine->n_slots; i++)
+    if (engine->slots[i].plan == call.entry->plan)
+      engine->slots[i].collected = FALSE;
   slot->busy = TRUE;
+  slot->collected = FALSE;
   slot->plan = call.entry->plan;
   memcpy (slot->outputs, call.entry->outputs, sizeof (call.entry->outputs));
   slot->start = start;
@@ -757,7 +766,7 @@ cbi_engine_collect (CbiEngine * engine, guint ticket,
   }
 
   g_mutex_lock (&engine->lock);
-  engine->last_slot = ticket;
+  slot->collected = TRUE;
   g_mutex_unlock (&engine->lock);
   report->time_ns = (g_get_monotonic_time () - start) * 1000;
   /* the device-wide figure: what the pool cannot see */
@@ -813,59 +822,75 @@ cbi_engine_set_inflight (CbiEngine * engine, guint n, GError ** error)
  * do meanwhile wants. */
 static gboolean
 cbi_engine_execute (CbiEngine * engine, const CbiShape * shape,
-    const CbiFrameBatch * batch, const gfloat * input,
+    const CbiFrameBatch * batch, const gfloat * input, guint * ticket,
     CbiBatchReport * report, GError ** error)
 {
-  guint ticket;
+  guint k;
   gboolean ok;
 
-  if (!cbi_engine_submit_input (engine, shape, batch, input, &ticket, report,
-          error))
+  if (!cbi_engine_submit_input (engine, shape, batch, input, &k, report, error))
     return FALSE;
-  ok = cbi_engine_collect (engine, ticket, batch, report, error);
-  cbi_engine_release (engine, ticket);
+  ok = cbi_engine_collect (engine, k, batch, report, error);
+  cbi_engine_release (engine, k);
+  if (ticket)
+    *ticket = k;
   return ok;
+}
+
+/* cbi_engine_run(), and the ticket of the batch for its outputs */
+static gboolean
+cbi_engine_run_frames (CbiEngine * engine, const CbiFrameBatch * batch,
+    guint * ticket, CbiBatchReport * report, GError ** error)
+{
+  CbiShape shape;
+
+  cbi_graph_frame_shape (engine->graph, batch->n_slots, batch->height,
+      batch->width, &shape);
+  return cbi_engine_execute (engine, &shape, batch, NULL, ticket, report,
+      error);
 }
 
 gboolean
 cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
     CbiBatchReport * report, GError ** error)
 {
-  CbiShape shape;
-
-  cbi_graph_frame_shape (engine->graph, batch->n_slots, batch->height,
-      batch->width, &shape);
-  return cbi_engine_execute (engine, &shape, batch, NULL, report, error);
+  return cbi_engine_run_frames (engine, batch, NULL, report, error);
 }
 
 gboolean
 cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,
-    const gfloat * input, CbiBatchReport * report, GError ** error)
+    const gfloat * input, guint * ticket, CbiBatchReport * report,
+    GError ** error)
 {
-  return cbi_engine_execute (engine, shape, NULL, input, report, error);
+  return cbi_engine_execute (engine, shape, NULL, input, ticket, report, error);
 }
 
 const gfloat *
-cbi_engine_get_output (CbiEngine * engine, guint index, CbiShape * shape,
-    GError ** error)
+cbi_engine_get_output (CbiEngine * engine, guint ticket, guint index,
+    CbiShape * shape, GError ** error)
 {
   CbiBackend *backend = engine->backend;
   gpointer plan = NULL;
-  gint k;
+  gboolean collected = FALSE;
 
   g_mutex_lock (&engine->lock);
-  k = engine->last_slot;
-  if (k >= 0 && index < engine->graph->n_outputs) {
-    plan = engine->slots[k].plan;
-    *shape = engine->slots[k].outputs[index];
+  if (ticket < engine->n_slots) {
+    const CbiSlot *slot = &engine->slots[ticket];
+    collected = slot->collected;
+    if (collected && index < engine->graph->n_outputs) {
+      plan = slot->plan;
+      *shape = slot->outputs[index];
+    }
   }
   g_mutex_unlock (&engine->lock);
   if (plan == NULL) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "no output %u: %s",
-        index, k >= 0 ? "the model has fewer" : "no batch ran");
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "no output %u of the "
+        "batch of slot %u: %s", index, ticket, collected ? "the model has "
+        "fewer" : "no batch was collected there, or another batch ran "
+        "since");
     return NULL;
   }
-  return backend->iface->output (backend, plan, k, index, error);
+  return backend->iface->output (backend, plan, ticket, index, error);
 }
 
 static gint
@@ -895,6 +920,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   CbiFrameBatch dry = *layout;
   CbiBatchReport steady;
   CbiOutputInfo info;
+  guint ticket = 0;
   guint64 peak_allocated, peak_reserved;
   gsize in_size, out_size, frames_size;
   guint8 *frames, **ptrs;
@@ -954,7 +980,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   peak_allocated = report->pool.peak_allocated_bytes;
   peak_reserved = report->pool.peak_reserved_bytes;
   for (i = 0; ok && i < CBI_WARMUP_TIMED_BATCHES; i++) {
-    ok = cbi_engine_run (engine, &dry, &steady, error);
+    ok = cbi_engine_run_frames (engine, &dry, &ticket, &steady, error);
     report->steady_samples_ns[i] = steady.time_ns;
     report->time_ns += steady.time_ns;
     report->fresh_allocations += steady.fresh_allocations;
@@ -965,7 +991,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   /* tensor outputs are read where they are: touch them as a batch would */
   for (i = 0; ok && !info.image && i < info.n_outputs; i++) {
     CbiShape shape;
-    ok = cbi_engine_get_output (engine, i, &shape, error) != NULL;
+    ok = cbi_engine_get_output (engine, ticket, i, &shape, error) != NULL;
   }
   g_free (frames);
   g_free (ptrs);

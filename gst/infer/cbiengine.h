@@ -160,26 +160,36 @@ gboolean cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
 /* Runs one batch of @batch->n_slots (planning that shape first if no plan
  * has it: @report->replanned), waiting for it: cbi_engine_submit(), then
  * cbi_engine_collect() and cbi_engine_release(). The image output is
- * unpacked into @batch->out when that is set; every other output can be
- * read with cbi_engine_get_output() until the next run. */
+ * unpacked into @batch->out when that is set; to read the other outputs
+ * with cbi_engine_get_output(), submit and collect the batch, which gives
+ * its ticket. */
 gboolean cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
     CbiBatchReport * report, GError ** error);
 
 /* Runs the model on one input tensor of @shape (the input's rank; its
  * fixed dimensions as the model has them), @input (transfer none) holding
- * its elements in row-major order. Read the results with
- * cbi_engine_get_output(). */
+ * its elements in row-major order, waiting for it as cbi_engine_run()
+ * does. @ticket (out) (optional) receives the slot it ran in, once it was
+ * submitted: read the results with cbi_engine_get_output() and that
+ * ticket. */
 gboolean cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,
-    const gfloat * input, CbiBatchReport * report, GError ** error);
+    const gfloat * input, guint * ticket, CbiBatchReport * report,
+    GError ** error);
 
-/* Output @index of the last collected batch: its shape in @shape and
- * (transfer none) its elements in row-major order, in host memory, valid
- * until the batch's slot is submitted again (on a synchronous backend,
- * until the next submit), a warm-up or cbi_engine_free(). %NULL with
- * @error set when nothing was collected or @index is past the last
- * output. The output that a batch unpacked into frames is not kept. */
-const gfloat *cbi_engine_get_output (CbiEngine * engine, guint index,
-    CbiShape * shape, GError ** error);
+/* Output @index of the batch collected under @ticket (from
+ * cbi_engine_submit() or cbi_engine_run_tensor()), released or not.
+ * @shape (out caller-allocates) receives its shape.
+ * Returns: (transfer none) (nullable): its elements in row-major order,
+ * in host memory that the engine owns: valid until the slot of @ticket
+ * takes another batch (on a synchronous backend, until any batch of the
+ * same shape is submitted), a warm-up, cbi_engine_set_inflight() or
+ * cbi_engine_free(); the caller copies what it keeps longer. %NULL with
+ * @error set when that slot holds no collected batch (never collected,
+ * collection failed, or another batch ran since) or @index is past the
+ * last output. The output that a batch unpacked into frames is not
+ * kept. */
+const gfloat *cbi_engine_get_output (CbiEngine * engine, guint ticket,
+    guint index, CbiShape * shape, GError ** error);
 
 /* Batches in flight.
  *

@@ -299,8 +299,8 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
   /* tensor outputs are read once, then sliced per frame */
   for (i = 0; !self->out.image && i < self->out.n_outputs; i++) {
     CbiShape shape;
-    if ((outputs[i] = cbi_engine_get_output (self->engine, i, &shape,
-                &error)) == NULL) {
+    if ((outputs[i] = cbi_engine_get_output (self->engine, batch->ticket,
+                i, &shape, &error)) == NULL) {
       GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read output %s: "
               "%s", self->tensors[i].name, error->message), (NULL));
       g_clear_error (&error);

@@ -84,14 +84,15 @@ fail (const gchar * what, GError * error, gboolean load_time)
 
 /* Writes the engine's outputs; returns an exit status. */
 static int
-write_outputs (CbiEngine * engine, const gchar * out_dir)
+write_outputs (CbiEngine * engine, guint ticket, const gchar * out_dir)
 {
   guint i, n = cbi_engine_n_outputs (engine);
 
   for (i = 0; i < n; i++) {
     CbiShape shape;
     GError *error = NULL;
-    const gfloat *data = cbi_engine_get_output (engine, i, &shape, &error);
+    const gfloat *data = cbi_engine_get_output (engine, ticket, i, &shape,
+        &error);
     gchar *name, *path;
     gfloat *copy;
     gsize size;
@@ -127,6 +128,7 @@ main (int argc, char **argv)
   CbiGraph *graph;
   CbiEngine *engine;
   CbiBatchReport report;
+  guint ticket;
   GError *error = NULL;
   gboolean used_fallback;
   gchar *input = NULL;
@@ -180,9 +182,9 @@ main (int argc, char **argv)
     return fail ("engine", error, TRUE);
   }
 
-  if (cbi_engine_run_tensor (engine, &shape, (const gfloat *) input, &report,
-          &error))
-    status = write_outputs (engine, argv[4]);
+  if (cbi_engine_run_tensor (engine, &shape, (const gfloat *) input, &ticket,
+          &report, &error))
+    status = write_outputs (engine, ticket, argv[4]);
   else
     status = fail ("run", error, FALSE);
 

@@ -786,11 +786,65 @@ GST_START_TEST (test_a_plan_with_a_batch_in_flight_outlives_the_plan_cache)
     b.n_frames = i + 1;
     fail_unless (cbi_engine_collect (e, tickets[i], &b, &r, NULL));
     /* read from the batch's own plan: freed, it would not be there */
-    y = cbi_engine_get_output (e, 0, &shape, NULL);
+    y = cbi_engine_get_output (e, tickets[i], 0, &shape, NULL);
     fail_unless (y != NULL);
     fail_unless_equals_int (shape.dims[0], i + 1);
     cbi_engine_release (e, tickets[i]);
   }
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_outputs_are_read_by_the_ticket_of_their_batch)
+{
+  CbiEngine *e = cpu_engine (0);
+  guint8 in_px[3][8 * 8 * 3];
+  const guint8 *in[3] = { in_px[0], in_px[1], in_px[2] };
+  const gint stride[3] = { 24, 24, 24 };
+  CbiFrameBatch one = cbi_test_rgb_batch (8, 8, 1, in, NULL, stride);
+  CbiFrameBatch two = cbi_test_rgb_batch (8, 8, 2, in, NULL, stride);
+  CbiFrameBatch three = cbi_test_rgb_batch (8, 8, 3, in, NULL, stride);
+  CbiBatchReport r;
+  GError *err = NULL;
+  CbiShape shape;
+  guint t0, t1, t2;
+
+  memset (in_px, 128, sizeof (in_px));
+  fail_unless (cbi_engine_set_inflight (e, 2, NULL));
+  fail_unless (cbi_engine_submit (e, &one, &t0, &r, NULL));
+  fail_unless (cbi_engine_submit (e, &two, &t1, &r, NULL));
+  /* not collected yet: nothing to read */
+  fail_if (cbi_engine_get_output (e, t0, 0, &shape, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
+  g_clear_error (&err);
+  fail_unless (cbi_engine_collect (e, t0, &one, &r, NULL));
+  fail_unless (cbi_engine_collect (e, t1, &two, &r, NULL));
+  /* the first batch's own outputs, though another was collected after */
+  fail_unless (cbi_engine_get_output (e, t0, 0, &shape, NULL) != NULL);
+  fail_unless_equals_int (shape.dims[0], 1);
+  fail_unless (cbi_engine_get_output (e, t1, 0, &shape, NULL) != NULL);
+  fail_unless_equals_int (shape.dims[0], 2);
+  cbi_engine_release (e, t0);
+  cbi_engine_release (e, t1);
+  /* released, still readable, until the slot takes another batch */
+  fail_unless (cbi_engine_get_output (e, t0, 0, &shape, NULL) != NULL);
+  fail_unless_equals_int (shape.dims[0], 1);
+  fail_unless (cbi_engine_submit (e, &three, &t2, &r, NULL));
+  fail_unless_equals_int (t2, t0);
+  fail_if (cbi_engine_get_output (e, t0, 0, &shape, &err));
+  fail_unless (strstr (err->message, "another batch ran") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  fail_unless (cbi_engine_get_output (e, t1, 0, &shape, NULL) != NULL);
+  fail_unless_equals_int (shape.dims[0], 2);
+  cbi_engine_release (e, t2);
+  /* no such slot, and no such output */
+  fail_if (cbi_engine_get_output (e, 2, 0, &shape, NULL));
+  fail_if (cbi_engine_get_output (e, t1, 1, &shape, &err));
+  fail_unless (strstr (err->message, "the model has fewer") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
   cbi_engine_free (e);
 }
 
@@ -916,7 +970,7 @@ GST_START_TEST (test_a_cuda_plan_that_unpacks_frames_keeps_no_host_tensor)
       &fallback, NULL);
   fail_unless (a != NULL && b != NULL);
   run_step_edge (a, 4, row, &frames);
-  fail_unless (cbi_engine_run_tensor (b, &in, x, &tensor, NULL));
+  fail_unless (cbi_engine_run_tensor (b, &in, x, NULL, &tensor, NULL));
   fail_unless (frames.pool.reserved_bytes < tensor.pool.reserved_bytes,
       "frames %" G_GUINT64_FORMAT " bytes, tensor %" G_GUINT64_FORMAT,
       frames.pool.reserved_bytes, tensor.pool.reserved_bytes);
@@ -964,15 +1018,15 @@ run_tensor_graph (CbiGraph * g, CbiShape * out)
   CbiEngine *e;
   const gfloat *y;
   gfloat *copy;
-  guint i;
+  guint i, ticket;
 
   for (i = 0; i < G_N_ELEMENTS (x); i++)
     x[i] = ((gint) (i * 13) % 11 - 5) / 5.0f;
   e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &err);
   fail_unless (e != NULL);
-  fail_unless (cbi_engine_run_tensor (e, &in, x, &r, &err), "%s",
+  fail_unless (cbi_engine_run_tensor (e, &in, x, &ticket, &r, &err), "%s",
       err ? err->message : "");
-  y = cbi_engine_get_output (e, 0, out, &err);
+  y = cbi_engine_get_output (e, ticket, 0, out, &err);
   fail_unless (y != NULL);
   copy = g_memdup2 (y, cbi_shape_count (out) * sizeof (gfloat));
   cbi_engine_free (e);
@@ -1086,10 +1140,11 @@ cpu_engine_for_model (const gchar * file)
 }
 
 /* Runs @in through @e inside an OpenMP region of two threads, on its
- * first: as the CPU backend runs a batch on one thread. */
+ * first: as the CPU backend runs a batch on one thread. @ticket: as
+ * cbi_engine_run_tensor() gives it. */
 static gboolean
 run_tensor_in_a_region (CbiEngine * e, const CbiShape * in, const gfloat * x,
-    GError ** error)
+    guint * ticket, GError ** error)
 {
   gboolean ok = FALSE;
   CbiBatchReport r;
@@ -1097,7 +1152,7 @@ run_tensor_in_a_region (CbiEngine * e, const CbiShape * in, const gfloat * x,
 #pragma omp parallel num_threads (2)
   {
     if (omp_get_thread_num () == 0)
-      ok = cbi_engine_run_tensor (e, in, x, &r, error);
+      ok = cbi_engine_run_tensor (e, in, x, ticket, &r, error);
   }
   return ok;
 }
@@ -1111,6 +1166,7 @@ GST_START_TEST (test_a_batch_on_one_thread_gives_the_teams_output)
   const gfloat *y;
   CbiEngine *e;
   CbiShape out;
+  guint ticket;
   gint64 i;
 
   for (i = 0; i < (gint64) G_N_ELEMENTS (x); i++)
@@ -1119,14 +1175,14 @@ GST_START_TEST (test_a_batch_on_one_thread_gives_the_teams_output)
    * not this thread's */
   e = cpu_engine_for_model ("style.onnx");
   cbi_engine_set_threads (e, 2);
-  fail_unless (cbi_engine_run_tensor (e, &in, x, &r, &err), "%s",
+  fail_unless (cbi_engine_run_tensor (e, &in, x, &ticket, &r, &err), "%s",
       err ? err->message : "");
   fail_unless_equals_int (r.threads, 2);
-  y = cbi_engine_get_output (e, 0, &out, &err);
+  y = cbi_engine_get_output (e, ticket, 0, &out, &err);
   team = g_memdup2 (y, cbi_shape_count (&out) * sizeof (gfloat));
-  fail_unless (run_tensor_in_a_region (e, &in, x, &err), "%s",
+  fail_unless (run_tensor_in_a_region (e, &in, x, &ticket, &err), "%s",
       err ? err->message : "");
-  y = cbi_engine_get_output (e, 0, &out, &err);
+  y = cbi_engine_get_output (e, ticket, 0, &out, &err);
   for (i = 0; i < cbi_shape_count (&out); i++) {
     max_err = MAX (max_err, fabsf (y[i] - team[i]));
     ref = MAX (ref, fabsf (team[i]));
@@ -1160,7 +1216,7 @@ GST_START_TEST (test_unpacked_frames_match_the_tensor_after_a_last_transpose)
   const gfloat *y;
   CbiEngine *e;
   CbiShape out;
-  guint i, c;
+  guint i, c, ticket;
 
   for (i = 0; i < S * S; i++)
     for (c = 0; c < 3; c++) {
@@ -1172,9 +1228,9 @@ GST_START_TEST (test_unpacked_frames_match_the_tensor_after_a_last_transpose)
   b.out_stride = out_stride;
   e = cpu_engine_for_model ("ops-shuffle-transpose.onnx");
   fail_unless (cbi_engine_run (e, &b, &r, &err), "%s", err ? err->message : "");
-  fail_unless (cbi_engine_run_tensor (e, &shape, x, &r, &err), "%s",
+  fail_unless (cbi_engine_run_tensor (e, &shape, x, &ticket, &r, &err), "%s",
       err ? err->message : "");
-  y = cbi_engine_get_output (e, 0, &out, &err);
+  y = cbi_engine_get_output (e, ticket, 0, &out, &err);
   fail_unless (y != NULL, "%s", err ? err->message : "");
   fail_unless_equals_int (out.dims[2], O);
   fail_unless_equals_int (out.dims[3], O);
@@ -1230,6 +1286,7 @@ engine_suite (void)
       test_submitted_batches_take_slots_in_turn_and_refuse_a_busy_one);
   tcase_add_test (tc,
       test_a_plan_with_a_batch_in_flight_outlives_the_plan_cache);
+  tcase_add_test (tc, test_outputs_are_read_by_the_ticket_of_their_batch);
   /* where CUDA runs, the GPU suite covers the engine's choice */
   why_no_cuda = cbi_test_cuda_unavailable ();
   if (why_no_cuda)

@@ -249,6 +249,7 @@ check_tensor_model (CbiGraph * g, const gchar * stem, const CbiShape * in_shape,
   const gfloat *out;
   gfloat err = 0.0f, ref = 0.0f;
   CbiBatchReport r;
+  guint ticket;
   gboolean fallback;
   GError *e_err = NULL;
   CbiShape shape;
@@ -256,9 +257,9 @@ check_tensor_model (CbiGraph * g, const gchar * stem, const CbiShape * in_shape,
 
   e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &e_err);
   fail_unless (e != NULL, "%s", e_err ? e_err->message : "");
-  fail_unless (cbi_engine_run_tensor (e, in_shape, in, &r, &e_err), "%s",
-      e_err ? e_err->message : "");
-  out = cbi_engine_get_output (e, 0, &shape, &e_err);
+  fail_unless (cbi_engine_run_tensor (e, in_shape, in, &ticket, &r, &e_err),
+      "%s", e_err ? e_err->message : "");
+  out = cbi_engine_get_output (e, ticket, 0, &shape, &e_err);
   fail_unless (out != NULL, "%s", e_err ? e_err->message : "");
   fail_unless (cbi_shape_equal (&shape, out_shape), "%s: output %s", stem,
       cbi_shape_to_string (&shape));
@@ -394,21 +395,21 @@ check_shape_ops (CbiEngine * e, guint key)
   gfloat *in, *expected;
   GError *err = NULL;
   CbiBatchReport r;
-  guint o;
+  guint o, ticket;
 
   for (o = 0; o < G_N_ELEMENTS (shape_sizes[key].outs); o++)
     total += cbi_shape_count (&shape_sizes[key].outs[o]);
   in = (gfloat *) read_bin (in_name, in_count * sizeof (gfloat));
   expected = (gfloat *) read_bin (out_name, total * sizeof (gfloat));
-  fail_unless (cbi_engine_run_tensor (e, &shape_sizes[key].in, in, &r, &err),
-      "%s", err ? err->message : "");
+  fail_unless (cbi_engine_run_tensor (e, &shape_sizes[key].in, in, &ticket,
+          &r, &err), "%s", err ? err->message : "");
   total = 0;
   for (o = 0; o < G_N_ELEMENTS (shape_sizes[key].outs); o++) {
     const CbiShape *want = &shape_sizes[key].outs[o];
     gfloat max_err = 0.0f, ref = 0.0f;
     const gfloat *out;
     CbiShape shape;
-    out = cbi_engine_get_output (e, o, &shape, &err);
+    out = cbi_engine_get_output (e, ticket, o, &shape, &err);
     fail_unless (out != NULL, "%s", err ? err->message : "");
     fail_unless (cbi_shape_equal (&shape, want), "size %s, output %u: %s",
         shape_sizes[key].key, o, cbi_shape_to_string (&shape));

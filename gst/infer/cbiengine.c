@@ -494,10 +494,11 @@ cbi_engine_fall_back (CbiEngine * engine, const gchar * where, GError ** error)
   return TRUE;
 }
 
-/* The plan for input @shape, made on the spot (after filling
- * engine->shapes through @infer) when no cached plan has it; a batch of
- * @frames that unpacks its output into frames has plans of its own, which
- * keep no host copy of that output. */
+/* The plan for input @shape, made on the spot when no cached plan has it
+ * (@replanned), after filling engine->shapes: for @frames (%NULL for a
+ * tensor input) through cbi_engine_infer_frames(), which checks that the
+ * model takes frames. A batch of @frames that unpacks its output into
+ * frames has plans of its own, which keep no host copy of that output. */
 static CbiPlanEntry *
 cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
     const CbiFrameBatch * frames, gboolean * replanned, GError ** error)

@@ -357,11 +357,11 @@ GstFlowReturn gst_cuda_batch_infer_collect (GstCudaBatchInfer * self,
     GstCbiBatch * batch);
 /* The flush action signal's handler. */
 void gst_cuda_batch_infer_flush (GstCudaBatchInfer * self);
-/* Runs a dry batch of frames of @info and posts its message; posts an
- * error and returns %FALSE when it fails. With the sink pad's STREAM_LOCK. */
 /* Copies the engine's backend (and why auto is not on CUDA) into the
  * stats; warns when auto left CUDA. With the STREAM_LOCK. */
 void gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self);
+/* Runs a dry batch of frames of @info and posts its message; posts an
+ * error and returns %FALSE when it fails. With the sink pad's STREAM_LOCK. */
 gboolean gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
     const GstVideoInfo * info);
 /* Posts @error (transfer none, from the engine) as an element error for

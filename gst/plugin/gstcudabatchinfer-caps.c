@@ -67,12 +67,8 @@ gst_cuda_batch_infer_budget (GstCudaBatchInfer * self, guint64 bytes)
 {
   const guint64 limit = self->run_memory_limit;
 
-  g_mutex_lock (&self->stats_lock);
-  self->stats.output_buffer_bytes = bytes;
-  g_mutex_unlock (&self->stats_lock);
-  if (limit == 0)
-    return TRUE;
-  if (bytes >= limit) {
+  if (limit > 0 && bytes >= limit) {
+    /* the stats count only output buffers that were let in */
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("The output buffers (%u frames, %" G_GUINT64_FORMAT " bytes) do "
             "not fit the memory limit of %" G_GUINT64_FORMAT " bytes",
@@ -81,7 +77,11 @@ gst_cuda_batch_infer_budget (GstCudaBatchInfer * self, guint64 bytes)
             "max-inflight"));
     return FALSE;
   }
-  cbi_engine_set_memory_limit (self->engine, limit - bytes);
+  g_mutex_lock (&self->stats_lock);
+  self->stats.output_buffer_bytes = bytes;
+  g_mutex_unlock (&self->stats_lock);
+  if (limit > 0)
+    cbi_engine_set_memory_limit (self->engine, limit - bytes);
   return TRUE;
 }
 

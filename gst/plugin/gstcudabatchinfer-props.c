@@ -506,7 +506,8 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,
    * `peak-reserved-bytes`, `reserved-bytes` (the engine's pool),
    * `output-buffer-bytes` (the element's own output buffers: a batch for
-   * each batch in flight), `device-fresh-bytes-after-warmup` (the most the
+   * each batch in flight, once memory-limit has let them in),
+   * `device-fresh-bytes-after-warmup` (the most the
    * GPU's free memory fell below what it was after the warm-up, memory the
    * pool cannot see; 0 on the CPU), `backend` (the backend in use, once
    * the engine is open) and, where `backend=auto` runs on the CPU,

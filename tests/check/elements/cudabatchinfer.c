@@ -1093,6 +1093,37 @@ GST_START_TEST (test_memory_limit_counts_the_output_buffers_before_they_exist)
 
 GST_END_TEST;
 
+GST_START_TEST (test_output_buffer_bytes_count_only_buffers_the_limit_let_in)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GError *err;
+
+  /* refused at the first caps: no output buffers are the element's */
+  h = harness_new ("batch=4 max-inflight=2 memory-limit=18432", &bus);
+  err = caps_refusal (h, bus);
+  g_error_free (err);
+  fail_unless_equals_uint64 (stat_of (h, "output-buffer-bytes"), 0);
+  harness_free (h, bus);
+
+  /* caps let in, then caps whose buffers do not fit (no warm-up: the
+   * engine takes nothing): the stats keep the first caps' buffers */
+  h = harness_new ("batch=4 max-inflight=2 warmup=false memory-limit=40000",
+      &bus);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  fail_unless_equals_uint64 (stat_of (h, "output-buffer-bytes"),
+      OUTPUT_BUFFER_BYTES);
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=64,height=48,framerate=30/1");
+  fail_unless_equals_int (gst_harness_push (h, make_frame (0, 64, 48, 3)),
+      GST_FLOW_NOT_NEGOTIATED);
+  fail_unless_equals_uint64 (stat_of (h, "output-buffer-bytes"),
+      OUTPUT_BUFFER_BYTES);
+  harness_free (h, bus);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_refused_caps_post_one_error_and_fail_at_once_after)
 {
   GstBus *bus;
@@ -1766,6 +1797,8 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_refused_caps_post_one_error_and_fail_at_once_after);
   tcase_add_test (tc,
       test_memory_limit_counts_the_output_buffers_before_they_exist);
+  tcase_add_test (tc,
+      test_output_buffer_bytes_count_only_buffers_the_limit_let_in);
   tcase_add_test (tc, test_failed_allocation_in_a_batch_is_a_flow_error);
   tcase_add_test (tc, test_an_onnx_model_file_runs_with_warmup_and_padding);
   tcase_add_test (tc, test_a_bad_model_file_fails_the_start_with_the_reason);

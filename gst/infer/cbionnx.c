@@ -549,8 +549,11 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
 
   m = onnx__model_proto__unpack (NULL, size, data);
   if (m == NULL) {
-    cbi_onnx_fail (error, "not an ONNX model: the bytes do not parse as a "
-        "ModelProto");
+    /* protobuf cannot tell a file cut short from other bytes, and a copy
+     * or download cut short is the likelier of the two */
+    cbi_onnx_fail (error, "cannot parse the %" G_GSIZE_FORMAT " bytes as "
+        "an ONNX model (the file may be truncated, or not an ONNX model)",
+        size);
     return NULL;
   }
   im.graph = cbi_graph_new ();

@@ -3,7 +3,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <gst/check/gstcheck.h>
+#include <glib/gstdio.h>
 #include <math.h>
+#include <unistd.h>
 
 #include "cbiengine.h"
 #include "cbierror.h"
@@ -178,7 +180,7 @@ static const struct
   const gchar *reason;
 } bad_models[] = {
   {"no-such-model.onnx", "cannot read model"},
-  {"bad-truncated.onnx", "not an ONNX model"},
+  {"bad-truncated.onnx", "the file may be truncated"},
   {"bad-not-onnx.onnx", "not an ONNX model"},
   {"bad-unsupported-op.onnx", "node squash: op Softplus is not supported"},
   {"bad-missing-initializer.onnx", "reads 'w1'"},
@@ -520,6 +522,30 @@ GST_START_TEST (test_bad_models_are_refused_with_the_reason)
 
 GST_END_TEST;
 
+GST_START_TEST (test_a_model_cut_short_by_one_byte_is_said_to_be_truncated)
+{
+  gchar *path = model_path ("conv-relu.onnx"), *data = NULL, *cut;
+  GError *err = NULL;
+  gsize size = 0;
+  gint fd;
+
+  fail_unless (g_file_get_contents (path, &data, &size, NULL), "%s", path);
+  fd = g_file_open_tmp ("cbi-cut-XXXXXX.onnx", &cut, NULL);
+  fail_unless (fd >= 0);
+  close (fd);
+  fail_unless (g_file_set_contents (cut, data, size - 1, NULL));
+  fail_if (cbi_onnx_load (cut, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MODEL));
+  fail_unless (strstr (err->message, "truncated") != NULL, "%s", err->message);
+  g_error_free (err);
+  g_unlink (cut);
+  g_free (cut);
+  g_free (data);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_empty_bytes_are_no_model)
 {
   GError *err = NULL;
@@ -636,6 +662,8 @@ onnx_suite (void)
       G_N_ELEMENTS (activation_models));
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
+  tcase_add_test (tc,
+      test_a_model_cut_short_by_one_byte_is_said_to_be_truncated);
   tcase_add_test (tc, test_empty_bytes_are_no_model);
   tcase_add_test (tc, test_shapes_computed_at_plan_time_match_onnxruntime);
   tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);

@@ -97,6 +97,52 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
   g_mutex_unlock (&self->stats_lock);
 }
 
+/* Whether frame @i of @batch may be mapped as the caps say. A video meta
+ * that contradicts them (another format or number of planes, a smaller
+ * size: what gst_video_frame_map() requires of it, a larger meta being a
+ * padded frame the caps' frame is cropped from) is an error of the
+ * stream, posted here: the map checks the same with
+ * g_return_val_if_fail(), a critical, not an error. Nor does the map
+ * check that the meta's plane lies within the buffer, which the batch's
+ * packing reads whole: the frames take one plane. */
+static gboolean
+gst_cuda_batch_infer_check_meta (GstCudaBatchInfer * self,
+    const GstCbiBatch * batch, guint i)
+{
+  const GstVideoInfo *info = &self->in_info;
+  GstBuffer *buffer = batch->frames[i];
+  const GstVideoMeta *meta = gst_buffer_get_video_meta (buffer);
+  const gsize row = (gsize) GST_VIDEO_INFO_WIDTH (info) *
+      GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
+  const gchar *why;
+
+  if (meta == NULL)
+    return TRUE;
+  if (meta->format != GST_VIDEO_INFO_FORMAT (info)
+      || meta->n_planes != GST_VIDEO_INFO_N_PLANES (info)
+      || meta->width < (guint) GST_VIDEO_INFO_WIDTH (info)
+      || meta->height < (guint) GST_VIDEO_INFO_HEIGHT (info))
+    why = "contradicts the caps";
+  else if (meta->stride[0] < 0 || (gsize) meta->stride[0] < row)
+    why = "has rows shorter than the caps' frame";
+  else if (meta->offset[0] + (gsize) meta->stride[0] *
+      (GST_VIDEO_INFO_HEIGHT (info) - 1) + row > gst_buffer_get_size (buffer))
+    why = "has rows past the end of its buffer";
+  else
+    return TRUE;
+  GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+      ("A frame's video meta %s", why),
+      ("frame %u of batch %" G_GUINT64_FORMAT ": the meta says %s %ux%u in "
+          "%u planes, rows of %d bytes from offset %" G_GSIZE_FORMAT " in a "
+          "buffer of %" G_GSIZE_FORMAT "; the caps %s %dx%d in %u planes", i,
+          batch->index, gst_video_format_to_string (meta->format),
+          meta->width, meta->height, meta->n_planes, meta->stride[0],
+          meta->offset[0], gst_buffer_get_size (buffer),
+          GST_VIDEO_INFO_NAME (info), GST_VIDEO_INFO_WIDTH (info),
+          GST_VIDEO_INFO_HEIGHT (info), GST_VIDEO_INFO_N_PLANES (info)));
+  return FALSE;
+}
+
 /* Maps @batch's frames and, for an image output, its output buffers.
  * Returns: whether all were mapped (batch->mapped says how many were). */
 static gboolean
@@ -205,7 +251,11 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
   CbiFrameBatch *fb = &batch->fb;
   GError *error = NULL;
   GstFlowReturn ret;
+  guint i;
 
+  for (i = 0; i < batch->n; i++)
+    if (!gst_cuda_batch_infer_check_meta (self, batch, i))
+      return GST_FLOW_ERROR;
   for (; self->out.image && batch->n_out < batch->n; batch->n_out++) {
     ret = gst_buffer_pool_acquire_buffer (self->out_pool,
         &batch->out_buffers[batch->n_out], NULL);

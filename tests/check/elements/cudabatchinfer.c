@@ -968,6 +968,83 @@ GST_END_TEST;
 /* The embedded model takes any frame size, so what it cannot take are the
  * formats outside the templates; a fixed-size model's check comes with
  * model files. */
+/* Pushes a buffer of @size bytes with a video meta of @format, @width x
+ * @height in @n_planes planes of rows of @stride bytes into a batch=1
+ * element on CAPS_RGB (32x24). Returns what the push returned, and in
+ * @err the error posted, if any. */
+static GstFlowReturn
+push_with_video_meta (GstVideoFormat format, guint width, guint height,
+    guint n_planes, gint stride, gsize size, GError ** err)
+{
+  GstBus *bus;
+  GstHarness *h = harness_new ("batch=1", &bus);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+  gsize offset[GST_VIDEO_MAX_PLANES] = { 0, };
+  gint strides[GST_VIDEO_MAX_PLANES] = { stride, stride };
+  GstMessage *msg;
+  GstFlowReturn ret;
+
+  gst_buffer_memset (buf, 0, 128, size);
+  gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE, format,
+      width, height, n_planes, offset, strides);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  ret = gst_harness_push (h, buf);
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  if (msg) {
+    gst_message_parse_error (msg, err, NULL);
+    gst_message_unref (msg);
+  }
+  harness_free (h, bus);
+  return ret;
+}
+
+static const struct
+{
+  GstVideoFormat format;
+  guint width, height, n_planes;
+  gint stride;
+  const gchar *why;
+} refused_metas[] = {
+  /* what gst_video_frame_map() refuses with a critical */
+  {GST_VIDEO_FORMAT_RGB, W / 2, H, 1, W * 3, "contradicts the caps"},
+  {GST_VIDEO_FORMAT_RGB, W, H / 2, 1, W * 3, "contradicts the caps"},
+  {GST_VIDEO_FORMAT_BGR, W, H, 1, W * 3, "contradicts the caps"},
+  {GST_VIDEO_FORMAT_RGB, W, H, 2, W * 3, "contradicts the caps"},
+  /* what it maps, for the packing to read past the buffer */
+  {GST_VIDEO_FORMAT_RGB, W, H, 1, 2 * W * 3, "rows past the end"},
+  {GST_VIDEO_FORMAT_RGB, W, H, 1, W, "rows shorter than"},
+};
+
+/* gst-check fails a test on any critical it was not told to expect: the
+ * element must not call gst_video_frame_map() on these metas */
+GST_START_TEST (test_a_bad_video_meta_is_a_stream_error_not_a_critical)
+{
+  GError *err = NULL;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (refused_metas); i++) {
+    fail_unless_equals_int (push_with_video_meta (refused_metas[i].format,
+            refused_metas[i].width, refused_metas[i].height,
+            refused_metas[i].n_planes, refused_metas[i].stride, W * H * 3,
+            &err), GST_FLOW_ERROR);
+    fail_unless (g_error_matches (err, GST_STREAM_ERROR,
+            GST_STREAM_ERROR_FORMAT), "meta %u: %s", i,
+        err ? err->message : "no error");
+    fail_unless (strstr (err->message, refused_metas[i].why) != NULL,
+        "meta %u: %s", i, err->message);
+    g_clear_error (&err);
+  }
+  /* a meta that agrees, and one of a larger frame with longer rows, which
+   * the caps' frame is cropped from, still map */
+  fail_unless_equals_int (push_with_video_meta (GST_VIDEO_FORMAT_RGB, W, H,
+          1, W * 3, W * H * 3, &err), GST_FLOW_OK);
+  fail_unless_equals_int (push_with_video_meta (GST_VIDEO_FORMAT_RGB, 2 * W,
+          2 * H, 1, 2 * W * 3, 4 * W * H * 3, &err), GST_FLOW_OK);
+  fail_unless (err == NULL, "%s", err ? err->message : "");
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_formats_it_cannot_take_are_not_negotiated)
 {
   GstHarness *h = harness_new ("batch=4", NULL);
@@ -1792,6 +1869,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc,
       test_matching_caps_after_warmup_caps_do_not_warm_up_again);
   tcase_add_test (tc, test_formats_it_cannot_take_are_not_negotiated);
+  tcase_add_test (tc, test_a_bad_video_meta_is_a_stream_error_not_a_critical);
   tcase_add_test (tc, test_batch_cannot_change_while_playing);
   tcase_add_test (tc, test_memory_limit_fails_warmup_with_an_error_naming_it);
   tcase_add_test (tc, test_refused_caps_post_one_error_and_fail_at_once_after);

@@ -902,14 +902,19 @@ cbi_compare_u64 (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+/* The @percent percentile of @n samples (1 to CBI_WARMUP_TIMED_BATCHES),
+ * by nearest rank: the smallest sample that at least @percent % of them
+ * do not exceed, one of the samples whatever their spread. 50: the median
+ * (the lower one of an even count). */
 static guint64
-cbi_median_of_samples (const guint64 samples[CBI_WARMUP_TIMED_BATCHES])
+cbi_percentile_of_samples (const guint64 * samples, guint n, guint percent)
 {
   guint64 sorted[CBI_WARMUP_TIMED_BATCHES];
+  guint rank = (n * percent + 99) / 100;
 
-  memcpy (sorted, samples, sizeof (sorted));
-  qsort (sorted, CBI_WARMUP_TIMED_BATCHES, sizeof (guint64), cbi_compare_u64);
-  return sorted[CBI_WARMUP_TIMED_BATCHES / 2];
+  memcpy (sorted, samples, n * sizeof (guint64));
+  qsort (sorted, n, sizeof (guint64), cbi_compare_u64);
+  return sorted[MAX (rank, 1) - 1];
 }
 
 /* The warm-up, on the calling thread. */
@@ -922,6 +927,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   CbiBatchReport steady;
   CbiOutputInfo info;
   guint ticket = 0;
+  guint64 timed = 0;
   guint64 peak_allocated, peak_reserved;
   gsize in_size, out_size, frames_size;
   guint8 *frames, **ptrs;
@@ -980,9 +986,13 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   ok = ok && cbi_engine_run (engine, &dry, report, error);
   peak_allocated = report->pool.peak_allocated_bytes;
   peak_reserved = report->pool.peak_reserved_bytes;
-  for (i = 0; ok && i < CBI_WARMUP_TIMED_BATCHES; i++) {
+  for (i = 0; ok && i < CBI_WARMUP_TIMED_BATCHES
+      && (i < CBI_WARMUP_MIN_TIMED_BATCHES
+          || timed < CBI_WARMUP_TIMED_BUDGET_NS); i++) {
     ok = cbi_engine_run_frames (engine, &dry, &ticket, &steady, error);
     report->steady_samples_ns[i] = steady.time_ns;
+    report->n_steady_samples = i + 1;
+    timed += steady.time_ns;
     report->time_ns += steady.time_ns;
     report->fresh_allocations += steady.fresh_allocations;
     report->fresh_bytes += steady.fresh_bytes;
@@ -1001,7 +1011,10 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   if (!ok)
     return FALSE;
 
-  report->steady_time_ns = cbi_median_of_samples (report->steady_samples_ns);
+  report->steady_time_ns = cbi_percentile_of_samples
+      (report->steady_samples_ns, report->n_steady_samples, 50);
+  report->latency_time_ns = cbi_percentile_of_samples
+      (report->steady_samples_ns, report->n_steady_samples, 90);
   cbi_pool_trim (engine->pool);
   if (engine->staging)
     cbi_pool_trim (engine->staging);
@@ -1019,11 +1032,13 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   GST_INFO ("warm-up %ux%ux%u on %s: %" G_GUINT64_FORMAT " fresh "
       "allocations (%" G_GUINT64_FORMAT " bytes), %" G_GUINT64_FORMAT
       " bytes reserved after, %" G_GUINT64_FORMAT " us, then %"
-      G_GUINT64_FORMAT " us a batch", layout->n_slots, layout->height,
+      G_GUINT64_FORMAT " us a batch (90th percentile of %u: %"
+      G_GUINT64_FORMAT " us)", layout->n_slots, layout->height,
       layout->width,
       cbi_engine_backend_name (engine), report->fresh_allocations,
       report->fresh_bytes, report->pool.reserved_bytes,
-      report->time_ns / 1000, report->steady_time_ns / 1000);
+      report->time_ns / 1000, report->steady_time_ns / 1000,
+      report->n_steady_samples, report->latency_time_ns / 1000);
   return TRUE;
 }
 

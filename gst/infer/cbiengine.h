@@ -32,8 +32,14 @@ G_BEGIN_DECLS
 
 typedef struct _CbiEngine CbiEngine;
 
-/* Planned dry batches a warm-up times after the first (odd: one median) */
-#define CBI_WARMUP_TIMED_BATCHES 3
+/* Planned dry batches a warm-up times after the first: at least
+ * CBI_WARMUP_MIN_TIMED_BATCHES, then more while the timed ones add up to
+ * less than CBI_WARMUP_TIMED_BUDGET_NS, up to CBI_WARMUP_TIMED_BATCHES: a
+ * small model gets enough samples for a 90th percentile that one slow
+ * sample cannot set, a large one a warm-up no longer than with three */
+#define CBI_WARMUP_TIMED_BATCHES 20
+#define CBI_WARMUP_MIN_TIMED_BATCHES 3
+#define CBI_WARMUP_TIMED_BUDGET_NS (500 * G_GUINT64_CONSTANT (1000000))
 
 /**
  * CbiBatchReport:
@@ -65,11 +71,16 @@ typedef struct
   gboolean single_thread;       /* the CPU ran the batch on one of them:
                                  * other threads kept the cores busy */
   guint64 time_ns;
-  /* warm-up only: the planned batches timed after the first, and their
-   * median, which one slow sample (a page fault, a busy core) cannot
-   * move */
+  /* warm-up only: the planned batches timed after the first
+   * (@n_steady_samples of them); their median, which one slow sample (a
+   * page fault, a busy core) cannot move: a batch's usual cost; and
+   * their 90th percentile (nearest rank: the slowest of fewer than ten),
+   * what a batch may take on this machine as loaded as it was: the
+   * batch time to report as latency */
   guint64 steady_samples_ns[CBI_WARMUP_TIMED_BATCHES];
+  guint n_steady_samples;
   guint64 steady_time_ns;
+  guint64 latency_time_ns;
 } CbiBatchReport;
 
 /* Returns: (transfer full) (nullable): an engine running @graph (transfer
@@ -147,8 +158,9 @@ void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
 /* Drops every plan, plans the shape of @layout (its frame size, pixel
  * layout and @layout->n_slots; its frame pointers are ignored), runs one
  * dry batch of grey frames through packing, the graph and unpacking, then
- * %CBI_WARMUP_TIMED_BATCHES more to time a planned batch (their median in
- * @report->steady_time_ns),
+ * more to time a planned batch (see %CBI_WARMUP_TIMED_BATCHES: their
+ * median in @report->steady_time_ns, their 90th percentile in
+ * @report->latency_time_ns),
  * gives back what only the warm-up needed and restarts the peaks. @report
  * holds what the warm-up cost: its fresh allocations, its peaks, its time
  * and in @report->pool what stays reserved; @report->device_free_bytes is

@@ -559,6 +559,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   g_mutex_lock (&self->stats_lock);
   self->stats.warmup_time += r.time_ns;
   self->stats.steady_batch_time = r.steady_time_ns;
+  self->stats.latency_batch_time = r.latency_time_ns;
   self->stats.reserved_bytes = r.pool.reserved_bytes;
   output_buffer_bytes = self->stats.output_buffer_bytes;
   g_mutex_unlock (&self->stats_lock);
@@ -578,6 +579,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
       "threads", G_TYPE_UINT, r.threads,
       "warmup-time", G_TYPE_UINT64, r.time_ns,
       "steady-batch-time", G_TYPE_UINT64, r.steady_time_ns,
+      "latency-batch-time", G_TYPE_UINT64, r.latency_time_ns,
       "backend", G_TYPE_STRING, r.backend,
       "device-id", G_TYPE_INT, r.device_id,
       "device-free-bytes", G_TYPE_UINT64, r.device_free_bytes, NULL);

@@ -421,7 +421,10 @@ gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self, guint n)
 }
 
 /* What batching adds to latency: waiting for N-1 more frames (or for
- * batch-timeout, whichever is shorter) plus one batch's processing.
+ * batch-timeout, whichever is shorter) plus one batch's processing: the
+ * 90th percentile of the warm-up's batches, not their median, which half
+ * of the batches exceed: under load, by enough for a live sink to drop
+ * their frames as late.
  * @bounded is FALSE when the wait has no bound: no framerate and no
  * batch-timeout. */
 static GstClockTime
@@ -438,7 +441,7 @@ gst_cuda_batch_infer_latency (GstCudaBatchInfer * self, gboolean * bounded)
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->stats_lock);
-  batch_time = self->stats.steady_batch_time;
+  batch_time = self->stats.latency_batch_time;
   g_mutex_unlock (&self->stats_lock);
 
   wait = gst_cuda_batch_infer_frames_duration (self, batch - 1);

@@ -205,6 +205,7 @@ typedef struct
   guint64 replans;
   GstClockTime warmup_time;
   GstClockTime steady_batch_time;
+  GstClockTime latency_batch_time;
   guint64 fresh_allocations_after_warmup;
   guint64 fresh_bytes_after_warmup;
   guint64 peak_allocated_bytes;

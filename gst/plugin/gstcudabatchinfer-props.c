@@ -502,7 +502,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * refused), `batches`, `padded-frames`, `single-thread-batches` (run
    * on one thread of the CPU backend while other threads kept the cores
    * busy: see #GstCudaBatchInfer:threads), `replans`,
-   * `warmup-time`, `steady-batch-time`, `fresh-allocations-after-warmup`,
+   * `warmup-time`, `steady-batch-time` (the median of the warm-up's timed
+   * batches), `latency-batch-time` (their 90th percentile: the batch time
+   * the LATENCY query adds), `fresh-allocations-after-warmup`,
    * `fresh-bytes-after-warmup`, `peak-allocated-bytes`,
    * `peak-reserved-bytes`, `reserved-bytes` (the engine's pool),
    * `output-buffer-bytes` (the element's own output buffers: a batch for
@@ -737,6 +739,7 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
       "replans", G_TYPE_UINT64, s.replans,
       "warmup-time", G_TYPE_UINT64, (guint64) s.warmup_time,
       "steady-batch-time", G_TYPE_UINT64, (guint64) s.steady_batch_time,
+      "latency-batch-time", G_TYPE_UINT64, (guint64) s.latency_batch_time,
       "fresh-allocations-after-warmup", G_TYPE_UINT64,
       s.fresh_allocations_after_warmup,
       "fresh-bytes-after-warmup", G_TYPE_UINT64, s.fresh_bytes_after_warmup,

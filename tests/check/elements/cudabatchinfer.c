@@ -282,12 +282,17 @@ GST_START_TEST (test_eos_with_nothing_pending_pushes_only_eos)
 
 GST_END_TEST;
 
-GST_START_TEST (test_a_thread_count_set_is_kept_under_any_load)
+GST_START_TEST (test_a_set_thread_count_stays_and_0_starts_on_the_team)
 {
-  /* threads=0 may run a batch on one thread under load; a count set is
-   * used as it is, so none is counted whatever else this machine runs */
+  /* a count set is used as it is, so no batch is counted whatever else
+   * this machine runs. threads=0 runs batches on one thread once the
+   * team's threads waited for cores over a window of batches that ran on
+   * the team: its first batch always runs on the team (no warm-up here,
+   * whose batches would be the first). Whether later ones go to one
+   * thread depends on this machine's load and cores (never on one core),
+   * so that is all it guarantees on any machine. */
   const gchar *props[2] = { "batch=2 backend=cpu threads=2",
-    "batch=2 backend=cpu threads=0"
+    "batch=2 backend=cpu threads=0 warmup=false"
   };
   guint i;
 
@@ -301,7 +306,8 @@ GST_START_TEST (test_a_thread_count_set_is_kept_under_any_load)
     if (i == 0) {
       fail_unless_equals_uint64 (stat_of (h, "single-thread-batches"), 0);
     } else {
-      fail_unless (stat_of (h, "single-thread-batches") <= 4);
+      fail_unless (stat_of (h, "single-thread-batches") < 4,
+          "the first batch ran on one thread");
     }
     harness_free (h, NULL);
   }
@@ -1867,7 +1873,7 @@ cudabatchinfer_suite (void)
   tcase_add_test (tc, test_warmup_caps_warm_up_on_ready_to_paused);
   tcase_add_test (tc, test_warmup_message_and_stats_name_the_backend_and_why);
   tcase_add_test (tc, test_threads_property_sets_the_cpu_compute_threads);
-  tcase_add_test (tc, test_a_thread_count_set_is_kept_under_any_load);
+  tcase_add_test (tc, test_a_set_thread_count_stays_and_0_starts_on_the_team);
   tcase_add_test (tc,
       test_matching_caps_after_warmup_caps_do_not_warm_up_again);
   tcase_add_test (tc, test_formats_it_cannot_take_are_not_negotiated);

@@ -80,7 +80,7 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
 {
   GstCudaBatchInferStats *s = &self->stats;
 
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   s->batches++;
   s->padded_frames += padded;
   s->single_thread_batches += r->single_thread ? 1 : 0;
@@ -94,7 +94,7 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
   s->reserved_bytes = r->pool.reserved_bytes;
   s->device_fresh_bytes_after_warmup = MAX (s->device_fresh_bytes_after_warmup,
       r->device_fresh_bytes);
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
 }
 
 /* Whether frame @i of @batch may be mapped as the caps say. A video meta
@@ -415,21 +415,22 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
     return GST_FLOW_OK;
   }
 
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   while (!self->inflight_flushing && self->src_flow == GST_FLOW_OK
-      && (batch = gst_cbi_inflight_next (&self->inflight)) == NULL && may_wait)
-    g_cond_wait (&self->inflight_cond, &self->inflight_lock);
+      && (batch = gst_cbi_inflight_next_unlocked (&self->inflight)) == NULL
+      && may_wait)
+    INFLIGHT_WAIT (self);
   ret = self->inflight_flushing ? GST_FLOW_FLUSHING : self->src_flow;
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_UNLOCK (self);
   if (ret == GST_FLOW_OK && batch == NULL)
     return GST_FLOW_OK;
   gst_cuda_batch_infer_timer_disarm (self);
   if (ret != GST_FLOW_OK) {
     /* flushing, or downstream refused what went before */
     dropped = gst_cbi_batcher_drop (&self->batcher);
-    g_mutex_lock (&self->stats_lock);
+    STATS_LOCK (self);
     self->stats.frames_dropped += dropped;
-    g_mutex_unlock (&self->stats_lock);
+    STATS_UNLOCK (self);
     GST_DEBUG_OBJECT (self, "dropping %u pending frames: %s", dropped,
         gst_flow_get_name (ret));
     return ret;
@@ -448,10 +449,10 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
     return ret;
   }
 
-  g_mutex_lock (&self->inflight_lock);
-  gst_cbi_inflight_push (&self->inflight);
-  g_cond_broadcast (&self->inflight_cond);
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
+  gst_cbi_inflight_push_unlocked (&self->inflight);
+  INFLIGHT_BROADCAST (self);
+  INFLIGHT_UNLOCK (self);
   return GST_FLOW_OK;
 }
 
@@ -477,24 +478,24 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   ret = self->src_flow;
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_UNLOCK (self);
   if (ret != GST_FLOW_OK) {
     /* a batch pushed by the src pad task failed downstream */
-    g_mutex_lock (&self->stats_lock);
+    STATS_LOCK (self);
     self->stats.frames_in++;
     self->stats.frames_dropped++;
-    g_mutex_unlock (&self->stats_lock);
+    STATS_UNLOCK (self);
     gst_buffer_unref (buffer);
     return ret;
   }
 
   GST_LOG_OBJECT (self, "frame %" GST_TIME_FORMAT,
       GST_TIME_ARGS (GST_BUFFER_PTS (buffer)));
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   self->stats.frames_in++;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
 
   pts = GST_BUFFER_PTS (buffer);
   if (gst_cbi_batcher_push (&self->batcher, buffer))
@@ -556,13 +557,13 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   self->warm_height = height;
   gst_cuda_batch_infer_note_backend (self);
 
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   self->stats.warmup_time += r.time_ns;
   self->stats.steady_batch_time = r.steady_time_ns;
   self->stats.latency_batch_time = r.latency_time_ns;
   self->stats.reserved_bytes = r.pool.reserved_bytes;
   output_buffer_bytes = self->stats.output_buffer_bytes;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
 
   s = gst_structure_new ("cudabatchinfer-warmup",
       "batch-size", G_TYPE_UINT, self->run_batch,

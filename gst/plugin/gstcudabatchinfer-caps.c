@@ -77,9 +77,9 @@ gst_cuda_batch_infer_budget (GstCudaBatchInfer * self, guint64 bytes)
             "max-inflight"));
     return FALSE;
   }
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   self->stats.output_buffer_bytes = bytes;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
   if (limit > 0)
     cbi_engine_set_memory_limit (self->engine, limit - bytes);
   return TRUE;
@@ -231,10 +231,10 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   /* nothing flows on half-applied caps */
   self->have_caps = FALSE;
   self->in_info = info;
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   self->fps_n = info.fps_n;
   self->fps_d = info.fps_d;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
   /* frames come out as they went in: the output caps are the input's,
    * interlacing, colorimetry and all, but for the size of a model that
    * changes it */
@@ -281,9 +281,9 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_FLUSH_STOP:
       dropped = gst_cbi_batcher_drop (&self->batcher);
-      g_mutex_lock (&self->stats_lock);
+      STATS_LOCK (self);
       self->stats.frames_dropped += dropped;
-      g_mutex_unlock (&self->stats_lock);
+      STATS_UNLOCK (self);
       if (dropped)
         GST_DEBUG_OBJECT (self, "flushing dropped %u pending frames", dropped);
       /* the task is paused once this returns: the batches are ours */
@@ -412,10 +412,10 @@ gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self, guint n)
 {
   gint fps_n, fps_d;
 
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   fps_n = self->fps_n;
   fps_d = self->fps_d;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
   return fps_n > 0 ? gst_util_uint64_scale_int (n * GST_SECOND, fps_d, fps_n)
       : GST_CLOCK_TIME_NONE;
 }
@@ -440,9 +440,9 @@ gst_cuda_batch_infer_latency (GstCudaBatchInfer * self, gboolean * bounded)
   batch = self->query_batch ? self->query_batch : self->batch;
   GST_OBJECT_UNLOCK (self);
 
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   batch_time = self->stats.latency_batch_time;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
 
   wait = gst_cuda_batch_infer_frames_duration (self, batch - 1);
   if (timeout > 0 && (!GST_CLOCK_TIME_IS_VALID (wait) || timeout < wait))

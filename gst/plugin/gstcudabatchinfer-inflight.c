@@ -111,7 +111,7 @@ gst_cbi_inflight_clear (GstCbiInflight * inflight)
 }
 
 GstCbiBatch *
-gst_cbi_inflight_next (GstCbiInflight * inflight)
+gst_cbi_inflight_next_unlocked (GstCbiInflight * inflight)
 {
   if (inflight->count == inflight->capacity)
     return NULL;
@@ -120,23 +120,24 @@ gst_cbi_inflight_next (GstCbiInflight * inflight)
 }
 
 void
-gst_cbi_inflight_push (GstCbiInflight * inflight)
+gst_cbi_inflight_push_unlocked (GstCbiInflight * inflight)
 {
   g_return_if_fail (inflight->count < inflight->capacity);
 
   inflight->count++;
 }
 
-/* Returns: (transfer none) (nullable): the oldest batch in flight. */
+/* Returns: (transfer none) (nullable): the oldest batch in flight. With
+ * the element's inflight_lock. */
 static GstCbiBatch *
-gst_cbi_inflight_peek (GstCbiInflight * inflight)
+gst_cbi_inflight_peek_unlocked (GstCbiInflight * inflight)
 {
   return inflight->count ? &inflight->batches[inflight->head] : NULL;
 }
 
-/* The oldest batch is done with. */
+/* The oldest batch is done with. With the element's inflight_lock. */
 static void
-gst_cbi_inflight_pop (GstCbiInflight * inflight)
+gst_cbi_inflight_pop_unlocked (GstCbiInflight * inflight)
 {
   g_return_if_fail (inflight->count > 0);
 
@@ -160,9 +161,9 @@ gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
     return;
   GST_DEBUG_OBJECT (self, "dropping %u frames of batch %" G_GUINT64_FORMAT,
       lost, batch->index);
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   self->stats.frames_dropped += lost;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
 }
 
 /* Pushes a collected batch's buffers, in order, one push per frame and not
@@ -200,10 +201,10 @@ gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
       refused++;
   }
   /* the rest of the batch is counted when it is discarded */
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   self->stats.frames_out += pushed;
   self->stats.frames_dropped += refused;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
   return ret;
 }
 
@@ -216,23 +217,23 @@ gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
   GstCbiBatch *batch;
   gint epoch;
 
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   g_atomic_pointer_set (&self->push_thread, g_thread_self ());
   while (!self->inflight_flushing
-      && (batch = gst_cbi_inflight_peek (&self->inflight)) == NULL)
-    g_cond_wait (&self->inflight_cond, &self->inflight_lock);
+      && (batch = gst_cbi_inflight_peek_unlocked (&self->inflight)) == NULL)
+    INFLIGHT_WAIT (self);
   if (self->inflight_flushing) {
     /* under the lock: a FLUSH_STOP that clears the flag restarts the task
      * after this pause, never before it */
     g_atomic_pointer_set (&self->push_thread, NULL);
     gst_pad_pause_task (self->srcpad);
-    g_mutex_unlock (&self->inflight_lock);
+    INFLIGHT_UNLOCK (self);
     return;
   }
   /* downstream refused a batch: the later ones are dropped, not pushed */
   ret = self->src_flow;
   epoch = g_atomic_int_get (&self->inflight_epoch);
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_UNLOCK (self);
 
   if (ret == GST_FLOW_OK && !batch->collected)
     ret = gst_cuda_batch_infer_collect (self, batch);
@@ -242,18 +243,18 @@ gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
     GST_DEBUG_OBJECT (self, "dropping batch %" G_GUINT64_FORMAT ": %s",
         batch->index, gst_flow_get_name (ret));
 
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   /* a flush made from this thread (downstream, a sync bus handler) may
    * have dropped the batch already, and its place may hold the next */
   if (epoch == g_atomic_int_get (&self->inflight_epoch)) {
     gst_cuda_batch_infer_discard (self, batch);
-    gst_cbi_inflight_pop (&self->inflight);
+    gst_cbi_inflight_pop_unlocked (&self->inflight);
     /* the streaming thread returns it upstream with the next frame */
     if (ret != GST_FLOW_OK && self->src_flow == GST_FLOW_OK)
       self->src_flow = ret;
   }
-  g_cond_broadcast (&self->inflight_cond);
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_BROADCAST (self);
+  INFLIGHT_UNLOCK (self);
 }
 
 /* Submits the pending frames, then waits until every batch in flight has
@@ -264,12 +265,12 @@ gst_cuda_batch_infer_drain (GstCudaBatchInfer * self, const gchar * reason)
 {
   GstFlowReturn ret = gst_cuda_batch_infer_process (self, reason);
 
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   while (!self->inflight_flushing && self->inflight.count > 0)
-    g_cond_wait (&self->inflight_cond, &self->inflight_lock);
+    INFLIGHT_WAIT (self);
   if (ret == GST_FLOW_OK)
     ret = self->inflight_flushing ? GST_FLOW_FLUSHING : self->src_flow;
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_UNLOCK (self);
   return ret;
 }
 
@@ -280,14 +281,14 @@ gst_cuda_batch_infer_discard_inflight (GstCudaBatchInfer * self)
 {
   GstCbiBatch *batch;
 
-  g_mutex_lock (&self->inflight_lock);
-  while ((batch = gst_cbi_inflight_peek (&self->inflight))) {
+  INFLIGHT_LOCK (self);
+  while ((batch = gst_cbi_inflight_peek_unlocked (&self->inflight))) {
     gst_cuda_batch_infer_discard (self, batch);
-    gst_cbi_inflight_pop (&self->inflight);
+    gst_cbi_inflight_pop_unlocked (&self->inflight);
   }
   g_atomic_int_inc (&self->inflight_epoch);
-  g_cond_broadcast (&self->inflight_cond);
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_BROADCAST (self);
+  INFLIGHT_UNLOCK (self);
 }
 
 /* Wakes whatever waits on the batches in flight and the timer. */
@@ -295,10 +296,10 @@ void
 gst_cuda_batch_infer_start_flushing (GstCudaBatchInfer * self)
 {
   gst_cuda_batch_infer_timer_set_flushing (self, TRUE);
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   self->inflight_flushing = TRUE;
-  g_cond_broadcast (&self->inflight_cond);
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_BROADCAST (self);
+  INFLIGHT_UNLOCK (self);
 }
 
 /* Clears the flushing state and (re)starts both tasks, unless the src pad
@@ -308,16 +309,16 @@ gst_cuda_batch_infer_stop_flushing (GstCudaBatchInfer * self)
 {
   gboolean ok = TRUE;
 
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   if (self->src_active) {
     self->inflight_flushing = FALSE;
     self->src_flow = GST_FLOW_OK;
     gst_cuda_batch_infer_timer_set_flushing (self, FALSE);
-    ok = gst_cuda_batch_infer_timer_start (self)
+    ok = gst_cuda_batch_infer_timer_start_unlocked (self)
         && gst_pad_start_task (self->srcpad,
         (GstTaskFunction) gst_cuda_batch_infer_push_loop, self, NULL);
   }
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_UNLOCK (self);
   return ok;
 }
 
@@ -330,9 +331,9 @@ gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
 
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   self->src_active = active;
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_UNLOCK (self);
   if (active)
     return gst_cuda_batch_infer_stop_flushing (self);
   gst_cuda_batch_infer_start_flushing (self);

@@ -182,7 +182,8 @@ typedef struct
  * @count: batches in flight, from @head on
  *
  * The batches submitted and not yet pushed, in order. The element's
- * inflight_lock guards @head and @count; a batch's contents belong to one
+ * inflight_lock guards @head and @count (the ring's functions that read
+ * them end in _unlocked); a batch's contents belong to one
  * thread at a time: the streaming thread fills the next one, then, once
  * pushed into the ring, the src pad task collects, pushes and pops it.
  */
@@ -327,6 +328,94 @@ struct _GstCudaBatchInfer
 GST_DEBUG_CATEGORY_EXTERN (gst_cuda_batch_infer_debug);
 #define GST_CAT_DEFAULT gst_cuda_batch_infer_debug
 
+/* The element's own locks and their conditions, taken, released and
+ * waited on only through these, which log each step with the thread, as
+ * GstAggregator's PAD_LOCK and SRC_LOCK do: with GST_DEBUG=cudabatchinfer:7
+ * a hang's log says which thread holds which lock and who waits for it.
+ * A function that expects one of them, or the object lock, held when it
+ * is called ends in _unlocked, as GstAggregator's do. */
+#define INFLIGHT_LOCK(self) G_STMT_START {                              \
+  GST_TRACE_OBJECT (self, "Taking in-flight lock from thread %p",       \
+      g_thread_self ());                                                \
+  g_mutex_lock (&(self)->inflight_lock);                                \
+  GST_TRACE_OBJECT (self, "Took in-flight lock from thread %p",         \
+      g_thread_self ());                                                \
+} G_STMT_END
+
+#define INFLIGHT_UNLOCK(self) G_STMT_START {                            \
+  GST_TRACE_OBJECT (self, "Releasing in-flight lock from thread %p",    \
+      g_thread_self ());                                                \
+  g_mutex_unlock (&(self)->inflight_lock);                              \
+  GST_TRACE_OBJECT (self, "Released in-flight lock from thread %p",     \
+      g_thread_self ());                                                \
+} G_STMT_END
+
+#define INFLIGHT_WAIT(self) G_STMT_START {                              \
+  GST_TRACE_OBJECT (self, "Waiting for in-flight cond from thread %p",  \
+      g_thread_self ());                                                \
+  g_cond_wait (&(self)->inflight_cond, &(self)->inflight_lock);         \
+  GST_TRACE_OBJECT (self, "Done waiting for in-flight cond from "       \
+      "thread %p", g_thread_self ());                                   \
+} G_STMT_END
+
+#define INFLIGHT_BROADCAST(self) G_STMT_START {                         \
+  GST_TRACE_OBJECT (self, "Broadcasting in-flight cond from thread %p", \
+      g_thread_self ());                                                \
+  g_cond_broadcast (&(self)->inflight_cond);                            \
+} G_STMT_END
+
+#define TIMER_LOCK(self) G_STMT_START {                                 \
+  GST_TRACE_OBJECT (self, "Taking timer lock from thread %p",           \
+      g_thread_self ());                                                \
+  g_mutex_lock (&(self)->timer_lock);                                   \
+  GST_TRACE_OBJECT (self, "Took timer lock from thread %p",             \
+      g_thread_self ());                                                \
+} G_STMT_END
+
+#define TIMER_UNLOCK(self) G_STMT_START {                               \
+  GST_TRACE_OBJECT (self, "Releasing timer lock from thread %p",        \
+      g_thread_self ());                                                \
+  g_mutex_unlock (&(self)->timer_lock);                                 \
+  GST_TRACE_OBJECT (self, "Released timer lock from thread %p",         \
+      g_thread_self ());                                                \
+} G_STMT_END
+
+#define TIMER_WAIT(self) G_STMT_START {                                 \
+  GST_TRACE_OBJECT (self, "Waiting for timer cond from thread %p",      \
+      g_thread_self ());                                                \
+  g_cond_wait (&(self)->timer_cond, &(self)->timer_lock);               \
+  GST_TRACE_OBJECT (self, "Done waiting for timer cond from thread %p", \
+      g_thread_self ());                                                \
+} G_STMT_END
+
+#define TIMER_SIGNAL(self) G_STMT_START {                               \
+  GST_TRACE_OBJECT (self, "Signalling timer cond from thread %p",       \
+      g_thread_self ());                                                \
+  g_cond_signal (&(self)->timer_cond);                                  \
+} G_STMT_END
+
+#define TIMER_BROADCAST(self) G_STMT_START {                            \
+  GST_TRACE_OBJECT (self, "Broadcasting timer cond from thread %p",     \
+      g_thread_self ());                                                \
+  g_cond_broadcast (&(self)->timer_cond);                               \
+} G_STMT_END
+
+#define STATS_LOCK(self) G_STMT_START {                                 \
+  GST_TRACE_OBJECT (self, "Taking stats lock from thread %p",           \
+      g_thread_self ());                                                \
+  g_mutex_lock (&(self)->stats_lock);                                   \
+  GST_TRACE_OBJECT (self, "Took stats lock from thread %p",             \
+      g_thread_self ());                                                \
+} G_STMT_END
+
+#define STATS_UNLOCK(self) G_STMT_START {                               \
+  GST_TRACE_OBJECT (self, "Releasing stats lock from thread %p",        \
+      g_thread_self ());                                                \
+  g_mutex_unlock (&(self)->stats_lock);                                 \
+  GST_TRACE_OBJECT (self, "Released stats lock from thread %p",         \
+      g_thread_self ());                                                \
+} G_STMT_END
+
 /* gstcudabatchinfer-props.c */
 void gst_cuda_batch_infer_install_properties (GObjectClass * klass);
 void gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self);
@@ -376,10 +465,11 @@ void gst_cbi_inflight_init (GstCbiInflight * inflight, guint capacity,
 /* Frees the arrays; the batches must be empty (gst_cbi_batch_reset()). */
 void gst_cbi_inflight_clear (GstCbiInflight * inflight);
 /* Returns: (transfer none) (nullable): the batch to fill next, %NULL when
- * @capacity are in flight. */
-GstCbiBatch *gst_cbi_inflight_next (GstCbiInflight * inflight);
-/* The batch of gst_cbi_inflight_next() is now in flight. */
-void gst_cbi_inflight_push (GstCbiInflight * inflight);
+ * @capacity are in flight. With the element's inflight_lock. */
+GstCbiBatch *gst_cbi_inflight_next_unlocked (GstCbiInflight * inflight);
+/* The batch of gst_cbi_inflight_next_unlocked() is now in flight. With the
+ * element's inflight_lock. */
+void gst_cbi_inflight_push_unlocked (GstCbiInflight * inflight);
 /* Unmaps the frames @batch mapped (@mapped of each). */
 void gst_cbi_batch_unmap (GstCbiBatch * batch);
 
@@ -403,17 +493,21 @@ gboolean gst_cuda_batch_infer_src_activate_mode (GstPad * pad,
 /* gstcudabatchinfer-timeout.c */
 void gst_cuda_batch_infer_timer_init (GstCudaBatchInfer * self);
 void gst_cuda_batch_infer_timer_finalize (GstCudaBatchInfer * self);
-/* Arms the deadline of a batch whose first frame has timestamp @pts. */
+/* How long @n frames last at the caps' framerate, or GST_CLOCK_TIME_NONE
+ * (gstcudabatchinfer-caps.c). */
 GstClockTime gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self,
     guint n);
+/* Arms the deadline of a batch whose first frame has timestamp @pts. */
 void gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
     GstClockTime pts);
 void gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self);
 /* Disarms the timer and pauses (@flushing) or lets run its task. */
 void gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
     gboolean flushing);
-/* Starts the timeout task; with inflight_lock held. */
-gboolean gst_cuda_batch_infer_timer_start (GstCudaBatchInfer * self);
+/* Starts the timeout task. With inflight_lock held, src_active checked
+ * under it: a deactivation clears that flag under the lock, then stops
+ * the task. */
+gboolean gst_cuda_batch_infer_timer_start_unlocked (GstCudaBatchInfer * self);
 /* Stops the timeout task and waits until it has. */
 gboolean gst_cuda_batch_infer_timer_stop (GstCudaBatchInfer * self);
 

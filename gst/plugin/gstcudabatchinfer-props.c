@@ -563,7 +563,7 @@ gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self)
  * @n_set is given, none (unset); @n_set gets how many were given. Called
  * with the object lock; a wrong count is refused with a warning. */
 static void
-gst_cuda_batch_infer_set_channels (GstCudaBatchInfer * self,
+gst_cuda_batch_infer_set_channels_unlocked (GstCudaBatchInfer * self,
     GParamSpec * pspec, const GValue * value, gdouble out[3], guint * n_set)
 {
   guint n = gst_value_array_get_size (value), c;
@@ -687,19 +687,19 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
       self->model = g_value_dup_string (value);
       break;
     case PROP_INPUT_MEAN:
-      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_mean,
-          NULL);
+      gst_cuda_batch_infer_set_channels_unlocked (self, pspec, value,
+          self->input_mean, NULL);
       break;
     case PROP_INPUT_STD:
-      gst_cuda_batch_infer_set_channels (self, pspec, value, self->input_std,
-          NULL);
+      gst_cuda_batch_infer_set_channels_unlocked (self, pspec, value,
+          self->input_std, NULL);
       break;
     case PROP_OUTPUT_SCALE:
-      gst_cuda_batch_infer_set_channels (self, pspec, value,
+      gst_cuda_batch_infer_set_channels_unlocked (self, pspec, value,
           self->output_scale, &self->n_output_scale);
       break;
     case PROP_OUTPUT_OFFSET:
-      gst_cuda_batch_infer_set_channels (self, pspec, value,
+      gst_cuda_batch_infer_set_channels_unlocked (self, pspec, value,
           self->output_offset, &self->n_output_offset);
       break;
     default:
@@ -724,10 +724,10 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
   GstCudaBatchInferStats s;
   GstStructure *st;
 
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   s = self->stats;
   s.fallback_reason = g_strdup (s.fallback_reason);
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
 
   st = gst_structure_new ("cudabatchinfer-stats",
       "frames-in", G_TYPE_UINT64, s.frames_in,

@@ -43,12 +43,12 @@ gst_cuda_batch_infer_timer_finalize (GstCudaBatchInfer * self)
 void
 gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self)
 {
-  g_mutex_lock (&self->timer_lock);
+  TIMER_LOCK (self);
   self->timer_deadline = GST_CLOCK_TIME_NONE;
   self->timer_generation++;
   if (self->timer_id)
     gst_clock_id_unschedule (self->timer_id);
-  g_mutex_unlock (&self->timer_lock);
+  TIMER_UNLOCK (self);
 }
 
 /* Called when the first frame of a batch, with timestamp @pts, arrives.
@@ -94,13 +94,13 @@ gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self, GstClockTime pts)
     grace = timeout / MAX (batch, 1);
   deadline = MAX (deadline, now + MIN (grace, timeout));
 
-  g_mutex_lock (&self->timer_lock);
+  TIMER_LOCK (self);
   self->timer_deadline = deadline;
   self->timer_generation++;
   GST_LOG_OBJECT (self, "batch times out at %" GST_TIME_FORMAT,
       GST_TIME_ARGS (self->timer_deadline));
-  g_cond_signal (&self->timer_cond);
-  g_mutex_unlock (&self->timer_lock);
+  TIMER_SIGNAL (self);
+  TIMER_UNLOCK (self);
   gst_object_unref (clock);
 }
 
@@ -108,14 +108,14 @@ void
 gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
     gboolean flushing)
 {
-  g_mutex_lock (&self->timer_lock);
+  TIMER_LOCK (self);
   self->timer_flushing = flushing;
   self->timer_deadline = GST_CLOCK_TIME_NONE;
   self->timer_generation++;
   if (self->timer_id)
     gst_clock_id_unschedule (self->timer_id);
-  g_cond_broadcast (&self->timer_cond);
-  g_mutex_unlock (&self->timer_lock);
+  TIMER_BROADCAST (self);
+  TIMER_UNLOCK (self);
 }
 
 /* The timeout task: submits a partial batch when its deadline passes on
@@ -130,19 +130,19 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   guint64 generation;
   gboolean fire;
 
-  g_mutex_lock (&self->timer_lock);
+  TIMER_LOCK (self);
   while (!self->timer_flushing && self->timer_deadline == GST_CLOCK_TIME_NONE)
-    g_cond_wait (&self->timer_cond, &self->timer_lock);
+    TIMER_WAIT (self);
   if (self->timer_flushing) {
     /* under the lock: clearing the flag restarts the task after this
      * pause, never before it */
     gst_task_pause (self->timeout_task);
-    g_mutex_unlock (&self->timer_lock);
+    TIMER_UNLOCK (self);
     return;
   }
   deadline = self->timer_deadline;
   generation = self->timer_generation;
-  g_mutex_unlock (&self->timer_lock);
+  TIMER_UNLOCK (self);
 
   clock = gst_element_get_clock (GST_ELEMENT (self));
   if (clock == NULL) {
@@ -152,23 +152,23 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   id = gst_clock_new_single_shot_id (clock, deadline);
   gst_object_unref (clock);
 
-  g_mutex_lock (&self->timer_lock);
+  TIMER_LOCK (self);
   fire = generation == self->timer_generation && !self->timer_flushing;
   if (fire)
     self->timer_id = id;
-  g_mutex_unlock (&self->timer_lock);
+  TIMER_UNLOCK (self);
   res = fire ? gst_clock_id_wait (id, NULL) : GST_CLOCK_UNSCHEDULED;
-  g_mutex_lock (&self->timer_lock);
+  TIMER_LOCK (self);
   self->timer_id = NULL;
-  g_mutex_unlock (&self->timer_lock);
+  TIMER_UNLOCK (self);
   gst_clock_id_unref (id);
   if (res == GST_CLOCK_UNSCHEDULED)
     return;
 
   GST_PAD_STREAM_LOCK (self->sinkpad);
-  g_mutex_lock (&self->timer_lock);
+  TIMER_LOCK (self);
   fire = generation == self->timer_generation && !self->timer_flushing;
-  g_mutex_unlock (&self->timer_lock);
+  TIMER_UNLOCK (self);
   /* a failure is the src pad task's to report, or an error posted */
   if (fire && self->engine)
     gst_cuda_batch_infer_process (self, "batch-timeout");
@@ -177,7 +177,7 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
 
 
 gboolean
-gst_cuda_batch_infer_timer_start (GstCudaBatchInfer * self)
+gst_cuda_batch_infer_timer_start_unlocked (GstCudaBatchInfer * self)
 {
   return gst_task_start (self->timeout_task);
 }
@@ -188,7 +188,11 @@ gst_cuda_batch_infer_timer_stop (GstCudaBatchInfer * self)
   /* as gst_pad_stop_task() does: once the task's lock is ours, its
    * function has returned, and a pause it made is undone by the join */
   gst_task_stop (self->timeout_task);
+  GST_TRACE_OBJECT (self, "Taking timeout task lock from thread %p",
+      g_thread_self ());
   g_rec_mutex_lock (&self->timeout_task_lock);
   g_rec_mutex_unlock (&self->timeout_task_lock);
+  GST_TRACE_OBJECT (self, "Took and released timeout task lock from thread "
+      "%p", g_thread_self ());
   return gst_task_join (self->timeout_task);
 }

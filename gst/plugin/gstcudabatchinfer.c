@@ -260,9 +260,9 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
 {
   guint dropped = gst_cbi_batcher_drop (&self->batcher);
 
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   self->stats.frames_dropped += dropped;
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
   gst_cbi_batcher_clear (&self->batcher);
   /* the tasks are stopped: what is still in flight is dropped */
   if (self->engine)
@@ -286,14 +286,14 @@ gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self)
   const gchar *reason = cbi_engine_fallback_reason (self->engine);
   gboolean changed;
 
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   changed = self->stats.backend != backend;
   if (changed) {
     self->stats.backend = backend;
     g_free (self->stats.fallback_reason);
     self->stats.fallback_reason = g_strdup (reason);
   }
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
   if (changed && reason)
     GST_WARNING_OBJECT (self, "running on the CPU: %s", reason);
 }
@@ -340,17 +340,17 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   }
   GST_OBJECT_UNLOCK (self);
 
-  g_mutex_lock (&self->stats_lock);
+  STATS_LOCK (self);
   g_free (self->stats.fallback_reason);
   memset (&self->stats, 0, sizeof (self->stats));
-  g_mutex_unlock (&self->stats_lock);
+  STATS_UNLOCK (self);
   self->batch_index = 0;
   self->warm_width = self->warm_height = 0;
   gst_clear_caps (&self->refused_caps);
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
-  g_mutex_lock (&self->inflight_lock);
+  INFLIGHT_LOCK (self);
   self->src_flow = GST_FLOW_OK;
-  g_mutex_unlock (&self->inflight_lock);
+  INFLIGHT_UNLOCK (self);
 
   if (!std_ok) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,

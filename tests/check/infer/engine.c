@@ -1,382 +1,15 @@
-/* GStreamer cudabatchinfer: engine unit tests (pool, graph, packing, CPU
- * backend)
+/* GStreamer cudabatchinfer: engine unit tests (cbiengine.c): plans, the
+ * warm-up, batches in flight, memory limits, the backend asked for
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <gst/check/gstcheck.h>
 #include <math.h>
-#include <omp.h>
 
 #include "cbiengine.h"
-#include "cbiworker.h"
 #include "cbierror.h"
-#include "cbionnx.h"
+#include "cbitestengine.h"
 #include "cbitestframes.h"
 #include "cbicudaprobe.h"
-
-/* An allocator that counts what it hands out, to prove the pool gives
- * everything back. */
-typedef struct
-{
-  gint live;
-  gint calls;
-  gint fail_after;              /* fail the call after this many; -1 never */
-} Counting;
-
-static gpointer
-counting_alloc (gsize size, gpointer user_data)
-{
-  Counting *c = user_data;
-
-  if (c->fail_after >= 0 && c->calls >= c->fail_after)
-    return NULL;
-  c->calls++;
-  c->live++;
-  return g_malloc (size);
-}
-
-static void
-counting_free (gpointer block, gsize size, gpointer user_data)
-{
-  Counting *c = user_data;
-
-  c->live--;
-  g_free (block);
-}
-
-static CbiPool *
-counting_pool (Counting * c, guint64 limit)
-{
-  CbiAllocator a = { "counting", counting_alloc, counting_free, c };
-
-  c->live = c->calls = 0;
-  c->fail_after = -1;
-  return cbi_pool_new (&a, limit);
-}
-
-GST_START_TEST (test_pool_counts_fresh_allocations_once)
-{
-  Counting c;
-  CbiPool *pool = counting_pool (&c, 0);
-  CbiPoolStats s;
-  gpointer a, b;
-
-  a = cbi_pool_alloc (pool, 1000);
-  cbi_pool_release (pool, a);
-  b = cbi_pool_alloc (pool, 1000);
-  fail_unless (a == b);
-  cbi_pool_get_stats (pool, &s);
-  fail_unless_equals_uint64 (s.fresh_allocations, 1);
-  fail_unless_equals_uint64 (s.fresh_bytes, 1000);
-  fail_unless_equals_uint64 (s.allocated_bytes, 1000);
-  fail_unless_equals_uint64 (s.reserved_bytes, 1000);
-  cbi_pool_release (pool, b);
-  cbi_pool_free (pool);
-  fail_unless_equals_int (c.live, 0);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_pool_reuses_a_cached_block_only_when_it_fits)
-{
-  Counting c;
-  CbiPool *pool = counting_pool (&c, 0);
-  CbiPoolStats s;
-  gpointer a, b, d;
-
-  a = cbi_pool_alloc (pool, 1000);
-  cbi_pool_release (pool, a);
-  /* larger: fresh */
-  b = cbi_pool_alloc (pool, 2000);
-  /* far smaller: not worth the waste, fresh */
-  d = cbi_pool_alloc (pool, 100);
-  fail_unless (b != a && d != a);
-  cbi_pool_get_stats (pool, &s);
-  fail_unless_equals_uint64 (s.fresh_allocations, 3);
-  fail_unless_equals_uint64 (s.reserved_bytes, 3100);
-  fail_unless_equals_uint64 (s.allocated_bytes, 2100);
-  cbi_pool_release (pool, b);
-  cbi_pool_release (pool, d);
-  cbi_pool_free (pool);
-  fail_unless_equals_int (c.live, 0);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_pool_trim_gives_back_cached_blocks_only)
-{
-  Counting c;
-  CbiPool *pool = counting_pool (&c, 0);
-  CbiPoolStats s;
-  gpointer a, b;
-
-  a = cbi_pool_alloc (pool, 100);
-  b = cbi_pool_alloc (pool, 200);
-  cbi_pool_release (pool, a);
-  cbi_pool_trim (pool);
-  cbi_pool_get_stats (pool, &s);
-  fail_unless_equals_int (c.live, 1);
-  fail_unless_equals_uint64 (s.reserved_bytes, 200);
-  fail_unless_equals_uint64 (s.allocated_bytes, 200);
-  cbi_pool_release (pool, b);
-  cbi_pool_free (pool);
-  fail_unless_equals_int (c.live, 0);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_pool_peaks_restart_at_current_values)
-{
-  Counting c;
-  CbiPool *pool = counting_pool (&c, 0);
-  CbiPoolStats s;
-  gpointer a, b;
-
-  a = cbi_pool_alloc (pool, 100);
-  b = cbi_pool_alloc (pool, 300);
-  cbi_pool_release (pool, b);
-  cbi_pool_get_stats (pool, &s);
-  fail_unless_equals_uint64 (s.peak_allocated_bytes, 400);
-  cbi_pool_reset_peaks (pool);
-  cbi_pool_get_stats (pool, &s);
-  fail_unless_equals_uint64 (s.peak_allocated_bytes, 100);
-  fail_unless_equals_uint64 (s.peak_reserved_bytes, 400);
-  cbi_pool_release (pool, a);
-  cbi_pool_free (pool);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_pool_refuses_past_its_limit_and_allocator_failures)
-{
-  Counting c;
-  CbiPool *pool = counting_pool (&c, 1000);
-  CbiPoolStats s;
-  gpointer a;
-
-  a = cbi_pool_alloc (pool, 800);
-  fail_unless (a != NULL);
-  fail_unless (cbi_pool_alloc (pool, 300) == NULL);
-  c.fail_after = c.calls;
-  fail_unless (cbi_pool_alloc (pool, 100) == NULL);
-  cbi_pool_get_stats (pool, &s);
-  fail_unless_equals_uint64 (s.failed_allocations, 2);
-  fail_unless_equals_uint64 (s.fresh_allocations, 1);
-  cbi_pool_release (pool, a);
-  cbi_pool_free (pool);
-  fail_unless_equals_int (c.live, 0);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_pool_trims_cached_blocks_before_refusing_at_the_limit)
-{
-  Counting c;
-  CbiPool *pool = counting_pool (&c, 1000);
-  CbiPoolStats s;
-  gpointer a;
-
-  a = cbi_pool_alloc (pool, 300);
-  cbi_pool_release (pool, a);
-  /* 300 cached + 800 is past the limit, 800 alone is not */
-  a = cbi_pool_alloc (pool, 800);
-  fail_unless (a != NULL);
-  cbi_pool_get_stats (pool, &s);
-  fail_unless_equals_uint64 (s.reserved_bytes, 800);
-  fail_unless_equals_uint64 (s.failed_allocations, 0);
-  fail_unless_equals_int (c.live, 1);
-  cbi_pool_release (pool, a);
-  cbi_pool_free (pool);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_default_model_keeps_the_frame_size)
-{
-  CbiGraph *g = cbi_default_model_new ();
-  CbiShape *shapes = g_new0 (CbiShape, g->tensors->len), in;
-
-  cbi_graph_frame_shape (g, 16, 7, 9, &in);
-  fail_unless (cbi_graph_infer_shapes (g, &in, shapes, NULL));
-  fail_unless_equals_int (g->n_outputs, 1);
-  fail_unless_equals_int (shapes[g->outputs[0]].n_dims, 4);
-  fail_unless_equals_int (shapes[g->outputs[0]].dims[0], 16);
-  fail_unless_equals_int (shapes[g->outputs[0]].dims[1], 3);
-  fail_unless_equals_int (shapes[g->outputs[0]].dims[2], 7);
-  fail_unless_equals_int (shapes[g->outputs[0]].dims[3], 9);
-  g_free (shapes);
-  cbi_graph_free (g);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_shape_inference_names_the_node_that_does_not_fit)
-{
-  CbiGraph *g = cbi_graph_new ();
-  const gint64 in_dims[4] = { -1, 1, -1, -1 }, w_dims[4] = { 1, 1, 5, 5 };
-  const gint64 any[4] = { -1, -1, -1, -1 };
-  CbiConvAttrs valid = { {1, 1}, {1, 1}, {0, 0, 0, 0}, 1 };
-  gint in[2];
-  CbiShape *shapes, fits, too_small;
-  GError *err = NULL;
-
-  g->input = in[0] = cbi_graph_add_tensor (g, "x", 4, in_dims, NULL);
-  in[1] = cbi_graph_add_tensor (g, "w", 4, w_dims, g_new0 (gfloat, 25));
-  g->outputs[g->n_outputs++] = cbi_graph_add_tensor (g, "y", 4, any, NULL);
-  cbi_graph_add_node (g, CBI_OP_CONV, "big_kernel", 2, in, g->outputs[0],
-      &valid);
-  shapes = g_new0 (CbiShape, g->tensors->len);
-  cbi_graph_frame_shape (g, 1, 5, 5, &fits);
-  cbi_graph_frame_shape (g, 1, 4, 5, &too_small);
-  fail_unless (cbi_graph_infer_shapes (g, &fits, shapes, NULL));
-  fail_if (cbi_graph_infer_shapes (g, &too_small, shapes, &err));
-  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
-  fail_unless (strstr (err->message, "big_kernel") != NULL, "%s", err->message);
-  g_error_free (err);
-  g_free (shapes);
-  cbi_graph_free (g);
-}
-
-GST_END_TEST;
-
-/* 2x2 BGRx frames: pixel bytes B, G, R, x. */
-static void
-init_bgrx_batch (CbiFrameBatch * b, guint n_frames, guint n_slots,
-    CbiPadMode mode)
-{
-  memset (b, 0, sizeof (*b));
-  b->width = 2;
-  b->height = 2;
-  b->pixel_stride = 4;
-  b->rgb_offset[0] = 2;
-  b->rgb_offset[1] = 1;
-  b->rgb_offset[2] = 0;
-  b->extra_offset = 3;
-  b->scale[0] = b->scale[1] = b->scale[2] = 1.0f / 255.0f;
-  cbi_frame_batch_map_output_back (b);
-  b->n_frames = n_frames;
-  b->n_slots = n_slots;
-  b->pad_mode = mode;
-}
-
-GST_START_TEST (test_pack_puts_channels_in_model_order_and_fills_padding)
-{
-  guint8 f0[16], f1[16];
-  const guint8 *in[2] = { f0, f1 };
-  const gint stride[2] = { 8, 8 };
-  gfloat t[4 * 12];
-  CbiFrameBatch b;
-  guint i;
-
-  for (i = 0; i < 16; i++) {
-    f0[i] = i;
-    f1[i] = 100 + i;
-  }
-  init_bgrx_batch (&b, 2, 4, CBI_PAD_REPEAT_LAST);
-  b.in = in;
-  b.in_stride = stride;
-  cbi_pack_frames (&b, t);
-  /* slot 0, R plane, pixel 0 is byte 2 */
-  fail_unless_equals_float (t[0], 2 / 255.0f);
-  /* slot 0, B plane, pixel 1 is byte 4 */
-  fail_unless_equals_float (t[2 * 4 + 1], 4 / 255.0f);
-  /* slot 1, G plane, pixel 3 is byte 13 of frame 1 */
-  fail_unless_equals_float (t[12 + 4 + 3], 113 / 255.0f);
-  /* slots 2 and 3 repeat slot 1 */
-  fail_unless (memcmp (t + 24, t + 12, 12 * sizeof (gfloat)) == 0);
-  fail_unless (memcmp (t + 36, t + 12, 12 * sizeof (gfloat)) == 0);
-
-  b.pad_mode = CBI_PAD_ZERO;
-  cbi_pack_frames (&b, t);
-  for (i = 24; i < 48; i++)
-    fail_unless_equals_float (t[i], 0.0f);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it)
-{
-  guint8 px[16], back[16];
-  const guint8 *in[1] = { px };
-  guint8 *out[1] = { back };
-  const gint stride[1] = { 8 };
-  gfloat t[12];
-  CbiFrameBatch b;
-  guint i;
-
-  for (i = 0; i < 16; i++)
-    px[i] = 17 * i;
-  init_bgrx_batch (&b, 1, 1, CBI_PAD_ZERO);
-  b.scale[0] = 2.0f / 255.0f;
-  b.bias[0] = -1.0f;
-  b.scale[1] = 1.0f / 51.0f;
-  b.bias[1] = 0.25f;
-  b.bias[2] = 0.5f;
-  cbi_frame_batch_map_output_back (&b);
-  b.in = in;
-  b.in_stride = stride;
-  b.out = out;
-  b.out_stride = stride;
-  cbi_pack_frames (&b, t);
-  /* pixel 1: B 68, G 85, R 102 */
-  fail_unless (ABS (t[1] - (102 * 2.0f / 255.0f - 1.0f)) < 1e-6f);
-  fail_unless (ABS (t[4 + 1] - (85 / 51.0f + 0.25f)) < 1e-6f);
-  fail_unless (ABS (t[8 + 1] - (68 / 255.0f + 0.5f)) < 1e-6f);
-  memset (back, 0, sizeof (back));
-  cbi_unpack_frames (&b, t);
-  fail_unless (memcmp (back, px, sizeof (px)) == 0);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_unpack_clamps_and_copies_the_fourth_byte)
-{
-  guint8 in_px[16], out_px[16];
-  const guint8 *in[1] = { in_px };
-  guint8 *out[1] = { out_px };
-  const gint stride[1] = { 8 };
-  const gfloat t[12] = {
-    -1.0f, 0.0f, 0.5f, 2.0f,    /* R */
-    1.0f, 1.0f, 1.0f, 1.0f,     /* G */
-    NAN, 0.25f, 0.75f, 0.0f,    /* B */
-  };
-  CbiFrameBatch b;
-  guint i;
-
-  for (i = 0; i < 16; i++)
-    in_px[i] = 200 + i;
-  memset (out_px, 0, sizeof (out_px));
-  init_bgrx_batch (&b, 1, 4, CBI_PAD_ZERO);
-  b.in = in;
-  b.in_stride = stride;
-  b.out = out;
-  b.out_stride = stride;
-  cbi_unpack_frames (&b, t);
-  fail_unless_equals_int (out_px[2], 0);        /* R -1 clamps to 0 */
-  fail_unless_equals_int (out_px[6], 0);
-  /* 0.5 is 127.5: either neighbour, by float rounding */
-  fail_unless (out_px[10] == 127 || out_px[10] == 128, "%u", out_px[10]);
-  fail_unless_equals_int (out_px[14], 255);     /* 2.0 clamps */
-  fail_unless_equals_int (out_px[1], 255);
-  fail_unless_equals_int (out_px[0], 0);        /* NaN is 0 */
-  fail_unless_equals_int (out_px[4], 64);
-  for (i = 0; i < 4; i++)
-    fail_unless_equals_int (out_px[i * 4 + 3], in_px[i * 4 + 3]);
-}
-
-GST_END_TEST;
-
-static CbiEngine *
-cpu_engine (guint64 limit)
-{
-  gboolean fallback;
-  GError *err = NULL;
-  CbiEngine *e = cbi_engine_new (cbi_default_model_new (), CBI_BACKEND_CPU, 0,
-      limit, &fallback, &err);
-
-  fail_unless (e != NULL, "%s", err ? err->message : "");
-  fail_if (fallback);
-  return e;
-}
 
 /* Runs one RGB frame of 8x8 whose left half is black and right half white
  * through the default model; returns the output's green row 4. */
@@ -400,7 +33,7 @@ run_step_edge (CbiEngine * e, guint slots, guint8 * row_out, CbiBatchReport * r)
 
 GST_START_TEST (test_default_model_draws_a_dark_line_on_an_edge)
 {
-  CbiEngine *e = cpu_engine (0);
+  CbiEngine *e = cbi_test_cpu_engine (0);
   CbiBatchReport r;
   guint8 row[8];
 
@@ -418,7 +51,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_engine_replans_only_for_a_new_shape)
 {
-  CbiEngine *e = cpu_engine (0);
+  CbiEngine *e = cbi_test_cpu_engine (0);
   CbiBatchReport r;
   guint8 row[8];
 
@@ -436,10 +69,9 @@ GST_START_TEST (test_engine_replans_only_for_a_new_shape)
 
 GST_END_TEST;
 
-
 GST_START_TEST (test_warmup_leaves_no_fresh_memory_and_times_a_median_batch)
 {
-  CbiEngine *e = cpu_engine (0);
+  CbiEngine *e = cbi_test_cpu_engine (0);
   CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
   CbiBatchReport w, r;
   guint8 row[8];
@@ -476,7 +108,7 @@ GST_END_TEST;
  * a time: they hold on any machine under any load. */
 GST_START_TEST (test_warmup_latency_time_is_the_90th_percentile_of_its_samples)
 {
-  CbiEngine *e = cpu_engine (0);
+  CbiEngine *e = cbi_test_cpu_engine (0);
   CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
   CbiBatchReport w;
   guint i, n, slower = 0, same = 0;
@@ -500,247 +132,9 @@ GST_START_TEST (test_warmup_latency_time_is_the_90th_percentile_of_its_samples)
 
 GST_END_TEST;
 
-/* The threads of this process now. */
-static guint
-count_threads_named (const gchar * name)
-{
-  GDir *dir = g_dir_open ("/proc/self/task", 0, NULL);
-  const gchar *tid;
-  guint n = 0;
-
-  fail_unless (dir != NULL);
-  while ((tid = g_dir_read_name (dir))) {
-    gchar *path = g_build_filename ("/proc/self/task", tid, "comm", NULL);
-    gchar *comm = NULL;
-
-    if (name == NULL || (g_file_get_contents (path, &comm, NULL, NULL)
-            && g_strcmp0 (g_strchomp (comm), name) == 0))
-      n++;
-    g_free (comm);
-    g_free (path);
-  }
-  g_dir_close (dir);
-  return n;
-}
-
-static guint
-count_threads (void)
-{
-  return count_threads_named (NULL);
-}
-
-typedef struct
-{
-  CbiEngine *engine;
-  const CbiFrameBatch *batch;
-  GMutex lock;
-  GCond cond;
-  gboolean ran, counted;
-} OtherCaller;
-
-/* Runs a batch, then stays until the test has counted the threads. */
-static gpointer
-run_from_another_thread (gpointer data)
-{
-  OtherCaller *c = data;
-  CbiBatchReport r;
-  gboolean ok = cbi_engine_run (c->engine, c->batch, &r, NULL);
-
-  g_mutex_lock (&c->lock);
-  c->ran = ok;
-  g_cond_broadcast (&c->cond);
-  while (!c->counted)
-    g_cond_wait (&c->cond, &c->lock);
-  g_mutex_unlock (&c->lock);
-  return NULL;
-}
-
-typedef struct
-{
-  CbiWorker *worker;
-  GThread *ran_on;
-  GThread *inner_ran_on;
-} WorkerCall;
-
-static void
-note_inner_thread (gpointer data)
-{
-  WorkerCall *c = data;
-
-  c->inner_ran_on = g_thread_self ();
-}
-
-/* Notes its thread, then calls the worker from inside the call. */
-static void
-note_thread_and_call_again (gpointer data)
-{
-  WorkerCall *c = data;
-
-  c->ran_on = g_thread_self ();
-  cbi_worker_call (c->worker, note_inner_thread, c);
-}
-
-GST_START_TEST (test_a_worker_call_runs_on_its_thread_and_a_nested_one_at_once)
-{
-  WorkerCall c = { NULL, NULL, NULL };
-  GError *err = NULL;
-
-  c.worker = cbi_worker_new ("test-worker", &err);
-  fail_unless (c.worker != NULL, "%s", err ? err->message : "");
-  fail_if (cbi_worker_is_current (c.worker));
-  /* a call inside a call would wait for itself if it were queued */
-  cbi_worker_call (c.worker, note_thread_and_call_again, &c);
-  fail_unless (c.ran_on != NULL && c.ran_on != g_thread_self ());
-  fail_unless (c.inner_ran_on == c.ran_on);
-  cbi_worker_free (c.worker);
-}
-
-GST_END_TEST;
-
-/* A host on a worker, and the calls it serves. */
-typedef struct
-{
-  CbiWorker *worker;
-  gint to_serve;                /* the host stops after this many, -1: never */
-  gint served;
-  gboolean in_host;
-  gint hosts_returned;
-  gint in_host_calls;           /* calls that found themselves in the host */
-  gint calls;
-} HostedCalls;
-
-static gboolean
-host_serves_more (gpointer data)
-{
-  HostedCalls *h = data;
-
-  h->served++;
-  return h->to_serve < 0 || h->served < h->to_serve;
-}
-
-static void
-host_serving (gpointer data)
-{
-  HostedCalls *h = data;
-
-  fail_unless (cbi_worker_current () == h->worker);
-  h->in_host = TRUE;
-  cbi_worker_serve (h->worker, host_serves_more, h);
-  h->in_host = FALSE;
-  h->hosts_returned++;
-}
-
-static void
-note_whether_hosted (gpointer data)
-{
-  HostedCalls *h = data;
-
-  fail_unless (cbi_worker_current () == h->worker);
-  h->calls++;
-  if (h->in_host)
-    h->in_host_calls++;
-}
-
-static void
-ask_for_a_host (gpointer data)
-{
-  HostedCalls *h = data;
-
-  note_whether_hosted (h);
-  cbi_worker_host_next (h->worker, host_serving, h);
-}
-
-GST_START_TEST (test_a_host_runs_the_next_calls_until_it_says_stop)
-{
-  HostedCalls h = { NULL, 2, 0, FALSE, 0, 0, 0 };
-  GError *err = NULL;
-  gint i;
-
-  h.worker = cbi_worker_new ("test-worker", &err);
-  fail_unless (h.worker != NULL, "%s", err ? err->message : "");
-  fail_unless (cbi_worker_current () == NULL);
-  /* the call that asks returns first; the next two run in the host, the
-   * one after them on the worker's own loop again */
-  cbi_worker_call (h.worker, ask_for_a_host, &h);
-  for (i = 0; i < 3; i++)
-    cbi_worker_call (h.worker, note_whether_hosted, &h);
-  fail_unless_equals_int (h.calls, 4);
-  fail_unless_equals_int (h.in_host_calls, 2);
-  fail_unless_equals_int (h.hosts_returned, 1);
-  /* a host that never says stop ends when the worker is freed */
-  h.to_serve = -1;
-  cbi_worker_call (h.worker, ask_for_a_host, &h);
-  cbi_worker_call (h.worker, note_whether_hosted, &h);
-  fail_unless_equals_int (h.in_host_calls, 3);
-  cbi_worker_free (h.worker);
-  fail_unless_equals_int (h.hosts_returned, 2);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_cpu_batches_from_any_thread_share_one_openmp_pool)
-{
-  CbiFrameBatch layout = cbi_test_rgb_batch (8, 8, 4, NULL, NULL, NULL);
-  OtherCaller c = { NULL, &layout };
-  GThread *others[2];
-  guint before, i;
-  CbiBatchReport w;
-  CbiEngine *e;
-
-  /* a team of two: the engine's compute thread and one OpenMP worker.
-   * The warm-up (a state change), this thread and two others (the
-   * streaming thread, the batch-timeout task) all submit; were each to
-   * start its own team, libgomp would keep a worker for each and, with
-   * more threads than cores, throttle every spin */
-  /* the compute threads of the engines before this one, and their OpenMP
-   * workers (which take the name), end on their own once released; in
-   * one process for all tests (valgrind) they may still be on their way
-   * out: wait for them, up to 10 s */
-  for (i = 0; i < 1000 && count_threads_named ("cbi-compute") > 0; i++)
-    g_usleep (10000);
-  before = count_threads ();
-  e = cpu_engine (0);
-  c.engine = e;
-  cbi_engine_set_threads (e, 2);
-  fail_unless (cbi_engine_warmup (e, &layout, &w, NULL));
-  fail_unless_equals_int (w.threads, 2);
-  fail_unless (cbi_engine_run (e, &layout, &w, NULL));
-  fail_unless_equals_int (w.threads, 2);
-  g_mutex_init (&c.lock);
-  g_cond_init (&c.cond);
-  for (i = 0; i < G_N_ELEMENTS (others); i++) {
-    g_mutex_lock (&c.lock);
-    c.ran = FALSE;
-    g_mutex_unlock (&c.lock);
-    others[i] = g_thread_new ("other", run_from_another_thread, &c);
-    g_mutex_lock (&c.lock);
-    while (!c.ran)
-      g_cond_wait (&c.cond, &c.lock);
-    g_mutex_unlock (&c.lock);
-  }
-  fail_unless_equals_int (count_threads (), before + 2 + 2);
-
-  g_mutex_lock (&c.lock);
-  c.counted = TRUE;
-  g_cond_broadcast (&c.cond);
-  g_mutex_unlock (&c.lock);
-  for (i = 0; i < G_N_ELEMENTS (others); i++)
-    g_thread_join (others[i]);
-  cbi_engine_free (e);
-  /* the compute thread's OpenMP worker ends on its own once released:
-   * wait for it, up to 10 s (a thread that stays is what this is for) */
-  for (i = 0; i < 1000 && count_threads () > before; i++)
-    g_usleep (10000);
-  fail_unless_equals_int (count_threads (), before);
-  g_cond_clear (&c.cond);
-  g_mutex_clear (&c.lock);
-}
-
-GST_END_TEST;
-
 GST_START_TEST (test_submitted_batches_take_slots_in_turn_and_refuse_a_busy_one)
 {
-  CbiEngine *e = cpu_engine (0);
+  CbiEngine *e = cbi_test_cpu_engine (0);
   guint8 in_px[8 * 8 * 3], out_px[8 * 8 * 3];
   const guint8 *in[1] = { in_px };
   guint8 *out[1] = { out_px };
@@ -790,7 +184,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_a_plan_with_a_batch_in_flight_outlives_the_plan_cache)
 {
-  CbiEngine *e = cpu_engine (0);
+  CbiEngine *e = cbi_test_cpu_engine (0);
   guint8 in_px[6][8 * 8 * 3], out_px[6][8 * 8 * 3];
   const guint8 *in[6];
   guint8 *out[6];
@@ -831,7 +225,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_outputs_are_read_by_the_ticket_of_their_batch)
 {
-  CbiEngine *e = cpu_engine (0);
+  CbiEngine *e = cbi_test_cpu_engine (0);
   guint8 in_px[3][8 * 8 * 3];
   const guint8 *in[3] = { in_px[0], in_px[1], in_px[2] };
   const gint stride[3] = { 24, 24, 24 };
@@ -888,7 +282,7 @@ GST_END_TEST;
 static guint64
 warmup_peak_reserved (const CbiFrameBatch * batch)
 {
-  CbiEngine *e = cpu_engine (0);
+  CbiEngine *e = cbi_test_cpu_engine (0);
   CbiBatchReport w;
 
   fail_unless (cbi_engine_warmup (e, batch, &w, NULL));
@@ -901,7 +295,7 @@ GST_START_TEST (test_warmup_frames_count_against_the_limit_before_they_exist)
   /* 4 RGB frames of 64x64 in, 4 out: the default model keeps the size */
   const guint64 frames_bytes = 4 * 2 * 64 * 64 * 3;
   CbiFrameBatch layout = cbi_test_rgb_batch (64, 64, 4, NULL, NULL, NULL);
-  CbiEngine *e = cpu_engine (frames_bytes);
+  CbiEngine *e = cbi_test_cpu_engine (frames_bytes);
   CbiBatchReport w;
   CbiPoolStats s;
   GError *err = NULL;
@@ -944,7 +338,7 @@ GST_START_TEST (test_a_failed_plan_returns_its_memory_and_an_error)
   gchar *expected;
 
   fail_unless (warmup_peak_reserved (&big) > limit);
-  e = cpu_engine (limit + big_frames);
+  e = cbi_test_cpu_engine (limit + big_frames);
   fail_if (cbi_engine_warmup (e, &big, &w, &err));
   fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_MEMORY));
   expected = g_strdup_printf ("memory limit left to the engine: %"
@@ -1013,221 +407,6 @@ GST_START_TEST (test_a_cuda_plan_that_unpacks_frames_keeps_no_host_tensor)
 
 GST_END_TEST;
 
-/* A ConvTranspose graph: x [2, 3, 5, 4] -> ConvTranspose (3 -> 2, kernel
- * @k, stride @s, pads @p, output_padding @op, with bias) -> y. */
-static CbiGraph *
-conv_transpose_graph (gint64 k, gint64 s, gint64 p, gint64 op)
-{
-  CbiGraph *g = cbi_graph_new ();
-  const gint64 x_dims[4] = { -1, 3, 5, 4 }, w_dims[4] = { 3, 2, k, k };
-  const gint64 b_dims[1] = { 2 };
-  CbiConvAttrs a = { {s, s}, {1, 1}, {p, p, p, p}, 1, {0, 0}, FALSE,
-  {op, op}
-  };
-  gfloat *w = g_new (gfloat, 3 * 2 * k * k), *b = g_new (gfloat, 2);
-  gint in[3], i;
-
-  for (i = 0; i < 3 * 2 * k * k; i++)
-    w[i] = ((i * 37) % 17 - 8) / 8.0f;
-  b[0] = 0.25f;
-  b[1] = -0.5f;
-  g->input = in[0] = cbi_graph_add_tensor (g, "x", 4, x_dims, NULL);
-  in[1] = cbi_graph_add_tensor (g, "w", 4, w_dims, w);
-  in[2] = cbi_graph_add_tensor (g, "b", 1, b_dims, b);
-  g->outputs[g->n_outputs++] = cbi_graph_add_tensor (g, "y", 0, NULL, NULL);
-  cbi_graph_add_node (g, CBI_OP_CONV_TRANSPOSE, "up", 3, in, g->outputs[0], &a);
-  return g;
-}
-
-/* Runs @g (transfer full) on a fixed input; returns its output. */
-static gfloat *
-run_tensor_graph (CbiGraph * g, CbiShape * out)
-{
-  const CbiShape in = { 4, {2, 3, 5, 4} };
-  gfloat x[2 * 3 * 5 * 4];
-  GError *err = NULL;
-  CbiBatchReport r;
-  gboolean fallback;
-  CbiEngine *e;
-  const gfloat *y;
-  gfloat *copy;
-  guint i, ticket;
-
-  for (i = 0; i < G_N_ELEMENTS (x); i++)
-    x[i] = ((gint) (i * 13) % 11 - 5) / 5.0f;
-  e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &err);
-  fail_unless (e != NULL);
-  fail_unless (cbi_engine_run_tensor (e, &in, x, &ticket, &r, &err), "%s",
-      err ? err->message : "");
-  y = cbi_engine_get_output (e, ticket, 0, out, &err);
-  fail_unless (y != NULL);
-  copy = g_memdup2 (y, cbi_shape_count (out) * sizeof (gfloat));
-  cbi_engine_free (e);
-  return copy;
-}
-
-GST_START_TEST (test_strided_conv_transpose_runs_as_conv_and_depth_to_space)
-{
-  /* PyTorch's two usual x2 upsamplers */
-  const gint64 forms[2][4] = { {3, 2, 1, 1}, {4, 2, 1, 0} };
-  guint f;
-
-  for (f = 0; f < G_N_ELEMENTS (forms); f++) {
-    const gint64 *k = forms[f];
-    CbiGraph *lowered = conv_transpose_graph (k[0], k[1], k[2], k[3]);
-    CbiShape a, b;
-    gfloat *direct, *sub;
-    gint64 i;
-
-    fail_unless (cbi_graph_lower_conv_transpose (lowered, 0));
-    fail_unless_equals_int (lowered->nodes->len, 2);
-    fail_unless_equals_int (cbi_graph_node (lowered, 0)->op, CBI_OP_CONV);
-    fail_unless_equals_int (cbi_graph_node (lowered, 1)->op,
-        CBI_OP_DEPTH_TO_SPACE);
-    direct = run_tensor_graph (conv_transpose_graph (k[0], k[1], k[2], k[3]),
-        &a);
-    sub = run_tensor_graph (lowered, &b);
-    fail_unless (cbi_shape_equal (&a, &b));
-    fail_unless_equals_int (a.dims[2], 10);
-    fail_unless_equals_int (a.dims[3], 8);
-    for (i = 0; i < cbi_shape_count (&a); i++)
-      fail_unless (fabsf (direct[i] - sub[i]) < 1e-5f, "form %u, value %"
-          G_GINT64_FORMAT ": %f vs %f", f, i, direct[i], sub[i]);
-    g_free (direct);
-    g_free (sub);
-  }
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_an_activation_after_depth_to_space_moves_before_it)
-{
-  CbiGraph *g = conv_transpose_graph (3, 2, 1, 1), *direct;
-  gint relu_in, relu_out;
-  CbiShape a, b;
-  gfloat *x, *y;
-  gint64 i;
-
-  /* ConvTranspose -> Relu, lowered: Conv -> DepthToSpace -> Relu, then
-   * Conv -> Relu -> DepthToSpace */
-  relu_in = g->outputs[0];
-  relu_out = cbi_graph_add_tensor (g, "z", 0, NULL, NULL);
-  cbi_graph_add_node (g, CBI_OP_RELU, "relu", 1, &relu_in, relu_out, NULL);
-  g->outputs[0] = relu_out;
-  direct = conv_transpose_graph (3, 2, 1, 1);
-  relu_in = direct->outputs[0];
-  relu_out = cbi_graph_add_tensor (direct, "z", 0, NULL, NULL);
-  cbi_graph_add_node (direct, CBI_OP_RELU, "relu", 1, &relu_in, relu_out, NULL);
-  direct->outputs[0] = relu_out;
-
-  fail_unless (cbi_graph_lower_conv_transpose (g, 0));
-  cbi_graph_sink_eltwise (g);
-  fail_unless_equals_int (g->nodes->len, 3);
-  fail_unless_equals_int (cbi_graph_node (g, 0)->op, CBI_OP_CONV);
-  fail_unless_equals_int (cbi_graph_node (g, 1)->op, CBI_OP_RELU);
-  fail_unless_equals_int (cbi_graph_node (g, 2)->op, CBI_OP_DEPTH_TO_SPACE);
-  fail_unless_equals_int (cbi_graph_node (g, 2)->output, g->outputs[0]);
-
-  x = run_tensor_graph (direct, &a);
-  y = run_tensor_graph (g, &b);
-  fail_unless (cbi_shape_equal (&a, &b));
-  for (i = 0; i < cbi_shape_count (&a); i++)
-    fail_unless (fabsf (x[i] - y[i]) < 1e-5f && y[i] >= 0.0f,
-        "value %" G_GINT64_FORMAT ": %f vs %f", i, x[i], y[i]);
-  g_free (x);
-  g_free (y);
-}
-
-GST_END_TEST;
-
-GST_START_TEST (test_conv_transpose_of_other_forms_is_left_as_it_is)
-{
-  /* stride 1, and an output that is not twice the input */
-  CbiGraph *g1 = conv_transpose_graph (3, 1, 1, 0);
-  CbiGraph *g2 = conv_transpose_graph (3, 2, 0, 0);
-
-  fail_if (cbi_graph_lower_conv_transpose (g1, 0));
-  fail_if (cbi_graph_lower_conv_transpose (g2, 0));
-  fail_unless_equals_int (g1->nodes->len, 1);
-  fail_unless_equals_int (g2->nodes->len, 1);
-  cbi_graph_free (g1);
-  cbi_graph_free (g2);
-}
-
-GST_END_TEST;
-
-/* Test model @file (tests/models) on the CPU backend. */
-static CbiEngine *
-cpu_engine_for_model (const gchar * file)
-{
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, file, NULL);
-  GError *err = NULL;
-  gboolean fallback;
-  CbiEngine *e;
-
-  e = cbi_engine_new (cbi_onnx_load (path, &err), CBI_BACKEND_CPU, 0, 0,
-      &fallback, &err);
-  fail_unless (e != NULL, "%s: %s", file, err ? err->message : "");
-  g_free (path);
-  return e;
-}
-
-/* Runs @in through @e inside an OpenMP region of two threads, on its
- * first: as the CPU backend runs a batch on one thread. @ticket: as
- * cbi_engine_run_tensor() gives it. */
-static gboolean
-run_tensor_in_a_region (CbiEngine * e, const CbiShape * in, const gfloat * x,
-    guint * ticket, GError ** error)
-{
-  gboolean ok = FALSE;
-  CbiBatchReport r;
-
-#pragma omp parallel num_threads (2)
-  {
-    if (omp_get_thread_num () == 0)
-      ok = cbi_engine_run_tensor (e, in, x, ticket, &r, error);
-  }
-  return ok;
-}
-
-GST_START_TEST (test_a_batch_on_one_thread_gives_the_teams_output)
-{
-  const CbiShape in = { 4, {2, 3, 16, 16} };
-  gfloat x[2 * 3 * 16 * 16], *team, max_err = 0.0f, ref = 0.0f;
-  GError *err = NULL;
-  CbiBatchReport r;
-  const gfloat *y;
-  CbiEngine *e;
-  CbiShape out;
-  guint ticket;
-  gint64 i;
-
-  for (i = 0; i < (gint64) G_N_ELEMENTS (x); i++)
-    x[i] = ((gint) (i * 29) % 23 - 11) / 11.0f;
-  /* two threads whatever the machine has: the compute thread's own count,
-   * not this thread's */
-  e = cpu_engine_for_model ("style.onnx");
-  cbi_engine_set_threads (e, 2);
-  fail_unless (cbi_engine_run_tensor (e, &in, x, &ticket, &r, &err), "%s",
-      err ? err->message : "");
-  fail_unless_equals_int (r.threads, 2);
-  y = cbi_engine_get_output (e, ticket, 0, &out, &err);
-  team = g_memdup2 (y, cbi_shape_count (&out) * sizeof (gfloat));
-  fail_unless (run_tensor_in_a_region (e, &in, x, &ticket, &err), "%s",
-      err ? err->message : "");
-  y = cbi_engine_get_output (e, ticket, 0, &out, &err);
-  for (i = 0; i < cbi_shape_count (&out); i++) {
-    max_err = MAX (max_err, fabsf (y[i] - team[i]));
-    ref = MAX (ref, fabsf (team[i]));
-  }
-  fail_unless (ref > 0.0f && max_err <= 1e-6f * ref, "max error %g over %g",
-      max_err, ref);
-  g_free (team);
-  cbi_engine_free (e);
-}
-
-GST_END_TEST;
-
 /* Frames unpacked by the engine against the same batch read as a tensor
  * and mapped to bytes here: the CPU backend unpacks channels-last data
  * where the plan's last step was a plain reorder of it, and must not take
@@ -1259,7 +438,7 @@ GST_START_TEST (test_unpacked_frames_match_the_tensor_after_a_last_transpose)
   b.out_width = b.out_height = O;
   b.out_channels = 3;
   b.out_stride = out_stride;
-  e = cpu_engine_for_model ("ops-shuffle-transpose.onnx");
+  e = cbi_test_cpu_engine_for_model ("ops-shuffle-transpose.onnx");
   fail_unless (cbi_engine_run (e, &b, &r, &err), "%s", err ? err->message : "");
   fail_unless (cbi_engine_run_tensor (e, &shape, x, &ticket, &r, &err), "%s",
       err ? err->message : "");
@@ -1288,31 +467,13 @@ engine_suite (void)
 
   tcase_set_timeout (tc, 60);
   suite_add_tcase (s, tc);
-  tcase_add_test (tc, test_pool_counts_fresh_allocations_once);
-  tcase_add_test (tc, test_pool_reuses_a_cached_block_only_when_it_fits);
-  tcase_add_test (tc, test_pool_trim_gives_back_cached_blocks_only);
-  tcase_add_test (tc, test_pool_peaks_restart_at_current_values);
-  tcase_add_test (tc, test_pool_refuses_past_its_limit_and_allocator_failures);
-  tcase_add_test (tc,
-      test_pool_trims_cached_blocks_before_refusing_at_the_limit);
-  tcase_add_test (tc, test_default_model_keeps_the_frame_size);
-  tcase_add_test (tc, test_shape_inference_names_the_node_that_does_not_fit);
-  tcase_add_test (tc, test_pack_puts_channels_in_model_order_and_fills_padding);
-  tcase_add_test (tc,
-      test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it);
-  tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
   tcase_add_test (tc, test_default_model_draws_a_dark_line_on_an_edge);
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);
-  tcase_add_test (tc, test_a_batch_on_one_thread_gives_the_teams_output);
   tcase_add_test (tc,
       test_warmup_leaves_no_fresh_memory_and_times_a_median_batch);
   tcase_add_test (tc,
       test_warmup_latency_time_is_the_90th_percentile_of_its_samples);
   tcase_add_test (tc, test_a_failed_plan_returns_its_memory_and_an_error);
-  tcase_add_test (tc,
-      test_a_worker_call_runs_on_its_thread_and_a_nested_one_at_once);
-  tcase_add_test (tc, test_a_host_runs_the_next_calls_until_it_says_stop);
-  tcase_add_test (tc, test_cpu_batches_from_any_thread_share_one_openmp_pool);
   tcase_add_test (tc,
       test_unpacked_frames_match_the_tensor_after_a_last_transpose);
   tcase_add_test (tc,
@@ -1330,10 +491,6 @@ engine_suite (void)
     tcase_add_test (tc,
         test_a_cuda_plan_that_unpacks_frames_keeps_no_host_tensor);
   g_free (why_no_cuda);
-  tcase_add_test (tc,
-      test_strided_conv_transpose_runs_as_conv_and_depth_to_space);
-  tcase_add_test (tc, test_conv_transpose_of_other_forms_is_left_as_it_is);
-  tcase_add_test (tc, test_an_activation_after_depth_to_space_moves_before_it);
   return s;
 }
 

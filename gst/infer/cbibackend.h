@@ -9,7 +9,8 @@
 
 #include "cbiengine.h"
 #include "cbiframes.h"
-#include "cbigraph.h"
+#include "graph/cbiops.h"
+#include "graph/cbishapes.h"
 #include "cbipool.h"
 
 G_BEGIN_DECLS typedef struct _CbiBackend CbiBackend;

@@ -9,9 +9,10 @@
 #pragma once
 
 #include "cbibackend.h"
-#include "cbicpuloops.h"
+#include "cpu/frames.h"
+#include "cpu/loops.h"
 #include "cbierror.h"
-#include "cbiplanmemory.h"
+#include "cbimemplan.h"
 
 #include <gst/gst.h>
 #include <dnnl.h>
@@ -74,7 +75,7 @@ typedef struct
 #define CBI_MAX_ARGS (CBI_MAX_NODE_INPUTS + 2)
 
 /* A oneDNN primitive with its arguments, or (prim NULL) one of our loops
- * (cbicpuloops.h) run on @loop, which the step owns. */
+ * (cpu/loops.h) run on @loop, which the step owns. */
 typedef struct
 {
   dnnl_primitive_t prim;

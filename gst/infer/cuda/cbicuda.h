@@ -12,7 +12,7 @@
 #include "cbicudalimits.h"
 #include "cbierror.h"
 #include "cbikernels.h"
-#include "cbiplanmemory.h"
+#include "cbimemplan.h"
 
 #include <gst/gst.h>
 #include <cuda_runtime_api.h>

@@ -7,6 +7,8 @@
 #include <gst/check/gstcheck.h>
 
 #include "cbibackend.h"
+#include "cbidefaultmodel.h"
+#include "graph/cbiops.h"
 #include "cbierror.h"
 #include "cbiworker.h"
 #include "cbitestgraph.h"

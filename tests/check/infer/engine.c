@@ -7,9 +7,12 @@
 #include <omp.h>
 
 #include "cbiengine.h"
+#include "cbidefaultmodel.h"
+#include "graph/cbipasses.h"
+#include "graph/cbishapes.h"
 #include "cbiworker.h"
 #include "cbierror.h"
-#include "cbionnx.h"
+#include "onnx/cbionnx.h"
 #include "cbitestframes.h"
 #include "cbicudaprobe.h"
 

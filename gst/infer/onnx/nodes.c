@@ -5,7 +5,7 @@
  * checked and kept in CbiNode; what the engine cannot run is refused with
  * the node's name and the reason.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <math.h>
 #include <string.h>

@@ -13,7 +13,7 @@
  * inputs stay graph tensors (int64 constants or shape values) that
  * cbi_graph_specialise() reads.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * checked before use, and every failure says which tensor, node or field
  * it was about.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 #include "cbierror.h"
 
 #include <glib/gstdio.h>

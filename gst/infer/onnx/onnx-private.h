@@ -12,7 +12,10 @@
  */
 #pragma once
 
-#include "cbionnx.h"
+#include "onnx/cbionnx.h"
+#include "graph/cbiops.h"
+#include "graph/cbipasses.h"
+#include "graph/cbishapes.h"
 #include "onnx.pb-c.h"
 
 G_BEGIN_DECLS

@@ -3,7 +3,7 @@
  * Where on a constant condition
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * Split
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
  * out-of-range cast refused with the node's name, never wrapped silently
  * past int64.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <math.h>
 #include <string.h>

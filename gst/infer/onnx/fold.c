@@ -11,7 +11,7 @@
  * with the node's name. This file has the dispatch and the ops that move
  * values; cbionnx-foldmath.c those that compute them.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * permutations, the views of reductions, Split and LayerNormalization)
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbigraph-private.h"
+#include "graph/graph-private.h"
 #include "cbimath.h"
 
 #include <string.h>

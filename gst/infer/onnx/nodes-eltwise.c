@@ -1,43 +1,16 @@
 /* cudabatchinfer: ONNX model import, the element-wise nodes: activations
  * and unary math of one input, Pow of a constant exponent, Clip, and
  * Where on a constant condition
+ * (read functions of the op table, ops.c)
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "onnx/onnx-private.h"
 
 #include <string.h>
 
-/* The element-wise ops of one input and no parameter. */
-static gboolean
-cbi_onnx_unary_type (const gchar * op, CbiOpType * type)
-{
-  static const struct
-  {
-    const gchar *name;
-    CbiOpType type;
-  } ops[] = {
-    {"Erf", CBI_OP_ERF},
-    {"Sqrt", CBI_OP_SQRT},
-    {"Exp", CBI_OP_EXP},
-    {"Log", CBI_OP_LOG},
-    {"Neg", CBI_OP_NEG},
-    {"Abs", CBI_OP_ABS},
-    {"Reciprocal", CBI_OP_RECIPROCAL},
-  };
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (ops); i++) {
-    if (strcmp (op, ops[i].name) == 0) {
-      *type = ops[i].type;
-      return TRUE;
-    }
-  }
-  return FALSE;
-}
-
 /* Whether Pow node @n has one constant exponent, an element-wise op;
  * else its exponent broadcasts as a binary op's second operand. */
-gboolean
+static gboolean
 cbi_onnx_pow_is_eltwise (CbiImporter * im, const Onnx__NodeProto * n)
 {
   const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
@@ -48,76 +21,83 @@ cbi_onnx_pow_is_eltwise (CbiImporter * im, const Onnx__NodeProto * n)
       || (cbi_onnx_floats_input (im, n, 1, &count, &n_dims) && count == 1);
 }
 
-/* The element-wise ops: their type and parameters, or an error naming an
- * op outside the supported list. */
 gboolean
-cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
-    CbiOpType * type, gfloat * alpha, gfloat * beta, GError ** error)
+cbi_onnx_read_leaky_relu (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
 {
-  const gchar *op = n->op_type ? n->op_type : "";
+  node->alpha = cbi_onnx_float (n, "alpha", 0.01f);
+  return TRUE;
+}
 
-  *alpha = *beta = 0.0f;
-  if (strcmp (op, "Relu") == 0) {
-    *type = CBI_OP_RELU;
-  } else if (strcmp (op, "LeakyRelu") == 0) {
-    *type = CBI_OP_RELU;
-    *alpha = cbi_onnx_float (n, "alpha", 0.01f);
-  } else if (strcmp (op, "Sigmoid") == 0) {
-    *type = CBI_OP_SIGMOID;
-  } else if (strcmp (op, "Tanh") == 0) {
-    *type = CBI_OP_TANH;
-  } else if (strcmp (op, "Elu") == 0) {
-    *type = CBI_OP_ELU;
-    *alpha = cbi_onnx_float (n, "alpha", 1.0f);
-  } else if (strcmp (op, "HardSigmoid") == 0) {
-    *type = CBI_OP_HARD_SIGMOID;
-    *alpha = cbi_onnx_float (n, "alpha", 0.2f);
-    *beta = cbi_onnx_float (n, "beta", 0.5f);
-  } else if (strcmp (op, "HardSwish") == 0) {
-    *type = CBI_OP_HARD_SWISH;
-  } else if (strcmp (op, "Identity") == 0) {
-    *type = CBI_OP_IDENTITY;
-  } else if (cbi_onnx_unary_type (op, type)) {
-    /* no parameter */
-  } else if (strcmp (op, "Gelu") == 0) {
-    gchar *approx = cbi_onnx_string (n, "approximate", "none");
-    gboolean use_tanh = strcmp (approx, "tanh") == 0;
-    gboolean known = use_tanh || strcmp (approx, "none") == 0;
-    if (!known)
-      cbi_onnx_fail (error, "node %s (Gelu): approximate %s is not "
-          "supported", cbi_onnx_name (n->name), approx);
-    g_free (approx);
-    if (!known)
-      return FALSE;
-    *type = use_tanh ? CBI_OP_GELU_TANH : CBI_OP_GELU;
-  } else if (strcmp (op, "Pow") == 0) {
-    const gfloat *e;
-    gint64 count;
-    gint n_dims;
-    const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
-    *type = CBI_OP_POW;
-    e = cbi_onnx_floats_input (im, n, 1, &count, &n_dims);
-    if (i && i->count == 1) {
-      /* an integer exponent, as PyTorch exports x ** 2 */
-      *alpha = (gfloat) ((const gint64 *) i->data)[0];
-    } else if (e && count == 1) {
-      *alpha = e[0];
-    } else {
-      return cbi_onnx_fail (error, "node %s (Pow): the exponent must be a "
-          "float32 or int64 constant of one value", cbi_onnx_name (n->name));
-    }
-  } else if (strcmp (op, "Clip") == 0) {
-    *type = CBI_OP_CLIP;
-    if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, alpha, error)
-        || !cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, beta, error))
-      return FALSE;
-    /* min (max (x, min), max) is max everywhere when min > max */
-    if (*alpha > *beta)
-      *alpha = *beta;
-  } else {
-    return cbi_onnx_fail (error, "node %s: op %s is not supported",
-        cbi_onnx_name (n->name), op);
+gboolean
+cbi_onnx_read_elu (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  node->alpha = cbi_onnx_float (n, "alpha", 1.0f);
+  return TRUE;
+}
+
+gboolean
+cbi_onnx_read_hard_sigmoid (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  node->alpha = cbi_onnx_float (n, "alpha", 0.2f);
+  node->beta = cbi_onnx_float (n, "beta", 0.5f);
+  return TRUE;
+}
+
+gboolean
+cbi_onnx_read_gelu (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  gchar *approx = cbi_onnx_string (n, "approximate", "none");
+  gboolean use_tanh = strcmp (approx, "tanh") == 0;
+  gboolean known = use_tanh || strcmp (approx, "none") == 0;
+
+  if (!known)
+    cbi_onnx_fail (error, "node %s (Gelu): approximate %s is not "
+        "supported", cbi_onnx_name (n->name), approx);
+  g_free (approx);
+  node->type = use_tanh ? CBI_OP_GELU_TANH : CBI_OP_GELU;
+  return known;
+}
+
+/* Pow of one constant exponent is element-wise (the exponent in alpha);
+ * of any other, a binary op whose exponent broadcasts. */
+gboolean
+cbi_onnx_read_pow (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  const CbiOnnxConst *i = cbi_onnx_int_input (im, n, 1);
+  const gfloat *e;
+  gint64 count;
+  gint n_dims;
+
+  if (!cbi_onnx_pow_is_eltwise (im, n)) {
+    node->type = CBI_OP_POW_BINARY;
+    node->n_inputs = 2;
+    return TRUE;
   }
+  e = cbi_onnx_floats_input (im, n, 1, &count, &n_dims);
+  if (i && i->count == 1)
+    /* an integer exponent, as PyTorch exports x ** 2 */
+    node->alpha = (gfloat) ((const gint64 *) i->data)[0];
+  else
+    node->alpha = e[0];
+  return TRUE;
+}
+
+gboolean
+cbi_onnx_read_clip (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, &node->alpha, error)
+      || !cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, &node->beta,
+          error))
+    return FALSE;
+  /* min (max (x, min), max) is max everywhere when min > max */
+  if (node->alpha > node->beta)
+    node->alpha = node->beta;
   return TRUE;
 }
 
@@ -125,7 +105,7 @@ cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
  * condition negated when X is the constant and Y the activation); the
  * condition becomes a float32 constant of 0 and 1. */
 gboolean
-cbi_onnx_where (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+cbi_onnx_add_where (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const CbiOnnxConst *c = n->n_input == 3 ? cbi_onnx_const (im,

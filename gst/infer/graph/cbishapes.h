@@ -78,6 +78,19 @@ void cbi_node_split_range (const CbiNode * n, const CbiShape * input,
 void cbi_node_layer_norm_view (const CbiNode * n, const CbiShape * input,
     gint64 * rows, gint64 * inner);
 
+/* Softmax node @n on an input of shape @input as @outer x @axis x
+ * @inner (row-major), normalised along the middle: the opset 13 form
+ * over its axis, the opset < 13 form (CbiNode.mode 1) over everything
+ * from its axis on (@inner 1). */
+void cbi_node_softmax_view (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * axis, gint64 * inner);
+
+/* Concat node @n, of output shape @output, as @outer rows of @inner
+ * elements per position along its axis; returns the axis, counted from
+ * the front. */
+gint cbi_node_concat_view (const CbiNode * n, const CbiShape * output,
+    gint64 * outer, gint64 * inner);
+
 /* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
  * into @weights (caller-allocated): alpha B, transposed when transB says
  * so. */

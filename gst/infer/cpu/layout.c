@@ -62,8 +62,8 @@ cbi_cpu_plan_concat (gpointer user_plan, const CbiNode * n,
       && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
           n->n_inputs, axis, srcs, attr, plan->cpu->engine),
       "concat primitive desc");
-  return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, n->n_inputs, n->output,
-      error);
+  return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, n->n_inputs,
+      n->output, error);
 }
 
 /* The channels-last desc of 4-D @shape. */

@@ -197,8 +197,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
 
   /* the activation after a primitive runs as its post-op; our
    * InstanceNormalization loop fuses a Relu */
-  if (!cbi_planners_run (&cbi_cpu_planners, graph, plan, plan->memory,
-          error))
+  if (!cbi_planners_run (&cbi_cpu_planners, graph, plan, plan->memory, error))
     goto failed;
   cbi_cpu_keep_input_reorder (plan);
   if (!cbi_cpu_plan_outputs (plan, error))

@@ -245,4 +245,3 @@ cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
   return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, inputs,
       n_inputs, out, error) && cbi_cpu_post_own (plan, post, out, error);
 }
-

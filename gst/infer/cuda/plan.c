@@ -143,8 +143,7 @@ cbi_cuda_plan_io (CbiCuda * cuda, CbiCudaPlan * plan, const CbiGraph * graph,
 static gboolean
 cbi_cuda_plan_nodes (CbiCudaPlan * plan, GError ** error)
 {
-  return cbi_planners_run (&cbi_cuda_planners, plan->model, plan, NULL,
-      error);
+  return cbi_planners_run (&cbi_cuda_planners, plan->model, plan, NULL, error);
 }
 
 /* A plan whose activations sit where the engine's memory plan puts

@@ -92,8 +92,7 @@ cbi_onnx_read_clip (CbiImporter * im, const Onnx__NodeProto * n,
     CbiOnnxNode * node, GError ** error)
 {
   if (!cbi_onnx_clip_bound (im, n, 1, "min", -G_MAXFLOAT, &node->alpha, error)
-      || !cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, &node->beta,
-          error))
+      || !cbi_onnx_clip_bound (im, n, 2, "max", G_MAXFLOAT, &node->beta, error))
     return FALSE;
   /* min (max (x, min), max) is max everywhere when min > max */
   if (node->alpha > node->beta)
@@ -105,7 +104,8 @@ cbi_onnx_read_clip (CbiImporter * im, const Onnx__NodeProto * n,
  * condition negated when X is the constant and Y the activation); the
  * condition becomes a float32 constant of 0 and 1. */
 gboolean
-cbi_onnx_add_where (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+cbi_onnx_add_where (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const CbiOnnxConst *c = n->n_input == 3 ? cbi_onnx_const (im,

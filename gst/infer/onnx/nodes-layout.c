@@ -42,7 +42,8 @@ cbi_onnx_reduce (CbiImporter * im, const Onnx__NodeProto * n, CbiNode * node,
  * sizes from an int64 constant (opset 13 on) or the 'split' attribute,
  * else equal parts, as many as num_outputs (opset 18) or the outputs. */
 gboolean
-cbi_onnx_add_split (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+cbi_onnx_add_split (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "split");

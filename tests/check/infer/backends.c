@@ -221,8 +221,7 @@ GST_START_TEST (test_every_backend_of_this_build_runs_every_op)
     for (op = 0; op <= CBI_OP_PRELU; op++) {
       CbiNode node = { op, (gchar *) "n", };
       fail_unless (cbi_planners_support (b->iface->planners, NULL, &node),
-          "%s lacks %s",
-          b->iface->name, cbi_op_type_name (op));
+          "%s lacks %s", b->iface->name, cbi_op_type_name (op));
     }
     b->iface->free (b);
   }

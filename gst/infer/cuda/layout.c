@@ -121,7 +121,7 @@ cbi_cuda_plan_pad (gpointer user_plan, const CbiNode * n,
   CbiCudaPlan *plan = user_plan;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
 
-  /* the graph's fills are the kernels' (cbicpuloops.c asserts it) */
+  /* the graph's fills are the kernels' (cpu/loops.c asserts it) */
   cbi_cuda_add_pad (plan, n, plan->tensors[n->inputs[0]],
       plan->tensors[n->output], xs->dims[0] * xs->dims[1], xs->dims[2],
       xs->dims[3], n->conv.pads, (CbiKPadFill) n->mode, n->alpha);

@@ -14,8 +14,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbionnx.h"
-#include "cbiplanmemory.h"
+#include "onnx/cbionnx.h"
+#include "cbidefaultmodel.h"
+#include "graph/cbiops.h"
+#include "graph/cbishapes.h"
+#include "cbimemplan.h"
 
 #include <stdlib.h>
 

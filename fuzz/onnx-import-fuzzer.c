@@ -5,7 +5,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbionnx.h"
+#include "onnx/cbionnx.h"
 
 #include <stdint.h>
 

@@ -10,8 +10,8 @@
  * header.
  *
  * The semantics are the CPU backend's, NaN and infinities included: its
- * packing, unpacking (gst/infer/cbiframes.c) and Pad loop
- * (gst/infer/cbicpuloops.c) call these same functions; for the
+ * packing, unpacking (gst/infer/cpu/frames.c) and Pad loop
+ * (gst/infer/cpu/loops.c) call these same functions; for the
  * element-wise ops and linear resampling (half-pixel centres) they follow
  * oneDNN's definitions.
  */

@@ -1,7 +1,7 @@
 /* cudabatchinfer: choosing a backend
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Every backend says which ops it plans (its supports_op slot); the
+ * Every backend says which ops it plans (its planners); the
  * engine asks it for every node of the model before it takes it, so that
  * backend=auto runs a model on CUDA only where CUDA runs all of it, and
  * says which op sent it to the CPU otherwise.
@@ -26,26 +26,17 @@ cbi_backend_table (guint * n_entries)
 }
 
 gboolean
-cbi_node_unsupported (const CbiNode * n, const gchar * backend_name,
-    GError ** error)
-{
-  g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "the %s backend cannot "
-      "run node %s (%s)", backend_name, n->name, cbi_op_type_name (n->op));
-  return FALSE;
-}
-
-gboolean
 cbi_backend_supports_graph (CbiBackend * backend, const CbiGraph * graph,
     GError ** error)
 {
   guint i;
 
-  for (i = 0; backend->iface->supports_op && i < graph->nodes->len; i++) {
+  for (i = 0; backend->iface->planners && i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
     /* computed while planning: no backend runs it */
     if (cbi_op_info (n->op)->kind == CBI_OP_KIND_SHAPE_VALUE)
       continue;
-    if (!backend->iface->supports_op (backend, graph, n))
+    if (!cbi_planners_support (backend->iface->planners, graph, n))
       return cbi_node_unsupported (n, backend->iface->name, error);
   }
   return TRUE;

@@ -9,7 +9,9 @@
 
 #include "cbiengine.h"
 #include "cbiframes.h"
-#include "cbigraph.h"
+#include "graph/cbiops.h"
+#include "graph/cbishapes.h"
+#include "cbiplanner.h"
 #include "cbipool.h"
 
 G_BEGIN_DECLS typedef struct _CbiBackend CbiBackend;
@@ -30,10 +32,10 @@ G_BEGIN_DECLS typedef struct _CbiBackend CbiBackend;
  *   returns an opaque plan or %NULL with @error set; @workspace_bytes
  *   receives the scratch size
  * @free_plan: releases a plan and gives its memory back to the pools
- * @supports_op: (nullable): whether the backend can plan node @node of
- *   @graph; the engine asks it for every node when it opens a model, so
- *   that backend=auto picks a backend that runs the whole model. %NULL:
- *   it runs every op of the graph
+ * @planners: (nullable): the backend's planners (cbiplanner.h), which say
+ *   whether it can plan each node; the engine asks them for every node
+ *   when it opens a model, so that backend=auto picks a backend that runs
+ *   the whole model. %NULL: it runs every op of the graph
  * @upload: packs @batch into the plan's input tensor, padding included,
  *   for the batch in slot @slot (below #CbiBackend.inflight)
  * @upload_tensor: copies a row-major host tensor of the planned input
@@ -75,8 +77,7 @@ typedef struct
       gboolean unpack_frames, guint64 * workspace_bytes, GError ** error);
   void (*free_plan) (CbiBackend * backend, gpointer plan, CbiPool * pool,
       CbiPool * staging);
-    gboolean (*supports_op) (CbiBackend * backend, const CbiGraph * graph,
-      const CbiNode * node);
+  const CbiPlanners *planners;
     gboolean (*upload) (CbiBackend * backend, gpointer plan, guint slot,
       const CbiFrameBatch * batch, GError ** error);
     gboolean (*upload_tensor) (CbiBackend * backend, gpointer plan, guint slot,
@@ -132,12 +133,7 @@ typedef struct
  * build has. */
 const CbiBackendEntry *cbi_backend_table (guint * n_entries);
 
-/* Sets @error (CBI_ERROR_MODEL): the backend called @backend_name cannot
- * run node @n, naming it and its op. Returns FALSE. */
-gboolean cbi_node_unsupported (const CbiNode * n, const gchar * backend_name,
-    GError ** error);
-
-/* Whether @backend can plan every node of @graph (its supports_op says so
+/* Whether @backend can plan every node of @graph (its planners say so
  * for each, or it has none); otherwise @error (CBI_ERROR_MODEL) names the
  * first node it cannot run and its op. */
 gboolean cbi_backend_supports_graph (CbiBackend * backend,

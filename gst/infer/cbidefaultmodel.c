@@ -11,7 +11,7 @@
  *          -> Conv 1x1 (1->3): paper colour minus SKETCH_STRENGTH x magnitude
  *          -> Relu -> sketch
  */
-#include "cbigraph.h"
+#include "cbidefaultmodel.h"
 
 #define SKETCH_STRENGTH 2.5f
 

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "cbiframes.h"
-#include "cbigraph.h"
+#include "graph/cbigraph.h"
 #include "cbipool.h"
 
 G_BEGIN_DECLS

@@ -84,24 +84,4 @@ typedef struct
  * that an image model's output maps back to bytes as its input came in. */
 void cbi_frame_batch_map_output_back (CbiFrameBatch * batch);
 
-/* Host reference of frame packing: fills @tensor (NCHW float, @n_slots x 3 x
- * height x width) from the real frames, then the padding slots. One pass
- * over each frame. */
-void cbi_pack_frames (const CbiFrameBatch * batch, gfloat * tensor);
-/* The same into NHWC (@n_slots x height x width x 3): what a first
- * convolution that takes its input channels last reads, without a
- * reorder. */
-void cbi_pack_frames_channels_last (const CbiFrameBatch * batch,
-    gfloat * tensor);
-/* Host reference of unpacking: writes the first @n_frames slots of @tensor
- * (NCHW float, @out_channels channels of @out_width x @out_height) to the
- * output frames, clamped to 0..255. A fourth byte the model does not give
- * is copied from the input frame when the sizes match, else opaque
- * (255). */
-void cbi_unpack_frames (const CbiFrameBatch * batch, const gfloat * tensor);
-/* The same from NHWC (@out_channels of each position together): the
- * layout a last convolution or reorder left, without a reorder to NCHW. */
-void cbi_unpack_frames_channels_last (const CbiFrameBatch * batch,
-    const gfloat * tensor);
-
 G_END_DECLS

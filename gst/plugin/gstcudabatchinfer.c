@@ -52,11 +52,12 @@
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
+#include "cbidefaultmodel.h"
 #endif
 
 #include "gstcudabatchinfer-private.h"
 
-#include "cbionnx.h"
+#include "onnx/cbionnx.h"
 
 GST_DEBUG_CATEGORY (gst_cuda_batch_infer_debug);
 

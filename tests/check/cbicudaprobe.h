@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cbichildprobe.h"
+#include "cbidefaultmodel.h"
 #include "cbiengine.h"
 
 /* The probe itself: why the CUDA backend cannot run, or %NULL. */

@@ -30,7 +30,7 @@
 
 #include "cbiengine.h"
 #include "cbierror.h"
-#include "cbionnx.h"
+#include "onnx/cbionnx.h"
 
 #define EXIT_RUN_FAILED 1
 #define EXIT_USAGE 2

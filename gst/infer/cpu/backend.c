@@ -11,23 +11,7 @@
  */
 #include "cbicpu.h"
 
-#include <dnnl_debug.h>
 #include <string.h>
-
-GST_DEBUG_CATEGORY (cbi_cpu_debug);
-
-gboolean
-cbi_dnnl_check (dnnl_status_t status, const gchar * what, const gchar * file,
-    gint line, GError ** error)
-{
-  if (status == dnnl_success)
-    return TRUE;
-  GST_ERROR ("%s:%d: %s failed: %s", file, line, what,
-      dnnl_status2str (status));
-  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "oneDNN: %s failed: %s",
-      what, dnnl_status2str (status));
-  return FALSE;
-}
 
 static const CbiAllocator *
 cbi_cpu_allocator (CbiBackend * backend)
@@ -40,41 +24,11 @@ cbi_cpu_free (CbiBackend * backend)
 {
   CbiCpu *cpu = backend->context;
 
-  if (cpu->share)
-    cbi_cpu_share_free (cpu->share);
-  if (cpu->stream)
-    dnnl_stream_destroy (cpu->stream);
-  if (cpu->engine)
-    dnnl_engine_destroy (cpu->engine);
+  g_clear_pointer (&cpu->share, cbi_cpu_share_free);
+  g_clear_pointer (&cpu->stream, dnnl_stream_destroy);
+  g_clear_pointer (&cpu->engine, dnnl_engine_destroy);
   g_free (cpu);
   g_free (backend);
-}
-
-void
-cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
-    CbiPool * staging)
-{
-  CbiCpuPlan *plan = p;
-  guint i;
-
-  for (i = 0; i < plan->steps->len; i++) {
-    CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
-    if (step->prim)
-      dnnl_primitive_destroy (step->prim);
-    g_free (step->loop);
-  }
-  if (plan->input_reorder.prim)
-    dnnl_primitive_destroy (plan->input_reorder.prim);
-  if (plan->output_reorder.prim)
-    dnnl_primitive_destroy (plan->output_reorder.prim);
-  for (i = 0; i < plan->memories->len; i++)
-    dnnl_memory_destroy (g_ptr_array_index (plan->memories, i));
-  cbi_mem_plan_free (plan->memory);
-  g_array_free (plan->steps, TRUE);
-  g_ptr_array_free (plan->memories, TRUE);
-  g_free (plan->mds);
-  g_free (plan->mems);
-  g_free (plan);
 }
 
 static gboolean
@@ -188,10 +142,10 @@ static const CbiBackendIface cbi_cpu_iface = {
   .free = cbi_cpu_free,
   .plan = cbi_cpu_plan,
   .free_plan = cbi_cpu_free_plan,
-  .supports_op = cbi_cpu_supports_op,
-  .upload = cbi_cpu_upload,
+  .planners = &cbi_cpu_planners,
+  .upload = cbi_cpu_upload,     /* packs straight into the input */
   .upload_tensor = cbi_cpu_upload_tensor,
-  .compute = cbi_cpu_compute,
+  .compute = cbi_cpu_compute,   /* on this thread, or shared (share.c) */
   .download = cbi_cpu_download,
   .output = cbi_cpu_output,
   .device_memory = NULL,        /* host memory: no device figures */

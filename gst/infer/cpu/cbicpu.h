@@ -9,9 +9,10 @@
 #pragma once
 
 #include "cbibackend.h"
-#include "cbicpuloops.h"
+#include "cpu/frames.h"
+#include "cpu/loops.h"
 #include "cbierror.h"
-#include "cbiplanmemory.h"
+#include "cbimemplan.h"
 
 #include <gst/gst.h>
 #include <dnnl.h>
@@ -74,7 +75,7 @@ typedef struct
 #define CBI_MAX_ARGS (CBI_MAX_NODE_INPUTS + 2)
 
 /* A oneDNN primitive with its arguments, or (prim NULL) one of our loops
- * (cbicpuloops.h) run on @loop, which the step owns. */
+ * (cpu/loops.h) run on @loop, which the step owns. */
 typedef struct
 {
   dnnl_primitive_t prim;
@@ -112,6 +113,14 @@ typedef struct
   guint64 scratch_bytes;        /* the largest scratchpad of a primitive */
 } CbiCpuPlan;
 
+/* One oneDNN eltwise step: the form of an element-wise op (postops.c). */
+typedef struct
+{
+  dnnl_alg_kind_t alg;
+  gfloat alpha;
+  gfloat beta;
+} CbiCpuEltwise;
+
 /* Logs a failed oneDNN call at @file:@line and sets @error. */
 gboolean cbi_dnnl_check (dnnl_status_t status, const gchar * what,
     const gchar * file, gint line, GError ** error);
@@ -127,7 +136,7 @@ gboolean cbi_cpu_add_reorder (CbiCpuPlan * plan,
     const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error);
 gboolean cbi_cpu_any_md (dnnl_memory_desc_t * md, const CbiShape * shape,
     GError ** error);
-gboolean cbi_cpu_finish (CbiCpuPlan * plan,
+gboolean cbi_cpu_add_primitive (CbiCpuPlan * plan,
     const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
     gint n_inputs, gint out, GError ** error);
 void cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
@@ -168,66 +177,77 @@ void cbi_cpu_add_loop (CbiCpuPlan * plan, void (*run) (gconstpointer loop),
     gpointer loop);
 dnnl_memory_t cbi_cpu_new_output (CbiCpuPlan * plan, gint out,
     const dnnl_memory_desc_t * md, GError ** error);
-gboolean cbi_cpu_finish_owned (gboolean ok, dnnl_primitive_desc_t pd,
+gboolean cbi_cpu_add_primitive_owned (gboolean ok, dnnl_primitive_desc_t pd,
     dnnl_primitive_attr_t attr, CbiCpuPlan * plan,
     const dnnl_exec_arg_t * inputs, gint n_inputs, gint out, GError ** error);
 
-/* eltwise.c: an attribute with a user scratchpad and, as post-ops, the
- * oneDNN eltwise steps of the first op of activation @post (nullable);
- * cbi_cpu_post_rest() adds the others */
+/* postops.c: oneDNN's form of element-wise op @e: one or two eltwise
+ * steps, or 0 where it has none */
+guint cbi_cpu_eltwise_form (const CbiEltwiseStep * e, CbiCpuEltwise steps[2]);
+/* postops.c: an attribute with a user scratchpad and, as post-ops,
+ * oneDNN's form of the own op of activation @post (nullable) */
 gboolean cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
     GError ** error);
-/* eltwise.c: after the primitive that wrote output @out with cbi_cpu_attr
- * (@post)'s post-ops, the steps of @post they left, in place */
-gboolean cbi_cpu_post_rest (CbiCpuPlan * plan, const CbiNode * post,
+/* postops.c: after the primitive that wrote output @out with
+ * cbi_cpu_attr (@post), @post's own op in place where the primitive could
+ * not take it as a post-op */
+gboolean cbi_cpu_post_own (CbiCpuPlan * plan, const CbiNode * post,
     gint out, GError ** error);
+/* postops.c: a oneDNN eltwise step in place on output @out */
+gboolean cbi_cpu_add_eltwise_in_place (CbiCpuPlan * plan, gint out,
+    const CbiCpuEltwise * step, GError ** error);
+/* postops.c: our loop for element-wise op @e from @src into @dst (may be
+ * @src), both of desc @md */
+gboolean cbi_cpu_add_eltwise_loop (CbiCpuPlan * plan, const CbiEltwiseStep * e,
+    dnnl_memory_t src, dnnl_memory_t dst, const dnnl_memory_desc_t * md,
+    GError ** error);
+/* postops.c: the add_in_place of the CPU's CbiPlanners */
+gboolean cbi_cpu_add_in_place (gpointer plan, const CbiNode * n,
+    const CbiEltwiseStep * step, GError ** error);
 
-/* An op family's planner: adds the steps of node @n, with the fused
- * activation @post (nullable) where the op table allows one; the
- * activations it writes come from the memory plan; the plan's
- * scratch_bytes grows to the scratchpad its primitives need. */
-typedef gboolean (*CbiCpuPlanFunc) (CbiCpuPlan * plan, const CbiNode * n,
+/* The op families' planners (CbiPlanNodeFunc, cbiplanner.h): each adds
+ * the steps of node @n of the CbiCpuPlan @plan, with the fused activation
+ * @post (nullable) where the op table allows one; the activations it
+ * writes come from the memory plan; the plan's scratch_bytes grows to the
+ * scratchpad its primitives need. */
+gboolean cbi_cpu_plan_conv (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_eltwise (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_binary (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_prelu (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_pool (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_resize (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_concat (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_pad (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_copy (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_reshape (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_permute (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_matrix (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_instance_norm (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_softmax (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_reduce (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_layer_norm (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_split (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_where (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 
-gboolean cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_pool (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_resize (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_concat (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_copy (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_reshape (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_matrix (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_layer_norm (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_split (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-gboolean cbi_cpu_plan_where (CbiCpuPlan * plan, const CbiNode * n,
-    const CbiNode * post, GError ** error);
-
-/* Whether a planner takes @n. */
-gboolean cbi_cpu_supports_op (CbiBackend * backend, const CbiGraph * graph,
-    const CbiNode * n);
+/* plan.c: the planners, for the interface table */
+extern const CbiPlanners cbi_cpu_planners;
 
 G_END_DECLS

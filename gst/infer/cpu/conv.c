@@ -95,9 +95,10 @@ cbi_cpu_narrow (CbiCpuPlan * plan, gint out, const CbiShape * shape,
 }
 
 gboolean
-cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   const CbiTensorInfo *w = cbi_graph_tensor (plan->graph, n->inputs[1]);
   const CbiTensorInfo *b = n->n_inputs > 2 && n->inputs[2] >= 0 ?
       cbi_graph_tensor (plan->graph, n->inputs[2]) : NULL;
@@ -213,8 +214,8 @@ cbi_cpu_plan_conv (CbiCpuPlan * plan, const CbiNode * n,
       {DNNL_ARG_WEIGHTS, wmem},
       {DNNL_ARG_BIAS, bmem},
     };
-    ok = cbi_cpu_finish (plan, pd, args, bmem ? 3 : 2, out, error)
-        && cbi_cpu_post_rest (plan, post, out, error);
+    ok = cbi_cpu_add_primitive (plan, pd, args, bmem ? 3 : 2, out, error)
+        && cbi_cpu_post_own (plan, post, out, error);
   }
   if (ok && widen)
     ok = cbi_cpu_narrow (plan, out, &plan->shapes[out], error);

@@ -3,7 +3,7 @@
  *
  * oneDNN eltwise and binary primitives; the op table's CbiKEltwise and
  * CbiKBinary say which algorithm. An activation fused into a producer
- * runs as its post-ops (cbi_cpu_attr ()).
+ * runs as its post-ops (postops.c).
  */
 #include "cbicpu.h"
 
@@ -11,261 +11,34 @@
 
 #include <string.h>
 
-typedef struct
-{
-  dnnl_alg_kind_t alg;
-  gfloat alpha;
-  gfloat beta;
-} CbiCpuEltwise;
-
-/* HardSigmoid takes two */
-#define CBI_CPU_MAX_STEPS (2 * CBI_MAX_ELTWISE_STEPS)
-
-static void
-cbi_cpu_step (CbiCpuEltwise * step, dnnl_alg_kind_t alg, gfloat alpha,
-    gfloat beta)
-{
-  step->alg = alg;
-  step->alpha = alpha;
-  step->beta = beta;
-}
-
-/* oneDNN's form of element-wise op @e: one or two eltwise steps, or 0
- * where it has none. */
-static guint
-cbi_cpu_eltwise_step (const CbiEltwiseStep * e, CbiCpuEltwise steps[2])
-{
-  switch (e->op) {
-    case CBI_K_RELU:           /* alpha is LeakyRelu's slope */
-      cbi_cpu_step (&steps[0], dnnl_eltwise_relu, e->alpha, 0.0f);
-      return 1;
-    case CBI_K_SIGMOID:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_logistic, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_TANH:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_tanh, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_CLIP:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_clip, e->alpha, e->beta);
-      return 1;
-    case CBI_K_ELU:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_elu, e->alpha, 0.0f);
-      return 1;
-    case CBI_K_HARD_SIGMOID:   /* oneDNN 2.6 has none: linear, then clip */
-      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, e->alpha, e->beta);
-      cbi_cpu_step (&steps[1], dnnl_eltwise_clip, 0.0f, 1.0f);
-      return 2;
-    case CBI_K_HARD_SWISH:     /* x relu6 (x + 3) / 6, as ONNX */
-      cbi_cpu_step (&steps[0], dnnl_eltwise_hardswish, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_IDENTITY:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, 1.0f, 0.0f);
-      return 1;
-    case CBI_K_GELU_ERF:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_gelu_erf, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_GELU_TANH:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_gelu_tanh, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_SQRT:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_sqrt, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_EXP:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_exp, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_LOG:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_log, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_NEG:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, -1.0f, 0.0f);
-      return 1;
-    case CBI_K_ABS:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_abs, 0.0f, 0.0f);
-      return 1;
-    case CBI_K_RECIPROCAL:     /* 1 x^-1 */
-      cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, -1.0f);
-      return 1;
-    case CBI_K_POW:            /* the square exact, as cbi_eltwise () */
-      if (e->alpha == 2.0f)
-        cbi_cpu_step (&steps[0], dnnl_eltwise_square, 0.0f, 0.0f);
-      else
-        cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, e->alpha);
-      return 1;
-    case CBI_K_LINEAR:
-      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, e->alpha, e->beta);
-      return 1;
-    case CBI_K_ERF:            /* no oneDNN form: cbi_cpu_run_eltwise () */
-    default:
-      return 0;
-  }
-}
-
-/* oneDNN's form of element-wise node @n, its @then included: its eltwise
- * steps, or 0 where one of them has none; @own: how many of them are the
- * node's own op (1, or 2 for HardSigmoid). */
-static guint
-cbi_cpu_eltwise_steps (const CbiNode * n,
-    CbiCpuEltwise steps[CBI_CPU_MAX_STEPS], guint * own)
-{
-  CbiEltwiseStep ops[CBI_MAX_ELTWISE_STEPS];
-  guint n_ops = cbi_node_eltwise_steps (n, ops), i, count = 0, k;
-
-  for (i = 0; i < n_ops; i++) {
-    if ((k = cbi_cpu_eltwise_step (&ops[i], steps + count)) == 0)
-      return 0;
-    if (i == 0)
-      *own = k;
-    count += k;
-  }
-  return count;
-}
-
-/* An attribute with a user scratchpad and the @n_steps of @steps as
- * post-ops. */
-static gboolean
-cbi_cpu_attr_steps (const CbiCpuEltwise * steps, guint n_steps,
-    dnnl_primitive_attr_t * attr, GError ** error)
-{
-  dnnl_post_ops_t ops = NULL;
-  gboolean ok;
-  guint i;
-
-  if (!DNNL_CHECK (dnnl_primitive_attr_create (attr),
-          "dnnl_primitive_attr_create"))
-    return FALSE;
-  ok = DNNL_CHECK (dnnl_primitive_attr_set_scratchpad_mode (*attr,
-          dnnl_scratchpad_mode_user), "set_scratchpad_mode");
-  if (ok && n_steps > 0) {
-    ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create");
-    for (i = 0; ok && i < n_steps; i++)
-      ok = DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f, steps[i].alg,
-              steps[i].alpha, steps[i].beta), "append_eltwise");
-    ok = ok && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
-        "set_post_ops");
-    if (ops)
-      dnnl_post_ops_destroy (ops);
-  }
-  return ok;
-}
-
-/* A primitive takes the first op of @post as its post-ops, and the steps
- * of its @then run after it as eltwise primitives (cbi_cpu_post_rest()),
- * for two reasons found on oneDNN 2.6. Its jit post-ops (AVX2 and
- * AVX-512) give a second step of one algorithm the parameters of the
- * first: a convolution with post-ops 1.5 x, relu, 0.5 x computes 1.5 x,
- * relu, 1.5 x. And its brgemm convolutions run slower with a second
- * post-op than with a jit pass after them: the text recogniser's
- * convolutions with alpha x + beta and HardSwish as post-ops took 8 ms a
- * batch more than with the HardSwish a pass of its own, which took 2 ms. */
+/* The node's own op: oneDNN's primitive from the input (a second step in
+ * place), or our loop where oneDNN has no form of it; the ops merged after
+ * it follow in place (cbi_cpu_add_in_place()). */
 gboolean
-cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
-    GError ** error)
-{
-  CbiCpuEltwise steps[CBI_CPU_MAX_STEPS];
-  guint own = 0;
-
-  if (post == NULL || cbi_cpu_eltwise_steps (post, steps, &own) == 0)
-    own = 0;
-  return cbi_cpu_attr_steps (steps, own, attr, error);
-}
-
-/* A oneDNN eltwise of step @step in place on output @out. One step each:
- * oneDNN 2.6 runs an eltwise with post-ops in its reference code, several
- * times slower than a pass each of its jit code. */
-static gboolean
-cbi_cpu_add_eltwise_step (CbiCpuPlan * plan, gint out,
-    const CbiCpuEltwise * step, GError ** error)
-{
-  const dnnl_memory_desc_t *md = &plan->mds[out];
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_attr_t attr = NULL;
-  dnnl_eltwise_desc_t desc;
-  gboolean ok;
-
-  const dnnl_exec_arg_t args[2] = {
-    {DNNL_ARG_SRC, plan->mems[out]},
-    {DNNL_ARG_DST, plan->mems[out]},
-  };
-
-  ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
-          dnnl_forward_inference, step->alg, md, step->alpha, step->beta),
-      "eltwise desc")
-      && cbi_cpu_attr_steps (NULL, 0, &attr, error)
-      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
-          plan->cpu->engine, NULL), "eltwise primitive desc");
-  return cbi_cpu_finish_owned (ok, pd, attr, plan, args, 2, -1, error);
-}
-
-/* Our loop for element-wise node @n, whose op oneDNN has no form of, from
- * @src into @dst (may be @src), both of desc @md. Erf, the one such op,
- * keeps a blocked layout's zero padding, and joins no run of element-wise
- * ops (cbi_graph_fuse_eltwise_runs()): a node with steps is refused. */
-static gboolean
-cbi_cpu_add_eltwise_loop (CbiCpuPlan * plan, const CbiNode * n,
-    dnnl_memory_t src, dnnl_memory_t dst, const dnnl_memory_desc_t * md,
-    GError ** error)
-{
-  CbiCpuEltwiseLoop *e;
-
-  if (n->n_then > 0)
-    return cbi_node_unsupported (n, "cpu", error);
-  e = g_new0 (CbiCpuEltwiseLoop, 1);
-  dnnl_memory_get_data_handle (src, (void **) &e->src);
-  dnnl_memory_get_data_handle (dst, (void **) &e->dst);
-  e->count = dnnl_memory_desc_get_size (md) / sizeof (gfloat);
-  e->op = cbi_op_info (n->op)->eltwise;
-  e->alpha = n->alpha;
-  e->beta = n->beta;
-  cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, e);
-  return TRUE;
-}
-
-/* What of activation @post (nullable) the post-ops of the primitive that
- * wrote output @out (cbi_cpu_attr()) left, in place on @out: the steps
- * of its @then as eltwise primitives, or our loop where oneDNN has no form
- * of it. */
-gboolean
-cbi_cpu_post_rest (CbiCpuPlan * plan, const CbiNode * post, gint out,
-    GError ** error)
-{
-  CbiCpuEltwise steps[CBI_CPU_MAX_STEPS];
-  guint n, i, own;
-
-  if (post == NULL)
-    return TRUE;
-  n = cbi_cpu_eltwise_steps (post, steps, &own);
-  if (n > 0) {
-    for (i = own; i < n; i++)
-      if (!cbi_cpu_add_eltwise_step (plan, out, &steps[i], error))
-        return FALSE;
-    return TRUE;
-  }
-  return cbi_cpu_add_eltwise_loop (plan, post, plan->mems[out],
-      plan->mems[out], &plan->mds[out], error);
-}
-
-gboolean
-cbi_cpu_plan_eltwise (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_eltwise (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
   dnnl_memory_desc_t md = plan->mds[n->inputs[0]];
-  CbiCpuEltwise steps[CBI_CPU_MAX_STEPS];
+  const CbiEltwiseStep own = { cbi_op_info (n->op)->eltwise, n->alpha,
+    n->beta
+  };
+  CbiCpuEltwise steps[2];
   dnnl_eltwise_desc_t desc;
-  guint own, count = cbi_cpu_eltwise_steps (n, steps, &own), i;
+  guint count = cbi_cpu_eltwise_form (&own, steps), i;
   gboolean ok;
 
   if (count == 0)               /* our loop, in the input's layout */
     return cbi_cpu_new_output (plan, n->output, &md, error) != NULL
-        && cbi_cpu_add_eltwise_loop (plan, n, args[0].memory,
+        && cbi_cpu_add_eltwise_loop (plan, &own, args[0].memory,
         plan->mems[n->output], &md, error);
-  /* the first step from the input, the others in place after it */
   ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
           dnnl_forward_inference, steps[0].alg, &md, steps[0].alpha,
           steps[0].beta), "eltwise desc")
       && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error);
   for (i = 1; ok && i < count; i++)
-    ok = cbi_cpu_add_eltwise_step (plan, n->output, &steps[i], error);
+    ok = cbi_cpu_add_eltwise_in_place (plan, n->output, &steps[i], error);
   return ok;
 }
 
@@ -334,15 +107,22 @@ cbi_cpu_plan_binary_loop (CbiCpuPlan * plan, const CbiNode * n,
   } else {
     p->op = cbi_op_info (n->op)->binary;
   }
-  p->n_post = post ? cbi_node_eltwise_steps (post, p->post) : 0;
+  /* the activation's own op; what follows it runs in place after */
+  if (post) {
+    p->post[0].op = cbi_op_info (post->op)->eltwise;
+    p->post[0].alpha = post->alpha;
+    p->post[0].beta = post->beta;
+    p->n_post = 1;
+  }
   cbi_cpu_add_loop (plan, cbi_cpu_run_binary, p);
   return TRUE;
 }
 
 gboolean
-cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_binary (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
   static const dnnl_alg_kind_t algs[] = {
     [CBI_K_ADD] = dnnl_binary_add,
@@ -375,9 +155,10 @@ cbi_cpu_plan_binary (CbiCpuPlan * plan, const CbiNode * n,
 /* PRelu: the slope, row-major with leading ones, broadcasts as oneDNN's
  * weights. */
 gboolean
-cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_prelu (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   const CbiShape *ss = &plan->shapes[n->inputs[1]];
   dnnl_exec_arg_t args[2] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
   {DNNL_ARG_WEIGHTS, NULL}
@@ -397,8 +178,9 @@ cbi_cpu_plan_prelu (CbiCpuPlan * plan, const CbiNode * n,
 
 /* Where: our loop (oneDNN has no select). */
 gboolean
-cbi_cpu_plan_where (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_where (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   return cbi_cpu_plan_binary_loop (plan, n, NULL, error);
 }

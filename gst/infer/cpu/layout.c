@@ -9,9 +9,10 @@
 #include <string.h>
 
 gboolean
-cbi_cpu_plan_resize (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_resize (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   dnnl_alg_kind_t alg = n->mode == CBI_RESIZE_LINEAR ?
       dnnl_resampling_linear : dnnl_resampling_nearest;
   const float factors[2] = { n->alpha, n->beta };
@@ -27,14 +28,16 @@ cbi_cpu_plan_resize (CbiCpuPlan * plan, const CbiNode * n,
 }
 
 gboolean
-cbi_cpu_plan_concat (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_concat (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   dnnl_memory_desc_t srcs[CBI_MAX_NODE_INPUTS], dst;
   dnnl_exec_arg_t args[CBI_MAX_NODE_INPUTS];
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   gboolean ok;
+  gint64 outer, inner;
   gint axis;
   guint i;
 
@@ -53,14 +56,14 @@ cbi_cpu_plan_concat (CbiCpuPlan * plan, const CbiNode * n,
     }
   }
   /* shape inference checked the axis */
-  axis = n->axis < 0 ? n->axis + plan->shapes[n->output].n_dims : n->axis;
+  axis = cbi_node_concat_view (n, &plan->shapes[n->output], &outer, &inner);
   ok = cbi_cpu_any_md (&dst, &plan->shapes[n->output], error)
       && cbi_cpu_attr (NULL, &attr, error)
       && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
           n->n_inputs, axis, srcs, attr, plan->cpu->engine),
       "concat primitive desc");
-  return cbi_cpu_finish_owned (ok, pd, attr, plan, args, n->n_inputs, n->output,
-      error);
+  return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, n->n_inputs,
+      n->output, error);
 }
 
 /* The channels-last desc of 4-D @shape. */
@@ -86,9 +89,10 @@ cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md)
 }
 
 gboolean
-cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_pad (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   const gint64 *x = plan->shapes[n->inputs[0]].dims;
   const CbiShape *ys = &plan->shapes[n->output];
   dnnl_memory_desc_t in_md, out_md;
@@ -130,7 +134,7 @@ cbi_cpu_plan_pad (CbiCpuPlan * plan, const CbiNode * n,
  * reads (the same elements, maybe another rank). One reorder: the
  * destination is @from's dims with the strides the permutation gives. */
 static gboolean
-cbi_cpu_plan_permute (CbiCpuPlan * plan,
+cbi_cpu_add_permute (CbiCpuPlan * plan,
     const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
     const gint64 * perm, gint out, GError ** error)
 {
@@ -155,9 +159,10 @@ cbi_cpu_plan_permute (CbiCpuPlan * plan,
 /* Reshape and Flatten: one reorder writes the input, whatever its layout,
  * row-major into the output's block. */
 gboolean
-cbi_cpu_plan_reshape (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_reshape (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   gint x = n->inputs[0];
   dnnl_memory_desc_t row_major;
   dnnl_memory_t to;
@@ -221,9 +226,10 @@ cbi_cpu_plan_depth_to_space_nhwc (CbiCpuPlan * plan, const CbiNode * n,
  * channels-last input as it is, else first needs it row-major, to view it
  * in 6-D. */
 gboolean
-cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   gint x = n->inputs[0];
   dnnl_memory_desc_t from_md = plan->mds[x], md;
   dnnl_memory_t from = plan->mems[x];
@@ -238,15 +244,16 @@ cbi_cpu_plan_transpose (CbiCpuPlan * plan, const CbiNode * n,
                   error)) == NULL || !cbi_cpu_shape_md (&from_md, &view, error)
           || (from = cbi_cpu_view (plan, from, &from_md, error)) == NULL))
     return FALSE;
-  return cbi_cpu_plan_permute (plan, &from_md, from, perm, n->output, error);
+  return cbi_cpu_add_permute (plan, &from_md, from, perm, n->output, error);
 }
 
 /* Slice, Gather and Expand: our strided copy of the input, row-major,
  * into a row-major output. */
 gboolean
-cbi_cpu_plan_copy (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_copy (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   dnnl_memory_desc_t in_md, out_md;
   dnnl_memory_t in, out;
   CbiCpuCopy *copy;
@@ -267,9 +274,10 @@ cbi_cpu_plan_copy (CbiCpuPlan * plan, const CbiNode * n,
 /* One part of Split: a reorder from the plain input seen through a
  * sub-memory desc of the part's rows into a new plain output. */
 gboolean
-cbi_cpu_plan_split (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_split (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   gint64 outer, total, start, inner;
   dnnl_memory_desc_t xmd, rows, part, ymd;
   dnnl_memory_t x, y;

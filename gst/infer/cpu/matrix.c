@@ -98,9 +98,10 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
 
 /* Gemm and MatMul. */
 gboolean
-cbi_cpu_plan_matrix (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_matrix (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   return (n->op == CBI_OP_GEMM ? cbi_cpu_plan_gemm : cbi_cpu_plan_matmul)
       (plan, n, post, error);
 }

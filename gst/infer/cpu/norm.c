@@ -12,9 +12,10 @@
  * channels-last with 8 or 16 channels (what convolutions give): no
  * reorder either side. */
 gboolean
-cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_instance_norm (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   /* channels-last with 8 or 16 channels is one channel block of that
    * size: the convolutions' NHWC then needs no reorder either side */
   const gint64 channels = plan->shapes[n->inputs[0]].dims[1];
@@ -70,27 +71,27 @@ cbi_cpu_plan_instance_norm (CbiCpuPlan * plan, const CbiNode * n,
   norm->relu = post != NULL;
   norm->slope = post ? post->alpha : 0.0f;
   cbi_cpu_add_loop (plan, cbi_cpu_run_instance_norm, norm);
-  /* the steps of a run after the Relu */
-  return cbi_cpu_post_rest (plan, post, out, error);
+  return TRUE;
 }
 
 /* Softmax along one axis; the opset < 13 form normalises the input seen
  * as 2-D, everything from @axis on being one row. */
 gboolean
-cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_softmax (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
   dnnl_memory_desc_t x_md = plan->mds[n->inputs[0]], y_md, own;
   dnnl_softmax_v2_desc_t desc;
   gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis;
   CbiShape rows = { 2, {1, 1} };
-  gint d;
+  gint64 inner;
 
   if (n->mode == 1) {
-    for (d = 0; d < xs->n_dims; d++)
-      rows.dims[d < axis ? 0 : 1] *= xs->dims[d];
+    /* the opset < 13 form: rows of everything from the axis on */
+    cbi_node_softmax_view (n, xs, &rows.dims[0], &rows.dims[1], &inner);
     args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &own, error);
     if (args[0].memory == NULL || !cbi_cpu_shape_md (&x_md, &rows, error)
         || (args[0].memory = cbi_cpu_view (plan, args[0].memory, &x_md,
@@ -111,9 +112,10 @@ cbi_cpu_plan_softmax (CbiCpuPlan * plan, const CbiNode * n,
  * input into its shape with the reduced axes kept as ones, then seen in
  * the output's shape (keepdims 0 drops them). */
 gboolean
-cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_reduce (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   dnnl_alg_kind_t alg = n->op == CBI_OP_REDUCE_MEAN ? dnnl_reduction_mean :
       n->op == CBI_OP_REDUCE_SUM ? dnnl_reduction_sum : dnnl_reduction_max;
@@ -160,9 +162,10 @@ cbi_cpu_plan_reduce (CbiCpuPlan * plan, const CbiNode * n,
 /* LayerNormalization as oneDNN's over the input seen as rows x inner,
  * the scale and shift one value per position of a row. */
 gboolean
-cbi_cpu_plan_layer_norm (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_layer_norm (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   const gboolean bias = n->n_inputs > 2 && n->inputs[2] >= 0;
   dnnl_exec_arg_t args[3] = { {DNNL_ARG_SRC, NULL}, {DNNL_ARG_SCALE, NULL},
   {DNNL_ARG_SHIFT, NULL}

@@ -27,9 +27,10 @@ cbi_cpu_pool_window (CbiCpuPlan * plan, const CbiNode * n, const CbiShape * x,
 /* MaxPool, AveragePool, and GlobalAveragePool as an average over the
  * whole plane. */
 gboolean
-cbi_cpu_plan_pool (CbiCpuPlan * plan, const CbiNode * n,
+cbi_cpu_plan_pool (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCpuPlan *plan = user_plan;
   const CbiShape *x = &plan->shapes[n->inputs[0]];
   CbiConvAttrs window;
   const CbiConvAttrs *a = cbi_cpu_pool_window (plan, n, x, &window);

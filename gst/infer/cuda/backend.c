@@ -11,47 +11,6 @@
  */
 #include "cbicuda.h"
 
-GST_DEBUG_CATEGORY (cbi_cuda_debug);
-
-G_STATIC_ASSERT (cudaSuccess == 0 && CUDNN_STATUS_SUCCESS == 0
-    && CUBLAS_STATUS_SUCCESS == 0);
-
-gboolean
-cbi_cuda_check (gint status, CbiCudaLibrary library, const gchar * what,
-    GError ** error)
-{
-  static const gchar *names[] = { "CUDA", "cuDNN", "cuBLAS" };
-  const gchar *text;
-
-  if (status == 0)
-    return TRUE;
-  if (library == CBI_CUDA_CUDNN)
-    text = cudnnGetErrorString ((cudnnStatus_t) status);
-  else if (library == CBI_CUDA_CUBLAS)
-    text = cublasGetStatusString ((cublasStatus_t) status);
-  else
-    text = cudaGetErrorString ((cudaError_t) status);
-  GST_ERROR ("%s failed: %s", what, text);
-  g_set_error (error, CBI_ERROR, CBI_ERROR_BACKEND, "%s: %s failed: %s",
-      names[library], what, text);
-  return FALSE;
-}
-
-gboolean
-cbi_cuda_select (CbiCuda * cuda, GError ** error)
-{
-  return CUDA_CHECK (cudaSetDevice (cuda->device), "cudaSetDevice");
-}
-
-/* Where the cuDNN and cuBLAS calls that follow queue their work. */
-gboolean
-cbi_cuda_use_stream (CbiCuda * cuda, cudaStream_t stream, GError ** error)
-{
-  return CUDNN_CHECK (cudnnSetStream (cuda->cudnn, stream), "cudnnSetStream")
-      && CUBLAS_CHECK (cublasSetStream (cuda->cublas, stream),
-      "cublasSetStream");
-}
-
 /* Memory. */
 
 static gpointer
@@ -186,7 +145,7 @@ static const CbiBackendIface cbi_cuda_iface = {
   .free = cbi_cuda_free,
   .plan = cbi_cuda_plan,
   .free_plan = cbi_cuda_free_plan,
-  .supports_op = cbi_cuda_supports_op,
+  .planners = &cbi_cuda_planners,
   .upload = cbi_cuda_upload,
   .upload_tensor = cbi_cuda_upload_tensor,
   .compute = cbi_cuda_compute,

@@ -12,7 +12,7 @@
 #include "cbicudalimits.h"
 #include "cbierror.h"
 #include "cbikernels.h"
-#include "cbiplanmemory.h"
+#include "cbimemplan.h"
 
 #include <gst/gst.h>
 #include <cuda_runtime_api.h>
@@ -220,16 +220,21 @@ gfloat *cbi_cuda_constant (CbiCudaPlan * plan, gint t, GError ** error);
 gfloat *cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data,
     gsize count, const gchar * what, GError ** error);
 
-/* Adds a step applying activation @post (a node, its alpha and beta) in
- * place to the @count floats of @y: its first step, the others being
- * cbi_cuda_add_then()'s. */
+/* postops.c: adds a step applying the own op of activation @post (a
+ * node, its alpha and beta) in place to the @count floats of @y; what
+ * follows it is the planning loop's (cbiplanner.h) */
 void cbi_cuda_add_activation (CbiCudaPlan * plan, const CbiNode * post,
     gfloat * y, gint64 count);
-
-/* Adds the steps of element-wise node @n after its first (its @then), in
- * place on its output, for the planner that wrote the first: every
- * planner applies one activation, in its kernel or after it. */
-void cbi_cuda_add_then (CbiCudaPlan * plan, const CbiNode * n);
+/* postops.c: a step of the own op of element-wise node @n from @x into
+ * @y */
+void cbi_cuda_add_eltwise (CbiCudaPlan * plan, const CbiNode * n,
+    const gfloat * x, gfloat * y, gint64 count);
+/* postops.c: the add_in_place of the CUDA CbiPlanners */
+gboolean cbi_cuda_add_in_place (gpointer plan, const CbiNode * n,
+    const CbiEltwiseStep * step, GError ** error);
+/* steps.c: releases the plan's share of the device constants */
+void cbi_cuda_drop_constants (CbiCuda * cuda, CbiCudaPlan * plan,
+    CbiPool * pool);
 
 /* Adds a step padding (or cropping, negative pads) @planes planes of
  * @height x @width from @x into @y; @pads top, left, bottom, right. */
@@ -237,45 +242,45 @@ void cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n,
     const gfloat * x, gfloat * y, gint64 planes, gint64 height, gint64 width,
     const gint64 * pads, CbiKPadFill fill, gfloat value);
 
-/* An op family's planner: adds the steps of node @n, with the fused
+/* The op families' planners (CbiPlanNodeFunc, cbiplanner.h): each adds
+ * the steps of node @n of the CbiCudaPlan @plan, with the fused
  * activation @post (nullable) where the op table allows one, reading and
  * writing the tensors the memory plan placed. */
-typedef gboolean (*CbiCudaPlanFunc) (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_conv (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-
-gboolean cbi_cuda_plan_conv (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_pool (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_pool (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_eltwise (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_eltwise (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_binary (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_binary (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_prelu (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_matrix (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_matrix (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_permute (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_permute (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_concat (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_concat (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_pad (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_pad (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_strided (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_copy (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_reshape (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_reshape (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_resize (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_resize (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_softmax (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_softmax (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_instance_norm (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_instance_norm (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_reduce (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_layer_norm (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_layer_norm (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_split (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_split (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
-gboolean cbi_cuda_plan_where (CbiCudaPlan * plan, const CbiNode * n,
+gboolean cbi_cuda_plan_where (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 
 /* run.c: the iface's entry points that run batches */
@@ -293,9 +298,8 @@ const gfloat *cbi_cuda_output (CbiBackend * backend, gpointer plan,
     guint slot, guint index, GError ** error);
 
 /* plan.c: planning */
-/* Whether an op family's planner takes @n. */
-gboolean cbi_cuda_supports_op (CbiBackend * backend, const CbiGraph * graph,
-    const CbiNode * n);
+/* plan.c: the planners, for the interface table */
+extern const CbiPlanners cbi_cuda_planners;
 gpointer cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
     gboolean unpack_frames, guint64 * workspace_bytes, GError ** error);

@@ -168,9 +168,10 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
 }
 
 gboolean
-cbi_cuda_plan_conv (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_conv (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   const CbiTensorInfo *w = cbi_graph_tensor (plan->model, n->inputs[1]);
   gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
   gint out = post ? post->output : n->output;

@@ -8,70 +8,11 @@
 
 #include <string.h>
 
-typedef struct
-{
-  CbiCudaIO io;
-  gint64 count;
-  CbiKEltwise op;
-  gfloat alpha, beta;
-} CbiCudaEltwise;
-
-/* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_eltwise, CbiCudaEltwise, CUDA_CHECK,
-    "element-wise kernel", cbi_k_eltwise (p->io.x, p->io.y, p->count, p->op,
-        p->alpha, p->beta, stream))
-/* *INDENT-ON* */
-
-/* Step @step of element-wise node @n from @x into @y. */
-static void
-cbi_cuda_add_eltwise_step (CbiCudaPlan * plan, const CbiNode * n,
-    const CbiEltwiseStep * step, const gfloat * x, gfloat * y, gint64 count)
-{
-  CbiCudaEltwise *e = cbi_cuda_add_step (plan, n, cbi_cuda_run_eltwise,
-      sizeof (CbiCudaEltwise));
-
-  e->io.x = x;
-  e->io.y = y;
-  e->count = count;
-  e->op = step->op;
-  e->alpha = step->alpha;
-  e->beta = step->beta;
-}
-
-/* The first step of element-wise node @n from @x into @y. */
-static void
-cbi_cuda_add_eltwise (CbiCudaPlan * plan, const CbiNode * n,
-    const gfloat * x, gfloat * y, gint64 count)
-{
-  const CbiEltwiseStep first = { cbi_op_info (n->op)->eltwise, n->alpha,
-    n->beta
-  };
-
-  cbi_cuda_add_eltwise_step (plan, n, &first, x, y, count);
-}
-
-void
-cbi_cuda_add_then (CbiCudaPlan * plan, const CbiNode * n)
-{
-  gfloat *y = plan->tensors[n->output];
-  guint i;
-
-  for (i = 0; i < n->n_then; i++)
-    cbi_cuda_add_eltwise_step (plan, n, &n->then[i], y, y,
-        cbi_shape_count (&plan->shapes[n->output]));
-}
-
-void
-cbi_cuda_add_activation (CbiCudaPlan * plan, const CbiNode * post,
-    gfloat * y, gint64 count)
-{
-  cbi_cuda_add_eltwise (plan, post, y, y, count);
-}
-
 gboolean
-cbi_cuda_plan_eltwise (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_eltwise (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   cbi_cuda_add_eltwise (plan, n, plan->tensors[n->inputs[0]],
       plan->tensors[n->output], cbi_shape_count (&plan->shapes[n->inputs[0]]));
   return TRUE;
@@ -98,9 +39,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_binary, CbiCudaBinary, CUDA_CHECK,
 
 /* Add, Sub, Mul, Div and PRelu: the second operand broadcasts. */
 gboolean
-cbi_cuda_plan_binary (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_binary (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   gint out = post ? post->output : n->output, b = n->inputs[1];
   const CbiShape *as = &plan->shapes[n->inputs[0]];
   CbiCudaBinary *s;
@@ -140,10 +82,19 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_where, CbiCudaWhere, CUDA_CHECK,
         p->dims, p->b_strides, p->c_strides, stream))
 /* *INDENT-ON* */
 
+/* PRelu: the binary kernel, its slope broadcast as a second operand. */
 gboolean
-cbi_cuda_plan_where (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_prelu (gpointer plan, const CbiNode * n, const CbiNode * post,
+    GError ** error)
+{
+  return cbi_cuda_plan_binary (plan, n, post, error);
+}
+
+gboolean
+cbi_cuda_plan_where (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   const CbiShape *as = &plan->shapes[n->inputs[0]];
   const CbiShape *bs = &plan->shapes[n->inputs[1]];
   const CbiShape *cs = &plan->shapes[n->inputs[2]];

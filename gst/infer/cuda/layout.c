@@ -25,9 +25,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_permute, CbiCudaPermute, CUDA_CHECK,
 
 /* Transpose and DepthToSpace: one permutation of a row-major view. */
 gboolean
-cbi_cuda_plan_permute (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_permute (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   CbiShape view;
   CbiCudaPermute *p =
       CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_permute, CbiCudaPermute);
@@ -53,18 +54,15 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_concat, CbiCudaConcat, CUDA_CHECK,
 /* One copy per input into its columns of the output seen as 2-D at the
  * axis. */
 gboolean
-cbi_cuda_plan_concat (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_concat (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   const CbiShape *ys = &plan->shapes[n->output];
-  gint axis = n->axis < 0 ? n->axis + ys->n_dims : n->axis, d;
-  gint64 outer = 1, inner = 1, offset = 0;
+  gint64 outer, inner, offset = 0;
+  gint axis = cbi_node_concat_view (n, ys, &outer, &inner);
   guint i;
 
-  for (d = 0; d < axis; d++)
-    outer *= ys->dims[d];
-  for (d = axis + 1; d < ys->n_dims; d++)
-    inner *= ys->dims[d];
   for (i = 0; i < n->n_inputs; i++) {
     CbiCudaConcat *c;
     if (cbi_graph_tensor (plan->model, n->inputs[i])->data
@@ -117,12 +115,13 @@ cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n, const gfloat * x,
 }
 
 gboolean
-cbi_cuda_plan_pad (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_pad (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
 
-  /* the graph's fills are the kernels' (cbicpuloops.c asserts it) */
+  /* the graph's fills are the kernels' (cpu/loops.c asserts it) */
   cbi_cuda_add_pad (plan, n, plan->tensors[n->inputs[0]],
       plan->tensors[n->output], xs->dims[0] * xs->dims[1], xs->dims[2],
       xs->dims[3], n->conv.pads, (CbiKPadFill) n->mode, n->alpha);
@@ -145,9 +144,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_resize, CbiCudaResize, CUDA_CHECK,
 /* *INDENT-ON* */
 
 gboolean
-cbi_cuda_plan_resize (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_resize (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   const CbiShape *ys = &plan->shapes[n->output];
   CbiCudaResize *r =
@@ -176,9 +176,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_copy, CbiCudaCopy, CUDA_CHECK, "copy",
 /* *INDENT-ON* */
 
 gboolean
-cbi_cuda_plan_reshape (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_reshape (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   CbiCudaCopy *c =
       CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_copy, CbiCudaCopy);
 
@@ -205,9 +206,10 @@ G_STATIC_ASSERT (CBI_MAX_DIMS == CBI_K_MAX_DIMS);
 
 /* Slice, Gather and Expand: one strided copy kernel. */
 gboolean
-cbi_cuda_plan_strided (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_copy (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   CbiCudaStrided *c =
       CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_strided, CbiCudaStrided);
 
@@ -230,9 +232,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_split, CbiCudaSplit, CUDA_CHECK,
 /* *INDENT-ON* */
 
 gboolean
-cbi_cuda_plan_split (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_split (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   CbiCudaSplit *s = cbi_cuda_add_step (plan, n, cbi_cuda_run_split,
       sizeof (CbiCudaSplit));
   gint64 start;

@@ -109,9 +109,10 @@ cbi_cuda_gemm_constants (CbiCudaPlan * plan, const CbiNode * n,
 }
 
 gboolean
-cbi_cuda_plan_matrix (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_matrix (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   gint out = post ? post->output : n->output;
   const CbiShape *as = &plan->shapes[n->inputs[0]];
   const CbiShape *bs = &plan->shapes[n->inputs[1]], *ys = &plan->shapes[out];

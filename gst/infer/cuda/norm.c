@@ -21,23 +21,15 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_softmax, CbiCudaSoftmax, CUDA_CHECK,
 /* Softmax along one axis: the input seen as outer x axis x inner; the
  * opset < 13 form (mode 1) takes everything from the axis on as one. */
 gboolean
-cbi_cuda_plan_softmax (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_softmax (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
-  const CbiShape *xs = &plan->shapes[n->inputs[0]];
-  gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis, d;
+  CbiCudaPlan *plan = user_plan;
   CbiCudaSoftmax *s =
       CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_softmax, CbiCudaSoftmax);
 
-  s->outer = s->axis = s->inner = 1;
-  for (d = 0; d < xs->n_dims; d++) {
-    if (d < axis)
-      s->outer *= xs->dims[d];
-    else if (n->mode == 1 || d == axis)
-      s->axis *= xs->dims[d];
-    else
-      s->inner *= xs->dims[d];
-  }
+  cbi_node_softmax_view (n, &plan->shapes[n->inputs[0]], &s->outer,
+      &s->axis, &s->inner);
   return TRUE;
 }
 
@@ -58,9 +50,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_instance_norm, CbiCudaInstanceNorm,
 /* InstanceNormalization, and the Relu the op table lets it take, in
  * place after it. */
 gboolean
-cbi_cuda_plan_instance_norm (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_instance_norm (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   const gint out = post ? post->output : n->output;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   CbiCudaInstanceNorm *p = cbi_cuda_add_step (plan, n,
@@ -97,9 +90,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_reduce, CbiCudaReduce, CUDA_CHECK,
 /* *INDENT-ON* */
 
 gboolean
-cbi_cuda_plan_reduce (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_reduce (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   gint64 outer, r, inner;
   CbiCudaReduce *s;
 
@@ -133,9 +127,10 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_layer_norm, CbiCudaLayerNorm, CUDA_CHECK,
 /* *INDENT-ON* */
 
 gboolean
-cbi_cuda_plan_layer_norm (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_layer_norm (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   const gboolean bias = n->n_inputs > 2 && n->inputs[2] >= 0;
   CbiCudaLayerNorm *p;
   gfloat *gamma, *beta = NULL;

@@ -65,9 +65,10 @@ cbi_cuda_plan_pool_kernel (CbiCudaPlan * plan, const CbiNode * n,
 }
 
 gboolean
-cbi_cuda_plan_pool (CbiCudaPlan * plan, const CbiNode * n,
+cbi_cuda_plan_pool (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
+  CbiCudaPlan *plan = user_plan;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   CbiConvAttrs conv = n->conv;
   const CbiConvAttrs *a = &conv;

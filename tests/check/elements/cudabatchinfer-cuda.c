@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "cbicudaprobe.h"
+#include "cbidefaultmodel.h"
 #include "config.h"
 #ifdef HAVE_CUDA
 #include <cuda_runtime_api.h>

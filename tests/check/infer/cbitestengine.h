@@ -6,7 +6,8 @@
 #include <gst/check/gstcheck.h>
 
 #include "cbiengine.h"
-#include "cbionnx.h"
+#include "cbidefaultmodel.h"
+#include "onnx/cbionnx.h"
 
 /* The default model on the CPU backend, its pool under @limit bytes (0:
  * none). Returns: (transfer full): the engine. */

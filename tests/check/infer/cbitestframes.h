@@ -3,7 +3,7 @@
  */
 #pragma once
 
-#include "cbiframes.h"
+#include "cpu/frames.h"
 
 #include <string.h>
 

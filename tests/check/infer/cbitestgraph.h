@@ -3,7 +3,7 @@
  */
 #pragma once
 
-#include "cbigraph.h"
+#include "graph/cbigraph.h"
 
 /* x [N, 3, H, W] -> Relu "relu" -> a -> @op "probabilities" -> y: frames
  * in, frames out where @op keeps the shape (Sigmoid); any op of one input

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cbiframes.h"
+#include "cpu/frames.h"
 
 /* 2x2 BGRx frames: pixel bytes B, G, R, x. */
 static void

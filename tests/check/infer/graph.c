@@ -6,8 +6,10 @@
 #include <math.h>
 
 #include "cbiengine.h"
+#include "cbidefaultmodel.h"
+#include "graph/cbipasses.h"
+#include "graph/cbishapes.h"
 #include "cbierror.h"
-#include "cbigraph.h"
 
 GST_START_TEST (test_default_model_keeps_the_frame_size)
 {

@@ -9,7 +9,10 @@
 
 #include "cbiengine.h"
 #include "cbierror.h"
-#include "cbionnx.h"
+#include "onnx/cbionnx.h"
+#include "graph/cbiops.h"
+#include "graph/cbipasses.h"
+#include "graph/cbishapes.h"
 #include "cbitestframes.h"
 
 #define FRAME_W 8

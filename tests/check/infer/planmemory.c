@@ -3,7 +3,8 @@
  */
 #include <gst/check/gstcheck.h>
 
-#include "cbiplanmemory.h"
+#include "cbimemplan.h"
+#include "graph/cbishapes.h"
 
 /* Blocks that are never touched: the planner only hands them out. */
 static gpointer
@@ -258,7 +259,7 @@ GST_END_TEST;
 static Suite *
 planmemory_suite (void)
 {
-  Suite *s = suite_create ("cbiplanmemory");
+  Suite *s = suite_create ("cbimemplan");
   TCase *tc = tcase_create ("general");
 
   suite_add_tcase (s, tc);

@@ -13,7 +13,8 @@
  * that followed the transposed convolution then follows the DepthToSpace:
  * moved before it (a Relu or Clip), it fuses into the convolution again.
  */
-#include "cbigraph.h"
+#include "graph/cbiops.h"
+#include "graph/cbipasses.h"
 
 #include <string.h>
 

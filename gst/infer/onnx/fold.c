@@ -9,173 +9,12 @@
  * constants. The sizes come from the file, so every one is checked (rank,
  * element count, the folding budget, indices, axes) and a bad one fails
  * with the node's name. This file has the dispatch and the ops that move
- * values; cbionnx-foldmath.c those that compute them.
+ * values; foldmath.c those that compute them, values.c what both read
+ * and write values with.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <string.h>
-
-void
-cbi_onnx_walk_init (CbiOnnxWalk * w, gint n_dims, const gint64 * dims)
-{
-  memset (w, 0, sizeof (*w));
-  w->n_dims = n_dims;
-  if (n_dims > 0)
-    memcpy (w->dims, dims, n_dims * sizeof (gint64));
-}
-
-void
-cbi_onnx_walk_broadcast (CbiOnnxWalk * w, gint k, const CbiOnnxConst * c)
-{
-  gint64 stride = 1;
-  gint d;
-
-  /* an empty input makes an empty walk: its dimensions, which may be
-   * large around the 0, need no strides */
-  for (d = c->n_dims - 1; d >= 0 && c->count > 0; d--) {
-    gint o = w->n_dims - c->n_dims + d;
-    w->strides[k][o] = c->dims[d] == 1 ? 0 : stride;
-    stride *= c->dims[d];
-  }
-}
-
-void
-cbi_onnx_walk_next (CbiOnnxWalk * w)
-{
-  gint d, k;
-
-  for (d = w->n_dims - 1; d >= 0; d--) {
-    w->idx[d]++;
-    for (k = 0; k < 3; k++)
-      w->off[k] += w->strides[k][d];
-    if (w->idx[d] < w->dims[d])
-      return;
-    for (k = 0; k < 3; k++)
-      w->off[k] -= w->strides[k][d] * w->dims[d];
-    w->idx[d] = 0;
-  }
-}
-
-gboolean
-cbi_onnx_fold_broadcast (const Onnx__NodeProto * n,
-    const CbiOnnxConst * const *in, guint n_in, gint * n_dims, gint64 * dims,
-    GError ** error)
-{
-  guint k;
-  gint d;
-
-  *n_dims = 0;
-  for (k = 0; k < n_in; k++)
-    *n_dims = MAX (*n_dims, in[k]->n_dims);
-  for (d = 0; d < *n_dims; d++)
-    dims[d] = 1;
-  for (k = 0; k < n_in; k++) {
-    for (d = 0; d < in[k]->n_dims; d++) {
-      gint o = *n_dims - in[k]->n_dims + d;
-      gint64 v = in[k]->dims[d];
-      if (v == dims[o] || v == 1)
-        continue;
-      if (dims[o] != 1)
-        return cbi_onnx_fail (error, "node %s (%s): its inputs' shapes do "
-            "not broadcast (%" G_GINT64_FORMAT " against %" G_GINT64_FORMAT
-            " in dimension %d)", cbi_onnx_name (n->name), n->op_type, v,
-            dims[o], o);
-      dims[o] = v;
-    }
-  }
-  return TRUE;
-}
-
-gboolean
-cbi_onnx_fold_new (CbiImporter * im, const Onnx__NodeProto * n, gint dtype,
-    gint n_dims, const gint64 * dims, CbiOnnxConst ** out, GError ** error)
-{
-  const gchar *name = cbi_onnx_name (n->name);
-  gint64 count = 1, bytes;
-  gint d;
-
-  if (n_dims > CBI_MAX_DIMS)
-    return cbi_onnx_fail (error, "node %s (%s): its output would have %d "
-        "dimensions; at most %d are supported", name, n->op_type, n_dims,
-        CBI_MAX_DIMS);
-  for (d = 0; d < n_dims; d++) {
-    if (dims[d] < 0)
-      return cbi_onnx_fail (error, "node %s (%s): its output would have a "
-          "negative dimension", name, n->op_type);
-    if (dims[d] > 0 && count > CBI_ONNX_FOLD_MAX_ELEMENTS / dims[d])
-      return cbi_onnx_fail (error, "node %s (%s): its output is too large "
-          "to fold (over %" G_GINT64_FORMAT " values)", name, n->op_type,
-          CBI_ONNX_FOLD_MAX_ELEMENTS);
-    count *= dims[d];
-  }
-  bytes = count * (gint64) MAX (cbi_onnx_dtype_size (dtype), 4);
-  if (bytes > CBI_ONNX_FOLD_BUDGET - im->folded_bytes)
-    return cbi_onnx_fail (error, "node %s (%s): folding the model's "
-        "constants needs more than %" G_GINT64_FORMAT " MiB", name,
-        n->op_type, CBI_ONNX_FOLD_BUDGET >> 20);
-  im->folded_bytes += bytes;
-  *out = cbi_onnx_const_new (dtype, n_dims, dims, count);
-  return TRUE;
-}
-
-gboolean
-cbi_onnx_is_int (gint dtype)
-{
-  return dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64
-      || dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT32
-      || dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT8
-      || dtype == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
-}
-
-gint64
-cbi_onnx_get_i (const CbiOnnxConst * c, gint64 i)
-{
-  switch (c->dtype) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
-      return ((const gint64 *) c->data)[i];
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
-      return ((const gint32 *) c->data)[i];
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8:
-      return ((const gint8 *) c->data)[i];
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:{
-      /* callers convert floats themselves; this only keeps C defined */
-      gfloat v = ((const gfloat *) c->data)[i];
-      return v > -9.2e18f && v < 9.2e18f ? (gint64) v : 0;
-    }
-    default:                   /* uint8, bool */
-      return ((const guint8 *) c->data)[i];
-  }
-}
-
-gdouble
-cbi_onnx_get_f (const CbiOnnxConst * c, gint64 i)
-{
-  if (c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-    return ((const gfloat *) c->data)[i];
-  return (gdouble) cbi_onnx_get_i (c, i);
-}
-
-void
-cbi_onnx_set_i (CbiOnnxConst * c, gint64 i, gint64 v)
-{
-  switch (c->dtype) {
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
-      ((gint64 *) c->data)[i] = v;
-      break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32:
-      ((gint32 *) c->data)[i] = (gint32) (guint32) v;
-      break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL:
-      ((guint8 *) c->data)[i] = v != 0;
-      break;
-    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT:
-      ((gfloat *) c->data)[i] = (gfloat) v;
-      break;
-    default:                   /* uint8, int8 */
-      ((guint8 *) c->data)[i] = (guint8) v;
-      break;
-  }
-}
 
 /* Axis @axis of a rank-@rank tensor, negative ones counted from the end,
  * into @out; fails naming node @n when it is out of range. */
@@ -297,8 +136,10 @@ cbi_onnx_fold_redim (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_constant)
+static gboolean
+cbi_onnx_fold_constant (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const Onnx__AttributeProto *a;
   gint64 dims[1];
@@ -341,8 +182,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_constant)
   return TRUE;
 }
 
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_identity)
+static gboolean
+cbi_onnx_fold_identity (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   return cbi_onnx_fold_need (n, in, n_in, 0, error)
       && cbi_onnx_fold_redim (im, n, in[0], in[0]->n_dims, in[0]->dims, out,
@@ -351,8 +194,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_identity)
 
 /* Reshape (ONNX rules: 0 copies the input's dimension unless allowzero,
  * -1 takes what is left) */
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_reshape)
+static gboolean
+cbi_onnx_fold_reshape (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   gboolean allowzero = cbi_onnx_int (n, "allowzero", 0) != 0;
@@ -392,8 +237,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_reshape)
   return cbi_onnx_fold_redim (im, n, in[0], n_dims, dims, out, error);
 }
 
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_transpose)
+static gboolean
+cbi_onnx_fold_transpose (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const Onnx__AttributeProto *a = cbi_onnx_attr (n, "perm");
   gint64 perm[CBI_MAX_DIMS], dims[CBI_MAX_DIMS], stride[CBI_MAX_DIMS];
@@ -430,8 +277,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_transpose)
 
 /* Unsqueeze and Squeeze: axes from the input from opset 13, from the
  * attribute before */
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_squeeze)
+static gboolean
+cbi_onnx_fold_squeeze (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   gboolean unsqueeze = strcmp (n->op_type, "Unsqueeze") == 0;
@@ -470,8 +319,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_squeeze)
   return cbi_onnx_fold_redim (im, n, in[0], o, dims, out, error);
 }
 
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_concat)
+static gboolean
+cbi_onnx_fold_concat (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "axis");
@@ -521,8 +372,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_concat)
   return TRUE;
 }
 
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_gather)
+static gboolean
+cbi_onnx_fold_gather (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const CbiOnnxConst *data, *ind;
@@ -581,8 +434,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_gather)
 
 /* Slice: bounds from inputs (opset 10 on) or attributes (before),
  * clamped as ONNX does, negative steps walking backwards. */
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_slice)
+static gboolean
+cbi_onnx_fold_slice (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   gint64 starts[CBI_MAX_DIMS], ends[CBI_MAX_DIMS], axes[CBI_MAX_DIMS];
@@ -668,8 +523,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_slice)
 }
 
 /* Shape of a constant, with start and end (opset 15) */
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_shape)
+static gboolean
+cbi_onnx_fold_shape (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   gint64 r, start, end, dims[1], i;
 
@@ -690,8 +547,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_shape)
 }
 
 /* Expand: the input broadcast with the shape given */
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_expand)
+static gboolean
+cbi_onnx_fold_expand (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   CbiOnnxConst shape = { 0, };
   const CbiOnnxConst *both[2];
@@ -715,8 +574,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_expand)
   return TRUE;
 }
 
-static
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_constant_of_shape)
+static gboolean
+cbi_onnx_fold_constant_of_shape (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const Onnx__AttributeProto *a = cbi_onnx_attr (n, "value");
   CbiOnnxConst *value = NULL;
@@ -804,7 +665,10 @@ cbi_onnx_folds (const gchar * op)
   return cbi_onnx_fold_find (op) >= 0 && strcmp (op, "Constant") != 0;
 }
 
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_run)
+gboolean
+cbi_onnx_fold_run (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   gint k = cbi_onnx_fold_find (n->op_type);
 

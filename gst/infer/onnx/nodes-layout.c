@@ -4,7 +4,7 @@
  * Split
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <string.h>
 
@@ -42,7 +42,8 @@ cbi_onnx_reduce (CbiImporter * im, const Onnx__NodeProto * n, CbiNode * node,
  * sizes from an int64 constant (opset 13 on) or the 'split' attribute,
  * else equal parts, as many as num_outputs (opset 18) or the outputs. */
 gboolean
-cbi_onnx_split (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+cbi_onnx_add_split (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
   const Onnx__AttributeProto *attr = cbi_onnx_attr (n, "split");
@@ -180,42 +181,4 @@ cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
     default:
       return TRUE;
   }
-}
-
-/* The ops that take their first input as an activation and the rest as
- * constants (or, for MatMul, a constant or an activation); the first
- * input count is what the engine reads. */
-gboolean
-cbi_onnx_layout_type (const gchar * op, CbiOpType * type, guint * n_inputs)
-{
-  static const struct
-  {
-    const gchar *name;
-    CbiOpType type;
-    guint n_inputs;
-  } ops[] = {
-    {"DepthToSpace", CBI_OP_DEPTH_TO_SPACE, 1},
-    {"Reshape", CBI_OP_RESHAPE, 1},
-    {"Flatten", CBI_OP_RESHAPE, 1},
-    {"Transpose", CBI_OP_TRANSPOSE, 1},
-    {"Gemm", CBI_OP_GEMM, 3},
-    {"MatMul", CBI_OP_MATMUL, 2},
-    {"Softmax", CBI_OP_SOFTMAX, 1},
-    {"GlobalAveragePool", CBI_OP_GLOBAL_AVERAGE_POOL, 1},
-    {"PRelu", CBI_OP_PRELU, 2},
-    {"ReduceMean", CBI_OP_REDUCE_MEAN, 1},
-    {"ReduceSum", CBI_OP_REDUCE_SUM, 1},
-    {"ReduceMax", CBI_OP_REDUCE_MAX, 1},
-    {"ArgMax", CBI_OP_ARGMAX, 1},
-  };
-  guint i;
-
-  for (i = 0; i < G_N_ELEMENTS (ops); i++) {
-    if (strcmp (op, ops[i].name) == 0) {
-      *type = ops[i].type;
-      *n_inputs = ops[i].n_inputs;
-      return TRUE;
-    }
-  }
-  return FALSE;
 }

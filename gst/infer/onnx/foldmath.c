@@ -3,13 +3,13 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Arithmetic, comparison, Cast, Range and the (de)quantization of weights,
- * on constants only (cbionnx-fold.c has the dispatch). float32 is computed
+ * on constants only (fold.c has the dispatch). float32 is computed
  * in float32, as onnxruntime does, so folded weights are the ones it
  * would use; integers in int64 with every overflow, division by zero and
  * out-of-range cast refused with the node's name, never wrapped silently
  * past int64.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -141,7 +141,10 @@ cbi_onnx_fold_new_broadcast (CbiImporter * im, const Onnx__NodeProto * n,
 
 /* Add, Sub, Mul, Div and Pow, broadcast as numpy does. Pow may take an
  * exponent of another type: the result has the base's. */
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_arith)
+gboolean
+cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   gchar op = strcmp (n->op_type, "Pow") == 0 ? 'P' : n->op_type[0];
   gint dtype;
@@ -193,7 +196,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_arith)
 }
 
 /* Sqrt (float32) and Neg (float32 or signed integers) */
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_unary)
+gboolean
+cbi_onnx_fold_unary (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   gboolean neg = strcmp (n->op_type, "Neg") == 0;
   const CbiOnnxConst *x = in[0];
@@ -221,7 +227,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_unary)
   return TRUE;
 }
 
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_equal)
+gboolean
+cbi_onnx_fold_equal (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   gint64 i;
   CbiOnnxWalk w;
@@ -240,7 +249,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_equal)
   return TRUE;
 }
 
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_where)
+gboolean
+cbi_onnx_fold_where (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   gint64 i;
   gsize size;
@@ -261,7 +273,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_where)
   return TRUE;
 }
 
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_cast)
+gboolean
+cbi_onnx_fold_cast (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   gint64 to = cbi_onnx_int (n, "to", 0), i;
   const CbiOnnxConst *x = in[0];
@@ -297,7 +312,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_cast)
 
 /* Range: max (ceil ((limit - start) / delta), 0) values, each the one
  * before plus delta, as onnxruntime accumulates them */
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_range)
+gboolean
+cbi_onnx_fold_range (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   gint dtype = in[0] ? in[0]->dtype : 0;
   gint64 dims[1], i;
@@ -381,7 +399,10 @@ cbi_onnx_quant_layout (CbiImporter * im, const Onnx__NodeProto * n,
 
 /* DequantizeLinear of a constant: (x - zero point) * scale, per tensor or
  * per axis, to float32 */
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_dequantize)
+gboolean
+cbi_onnx_fold_dequantize (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const CbiOnnxConst *x = in[0], *scale = in[1];
   const CbiOnnxConst *zero = n_in > 2 ? in[2] : NULL;
@@ -409,7 +430,10 @@ CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_dequantize)
 /* QuantizeLinear of a constant: saturate (round (x / scale) + zero
  * point), rounding half to even, to the zero point's type (uint8 when
  * there is none) */
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_quantize)
+gboolean
+cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
 {
   const CbiOnnxConst *x = in[0], *scale = in[1];
   const CbiOnnxConst *zero = n_in > 2 ? in[2] : NULL;

@@ -2,7 +2,7 @@
  * plan time, shape inference over the graph, and its specialised copy
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbigraph-private.h"
+#include "graph/graph-private.h"
 
 #include <string.h>
 

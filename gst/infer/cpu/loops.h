@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include "cbigraph.h"
+#include "graph/cbigraph.h"
 
 G_BEGIN_DECLS
 /**

@@ -1,18 +1,24 @@
 /* cudabatchinfer: ONNX model import, what its files share
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * cbionnx.c reads the file (model checks, tensors, external data, the
- * input, the order of the nodes) and drives the import; cbionnx-fold.c
- * and cbionnx-foldmath.c compute the nodes whose inputs are all constants,
- * once, at load; cbionnx-nodes.c translates the others into the engine's
- * graph, with cbionnx-nodes-eltwise.c (the element-wise ops) and
- * cbionnx-nodes-layout.c (the layout, matrix and reduction ops). Everything
- * they read is
+ * Calls run one way, from the top: import.c reads the file (model
+ * checks, the input, the order of the nodes) and drives the import;
+ * ops.c, the op table, translates each node that does not fold into the
+ * engine's graph, through nodes.c (convolutions, pooling, Resize, Pad,
+ * BatchNormalization), nodes-eltwise.c (the element-wise ops) and
+ * nodes-layout.c (the layout, matrix and reduction ops); shape.c keeps
+ * the nodes that compute shapes for plan time; fold.c and foldmath.c
+ * compute the nodes whose inputs are all constants, once, at load, with
+ * values.c; common.c, the leaf, has errors, constants, tensors read from
+ * the file, attributes and node inputs. Everything they read is
  * untrusted: every count, size and name is checked before use.
  */
 #pragma once
 
-#include "cbionnx.h"
+#include "onnx/cbionnx.h"
+#include "graph/cbiops.h"
+#include "graph/cbipasses.h"
+#include "graph/cbishapes.h"
 #include "onnx.pb-c.h"
 
 G_BEGIN_DECLS
@@ -119,13 +125,13 @@ gchar *cbi_onnx_string (const Onnx__NodeProto * n, const gchar * attr,
     const gchar * def);
 
 /* Computes node @n once when every input it has is a constant and its op
- * folds (cbionnx-fold.c): its outputs become constants and @folded is set.
+ * folds (fold.c): its outputs become constants and @folded is set.
  * A node that does not fold is left, @folded unset, for translation.
  * Fails, naming the node, on bad shapes, types or sizes. */
 gboolean cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
     gboolean * folded, GError ** error);
 
-/* Folding's shared parts (cbionnx-fold.c), for cbionnx-foldmath.c. */
+/* Folding's shared parts (values.c), for fold.c and foldmath.c. */
 
 /* folded outputs: one at most 2^26 values (256 MiB of float32), all of
  * them together at most 256 MiB, each value counted as 4 bytes at least:
@@ -176,30 +182,48 @@ gint64 cbi_onnx_get_i (const CbiOnnxConst * c, gint64 i);
 void cbi_onnx_set_i (CbiOnnxConst * c, gint64 i, gint64 v);
 gboolean cbi_onnx_is_int (gint dtype);
 
-/* The folding functions of cbionnx-foldmath.c, one signature for all
- * (the dispatch table of cbionnx-fold.c holds them): @in holds @n_in
- * inputs, NULL for absent optional ones; on success *@out is the new
- * output (transfer full). */
-#define CBI_ONNX_FOLD_SIGNATURE(fn) gboolean fn (CbiImporter * im, \
-    const Onnx__NodeProto * n, const CbiOnnxConst * const *in, guint n_in, \
-    CbiOnnxConst ** out, GError ** error)
-typedef CBI_ONNX_FOLD_SIGNATURE ((*CbiOnnxFoldFunc));
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_arith);
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_unary);
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_equal);
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_where);
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_cast);
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_range);
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_dequantize);
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_quantize);
+/* A folding function (the dispatch table of fold.c holds them): @in
+ * holds @n_in inputs, NULL for absent optional ones; on success *@out is
+ * the new output (transfer full). */
+typedef gboolean (*CbiOnnxFoldFunc) (CbiImporter * im,
+    const Onnx__NodeProto * n, const CbiOnnxConst * const *in, guint n_in,
+    CbiOnnxConst ** out, GError ** error);
+
+/* The folding functions that compute values (foldmath.c). */
+gboolean cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_unary (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_equal (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_where (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_cast (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_range (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_dequantize (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
+gboolean cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
 
 /* Whether op @op folds (computes from constants; Constant aside). */
 gboolean cbi_onnx_folds (const gchar * op);
 /* Computes node @n, a folding op, on the constants @in (NULL for absent
  * inputs) into *@out (transfer full); fails naming the node. */
-CBI_ONNX_FOLD_SIGNATURE (cbi_onnx_fold_run);
+gboolean cbi_onnx_fold_run (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
 
-/* Plan-time shapes (cbionnx-shape.c). */
+/* Plan-time shapes (shape.c). */
 
 /* Whether @n computes a shape value: a Shape, or a folding op reading
  * shape values and constants only. */
@@ -218,12 +242,52 @@ gboolean cbi_onnx_add_copy_node (CbiImporter * im, const Onnx__NodeProto * n,
 gboolean cbi_onnx_int_tensor (CbiImporter * im, const Onnx__NodeProto * n,
     gsize i, gint * index, GError ** error);
 
-/* Translates node @n into the graph (cbionnx-nodes.c), or fails naming
- * the node and what it does not support. */
+/**
+ * CbiOnnxNode:
+ * @type: the engine's op
+ * @n_inputs: how many of the ONNX node's inputs the graph node reads
+ * @alpha: the op's first parameter (CbiNode.alpha)
+ * @beta: its second (CbiNode.beta)
+ * @mode: CbiNode.mode
+ * @axis: CbiNode.axis
+ * @conv: window attributes, where @has_conv
+ * @has_conv: Conv, ConvTranspose, pooling and Pad keep @conv
+ * @computed: plan-time inputs (Pad's pads; Resize's scales and sizes),
+ *   -1 where there are none
+ *
+ * What translation reads of one ONNX node that becomes one graph node.
+ */
+typedef struct
+{
+  CbiOpType type;
+  guint n_inputs;
+  gfloat alpha;
+  gfloat beta;
+  gint mode;
+  gint axis;
+  CbiConvAttrs conv;
+  gboolean has_conv;
+  gint computed[2];
+} CbiOnnxNode;
+
+/* Adds the graph nodes of ONNX node @n itself. */
+typedef gboolean (*CbiOnnxAddFunc) (CbiImporter * im,
+    const Onnx__NodeProto * n, GError ** error);
+/* Reads @n's attributes and constant inputs into @node. */
+typedef gboolean (*CbiOnnxReadFunc) (CbiImporter * im,
+    const Onnx__NodeProto * n, CbiOnnxNode * node, GError ** error);
+/* Checks the graph inputs @inputs (@node->n_inputs, -1 for absent ones)
+ * @node will read. */
+typedef gboolean (*CbiOnnxCheckFunc) (CbiImporter * im,
+    const Onnx__NodeProto * n, CbiOnnxNode * node, const gint * inputs,
+    GError ** error);
+
+/* Translates node @n into the graph by its row of the op table (ops.c),
+ * or fails naming the node and what it does not support. */
 gboolean cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n,
     GError ** error);
 
-/* What node translation's files share (cbionnx-nodes.c). */
+/* What node translation's files share (common.c). */
 
 /* Input @i of @n: its tensor index, -1 for an absent optional input. */
 gint cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n,
@@ -241,30 +305,64 @@ const gfloat *cbi_onnx_floats_input (CbiImporter * im,
 gboolean cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n,
     gsize i, const gchar * attr, gfloat def, gfloat * bound, GError ** error);
 
-/* The element-wise nodes (cbionnx-nodes-eltwise.c). */
+/* The op table's functions: nodes.c (windows, normalisations, Concat,
+ * BatchNormalization) */
+gboolean cbi_onnx_add_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error);
+gboolean cbi_onnx_check_conv (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error);
+gboolean cbi_onnx_read_min_max (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_pool (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_resize (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_pad (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_epsilon (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_check_instance_norm (CbiImporter * im,
+    const Onnx__NodeProto * n, CbiOnnxNode * node, const gint * inputs,
+    GError ** error);
+gboolean cbi_onnx_read_layer_norm (CbiImporter * im,
+    const Onnx__NodeProto * n, CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_check_layer_norm (CbiImporter * im,
+    const Onnx__NodeProto * n, CbiOnnxNode * node, const gint * inputs,
+    GError ** error);
+gboolean cbi_onnx_read_concat (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_check_concat (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error);
+gboolean cbi_onnx_check_constants (CbiImporter * im,
+    const Onnx__NodeProto * n, CbiOnnxNode * node, const gint * inputs,
+    GError ** error);
+gboolean cbi_onnx_check_present (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error);
 
-/* Whether Pow node @n has one constant exponent, an element-wise op. */
-gboolean cbi_onnx_pow_is_eltwise (CbiImporter * im, const Onnx__NodeProto * n);
-/* The element-wise op @n is: its type and parameters, or an error naming
- * an op outside the supported list. */
-gboolean cbi_onnx_eltwise (CbiImporter * im, const Onnx__NodeProto * n,
-    CbiOpType * type, gfloat * alpha, gfloat * beta, GError ** error);
-/* Adds Where node @n, of a constant condition, to the graph. */
-gboolean cbi_onnx_where (CbiImporter * im, const Onnx__NodeProto * n,
+/* nodes-eltwise.c: the element-wise ops' parameters, and Where on a
+ * constant condition */
+gboolean cbi_onnx_read_leaky_relu (CbiImporter * im,
+    const Onnx__NodeProto * n, CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_elu (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_hard_sigmoid (CbiImporter * im,
+    const Onnx__NodeProto * n, CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_gelu (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_pow (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_read_clip (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error);
+gboolean cbi_onnx_add_where (CbiImporter * im, const Onnx__NodeProto * n,
     GError ** error);
 
-/* The layout and reduction nodes (cbionnx-nodes-layout.c). */
-
-/* Adds Split node @n to the graph, a node per output. */
-gboolean cbi_onnx_split (CbiImporter * im, const Onnx__NodeProto * n,
+/* nodes-layout.c: Split, and what the layout, matrix and reduction ops
+ * keep of their attributes */
+gboolean cbi_onnx_add_split (CbiImporter * im, const Onnx__NodeProto * n,
     GError ** error);
 /* Keeps in @node what the shape-changing, matrix and reduction ops read
  * from @n's attributes and constant inputs. */
 gboolean cbi_onnx_layout_op (CbiImporter * im, const Onnx__NodeProto * n,
     CbiNode * node, GError ** error);
-/* Whether @op takes an activation then constants: its type and how many
- * inputs the engine reads. */
-gboolean cbi_onnx_layout_type (const gchar * op, CbiOpType * type,
-    guint * n_inputs);
 
 G_END_DECLS

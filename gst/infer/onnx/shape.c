@@ -7,13 +7,13 @@
  * N, H and W are), so each becomes a CBI_OP_SHAPE_VALUE node of the
  * graph and the graph an evaluator that computes it at plan time, once
  * per input shape, with the very functions that fold constants
- * (cbionnx-fold.c, cbionnx-foldmath.c) on a copy of the ONNX node. The
+ * (fold.c, foldmath.c) on a copy of the ONNX node. The
  * layout ops those values feed (Slice, Gather, Expand, Squeeze,
  * Unsqueeze on an activation) are translated here too: their int64
  * inputs stay graph tensors (int64 constants or shape values) that
  * cbi_graph_specialise() reads.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* cudabatchinfer: where a plan's tensors live
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbiplanmemory.h"
+#include "cbimemplan.h"
 
 typedef struct
 {

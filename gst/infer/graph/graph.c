@@ -1,7 +1,7 @@
 /* cudabatchinfer: model graph (the engine's IR)
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbigraph-private.h"
+#include "graph/graph-private.h"
 #include "cbierror.h"
 #include "cbimath.h"
 

@@ -5,7 +5,7 @@
  * the primitives before them wrote, so the backend waits on its stream
  * before each.
  */
-#include "cbicpuloops.h"
+#include "cpu/loops.h"
 #include "cbimath.h"
 
 #include <math.h>

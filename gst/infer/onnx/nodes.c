@@ -3,9 +3,10 @@
  *
  * Each ONNX node becomes a node of the engine's graph, with its attributes
  * checked and kept in CbiNode; what the engine cannot run is refused with
- * the node's name and the reason.
+ * the node's name and the reason. The op table (ops.c) calls the read
+ * and check functions here.
  */
-#include "cbionnx-private.h"
+#include "onnx/onnx-private.h"
 
 #include <math.h>
 #include <string.h>
@@ -109,81 +110,6 @@ cbi_onnx_transpose_attrs (const Onnx__NodeProto * n, CbiConvAttrs * c,
           "output_padding beyond the end padding is not supported", name);
   return TRUE;
 }
-
-/* Input @i of @n: its tensor index, -1 for an absent optional input. */
-gint
-cbi_onnx_node_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
-{
-  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
-    return -1;
-  return cbi_onnx_lookup (im, n->input[i]);
-}
-
-/* The int64 constant at input @i of @n (a folded one too), or NULL. */
-const CbiOnnxConst *
-cbi_onnx_int_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i)
-{
-  const CbiOnnxConst *c = i < n->n_input ? cbi_onnx_const (im,
-      n->input[i]) : NULL;
-
-  return c && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ? c : NULL;
-}
-
-/* The float32 constant at input @i of @n, for a value translation keeps
- * in the node (Clip's bounds, Resize's scales, what BatchNormalization
- * folds): its data (owned by the importer or the graph), @count and
- * @n_dims, or NULL. A constant still outside the graph stays there, so
- * the graph holds only what its nodes read. */
-const gfloat *
-cbi_onnx_floats_input (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
-    gint64 * count, gint * n_dims)
-{
-  const CbiOnnxConst *c;
-  const CbiTensorInfo *info;
-  gint t;
-
-  *count = 0;
-  *n_dims = -1;
-  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
-    return NULL;
-  c = cbi_onnx_const (im, n->input[i]);
-  if (c) {
-    if (c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT)
-      return NULL;
-    *count = c->count;
-    *n_dims = c->n_dims;
-    return c->data;
-  }
-  t = cbi_onnx_lookup (im, n->input[i]);
-  info = t >= 0 ? cbi_graph_tensor (im->graph, t) : NULL;
-  if (info == NULL || info->data == NULL
-      || !cbi_onnx_count (info->name, info->dims, info->n_dims, count, NULL))
-    return NULL;
-  *n_dims = info->n_dims;
-  return info->data;
-}
-
-/* Clip's bound from input @i (opset 11 on) or attribute @attr (before),
- * @def when absent. */
-gboolean
-cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n, gsize i,
-    const gchar * attr, gfloat def, gfloat * bound, GError ** error)
-{
-  const gfloat *data;
-  gint64 count;
-  gint n_dims;
-
-  *bound = cbi_onnx_float (n, attr, def);
-  if (i >= n->n_input || n->input[i] == NULL || *n->input[i] == '\0')
-    return TRUE;
-  data = cbi_onnx_floats_input (im, n, i, &count, &n_dims);
-  if (data == NULL || count != 1)
-    return cbi_onnx_fail (error, "node %s (Clip): its bounds must be scalar "
-        "constants", cbi_onnx_name (n->name));
-  *bound = data[0];
-  return TRUE;
-}
-
 
 /* MaxPool and AveragePool: 2-D windows; ceil_mode runs as more end
  * padding, which an average that counts the padding would count. */
@@ -471,8 +397,8 @@ cbi_onnx_batch_norm_affine (CbiImporter * im, const Onnx__NodeProto * n,
  * the Conv's weights and bias, as inference frameworks do: no op at run
  * time. Its output name then stands for the Conv's output. Any other runs
  * as a per-channel scale and shift (cbi_onnx_batch_norm_affine ()). */
-static gboolean
-cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
+gboolean
+cbi_onnx_add_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
     GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
@@ -541,232 +467,190 @@ cbi_onnx_fold_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-
+/* Conv and ConvTranspose: a 4-D constant of weights, a bias of one value
+ * per output channel, the attributes checked against the weights. */
 gboolean
-cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
+cbi_onnx_check_conv (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error)
 {
   const gchar *name = cbi_onnx_name (n->name);
-  const gchar *op = n->op_type ? n->op_type : "";
-  gint inputs[CBI_MAX_NODE_INPUTS], output, index;
-  CbiNode *node;
-  gfloat alpha = 0.0f, beta = 0.0f;
-  gint mode = CBI_RESIZE_NEAREST, computed[2] = { -1, -1 };
-  CbiConvAttrs conv = { {0,}, };
-  CbiOpType type = CBI_OP_IDENTITY;
-  guint n_inputs, i;
+  gboolean transpose = node->type == CBI_OP_CONV_TRANSPOSE;
+  const CbiTensorInfo *w = node->n_inputs > 1 && inputs[1] >= 0 ?
+      cbi_graph_tensor (im->graph, inputs[1]) : NULL;
+  const CbiTensorInfo *b = node->n_inputs > 2 && inputs[2] >= 0 ?
+      cbi_graph_tensor (im->graph, inputs[2]) : NULL;
 
-  if (n->domain && *n->domain && strcmp (n->domain, "ai.onnx") != 0)
-    return cbi_onnx_fail (error, "node %s: op %s of domain %s is not "
-        "supported", name, op, n->domain);
-  if (n->n_output < 1)
-    return cbi_onnx_fail (error, "node %s has no output", name);
+  if (w == NULL || w->data == NULL || w->n_dims != 4)
+    return cbi_onnx_fail (error, "node %s (Conv): the weights must be a "
+        "4-D constant (2-D convolution)", name);
+  if (b && (b->data == NULL || b->n_dims != 1
+          || b->dims[0] != w->dims[transpose ? 1 : 0]))
+    return cbi_onnx_fail (error, "node %s (%s): the bias must be a "
+        "constant of %" G_GINT64_FORMAT " values", name, n->op_type,
+        w->dims[transpose ? 1 : 0]);
+  node->has_conv = TRUE;
+  return cbi_onnx_conv_attrs (n, w, &node->conv, error)
+      && (!transpose || cbi_onnx_transpose_attrs (n, &node->conv, error));
+}
 
-  /* shapes computed from activations, and the layout ops they feed */
-  if (cbi_onnx_is_shape_node (im, n))
-    return cbi_onnx_add_shape_node (im, n, error);
-  if (strcmp (op, "Slice") == 0 || strcmp (op, "Gather") == 0
-      || strcmp (op, "Expand") == 0 || strcmp (op, "Squeeze") == 0
-      || strcmp (op, "Unsqueeze") == 0)
-    return cbi_onnx_add_copy_node (im, n, error);
-
-  if (strcmp (op, "BatchNormalization") == 0) {
-    return cbi_onnx_fold_batch_norm (im, n, error);
-  } else if (strcmp (op, "Split") == 0) {
-    return cbi_onnx_split (im, n, error);
-  } else if (strcmp (op, "Where") == 0) {
-    return cbi_onnx_where (im, n, error);
-  } else if (strcmp (op, "Conv") == 0) {
-    type = CBI_OP_CONV;
-    n_inputs = MIN (n->n_input, 3);
-  } else if (strcmp (op, "ConvTranspose") == 0) {
-    type = CBI_OP_CONV_TRANSPOSE;
-    n_inputs = MIN (n->n_input, 3);
-  } else if (strcmp (op, "Add") == 0 || strcmp (op, "Sub") == 0
-      || strcmp (op, "Mul") == 0 || strcmp (op, "Div") == 0) {
-    type = op[0] == 'A' ? CBI_OP_ADD : op[0] == 'S' ? CBI_OP_SUB :
-        op[0] == 'M' ? CBI_OP_MUL : CBI_OP_DIV;
-    n_inputs = 2;
-  } else if ((strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0)
-      && n->n_input == 2) {
-    type = op[1] == 'i' ? CBI_OP_MIN : CBI_OP_MAX;
-    n_inputs = 2;
-  } else if ((strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0)
-      && n->n_input == 1) {
-    /* the minimum of one value is that value */
-    type = CBI_OP_IDENTITY;
-    n_inputs = 1;
-  } else if (strcmp (op, "Min") == 0 || strcmp (op, "Max") == 0) {
+/* Min and Max of two inputs are binary ops; of one, that input. */
+gboolean
+cbi_onnx_read_min_max (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  if (n->n_input == 1) {
+    node->type = CBI_OP_IDENTITY;
+    node->n_inputs = 1;
+    return TRUE;
+  }
+  if (n->n_input != 2)
     return cbi_onnx_fail (error, "node %s (%s): only one or two inputs are "
-        "supported", name, op);
-  } else if (strcmp (op, "MaxPool") == 0 || strcmp (op, "AveragePool") == 0) {
-    type = op[0] == 'M' ? CBI_OP_MAX_POOL : CBI_OP_AVERAGE_POOL;
-    n_inputs = 1;
-    if (!cbi_onnx_pool_attrs (n, &conv, error))
-      return FALSE;
-  } else if (strcmp (op, "Resize") == 0 || strcmp (op, "Upsample") == 0) {
-    type = CBI_OP_RESIZE;
-    n_inputs = 1;
-    if (!cbi_onnx_resize (im, n, (CbiResizeMode *) & mode, &alpha, &beta,
-            computed, error))
-      return FALSE;
-  } else if (strcmp (op, "InstanceNormalization") == 0) {
-    type = CBI_OP_INSTANCE_NORM;
-    n_inputs = 3;
-    alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
-  } else if (strcmp (op, "LayerNormalization") == 0) {
-    type = CBI_OP_LAYER_NORM;
-    n_inputs = MIN (n->n_input, 3);
-    alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
-    for (i = 1; i < n->n_output; i++)
-      if (n->output[i] && *n->output[i])
-        return cbi_onnx_fail (error, "node %s (LayerNormalization): the "
-            "Mean and InvStdDev outputs are not supported", name);
-  } else if (strcmp (op, "Pad") == 0) {
-    type = CBI_OP_PAD;
-    n_inputs = 1;
-    if (!cbi_onnx_pad (im, n, &conv, &mode, &alpha, &computed[0], error))
-      return FALSE;
-  } else if (strcmp (op, "Concat") == 0) {
-    const Onnx__AttributeProto *axis = cbi_onnx_attr (n, "axis");
-    type = CBI_OP_CONCAT;
-    n_inputs = n->n_input;
-    if (axis == NULL || !axis->has_i)
-      return cbi_onnx_fail (error, "node %s (Concat): no axis", name);
-    alpha = axis->i;            /* kept as the node's axis below */
-    if (n_inputs < 1 || n_inputs > CBI_MAX_NODE_INPUTS)
-      return cbi_onnx_fail (error, "node %s (Concat): %" G_GSIZE_FORMAT
-          " inputs; 1 to %d are supported", name, n->n_input,
-          CBI_MAX_NODE_INPUTS);
-  } else if (strcmp (op, "Pow") == 0 && !cbi_onnx_pow_is_eltwise (im, n)) {
-    type = CBI_OP_POW_BINARY;
-    n_inputs = 2;
-  } else if (cbi_onnx_layout_type (op, &type, &n_inputs)) {
-    n_inputs = MIN (n_inputs, n->n_input);
-  } else if (cbi_onnx_eltwise (im, n, &type, &alpha, &beta, error)) {
-    n_inputs = 1;
-  } else {
+        "supported", cbi_onnx_name (n->name), n->op_type);
+  return TRUE;
+}
+
+gboolean
+cbi_onnx_read_pool (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  node->has_conv = TRUE;
+  return cbi_onnx_pool_attrs (n, &node->conv, error);
+}
+
+gboolean
+cbi_onnx_read_resize (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  CbiResizeMode mode = CBI_RESIZE_NEAREST;
+
+  if (!cbi_onnx_resize (im, n, &mode, &node->alpha, &node->beta,
+          node->computed, error))
     return FALSE;
-  }
+  node->mode = mode;
+  return TRUE;
+}
 
-  /* a constant of another type than float32 anywhere but where Pad and
-   * Reshape take their int64 one */
-  for (i = 0; i < n->n_input; i++) {
-    const CbiOnnxConst *c = cbi_onnx_const (im, n->input[i]);
-    if (c && c->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
-        && !((cbi_op_info (type)->int64_input == (gint) i
-                || (type == CBI_OP_POW && i == 1))
-            && c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__INT64)
-        && !(type == CBI_OP_RESIZE && i == 3 && computed[1] >= 0))
-      return cbi_onnx_fail (error, "tensor %s has data type %s; only "
-          "float32 is supported here (node %s)", n->input[i],
-          cbi_onnx_dtype_name (c->dtype), name);
-  }
-  for (i = 0; i < n_inputs; i++) {
-    inputs[i] = cbi_onnx_node_input (im, n, i);
-    /* a shape value feeds only where a node reads one at plan time */
-    if (inputs[i] >= 0 && cbi_graph_tensor (im->graph,
-            inputs[i])->dtype != CBI_DTYPE_FLOAT)
-      return cbi_onnx_fail (error, "node %s (%s): input %s is computed from "
-          "shapes (int64); only float32 is supported here", name, op,
-          n->input[i]);
-  }
-  /* constant first: commutative ops swap, the others are refused */
-  if (cbi_op_is_binary (type) && n->n_input == 2 && inputs[0] >= 0
-      && inputs[1] >= 0 && cbi_graph_tensor (im->graph, inputs[0])->data
-      && (type == CBI_OP_ADD || type == CBI_OP_MUL || type == CBI_OP_MIN
-          || type == CBI_OP_MAX)) {
-    gint t = inputs[0];
-    inputs[0] = inputs[1];
-    inputs[1] = t;
-  }
-  if (cbi_op_is_binary (type) && (n->n_input != 2 || inputs[1] < 0))
-    return cbi_onnx_fail (error, "node %s (%s): two inputs expected", name, op);
-  if (n_inputs < 1 || inputs[0] < 0
-      || cbi_graph_tensor (im->graph, inputs[0])->data != NULL)
-    return cbi_onnx_fail (error, "node %s (%s): its first input must be "
-        "an activation", name, op);
-  for (i = 1; type == CBI_OP_CONCAT && i < n_inputs; i++)
-    if (inputs[i] < 0)
-      return cbi_onnx_fail (error, "node %s (Concat): input %u is absent",
-          name, i);
+gboolean
+cbi_onnx_read_pad (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  node->has_conv = TRUE;
+  return cbi_onnx_pad (im, n, &node->conv, &node->mode, &node->alpha,
+      &node->computed[0], error);
+}
 
+gboolean
+cbi_onnx_read_epsilon (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  node->alpha = cbi_onnx_float (n, "epsilon", 1e-5f);
+  return TRUE;
+}
 
-  if (type == CBI_OP_LAYER_NORM) {
-    for (i = 1; i < n_inputs; i++) {
-      const CbiTensorInfo *t = inputs[i] >= 0 ?
-          cbi_graph_tensor (im->graph, inputs[i]) : NULL;
-      if ((t == NULL && i == 1) || (t && t->data == NULL))
-        return cbi_onnx_fail (error, "node %s (LayerNormalization): Scale "
-            "and B must be constants", name);
-    }
-  }
-  if (type == CBI_OP_INSTANCE_NORM) {
-    for (i = 1; i < 3; i++) {
-      const CbiTensorInfo *t = inputs[i] >= 0 ?
-          cbi_graph_tensor (im->graph, inputs[i]) : NULL;
-      if (t == NULL || t->data == NULL || t->n_dims != 1)
-        return cbi_onnx_fail (error, "node %s (InstanceNormalization): "
-            "scale and B must be 1-D constants", name);
-    }
-  }
+gboolean
+cbi_onnx_check_instance_norm (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error)
+{
+  guint i;
 
-  if (type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE) {
-    gboolean transpose = type == CBI_OP_CONV_TRANSPOSE;
-    const CbiTensorInfo *w = n_inputs > 1 && inputs[1] >= 0 ?
-        cbi_graph_tensor (im->graph, inputs[1]) : NULL;
-    const CbiTensorInfo *b = n_inputs > 2 && inputs[2] >= 0 ?
-        cbi_graph_tensor (im->graph, inputs[2]) : NULL;
-    if (w == NULL || w->data == NULL || w->n_dims != 4)
-      return cbi_onnx_fail (error, "node %s (Conv): the weights must be a "
-          "4-D constant (2-D convolution)", name);
-    if (b && (b->data == NULL || b->n_dims != 1
-            || b->dims[0] != w->dims[transpose ? 1 : 0]))
-      return cbi_onnx_fail (error, "node %s (%s): the bias must be a "
-          "constant of %" G_GINT64_FORMAT " values", name, op,
-          w->dims[transpose ? 1 : 0]);
-    if (!cbi_onnx_conv_attrs (n, w, &conv, error))
-      return FALSE;
-    if (transpose && !cbi_onnx_transpose_attrs (n, &conv, error))
-      return FALSE;
-  }
-
-  for (i = 1; i < n_inputs; i++) {
+  for (i = 1; i < 3; i++) {
     const CbiTensorInfo *t = inputs[i] >= 0 ?
         cbi_graph_tensor (im->graph, inputs[i]) : NULL;
-    gboolean constant = t && t->data;
-    if (((type == CBI_OP_GEMM || type == CBI_OP_PRELU) && !constant)
-        || (type == CBI_OP_MATMUL && t == NULL))
-      return cbi_onnx_fail (error, "node %s (%s): input %u must be a "
-          "float32 constant", name, op, i);
+    if (t == NULL || t->data == NULL || t->n_dims != 1)
+      return cbi_onnx_fail (error, "node %s (InstanceNormalization): "
+          "scale and B must be 1-D constants", cbi_onnx_name (n->name));
   }
+  return TRUE;
+}
 
-  if (!cbi_onnx_add (im, n->output[0], 0, NULL, NULL, &output, error))
-    return FALSE;
-  index = cbi_graph_add_node (im->graph, type, name, n_inputs, inputs, output,
-      type == CBI_OP_CONV || type == CBI_OP_CONV_TRANSPOSE
-      || type == CBI_OP_MAX_POOL || type == CBI_OP_AVERAGE_POOL
-      || type == CBI_OP_PAD ? &conv : NULL);
-  node = cbi_graph_node (im->graph, index);
-  node->alpha = alpha;
-  node->beta = beta;
-  node->mode = mode;
-  if (type == CBI_OP_PAD && computed[0] >= 0) {
-    node->inputs[1] = computed[0];
-    node->n_inputs = 2;
+gboolean
+cbi_onnx_read_layer_norm (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  guint i;
+
+  for (i = 1; i < n->n_output; i++)
+    if (n->output[i] && *n->output[i])
+      return cbi_onnx_fail (error, "node %s (LayerNormalization): the "
+          "Mean and InvStdDev outputs are not supported",
+          cbi_onnx_name (n->name));
+  return cbi_onnx_read_epsilon (im, n, node, error);
+}
+
+gboolean
+cbi_onnx_check_layer_norm (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error)
+{
+  guint i;
+
+  for (i = 1; i < node->n_inputs; i++) {
+    const CbiTensorInfo *t = inputs[i] >= 0 ?
+        cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+    if ((t == NULL && i == 1) || (t && t->data == NULL))
+      return cbi_onnx_fail (error, "node %s (LayerNormalization): Scale "
+          "and B must be constants", cbi_onnx_name (n->name));
   }
-  if (type == CBI_OP_RESIZE && (computed[0] >= 0 || computed[1] >= 0)) {
-    node->inputs[1] = computed[0];
-    node->inputs[2] = computed[1];
-    node->n_inputs = 3;
+  return TRUE;
+}
+
+gboolean
+cbi_onnx_read_concat (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, GError ** error)
+{
+  const gchar *name = cbi_onnx_name (n->name);
+  const Onnx__AttributeProto *axis = cbi_onnx_attr (n, "axis");
+
+  if (axis == NULL || !axis->has_i)
+    return cbi_onnx_fail (error, "node %s (Concat): no axis", name);
+  if (n->n_input < 1 || n->n_input > CBI_MAX_NODE_INPUTS)
+    return cbi_onnx_fail (error, "node %s (Concat): %" G_GSIZE_FORMAT
+        " inputs; 1 to %d are supported", name, n->n_input,
+        CBI_MAX_NODE_INPUTS);
+  node->axis = (gint) axis->i;
+  node->n_inputs = n->n_input;
+  return TRUE;
+}
+
+gboolean
+cbi_onnx_check_concat (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error)
+{
+  guint i;
+
+  for (i = 1; i < node->n_inputs; i++)
+    if (inputs[i] < 0)
+      return cbi_onnx_fail (error, "node %s (Concat): input %u is absent",
+          cbi_onnx_name (n->name), i);
+  return TRUE;
+}
+
+/* Gemm and PRelu: every input after the first a float32 constant. */
+gboolean
+cbi_onnx_check_constants (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error)
+{
+  guint i;
+
+  for (i = 1; i < node->n_inputs; i++) {
+    const CbiTensorInfo *t = inputs[i] >= 0 ?
+        cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+    if (t == NULL || t->data == NULL)
+      return cbi_onnx_fail (error, "node %s (%s): input %u must be a "
+          "float32 constant", cbi_onnx_name (n->name), n->op_type, i);
   }
-  if (type == CBI_OP_CONCAT) {
-    node->axis = (gint) alpha;
-    node->alpha = 0.0f;
-  }
-  if (!cbi_onnx_layout_op (im, n, node, error))
-    return FALSE;
-  /* a strided ConvTranspose runs faster as a convolution */
-  if (type == CBI_OP_CONV_TRANSPOSE)
-    cbi_graph_lower_conv_transpose (im->graph, index);
+  return TRUE;
+}
+
+/* MatMul: a second input, a constant or an activation. */
+gboolean
+cbi_onnx_check_present (CbiImporter * im, const Onnx__NodeProto * n,
+    CbiOnnxNode * node, const gint * inputs, GError ** error)
+{
+  guint i;
+
+  for (i = 1; i < node->n_inputs; i++)
+    if (inputs[i] < 0)
+      return cbi_onnx_fail (error, "node %s (%s): input %u must be a "
+          "float32 constant", cbi_onnx_name (n->name), n->op_type, i);
   return TRUE;
 }

@@ -2,15 +2,16 @@
  * not see
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * cbigraph.c holds the graph, its tensors and nodes and the op table;
- * cbigraph-shapes.c what each node makes of its inputs' shapes and the
- * geometry backends read from it;
- * cbigraph-resolve.c reads shape values at plan time, infers the shapes
- * of a whole graph and makes its specialised copy.
+ * graph.c holds the graph, its tensors and nodes and the op table;
+ * shapes.c what each node makes of its inputs' shapes and the geometry
+ * backends read from it; resolve.c reads shape values at plan time,
+ * infers the shapes of a whole graph and makes its specialised copy;
+ * subpixel.c and fuse.c rewrite a graph once it is read.
  */
 #pragma once
 
-#include "cbigraph.h"
+#include "graph/cbiops.h"
+#include "graph/cbishapes.h"
 #include "cbierror.h"
 
 G_BEGIN_DECLS

@@ -14,7 +14,7 @@
  */
 #pragma once
 
-#include "cbigraph.h"
+#include "graph/cbiops.h"
 #include "cbipool.h"
 
 G_BEGIN_DECLS

@@ -30,7 +30,8 @@
  * which fuses whole into the producer: one epilogue instead of a pass over
  * the activation for each op after the first.
  */
-#include "cbigraph.h"
+#include "graph/cbiops.h"
+#include "graph/cbipasses.h"
 #include "cbimath.h"
 
 #include <string.h>

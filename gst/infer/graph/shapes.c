@@ -3,7 +3,7 @@
  * permutations, the views of reductions, Split and LayerNormalization)
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbigraph-private.h"
+#include "graph/graph-private.h"
 #include "cbimath.h"
 
 #include <string.h>
@@ -500,6 +500,37 @@ cbi_node_layer_norm_view (const CbiNode * n, const CbiShape * input,
     else
       *inner *= input->dims[d];
   }
+}
+
+void
+cbi_node_softmax_view (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * axis, gint64 * inner)
+{
+  gint a = cbi_axis (n->axis, input->n_dims), d;
+
+  *outer = *axis = *inner = 1;
+  for (d = 0; d < input->n_dims; d++) {
+    if (d < a)
+      *outer *= input->dims[d];
+    else if (n->mode == 1 || d == a)
+      *axis *= input->dims[d];
+    else
+      *inner *= input->dims[d];
+  }
+}
+
+gint
+cbi_node_concat_view (const CbiNode * n, const CbiShape * output,
+    gint64 * outer, gint64 * inner)
+{
+  gint axis = cbi_axis (n->axis, output->n_dims), d;
+
+  *outer = *inner = 1;
+  for (d = 0; d < axis; d++)
+    *outer *= output->dims[d];
+  for (d = axis + 1; d < output->n_dims; d++)
+    *inner *= output->dims[d];
+  return axis;
 }
 
 /* LayerNormalization: a scale (and bias) of one value per position of a

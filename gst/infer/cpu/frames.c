@@ -1,0 +1,147 @@
+/* cudabatchinfer: the CPU backend's frame packing and unpacking
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One pass each way, rows spread over the OpenMP threads oneDNN already
+ * runs on. The pixel stride is made a compile-time constant per format
+ * family so the inner loops have fixed strides.
+ */
+#include "cpu/frames.h"
+#include "cbimath.h"
+
+#include <string.h>
+
+/* One row of pixels into @d: channel c of pixel x at @d[x * @xs + c * @cs]
+ * (NCHW: 1 and the plane; channels last: 3 and 1). */
+G_ALWAYS_INLINE static inline void
+pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
+    const gsize xs, const gsize cs, const guint pstride)
+{
+  const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
+  const guint o2 = b->rgb_offset[2];
+  const gfloat s0 = b->scale[0], s1 = b->scale[1], s2 = b->scale[2];
+  const gfloat b0 = b->bias[0], b1 = b->bias[1], b2 = b->bias[2];
+  guint x;
+
+  for (x = 0; x < b->width; x++) {
+    const guint8 *px = src + (gsize) x * pstride;
+    d[x * xs] = cbi_from_byte (px[o0], s0, b0);
+    d[x * xs + cs] = cbi_from_byte (px[o1], s1, b1);
+    d[x * xs + 2 * cs] = cbi_from_byte (px[o2], s2, b2);
+  }
+}
+
+G_ALWAYS_INLINE static inline void
+pack_frames (const CbiFrameBatch * b, gfloat * tensor,
+    const gboolean channels_last)
+{
+  const gsize plane = (gsize) b->width * b->height;
+  const gsize slot = 3 * plane;
+  const gsize xs = channels_last ? 3 : 1, cs = channels_last ? 1 : plane;
+  const gint rows = (gint) (b->n_frames * b->height);
+  gint row;
+  guint i;
+
+#pragma omp parallel for schedule(static)
+  for (row = 0; row < rows; row++) {
+    guint f = row / b->height, y = row % b->height;
+    const guint8 *src = b->in[f] + (gsize) y * b->in_stride[f];
+    gfloat *d = tensor + f * slot + (gsize) y * b->width * xs;
+    if (b->pixel_stride == 4)
+      pack_row (b, src, d, xs, cs, 4);
+    else
+      pack_row (b, src, d, xs, cs, 3);
+  }
+
+  /* a slot is 3 planes in either layout */
+  for (i = b->n_frames; i < b->n_slots; i++) {
+    gint64 source = cbi_pack_source (i, b->n_frames,
+        b->pad_mode == CBI_PAD_REPEAT_LAST);
+    if (source >= 0)
+      memcpy (tensor + i * slot, tensor + source * slot,
+          slot * sizeof (gfloat));
+    else
+      memset (tensor + i * slot, 0, slot * sizeof (gfloat));
+  }
+}
+
+void
+cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
+{
+  pack_frames (b, tensor, FALSE);
+}
+
+void
+cbi_pack_frames_channels_last (const CbiFrameBatch * b, gfloat * tensor)
+{
+  pack_frames (b, tensor, TRUE);
+}
+
+/* @s is the row's first value; channel c of pixel x is @s[x * @xs + c *
+ * @cs] (NCHW: 1 and the plane; channels last: the channel count and 1) */
+G_ALWAYS_INLINE static inline void
+unpack_row (const CbiFrameBatch * b, const CbiUnpackMap * m, const gfloat * s,
+    const gsize xs, const gsize cs, gboolean copy_extra, const guint8 * in,
+    guint8 * out, guint width, const guint pstride)
+{
+  guint x, c;
+
+  for (x = 0; x < width; x++) {
+    guint8 *px = out + (gsize) x * pstride;
+    for (c = 0; c < 3; c++)
+      px[b->rgb_offset[c]] = cbi_to_byte (s[x * xs + m->src[c] * cs],
+          m->inv[c], m->off[c]);
+    if (pstride == 4) {
+      if (m->channels == 4)
+        px[b->extra_offset] = cbi_to_byte (s[x * xs + 3 * cs], m->inv[3],
+            m->off[3]);
+      else
+        px[b->extra_offset] = copy_extra ?
+            in[(gsize) x * 4 + b->extra_offset] : 255;
+    }
+  }
+}
+
+G_ALWAYS_INLINE static inline void
+unpack_frames (const CbiFrameBatch * b, const gfloat * tensor,
+    const gboolean channels_last)
+{
+  const guint width = b->out_width ? b->out_width : b->width;
+  const guint height = b->out_height ? b->out_height : b->height;
+  const gsize plane = (gsize) width * height;
+  const gint rows = (gint) (b->n_frames * height);
+  /* the fourth byte passes through only where the size is the input's */
+  const gboolean copy_extra = width == b->width && height == b->height;
+  CbiUnpackMap m;
+  gsize xs, cs;
+  gint row;
+
+  cbi_unpack_map_init (&m, b->out_channels ? b->out_channels : 3,
+      b->out_scale, b->out_offset);
+  xs = channels_last ? m.channels : 1;
+  cs = channels_last ? 1 : plane;
+
+#pragma omp parallel for schedule(static)
+  for (row = 0; row < rows; row++) {
+    guint f = row / height, y = row % height;
+    const gfloat *s = tensor + f * m.channels * plane + (gsize) y * width * xs;
+    const guint8 *in = copy_extra ?
+        b->in[f] + (gsize) y * b->in_stride[f] : NULL;
+    guint8 *out = b->out[f] + (gsize) y * b->out_stride[f];
+    if (b->pixel_stride == 4)
+      unpack_row (b, &m, s, xs, cs, copy_extra, in, out, width, 4);
+    else
+      unpack_row (b, &m, s, xs, cs, copy_extra, in, out, width, 3);
+  }
+}
+
+void
+cbi_unpack_frames (const CbiFrameBatch * b, const gfloat * tensor)
+{
+  unpack_frames (b, tensor, FALSE);
+}
+
+void
+cbi_unpack_frames_channels_last (const CbiFrameBatch * b, const gfloat * tensor)
+{
+  unpack_frames (b, tensor, TRUE);
+}

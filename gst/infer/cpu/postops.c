@@ -1,0 +1,247 @@
+/* cudabatchinfer: the CPU backend's fused activations (cbiplanner.h's
+ * convention): oneDNN's form of an element-wise op, post-ops, and the
+ * steps that run in place on an output
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A primitive takes the own op of its fused activation as its post-ops,
+ * and the ops merged after it run as eltwise primitives of their own
+ * (cbi_cpu_add_in_place()), for two reasons found on oneDNN 2.6. Its jit
+ * post-ops (AVX2 and AVX-512) give a second step of one algorithm the
+ * parameters of the first: a convolution with post-ops 1.5 x, relu, 0.5 x
+ * computes 1.5 x, relu, 1.5 x. And its brgemm convolutions run slower
+ * with a second post-op than with a jit pass after them.
+ */
+#include "cbicpu.h"
+
+#include "cbimath.h"
+
+static void
+cbi_cpu_step (CbiCpuEltwise * step, dnnl_alg_kind_t alg, gfloat alpha,
+    gfloat beta)
+{
+  step->alg = alg;
+  step->alpha = alpha;
+  step->beta = beta;
+}
+
+guint
+cbi_cpu_eltwise_form (const CbiEltwiseStep * e, CbiCpuEltwise steps[2])
+{
+  switch (e->op) {
+    case CBI_K_RELU:           /* alpha is LeakyRelu's slope */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_relu, e->alpha, 0.0f);
+      return 1;
+    case CBI_K_SIGMOID:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_logistic, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_TANH:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_tanh, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_CLIP:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_clip, e->alpha, e->beta);
+      return 1;
+    case CBI_K_ELU:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_elu, e->alpha, 0.0f);
+      return 1;
+    case CBI_K_HARD_SIGMOID:   /* oneDNN 2.6 has none: linear, then clip */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, e->alpha, e->beta);
+      cbi_cpu_step (&steps[1], dnnl_eltwise_clip, 0.0f, 1.0f);
+      return 2;
+    case CBI_K_HARD_SWISH:     /* x relu6 (x + 3) / 6, as ONNX */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_hardswish, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_IDENTITY:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, 1.0f, 0.0f);
+      return 1;
+    case CBI_K_GELU_ERF:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_gelu_erf, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_GELU_TANH:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_gelu_tanh, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_SQRT:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_sqrt, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_EXP:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_exp, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_LOG:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_log, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_NEG:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, -1.0f, 0.0f);
+      return 1;
+    case CBI_K_ABS:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_abs, 0.0f, 0.0f);
+      return 1;
+    case CBI_K_RECIPROCAL:     /* 1 x^-1 */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, -1.0f);
+      return 1;
+    case CBI_K_POW:            /* the square exact, as cbi_eltwise () */
+      if (e->alpha == 2.0f)
+        cbi_cpu_step (&steps[0], dnnl_eltwise_square, 0.0f, 0.0f);
+      else
+        cbi_cpu_step (&steps[0], dnnl_eltwise_pow, 1.0f, e->alpha);
+      return 1;
+    case CBI_K_LINEAR:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_linear, e->alpha, e->beta);
+      return 1;
+    case CBI_K_ERF:            /* no oneDNN form: cbi_cpu_run_eltwise () */
+    default:
+      return 0;
+  }
+}
+
+/* An attribute with a user scratchpad and the @n_steps of @steps as
+ * post-ops. */
+static gboolean
+cbi_cpu_attr_steps (const CbiCpuEltwise * steps, guint n_steps,
+    dnnl_primitive_attr_t * attr, GError ** error)
+{
+  dnnl_post_ops_t ops = NULL;
+  gboolean ok;
+  guint i;
+
+  if (!DNNL_CHECK (dnnl_primitive_attr_create (attr),
+          "dnnl_primitive_attr_create"))
+    return FALSE;
+  ok = DNNL_CHECK (dnnl_primitive_attr_set_scratchpad_mode (*attr,
+          dnnl_scratchpad_mode_user), "set_scratchpad_mode");
+  if (ok && n_steps > 0) {
+    ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create");
+    for (i = 0; ok && i < n_steps; i++)
+      ok = DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f, steps[i].alg,
+              steps[i].alpha, steps[i].beta), "append_eltwise");
+    ok = ok && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
+        "set_post_ops");
+    if (ops)
+      dnnl_post_ops_destroy (ops);
+  }
+  return ok;
+}
+
+/* An attribute with a user scratchpad and, as post-ops, oneDNN's form of
+ * the own op of activation @post (nullable), where it has one. */
+gboolean
+cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
+    GError ** error)
+{
+  CbiCpuEltwise steps[2];
+  guint count = 0;
+
+  if (post) {
+    const CbiEltwiseStep own = { cbi_op_info (post->op)->eltwise,
+      post->alpha, post->beta
+    };
+    count = cbi_cpu_eltwise_form (&own, steps);
+  }
+  return cbi_cpu_attr_steps (steps, count, attr, error);
+}
+
+/* A oneDNN eltwise of step @step in place on output @out. One step each:
+ * oneDNN 2.6 runs an eltwise with post-ops in its reference code, several
+ * times slower than a pass each of its jit code. */
+gboolean
+cbi_cpu_add_eltwise_in_place (CbiCpuPlan * plan, gint out,
+    const CbiCpuEltwise * step, GError ** error)
+{
+  const dnnl_memory_desc_t *md = &plan->mds[out];
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_eltwise_desc_t desc;
+  gboolean ok;
+
+  const dnnl_exec_arg_t args[2] = {
+    {DNNL_ARG_SRC, plan->mems[out]},
+    {DNNL_ARG_DST, plan->mems[out]},
+  };
+
+  ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
+          dnnl_forward_inference, step->alg, md, step->alpha, step->beta),
+      "eltwise desc")
+      && cbi_cpu_attr_steps (NULL, 0, &attr, error)
+      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
+          plan->cpu->engine, NULL), "eltwise primitive desc");
+  return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, 2, -1, error);
+}
+
+/* Our loop for element-wise op @e, which oneDNN has no form of, from
+ * @src into @dst (may be @src), both of desc @md. Erf, the one such op,
+ * keeps a blocked layout's zero padding. */
+gboolean
+cbi_cpu_add_eltwise_loop (CbiCpuPlan * plan, const CbiEltwiseStep * e,
+    dnnl_memory_t src, dnnl_memory_t dst, const dnnl_memory_desc_t * md,
+    GError ** error)
+{
+  CbiCpuEltwiseLoop *loop = g_new0 (CbiCpuEltwiseLoop, 1);
+
+  dnnl_memory_get_data_handle (src, (void **) &loop->src);
+  dnnl_memory_get_data_handle (dst, (void **) &loop->dst);
+  loop->count = dnnl_memory_desc_get_size (md) / sizeof (gfloat);
+  loop->op = e->op;
+  loop->alpha = e->alpha;
+  loop->beta = e->beta;
+  cbi_cpu_add_loop (plan, cbi_cpu_run_eltwise, loop);
+  return TRUE;
+}
+
+/* Step @e in place on output @out: oneDNN's eltwise steps, or our loop. */
+static gboolean
+cbi_cpu_add_step_in_place (CbiCpuPlan * plan, gint out,
+    const CbiEltwiseStep * e, GError ** error)
+{
+  CbiCpuEltwise steps[2];
+  guint count = cbi_cpu_eltwise_form (e, steps), i;
+
+  if (count == 0)
+    return cbi_cpu_add_eltwise_loop (plan, e, plan->mems[out],
+        plan->mems[out], &plan->mds[out], error);
+  for (i = 0; i < count; i++)
+    if (!cbi_cpu_add_eltwise_in_place (plan, out, &steps[i], error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+cbi_cpu_post_own (CbiCpuPlan * plan, const CbiNode * post, gint out,
+    GError ** error)
+{
+  CbiCpuEltwise steps[2];
+  CbiEltwiseStep own;
+
+  if (post == NULL)
+    return TRUE;
+  own.op = cbi_op_info (post->op)->eltwise;
+  own.alpha = post->alpha;
+  own.beta = post->beta;
+  if (cbi_cpu_eltwise_form (&own, steps) > 0)
+    return TRUE;                /* the primitive ran it as its post-ops */
+  return cbi_cpu_add_step_in_place (plan, out, &own, error);
+}
+
+gboolean
+cbi_cpu_add_in_place (gpointer user_plan, const CbiNode * n,
+    const CbiEltwiseStep * step, GError ** error)
+{
+  return cbi_cpu_add_step_in_place (user_plan, n->output, step, error);
+}
+
+/* A primitive for @op_desc, node @n's, with activation @post (nullable)
+ * after it (cbi_cpu_attr(), cbi_cpu_post_own()), reading @inputs and
+ * writing the output of @post, else of @n. */
+gboolean
+cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
+    const CbiNode * n, const CbiNode * post,
+    const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error)
+{
+  const gint out = post ? post->output : n->output;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  gboolean ok;
+
+  ok = cbi_cpu_attr (post, &attr, error)
+      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
+          plan->cpu->engine, NULL), "primitive desc");
+  return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, inputs,
+      n_inputs, out, error) && cbi_cpu_post_own (plan, post, out, error);
+}

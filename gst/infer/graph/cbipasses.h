@@ -1,0 +1,57 @@
+/* cudabatchinfer: graph rewrites the importer runs once a model is read:
+ * lowerings (graph/subpixel.c) and fusions (graph/fuse.c)
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "graph/cbigraph.h"
+
+G_BEGIN_DECLS
+
+/* Rewrites ConvTranspose node @index, when it has the usual upsampling
+ * form (one group, no dilation, stride s on both axes, an output s times
+ * the input), as a convolution into s x s x Cout phase channels and a
+ * DepthToSpace (CRD) right after it (subpixel.c). Returns whether it
+ * did. */
+gboolean cbi_graph_lower_conv_transpose (CbiGraph * graph, guint index);
+
+/* Moves every Relu or Clip that right follows a DepthToSpace, Transpose
+ * or Reshape (its only reader) before it, where it can fuse into the
+ * convolution that feeds them (subpixel.c). */
+void cbi_graph_sink_eltwise (CbiGraph * graph);
+
+/* Replaces every LayerNorm written as its formula (ReduceMean over the
+ * last axis, Sub, Pow 2, ReduceMean, Add epsilon, Sqrt, Div, Mul by a
+ * constant scale, and an Add of a constant shift or none), nodes in that
+ * order whose intermediate results nothing else reads, by one
+ * LayerNormalization over the last axis (fuse.c). */
+void cbi_graph_fuse_layer_norm (CbiGraph * graph);
+
+/* Rewrites every HardSwish written as its formula (Add 3, Clip 0..6, Mul
+ * by the input, Div by 6 or Mul by 1/6, nothing else reading between
+ * them) into one HardSwish node (fuse.c). */
+void cbi_graph_fuse_hard_swish (CbiGraph * graph);
+
+/* Rewrites every Mul or Add of an activation and a constant of one value
+ * into one CBI_OP_LINEAR node (alpha x + beta), merging runs of them
+ * whose intermediate results nothing else reads (fuse.c). */
+void cbi_graph_fuse_affine (CbiGraph * graph);
+
+/* Folds every Add of a constant of one value per channel (C x 1 x 1 or
+ * 1 x C x 1 x 1) right after a Conv, whose output nothing else reads, into
+ * the Conv's bias (a new constant: the old ones may have other readers)
+ * (fuse.c). */
+void cbi_graph_fold_conv_bias (CbiGraph * graph);
+
+/* Removes every Identity node whose output is no graph output and is read
+ * by no shape computation: its readers read its input (fuse.c). */
+void cbi_graph_drop_identities (CbiGraph * graph);
+
+/* Merges every run of element-wise nodes, each reading the one before,
+ * whose intermediate results nothing else reads, into its first node,
+ * the others as its @then (up to CBI_MAX_ELTWISE_STEPS in all): one pass
+ * over the activation, and one epilogue of the producer before it
+ * (fuse.c). */
+void cbi_graph_fuse_eltwise_runs (CbiGraph * graph);
+
+G_END_DECLS

@@ -1,0 +1,105 @@
+/* cudabatchinfer: shapes: inference over a graph for one input shape, its
+ * specialised copy, and the geometry backends read from a node (its
+ * views, pads, Gemm's operands) (graph/shapes.c, graph/resolve.c)
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "graph/cbigraph.h"
+
+G_BEGIN_DECLS
+
+/* Computes the shape of every tensor when the input has shape @input,
+ * which must have the input's rank and agree with its fixed dimensions;
+ * @shapes (caller-allocated, one per tensor) receives them, constants
+ * included. Fails with a message naming the node when a shape does not
+ * fit (kernel larger than the padded input, channel mismatch). */
+gboolean cbi_graph_infer_shapes (const CbiGraph * graph,
+    const CbiShape * input, CbiShape * shapes, GError ** error);
+
+/* What backends plan for input shape @input: the graph with its shape
+ * values computed (CBI_OP_SHAPE_VALUE nodes evaluated, once, here) and
+ * put into what they feed (a Reshape's shape, Resize's scales, Slice's
+ * bounds...), those nodes and every int64 input dropped, Squeeze and
+ * Unsqueeze as Reshapes; @shapes as cbi_graph_infer_shapes() fills it.
+ * The result shares @graph's tensors (their data too): free it with
+ * cbi_graph_free() before @graph. Returns: (transfer full) the graph, or
+ * NULL with @error set as cbi_graph_infer_shapes() does. */
+CbiGraph *cbi_graph_specialise (const CbiGraph * graph,
+    const CbiShape * input, CbiShape * shapes, GError ** error);
+
+/* Slice along a dimension of @len: ONNX's @start, @end (either clamped
+ * into range, negative ones counted from the end) and @step (not 0);
+ * returns how many values it takes, the first at *@first. */
+gint64 cbi_slice_range (gint64 start, gint64 end, gint64 step, gint64 len,
+    gint64 * first);
+
+/* The input shape for @batch frames of @height x @width: [batch, the
+ * model's channels, height, width] (a 4-D input is NCHW). */
+void cbi_graph_frame_shape (const CbiGraph * graph, gint64 batch,
+    gint64 height, gint64 width, CbiShape * shape);
+
+/* Transpose and DepthToSpace node @n, on an input of shape @input, as
+ * one transposition of a row-major view of that input: @view receives the
+ * view's shape (the input's own, or DepthToSpace's 6-D split: DCR reads
+ * [N, b, b, C', H, W], CRD [N, C', b, b, H, W]) and @perm (room for
+ * CBI_MAX_DIMS) which view axis each output axis is. */
+void cbi_node_permutation (const CbiNode * n, const CbiShape * input,
+    CbiShape * view, gint64 * perm);
+
+/* The pads (top, left, bottom, right) of Conv or pooling node @n of
+ * @graph on an input of shape @input (4-D), into @pads (room for 4): its own, or what auto_pad
+ * SAME asks for that size; for ceil_mode, the end pads grow by what the
+ * last, partial window reaches past the input, so the backends' floor
+ * rounding gives ONNX's ceil. */
+void cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * input, gint64 * pads);
+
+/* Reduction node @n on an input of shape @input as @outer x @r x @inner
+ * (row-major), the @r values of each (outer, inner) reduced: whether its
+ * axes are neighbours (so such a view exists). */
+gboolean cbi_node_reduce_view (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * r, gint64 * inner);
+
+/* The CbiKReduce (kernels/cbimath.h) reduction node @n computes. */
+gint cbi_node_reduce_op (const CbiNode * n);
+
+/* Split node @n (one output of an ONNX Split, on CbiNode.axis: parts of
+ * the sizes given, CbiNode.mode 0: ints[0] its start, ints[1] its length,
+ * ints[2] 1 for the last part; or of equal sizes, mode 1: ints[0] its
+ * index, ints[1] the number of parts, the last one smaller as ONNX's
+ * num_outputs) on an input of shape @input: the part as @outer x @inner
+ * rows of the input's @outer x @total, from column @start. */
+void cbi_node_split_range (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * total, gint64 * start, gint64 * inner);
+
+/* LayerNormalization node @n on an input of shape @input as @rows x
+ * @inner (row-major): each row normalised on its own. */
+void cbi_node_layer_norm_view (const CbiNode * n, const CbiShape * input,
+    gint64 * rows, gint64 * inner);
+
+/* Softmax node @n on an input of shape @input as @outer x @axis x
+ * @inner (row-major), normalised along the middle: the opset 13 form
+ * over its axis, the opset < 13 form (CbiNode.mode 1) over everything
+ * from its axis on (@inner 1). */
+void cbi_node_softmax_view (const CbiNode * n, const CbiShape * input,
+    gint64 * outer, gint64 * axis, gint64 * inner);
+
+/* Concat node @n, of output shape @output, as @outer rows of @inner
+ * elements per position along its axis; returns the axis, counted from
+ * the front. */
+gint cbi_node_concat_view (const CbiNode * n, const CbiShape * output,
+    gint64 * outer, gint64 * inner);
+
+/* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
+ * into @weights (caller-allocated): alpha B, transposed when transB says
+ * so. */
+void cbi_gemm_weights (const CbiGraph * graph, const CbiNode * n, gint64 k,
+    gint64 cols, gfloat * weights);
+/* Whether Gemm node @n has a bias: a C and a non-zero beta. */
+gboolean cbi_gemm_has_bias (const CbiNode * n);
+/* The bias, @rows x @cols into @bias: beta C broadcast to the output. */
+void cbi_gemm_bias (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * shapes, gint64 rows, gint64 cols, gfloat * bias);
+
+G_END_DECLS

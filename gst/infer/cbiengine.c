@@ -35,16 +35,19 @@ typedef struct
   gint64 start;                 /* monotonic, us */
 } CbiSlot;
 
+/* The shape plan: what the engine keeps for one input shape, the
+ * specialised graph and the backend plan made from it (the memory plan is
+ * the backend plan's). */
 typedef struct
 {
   CbiShape input;
   gboolean unpack_frames;       /* output 0 goes to frames, not the host */
   CbiShape outputs[CBI_MAX_OUTPUTS];
-  gpointer plan;
+  gpointer plan;                /* the backend plan */
   CbiGraph *graph;              /* what @plan was made from, owned */
   guint64 workspace_bytes;
   guint64 last_used;
-} CbiPlanEntry;
+} CbiShapePlan;
 
 struct _CbiEngine
 {
@@ -62,7 +65,7 @@ struct _CbiEngine
   guint threads;                /* OpenMP threads; 0: OpenMP's default */
   gboolean exhaustive_search;   /* the backend's settings, kept for the */
   gboolean replay;              /* one it may fall back to */
-  CbiPlanEntry plans[CBI_MAX_PLANS + CBI_MAX_INFLIGHT];
+  CbiShapePlan plans[CBI_MAX_PLANS + CBI_MAX_INFLIGHT];
   guint n_plans;
   guint64 use_counter;
   CbiShape *shapes;             /* scratch for shape inference */
@@ -240,7 +243,7 @@ cbi_engine_reset_peaks (CbiEngine * engine)
 static void
 cbi_engine_drop_plan (CbiEngine * engine, guint index)
 {
-  CbiPlanEntry *e = &engine->plans[index];
+  CbiShapePlan *e = &engine->plans[index];
   guint k;
 
   /* the outputs of the batches collected on it go with it */
@@ -494,16 +497,16 @@ cbi_engine_fall_back (CbiEngine * engine, const gchar * where, GError ** error)
   return TRUE;
 }
 
-/* The plan for input @shape, made on the spot when no cached plan has it
+/* The shape plan for input @shape, made on the spot when no cached plan has it
  * (@replanned), after filling engine->shapes: for @frames (%NULL for a
  * tensor input) through cbi_engine_infer_frames(), which checks that the
  * model takes frames. A batch of @frames that unpacks its output into
  * frames has plans of its own, which keep no host copy of that output. */
-static CbiPlanEntry *
-cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
+static CbiShapePlan *
+cbi_engine_get_shape_plan (CbiEngine * engine, const CbiShape * shape,
     const CbiFrameBatch * frames, gboolean * replanned, GError ** error)
 {
-  CbiPlanEntry *e, fresh = { {0,}, };
+  CbiShapePlan *e, fresh = { {0,}, };
   const CbiGraph *g = engine->graph;
   const gboolean unpack = frames != NULL && frames->out != NULL;
   gint oldest = -1;
@@ -553,7 +556,7 @@ cbi_engine_get_plan (CbiEngine * engine, const CbiShape * shape,
 
 /* Whether output 0 of @e unpacks into @batch's frames. */
 static gboolean
-cbi_engine_check_image (const CbiPlanEntry * e, const CbiFrameBatch * batch,
+cbi_engine_check_image (const CbiShapePlan * e, const CbiFrameBatch * batch,
     GError ** error)
 {
   const CbiShape *y = &e->outputs[0];
@@ -603,7 +606,7 @@ typedef struct
   guint slot;
   CbiBatchReport *report;
   GError **error;
-  CbiPlanEntry *entry;          /* out: the plan it ran */
+  CbiShapePlan *entry;          /* out: the plan it ran */
   gboolean ok;
 } CbiComputeCall;
 
@@ -616,10 +619,10 @@ cbi_engine_compute (gpointer data)
   CbiEngine *engine = c->engine;
   CbiBackend *backend = engine->backend;
   const CbiBackendIface *iface = backend->iface;
-  CbiPlanEntry *e;
+  CbiShapePlan *e;
   gint threads_before = cbi_engine_threads_enter (engine);
 
-  e = cbi_engine_get_plan (engine, c->shape, c->batch,
+  e = cbi_engine_get_shape_plan (engine, c->shape, c->batch,
       &c->report->replanned, c->error);
   c->ok = e != NULL && (c->batch == NULL || c->batch->out == NULL
       || cbi_engine_check_image (e, c->batch, c->error))

@@ -611,19 +611,6 @@ cbi_onnx_read_concat (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-gboolean
-cbi_onnx_check_concat (CbiImporter * im, const Onnx__NodeProto * n,
-    CbiOnnxNode * node, const gint * inputs, GError ** error)
-{
-  guint i;
-
-  for (i = 1; i < node->n_inputs; i++)
-    if (inputs[i] < 0)
-      return cbi_onnx_fail (error, "node %s (Concat): input %u is absent",
-          cbi_onnx_name (n->name), i);
-  return TRUE;
-}
-
 /* Gemm and PRelu: every input after the first a float32 constant. */
 gboolean
 cbi_onnx_check_constants (CbiImporter * im, const Onnx__NodeProto * n,
@@ -641,7 +628,7 @@ cbi_onnx_check_constants (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-/* MatMul: a second input, a constant or an activation. */
+/* Concat and MatMul: every input there, a constant or an activation. */
 gboolean
 cbi_onnx_check_present (CbiImporter * im, const Onnx__NodeProto * n,
     CbiOnnxNode * node, const gint * inputs, GError ** error)
@@ -650,7 +637,7 @@ cbi_onnx_check_present (CbiImporter * im, const Onnx__NodeProto * n,
 
   for (i = 1; i < node->n_inputs; i++)
     if (inputs[i] < 0)
-      return cbi_onnx_fail (error, "node %s (%s): input %u must be a "
-          "float32 constant", cbi_onnx_name (n->name), n->op_type, i);
+      return cbi_onnx_fail (error, "node %s (%s): input %u is absent",
+          cbi_onnx_name (n->name), n->op_type, i);
   return TRUE;
 }

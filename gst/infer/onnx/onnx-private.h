@@ -331,8 +331,6 @@ gboolean cbi_onnx_check_layer_norm (CbiImporter * im,
     GError ** error);
 gboolean cbi_onnx_read_concat (CbiImporter * im, const Onnx__NodeProto * n,
     CbiOnnxNode * node, GError ** error);
-gboolean cbi_onnx_check_concat (CbiImporter * im, const Onnx__NodeProto * n,
-    CbiOnnxNode * node, const gint * inputs, GError ** error);
 gboolean cbi_onnx_check_constants (CbiImporter * im,
     const Onnx__NodeProto * n, CbiOnnxNode * node, const gint * inputs,
     GError ** error);

@@ -82,7 +82,7 @@ static const CbiOnnxOp cbi_onnx_ops[] = {
       cbi_onnx_read_layer_norm, cbi_onnx_check_layer_norm),
   EXACTLY ("Pad", CBI_OP_PAD, 1, cbi_onnx_read_pad, NULL),
   UP_TO ("Concat", CBI_OP_CONCAT, CBI_MAX_NODE_INPUTS, cbi_onnx_read_concat,
-      cbi_onnx_check_concat),
+      cbi_onnx_check_present),
   /* an activation, then constants (MatMul: or an activation); what the
    * ops keep of them, cbi_onnx_layout_op () */
   UP_TO ("DepthToSpace", CBI_OP_DEPTH_TO_SPACE, 1, NULL, NULL),

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "onnx/cbionnx.h"
+#include "graph/cbishapes.h"
 
 #include <stdint.h>
 

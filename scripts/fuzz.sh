@@ -6,11 +6,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-if [ ! -f build-fuzz/build.ninja ]; then
-  CC=clang meson setup build-fuzz -Dfuzzing=enabled -Dtests=disabled \
-    -Dbench=disabled >/dev/null
+# the build's output only where it fails, then in full: a fuzzer that does
+# not build is a failure that says why
+build_log=$(mktemp)
+trap 'rm -f "$build_log"' EXIT
+if ! { [ -f build-fuzz/build.ninja ] \
+    || CC=clang meson setup build-fuzz -Dfuzzing=enabled -Dtests=disabled \
+      -Dbench=disabled; } >"$build_log" 2>&1 \
+    || ! ninja -C build-fuzz fuzz/onnx-import-fuzzer >>"$build_log" 2>&1; then
+  echo "fuzz: the fuzzer did not build:"
+  cat "$build_log"
+  exit 1
 fi
-ninja -C build-fuzz fuzz/onnx-import-fuzzer >/dev/null
 corpus=build-fuzz/corpus
 mkdir -p "$corpus"
 cp tests/models/*.onnx "$corpus"/

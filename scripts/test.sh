@@ -56,14 +56,23 @@ else
     meson setup build-asan -Dtests=enabled -Dbench=disabled -Dcuda=disabled -Ddoc=disabled \
       -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
   fi
-  ninja -C build-asan >/dev/null
+  if ! ninja -C build-asan >build-asan/build.log 2>&1; then
+    tail -n 40 build-asan/build.log
+    status=1
+    extra_errors=$((extra_errors + 1))
+    echo "== the ASan/UBSan build failed (above): counted as an error"
+  fi
   # Leaks are valgrind's job: LeakSanitizer of this toolchain crashes on the
   # dynamic TLS of OpenMP threads.
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs || status=$?
 
   echo "== the ONNX importer under libFuzzer, 30 s"
-  bash scripts/fuzz.sh 30 || status=$?
+  if ! bash scripts/fuzz.sh 30; then
+    status=1
+    extra_errors=$((extra_errors + 1))
+    echo "== the fuzzer step failed (above): counted as an error"
+  fi
 
   # wheels pip downloads into a cache outside the tree (a failed download
   # is an error naming the package); each model counts as one check
@@ -95,5 +104,12 @@ fi
 checks=$((checks + extra_checks))
 failures=$((failures + extra_failures))
 errors=$((errors + extra_errors))
+# a step that failed without a failed check to show for it (a suite that
+# crashed before its summary, a build) is an error here too: the line
+# never says 0 beside a failure
+if [ "$status" -ne 0 ] && [ "$failures" -eq 0 ] && [ "$errors" -eq 0 ]; then
+  echo "== a step failed (exit $status) with no failed check to show it: see above" >&2
+  errors=1
+fi
 echo "Checks: $checks, Failures: $failures, Errors: $errors"
 exit $status

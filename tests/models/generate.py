@@ -45,7 +45,7 @@ the committed files and never run this script.
   ConvTranspose back up, reflect Pad + Conv to 3 channels, Sigmoid.
 - style.weights.npz: the style net's float weights by initializer name, for
   bench/pytorch-style.py on a GPU machine without the onnx package.
-- bad-sub-from-constant.onnx: Sub with the constant first.
+- sub-from-constant.onnx: binary.onnx with its Sub's constant first.
 - bad-bn-mean-size.onnx: a BatchNormalization of 3 channels with 2 means.
 - bad-pool-dilation.onnx: a MaxPool with a dilation of 0.
 - conv-external.onnx + conv-external.bin: the same model with its first
@@ -520,7 +520,9 @@ def main():
     binary = binary_model()
     save(binary, "binary.onnx")
     write_reference(binary, "binary")
-    save(binary_model(constant_first_sub=True), "bad-sub-from-constant.onnx")
+    # 0.1 - x, once refused; its weights come from the shared generator, so
+    # it stays, for the models after it to keep theirs
+    save(binary_model(constant_first_sub=True), "sub-from-constant.onnx")
     unet = unet_model()
     save(unet, "unet.onnx")
     write_reference(unet, "unet")
@@ -1388,6 +1390,60 @@ def ops_wide_conv_model(g):
     return model(nodes, inits)
 
 
+def ops_broadcast_model(g):
+    """Binary ops whose first operand broadcasts, as exporters write them:
+    squeeze-and-excitation (GlobalAveragePool, Conv 1x1, Sigmoid, then
+    s [N, C, 1, 1] * x [N, C, H, W], the smaller first), a Sub of the same
+    operands (not commutative), an Add where both broadcast ([N, C, 1, 1]
+    + [N, 1, H, W]), a Div of a per-channel constant by an activation and
+    a Sub from a scalar constant (1 - x); then a grouped convolution (2
+    groups) with a bias, and two BatchNormalizations without node names
+    whose folded constants must not share a name"""
+    w = (g.standard_normal((4, 3, 3, 3)) * 0.4).astype(np.float32)
+    w2 = (g.standard_normal((4, 4, 1, 1)) * 0.5).astype(np.float32)
+    k = g.uniform(0.5, 1.5, (1, 4, 1, 1)).astype(np.float32)
+    wg = (g.standard_normal((4, 2, 3, 3)) * 0.3).astype(np.float32)
+    wo = (g.standard_normal((3, 4, 1, 1)) * 0.4).astype(np.float32)
+
+    def bn(x, y, stem):
+        return helper.make_node("BatchNormalization",
+                                [x, stem + "s", stem + "b", stem + "m",
+                                 stem + "v"], [y])
+
+    nodes = [
+        helper.make_node("Conv", ["image", "w", "b"], ["c"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["c"], ["gp"], name="squeeze"),
+        helper.make_node("Conv", ["gp", "w2", "b2"], ["f"], name="excite"),
+        helper.make_node("Sigmoid", ["f"], ["s"], name="gate"),
+        helper.make_node("Mul", ["s", "c"], ["se"], name="scale"),
+        helper.make_node("Sub", ["s", "se"], ["d"], name="sub_bcast"),
+        helper.make_node("ReduceMean", ["d"], ["r"], name="mean",
+                         axes=[1], keepdims=1),
+        helper.make_node("Add", ["s", "r"], ["e"], name="both_bcast"),
+        helper.make_node("Sigmoid", ["e"], ["sg"], name="squash"),
+        helper.make_node("Div", ["k", "sg"], ["q"], name="div_const"),
+        helper.make_node("Sub", ["one", "q"], ["z"], name="one_minus"),
+        helper.make_node("Conv", ["z", "wg", "bg"], ["gc"], name="grouped",
+                         pads=[1, 1, 1, 1], group=2),
+        helper.make_node("Relu", ["gc"], ["gr"]),
+        bn("gr", "n1", "bn1"),
+        helper.make_node("Relu", ["n1"], ["nr"]),
+        bn("nr", "n2", "bn2"),
+        helper.make_node("Conv", ["n2", "wo"], ["output"], name="out"),
+    ]
+    inits = [f32("w", w), f32("b", g.standard_normal(4) * 0.1),
+             f32("w2", w2), f32("b2", g.standard_normal(4) * 0.1),
+             f32("k", k), f32("one", 1.0), f32("wg", wg),
+             f32("bg", g.standard_normal(4) * 0.2), f32("wo", wo)]
+    for stem in ("bn1", "bn2"):
+        inits += [f32(stem + "s", g.uniform(0.5, 1.5, 4)),
+                  f32(stem + "b", g.standard_normal(4) * 0.1),
+                  f32(stem + "m", g.standard_normal(4) * 0.1),
+                  f32(stem + "v", g.uniform(0.5, 1.5, 4))]
+    return model(nodes, inits)
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -1405,6 +1461,7 @@ OPS_MODELS = (
     ("ops-channels-last", ops_channels_last_model, 51, FOLD_SHAPE),
     ("ops-shuffle-transpose", ops_shuffle_transpose_model, 52, FOLD_SHAPE),
     ("ops-wide-conv", ops_wide_conv_model, 53, FOLD_SHAPE),
+    ("ops-broadcast", ops_broadcast_model, 54, FOLD_SHAPE),
 )
 
 

@@ -166,7 +166,8 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     /* extra output rows of ConvTranspose: less padding on that side */
     pad_r[i] = a->pads[i + 2] - a->output_padding[i];
   }
-  bdims[0] = wdims[0];
+  /* one bias per output channel, whatever the grouping of the weights */
+  bdims[0] = ydims[1];
   /* the source too in the layout the primitive prefers: a plain one (after
    * a Pad or an InstanceNormalization) would send it to a slow kernel */
   if (!cbi_cpu_any_md (&xmd, &plan->shapes[n->inputs[0]], error))

@@ -68,42 +68,58 @@ cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n,
   return mem ? cbi_cpu_view (plan, mem, md, error) : NULL;
 }
 
+/* Activation or constant @t for our loop: its data, row-major. */
+static const gfloat *
+cbi_cpu_loop_operand (CbiCpuPlan * plan, gint t, GError ** error)
+{
+  const CbiTensorInfo *info = cbi_graph_tensor (plan->graph, t);
+  dnnl_memory_desc_t md;
+  dnnl_memory_t mem;
+  gfloat *data = NULL;
+
+  if (info->data)
+    return info->data;
+  mem = cbi_cpu_plain (plan, t, &md, error);
+  if (mem)
+    dnnl_memory_get_data_handle (mem, (void **) &data);
+  return data;
+}
+
 /* Our loop for binary node @n (and @post), or Where node @n (its third
- * input the condition), on plain operands. */
+ * input the condition), on plain operands that broadcast to the output
+ * (either of a binary op's; b and the condition of Where's). */
 static gboolean
 cbi_cpu_plan_binary_loop (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   const CbiShape *as = &plan->shapes[n->inputs[0]];
   const CbiShape *bs = &plan->shapes[n->inputs[1]];
-  const CbiTensorInfo *b = cbi_graph_tensor (plan->graph, n->inputs[1]);
+  const CbiShape *ys = &plan->shapes[n->output];
   const gint out = post ? post->output : n->output;
-  dnnl_memory_desc_t amd, bmd;
-  dnnl_memory_t a, bm = NULL, y;
+  const gfloat *a, *b;
+  dnnl_memory_desc_t ymd;
+  dnnl_memory_t y;
   CbiCpuBinary *p;
 
-  a = cbi_cpu_plain (plan, n->inputs[0], &amd, error);
-  if (a == NULL || (b->data == NULL
-          && (bm = cbi_cpu_plain (plan, n->inputs[1], &bmd, error)) == NULL))
-    return FALSE;
-  y = cbi_cpu_new_output (plan, out, &amd, error);
-  if (y == NULL)
+  if ((a = cbi_cpu_loop_operand (plan, n->inputs[0], error)) == NULL
+      || (b = cbi_cpu_loop_operand (plan, n->inputs[1], error)) == NULL
+      || !cbi_cpu_shape_md (&ymd, ys, error)
+      || (y = cbi_cpu_new_output (plan, out, &ymd, error)) == NULL)
     return FALSE;
   p = g_new0 (CbiCpuBinary, 1);
-  dnnl_memory_get_data_handle (a, (void **) &p->a);
-  if (bm)
-    dnnl_memory_get_data_handle (bm, (void **) &p->b);
-  else
-    p->b = b->data;
+  p->a = a;
+  p->b = b;
   dnnl_memory_get_data_handle (y, (void **) &p->dst);
-  p->count = cbi_shape_count (as);
-  p->rank = as->n_dims;
-  memcpy (p->dims, as->dims, as->n_dims * sizeof (gint64));
-  cbi_broadcast_strides (as->n_dims, bs->n_dims, bs->dims, p->b_strides);
+  p->count = cbi_shape_count (ys);
+  p->rank = ys->n_dims;
+  memcpy (p->dims, ys->dims, ys->n_dims * sizeof (gint64));
+  p->a_full = cbi_shape_equal (as, ys);
+  cbi_broadcast_strides (ys->n_dims, as->n_dims, as->dims, p->a_strides);
+  cbi_broadcast_strides (ys->n_dims, bs->n_dims, bs->dims, p->b_strides);
   if (n->op == CBI_OP_WHERE) {
     const CbiShape *cs = &plan->shapes[n->inputs[2]];
     p->cond = cbi_graph_tensor (plan->graph, n->inputs[2])->data;
-    cbi_broadcast_strides (as->n_dims, cs->n_dims, cs->dims, p->c_strides);
+    cbi_broadcast_strides (ys->n_dims, cs->n_dims, cs->dims, p->c_strides);
   } else {
     p->op = cbi_op_info (n->op)->binary;
   }
@@ -118,12 +134,18 @@ cbi_cpu_plan_binary_loop (CbiCpuPlan * plan, const CbiNode * n,
   return TRUE;
 }
 
+/* Add, Sub, Mul, Div, Min, Max: oneDNN's binary where the first operand
+ * is an activation of the output's shape (swapped to be so where the op
+ * commutes), the second broadcast; our loop otherwise (Pow, a first
+ * operand that broadcasts or is a constant). */
 gboolean
-cbi_cpu_plan_binary (gpointer user_plan, const CbiNode * n,
+cbi_cpu_plan_binary (gpointer user_plan, const CbiNode * node,
     const CbiNode * post, GError ** error)
 {
   CbiCpuPlan *plan = user_plan;
-  const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
+  CbiNode swapped;
+  const CbiNode *n = cbi_node_binary_operands (plan->graph, node,
+      plan->shapes, &swapped);
   static const dnnl_alg_kind_t algs[] = {
     [CBI_K_ADD] = dnnl_binary_add,
     [CBI_K_SUB] = dnnl_binary_sub,
@@ -135,11 +157,15 @@ cbi_cpu_plan_binary (gpointer user_plan, const CbiNode * n,
     [CBI_K_POWER] = dnnl_alg_kind_undef,        /* none in oneDNN 2.6 */
   };
   dnnl_alg_kind_t alg = algs[cbi_op_info (n->op)->binary];
+  const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
   dnnl_exec_arg_t args[2];
   dnnl_memory_desc_t b_md;
   dnnl_binary_desc_t desc;
 
-  if (alg == dnnl_alg_kind_undef)
+  if (alg == dnnl_alg_kind_undef
+      || cbi_graph_tensor (plan->graph, n->inputs[0])->data != NULL
+      || !cbi_shape_equal (&plan->shapes[n->inputs[0]],
+          &plan->shapes[n->output]))
     return cbi_cpu_plan_binary_loop (plan, n, post, error);
 
   args[0].arg = DNNL_ARG_SRC_0;

@@ -251,15 +251,17 @@ cbi_cpu_run_binary (gconstpointer binary)
   for (i = 0; i < p->count; i++) {
     const gfloat b = p->b[cbi_strided_offset (i, p->rank, p->dims,
             p->b_strides)];
+    const gfloat a = p->a_full ? p->a[i] : p->a[cbi_strided_offset (i,
+            p->rank, p->dims, p->a_strides)];
     gfloat y;
     guint s;
 
     if (p->cond) {
       p->dst[i] = cbi_where (p->cond[cbi_strided_offset (i, p->rank,
-                  p->dims, p->c_strides)], p->a[i], b);
+                  p->dims, p->c_strides)], a, b);
       continue;
     }
-    y = cbi_binary ((CbiKBinary) p->op, p->a[i], b);
+    y = cbi_binary ((CbiKBinary) p->op, a, b);
     for (s = 0; s < p->n_post; s++)
       y = cbi_eltwise ((CbiKEltwise) p->post[s].op, y, p->post[s].alpha,
           p->post[s].beta);

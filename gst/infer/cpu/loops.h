@@ -107,11 +107,12 @@ typedef struct
 
 void cbi_cpu_run_reduce (gconstpointer reduce);
 
-/* What oneDNN's binary lacks: a binary op (Pow), @dst = post (@a op @b),
- * or, with @cond, Where, @dst = @cond ? @a : @b; over @rank dims @dims
- * (@a's, row-major), @b and @cond read at their strides (0 along a
- * broadcast dimension); @post the @n_post element-wise steps of the
- * activation fused into it. */
+/* What oneDNN's binary lacks: a binary op (Pow, or a first operand that
+ * broadcasts), @dst = post (@a op @b), or, with @cond, Where, @dst =
+ * @cond ? @a : @b; over @rank dims @dims (the output's, row-major), @a
+ * (unless @a_full: it has the output's shape), @b and @cond read at their
+ * strides (0 along a broadcast dimension); @post the @n_post element-wise
+ * steps of the activation fused into it. */
 typedef struct
 {
   const gfloat *a, *b, *cond;
@@ -119,6 +120,8 @@ typedef struct
   gint64 count;
   gint rank;
   gint64 dims[CBI_MAX_DIMS];
+  gboolean a_full;
+  gint64 a_strides[CBI_MAX_DIMS];
   gint64 b_strides[CBI_MAX_DIMS];
   gint64 c_strides[CBI_MAX_DIMS];
   gint op;

@@ -236,6 +236,12 @@ gboolean cbi_cuda_add_in_place (gpointer plan, const CbiNode * n,
 void cbi_cuda_drop_constants (CbiCuda * cuda, CbiCudaPlan * plan,
     CbiPool * pool);
 
+/* layout.c: adds a step writing @x, of shape @x_shape, expanded to
+ * @y_shape (which it broadcasts to) into @y */
+void cbi_cuda_add_expand (CbiCudaPlan * plan, const CbiNode * n,
+    const gfloat * x, const CbiShape * x_shape, gfloat * y,
+    const CbiShape * y_shape);
+
 /* Adds a step padding (or cropping, negative pads) @planes planes of
  * @height x @width from @x into @y; @pads top, left, bottom, right. */
 void cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n,

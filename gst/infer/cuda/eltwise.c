@@ -37,28 +37,46 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_binary, CbiCudaBinary, CUDA_CHECK,
         p->b_strides, p->op, p->post, p->alpha, p->beta, stream))
 /* *INDENT-ON* */
 
-/* Add, Sub, Mul, Div and PRelu: the second operand broadcasts. */
+/* Add, Sub, Mul, Div, Min, Max, Pow and PRelu: the kernel reads the first
+ * operand at the output's shape and broadcasts the second; a first
+ * operand that broadcasts is swapped with the second where the op
+ * commutes, else expanded to the output's shape by a copy first. */
 gboolean
-cbi_cuda_plan_binary (gpointer user_plan, const CbiNode * n,
+cbi_cuda_plan_binary (gpointer user_plan, const CbiNode * node,
     const CbiNode * post, GError ** error)
 {
   CbiCudaPlan *plan = user_plan;
-  gint out = post ? post->output : n->output, b = n->inputs[1];
+  CbiNode swapped;
+  const CbiNode *n = cbi_node_binary_operands (plan->model, node,
+      plan->shapes, &swapped);
+  gint out = post ? post->output : n->output, i;
   const CbiShape *as = &plan->shapes[n->inputs[0]];
+  const CbiShape *bs = &plan->shapes[n->inputs[1]];
+  const CbiShape *ys = &plan->shapes[n->output];
+  const gfloat *a;
   CbiCudaBinary *s;
 
-  if (cbi_graph_tensor (plan->model, b)->data
-      && cbi_cuda_constant (plan, b, error) == NULL)
-    return FALSE;
+  for (i = 0; i < 2; i++)
+    if (cbi_graph_tensor (plan->model, n->inputs[i])->data
+        && cbi_cuda_constant (plan, n->inputs[i], error) == NULL)
+      return FALSE;
+  a = plan->tensors[n->inputs[0]];
+  if (!cbi_shape_equal (as, ys)) {
+    gfloat *full = cbi_mem_plan_alloc (plan->memory,
+        cbi_shape_count (ys) * sizeof (gfloat), "a broadcast operand", error);
+    if (full == NULL)
+      return FALSE;
+    cbi_cuda_add_expand (plan, n, a, as, full, ys);
+    a = full;
+  }
   s = cbi_cuda_add_step (plan, n, cbi_cuda_run_binary, sizeof (CbiCudaBinary));
-  s->io.x = plan->tensors[n->inputs[0]];
-  s->b = plan->tensors[b];
+  s->io.x = a;
+  s->b = plan->tensors[n->inputs[1]];
   s->io.y = plan->tensors[out];
   s->op = cbi_op_info (n->op)->binary;
-  s->rank = as->n_dims;
-  memcpy (s->dims, as->dims, as->n_dims * sizeof (gint64));
-  cbi_broadcast_strides (as->n_dims, plan->shapes[b].n_dims,
-      plan->shapes[b].dims, s->b_strides);
+  s->rank = ys->n_dims;
+  memcpy (s->dims, ys->dims, ys->n_dims * sizeof (gint64));
+  cbi_broadcast_strides (ys->n_dims, bs->n_dims, bs->dims, s->b_strides);
   s->post = post ? cbi_op_info (post->op)->eltwise : CBI_K_IDENTITY;
   s->alpha = post ? post->alpha : 0.0f;
   s->beta = post ? post->beta : 0.0f;

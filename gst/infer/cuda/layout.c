@@ -205,6 +205,18 @@ G_STATIC_ASSERT (CBI_MAX_GATHER == CBI_K_MAX_GATHER);
 G_STATIC_ASSERT (CBI_MAX_DIMS == CBI_K_MAX_DIMS);
 
 /* Slice, Gather and Expand: one strided copy kernel. */
+void
+cbi_cuda_add_expand (CbiCudaPlan * plan, const CbiNode * n, const gfloat * x,
+    const CbiShape * x_shape, gfloat * y, const CbiShape * y_shape)
+{
+  CbiCudaStrided *c = cbi_cuda_add_step (plan, n, cbi_cuda_run_strided,
+      sizeof (CbiCudaStrided));
+
+  c->io.x = x;
+  c->io.y = y;
+  cbi_copy_view_expand (x_shape, y_shape, &c->view);
+}
+
 gboolean
 cbi_cuda_plan_copy (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)

@@ -349,6 +349,11 @@ gboolean cbi_graph_is_output (const CbiGraph * graph, gint t);
 
 gint64 cbi_shape_count (const CbiShape * shape);
 gboolean cbi_shape_equal (const CbiShape * a, const CbiShape * b);
+/* The shape @a and @b broadcast to together, as numpy (and ONNX's
+ * multidirectional broadcasting) align them from the right, into @out;
+ * FALSE when two dimensions differ and neither is 1. */
+gboolean cbi_shape_broadcast (const CbiShape * a, const CbiShape * b,
+    CbiShape * out);
 /* "2x3x4": for messages; free with g_free() */
 gchar *cbi_shape_to_string (const CbiShape * shape);
 

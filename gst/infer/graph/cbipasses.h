@@ -32,7 +32,7 @@ void cbi_graph_fuse_layer_norm (CbiGraph * graph);
  * them) into one HardSwish node (fuse.c). */
 void cbi_graph_fuse_hard_swish (CbiGraph * graph);
 
-/* Rewrites every Mul or Add of an activation and a constant of one value
+/* Rewrites every Mul, Add or Sub of an activation and a constant of one value
  * into one CBI_OP_LINEAR node (alpha x + beta), merging runs of them
  * whose intermediate results nothing else reads (fuse.c). */
 void cbi_graph_fuse_affine (CbiGraph * graph);

@@ -91,6 +91,21 @@ void cbi_node_softmax_view (const CbiNode * n, const CbiShape * input,
 gint cbi_node_concat_view (const CbiNode * n, const CbiShape * output,
     gint64 * outer, gint64 * inner);
 
+/* Binary node @n with its operands in the order backends run best: the
+ * first an activation of the output's shape, the other broadcast. Where
+ * @n has a first operand that broadcasts (or a constant) and a commutative
+ * op (Add, Mul, Min, Max) with an activation of the output's shape second
+ * (squeeze-and-excitation's s * x), @swapped (caller's) receives @n with
+ * its inputs swapped and is returned; else @n. @shapes: the plan's. */
+const CbiNode *cbi_node_binary_operands (const CbiGraph * graph,
+    const CbiNode * n, const CbiShape * shapes, CbiNode * swapped);
+
+/* @view: the strided read that expands a row-major tensor of shape @x to
+ * shape @y, which @x broadcasts to (numpy rules): a stride of 0 repeats
+ * a broadcast dimension. */
+void cbi_copy_view_expand (const CbiShape * x, const CbiShape * y,
+    CbiCopyView * view);
+
 /* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
  * into @weights (caller-allocated): alpha B, transposed when transB says
  * so. */

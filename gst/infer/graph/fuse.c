@@ -227,22 +227,32 @@ cbi_graph_fuse_hard_swish (CbiGraph * graph)
   }
 }
 
-/* Whether node @n is a Mul or an Add of an activation and a constant of
- * one value, as alpha x + beta into @alpha and @beta. */
+/* Whether node @n is a Mul, an Add or a Sub of an activation and a
+ * constant of one value, as alpha x + beta into @alpha and @beta, x the
+ * activation @x. */
 static gboolean
 cbi_fuse_affine_of (const CbiGraph * graph, const CbiNode * n,
-    gfloat * alpha, gfloat * beta)
+    gfloat * alpha, gfloat * beta, gint * x)
 {
   const CbiTensorInfo *c;
+  gboolean first;
 
-  if ((n->op != CBI_OP_MUL && n->op != CBI_OP_ADD) || n->n_inputs != 2
-      || cbi_graph_tensor (graph, n->inputs[0])->data != NULL)
+  if ((n->op != CBI_OP_MUL && n->op != CBI_OP_ADD && n->op != CBI_OP_SUB)
+      || n->n_inputs != 2)
     return FALSE;
-  c = cbi_graph_tensor (graph, n->inputs[1]);
+  /* the constant second, or (Sub: c - x) first */
+  first = cbi_graph_tensor (graph, n->inputs[0])->data != NULL;
+  if (first && (n->op != CBI_OP_SUB
+          || cbi_graph_tensor (graph, n->inputs[1])->data != NULL))
+    return FALSE;
+  c = cbi_graph_tensor (graph, n->inputs[first ? 0 : 1]);
   if (cbi_fuse_row_count (c) != 1)
     return FALSE;
-  *alpha = n->op == CBI_OP_MUL ? c->data[0] : 1.0f;
-  *beta = n->op == CBI_OP_ADD ? c->data[0] : 0.0f;
+  /* exact: x - c is x + (-c), c - x is (-1) x + c */
+  *x = n->inputs[first ? 1 : 0];
+  *alpha = n->op == CBI_OP_MUL ? c->data[0] : first ? -1.0f : 1.0f;
+  *beta = n->op == CBI_OP_ADD ? c->data[0] : n->op == CBI_OP_SUB ?
+      (first ? c->data[0] : -c->data[0]) : 0.0f;
   return TRUE;
 }
 
@@ -254,14 +264,15 @@ cbi_graph_fuse_affine (CbiGraph * graph)
   for (i = 0; i < graph->nodes->len; i++) {
     CbiNode *n = cbi_graph_node (graph, i), *next;
     gfloat alpha, beta, a2, b2;
+    gint x, x2;
 
-    if (!cbi_fuse_affine_of (graph, n, &alpha, &beta))
+    if (!cbi_fuse_affine_of (graph, n, &alpha, &beta, &x))
       continue;
     /* a * x + b, then c * (that) + d: one (a c) x + (b c + d) */
     while (i + 1 < graph->nodes->len
-        && (next = cbi_graph_node (graph, i + 1))->inputs[0] == n->output
-        && cbi_fuse_private (graph, n->output, 1)
-        && cbi_fuse_affine_of (graph, next, &a2, &b2)) {
+        && cbi_fuse_affine_of (graph, next = cbi_graph_node (graph, i + 1),
+            &a2, &b2, &x2) && x2 == n->output
+        && cbi_fuse_private (graph, n->output, 1)) {
       alpha *= a2;
       beta = beta * a2 + b2;
       n->output = next->output;
@@ -271,6 +282,7 @@ cbi_graph_fuse_affine (CbiGraph * graph)
     n->alpha = alpha;
     n->beta = beta;
     n->n_inputs = 1;
+    n->inputs[0] = x;
     n->inputs[1] = -1;
   }
 }

@@ -352,6 +352,22 @@ cbi_shape_set (CbiShape * s, gint n_dims, const gint64 * dims)
   memcpy (s->dims, dims, n_dims * sizeof (gint64));
 }
 
+gboolean
+cbi_shape_broadcast (const CbiShape * a, const CbiShape * b, CbiShape * out)
+{
+  gint rank = MAX (a->n_dims, b->n_dims), d;
+
+  out->n_dims = rank;
+  for (d = 1; d <= rank; d++) {
+    gint64 as = d <= a->n_dims ? a->dims[a->n_dims - d] : 1;
+    gint64 bs = d <= b->n_dims ? b->dims[b->n_dims - d] : 1;
+    if (as != bs && as != 1 && bs != 1)
+      return FALSE;
+    out->dims[rank - d] = as == 1 ? bs : as;
+  }
+  return TRUE;
+}
+
 /* Whether @b broadcasts to @a as ONNX's unidirectional broadcasting does
  * (aligned from the right, every dimension of @b 1 or @a's). */
 gboolean

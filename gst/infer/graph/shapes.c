@@ -533,6 +533,37 @@ cbi_node_concat_view (const CbiNode * n, const CbiShape * output,
   return axis;
 }
 
+const CbiNode *
+cbi_node_binary_operands (const CbiGraph * graph, const CbiNode * n,
+    const CbiShape * shapes, CbiNode * swapped)
+{
+  const CbiShape *ys = &shapes[n->output];
+  gboolean commutative = n->op == CBI_OP_ADD || n->op == CBI_OP_MUL
+      || n->op == CBI_OP_MIN || n->op == CBI_OP_MAX;
+  gboolean a_const = cbi_graph_tensor (graph, n->inputs[0])->data != NULL;
+  gboolean b_const = cbi_graph_tensor (graph, n->inputs[1])->data != NULL;
+
+  if (!commutative || (cbi_shape_equal (&shapes[n->inputs[0]], ys)
+          && !a_const) || !cbi_shape_equal (&shapes[n->inputs[1]], ys)
+      || b_const)
+    return n;
+  *swapped = *n;
+  swapped->inputs[0] = n->inputs[1];
+  swapped->inputs[1] = n->inputs[0];
+  return swapped;
+}
+
+void
+cbi_copy_view_expand (const CbiShape * x, const CbiShape * y,
+    CbiCopyView * view)
+{
+  memset (view, 0, sizeof (*view));
+  view->n_dims = y->n_dims;
+  memcpy (view->dims, y->dims, y->n_dims * sizeof (gint64));
+  cbi_broadcast_strides (y->n_dims, x->n_dims, x->dims, view->strides);
+  view->axis = -1;
+}
+
 /* LayerNormalization: a scale (and bias) of one value per position of a
  * row. */
 static gboolean
@@ -575,18 +606,31 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
       return cbi_infer_conv (graph, n, shapes, error);
     case CBI_OP_CONV_TRANSPOSE:
       return cbi_infer_conv_transpose (graph, n, shapes, error);
+    case CBI_OP_PRELU:
+      /* the slope broadcasts to the input, one way */
+      if (!cbi_shape_broadcasts_to (&shapes[n->inputs[1]], xs))
+        return cbi_shape_fail (error, n, "its slope does not broadcast to "
+            "its input's shape");
+      *ys = *xs;
+      return TRUE;
     case CBI_OP_ADD:
     case CBI_OP_SUB:
     case CBI_OP_MUL:
     case CBI_OP_DIV:
-    case CBI_OP_PRELU:
     case CBI_OP_MIN:
     case CBI_OP_MAX:
     case CBI_OP_POW_BINARY:
-      if (!cbi_shape_broadcasts_to (&shapes[n->inputs[1]], xs))
-        return cbi_shape_fail (error, n, "its second input does not "
-            "broadcast to the first's shape");
-      *ys = *xs;
+      /* either operand broadcasts, as numpy (a per-frame [N, C, 1, 1]
+       * times [N, C, H, W], squeeze-and-excitation's form) */
+      if (!cbi_shape_broadcast (xs, &shapes[n->inputs[1]], ys)) {
+        gchar *a = cbi_shape_to_string (xs);
+        gchar *b = cbi_shape_to_string (&shapes[n->inputs[1]]);
+        cbi_shape_fail (error, n, "its inputs (%s and %s) do not broadcast "
+            "together", a, b);
+        g_free (a);
+        g_free (b);
+        return FALSE;
+      }
       return TRUE;
     case CBI_OP_PAD:{
       const gint64 *p = n->conv.pads;

@@ -101,6 +101,24 @@ cbi_onnx_defined (CbiImporter * im, const gchar * name)
       || g_hash_table_contains (im->consts, name);
 }
 
+gchar *
+cbi_onnx_internal_name (CbiImporter * im, const Onnx__NodeProto * n,
+    const gchar * what)
+{
+  /* after the node's first output, which a valid model names once: a
+   * node's own name may be empty, or the same as another's */
+  const gchar *base = n->n_output > 0 && n->output[0] && *n->output[0] ?
+      n->output[0] : cbi_onnx_name (n->name);
+  gchar *name = g_strdup_printf ("%s.%s", base, what);
+  guint k;
+
+  for (k = 2; cbi_onnx_defined (im, name); k++) {
+    g_free (name);
+    name = g_strdup_printf ("%s.%s.%u", base, what, k);
+  }
+  return name;
+}
+
 gboolean
 cbi_onnx_keep_const (CbiImporter * im, const gchar * name, CbiOnnxConst * c,
     GError ** error)

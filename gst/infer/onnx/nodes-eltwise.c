@@ -134,7 +134,7 @@ cbi_onnx_add_where (CbiImporter * im, const Onnx__NodeProto * n,
   cond = g_new (gfloat, MAX (c->count, 1));
   for (i = 0; i < c->count; i++)
     cond[i] = (((const guint8 *) c->data)[i] != 0) != swap;
-  c_name = g_strconcat (name, ".condition", NULL);
+  c_name = cbi_onnx_internal_name (im, n, "condition");
   if (!cbi_onnx_add (im, c_name, c->n_dims, c->dims, cond, &in[2], error)) {
     g_free (c_name);
     return FALSE;

@@ -370,9 +370,9 @@ cbi_onnx_batch_norm_affine (CbiImporter * im, const Onnx__NodeProto * n,
     b[i] = shift[i] - mean[i] * k[i];
   }
   dims[0] = c;
-  k_name = g_strconcat (name, ".folded_scale", NULL);
-  b_name = g_strconcat (name, ".folded_shift", NULL);
-  s_name = g_strconcat (n->output[0], ".scaled", NULL);
+  k_name = cbi_onnx_internal_name (im, n, "folded_scale");
+  b_name = cbi_onnx_internal_name (im, n, "folded_shift");
+  s_name = cbi_onnx_internal_name (im, n, "scaled");
   ok = cbi_onnx_add (im, k_name, 3, dims, k, &k_index, error);
   if (!ok)
     g_free (b);
@@ -446,8 +446,8 @@ cbi_onnx_add_batch_norm (CbiImporter * im, const Onnx__NodeProto * n,
   }
 
   /* the Conv's own constants may be shared: the folded ones are new */
-  w_name = g_strconcat (name, ".folded_weight", NULL);
-  b_name = g_strconcat (name, ".folded_bias", NULL);
+  w_name = cbi_onnx_internal_name (im, n, "folded_weight");
+  b_name = cbi_onnx_internal_name (im, n, "folded_bias");
   k_dims[0] = out_c;
   ok = cbi_onnx_add (im, w_name, 4, w->dims, weights, &w_index, error)
       && cbi_onnx_add (im, b_name, 1, k_dims, biases, &b_index, error);

@@ -81,6 +81,11 @@ gboolean cbi_onnx_defined (CbiImporter * im, const gchar * name);
 /* Constant @name (owned by the importer) while it is not in the graph,
  * else NULL. */
 CbiOnnxConst *cbi_onnx_const (CbiImporter * im, const gchar * name);
+/* Returns: (transfer full): a name for tensor @what the import makes for
+ * node @n (a folded constant), taken by no tensor yet: after the node's
+ * first output, since a node's own name may be empty or shared. */
+gchar *cbi_onnx_internal_name (CbiImporter * im, const Onnx__NodeProto * n,
+    const gchar * what);
 /* Keeps @c (transfer full, freed on failure) as constant @name; fails
  * when the name is empty or taken. */
 gboolean cbi_onnx_keep_const (CbiImporter * im, const gchar * name,

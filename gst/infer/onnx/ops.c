@@ -190,6 +190,11 @@ cbi_onnx_node_inputs (CbiImporter * im, const Onnx__NodeProto * n,
   if (cbi_op_is_binary (type) && (n->n_input != 2 || inputs[1] < 0))
     return cbi_onnx_fail (error, "node %s (%s): two inputs expected", name,
         n->op_type);
+  /* a binary op may take a constant first (1 - x) when its second is an
+   * activation; backends broadcast either operand */
+  if (cbi_op_is_binary (type) && inputs[0] >= 0
+      && cbi_graph_tensor (im->graph, inputs[1])->data == NULL)
+    return TRUE;
   if (node->n_inputs < 1 || inputs[0] < 0
       || cbi_graph_tensor (im->graph, inputs[0])->data != NULL)
     return cbi_onnx_fail (error, "node %s (%s): its first input must be "

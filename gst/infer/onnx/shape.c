@@ -316,7 +316,7 @@ cbi_onnx_ints_attr (CbiImporter * im, const Onnx__NodeProto * n,
   if (a == NULL || a->n_ints > CBI_MAX_DIMS)
     return -1;
   dims[0] = a->n_ints;
-  name = g_strdup_printf ("%s.%s", cbi_onnx_name (n->name), attr);
+  name = cbi_onnx_internal_name (im, n, attr);
   t = cbi_graph_add_ints (im->graph, name, 1, dims,
       g_memdup2 (a->ints, MAX (a->n_ints, 1) * sizeof (gint64)));
   g_free (name);

@@ -188,8 +188,6 @@ static const struct
   {"bad-unsupported-op.onnx", "node squash: op Softplus is not supported"},
   {"bad-missing-initializer.onnx", "reads 'w1'"},
   {"bad-cycle.onnx", "cycle"},
-  {"bad-sub-from-constant.onnx", "node sub (Sub): its first input must be "
-        "an activation"},
   {"bad-bn-mean-size.onnx", "node bn (BatchNormalization): B, mean and "
         "var must be constants of 3 values"},
   {"bad-dims-overflow.onnx", "tensor w1 is too large"},
@@ -316,8 +314,9 @@ static const struct
   /* Erf (fused into a Conv, and alone), Abs, Sqrt, Log, Exp, Neg,
    * Reciprocal, Pow, Gelu (both forms), Max, Min, Pow of a per-channel
    * exponent and a Sigmoid; runs merged into one node each: Abs to Exp
-   * (five steps, the most a node takes), Neg to Pow, the two Gelu */
-  {"ops-unary", 12, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-4f},
+   * (five steps, the most a node takes), Neg to the Sub of one (alpha x
+   * + beta), the two Gelu */
+  {"ops-unary", 11, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-4f},
   /* auto_pad SAME_UPPER at stride 2 on 7x9, SAME_LOWER, VALID, ceil_mode */
   {"ops-pads", 8, {4, {2, 3, 7, 9}}, {4, {2, 3, 1, 2}}, 1e-5f},
   /* ConvTranspose (a Conv and a DepthToSpace), Add, BatchNormalization (a
@@ -355,6 +354,11 @@ static const struct
   /* Conv, DepthToSpace, Transpose of height and width */
   {"ops-shuffle-transpose", 3, {4, {2, 3, 6, 8}}, {4, {2, 3, 16, 12}},
       1e-5f},
+  /* first operands that broadcast: squeeze-and-excitation's s * x, s - x,
+   * [N, C, 1, 1] + [N, 1, H, W], a per-channel constant / x, 1 - x (alpha
+   * x + beta); a grouped Conv with a bias; two unnamed BatchNormalizations
+   * (a Mul and an Add each) */
+  {"ops-broadcast", 19, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)
@@ -607,6 +611,26 @@ GST_START_TEST (test_an_add_per_channel_after_a_conv_becomes_its_bias)
 
 GST_END_TEST;
 
+/* 0.1 - x, once refused: a Sub from a scalar constant is the element-wise
+ * alpha x + beta */
+GST_START_TEST (test_a_sub_from_a_scalar_constant_is_minus_x_plus_it)
+{
+  CbiGraph *g = load_or_fail ("sub-from-constant.onnx");
+  guint i, linear = 0;
+
+  for (i = 0; i < g->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (g, i);
+    fail_if (n->op == CBI_OP_SUB, "node %s is still a Sub", n->name);
+    if (n->op == CBI_OP_LINEAR && n->alpha == -1.0f
+        && fabsf (n->beta - 0.1f) < 1e-7f)
+      linear++;
+  }
+  fail_unless_equals_int (linear, 1);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_an_identity_goes_unless_it_is_an_output)
 {
   CbiGraph *g = cbi_graph_new ();
@@ -653,6 +677,7 @@ onnx_suite (void)
   tcase_add_test (tc, test_conv_relu_model_loads_with_a_symbolic_size);
   tcase_add_test (tc, test_every_eltwise_op_and_add_match_the_onnx_reference);
   tcase_add_test (tc, test_an_identity_goes_unless_it_is_an_output);
+  tcase_add_test (tc, test_a_sub_from_a_scalar_constant_is_minus_x_plus_it);
   tcase_add_test (tc, test_an_add_per_channel_after_a_conv_becomes_its_bias);
   tcase_add_test (tc,
       test_batch_norm_after_conv_is_folded_and_matches_the_reference);

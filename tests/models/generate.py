@@ -961,13 +961,13 @@ def shape_models():
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(m.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
-    # a shape value as a Mul's operand: refused at load
+    # a shape value as a Mul's operand: a constant of each plan
     save(model([
         helper.make_node("Shape", ["image"], ["s"], name="shape"),
         helper.make_node("Cast", ["s"], ["sf"], name="cast",
                          to=TensorProto.FLOAT),
         helper.make_node("Mul", ["image", "sf"], ["output"], name="mul"),
-    ], []), "bad-shape-operand.onnx")
+    ], []), "shape-operand.onnx")
     # Resize to 9x7 whatever the input: refused by each plan it does not
     # divide
     save(model([
@@ -1444,6 +1444,47 @@ def ops_broadcast_model(g):
     return model(nodes, inits)
 
 
+def ops_plan_values_model(g):
+    """Float values computed from shapes, as ViTs and detector heads write
+    them: a class token expanded to the batch by a computed shape and
+    concatenated before the patches (Conv 2x2 stride 2, Reshape,
+    Transpose), then a Range over a dimension of the feature map (its
+    channels, the tokens' width), cast to float and added to every row"""
+    w = (g.standard_normal((4, 3, 2, 2)) * 0.4).astype(np.float32)
+    cls = g.standard_normal((1, 1, 4)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["c"], name="patches",
+                         strides=[2, 2]),
+        helper.make_node("Reshape", ["c", "flat"], ["r"], name="flatten"),
+        helper.make_node("Transpose", ["r"], ["tokens"], name="tokens",
+                         perm=[0, 2, 1]),
+        helper.make_node("Shape", ["image"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="batch",
+                         axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"], name="batch1"),
+        helper.make_node("Concat", ["n1", "one_four"], ["cls_shape"],
+                         name="cls_shape", axis=0),
+        helper.make_node("Expand", ["cls", "cls_shape"], ["cls_n"],
+                         name="cls_token"),
+        helper.make_node("Concat", ["cls_n", "tokens"], ["seq"], name="seq",
+                         axis=1),
+        helper.make_node("Shape", ["c"], ["cs"], name="map_shape"),
+        helper.make_node("Gather", ["cs", "one"], ["channels"],
+                         name="channels", axis=0),
+        helper.make_node("Range", ["start", "channels", "step"], ["ramp"],
+                         name="ramp"),
+        helper.make_node("Cast", ["ramp"], ["grid"], name="grid",
+                         to=TensorProto.FLOAT),
+        helper.make_node("Add", ["seq", "grid"], ["output"], name="add_grid"),
+    ]
+    inits = [f32("w", w), f32("cls", cls), i64("flat", [0, 4, -1]),
+             i64("zero", 0), i64("axes0", [0]), i64("one_four", [1, 4]),
+             i64("one", 1), i64("start", 0), i64("step", 1)]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", "T", 4])
+    return model(nodes, inits, outputs=[out])
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -1462,6 +1503,7 @@ OPS_MODELS = (
     ("ops-shuffle-transpose", ops_shuffle_transpose_model, 52, FOLD_SHAPE),
     ("ops-wide-conv", ops_wide_conv_model, 53, FOLD_SHAPE),
     ("ops-broadcast", ops_broadcast_model, 54, FOLD_SHAPE),
+    ("ops-plan-values", ops_plan_values_model, 55, FOLD_SHAPE),
 )
 
 

@@ -24,10 +24,9 @@ typedef struct _CbiGraph CbiGraph;
  * min, beta max), ELU (alpha), HARD_SIGMOID (max (0, min (1, alpha x +
  * beta))), POW (alpha: the constant exponent). The binary ops ADD, SUB,
  * MUL, DIV, MIN, MAX and POW_BINARY (Pow of an exponent that is not one
- * constant value) take an activation first
- * and, second, an activation of the same shape or a constant that
- * broadcasts as ONNX does (numpy rules, aligned from the right) to the
- * first's shape. */
+ * constant value) take two operands, activations or constants (one an
+ * activation), which broadcast together as numpy does (aligned from the
+ * right, the output of the shape they broadcast to). */
 typedef enum
 {
   CBI_OP_CONV,
@@ -292,8 +291,9 @@ typedef struct _CbiShapeRun CbiShapeRun;
  *   @shapes holds the shapes planned so far (Shape reads its input's)
  * @read: tensor @t's values, which @eval computed: up to @max of them,
  *   as integers into @ints and as doubles into @floats (room for @max),
- *   its shape into @shape; FALSE when it has more than @max or none was
- *   computed
+ *   its shape into @shape (whenever it was computed, so a caller can ask
+ *   for its size with @max 0); FALSE when it has more than @max, is
+ *   bool, or none was computed
  * @end: frees a run
  * @free: frees the evaluator
  * @n_evals: how many nodes @eval computed so far, all runs together
@@ -322,6 +322,9 @@ struct _CbiGraph
   gint outputs[CBI_MAX_OUTPUTS];
   guint n_outputs;
   CbiShapeEval *shape_eval;     /* (nullable) owned */
+  GPtrArray *plan_values;       /* (nullable) a specialised graph's: the
+                                 * data of the float values its shape
+                                 * computations made, owned */
 };
 
 /* Returns: (transfer full): an empty graph; free with cbi_graph_free(). */

@@ -43,11 +43,14 @@ cbi_graph_free (CbiGraph * graph)
 {
   if (graph == NULL)
     return;
-  /* a specialised graph shares the tensors (cbi_graph_specialise()) */
+  /* a specialised graph shares the tensors' names and data
+   * (cbi_graph_specialise ()): its array of them frees neither */
   g_array_unref (graph->tensors);
   g_array_unref (graph->nodes);
   if (graph->shape_eval)
     graph->shape_eval->free (graph->shape_eval);
+  if (graph->plan_values)
+    g_ptr_array_unref (graph->plan_values);
   g_free (graph);
 }
 

@@ -392,6 +392,71 @@ cbi_graph_resolve_node (const CbiGraph * graph, CbiShapeRun * run,
   return ok;
 }
 
+/* Whether tensor @t holds a value a shape computation makes at plan time
+ * (an int64 tensor of the graph without values of its own). */
+static gboolean
+cbi_graph_is_computed (const CbiGraph * graph, gint t)
+{
+  const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
+
+  return info->dtype == CBI_DTYPE_INT64 && info->ints == NULL;
+}
+
+/* The float32 inputs of node @n that shape computations made (a class
+ * token expanded to the batch, an anchor grid from a feature map's size):
+ * constants of this plan. Their shapes go into @shapes; with @out, their
+ * values, as float32, into @out's copy of their tensor, which @out owns. */
+static gboolean
+cbi_graph_plan_values (const CbiGraph * graph, CbiShapeRun * run,
+    const CbiNode * n, CbiShape * shapes, CbiGraph * out, GError ** error)
+{
+  guint i;
+
+  for (i = 0; i < n->n_inputs; i++) {
+    gint t = n->inputs[i];
+    const CbiTensorInfo *info;
+    CbiTensorInfo *copy;
+    gint64 count, k, *ints;
+    gdouble *floats;
+    gfloat *data;
+    CbiShape shape;
+
+    if (t < 0 || !cbi_graph_is_computed (graph, t))
+      continue;
+    info = cbi_graph_tensor (graph, t);
+    /* its size first: a read of none of its values gives its shape */
+    shape.n_dims = -1;
+    if (run)
+      graph->shape_eval->read (run, t, 0, NULL, NULL, &shape);
+    if (shape.n_dims < 0)
+      return cbi_shape_fail (error, n, "input %s was not computed", info->name);
+    count = cbi_shape_count (&shape);
+    ints = g_new (gint64, MAX (count, 1));
+    floats = g_new (gdouble, MAX (count, 1));
+    if (!graph->shape_eval->read (run, t, count, ints, floats, &shape)) {
+      g_free (ints);
+      g_free (floats);
+      return cbi_shape_fail (error, n, "input %s cannot be read as float32 "
+          "values", info->name);
+    }
+    shapes[t] = shape;
+    if (out) {
+      data = g_new (gfloat, MAX (count, 1));
+      for (k = 0; k < count; k++)
+        data[k] = (gfloat) floats[k];
+      copy = &g_array_index (out->tensors, CbiTensorInfo, t);
+      copy->data = data;
+      copy->dtype = CBI_DTYPE_FLOAT;
+      copy->n_dims = shape.n_dims;
+      memcpy (copy->dims, shape.dims, sizeof (copy->dims));
+      g_ptr_array_add (out->plan_values, data);
+    }
+    g_free (ints);
+    g_free (floats);
+  }
+  return TRUE;
+}
+
 /* Infers each node's shape, computing shape values on the way; with
  * @out, appends the nodes backends plan to it. */
 static gboolean
@@ -415,6 +480,7 @@ cbi_graph_resolve (const CbiGraph * graph, CbiShape * shapes, CbiGraph * out,
     }
     copy = *n;
     ok = cbi_graph_resolve_node (graph, run, &copy, shapes, error)
+        && cbi_graph_plan_values (graph, run, &copy, shapes, out, error)
         && cbi_infer_node (graph, &copy, shapes, error);
     if (ok && out) {
       copy.name = g_strdup (copy.name);
@@ -475,7 +541,12 @@ cbi_graph_specialise (const CbiGraph * graph, const CbiShape * input,
 {
   CbiGraph *out = g_new0 (CbiGraph, 1);
 
-  out->tensors = g_array_ref (graph->tensors);
+  /* the tensors as the graph has them, names and data borrowed (no clear
+   * function), where the plan's computed values can be constants */
+  out->tensors = g_array_sized_new (FALSE, TRUE, sizeof (CbiTensorInfo),
+      graph->tensors->len);
+  g_array_append_vals (out->tensors, graph->tensors->data, graph->tensors->len);
+  out->plan_values = g_ptr_array_new_with_free_func (g_free);
   out->nodes = g_array_new (FALSE, TRUE, sizeof (CbiNode));
   g_array_set_clear_func (out->nodes, cbi_node_clear);
   out->input = graph->input;

@@ -171,13 +171,19 @@ cbi_onnx_node_inputs (CbiImporter * im, const Onnx__NodeProto * n,
   guint i;
 
   for (i = 0; i < node->n_inputs; i++) {
+    const CbiTensorInfo *info;
     inputs[i] = cbi_onnx_node_input (im, n, i);
-    /* a shape value feeds only where a node reads one at plan time */
-    if (inputs[i] >= 0 && cbi_graph_tensor (im->graph,
-            inputs[i])->dtype != CBI_DTYPE_FLOAT)
-      return cbi_onnx_fail (error, "node %s (%s): input %s is computed from "
-          "shapes (int64); only float32 is supported here", name,
-          n->op_type, n->input[i]);
+    info = inputs[i] >= 0 ? cbi_graph_tensor (im->graph, inputs[i]) : NULL;
+    /* a value computed from shapes is a constant of each plan (a class
+     * token expanded to the batch, an anchor grid): where a constant may
+     * be, which for the first input is a binary op's or Concat's */
+    if (info && info->dtype != CBI_DTYPE_FLOAT && (info->ints != NULL
+            || (i == 0 && !cbi_op_is_binary (type)
+                && type != CBI_OP_CONCAT)))
+      return cbi_onnx_fail (error, "node %s (%s): input %s is %s; only "
+          "float32 is supported here", name, n->op_type, n->input[i],
+          info->ints ? "an int64 constant" : "computed from shapes, which "
+          "this op cannot take first");
   }
   if (cbi_op_is_binary (type) && n->n_input == 2 && inputs[0] >= 0
       && inputs[1] >= 0 && cbi_graph_tensor (im->graph, inputs[0])->data

@@ -132,11 +132,12 @@ cbi_onnx_shape_read (CbiShapeRun * run, gint t, gint max, gint64 * ints,
   const CbiOnnxConst *c = run->values[t];
   gint64 i;
 
-  if (c == NULL || c->count > max
-      || c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
+  if (c == NULL)
     return FALSE;
   shape->n_dims = c->n_dims;
   memcpy (shape->dims, c->dims, sizeof (shape->dims));
+  if (c->count > max || c->dtype == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL)
+    return FALSE;
   for (i = 0; i < c->count; i++) {
     ints[i] = cbi_onnx_get_i (c, i);
     floats[i] = cbi_onnx_get_f (c, i);

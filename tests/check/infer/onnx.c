@@ -210,9 +210,6 @@ static const struct
   {"bad-fold-gather-index.onnx", "node gather (Gather): index 8 is outside"},
   {"bad-fold-dequantize-scale.onnx", "node dq (DequantizeLinear): the scale "
         "must be a scalar or hold one value per index of the axis"},
-  /* a shape computed at plan time where a float32 tensor must be */
-  {"bad-shape-operand.onnx", "node mul (Mul): input sf is computed from "
-        "shapes"},
 };
 
 /* Models with constant subgraphs the importer folds at load: what is
@@ -359,6 +356,11 @@ static const struct
    * x + beta); a grouped Conv with a bias; two unnamed BatchNormalizations
    * (a Mul and an Add each) */
   {"ops-broadcast", 19, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* float values computed from shapes, constants of each plan: a class
+   * token expanded to the batch before the patches, a Range cast to float
+   * added to every row (Conv, Reshape, Transpose, Concat, Add and nine
+   * shape computations) */
+  {"ops-plan-values", 14, {4, {2, 3, 6, 8}}, {3, {2, 13, 4}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)
@@ -510,6 +512,43 @@ GST_START_TEST (test_computed_sizes_a_plan_cannot_run_fail_that_plan)
       err->message);
   g_error_free (err);
   cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
+/* image * float (Shape (image)): a value computed from the planned
+ * shape is a constant of each plan, which a width of 4 broadcasts along
+ * and a width of 5 does not */
+GST_START_TEST (test_a_float_computed_from_shapes_is_a_constant_of_each_plan)
+{
+  const CbiShape fits = { 4, {1, 3, 2, 4} }, odd = { 4, {1, 3, 2, 5} };
+  CbiGraph *g = load_or_fail ("shape-operand.onnx");
+  gfloat ones[1 * 3 * 2 * 5];
+  const gfloat *out;
+  CbiBatchReport report;
+  CbiShape shape;
+  GError *err = NULL;
+  gboolean fallback;
+  CbiEngine *e;
+  guint ticket, i;
+
+  for (i = 0; i < G_N_ELEMENTS (ones); i++)
+    ones[i] = 1.0f;
+  e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &err);
+  fail_unless (e != NULL, "%s", err ? err->message : "");
+  fail_unless (cbi_engine_run_tensor (e, &fits, ones, &ticket, &report,
+          &err), "%s", err ? err->message : "");
+  out = cbi_engine_get_output (e, ticket, 0, &shape, &err);
+  fail_unless (out != NULL, "%s", err ? err->message : "");
+  fail_unless (cbi_shape_equal (&shape, &fits));
+  for (i = 0; i < cbi_shape_count (&fits); i++)
+    fail_unless_equals_float (out[i], (gfloat) fits.dims[i % 4]);
+  fail_if (cbi_engine_run_tensor (e, &odd, ones, &ticket, &report, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
+  fail_unless (strstr (err->message, "do not broadcast") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  cbi_engine_free (e);
 }
 
 GST_END_TEST;
@@ -695,6 +734,8 @@ onnx_suite (void)
   tcase_add_test (tc, test_empty_bytes_are_no_model);
   tcase_add_test (tc, test_shapes_computed_at_plan_time_match_onnxruntime);
   tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);
+  tcase_add_test (tc,
+      test_a_float_computed_from_shapes_is_a_constant_of_each_plan);
   return s;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the ONNX backend node tests of the ops the importer folds, on
 constants, through the engine: a check of the folding evaluator
-(gst/infer/cbionnx-fold.c, cbionnx-foldmath.c) against ONNX's own cases.
+(gst/infer/onnx/fold.c, foldmath.c) against ONNX's own cases.
 
 Usage: .venv/bin/python3 tests/conformance/onnx-fold-tests.py
            --runner build/tests/conformance/cbi-run-tensor
@@ -50,7 +50,7 @@ _spec = importlib.util.spec_from_file_location(
 nt = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(nt)
 
-# the ops gst/infer/cbionnx-fold.c folds, and the module of
+# the ops gst/infer/onnx/fold.c folds, and the module of
 # onnx.backend.test.case.node that has each one's tests
 FOLD_OPS = {
     "Constant": "constant", "Identity": "identity", "Cast": "cast",
@@ -59,7 +59,8 @@ FOLD_OPS = {
     "Slice": "slice", "Shape": "shape", "Expand": "expand",
     "ConstantOfShape": "constantofshape", "Range": "rangeop", "Add": "add",
     "Sub": "sub", "Mul": "mul", "Div": "div", "Pow": "pow", "Sqrt": "sqrt",
-    "Neg": "neg", "Equal": "equal", "Where": "where",
+    "Neg": "neg", "Equal": "equal", "Where": "where", "Mod": "mod",
+    "Not": "not_", "ScatterND": "scatternd",
     "DequantizeLinear": "dequantizelinear",
     "QuantizeLinear": "quantizelinear",
 }

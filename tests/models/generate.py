@@ -76,7 +76,7 @@ the committed files and never run this script.
   references draw from their own seeded generators, so adding them changed
   none of the files above.
 - fold-se.onnx, fold-dq-conv.onnx, fold-qdq.onnx, fold-shape.onnx,
-  fold-misc.onnx: models whose constant subgraphs the importer folds at
+  fold-misc.onnx, fold-scatter.onnx: models whose constant subgraphs the importer folds at
   load, leaving only ops the engine runs: a squeeze-excite style Reshape
   of two constants feeding a Mul; Conv weights stored as uint8 (and int8)
   with a DequantizeLinear of per-channel (and per-tensor) scale and zero
@@ -85,7 +85,8 @@ the committed files and never run this script.
   weight Reshape, of a Reshape on an activation and Pad's pads, and a
   Resize whose scales are folded; Range, Cast, Div, Sqrt, Neg, Pow, Sub,
   Equal, Where, ConstantOfShape, Expand, Transpose, Squeeze, Identity and
-  Gather making a bias and weights. Each with <stem>.tensor.in.bin, a
+  Gather making a bias and weights; ScatterND (replacing and adding), Mod,
+  Not and Where making a bias. Each with <stem>.tensor.in.bin, a
   [2, 3, 6, 8] float32 input, and <stem>.tensor.out.bin, onnxruntime's
   output for it (raw float32; fold-shape's output is [2, 2, 4, 384]).
 - bad-fold-*.onnx: a constant subgraph that cannot fold, one defect each
@@ -863,12 +864,45 @@ def bad_fold_models():
               "bad-fold-dequantize-scale.onnx")
 
 
+def fold_scatter_model(g):
+    """A Conv's bias from the dynamo exporter's folded ops: ScatterND
+    (replacing, and adding with a reduction) into zeros, and a mask from
+    Mod, Equal and Not choosing it per channel with Where"""
+    w = (g.standard_normal((4, 3, 3, 3)) * 0.4).astype(np.float32)
+    nodes = [
+        helper.make_node("ScatterND", ["zeros", "idx", "upd"], ["s1"],
+                         name="scatter"),
+        helper.make_node("ScatterND", ["s1", "idx2", "upd2"], ["s2"],
+                         name="scatter_add", reduction="add"),
+        helper.make_node("Range", ["r0", "r4", "r1"], ["ramp"], name="ramp"),
+        helper.make_node("Mod", ["ramp", "two"], ["odd"], name="mod"),
+        helper.make_node("Equal", ["odd", "zero"], ["even"], name="even"),
+        helper.make_node("Not", ["even"], ["is_odd"], name="not"),
+        helper.make_node("Where", ["is_odd", "s2", "minus"], ["b"],
+                         name="where"),
+        helper.make_node("Conv", ["image", "w", "b"], ["output"], name="conv",
+                         pads=[1, 1, 1, 1]),
+    ]
+    inits = [f32("zeros", np.zeros(4)), i64("idx", [[1], [3], [0]]),
+             f32("upd", [0.5, -0.25, 0.125]), i64("idx2", [[3], [3]]),
+             f32("upd2", [0.25, 0.5]), i64("r0", 0), i64("r4", 4),
+             i64("r1", 1), i64("two", 2), i64("zero", 0),
+             f32("minus", g.standard_normal(4) * 0.1), f32("w", w)]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 4, "H", "W"])
+    return helper.make_model(
+        helper.make_graph(nodes, "test", [image_input()], [out], inits),
+        opset_imports=[helper.make_opsetid("", 18)],
+        producer_name="generate.py", ir_version=8)
+
+
 def fold_models():
     for stem, make, seed in (("fold-se", fold_se_model, 31),
                              ("fold-dq-conv", fold_dq_conv_model, 32),
                              ("fold-qdq", fold_qdq_model, 33),
                              ("fold-shape", fold_shape_model, 34),
-                             ("fold-misc", fold_misc_model, 35)):
+                             ("fold-misc", fold_misc_model, 35),
+                             ("fold-scatter", fold_scatter_model, 36)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

@@ -2,7 +2,8 @@
  * compute values
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Arithmetic, comparison, Cast, Range and the (de)quantization of weights,
+ * Arithmetic, comparison, Cast, Range, ScatterND and the (de)quantization
+ * of weights,
  * on constants only (fold.c has the dispatch). float32 is computed
  * in float32, as onnxruntime does, so folded weights are the ones it
  * would use; integers in int64 with every overflow, division by zero and
@@ -77,6 +78,9 @@ cbi_onnx_farith (gchar op, gfloat a, gfloat b)
       return a * b;
     case 'D':
       return a / b;
+    case 'R':
+    case 'F':
+      return fmodf (a, b);
     default:
       return powf (a, b);
   }
@@ -109,6 +113,20 @@ cbi_onnx_iarith (gchar op, gint64 a, gint64 b, gint64 * r, const gchar ** why)
       if (!over)
         *r = a / b;
       break;
+    case 'R':
+    case 'F':
+      if (b == 0) {
+        *why = "an integer division by zero";
+        return FALSE;
+      }
+      /* G_MININT64 % -1 overflows in C; its remainder is 0 */
+      *r = b == -1 ? 0 : a % b;
+      /* Mod's default takes the divisor's sign, as Python's %; fmod 1
+       * the dividend's, as C's */
+      if (op == 'R' && *r != 0 && ((*r < 0) != (b < 0)))
+        *r += b;
+      over = FALSE;
+      break;
     default:
       if (b < 0)
         *why = "an integer power with a negative exponent";
@@ -139,8 +157,8 @@ cbi_onnx_fold_new_broadcast (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-/* Add, Sub, Mul, Div and Pow, broadcast as numpy does. Pow may take an
- * exponent of another type: the result has the base's. */
+/* Add, Sub, Mul, Div, Mod and Pow, broadcast as numpy does. Pow may take
+ * an exponent of another type: the result has the base's. */
 gboolean
 cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
     const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
@@ -151,9 +169,13 @@ cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
   gint64 i;
   CbiOnnxWalk w;
 
+  if (strcmp (n->op_type, "Mod") == 0)
+    op = cbi_onnx_int (n, "fmod", 0) ? 'F' : 'R';
   if (in[0] == NULL || in[1] == NULL)
     return cbi_onnx_math_fail (n, "two inputs expected", error);
   dtype = in[0]->dtype;
+  if (op == 'R' && dtype == FLOAT)
+    return cbi_onnx_math_fail (n, "a float Mod needs fmod 1", error);
   if (dtype == BOOL || in[1]->dtype == BOOL
       || (op != 'P' && in[1]->dtype != dtype))
     return cbi_onnx_math_fail (n, "its inputs must be numbers of one type",
@@ -195,7 +217,7 @@ cbi_onnx_fold_arith (CbiImporter * im, const Onnx__NodeProto * n,
   return TRUE;
 }
 
-/* Sqrt (float32) and Neg (float32 or signed integers) */
+/* Sqrt (float32), Neg (float32 or signed integers) and Not (bool) */
 gboolean
 cbi_onnx_fold_unary (CbiImporter * im, const Onnx__NodeProto * n,
     const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
@@ -204,6 +226,16 @@ cbi_onnx_fold_unary (CbiImporter * im, const Onnx__NodeProto * n,
   gboolean neg = strcmp (n->op_type, "Neg") == 0;
   const CbiOnnxConst *x = in[0];
   gint64 i;
+
+  if (strcmp (n->op_type, "Not") == 0) {
+    if (x == NULL || x->dtype != BOOL)
+      return cbi_onnx_math_fail (n, "its input must be bool", error);
+    if (!cbi_onnx_fold_new (im, n, BOOL, x->n_dims, x->dims, out, error))
+      return FALSE;
+    for (i = 0; i < x->count; i++)
+      ((guint8 *) (*out)->data)[i] = !((const guint8 *) x->data)[i];
+    return TRUE;
+  }
 
   if (x == NULL || !(x->dtype == FLOAT || (neg && x->dtype != BOOL
               && x->dtype != UINT8)))
@@ -459,6 +491,97 @@ cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
     /* NaN goes to the zero point's floor, as a clamp of NaN would */
     v = isnan (v) ? lo : CLAMP (v + z, lo, hi);
     cbi_onnx_set_i (*out, i, (gint64) v);
+  }
+  return TRUE;
+}
+
+/* Combines @v into value @i of @out as ScatterND's @reduction says: 'n'
+ * (none) replaces it, 'a' adds, 'm' multiplies, '>' and '<' keep the
+ * larger and the smaller. */
+static void
+cbi_onnx_scatter_one (CbiOnnxConst * out, gint64 i, gchar reduction,
+    const CbiOnnxConst * updates, gint64 u)
+{
+  if (out->dtype == FLOAT) {
+    gfloat *o = (gfloat *) out->data + i;
+    gfloat v = ((const gfloat *) updates->data)[u];
+    *o = reduction == 'a' ? *o + v : reduction == 'm' ? *o * v :
+        reduction == '>' ? MAX (*o, v) : reduction == '<' ? MIN (*o, v) : v;
+  } else {
+    gint64 o = cbi_onnx_get_i (out, i), v = cbi_onnx_get_i (updates, u);
+    /* integers wrap as their type does, as onnxruntime's */
+    cbi_onnx_set_i (out, i, reduction == 'a' ? (gint64) ((guint64) o +
+            (guint64) v) : reduction == 'm' ? (gint64) ((guint64) o *
+            (guint64) v) : reduction == '>' ? MAX (o, v) :
+        reduction == '<' ? MIN (o, v) : v);
+  }
+}
+
+/* ScatterND: data, with the slices that @indices (int64, its last axis a
+ * position in data's first dimensions) name replaced by (or, with a
+ * reduction, combined with) those of @updates, in order. */
+gboolean
+cbi_onnx_fold_scatter_nd (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error)
+{
+  const CbiOnnxConst *data = in[0], *idx = in[1], *up = in[2];
+  gchar *reduction;
+  gchar red;
+  gint64 k, rows = 1, slice = 1, j, s, strides[CBI_MAX_DIMS];
+  gint d;
+
+  if (data == NULL || idx == NULL || up == NULL || idx->dtype != INT64
+      || up->dtype != data->dtype || data->dtype == BOOL || idx->n_dims < 1)
+    return cbi_onnx_math_fail (n, "data, int64 indices and updates of "
+        "data's type expected", error);
+  k = idx->dims[idx->n_dims - 1];
+  if (k < 1 || k > data->n_dims)
+    return cbi_onnx_math_fail (n, "an index longer than data's rank", error);
+  for (d = 0; d < idx->n_dims - 1; d++)
+    rows *= idx->dims[d];
+  for (d = k; d < data->n_dims; d++)
+    slice *= data->dims[d];
+  /* updates: indices' shape less its last axis, then the slice's */
+  if (up->n_dims != idx->n_dims - 1 + data->n_dims - k
+      || up->count != rows * slice)
+    return cbi_onnx_math_fail (n, "updates do not have the shape the "
+        "indices and data give", error);
+  for (d = 0; d < up->n_dims; d++)
+    if (up->dims[d] != (d < idx->n_dims - 1 ? idx->dims[d] :
+            data->dims[k + d - (idx->n_dims - 1)]))
+      return cbi_onnx_math_fail (n, "updates do not have the shape the "
+          "indices and data give", error);
+  reduction = cbi_onnx_string (n, "reduction", "none");
+  red = strcmp (reduction, "none") == 0 ? 'n' : strcmp (reduction,
+      "add") == 0 ? 'a' : strcmp (reduction, "mul") == 0 ? 'm' :
+      strcmp (reduction, "max") == 0 ? '>' : strcmp (reduction,
+      "min") == 0 ? '<' : 0;
+  g_free (reduction);
+  if (red == 0)
+    return cbi_onnx_math_fail (n, "an unknown reduction", error);
+  strides[data->n_dims - 1] = 1;
+  for (d = data->n_dims - 2; d >= 0; d--)
+    strides[d] = strides[d + 1] * data->dims[d + 1];
+  if (!cbi_onnx_fold_new (im, n, data->dtype, data->n_dims, data->dims, out,
+          error))
+    return FALSE;
+  memcpy ((*out)->data, data->data,
+      data->count * cbi_onnx_dtype_size (data->dtype));
+  for (j = 0; j < rows; j++) {
+    gint64 offset = 0;
+    for (d = 0; d < k; d++) {
+      gint64 v = ((const gint64 *) idx->data)[j * k + d];
+      if (v < 0)
+        v += data->dims[d];
+      if (v < 0 || v >= data->dims[d]) {
+        g_clear_pointer (out, cbi_onnx_const_free);
+        return cbi_onnx_math_fail (n, "an index out of range", error);
+      }
+      offset += v * strides[d];
+    }
+    for (s = 0; s < slice; s++)
+      cbi_onnx_scatter_one (*out, offset + s, red, up, j * slice + s);
   }
   return TRUE;
 }

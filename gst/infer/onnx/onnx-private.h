@@ -216,6 +216,9 @@ gboolean cbi_onnx_fold_range (CbiImporter * im, const Onnx__NodeProto * n,
 gboolean cbi_onnx_fold_dequantize (CbiImporter * im, const Onnx__NodeProto * n,
     const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
     GError ** error);
+gboolean cbi_onnx_fold_scatter_nd (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
 gboolean cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
     const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
     GError ** error);

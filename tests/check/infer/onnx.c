@@ -231,6 +231,8 @@ static const struct
   {"fold-shape", 4, {4, {2, 2, 4, 384}}},
   /* Conv, Relu, Conv: the bias and weights from Range, Where and others */
   {"fold-misc", 3, {4, {2, 3, 6, 8}}},
+  /* Conv: its bias from ScatterND, Mod, Equal, Not and Where */
+  {"fold-scatter", 1, {4, {2, 4, 6, 8}}},
 };
 
 /* Runs @stem.tensor.in.bin (of @in_shape) through model @g on the CPU and

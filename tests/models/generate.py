@@ -89,6 +89,10 @@ the committed files and never run this script.
   Not and Where making a bias. Each with <stem>.tensor.in.bin, a
   [2, 3, 6, 8] float32 input, and <stem>.tensor.out.bin, onnxruntime's
   output for it (raw float32; fold-shape's output is [2, 2, 4, 384]).
+- nhwc-transposed.onnx, nhwc-scaled.onnx: channels-last inputs (N x H x
+  W x 3), transposed to channels first at once or after a Mul by a
+  per-channel constant; <stem>.tensor.in.bin holds the input channels
+  first, as the engine takes it.
 - bad-fold-*.onnx: a constant subgraph that cannot fold, one defect each
   (named by the file): the tests expect the node's name and the reason.
 """
@@ -806,7 +810,10 @@ def fold_misc_model(g):
     return model(nodes, inits)
 
 
-def write_tensor_reference(m, stem, g, shape=FOLD_SHAPE):
+def write_tensor_reference(m, stem, g, shape=FOLD_SHAPE, nhwc=False):
+    """onnxruntime's output for a random input of @shape; with @nhwc, the
+    input file holds that input channels first, as the engine takes a
+    channels-last model's"""
     import onnxruntime as ort
 
     x = g.standard_normal(shape).astype(np.float32)
@@ -815,6 +822,8 @@ def write_tensor_reference(m, stem, g, shape=FOLD_SHAPE):
     sess = ort.InferenceSession(m.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
     (y,) = sess.run(None, {"image": x})
+    if nhwc:
+        x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
     x.tofile(os.path.join(HERE, stem + ".tensor.in.bin"))
     np.ascontiguousarray(y, dtype=np.float32).tofile(
         os.path.join(HERE, stem + ".tensor.out.bin"))
@@ -1541,12 +1550,45 @@ OPS_MODELS = (
 )
 
 
+def nhwc_model(g, scaled):
+    """A channels-last input, N x H x W x 3 with H and W dynamic, as Keras
+    exports: transposed to channels first at once (the engine's own
+    Transpose and this one cancel), or (@scaled) after a Mul by a
+    per-channel constant along the last axis; then Conv 3x3 and Sigmoid"""
+    w = (g.standard_normal((3, 3, 3, 3)) * 0.4).astype(np.float32)
+    nodes = [helper.make_node("Transpose", ["x"], ["nchw"], name="to_nchw",
+                              perm=[0, 3, 1, 2]),
+             helper.make_node("Conv", ["nchw", "w"], ["c"], name="conv",
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["c"], ["output"], name="squash")]
+    inits = [f32("w", w)]
+    if scaled:
+        nodes.insert(0, helper.make_node("Mul", ["image", "s"], ["x"],
+                                         name="scale"))
+        inits.append(f32("s", g.uniform(0.5, 1.5, 3)))
+    else:
+        nodes[0].input[0] = "image"
+    nhwc_in = helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                            ["N", "H", "W", 3])
+    return model(nodes, inits, inputs=[nhwc_in])
+
+
+# channels-last models: stem, scaled, seed (their input files channels
+# first, as the engine takes them)
+NHWC_MODELS = (("nhwc-transposed", False, 56), ("nhwc-scaled", True, 57))
+
+
 def ops_models():
     for stem, make, seed, shape in OPS_MODELS:
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")
         write_tensor_reference(m, stem, g, shape)
+    for stem, scaled, seed in NHWC_MODELS:
+        g = np.random.default_rng(seed)
+        m = nhwc_model(g, scaled)
+        save(m, stem + ".onnx")
+        write_tensor_reference(m, stem, g, (2, 6, 8, 3), nhwc=True)
 
 
 if __name__ == "__main__":

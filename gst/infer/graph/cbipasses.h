@@ -43,6 +43,12 @@ void cbi_graph_fuse_affine (CbiGraph * graph);
  * (fuse.c). */
 void cbi_graph_fold_conv_bias (CbiGraph * graph);
 
+/* Merges every Transpose that reads a Transpose, whose output nothing
+ * else reads, with it: one Transpose of the two permutations composed, or
+ * an Identity where they cancel (a channels-last input transposed back at
+ * once) (fuse.c). */
+void cbi_graph_fuse_transposes (CbiGraph * graph);
+
 /* Removes every Identity node whose output is no graph output and is read
  * by no shape computation: its readers read its input (fuse.c). */
 void cbi_graph_drop_identities (CbiGraph * graph);

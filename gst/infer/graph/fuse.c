@@ -336,6 +336,58 @@ cbi_fuse_read_by_ops_only (const CbiGraph * graph, gint t)
   return TRUE;
 }
 
+/* The Transpose node whose output is tensor @t and nothing else reads, or
+ * %NULL; its index into @index. */
+static CbiNode *
+cbi_fuse_private_transpose (CbiGraph * graph, gint t, guint * index)
+{
+  guint i;
+
+  if (!cbi_fuse_private (graph, t, 1))
+    return NULL;
+  for (i = 0; i < graph->nodes->len; i++) {
+    CbiNode *n = cbi_graph_node (graph, i);
+    if (n->output == t) {
+      *index = i;
+      return n->op == CBI_OP_TRANSPOSE && n->n_ints > 0 ? n : NULL;
+    }
+  }
+  return NULL;
+}
+
+void
+cbi_graph_fuse_transposes (CbiGraph * graph)
+{
+  guint i, first;
+  gint d;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    CbiNode *n = cbi_graph_node (graph, i), *before;
+    gint64 perm[CBI_MAX_DIMS];
+    gboolean identity = TRUE;
+
+    if (n->op != CBI_OP_TRANSPOSE || n->n_ints == 0)
+      continue;
+    before = cbi_fuse_private_transpose (graph, n->inputs[0], &first);
+    if (before == NULL || before->n_ints != n->n_ints)
+      continue;
+    /* output axis d of the second is axis perm[d] of the first's input */
+    for (d = 0; d < n->n_ints; d++) {
+      perm[d] = before->ints[n->ints[d]];
+      identity = identity && perm[d] == d;
+    }
+    n->inputs[0] = before->inputs[0];
+    memcpy (n->ints, perm, n->n_ints * sizeof (gint64));
+    if (identity) {
+      n->op = CBI_OP_IDENTITY;
+      n->n_ints = 0;
+    }
+    g_array_remove_index (graph->nodes, first);
+    if (first < i)
+      i--;
+  }
+}
+
 void
 cbi_graph_drop_identities (CbiGraph * graph)
 {

@@ -15,6 +15,60 @@
 #define CBI_ONNX_MIN_OPSET 7
 #define CBI_ONNX_MAX_OPSET 23
 
+/* The smallest fixed height or width read as an image's, not a channel
+ * count's: a 4-D tensor of a few values per axis (an operator's test
+ * case) stays channels first */
+#define CBI_ONNX_MIN_IMAGE_SIDE 16
+
+/* Whether a 4-D input of @dims is an image channels last (N, H, W, C), as
+ * Keras and TensorFlow export them: its last dimension a fixed 1, 3 or
+ * 4, its second and third an image's height and width (dynamic, or at
+ * least CBI_ONNX_MIN_IMAGE_SIDE). */
+static gboolean
+cbi_onnx_is_channels_last (const gint64 * dims)
+{
+  gboolean last = dims[3] == 1 || dims[3] == 3 || dims[3] == 4;
+  gboolean h = dims[1] < 1 || dims[1] >= CBI_ONNX_MIN_IMAGE_SIDE;
+  gboolean w = dims[2] < 1 || dims[2] >= CBI_ONNX_MIN_IMAGE_SIDE;
+
+  return last && h && w;
+}
+
+/* A channels-last input @name of @dims: the graph takes frames as every
+ * image model does, N x C x H x W, and a Transpose gives the model its
+ * N x H x W x C under @name. It costs no pass where the model transposes
+ * back at once (cbi_graph_fuse_transposes() cancels the two), and on the
+ * CPU none either way: packing writes the transposed layout itself. */
+static gboolean
+cbi_onnx_add_channels_last_input (CbiImporter * im, const gchar * name,
+    const gint64 * dims, GError ** error)
+{
+  const gint64 nchw[4] = { -1, dims[3], dims[1], dims[2] };
+  gchar *first = g_strconcat (name, ".channels_first", NULL);
+  gint x, y, index;
+  gboolean ok;
+  CbiNode *n;
+
+  ok = !cbi_onnx_defined (im, first)
+      && cbi_onnx_add (im, first, 4, nchw, NULL, &x, error)
+      && cbi_onnx_add (im, name, 4, dims, NULL, &y, error);
+  if (ok) {
+    im->graph->input = x;
+    index = cbi_graph_add_node (im->graph, CBI_OP_TRANSPOSE, first, 1, &x, y,
+        NULL);
+    n = cbi_graph_node (im->graph, index);
+    n->n_ints = 4;
+    n->ints[0] = 0;
+    n->ints[1] = 2;
+    n->ints[2] = 3;
+    n->ints[3] = 1;
+  } else if (error && *error == NULL) {
+    cbi_onnx_fail (error, "input %s: the name %s is taken", name, first);
+  }
+  g_free (first);
+  return ok;
+}
+
 /* Node indices of @g in an order where every input is produced before it
  * is read (Kahn's algorithm, stable for sorted files). */
 static guint *
@@ -124,6 +178,8 @@ cbi_onnx_add_input (CbiImporter * im, const Onnx__GraphProto * g,
       return cbi_onnx_fail (error, "input %s: dimension %" G_GSIZE_FORMAT
           " is too large", input->name, i);
   }
+  if (rank == 4 && cbi_onnx_is_channels_last (dims))
+    return cbi_onnx_add_channels_last_input (im, input->name, dims, error);
   if (rank == 4 && dims[1] < 1)
     return cbi_onnx_fail (error, "input %s: the channel count must be "
         "fixed", cbi_onnx_name (input->name));
@@ -212,6 +268,7 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
     im.graph->outputs[im.graph->n_outputs++] = t;
   }
   if (ok) {
+    cbi_graph_fuse_transposes (im.graph);
     cbi_graph_drop_identities (im.graph);
     cbi_graph_fold_conv_bias (im.graph);
     cbi_graph_sink_eltwise (im.graph);

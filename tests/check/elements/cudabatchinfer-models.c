@@ -140,6 +140,36 @@ GST_END_TEST;
 
 /* The default model keeps the size: a caps query proxies the downstream
  * size. The x2 model drops it: 64x48 downstream takes 32x24 upstream. */
+/* A model whose input is channels last (N x H x W x 3, as Keras exports)
+ * takes RGB frames as any image model does and gives frames back; the
+ * engine's numbers for it are checked against onnxruntime in
+ * infer/onnx.c */
+GST_START_TEST (test_a_channels_last_model_takes_frames_and_gives_frames)
+{
+  GstHarness *h = model_harness ("nhwc-scaled.onnx", "batch=2");
+  GstBuffer *out[4];
+  GstMapInfo a, b;
+  guint i;
+
+  push_reference_frames (h, "classifier", 4);
+  for (i = 0; i < 4; i++) {
+    out[i] = gst_harness_pull (h);
+    fail_unless (out[i] != NULL);
+    fail_unless_equals_uint64 (gst_buffer_get_size (out[i]), W * H * 3);
+  }
+  /* the same frame in each slot of a batch gives the same frame out */
+  fail_unless (gst_buffer_map (out[0], &a, GST_MAP_READ));
+  fail_unless (gst_buffer_map (out[3], &b, GST_MAP_READ));
+  fail_unless (memcmp (a.data, b.data, a.size) == 0);
+  gst_buffer_unmap (out[3], &b);
+  gst_buffer_unmap (out[0], &a);
+  for (i = 0; i < 4; i++)
+    gst_buffer_unref (out[i]);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_caps_queries_drop_the_size_only_for_a_resizing_model)
 {
   const gchar *down = "video/x-raw,format=RGB,width=64,height=48";
@@ -396,6 +426,7 @@ cudabatchinfer_models_suite (void)
   tcase_add_test (tc,
       test_caps_queries_drop_the_size_only_for_a_resizing_model);
   tcase_add_test (tc, test_style_net_matches_onnxruntime);
+  tcase_add_test (tc, test_a_channels_last_model_takes_frames_and_gives_frames);
   tcase_add_test (tc,
       test_classifier_passes_frames_through_with_its_probabilities);
   tcase_add_test (tc,

@@ -363,6 +363,12 @@ static const struct
    * added to every row (Conv, Reshape, Transpose, Concat, Add and nine
    * shape computations) */
   {"ops-plan-values", 14, {4, {2, 3, 6, 8}}, {3, {2, 13, 4}}, 1e-5f},
+  /* channels-last inputs (N x H x W x 3) taken channels first: the
+   * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
+   * before a Mul along the channels (Transpose, Mul, Transpose, Conv,
+   * Sigmoid) */
+  {"nhwc-transposed", 2, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  {"nhwc-scaled", 5, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

@@ -93,6 +93,8 @@ the committed files and never run this script.
   W x 3), transposed to channels first at once or after a Mul by a
   per-channel constant; <stem>.tensor.in.bin holds the input channels
   first, as the engine takes it.
+- bad-nhwc-unnamed-input.onnx is not written here: libFuzzer found it (a
+  channels-last input without a name), and it is kept as it was found.
 - bad-fold-*.onnx: a constant subgraph that cannot fold, one defect each
   (named by the file): the tests expect the node's name and the reason.
 """

@@ -44,14 +44,17 @@ cbi_onnx_add_channels_last_input (CbiImporter * im, const gchar * name,
     const gint64 * dims, GError ** error)
 {
   const gint64 nchw[4] = { -1, dims[3], dims[1], dims[2] };
-  gchar *first = g_strconcat (name, ".channels_first", NULL);
+  gchar *first;
   gint x, y, index;
   gboolean ok;
   CbiNode *n;
 
+  /* the model's name first: it checks that there is one */
+  if (!cbi_onnx_add (im, name, 4, dims, NULL, &y, error))
+    return FALSE;
+  first = g_strconcat (name, ".channels_first", NULL);
   ok = !cbi_onnx_defined (im, first)
-      && cbi_onnx_add (im, first, 4, nchw, NULL, &x, error)
-      && cbi_onnx_add (im, name, 4, dims, NULL, &y, error);
+      && cbi_onnx_add (im, first, 4, nchw, NULL, &x, error);
   if (ok) {
     im->graph->input = x;
     index = cbi_graph_add_node (im->graph, CBI_OP_TRANSPOSE, first, 1, &x, y,

@@ -188,6 +188,9 @@ static const struct
   {"bad-unsupported-op.onnx", "node squash: op Softplus is not supported"},
   {"bad-missing-initializer.onnx", "reads 'w1'"},
   {"bad-cycle.onnx", "cycle"},
+  /* a channels-last input without a name (found by the fuzzer) */
+  {"bad-nhwc-unnamed-input.onnx", "tensor name '(unnamed)' is empty or "
+        "defined twice"},
   {"bad-bn-mean-size.onnx", "node bn (BatchNormalization): B, mean and "
         "var must be constants of 3 values"},
   {"bad-dims-overflow.onnx", "tensor w1 is too large"},

@@ -93,6 +93,9 @@ the committed files and never run this script.
   W x 3), transposed to channels first at once or after a Mul by a
   per-channel constant; <stem>.tensor.in.bin holds the input channels
   first, as the engine takes it.
+- gather-long.onnx: a Gather of 80 indices computed from the input's
+  width (the width reversed), then Conv 1x1; its tensor reference is for
+  a 1 x 3 x 2 x 80 input.
 - bad-nhwc-unnamed-input.onnx is not written here: libFuzzer found it (a
   channels-last input without a name), and it is kept as it was found.
 - bad-fold-*.onnx: a constant subgraph that cannot fold, one defect each
@@ -1575,6 +1578,27 @@ def nhwc_model(g, scaled):
     return model(nodes, inits, inputs=[nhwc_in])
 
 
+def gather_long_model(g):
+    """A Gather of indices computed from the input's width (as PyTorch's
+    dynamo exporter writes as_strided): the width reversed, W - 1 - Range
+    (0, W), any number of them; then Conv 1x1"""
+    w = (g.standard_normal((3, 3, 1, 1)) * 0.5).astype(np.float32)
+    nodes = [
+        helper.make_node("Shape", ["image"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "three"], ["width"], name="width",
+                         axis=0),
+        helper.make_node("Range", ["zero", "width", "one"], ["ramp"],
+                         name="ramp"),
+        helper.make_node("Sub", ["width", "one"], ["last"], name="last"),
+        helper.make_node("Sub", ["last", "ramp"], ["rev"], name="rev"),
+        helper.make_node("Gather", ["image", "rev"], ["flip"], name="flip",
+                         axis=3),
+        helper.make_node("Conv", ["flip", "w"], ["output"], name="mix"),
+    ]
+    inits = [i64("three", 3), i64("zero", 0), i64("one", 1), f32("w", w)]
+    return model(nodes, inits)
+
+
 # channels-last models: stem, scaled, seed (their input files channels
 # first, as the engine takes them)
 NHWC_MODELS = (("nhwc-transposed", False, 56), ("nhwc-scaled", True, 57))
@@ -1591,6 +1615,11 @@ def ops_models():
         m = nhwc_model(g, scaled)
         save(m, stem + ".onnx")
         write_tensor_reference(m, stem, g, (2, 6, 8, 3), nhwc=True)
+    # 80 indices: past the 64 a view holds itself
+    g = np.random.default_rng(58)
+    m = gather_long_model(g)
+    save(m, "gather-long.onnx")
+    write_tensor_reference(m, "gather-long", g, (1, 3, 2, 80))
 
 
 if __name__ == "__main__":

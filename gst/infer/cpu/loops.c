@@ -181,7 +181,9 @@ cbi_cpu_run_channels (gconstpointer channels)
 static inline gint64
 cbi_cpu_copy_step (const CbiCopyView * v, gint d, gint64 idx)
 {
-  return (d == v->axis ? v->index[idx] : idx) * v->strides[d];
+  const gint64 *index = v->long_index ? v->long_index : v->index;
+
+  return (d == v->axis ? index[idx] : idx) * v->strides[d];
 }
 
 void

@@ -222,9 +222,16 @@ cbi_cuda_plan_copy (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   CbiCudaPlan *plan = user_plan;
-  CbiCudaStrided *c =
-      CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_strided, CbiCudaStrided);
+  CbiCudaStrided *c;
 
+  /* the kernel takes the indices as a parameter */
+  if (n->view.n_index > CBI_K_MAX_GATHER) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (%s): %d "
+        "indices, past the %d the CUDA backend takes (backend=cpu runs it)",
+        n->name, cbi_op_type_name (n->op), n->view.n_index, CBI_K_MAX_GATHER);
+    return FALSE;
+  }
+  c = CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_strided, CbiCudaStrided);
   c->view = n->view;
   return TRUE;
 }

@@ -93,8 +93,8 @@ typedef enum
 /* the last op: the op table has a row for each up to it */
 #define CBI_OP_LAST CBI_OP_LINEAR
 
-/* Gather on an activation: at most this many indices (a CUDA kernel
- * takes them as a parameter) */
+/* Gather on an activation: this many indices a view holds itself (the
+ * CUDA kernel takes them as a parameter); more go to its long_index */
 #define CBI_MAX_GATHER 64
 
 /**
@@ -124,6 +124,9 @@ typedef enum
  * @axis: the dimension read through @index (Gather of a list), else -1
  * @n_index: how many indices @index has
  * @index: input positions along @axis, for each step along it
+ * @long_index: (nullable): the positions instead, where there are more
+ *   than %CBI_MAX_GATHER (indices computed at plan time from a shape), owned
+ *   by the specialised graph the view belongs to
  *
  * Slice, Gather and Expand as one strided read of a row-major input into
  * a row-major output, worked out at plan time for the planned shapes.
@@ -137,6 +140,7 @@ typedef struct
   gint axis;
   gint n_index;
   gint64 index[CBI_MAX_GATHER];
+  const gint64 *long_index;
 } CbiCopyView;
 
 /**

@@ -63,6 +63,40 @@ cbi_graph_value (const CbiGraph * graph, CbiShapeRun * run,
   return TRUE;
 }
 
+/* Input @i of @n, a shape value of any size: its shape into @shape and
+ * its values into a new array (transfer full), or %NULL with @error set. */
+static gint64 *
+cbi_graph_values (const CbiGraph * graph, CbiShapeRun * run,
+    const CbiNode * n, guint i, CbiShape * shape, GError ** error)
+{
+  const CbiTensorInfo *t = cbi_graph_tensor (graph, n->inputs[i]);
+  gint64 count, *ints;
+  gdouble *floats;
+
+  if (t->ints) {
+    cbi_shape_set (shape, t->n_dims, t->dims);
+    return g_memdup2 (t->ints, MAX (cbi_shape_count (shape), 1)
+        * sizeof (gint64));
+  }
+  shape->n_dims = -1;
+  if (t->dtype == CBI_DTYPE_INT64 && run)
+    graph->shape_eval->read (run, n->inputs[i], 0, NULL, NULL, shape);
+  if (shape->n_dims < 0) {
+    cbi_shape_fail (error, n, "input %u (%s) is not a shape value", i, t->name);
+    return NULL;
+  }
+  count = cbi_shape_count (shape);
+  ints = g_new (gint64, MAX (count, 1));
+  floats = g_new (gdouble, MAX (count, 1));
+  if (!graph->shape_eval->read (run, n->inputs[i], count, ints, floats, shape)) {
+    g_free (ints);
+    ints = NULL;
+    cbi_shape_fail (error, n, "input %u (%s) is not a shape value", i, t->name);
+  }
+  g_free (floats);
+  return ints;
+}
+
 /* The row-major strides of @x, in elements. */
 static void
 cbi_graph_strides (const CbiShape * x, gint64 * strides)
@@ -149,51 +183,68 @@ cbi_resolve_slice (const CbiGraph * graph, CbiShapeRun * run, CbiNode * n,
  * through the view's index. */
 static gboolean
 cbi_resolve_gather (const CbiGraph * graph, CbiShapeRun * run, CbiNode * n,
-    const CbiShape * x, GError ** error)
+    const CbiShape * x, CbiGraph * out, GError ** error)
 {
   CbiCopyView *view = &n->view;
-  gint64 stride[CBI_MAX_DIMS];
-  gint axis = cbi_axis (n->axis, x->n_dims), d, k, o = 0;
-  CbiValue ind;
+  gint64 stride[CBI_MAX_DIMS], count, k, *ind;
+  gint axis = cbi_axis (n->axis, x->n_dims), d, o = 0;
+  CbiShape shape;
 
   if (axis < 0)
     return cbi_shape_fail (error, n, "axis %d is outside rank %d", n->axis,
         x->n_dims);
-  if (!cbi_graph_value (graph, run, n, 1, CBI_MAX_GATHER, &ind, error))
-    return FALSE;
-  if (ind.count < 1 || x->n_dims - 1 + ind.shape.n_dims > CBI_MAX_DIMS)
-    return cbi_shape_fail (error, n, "1 to %d indices giving at most %d "
-        "dimensions are supported", CBI_MAX_GATHER, CBI_MAX_DIMS);
-  for (k = 0; k < ind.count; k++) {
-    if (ind.v[k] < -x->dims[axis] || ind.v[k] >= x->dims[axis])
-      return cbi_shape_fail (error, n, "index %" G_GINT64_FORMAT " is "
-          "outside dimension %d of %" G_GINT64_FORMAT, ind.v[k], axis,
-          x->dims[axis]);
-    if (ind.v[k] < 0)
-      ind.v[k] += x->dims[axis];
+  /* any number of indices: an exporter computes them from shapes */
+  if (n->n_inputs < 2 || n->inputs[1] < 0
+      || (ind = cbi_graph_values (graph, run, n, 1, &shape, error)) == NULL)
+    return error && *error ? FALSE : cbi_shape_fail (error, n, "no indices");
+  count = cbi_shape_count (&shape);
+  if (count < 1 || count > G_MAXINT
+      || x->n_dims - 1 + shape.n_dims > CBI_MAX_DIMS) {
+    g_free (ind);
+    return cbi_shape_fail (error, n, "1 or more indices giving at most %d "
+        "dimensions are supported", CBI_MAX_DIMS);
+  }
+  for (k = 0; k < count; k++) {
+    if (ind[k] < -x->dims[axis] || ind[k] >= x->dims[axis]) {
+      cbi_shape_fail (error, n, "index %" G_GINT64_FORMAT " is outside "
+          "dimension %d of %" G_GINT64_FORMAT, ind[k], axis, x->dims[axis]);
+      g_free (ind);
+      return FALSE;
+    }
+    if (ind[k] < 0)
+      ind[k] += x->dims[axis];
   }
   cbi_graph_strides (x, stride);
   view->offset = 0;
   view->axis = -1;
   view->n_dims = 0;
+  view->long_index = NULL;
   for (d = 0; d < x->n_dims; d++) {
-    if (d == axis && ind.shape.n_dims == 0) {
-      view->offset = ind.v[0] * stride[d];
+    if (d == axis && shape.n_dims == 0) {
+      view->offset = ind[0] * stride[d];
       continue;
     }
-    view->dims[view->n_dims] = d == axis ? ind.count : x->dims[d];
+    view->dims[view->n_dims] = d == axis ? count : x->dims[d];
     view->strides[view->n_dims++] = stride[d];
   }
-  if (ind.shape.n_dims > 0) {
+  if (shape.n_dims > 0) {
     view->axis = axis;
-    view->n_index = ind.count;
-    memcpy (view->index, ind.v, ind.count * sizeof (gint64));
+    view->n_index = (gint) count;
+    if (count <= CBI_MAX_GATHER) {
+      memcpy (view->index, ind, count * sizeof (gint64));
+    } else if (out) {
+      /* the specialised graph keeps them as long as its nodes */
+      g_ptr_array_add (out->plan_values, ind);
+      view->long_index = ind;
+      ind = NULL;
+    }
   }
+  g_free (ind);
   /* the output: the indices' dimensions in place of the axis */
   for (d = 0; d < axis; d++)
     n->ints[o++] = x->dims[d];
-  for (d = 0; d < ind.shape.n_dims; d++)
-    n->ints[o++] = ind.shape.dims[d];
+  for (d = 0; d < shape.n_dims; d++)
+    n->ints[o++] = shape.dims[d];
   for (d = axis + 1; d < x->n_dims; d++)
     n->ints[o++] = x->dims[d];
   n->n_ints = o;
@@ -325,7 +376,7 @@ cbi_resolve_resize (const CbiGraph * graph, CbiShapeRun * run, CbiNode * n,
  * and drops those inputs: backends see float tensors only. */
 static gboolean
 cbi_graph_resolve_node (const CbiGraph * graph, CbiShapeRun * run,
-    CbiNode * n, const CbiShape * shapes, GError ** error)
+    CbiNode * n, const CbiShape * shapes, CbiGraph * out, GError ** error)
 {
   const CbiShape *x = &shapes[n->inputs[0]];
   gboolean ok = TRUE;
@@ -369,7 +420,7 @@ cbi_graph_resolve_node (const CbiGraph * graph, CbiShapeRun * run,
       ok = cbi_resolve_slice (graph, run, n, x, error);
       break;
     case CBI_OP_GATHER:
-      ok = cbi_resolve_gather (graph, run, n, x, error);
+      ok = cbi_resolve_gather (graph, run, n, x, out, error);
       break;
     case CBI_OP_EXPAND:
       ok = cbi_resolve_expand (graph, run, n, x, error);
@@ -479,7 +530,7 @@ cbi_graph_resolve (const CbiGraph * graph, CbiShape * shapes, CbiGraph * out,
       continue;
     }
     copy = *n;
-    ok = cbi_graph_resolve_node (graph, run, &copy, shapes, error)
+    ok = cbi_graph_resolve_node (graph, run, &copy, shapes, out, error)
         && cbi_graph_plan_values (graph, run, &copy, shapes, out, error)
         && cbi_infer_node (graph, &copy, shapes, error);
     if (ok && out) {

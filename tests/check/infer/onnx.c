@@ -372,6 +372,9 @@ static const struct
    * Sigmoid) */
   {"nhwc-transposed", 2, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   {"nhwc-scaled", 5, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* a Gather of 80 indices computed from the width (past the 64 a view
+   * holds itself), Conv; the rest are shape computations */
+  {"gather-long", 7, {4, {1, 3, 2, 80}}, {4, {1, 3, 2, 80}}, 1e-5f},
 };
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)

@@ -177,12 +177,12 @@ cbi_cpu_run_channels (gconstpointer channels)
   }
 }
 
-/* The input offset of output position @idx along dimension @d of @v. */
+/* The input offset of output position @idx along dimension @d of @v,
+ * whose Gather positions are @index. */
 static inline gint64
-cbi_cpu_copy_step (const CbiCopyView * v, gint d, gint64 idx)
+cbi_cpu_copy_step (const CbiCopyView * v, const gint64 * index, gint d,
+    gint64 idx)
 {
-  const gint64 *index = v->long_index ? v->long_index : v->index;
-
   return (d == v->axis ? index[idx] : idx) * v->strides[d];
 }
 
@@ -193,6 +193,8 @@ cbi_cpu_run_copy (gconstpointer copy)
   const CbiCopyView *v = &c->view;
   const gint last = v->n_dims - 1;
   const gint64 width = v->n_dims > 0 ? v->dims[last] : 1;
+  /* a Gather's positions: in the view, or past its room (long_index) */
+  const gint64 *index = v->long_index ? v->long_index : v->index;
   gint64 rows = 1, row;
   gint d;
 
@@ -204,7 +206,7 @@ cbi_cpu_run_copy (gconstpointer copy)
     gfloat *dst = c->dst + row * width;
     gint k;
     for (k = last - 1; k >= 0; k--) {
-      off += cbi_cpu_copy_step (v, k, rest % v->dims[k]);
+      off += cbi_cpu_copy_step (v, index, k, rest % v->dims[k]);
       rest /= v->dims[k];
     }
     if (v->n_dims == 0)
@@ -213,7 +215,7 @@ cbi_cpu_run_copy (gconstpointer copy)
       memcpy (dst, c->src + off, width * sizeof (gfloat));      /* a row */
     else
       for (j = 0; j < width; j++)
-        dst[j] = c->src[off + cbi_cpu_copy_step (v, last, j)];
+        dst[j] = c->src[off + cbi_cpu_copy_step (v, index, last, j)];
   }
 }
 

@@ -63,6 +63,31 @@ cbi_graph_value (const CbiGraph * graph, CbiShapeRun * run,
   return TRUE;
 }
 
+/* Computed tensor @t, all its values: its shape into @shape, the values
+ * as integers into @ints and as doubles into @floats (both transfer
+ * full); FALSE when nothing computed it (or it is bool). */
+static gboolean
+cbi_graph_read_computed (const CbiGraph * graph, CbiShapeRun * run, gint t,
+    CbiShape * shape, gint64 ** ints, gdouble ** floats)
+{
+  gint64 count;
+
+  /* its size first: a read of none of its values gives its shape */
+  shape->n_dims = -1;
+  if (run)
+    graph->shape_eval->read (run, t, 0, NULL, NULL, shape);
+  if (shape->n_dims < 0)
+    return FALSE;
+  count = cbi_shape_count (shape);
+  *ints = g_new (gint64, MAX (count, 1));
+  *floats = g_new (gdouble, MAX (count, 1));
+  if (graph->shape_eval->read (run, t, count, *ints, *floats, shape))
+    return TRUE;
+  g_clear_pointer (ints, g_free);
+  g_clear_pointer (floats, g_free);
+  return FALSE;
+}
+
 /* Input @i of @n, a shape value of any size: its shape into @shape and
  * its values into a new array (transfer full), or %NULL with @error set. */
 static gint64 *
@@ -70,28 +95,19 @@ cbi_graph_values (const CbiGraph * graph, CbiShapeRun * run,
     const CbiNode * n, guint i, CbiShape * shape, GError ** error)
 {
   const CbiTensorInfo *t = cbi_graph_tensor (graph, n->inputs[i]);
-  gint64 count, *ints;
-  gdouble *floats;
+  gint64 *ints = NULL;
+  gdouble *floats = NULL;
 
   if (t->ints) {
     cbi_shape_set (shape, t->n_dims, t->dims);
     return g_memdup2 (t->ints, MAX (cbi_shape_count (shape), 1)
         * sizeof (gint64));
   }
-  shape->n_dims = -1;
-  if (t->dtype == CBI_DTYPE_INT64 && run)
-    graph->shape_eval->read (run, n->inputs[i], 0, NULL, NULL, shape);
-  if (shape->n_dims < 0) {
+  if (t->dtype != CBI_DTYPE_INT64
+      || !cbi_graph_read_computed (graph, run, n->inputs[i], shape, &ints,
+          &floats)) {
     cbi_shape_fail (error, n, "input %u (%s) is not a shape value", i, t->name);
     return NULL;
-  }
-  count = cbi_shape_count (shape);
-  ints = g_new (gint64, MAX (count, 1));
-  floats = g_new (gdouble, MAX (count, 1));
-  if (!graph->shape_eval->read (run, n->inputs[i], count, ints, floats, shape)) {
-    g_free (ints);
-    ints = NULL;
-    cbi_shape_fail (error, n, "input %u (%s) is not a shape value", i, t->name);
   }
   g_free (floats);
   return ints;
@@ -475,21 +491,10 @@ cbi_graph_plan_values (const CbiGraph * graph, CbiShapeRun * run,
     if (t < 0 || !cbi_graph_is_computed (graph, t))
       continue;
     info = cbi_graph_tensor (graph, t);
-    /* its size first: a read of none of its values gives its shape */
-    shape.n_dims = -1;
-    if (run)
-      graph->shape_eval->read (run, t, 0, NULL, NULL, &shape);
-    if (shape.n_dims < 0)
-      return cbi_shape_fail (error, n, "input %s was not computed", info->name);
+    if (!cbi_graph_read_computed (graph, run, t, &shape, &ints, &floats))
+      return cbi_shape_fail (error, n, "input %s was not computed as numbers",
+          info->name);
     count = cbi_shape_count (&shape);
-    ints = g_new (gint64, MAX (count, 1));
-    floats = g_new (gdouble, MAX (count, 1));
-    if (!graph->shape_eval->read (run, t, count, ints, floats, &shape)) {
-      g_free (ints);
-      g_free (floats);
-      return cbi_shape_fail (error, n, "input %s cannot be read as float32 "
-          "values", info->name);
-    }
     shapes[t] = shape;
     if (out) {
       data = g_new (gfloat, MAX (count, 1));

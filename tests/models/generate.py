@@ -96,6 +96,7 @@ the committed files and never run this script.
 - gather-long.onnx: a Gather of 80 indices computed from the input's
   width (the width reversed), then Conv 1x1; its tensor reference is for
   a 1 x 3 x 2 x 80 input.
+- bad-matmul-one-input.onnx: a MatMul of one input.
 - bad-nhwc-unnamed-input.onnx is not written here: libFuzzer found it (a
   channels-last input without a name), and it is kept as it was found.
 - bad-fold-*.onnx: a constant subgraph that cannot fold, one defect each
@@ -612,6 +613,10 @@ def main():
     save(model(nodes, conv_relu_inits()[:2] + [
         numpy_helper.from_array(W2, "w2"), numpy_helper.from_array(B2, "b2")]),
         "bad-cycle.onnx", check=False)
+    # a MatMul of one input (libFuzzer's find: it read a tensor at -1)
+    save(model([helper.make_node("MatMul", ["image"], ["output"],
+                                 name="matmul")], []),
+         "bad-matmul-one-input.onnx", check=False)
 
     inits = conv_relu_inits()
     inits[0] = TensorProto(name="w1", data_type=TensorProto.FLOAT,

@@ -32,6 +32,7 @@ typedef enum
  * @type: the engine's op (a read function may change it)
  * @inputs: how @n_inputs counts
  * @n_inputs: how many inputs the engine reads
+ * @min_inputs: how many the ONNX node must have (optional ones after)
  * @read: (nullable): reads the attributes and constant inputs
  * @check: (nullable): checks the node's graph inputs
  */
@@ -42,15 +43,16 @@ typedef struct
   CbiOpType type;
   CbiOnnxInputs inputs;
   guint n_inputs;
+  guint min_inputs;
   CbiOnnxReadFunc read;
   CbiOnnxCheckFunc check;
 } CbiOnnxOp;
 
-#define ADDS(name, fn) {name, fn, 0, 0, 0, NULL, NULL}
+#define ADDS(name, fn) {name, fn, 0, 0, 0, 0, NULL, NULL}
 #define EXACTLY(name, type, n, read, check) \
-  {name, NULL, type, CBI_ONNX_INPUTS_EXACTLY, n, read, check}
-#define UP_TO(name, type, n, read, check) \
-  {name, NULL, type, CBI_ONNX_INPUTS_UP_TO, n, read, check}
+  {name, NULL, type, CBI_ONNX_INPUTS_EXACTLY, n, 1, read, check}
+#define UP_TO(name, type, n, min, read, check) \
+  {name, NULL, type, CBI_ONNX_INPUTS_UP_TO, n, min, read, check}
 
 /* *INDENT-OFF* */
 static const CbiOnnxOp cbi_onnx_ops[] = {
@@ -63,8 +65,8 @@ static const CbiOnnxOp cbi_onnx_ops[] = {
   ADDS ("BatchNormalization", cbi_onnx_add_batch_norm),
   ADDS ("Split", cbi_onnx_add_split),
   ADDS ("Where", cbi_onnx_add_where),
-  UP_TO ("Conv", CBI_OP_CONV, 3, NULL, cbi_onnx_check_conv),
-  UP_TO ("ConvTranspose", CBI_OP_CONV_TRANSPOSE, 3, NULL,
+  UP_TO ("Conv", CBI_OP_CONV, 3, 2, NULL, cbi_onnx_check_conv),
+  UP_TO ("ConvTranspose", CBI_OP_CONV_TRANSPOSE, 3, 2, NULL,
       cbi_onnx_check_conv),
   EXACTLY ("Add", CBI_OP_ADD, 2, NULL, NULL),
   EXACTLY ("Sub", CBI_OP_SUB, 2, NULL, NULL),
@@ -78,26 +80,26 @@ static const CbiOnnxOp cbi_onnx_ops[] = {
   EXACTLY ("Upsample", CBI_OP_RESIZE, 1, cbi_onnx_read_resize, NULL),
   EXACTLY ("InstanceNormalization", CBI_OP_INSTANCE_NORM, 3,
       cbi_onnx_read_epsilon, cbi_onnx_check_instance_norm),
-  UP_TO ("LayerNormalization", CBI_OP_LAYER_NORM, 3,
+  UP_TO ("LayerNormalization", CBI_OP_LAYER_NORM, 3, 2,
       cbi_onnx_read_layer_norm, cbi_onnx_check_layer_norm),
   EXACTLY ("Pad", CBI_OP_PAD, 1, cbi_onnx_read_pad, NULL),
-  UP_TO ("Concat", CBI_OP_CONCAT, CBI_MAX_NODE_INPUTS, cbi_onnx_read_concat,
+  UP_TO ("Concat", CBI_OP_CONCAT, CBI_MAX_NODE_INPUTS, 1, cbi_onnx_read_concat,
       cbi_onnx_check_present),
   /* an activation, then constants (MatMul: or an activation); what the
    * ops keep of them, cbi_onnx_layout_op () */
-  UP_TO ("DepthToSpace", CBI_OP_DEPTH_TO_SPACE, 1, NULL, NULL),
-  UP_TO ("Reshape", CBI_OP_RESHAPE, 1, NULL, NULL),
-  UP_TO ("Flatten", CBI_OP_RESHAPE, 1, NULL, NULL),
-  UP_TO ("Transpose", CBI_OP_TRANSPOSE, 1, NULL, NULL),
-  UP_TO ("Gemm", CBI_OP_GEMM, 3, NULL, cbi_onnx_check_constants),
-  UP_TO ("MatMul", CBI_OP_MATMUL, 2, NULL, cbi_onnx_check_present),
-  UP_TO ("Softmax", CBI_OP_SOFTMAX, 1, NULL, NULL),
-  UP_TO ("GlobalAveragePool", CBI_OP_GLOBAL_AVERAGE_POOL, 1, NULL, NULL),
-  UP_TO ("PRelu", CBI_OP_PRELU, 2, NULL, cbi_onnx_check_constants),
-  UP_TO ("ReduceMean", CBI_OP_REDUCE_MEAN, 1, NULL, NULL),
-  UP_TO ("ReduceSum", CBI_OP_REDUCE_SUM, 1, NULL, NULL),
-  UP_TO ("ReduceMax", CBI_OP_REDUCE_MAX, 1, NULL, NULL),
-  UP_TO ("ArgMax", CBI_OP_ARGMAX, 1, NULL, NULL),
+  UP_TO ("DepthToSpace", CBI_OP_DEPTH_TO_SPACE, 1, 1, NULL, NULL),
+  UP_TO ("Reshape", CBI_OP_RESHAPE, 1, 1, NULL, NULL),
+  UP_TO ("Flatten", CBI_OP_RESHAPE, 1, 1, NULL, NULL),
+  UP_TO ("Transpose", CBI_OP_TRANSPOSE, 1, 1, NULL, NULL),
+  UP_TO ("Gemm", CBI_OP_GEMM, 3, 2, NULL, cbi_onnx_check_constants),
+  UP_TO ("MatMul", CBI_OP_MATMUL, 2, 2, NULL, cbi_onnx_check_present),
+  UP_TO ("Softmax", CBI_OP_SOFTMAX, 1, 1, NULL, NULL),
+  UP_TO ("GlobalAveragePool", CBI_OP_GLOBAL_AVERAGE_POOL, 1, 1, NULL, NULL),
+  UP_TO ("PRelu", CBI_OP_PRELU, 2, 2, NULL, cbi_onnx_check_constants),
+  UP_TO ("ReduceMean", CBI_OP_REDUCE_MEAN, 1, 1, NULL, NULL),
+  UP_TO ("ReduceSum", CBI_OP_REDUCE_SUM, 1, 1, NULL, NULL),
+  UP_TO ("ReduceMax", CBI_OP_REDUCE_MAX, 1, 1, NULL, NULL),
+  UP_TO ("ArgMax", CBI_OP_ARGMAX, 1, 1, NULL, NULL),
   /* element-wise: one input, parameters in alpha and beta */
   EXACTLY ("Relu", CBI_OP_RELU, 1, NULL, NULL),
   EXACTLY ("LeakyRelu", CBI_OP_RELU, 1, cbi_onnx_read_leaky_relu, NULL),
@@ -268,6 +270,9 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   if (row->add)
     return row->add (im, n, error);
 
+  if (n->n_input < row->min_inputs)
+    return cbi_onnx_fail (error, "node %s (%s): %" G_GSIZE_FORMAT " inputs; "
+        "it takes at least %u", name, op_type, n->n_input, row->min_inputs);
   node.type = row->type;
   node.n_inputs = row->inputs == CBI_ONNX_INPUTS_UP_TO ?
       MIN (row->n_inputs, n->n_input) : row->n_inputs;

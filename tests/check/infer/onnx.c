@@ -186,6 +186,9 @@ static const struct
   {"bad-unsupported-op.onnx", "node squash: op Softplus is not supported"},
   {"bad-missing-initializer.onnx", "reads 'w1'"},
   {"bad-cycle.onnx", "cycle"},
+  /* an op given fewer inputs than it takes (found by the fuzzer) */
+  {"bad-matmul-one-input.onnx", "node matmul (MatMul): 1 inputs; it takes "
+        "at least 2"},
   /* a channels-last input without a name (found by the fuzzer) */
   {"bad-nhwc-unnamed-input.onnx", "tensor name '(unnamed)' is empty or "
         "defined twice"},

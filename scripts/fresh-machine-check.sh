@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The fresh-machine check: the README's two commands, exactly as written,
-# in a bare Debian 12 root, as a new user runs them.
+# in a bare Debian root, as a new user runs them.
 #
-#   bash scripts/fresh-machine-check.sh [--keep] [--no-cache] [--full]
-#                                                                  (as root)
+#   bash scripts/fresh-machine-check.sh [--suite bookworm|trixie] [--keep]
+#                                       [--no-cache] [--full]     (as root)
 #
-# 1. makes a minimal Debian 12 root (debootstrap --variant=minbase bookworm,
-#    debootstrap installed with apt-get when missing) under
-#    $CBI_FRESH_DIR (default /var/tmp/cbi-fresh-machine), from the mirror
-#    of this machine's apt sources (/etc/apt/sources.list and
-#    /etc/apt/sources.list.d/*.sources), read at run time;
+# 1. makes a minimal Debian root of --suite (bookworm, Debian 12, by
+#    default; trixie is Debian 13) with debootstrap --variant=minbase
+#    (installed with apt-get when missing) under $CBI_FRESH_DIR (default
+#    /var/tmp/cbi-fresh-machine), from the Debian mirror of this machine's
+#    apt sources (/etc/apt/sources.list and
+#    /etc/apt/sources.list.d/*.sources, read at run time: the first that
+#    serves this machine's own release);
 # 2. git-clones this checkout's committed HEAD into it (/root/cudabatchinfer;
 #    uncommitted changes are not checked);
 # 3. gives the root this machine's network settings, nothing else:
@@ -41,18 +43,25 @@ top=$(pwd -P)
 keep=0
 use_cache=1
 quick=1
-for a in "$@"; do
-  case "$a" in
+suite=bookworm
+while [ $# -gt 0 ]; do
+  case "$1" in
     --keep) keep=1 ;;
     --no-cache) use_cache=0 ;;
     --full) quick=0 ;;
+    --suite) shift; suite=${1:-} ;;
+    --suite=*) suite=${1#--suite=} ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "fresh-machine: unknown argument $a (--keep, --no-cache, --full)" >&2; exit 2 ;;
+    *) echo "fresh-machine: unknown argument $1 (--suite, --keep, --no-cache, --full)" >&2; exit 2 ;;
   esac
+  shift
 done
+case "$suite" in
+  bookworm|trixie) ;;
+  *) echo "fresh-machine: --suite must be bookworm or trixie, not '$suite'" >&2; exit 2 ;;
+esac
 
 commands=("bash scripts/demo.sh" "bash scripts/test.sh")
-suite=bookworm
 passed=0
 failed=0
 results=()
@@ -202,15 +211,19 @@ setup_failed () {
 
 # -- the mirror, from this machine's apt sources --------------------------
 
+# the Debian archive that serves this machine's release serves the other
+# suites too
+host_suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+[ -n "$host_suite" ] || host_suite=$suite
 mirror=$(
   {
-    [ -f /etc/apt/sources.list ] && awk -v s="$suite" '
+    [ -f /etc/apt/sources.list ] && awk -v s="$host_suite" '
       $1 == "deb" { i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ }
                     if ($(i + 1) == s) { print $i; exit } }' /etc/apt/sources.list
     for f in /etc/apt/sources.list.d/*.sources; do
       [ -f "$f" ] || continue
       # deb822: paragraphs of Field: value lines
-      awk -v s="$suite" '
+      awk -v s="$host_suite" '
         function flush() {
           if (types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " s " ") \
               && enabled != "no" && uris != "") { split(uris, u, " "); print u[1] }
@@ -225,7 +238,7 @@ mirror=$(
     done
   } | head -n 1)
 if [ -z "$mirror" ]; then
-  say "no '$suite' mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/*.sources"
+  say "no '$host_suite' mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/*.sources"
   setup_failed "finding the mirror"
 fi
 arch=$(dpkg --print-architecture)
@@ -322,7 +335,7 @@ mount_all >"$log" 2>&1 || setup_failed "mounting /proc, /sys and /dev in the roo
 for c in "${commands[@]}"; do
   name=${c##*/}
   log=$logs/${name%.sh}.log
-  say "\$ $c    (in $src, chroot $root, CBI_TEST_QUICK=$quick)"
+  say "\$ $c    (in $src, chroot $root ($suite), CBI_TEST_QUICK=$quick)"
   t=$(now)
   run_logged chroot "$root" /usr/bin/env -i "${envs[@]}" \
     /bin/bash -c "cd $src && $c"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs what building, testing and the demo need on Debian 12, from a
-# bare `debootstrap --variant=minbase bookworm` root up:
+# Installs what building, testing and the demo need on Debian 12 (bookworm)
+# or Debian 13 (trixie), from a bare `debootstrap --variant=minbase` root up:
 # - Debian packages (apt-get, as root or through sudo);
 # - the Python tools (onnx, numpy, onnxruntime, at the versions pinned in
 #   scripts/requirements.txt) in the project's virtual environment .venv/,
-#   made with Debian's /usr/bin/python3 -m venv: Debian 12's Python refuses
+#   made with Debian's /usr/bin/python3 -m venv: Debian's Python refuses
 #   pip installs outside one (PEP 668) and its python3-onnx is too old.
 # Run it again any time: when everything is there it checks and returns
 # in well under a second.
@@ -22,7 +22,10 @@ packages=(
   # Debian's dnnl-config.cmake looks for OpenCL (find_package(OpenCL))
   libdnnl-dev ocl-icd-opencl-dev
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev
-  clang libclang-rt-14-dev
+  # the fuzzer's clang; its libFuzzer/ASan runtime is added below, for the
+  # clang major version this distribution's `clang` is (14 on Debian 12,
+  # 19 on Debian 13)
+  clang
   valgrind
   # the meta library's reference (docs/libs, meson -Ddoc=enabled)
   gtk-doc-tools
@@ -30,14 +33,35 @@ packages=(
   python3 python3-venv
 )
 
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+# libclang-rt-N-dev, N the major version of the clang that `clang` is: the
+# installed one's, or the one the package depends on
+clang_major=""
+if command -v clang >/dev/null; then
+  clang_major=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+fi
+if [ -z "$clang_major" ]; then
+  deps=$(apt-cache depends clang 2>/dev/null || true)
+  if [ -z "$deps" ]; then
+    $sudo apt-get update -qq
+    deps=$(apt-cache depends clang 2>/dev/null || true)
+  fi
+  clang_major=$(printf '%s\n' "$deps" | sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -n 1)
+fi
+if [ -z "$clang_major" ]; then
+  echo "install-deps: cannot tell which clang this distribution has (apt-cache depends clang)" >&2
+  exit 1
+fi
+packages+=("libclang-rt-$clang_major-dev")
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing+=("$p")
 done
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
 else

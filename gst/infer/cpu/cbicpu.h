@@ -13,9 +13,9 @@
 #include "cpu/loops.h"
 #include "cbierror.h"
 #include "cbimemplan.h"
+#include "cpu/onednn.h"
 
 #include <gst/gst.h>
-#include <dnnl.h>
 #include <sys/types.h>
 
 G_BEGIN_DECLS GST_DEBUG_CATEGORY_EXTERN (cbi_cpu_debug);
@@ -104,9 +104,10 @@ typedef struct
   gint64 input_count;
   gfloat *outputs[CBI_MAX_OUTPUTS];     /* row-major */
   gpointer workspace;
-  dnnl_memory_desc_t *mds;      /* per tensor */
   dnnl_memory_t *mems;          /* per tensor, borrowed from @memories */
   /* planning only */
+  CbiMdArena *descs;            /* every desc made while planning */
+  CbiMd *mds;                   /* per tensor: its memory's desc */
   CbiCpu *cpu;
   const CbiGraph *graph;
   const CbiShape *shapes;       /* every tensor's */
@@ -130,11 +131,11 @@ gboolean cbi_dnnl_check (dnnl_status_t status, const gchar * what,
 
 /* plan.c: memories, descs and primitives */
 dnnl_memory_t cbi_cpu_activation (CbiCpuPlan * plan, gint tensor,
-    const dnnl_memory_desc_t * md, GError ** error);
+    CbiMd md, GError ** error);
 gboolean cbi_cpu_add_reorder (CbiCpuPlan * plan,
-    const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
-    const dnnl_memory_desc_t * to_md, dnnl_memory_t to, GError ** error);
-gboolean cbi_cpu_any_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+    CbiMd from_md, dnnl_memory_t from,
+    CbiMd to_md, dnnl_memory_t to, GError ** error);
+gboolean cbi_cpu_any_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
     GError ** error);
 gboolean cbi_cpu_add_primitive (CbiCpuPlan * plan,
     const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
@@ -142,41 +143,41 @@ gboolean cbi_cpu_add_primitive (CbiCpuPlan * plan,
 void cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     CbiPool * staging);
 dnnl_memory_t cbi_cpu_in_layout (CbiCpuPlan * plan, gint t,
-    const dnnl_memory_desc_t * md, GError ** error);
-dnnl_memory_t cbi_cpu_memory (CbiCpuPlan * plan, const dnnl_memory_desc_t * md,
+    CbiMd md, GError ** error);
+dnnl_memory_t cbi_cpu_memory (CbiCpuPlan * plan, CbiMd md,
     gpointer handle, GError ** error);
 dnnl_memory_t cbi_cpu_output_view (CbiCpuPlan * plan, gint out,
-    const dnnl_memory_desc_t * view_md, GError ** error);
-dnnl_memory_t cbi_cpu_plain (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md,
+    CbiMd view_md, GError ** error);
+dnnl_memory_t cbi_cpu_plain (CbiCpuPlan * plan, gint t, CbiMd * md,
     GError ** error);
-gboolean cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims,
+gboolean cbi_cpu_plain_md (CbiCpuPlan * plan, CbiMd * md, gint n_dims,
     const gint64 * dims, gint rank, GError ** error);
 gpointer cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
     gboolean unpack_frames, guint64 * workspace, GError ** error);
 gboolean cbi_cpu_plan_op (CbiCpuPlan * plan,
-    const_dnnl_op_desc_t op_desc, const CbiNode * n, const CbiNode * post,
+    const CbiDnnlOp * op, const CbiNode * n, const CbiNode * post,
     const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error);
 dnnl_memory_t cbi_cpu_pooled_memory (CbiCpuPlan * plan,
-    const dnnl_memory_desc_t * md, const gchar * what, GError ** error);
+    CbiMd md, const gchar * what, GError ** error);
 gboolean cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error);
 /* The channels-last desc of 4-D @shape. */
-gboolean cbi_cpu_nhwc_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+gboolean cbi_cpu_nhwc_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
     GError ** error);
 /* Whether activation @t is in the channels-last layout of its 4-D shape
  * (as convolutions leave it); @md receives that desc. */
-gboolean cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md);
-gboolean cbi_cpu_shape_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+gboolean cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, CbiMd * md);
+gboolean cbi_cpu_shape_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
     GError ** error);
 dnnl_memory_t cbi_cpu_view (CbiCpuPlan * plan, dnnl_memory_t mem,
-    const dnnl_memory_desc_t * md, GError ** error);
+    CbiMd md, GError ** error);
 
 void cbi_cpu_planes (CbiCpuPlanes * io, dnnl_memory_t src, dnnl_memory_t dst,
     const CbiShape * shape, gint64 block);
 void cbi_cpu_add_loop (CbiCpuPlan * plan, void (*run) (gconstpointer loop),
     gpointer loop);
 dnnl_memory_t cbi_cpu_new_output (CbiCpuPlan * plan, gint out,
-    const dnnl_memory_desc_t * md, GError ** error);
+    CbiMd md, GError ** error);
 gboolean cbi_cpu_add_primitive_owned (gboolean ok, dnnl_primitive_desc_t pd,
     dnnl_primitive_attr_t attr, CbiCpuPlan * plan,
     const dnnl_exec_arg_t * inputs, gint n_inputs, gint out, GError ** error);
@@ -199,7 +200,7 @@ gboolean cbi_cpu_add_eltwise_in_place (CbiCpuPlan * plan, gint out,
 /* postops.c: our loop for element-wise op @e from @src into @dst (may be
  * @src), both of desc @md */
 gboolean cbi_cpu_add_eltwise_loop (CbiCpuPlan * plan, const CbiEltwiseStep * e,
-    dnnl_memory_t src, dnnl_memory_t dst, const dnnl_memory_desc_t * md,
+    dnnl_memory_t src, dnnl_memory_t dst, CbiMd md,
     GError ** error);
 /* postops.c: the add_in_place of the CPU's CbiPlanners */
 gboolean cbi_cpu_add_in_place (gpointer plan, const CbiNode * n,

@@ -11,8 +11,8 @@
 /* The weights in the layout the primitive chose: the constant data itself
  * when that is plain, else a reordered copy made once in the pool. */
 static dnnl_memory_t
-cbi_cpu_weights (CbiCpuPlan * plan, const dnnl_memory_desc_t * user_md,
-    const dnnl_memory_desc_t * md, gfloat * data, GError ** error)
+cbi_cpu_weights (CbiCpuPlan * plan, CbiMd user_md, CbiMd md, gfloat * data,
+    GError ** error)
 {
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_t reorder = NULL;
@@ -52,39 +52,38 @@ static gboolean
 cbi_cpu_narrow (CbiCpuPlan * plan, gint out, const CbiShape * shape,
     GError ** error)
 {
-  const dnnl_memory_desc_t wide = plan->mds[out];
+  const CbiMd wide = plan->mds[out];
   dnnl_memory_t wide_mem = plan->mems[out], mem;
   dnnl_dims_t dims;
-  dnnl_memory_desc_t md;
+  CbiMd md;
   CbiCpuChannels *ch;
   gint64 block = 0;
 
-  memcpy (dims, wide.dims, 4 * sizeof (gint64));
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
-              dnnl_nChw8c), "blocked desc"))
+  memcpy (dims, cbi_md_dims (wide), 4 * sizeof (gint64));
+  if (!DNNL_CHECK (cbi_md_tag (plan->descs, &md, 4, dims, dnnl_nChw8c),
+          "blocked desc"))
     return FALSE;
-  if (dnnl_memory_desc_equal (&md, &wide))
+  if (dnnl_memory_desc_equal (md, wide))
     block = 8;
   /* channels last with 8 channels is the same bytes as one block of 8 */
-  else if (DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
-              dnnl_nhwc), "channels-last desc")
-      && dnnl_memory_desc_equal (&md, &wide))
+  else if (DNNL_CHECK (cbi_md_tag (plan->descs, &md, 4, dims, dnnl_nhwc),
+          "channels-last desc") && dnnl_memory_desc_equal (md, wide))
     block = 8;
-  else if (DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
-              dnnl_nchw), "plain desc") && dnnl_memory_desc_equal (&md, &wide))
+  else if (DNNL_CHECK (cbi_md_tag (plan->descs, &md, 4, dims, dnnl_nchw),
+          "plain desc") && dnnl_memory_desc_equal (md, wide))
     block = 1;
-  if (!cbi_cpu_shape_md (&md, shape, error))
+  if (!cbi_cpu_shape_md (plan, &md, shape, error))
     return FALSE;
   if (block == 0) {
     const dnnl_dims_t origin = { 0, 0, 0, 0 };
     memcpy (dims, shape->dims, 4 * sizeof (gint64));
-    if (!DNNL_CHECK (dnnl_memory_desc_init_submemory (&plan->mds[out], &wide,
+    if (!DNNL_CHECK (cbi_md_submemory (plan->descs, &plan->mds[out], wide,
                 dims, origin), "output channels desc"))
       return FALSE;
-    plan->mems[out] = cbi_cpu_view (plan, wide_mem, &plan->mds[out], error);
+    plan->mems[out] = cbi_cpu_view (plan, wide_mem, plan->mds[out], error);
     return plan->mems[out] != NULL;
   }
-  mem = cbi_cpu_new_output (plan, out, &md, error);
+  mem = cbi_cpu_new_output (plan, out, md, error);
   if (mem == NULL)
     return FALSE;
   ch = g_new0 (CbiCpuChannels, 1);
@@ -106,10 +105,11 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   CbiConvAttrs conv = n->conv;
   const CbiConvAttrs *a = &conv;
   dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
-  dnnl_memory_desc_t wmd_any, wmd_user, bmd, ymd, xmd;
+  CbiMd wmd_any, wmd_user, bmd, ymd, xmd;
   gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
-  dnnl_convolution_desc_t desc;
-  dnnl_deconvolution_desc_t tdesc;
+  CbiDnnlOp op = { transpose ? CBI_DNNL_DECONVOLUTION : CBI_DNNL_CONVOLUTION,
+    transpose ? dnnl_deconvolution_direct : dnnl_convolution_auto,
+  };
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_memory_t xmem, wmem, bmem = NULL;
@@ -170,43 +170,42 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   bdims[0] = ydims[1];
   /* the source too in the layout the primitive prefers: a plain one (after
    * a Pad or an InstanceNormalization) would send it to a slow kernel */
-  if (!cbi_cpu_any_md (&xmd, &plan->shapes[n->inputs[0]], error))
+  if (!cbi_cpu_any_md (plan, &xmd, &plan->shapes[n->inputs[0]], error))
     return FALSE;
 
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_any, wnd, wdims,
-              dnnl_f32, dnnl_format_tag_any), "weights desc")
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&wmd_user, wnd, wdims,
-              dnnl_f32, transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw :
-              dnnl_oihw), "weights desc")
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&bmd, 1, bdims, dnnl_f32,
-              dnnl_x), "bias desc")
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_tag (&ymd, 4, ydims, dnnl_f32,
-              dnnl_format_tag_any), "dst desc")
-      || !(transpose ?
-          DNNL_CHECK (dnnl_dilated_deconvolution_forward_desc_init (&tdesc,
-                  dnnl_forward_inference, dnnl_deconvolution_direct,
-                  &xmd, &wmd_any, b ? &bmd : NULL, &ymd,
-                  strides, dil, pad_l, pad_r), "deconvolution desc") :
-          DNNL_CHECK (dnnl_dilated_convolution_forward_desc_init (&desc,
-                  dnnl_forward_inference, dnnl_convolution_auto,
-                  &xmd, &wmd_any, bdata ? &bmd : NULL, &ymd,
-                  strides, dil, pad_l, pad_r), "convolution desc"))
-      || !cbi_cpu_attr (post, &attr, error)
-      || !DNNL_CHECK (dnnl_primitive_desc_create (&pd, transpose ?
-              (const_dnnl_op_desc_t) & tdesc : (const_dnnl_op_desc_t) & desc,
-              attr, plan->cpu->engine, NULL), "convolution primitive desc"))
+  if (!DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_any, wnd, wdims,
+              dnnl_format_tag_any), "weights desc")
+      || !DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_user, wnd, wdims,
+              transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw : dnnl_oihw),
+          "weights desc")
+      || !DNNL_CHECK (cbi_md_tag (plan->descs, &bmd, 1, bdims, dnnl_x),
+          "bias desc")
+      || !DNNL_CHECK (cbi_md_tag (plan->descs, &ymd, 4, ydims,
+              dnnl_format_tag_any), "dst desc"))
+    goto done;
+  op.src = xmd;
+  op.weights = wmd_any;
+  op.bias = bdata ? bmd : NULL;
+  op.dst = ymd;
+  op.strides = strides;
+  op.dilation = dil;
+  op.pad_l = pad_l;
+  op.pad_r = pad_r;
+  if (!cbi_cpu_attr (post, &attr, error)
+      || !DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine),
+          "convolution primitive desc"))
     goto done;
 
-  xmd = *dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
-  xmem = cbi_cpu_in_layout (plan, n->inputs[0], &xmd, error);
+  xmem = cbi_cpu_in_layout (plan, n->inputs[0],
+      dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0), error);
   if (xmem == NULL)
     goto done;
-  wmem = cbi_cpu_weights (plan, &wmd_user,
+  wmem = cbi_cpu_weights (plan, wmd_user,
       dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), wdata,
       error);
   if (wmem == NULL)
     goto done;
-  if (bdata && (bmem = cbi_cpu_memory (plan, &bmd, bdata, error)) == NULL)
+  if (bdata && (bmem = cbi_cpu_memory (plan, bmd, bdata, error)) == NULL)
     goto done;
 
   {

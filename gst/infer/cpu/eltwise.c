@@ -20,23 +20,24 @@ cbi_cpu_plan_eltwise (gpointer user_plan, const CbiNode * n,
 {
   CbiCpuPlan *plan = user_plan;
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
-  dnnl_memory_desc_t md = plan->mds[n->inputs[0]];
+  const CbiMd md = plan->mds[n->inputs[0]];
   const CbiEltwiseStep own = { cbi_op_info (n->op)->eltwise, n->alpha,
     n->beta
   };
   CbiCpuEltwise steps[2];
-  dnnl_eltwise_desc_t desc;
+  CbiDnnlOp op = { CBI_DNNL_ELTWISE, };
   guint count = cbi_cpu_eltwise_form (&own, steps), i;
   gboolean ok;
 
   if (count == 0)               /* our loop, in the input's layout */
-    return cbi_cpu_new_output (plan, n->output, &md, error) != NULL
+    return cbi_cpu_new_output (plan, n->output, md, error) != NULL
         && cbi_cpu_add_eltwise_loop (plan, &own, args[0].memory,
-        plan->mems[n->output], &md, error);
-  ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
-          dnnl_forward_inference, steps[0].alg, &md, steps[0].alpha,
-          steps[0].beta), "eltwise desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error);
+        plan->mems[n->output], md, error);
+  op.alg = steps[0].alg;
+  op.src = md;
+  op.alpha = steps[0].alpha;
+  op.beta = steps[0].beta;
+  ok = cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);
   for (i = 1; ok && i < count; i++)
     ok = cbi_cpu_add_eltwise_in_place (plan, n->output, &steps[i], error);
   return ok;
@@ -47,25 +48,25 @@ cbi_cpu_plan_eltwise (gpointer user_plan, const CbiNode * n,
  * differs), else row-major with leading ones up to the first's rank, as
  * oneDNN broadcasts it; a constant is used where it is. */
 static dnnl_memory_t
-cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n,
-    dnnl_memory_desc_t * md, GError ** error)
+cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n, CbiMd * md,
+    GError ** error)
 {
   const CbiTensorInfo *b = cbi_graph_tensor (plan->graph, n->inputs[1]);
   const CbiShape *as = &plan->shapes[n->inputs[0]], *bs =
       &plan->shapes[n->inputs[1]];
-  dnnl_memory_desc_t own;
+  CbiMd own;
   dnnl_memory_t mem;
 
   if (b->data == NULL && cbi_shape_equal (as, bs)) {
     *md = plan->mds[n->inputs[0]];
-    return cbi_cpu_in_layout (plan, n->inputs[1], md, error);
+    return cbi_cpu_in_layout (plan, n->inputs[1], *md, error);
   }
-  if (!cbi_cpu_plain_md (md, bs->n_dims, bs->dims, as->n_dims, error))
+  if (!cbi_cpu_plain_md (plan, md, bs->n_dims, bs->dims, as->n_dims, error))
     return NULL;
   if (b->data)
-    return cbi_cpu_memory (plan, md, b->data, error);
+    return cbi_cpu_memory (plan, *md, b->data, error);
   mem = cbi_cpu_plain (plan, n->inputs[1], &own, error);
-  return mem ? cbi_cpu_view (plan, mem, md, error) : NULL;
+  return mem ? cbi_cpu_view (plan, mem, *md, error) : NULL;
 }
 
 /* Activation or constant @t for our loop: its data, row-major. */
@@ -73,7 +74,7 @@ static const gfloat *
 cbi_cpu_loop_operand (CbiCpuPlan * plan, gint t, GError ** error)
 {
   const CbiTensorInfo *info = cbi_graph_tensor (plan->graph, t);
-  dnnl_memory_desc_t md;
+  CbiMd md;
   dnnl_memory_t mem;
   gfloat *data = NULL;
 
@@ -97,14 +98,14 @@ cbi_cpu_plan_binary_loop (CbiCpuPlan * plan, const CbiNode * n,
   const CbiShape *ys = &plan->shapes[n->output];
   const gint out = post ? post->output : n->output;
   const gfloat *a, *b;
-  dnnl_memory_desc_t ymd;
+  CbiMd ymd;
   dnnl_memory_t y;
   CbiCpuBinary *p;
 
   if ((a = cbi_cpu_loop_operand (plan, n->inputs[0], error)) == NULL
       || (b = cbi_cpu_loop_operand (plan, n->inputs[1], error)) == NULL
-      || !cbi_cpu_shape_md (&ymd, ys, error)
-      || (y = cbi_cpu_new_output (plan, out, &ymd, error)) == NULL)
+      || !cbi_cpu_shape_md (plan, &ymd, ys, error)
+      || (y = cbi_cpu_new_output (plan, out, ymd, error)) == NULL)
     return FALSE;
   p = g_new0 (CbiCpuBinary, 1);
   p->a = a;
@@ -157,10 +158,8 @@ cbi_cpu_plan_binary (gpointer user_plan, const CbiNode * node,
     [CBI_K_POWER] = dnnl_alg_kind_undef,        /* none in oneDNN 2.6 */
   };
   dnnl_alg_kind_t alg = algs[cbi_op_info (n->op)->binary];
-  const dnnl_memory_desc_t *md = &plan->mds[n->inputs[0]];
+  CbiDnnlOp op = { CBI_DNNL_BINARY, alg, plan->mds[n->inputs[0]], };
   dnnl_exec_arg_t args[2];
-  dnnl_memory_desc_t b_md;
-  dnnl_binary_desc_t desc;
 
   if (alg == dnnl_alg_kind_undef
       || cbi_graph_tensor (plan->graph, n->inputs[0])->data != NULL
@@ -171,11 +170,9 @@ cbi_cpu_plan_binary (gpointer user_plan, const CbiNode * node,
   args[0].arg = DNNL_ARG_SRC_0;
   args[0].memory = plan->mems[n->inputs[0]];
   args[1].arg = DNNL_ARG_SRC_1;
-  args[1].memory = cbi_cpu_second_operand (plan, n, &b_md, error);
-  return args[1].memory
-      && DNNL_CHECK (dnnl_binary_desc_init (&desc, alg, md, &b_md, md),
-      "binary desc")
-      && cbi_cpu_plan_op (plan, &desc, n, post, args, 2, error);
+  args[1].memory = cbi_cpu_second_operand (plan, n, &op.src1, error);
+  op.dst = op.src;
+  return args[1].memory && cbi_cpu_plan_op (plan, &op, n, post, args, 2, error);
 }
 
 /* PRelu: the slope, row-major with leading ones, broadcasts as oneDNN's
@@ -189,17 +186,15 @@ cbi_cpu_plan_prelu (gpointer user_plan, const CbiNode * n,
   dnnl_exec_arg_t args[2] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]},
   {DNNL_ARG_WEIGHTS, NULL}
   };
-  dnnl_memory_desc_t w_md;
-  dnnl_prelu_desc_t desc;
+  CbiDnnlOp op = { CBI_DNNL_PRELU, dnnl_alg_kind_undef,
+    plan->mds[n->inputs[0]],
+  };
 
-  return cbi_cpu_plain_md (&w_md, ss->n_dims, ss->dims,
+  return cbi_cpu_plain_md (plan, &op.weights, ss->n_dims, ss->dims,
       plan->shapes[n->inputs[0]].n_dims, error)
-      && (args[1].memory = cbi_cpu_memory (plan, &w_md,
+      && (args[1].memory = cbi_cpu_memory (plan, op.weights,
           cbi_graph_tensor (plan->graph, n->inputs[1])->data, error))
-      && DNNL_CHECK (dnnl_prelu_forward_desc_init (&desc,
-          dnnl_forward_inference, &plan->mds[n->inputs[0]], &w_md),
-      "prelu desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 2, error);
+      && cbi_cpu_plan_op (plan, &op, n, NULL, args, 2, error);
 }
 
 /* Where: our loop (oneDNN has no select). */

@@ -17,14 +17,11 @@ cbi_cpu_plan_resize (gpointer user_plan, const CbiNode * n,
       dnnl_resampling_linear : dnnl_resampling_nearest;
   const float factors[2] = { n->alpha, n->beta };
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
-  dnnl_resampling_desc_t desc;
-  dnnl_memory_desc_t dst;
+  CbiDnnlOp op = { CBI_DNNL_RESAMPLING, alg, plan->mds[n->inputs[0]], };
 
-  return cbi_cpu_any_md (&dst, &plan->shapes[n->output], error)
-      && DNNL_CHECK (dnnl_resampling_forward_desc_init (&desc,
-          dnnl_forward_inference, alg, factors, &plan->mds[n->inputs[0]],
-          &dst), "resampling desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error);
+  op.factors = factors;
+  return cbi_cpu_any_md (plan, &op.dst, &plan->shapes[n->output], error)
+      && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);
 }
 
 gboolean
@@ -32,7 +29,7 @@ cbi_cpu_plan_concat (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   CbiCpuPlan *plan = user_plan;
-  dnnl_memory_desc_t srcs[CBI_MAX_NODE_INPUTS], dst;
+  CbiMd srcs[CBI_MAX_NODE_INPUTS], dst;
   dnnl_exec_arg_t args[CBI_MAX_NODE_INPUTS];
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
@@ -46,8 +43,8 @@ cbi_cpu_plan_concat (gpointer user_plan, const CbiNode * n,
     gfloat *data = cbi_graph_tensor (plan->graph, t)->data;
     args[i].arg = DNNL_ARG_MULTIPLE_SRC + i;
     /* a constant joins as it is, row-major */
-    if (data && (!cbi_cpu_shape_md (&srcs[i], &plan->shapes[t], error)
-            || (args[i].memory = cbi_cpu_memory (plan, &srcs[i], data,
+    if (data && (!cbi_cpu_shape_md (plan, &srcs[i], &plan->shapes[t], error)
+            || (args[i].memory = cbi_cpu_memory (plan, srcs[i], data,
                     error)) == NULL))
       return FALSE;
     if (data == NULL) {
@@ -57,35 +54,34 @@ cbi_cpu_plan_concat (gpointer user_plan, const CbiNode * n,
   }
   /* shape inference checked the axis */
   axis = cbi_node_concat_view (n, &plan->shapes[n->output], &outer, &inner);
-  ok = cbi_cpu_any_md (&dst, &plan->shapes[n->output], error)
+  ok = cbi_cpu_any_md (plan, &dst, &plan->shapes[n->output], error)
       && cbi_cpu_attr (NULL, &attr, error)
-      && DNNL_CHECK (dnnl_concat_primitive_desc_create (&pd, &dst,
-          n->n_inputs, axis, srcs, attr, plan->cpu->engine),
-      "concat primitive desc");
+      && DNNL_CHECK (cbi_dnnl_concat_create (&pd, dst, n->n_inputs, axis,
+          srcs, attr, plan->cpu->engine), "concat primitive desc");
   return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, n->n_inputs,
       n->output, error);
 }
 
 /* The channels-last desc of 4-D @shape. */
 gboolean
-cbi_cpu_nhwc_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+cbi_cpu_nhwc_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
     GError ** error)
 {
   dnnl_dims_t dims;
 
   memcpy (dims, shape->dims, 4 * sizeof (gint64));
-  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, 4, dims, dnnl_f32,
-          dnnl_acdb), "channels-last desc");
+  return DNNL_CHECK (cbi_md_tag (plan->descs, md, 4, dims, dnnl_acdb),
+      "channels-last desc");
 }
 
 /* Whether activation @t has the channels-last layout of its 4-D shape,
  * as convolutions leave it; @md: that desc. */
 gboolean
-cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md)
+cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, CbiMd * md)
 {
   return plan->shapes[t].n_dims == 4
-      && cbi_cpu_nhwc_md (md, &plan->shapes[t], NULL)
-      && dnnl_memory_desc_equal (md, &plan->mds[t]);
+      && cbi_cpu_nhwc_md (plan, md, &plan->shapes[t], NULL)
+      && dnnl_memory_desc_equal (*md, plan->mds[t]);
 }
 
 gboolean
@@ -95,7 +91,7 @@ cbi_cpu_plan_pad (gpointer user_plan, const CbiNode * n,
   CbiCpuPlan *plan = user_plan;
   const gint64 *x = plan->shapes[n->inputs[0]].dims;
   const CbiShape *ys = &plan->shapes[n->output];
-  dnnl_memory_desc_t in_md, out_md;
+  CbiMd in_md, out_md;
   dnnl_memory_t in, out;
   gboolean nhwc;
   CbiCpuPad *pad;
@@ -103,12 +99,12 @@ cbi_cpu_plan_pad (gpointer user_plan, const CbiNode * n,
   /* channels-last input (what convolutions give here) is padded as it
    * is: a reorder to NCHW and back around the pad cost more than it */
   nhwc = cbi_cpu_is_nhwc (plan, n->inputs[0], &in_md);
-  if (nhwc ? !cbi_cpu_nhwc_md (&out_md, ys, error)
-      : !cbi_cpu_shape_md (&in_md, &plan->shapes[n->inputs[0]], error)
-      || !cbi_cpu_shape_md (&out_md, ys, error))
+  if (nhwc ? !cbi_cpu_nhwc_md (plan, &out_md, ys, error)
+      : !cbi_cpu_shape_md (plan, &in_md, &plan->shapes[n->inputs[0]], error)
+      || !cbi_cpu_shape_md (plan, &out_md, ys, error))
     return FALSE;
-  in = cbi_cpu_in_layout (plan, n->inputs[0], &in_md, error);
-  out = in ? cbi_cpu_new_output (plan, n->output, &out_md, error) : NULL;
+  in = cbi_cpu_in_layout (plan, n->inputs[0], in_md, error);
+  out = in ? cbi_cpu_new_output (plan, n->output, out_md, error) : NULL;
   if (out == NULL)
     return FALSE;
 
@@ -134,26 +130,27 @@ cbi_cpu_plan_pad (gpointer user_plan, const CbiNode * n,
  * reads (the same elements, maybe another rank). One reorder: the
  * destination is @from's dims with the strides the permutation gives. */
 static gboolean
-cbi_cpu_add_permute (CbiCpuPlan * plan,
-    const dnnl_memory_desc_t * from_md, dnnl_memory_t from,
+cbi_cpu_add_permute (CbiCpuPlan * plan, CbiMd from_md, dnnl_memory_t from,
     const gint64 * perm, gint out, GError ** error)
 {
-  const gint rank = from_md->ndims;
-  dnnl_dims_t strides;
-  dnnl_memory_desc_t view_md;
+  const gint rank = cbi_md_n_dims (from_md);
+  const dnnl_dim_t *from_dims = cbi_md_dims (from_md);
+  dnnl_dims_t strides, dims;
+  CbiMd view_md;
   dnnl_memory_t to;
   gint64 stride = 1;
   gint j;
 
   for (j = rank - 1; j >= 0; j--) {
     strides[perm[j]] = stride;
-    stride *= from_md->dims[perm[j]];
+    stride *= from_dims[perm[j]];
   }
-  if (!DNNL_CHECK (dnnl_memory_desc_init_by_strides (&view_md, rank,
-              from_md->dims, dnnl_f32, strides), "transposed desc"))
+  memcpy (dims, from_dims, rank * sizeof (dnnl_dim_t));
+  if (!DNNL_CHECK (cbi_md_strides (plan->descs, &view_md, rank, dims,
+              strides), "transposed desc"))
     return FALSE;
-  to = cbi_cpu_output_view (plan, out, &view_md, error);
-  return to && cbi_cpu_add_reorder (plan, from_md, from, &view_md, to, error);
+  to = cbi_cpu_output_view (plan, out, view_md, error);
+  return to && cbi_cpu_add_reorder (plan, from_md, from, view_md, to, error);
 }
 
 /* Reshape and Flatten: one reorder writes the input, whatever its layout,
@@ -164,14 +161,14 @@ cbi_cpu_plan_reshape (gpointer user_plan, const CbiNode * n,
 {
   CbiCpuPlan *plan = user_plan;
   gint x = n->inputs[0];
-  dnnl_memory_desc_t row_major;
+  CbiMd row_major;
   dnnl_memory_t to;
 
-  if (!cbi_cpu_shape_md (&row_major, &plan->shapes[x], error))
+  if (!cbi_cpu_shape_md (plan, &row_major, &plan->shapes[x], error))
     return FALSE;
-  to = cbi_cpu_output_view (plan, n->output, &row_major, error);
-  return to && cbi_cpu_add_reorder (plan, &plan->mds[x], plan->mems[x],
-      &row_major, to, error);
+  to = cbi_cpu_output_view (plan, n->output, row_major, error);
+  return to && cbi_cpu_add_reorder (plan, plan->mds[x], plan->mems[x],
+      row_major, to, error);
 }
 
 /* DepthToSpace of a channels-last input into a channels-last output, one
@@ -191,7 +188,7 @@ cbi_cpu_plan_depth_to_space_nhwc (CbiCpuPlan * plan, const CbiNode * n,
   const gint crd[6] = { 0, 1, 2, 3, 4, 5 }, dcr[6] = { 0, 3, 1, 2, 4, 5 };
   const gint *at = n->mode == 1 ? crd : dcr;
   dnnl_dims_t from_strides, to_strides, dims;
-  dnnl_memory_desc_t from_md, to_md, out_md;
+  CbiMd from_md, to_md, out_md;
   dnnl_memory_t from, to;
 
   memcpy (dims, view->dims, 6 * sizeof (gint64));
@@ -210,16 +207,16 @@ cbi_cpu_plan_depth_to_space_nhwc (CbiCpuPlan * plan, const CbiNode * n,
   to_strides[at[5]] = b * c;
   to_strides[at[3]] = c;
   to_strides[at[1]] = 1;
-  if (!cbi_cpu_nhwc_md (&out_md, &plan->shapes[n->output], error)
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_strides (&from_md, 6, dims,
-              dnnl_f32, from_strides), "depth-to-space input view")
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_strides (&to_md, 6, dims,
-              dnnl_f32, to_strides), "depth-to-space output view"))
+  if (!cbi_cpu_nhwc_md (plan, &out_md, &plan->shapes[n->output], error)
+      || !DNNL_CHECK (cbi_md_strides (plan->descs, &from_md, 6, dims,
+              from_strides), "depth-to-space input view")
+      || !DNNL_CHECK (cbi_md_strides (plan->descs, &to_md, 6, dims,
+              to_strides), "depth-to-space output view"))
     return FALSE;
-  from = cbi_cpu_view (plan, plan->mems[x], &from_md, error);
-  to = from ? cbi_cpu_new_output (plan, n->output, &out_md, error) : NULL;
-  to = to ? cbi_cpu_view (plan, to, &to_md, error) : NULL;
-  return to && cbi_cpu_add_reorder (plan, &from_md, from, &to_md, to, error);
+  from = cbi_cpu_view (plan, plan->mems[x], from_md, error);
+  to = from ? cbi_cpu_new_output (plan, n->output, out_md, error) : NULL;
+  to = to ? cbi_cpu_view (plan, to, to_md, error) : NULL;
+  return to && cbi_cpu_add_reorder (plan, from_md, from, to_md, to, error);
 }
 
 /* Transpose reorders its input, whatever its layout; DepthToSpace reads a
@@ -231,7 +228,7 @@ cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
 {
   CbiCpuPlan *plan = user_plan;
   gint x = n->inputs[0];
-  dnnl_memory_desc_t from_md = plan->mds[x], md;
+  CbiMd from_md = plan->mds[x], md;
   dnnl_memory_t from = plan->mems[x];
   gint64 perm[CBI_MAX_DIMS];
   CbiShape view;
@@ -240,11 +237,11 @@ cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
   if (n->op == CBI_OP_DEPTH_TO_SPACE && cbi_cpu_is_nhwc (plan, x, &md))
     return cbi_cpu_plan_depth_to_space_nhwc (plan, n, &view, error);
   if (n->op == CBI_OP_DEPTH_TO_SPACE
-      && ((from = cbi_cpu_plain (plan, x, &md,
-                  error)) == NULL || !cbi_cpu_shape_md (&from_md, &view, error)
-          || (from = cbi_cpu_view (plan, from, &from_md, error)) == NULL))
+      && ((from = cbi_cpu_plain (plan, x, &md, error)) == NULL
+          || !cbi_cpu_shape_md (plan, &from_md, &view, error)
+          || (from = cbi_cpu_view (plan, from, from_md, error)) == NULL))
     return FALSE;
-  return cbi_cpu_add_permute (plan, &from_md, from, perm, n->output, error);
+  return cbi_cpu_add_permute (plan, from_md, from, perm, n->output, error);
 }
 
 /* Slice, Gather and Expand: our strided copy of the input, row-major,
@@ -254,13 +251,13 @@ cbi_cpu_plan_copy (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   CbiCpuPlan *plan = user_plan;
-  dnnl_memory_desc_t in_md, out_md;
+  CbiMd in_md, out_md;
   dnnl_memory_t in, out;
   CbiCpuCopy *copy;
 
   in = cbi_cpu_plain (plan, n->inputs[0], &in_md, error);
-  out = in && cbi_cpu_shape_md (&out_md, &plan->shapes[n->output], error) ?
-      cbi_cpu_new_output (plan, n->output, &out_md, error) : NULL;
+  out = in && cbi_cpu_shape_md (plan, &out_md, &plan->shapes[n->output],
+      error) ? cbi_cpu_new_output (plan, n->output, out_md, error) : NULL;
   if (out == NULL)
     return FALSE;
   copy = g_new0 (CbiCpuCopy, 1);
@@ -279,7 +276,7 @@ cbi_cpu_plan_split (gpointer user_plan, const CbiNode * n,
 {
   CbiCpuPlan *plan = user_plan;
   gint64 outer, total, start, inner;
-  dnnl_memory_desc_t xmd, rows, part, ymd;
+  CbiMd xmd, rows, part, ymd;
   dnnl_memory_t x, y;
 
   cbi_node_split_range (n, &plan->shapes[n->inputs[0]], &outer, &total,
@@ -288,14 +285,14 @@ cbi_cpu_plan_split (gpointer user_plan, const CbiNode * n,
     const gint64 all[2] = { outer, total }, own[2] = { outer, inner };
     const dnnl_dims_t dims = { outer, inner }, offsets = { 0, start };
     x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
-    if (x == NULL || !cbi_cpu_plain_md (&rows, 2, all, 2, error)
-        || !DNNL_CHECK (dnnl_memory_desc_init_submemory (&part, &rows, dims,
+    if (x == NULL || !cbi_cpu_plain_md (plan, &rows, 2, all, 2, error)
+        || !DNNL_CHECK (cbi_md_submemory (plan->descs, &part, rows, dims,
                 offsets), "split part desc")
-        || !cbi_cpu_plain_md (&ymd, 2, own, 2, error))
+        || !cbi_cpu_plain_md (plan, &ymd, 2, own, 2, error))
       return FALSE;
   }
-  x = cbi_cpu_view (plan, x, &part, error);
-  y = x ? cbi_cpu_new_output (plan, n->output, &ymd, error) : NULL;
-  return y && cbi_cpu_add_reorder (plan, &part, x, &ymd, y, error)
+  x = cbi_cpu_view (plan, x, part, error);
+  y = x ? cbi_cpu_new_output (plan, n->output, ymd, error) : NULL;
+  return y && cbi_cpu_add_reorder (plan, part, x, ymd, y, error)
       && cbi_cpu_reshape_output (plan, n->output, error);
 }

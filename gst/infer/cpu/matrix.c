@@ -17,9 +17,9 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
   const gint64 k = as->dims[n->ints[0] ? 0 : 1];
   dnnl_dims_t a_dims = { m, k }, a_strides = { k, 1 };
   dnnl_dims_t w_dims = { k, cols };
-  dnnl_memory_desc_t a_md, a_plain, w_md, bias_md, y_md;
+  CbiMd a_plain, bias_md;
+  CbiDnnlOp op = { CBI_DNNL_MATMUL, };
   dnnl_exec_arg_t args[3];
-  dnnl_matmul_desc_t desc;
   gfloat *w, *bias = NULL;
 
   /* transA: the row-major [K, M] input read with swapped strides */
@@ -30,9 +30,9 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
   args[0].arg = DNNL_ARG_SRC;
   args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &a_plain, error);
   if (args[0].memory == NULL
-      || !DNNL_CHECK (dnnl_memory_desc_init_by_strides (&a_md, 2, a_dims,
-              dnnl_f32, a_strides), "gemm A desc")
-      || (args[0].memory = cbi_cpu_view (plan, args[0].memory, &a_md,
+      || !DNNL_CHECK (cbi_md_strides (plan->descs, &op.src, 2, a_dims,
+              a_strides), "gemm A desc")
+      || (args[0].memory = cbi_cpu_view (plan, args[0].memory, op.src,
               error)) == NULL)
     return FALSE;
 
@@ -51,15 +51,15 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
 
   args[1].arg = DNNL_ARG_WEIGHTS;
   args[2].arg = DNNL_ARG_BIAS;
-  return cbi_cpu_plain_md (&w_md, 2, w_dims, 2, error)
-      && cbi_cpu_shape_md (&bias_md, ys, error)
-      && cbi_cpu_any_md (&y_md, ys, error)
-      && (args[1].memory = cbi_cpu_memory (plan, &w_md, w, error))
-      && (bias == NULL
-      || (args[2].memory = cbi_cpu_memory (plan, &bias_md, bias, error)))
-      && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &a_md, &w_md,
-          bias ? &bias_md : NULL, &y_md), "matmul desc")
-      && cbi_cpu_plan_op (plan, &desc, n, post, args, bias ? 3 : 2, error);
+  if (!cbi_cpu_plain_md (plan, &op.weights, 2, w_dims, 2, error)
+      || !cbi_cpu_shape_md (plan, &bias_md, ys, error)
+      || !cbi_cpu_any_md (plan, &op.dst, ys, error)
+      || !(args[1].memory = cbi_cpu_memory (plan, op.weights, w, error))
+      || (bias && !(args[2].memory = cbi_cpu_memory (plan, bias_md, bias,
+                  error))))
+    return FALSE;
+  op.bias = bias ? bias_md : NULL;
+  return cbi_cpu_plan_op (plan, &op, n, post, args, bias ? 3 : 2, error);
 }
 
 /* MatMul: both operands row-major with leading ones up to the output's
@@ -69,31 +69,31 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   const CbiShape *ys = &plan->shapes[n->output];
-  dnnl_memory_desc_t md[2], own, y_md;
+  CbiMd md[2], own;
+  CbiDnnlOp op = { CBI_DNNL_MATMUL, };
   dnnl_exec_arg_t args[2];
-  dnnl_matmul_desc_t desc;
   gint i;
 
   for (i = 0; i < 2; i++) {
     gint t = n->inputs[i];
     const CbiTensorInfo *info = cbi_graph_tensor (plan->graph, t);
     dnnl_memory_t mem;
-    if (!cbi_cpu_plain_md (&md[i], plan->shapes[t].n_dims, plan->shapes[t].dims,
-            ys->n_dims, error))
+    if (!cbi_cpu_plain_md (plan, &md[i], plan->shapes[t].n_dims,
+            plan->shapes[t].dims, ys->n_dims, error))
       return FALSE;
     if (info->data)
-      mem = cbi_cpu_memory (plan, &md[i], info->data, error);
+      mem = cbi_cpu_memory (plan, md[i], info->data, error);
     else if ((mem = cbi_cpu_plain (plan, t, &own, error)) != NULL)
-      mem = cbi_cpu_view (plan, mem, &md[i], error);
+      mem = cbi_cpu_view (plan, mem, md[i], error);
     if (mem == NULL)
       return FALSE;
     args[i].arg = i == 0 ? DNNL_ARG_SRC : DNNL_ARG_WEIGHTS;
     args[i].memory = mem;
   }
-  return cbi_cpu_any_md (&y_md, ys, error)
-      && DNNL_CHECK (dnnl_matmul_desc_init (&desc, &md[0], &md[1], NULL,
-          &y_md), "matmul desc")
-      && cbi_cpu_plan_op (plan, &desc, n, post, args, 2, error);
+  op.src = md[0];
+  op.weights = md[1];
+  return cbi_cpu_any_md (plan, &op.dst, ys, error)
+      && cbi_cpu_plan_op (plan, &op, n, post, args, 2, error);
 }
 
 /* Gemm and MatMul. */

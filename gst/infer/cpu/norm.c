@@ -30,7 +30,7 @@ cbi_cpu_plan_instance_norm (gpointer user_plan, const CbiNode * n,
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   gint out = post ? post->output : n->output;
   CbiCpuInstanceNorm *norm;
-  dnnl_memory_desc_t md;
+  CbiMd md = NULL;
   dnnl_memory_t in = NULL, mem;
   dnnl_dims_t dims;
   gint64 block = 1;
@@ -47,19 +47,19 @@ cbi_cpu_plan_instance_norm (gpointer user_plan, const CbiNode * n,
   for (i = 0; i < G_N_ELEMENTS (layouts) && in == NULL; i++) {
     if (layouts[i].block == 0)
       continue;
-    if (!DNNL_CHECK (dnnl_memory_desc_init_by_tag (&md, 4, dims, dnnl_f32,
-                layouts[i].tag), "instance norm desc"))
+    if (!DNNL_CHECK (cbi_md_tag (plan->descs, &md, 4, dims, layouts[i].tag),
+            "instance norm desc"))
       return FALSE;
-    if (dnnl_memory_desc_equal (&md, &plan->mds[n->inputs[0]])) {
+    if (dnnl_memory_desc_equal (md, plan->mds[n->inputs[0]])) {
       in = plan->mems[n->inputs[0]];
       block = layouts[i].block;
     }
   }
   /* md is plain NCHW now, for any other layout */
   if (in == NULL && (in = cbi_cpu_in_layout (plan, n->inputs[0],
-              &md, error)) == NULL)
+              md, error)) == NULL)
     return FALSE;
-  mem = cbi_cpu_new_output (plan, out, &md, error);
+  mem = cbi_cpu_new_output (plan, out, md, error);
   if (mem == NULL)
     return FALSE;
 
@@ -83,8 +83,10 @@ cbi_cpu_plan_softmax (gpointer user_plan, const CbiNode * n,
   CbiCpuPlan *plan = user_plan;
   const CbiShape *xs = &plan->shapes[n->inputs[0]];
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
-  dnnl_memory_desc_t x_md = plan->mds[n->inputs[0]], y_md, own;
-  dnnl_softmax_v2_desc_t desc;
+  CbiDnnlOp op = { CBI_DNNL_SOFTMAX, dnnl_softmax_accurate,
+    plan->mds[n->inputs[0]],
+  };
+  CbiMd own;
   gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis;
   CbiShape rows = { 2, {1, 1} };
   gint64 inner;
@@ -93,18 +95,16 @@ cbi_cpu_plan_softmax (gpointer user_plan, const CbiNode * n,
     /* the opset < 13 form: rows of everything from the axis on */
     cbi_node_softmax_view (n, xs, &rows.dims[0], &rows.dims[1], &inner);
     args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &own, error);
-    if (args[0].memory == NULL || !cbi_cpu_shape_md (&x_md, &rows, error)
-        || (args[0].memory = cbi_cpu_view (plan, args[0].memory, &x_md,
-                error)) == NULL)
+    if (args[0].memory == NULL || !cbi_cpu_shape_md (plan, &op.src, &rows,
+            error) || (args[0].memory = cbi_cpu_view (plan, args[0].memory,
+                op.src, error)) == NULL)
       return FALSE;
     xs = &rows;
     axis = 1;
   }
-  return cbi_cpu_any_md (&y_md, xs, error)
-      && DNNL_CHECK (dnnl_softmax_v2_forward_desc_init (&desc,
-          dnnl_forward_inference, dnnl_softmax_accurate, &x_md, &y_md, axis),
-      "softmax desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error)
+  op.axis = axis;
+  return cbi_cpu_any_md (plan, &op.dst, xs, error)
+      && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error)
       && (n->mode == 0 || cbi_cpu_reshape_output (plan, n->output, error));
 }
 
@@ -120,8 +120,8 @@ cbi_cpu_plan_reduce (gpointer user_plan, const CbiNode * n,
   dnnl_alg_kind_t alg = n->op == CBI_OP_REDUCE_MEAN ? dnnl_reduction_mean :
       n->op == CBI_OP_REDUCE_SUM ? dnnl_reduction_sum : dnnl_reduction_max;
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, NULL} };
-  dnnl_memory_desc_t xmd, ymd;
-  dnnl_reduction_desc_t desc;
+  CbiDnnlOp op = { CBI_DNNL_REDUCTION, alg, };
+  CbiMd xmd, ymd;
   CbiShape kept = *xs;
   gint d, i;
 
@@ -129,9 +129,9 @@ cbi_cpu_plan_reduce (gpointer user_plan, const CbiNode * n,
     /* our loop: oneDNN 2.6 has no index reduction */
     CbiCpuReduce *loop = g_new0 (CbiCpuReduce, 1);
     dnnl_memory_t x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
-    if (x == NULL || cbi_cpu_shape_md (&ymd, &plan->shapes[n->output],
-            error) == FALSE
-        || cbi_cpu_new_output (plan, n->output, &ymd, error) == NULL) {
+    if (x == NULL || !cbi_cpu_shape_md (plan, &ymd, &plan->shapes[n->output],
+            error)
+        || cbi_cpu_new_output (plan, n->output, ymd, error) == NULL) {
       g_free (loop);
       return FALSE;
     }
@@ -151,11 +151,9 @@ cbi_cpu_plan_reduce (gpointer user_plan, const CbiNode * n,
     if (n->n_ints == 0)
       kept.dims[d] = 1;
   }
-  return (args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &xmd, error))
-      && cbi_cpu_shape_md (&ymd, &kept, error)
-      && DNNL_CHECK (dnnl_reduction_desc_init (&desc, alg, &xmd, &ymd, 0.0f,
-          0.0f), "reduction desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error)
+  return (args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &op.src, error))
+      && cbi_cpu_shape_md (plan, &op.dst, &kept, error)
+      && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error)
       && cbi_cpu_reshape_output (plan, n->output, error);
 }
 
@@ -170,26 +168,25 @@ cbi_cpu_plan_layer_norm (gpointer user_plan, const CbiNode * n,
   dnnl_exec_arg_t args[3] = { {DNNL_ARG_SRC, NULL}, {DNNL_ARG_SCALE, NULL},
   {DNNL_ARG_SHIFT, NULL}
   };
-  dnnl_memory_desc_t xmd, view, vmd;
-  dnnl_layer_normalization_desc_t desc;
+  CbiDnnlOp op = { CBI_DNNL_LAYER_NORM, dnnl_alg_kind_undef, };
+  CbiMd xmd, vmd;
   gint64 rows[2];
   dnnl_memory_t x;
 
   cbi_node_layer_norm_view (n, &plan->shapes[n->inputs[0]], &rows[0], &rows[1]);
   x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
-  if (x == NULL || !cbi_cpu_plain_md (&view, 2, rows, 2, error)
-      || !cbi_cpu_plain_md (&vmd, 1, &rows[1], 1, error)
-      || (args[0].memory = cbi_cpu_view (plan, x, &view, error)) == NULL
-      || (args[1].memory = cbi_cpu_memory (plan, &vmd,
+  if (x == NULL || !cbi_cpu_plain_md (plan, &op.src, 2, rows, 2, error)
+      || !cbi_cpu_plain_md (plan, &vmd, 1, &rows[1], 1, error)
+      || (args[0].memory = cbi_cpu_view (plan, x, op.src, error)) == NULL
+      || (args[1].memory = cbi_cpu_memory (plan, vmd,
               cbi_graph_tensor (plan->graph, n->inputs[1])->data,
               error)) == NULL
-      || (bias && (args[2].memory = cbi_cpu_memory (plan, &vmd,
+      || (bias && (args[2].memory = cbi_cpu_memory (plan, vmd,
                   cbi_graph_tensor (plan->graph, n->inputs[2])->data,
                   error)) == NULL))
     return FALSE;
-  return DNNL_CHECK (dnnl_layer_normalization_forward_desc_init (&desc,
-          dnnl_forward_inference, &view, NULL, n->alpha,
-          dnnl_use_scale | (bias ? dnnl_use_shift : 0)), "layer norm desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, bias ? 3 : 2, error)
+  op.alpha = n->alpha;
+  op.flags = dnnl_use_scale | (bias ? dnnl_use_shift : 0);
+  return cbi_cpu_plan_op (plan, &op, n, NULL, args, bias ? 3 : 2, error)
       && cbi_cpu_reshape_output (plan, n->output, error);
 }

@@ -37,6 +37,7 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
   g_array_free (plan->steps, TRUE);
   g_ptr_array_free (plan->memories, TRUE);
   g_free (plan->mds);
+  cbi_md_arena_free (plan->descs);
   g_free (plan->mems);
   g_free (plan);
 }
@@ -46,7 +47,7 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
 static gboolean
 cbi_cpu_plan_outputs (CbiCpuPlan * plan, GError ** error)
 {
-  dnnl_memory_desc_t md;
+  CbiMd md;
   dnnl_memory_t mem;
   guint i;
 
@@ -79,10 +80,9 @@ cbi_cpu_bind_workspace (CbiCpuPlan * plan, guint64 workspace)
 /* Whether @step is a reorder from a memory of @from_md to one of @to_md
  * (neither may be NULL). */
 static gboolean
-cbi_cpu_is_reorder (const CbiCpuStep * step, const dnnl_memory_desc_t * from_md,
-    const dnnl_memory_desc_t * to_md)
+cbi_cpu_is_reorder (const CbiCpuStep * step, CbiMd from_md, CbiMd to_md)
 {
-  const dnnl_memory_desc_t *md[2] = { NULL, NULL };
+  CbiMd md[2] = { NULL, NULL };
 
   return step->prim != NULL && step->n_args == 2
       && step->args[0].arg == DNNL_ARG_FROM && step->args[1].arg == DNNL_ARG_TO
@@ -102,12 +102,12 @@ cbi_cpu_keep_input_reorder (CbiCpuPlan * plan)
 {
   const CbiGraph *graph = plan->graph;
   const CbiShape *shape = &plan->shapes[graph->input];
-  dnnl_memory_desc_t nhwc;
+  CbiMd nhwc;
   CbiCpuStep *first;
   guint i, j, readers = 0;
 
   if (plan->steps->len == 0 || shape->n_dims != 4 || shape->dims[1] != 3
-      || !cbi_cpu_nhwc_md (&nhwc, shape, NULL))
+      || !cbi_cpu_nhwc_md (plan, &nhwc, shape, NULL))
     return;
   for (i = 0; i < graph->n_outputs; i++)
     if (graph->outputs[i] == graph->input)
@@ -125,7 +125,7 @@ cbi_cpu_keep_input_reorder (CbiCpuPlan * plan)
   first = &g_array_index (plan->steps, CbiCpuStep, 0);
   if (readers != 1 || first->prim == NULL
       || first->args[0].memory != plan->mems[graph->input]
-      || !cbi_cpu_is_reorder (first, &plan->mds[graph->input], &nhwc))
+      || !cbi_cpu_is_reorder (first, plan->mds[graph->input], nhwc))
     return;
   dnnl_memory_get_data_handle (first->args[1].memory,
       (void **) &plan->input_channels_last);
@@ -143,18 +143,18 @@ static void
 cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
 {
   const CbiShape *shape = &plan->shapes[plan->graph->outputs[0]];
-  dnnl_memory_desc_t nhwc, plain;
+  CbiMd nhwc, plain;
   gpointer to = NULL;
   CbiCpuStep *last;
 
   if (plan->steps->len == 0 || shape->n_dims != 4
       || (shape->dims[1] != 3 && shape->dims[1] != 4)
-      || !cbi_cpu_nhwc_md (&nhwc, shape, NULL)
-      || !cbi_cpu_shape_md (&plain, shape, NULL))
+      || !cbi_cpu_nhwc_md (plan, &nhwc, shape, NULL)
+      || !cbi_cpu_shape_md (plan, &plain, shape, NULL))
     return;
   last = &g_array_index (plan->steps, CbiCpuStep, plan->steps->len - 1);
   /* a plain copy of the tensor, not a Transpose into the output */
-  if (!cbi_cpu_is_reorder (last, &nhwc, &plain))
+  if (!cbi_cpu_is_reorder (last, nhwc, plain))
     return;
   dnnl_memory_get_data_handle (last->args[1].memory, &to);
   if (to != (gpointer) plan->outputs[0])
@@ -179,17 +179,18 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCpuStep));
   plan->memories = g_ptr_array_new ();
   plan->memory = cbi_mem_plan_new (graph, pool);
-  plan->mds = g_new0 (dnnl_memory_desc_t, n_tensors);
+  plan->descs = cbi_md_arena_new ();
+  plan->mds = g_new0 (CbiMd, n_tensors);
   plan->mems = g_new0 (dnnl_memory_t, n_tensors);
   plan->cpu = cpu;
   plan->graph = graph;
   plan->shapes = shapes;
 
-  if (!cbi_cpu_shape_md (&plan->mds[graph->input], &plan->shapes[graph->input],
-          error))
+  if (!cbi_cpu_shape_md (plan, &plan->mds[graph->input],
+          &plan->shapes[graph->input], error))
     goto failed;
   plan->input_count = cbi_shape_count (&plan->shapes[graph->input]);
-  in = cbi_cpu_activation (plan, graph->input, &plan->mds[graph->input], error);
+  in = cbi_cpu_activation (plan, graph->input, plan->mds[graph->input], error);
   if (in == NULL)
     goto failed;
   plan->mems[graph->input] = in;
@@ -217,6 +218,9 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     goto failed;
   }
   cbi_mem_plan_done (plan->memory);
+  /* the memories and primitives keep copies of the descs they need */
+  g_clear_pointer (&plan->mds, g_free);
+  g_clear_pointer (&plan->descs, cbi_md_arena_free);
   plan->graph = NULL;
   plan->shapes = NULL;
   GST_DEBUG ("planned %u steps for %" G_GINT64_FORMAT " input elements, "

@@ -43,12 +43,13 @@ cbi_cpu_plan_pool (gpointer user_plan, const CbiNode * n,
   dnnl_dims_t pad_l = { a->pads[0], a->pads[1] };
   dnnl_dims_t pad_r = { a->pads[2], a->pads[3] };
   dnnl_exec_arg_t args[1] = { {DNNL_ARG_SRC, plan->mems[n->inputs[0]]} };
-  dnnl_pooling_v2_desc_t desc;
-  dnnl_memory_desc_t dst;
+  CbiDnnlOp op = { CBI_DNNL_POOLING, alg, plan->mds[n->inputs[0]], };
 
-  return cbi_cpu_any_md (&dst, &plan->shapes[n->output], error)
-      && DNNL_CHECK (dnnl_pooling_v2_forward_desc_init (&desc,
-          dnnl_forward_inference, alg, &plan->mds[n->inputs[0]], &dst,
-          strides, kernel, dil, pad_l, pad_r), "pooling desc")
-      && cbi_cpu_plan_op (plan, &desc, n, NULL, args, 1, error);
+  op.strides = strides;
+  op.kernel = kernel;
+  op.dilation = dil;
+  op.pad_l = pad_l;
+  op.pad_r = pad_r;
+  return cbi_cpu_any_md (plan, &op.dst, &plan->shapes[n->output], error)
+      && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);
 }

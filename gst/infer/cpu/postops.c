@@ -47,8 +47,9 @@ cbi_cpu_eltwise_form (const CbiEltwiseStep * e, CbiCpuEltwise steps[2])
       cbi_cpu_step (&steps[0], dnnl_eltwise_linear, e->alpha, e->beta);
       cbi_cpu_step (&steps[1], dnnl_eltwise_clip, 0.0f, 1.0f);
       return 2;
-    case CBI_K_HARD_SWISH:     /* x relu6 (x + 3) / 6, as ONNX */
-      cbi_cpu_step (&steps[0], dnnl_eltwise_hardswish, 0.0f, 0.0f);
+    case CBI_K_HARD_SWISH:     /* x relu6 (x + 3) / 6, as ONNX; oneDNN 3
+                                 * reads these alpha, beta, 2.x ignores them */
+      cbi_cpu_step (&steps[0], dnnl_eltwise_hardswish, 1.0f / 6.0f, 0.5f);
       return 1;
     case CBI_K_IDENTITY:
       cbi_cpu_step (&steps[0], dnnl_eltwise_linear, 1.0f, 0.0f);
@@ -110,7 +111,7 @@ cbi_cpu_attr_steps (const CbiCpuEltwise * steps, guint n_steps,
   if (ok && n_steps > 0) {
     ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create");
     for (i = 0; ok && i < n_steps; i++)
-      ok = DNNL_CHECK (dnnl_post_ops_append_eltwise (ops, 1.0f, steps[i].alg,
+      ok = DNNL_CHECK (cbi_dnnl_append_eltwise (ops, steps[i].alg,
               steps[i].alpha, steps[i].beta), "append_eltwise");
     ok = ok && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
         "set_post_ops");
@@ -145,10 +146,9 @@ gboolean
 cbi_cpu_add_eltwise_in_place (CbiCpuPlan * plan, gint out,
     const CbiCpuEltwise * step, GError ** error)
 {
-  const dnnl_memory_desc_t *md = &plan->mds[out];
+  CbiDnnlOp op = { CBI_DNNL_ELTWISE, step->alg, plan->mds[out], };
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
-  dnnl_eltwise_desc_t desc;
   gboolean ok;
 
   const dnnl_exec_arg_t args[2] = {
@@ -156,12 +156,11 @@ cbi_cpu_add_eltwise_in_place (CbiCpuPlan * plan, gint out,
     {DNNL_ARG_DST, plan->mems[out]},
   };
 
-  ok = DNNL_CHECK (dnnl_eltwise_forward_desc_init (&desc,
-          dnnl_forward_inference, step->alg, md, step->alpha, step->beta),
-      "eltwise desc")
-      && cbi_cpu_attr_steps (NULL, 0, &attr, error)
-      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, &desc, attr,
-          plan->cpu->engine, NULL), "eltwise primitive desc");
+  op.alpha = step->alpha;
+  op.beta = step->beta;
+  ok = cbi_cpu_attr_steps (NULL, 0, &attr, error)
+      && DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine),
+      "eltwise primitive desc");
   return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, 2, -1, error);
 }
 
@@ -170,8 +169,7 @@ cbi_cpu_add_eltwise_in_place (CbiCpuPlan * plan, gint out,
  * keeps a blocked layout's zero padding. */
 gboolean
 cbi_cpu_add_eltwise_loop (CbiCpuPlan * plan, const CbiEltwiseStep * e,
-    dnnl_memory_t src, dnnl_memory_t dst, const dnnl_memory_desc_t * md,
-    GError ** error)
+    dnnl_memory_t src, dnnl_memory_t dst, CbiMd md, GError ** error)
 {
   CbiCpuEltwiseLoop *loop = g_new0 (CbiCpuEltwiseLoop, 1);
 
@@ -195,7 +193,7 @@ cbi_cpu_add_step_in_place (CbiCpuPlan * plan, gint out,
 
   if (count == 0)
     return cbi_cpu_add_eltwise_loop (plan, e, plan->mems[out],
-        plan->mems[out], &plan->mds[out], error);
+        plan->mems[out], plan->mds[out], error);
   for (i = 0; i < count; i++)
     if (!cbi_cpu_add_eltwise_in_place (plan, out, &steps[i], error))
       return FALSE;
@@ -226,11 +224,11 @@ cbi_cpu_add_in_place (gpointer user_plan, const CbiNode * n,
   return cbi_cpu_add_step_in_place (user_plan, n->output, step, error);
 }
 
-/* A primitive for @op_desc, node @n's, with activation @post (nullable)
+/* A primitive for @op, node @n's, with activation @post (nullable)
  * after it (cbi_cpu_attr(), cbi_cpu_post_own()), reading @inputs and
  * writing the output of @post, else of @n. */
 gboolean
-cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
+cbi_cpu_plan_op (CbiCpuPlan * plan, const CbiDnnlOp * op,
     const CbiNode * n, const CbiNode * post,
     const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error)
 {
@@ -240,8 +238,8 @@ cbi_cpu_plan_op (CbiCpuPlan * plan, const_dnnl_op_desc_t op_desc,
   gboolean ok;
 
   ok = cbi_cpu_attr (post, &attr, error)
-      && DNNL_CHECK (dnnl_primitive_desc_create (&pd, op_desc, attr,
-          plan->cpu->engine, NULL), "primitive desc");
+      && DNNL_CHECK (cbi_dnnl_op_create (&pd, op, attr, plan->cpu->engine),
+      "primitive desc");
   return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, inputs,
       n_inputs, out, error) && cbi_cpu_post_own (plan, post, out, error);
 }

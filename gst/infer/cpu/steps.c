@@ -9,8 +9,7 @@
 
 /* Wraps @handle in a dnnl_memory owned by the plan. */
 dnnl_memory_t
-cbi_cpu_memory (CbiCpuPlan * plan, const dnnl_memory_desc_t * md,
-    gpointer handle, GError ** error)
+cbi_cpu_memory (CbiCpuPlan * plan, CbiMd md, gpointer handle, GError ** error)
 {
   dnnl_memory_t mem = NULL;
 
@@ -23,7 +22,7 @@ cbi_cpu_memory (CbiCpuPlan * plan, const dnnl_memory_desc_t * md,
 
 /* A memory for @md with a fresh block from the pool. */
 dnnl_memory_t
-cbi_cpu_pooled_memory (CbiCpuPlan * plan, const dnnl_memory_desc_t * md,
+cbi_cpu_pooled_memory (CbiCpuPlan * plan, CbiMd md,
     const gchar * what, GError ** error)
 {
   gpointer block = cbi_mem_plan_alloc (plan->memory,
@@ -35,8 +34,7 @@ cbi_cpu_pooled_memory (CbiCpuPlan * plan, const dnnl_memory_desc_t * md,
 /* A memory for activation @tensor (-1: a copy in another layout), where
  * the memory plan puts it. */
 dnnl_memory_t
-cbi_cpu_activation (CbiCpuPlan * plan, gint tensor,
-    const dnnl_memory_desc_t * md, GError ** error)
+cbi_cpu_activation (CbiCpuPlan * plan, gint tensor, CbiMd md, GError ** error)
 {
   gpointer block = cbi_mem_plan_activation (plan->memory, tensor,
       dnnl_memory_desc_get_size (md), error);
@@ -72,11 +70,12 @@ cbi_cpu_planes (CbiCpuPlanes * io, dnnl_memory_t src, dnnl_memory_t dst,
 /* Activation @out as a new memory of @md, where
  * the memory plan puts it: the one the nodes after it read. */
 dnnl_memory_t
-cbi_cpu_new_output (CbiCpuPlan * plan, gint out, const dnnl_memory_desc_t * md,
-    GError ** error)
+cbi_cpu_new_output (CbiCpuPlan * plan, gint out, CbiMd md, GError ** error)
 {
-  plan->mds[out] = *md;
-  plan->mems[out] = cbi_cpu_activation (plan, out, &plan->mds[out], error);
+  plan->mems[out] = cbi_cpu_activation (plan, out, md, error);
+  /* the memory's own copy of @md, which may be a primitive desc's */
+  if (plan->mems[out] != NULL)
+    dnnl_memory_get_memory_desc (plan->mems[out], &plan->mds[out]);
   return plan->mems[out];
 }
 
@@ -96,7 +95,7 @@ cbi_cpu_add_step (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
   return TRUE;
 }
 
-static const dnnl_memory_desc_t *
+static CbiMd
 cbi_cpu_scratchpad_md (const_dnnl_primitive_desc_t pd)
 {
   return dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
@@ -105,8 +104,8 @@ cbi_cpu_scratchpad_md (const_dnnl_primitive_desc_t pd)
 /* A row-major desc of @n_dims (a scalar as [1]), the leading ones of
  * @rank - @n_dims prepended: how ONNX aligns a broadcast operand. */
 gboolean
-cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims, const gint64 * dims,
-    gint rank, GError ** error)
+cbi_cpu_plain_md (CbiCpuPlan * plan, CbiMd * md, gint n_dims,
+    const gint64 * dims, gint rank, GError ** error)
 {
   static const dnnl_format_tag_t tags[CBI_MAX_DIMS] = {
     dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef
@@ -118,38 +117,38 @@ cbi_cpu_plain_md (dnnl_memory_desc_t * md, gint n_dims, const gint64 * dims,
   lead = rank - n_dims;
   for (d = 0; d < rank; d++)
     padded[d] = d < lead ? 1 : dims[d - lead];
-  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, rank, padded,
-          dnnl_f32, tags[rank - 1]), "row-major desc");
+  return DNNL_CHECK (cbi_md_tag (plan->descs, md, rank, padded,
+          tags[rank - 1]), "row-major desc");
 }
 
 gboolean
-cbi_cpu_shape_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+cbi_cpu_shape_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
     GError ** error)
 {
-  return cbi_cpu_plain_md (md, shape->n_dims, shape->dims, shape->n_dims,
+  return cbi_cpu_plain_md (plan, md, shape->n_dims, shape->dims, shape->n_dims,
       error);
 }
 
 /* A desc of @shape in whatever layout the primitive prefers. */
 gboolean
-cbi_cpu_any_md (dnnl_memory_desc_t * md, const CbiShape * shape,
+cbi_cpu_any_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
     GError ** error)
 {
   dnnl_dims_t dims;
 
   memcpy (dims, shape->dims, shape->n_dims * sizeof (gint64));
-  return DNNL_CHECK (dnnl_memory_desc_init_by_tag (md, shape->n_dims, dims,
-          dnnl_f32, dnnl_format_tag_any), "activation desc");
+  return DNNL_CHECK (cbi_md_tag (plan->descs, md, shape->n_dims, dims,
+          dnnl_format_tag_any), "activation desc");
 }
 
 /* Adds a step copying @from into @to, converting the layout. */
 gboolean
-cbi_cpu_add_reorder (CbiCpuPlan * plan, const dnnl_memory_desc_t * from_md,
-    dnnl_memory_t from, const dnnl_memory_desc_t * to_md, dnnl_memory_t to,
-    GError ** error)
+cbi_cpu_add_reorder (CbiCpuPlan * plan, CbiMd from_md,
+    dnnl_memory_t from, CbiMd to_md, dnnl_memory_t to, GError ** error)
 {
   dnnl_primitive_desc_t pd = NULL;
-  dnnl_exec_arg_t args[2] = { {DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to} };
+  dnnl_exec_arg_t args[2] = { {DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}
+  };
   gboolean ok;
 
   ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, from_md,
@@ -164,8 +163,7 @@ cbi_cpu_add_reorder (CbiCpuPlan * plan, const dnnl_memory_desc_t * from_md,
  * elements (a reshape of a row-major tensor, or strides for a
  * transposition). */
 dnnl_memory_t
-cbi_cpu_view (CbiCpuPlan * plan, dnnl_memory_t mem,
-    const dnnl_memory_desc_t * md, GError ** error)
+cbi_cpu_view (CbiCpuPlan * plan, dnnl_memory_t mem, CbiMd md, GError ** error)
 {
   gpointer handle = NULL;
 
@@ -179,7 +177,7 @@ static gboolean
 cbi_cpu_add_step_scratch (CbiCpuPlan * plan, const_dnnl_primitive_desc_t pd,
     const dnnl_exec_arg_t * args, gint n_args, GError ** error)
 {
-  const dnnl_memory_desc_t *scratch = cbi_cpu_scratchpad_md (pd);
+  CbiMd scratch = cbi_cpu_scratchpad_md (pd);
   dnnl_exec_arg_t all[CBI_MAX_ARGS];
   dnnl_memory_t smem;
 
@@ -220,15 +218,14 @@ cbi_cpu_add_primitive (CbiCpuPlan * plan,
 /* Activation @t in layout @md: itself when it has it, else a copy made
  * by a reorder step, for a primitive or loop that needs that layout. */
 dnnl_memory_t
-cbi_cpu_in_layout (CbiCpuPlan * plan, gint t, const dnnl_memory_desc_t * md,
-    GError ** error)
+cbi_cpu_in_layout (CbiCpuPlan * plan, gint t, CbiMd md, GError ** error)
 {
   dnnl_memory_t mem;
 
-  if (dnnl_memory_desc_equal (md, &plan->mds[t]))
+  if (dnnl_memory_desc_equal (md, plan->mds[t]))
     return plan->mems[t];
   mem = cbi_cpu_activation (plan, -1, md, error);
-  if (mem == NULL || !cbi_cpu_add_reorder (plan, &plan->mds[t],
+  if (mem == NULL || !cbi_cpu_add_reorder (plan, plan->mds[t],
           plan->mems[t], md, mem, error))
     return NULL;
   return mem;
@@ -236,12 +233,11 @@ cbi_cpu_in_layout (CbiCpuPlan * plan, gint t, const dnnl_memory_desc_t * md,
 
 /* Activation @t row-major, in its shape from @shapes. */
 dnnl_memory_t
-cbi_cpu_plain (CbiCpuPlan * plan, gint t, dnnl_memory_desc_t * md,
-    GError ** error)
+cbi_cpu_plain (CbiCpuPlan * plan, gint t, CbiMd * md, GError ** error)
 {
-  if (!cbi_cpu_shape_md (md, &plan->shapes[t], error))
+  if (!cbi_cpu_shape_md (plan, md, &plan->shapes[t], error))
     return NULL;
-  return cbi_cpu_in_layout (plan, t, md, error);
+  return cbi_cpu_in_layout (plan, t, *md, error);
 }
 
 /* Adds the step of @pd (nullable: its creation failed, as @ok says) as
@@ -264,12 +260,12 @@ cbi_cpu_add_primitive_owned (gboolean ok, dnnl_primitive_desc_t pd,
 gboolean
 cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error)
 {
-  dnnl_memory_desc_t md;
+  CbiMd md;
   dnnl_memory_t mem;
 
-  if (!cbi_cpu_shape_md (&md, &plan->shapes[out], error))
+  if (!cbi_cpu_shape_md (plan, &md, &plan->shapes[out], error))
     return FALSE;
-  mem = cbi_cpu_view (plan, plan->mems[out], &md, error);
+  mem = cbi_cpu_view (plan, plan->mems[out], md, error);
   if (mem == NULL)
     return FALSE;
   plan->mds[out] = md;
@@ -281,12 +277,12 @@ cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error)
  * it as @view_md, for a reorder to write. */
 dnnl_memory_t
 cbi_cpu_output_view (CbiCpuPlan * plan, gint out,
-    const dnnl_memory_desc_t * view_md, GError ** error)
+    CbiMd view_md, GError ** error)
 {
-  dnnl_memory_desc_t md;
+  CbiMd md;
   dnnl_memory_t mem;
 
-  mem = cbi_cpu_shape_md (&md, &plan->shapes[out], error) ?
-      cbi_cpu_new_output (plan, out, &md, error) : NULL;
+  mem = cbi_cpu_shape_md (plan, &md, &plan->shapes[out], error) ?
+      cbi_cpu_new_output (plan, out, md, error) : NULL;
   return mem ? cbi_cpu_view (plan, mem, view_md, error) : NULL;
 }

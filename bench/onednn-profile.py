@@ -92,16 +92,29 @@ class Primitive:
         return 0
 
 
-def exec_lines(text):
-    out = []
-    for line in text.splitlines():
-        if line.startswith("onednn_verbose,exec,cpu,"):
-            fields = line.strip().split(",")
+# oneDNN 2.x writes "onednn_verbose,exec,cpu,KIND,IMPL,...", 3.x
+# "onednn_verbose,v1,primitive,exec,cpu,KIND,IMPL,..." (and its descs as
+# "src:f32::blocked:..." where 2.x has "src_f32::blocked:...")
+EXEC_PREFIXES = ("onednn_verbose,exec,cpu,",
+                 "onednn_verbose,v1,primitive,exec,cpu,")
+
+
+def parse_exec(line):
+    """The Primitive of an exec line of either version's log, else None."""
+    line = line.strip()
+    for prefix in EXEC_PREFIXES:
+        if line.startswith(prefix):
+            fields = ["onednn_verbose", "exec", "cpu"] + \
+                line[len(prefix):].split(",")
             try:
-                out.append(Primitive(fields))
-            except ValueError:
-                continue
-    return out
+                return Primitive(fields)
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+def exec_lines(text):
+    return [p for p in map(parse_exec, text.splitlines()) if p is not None]
 
 
 def batches_of(calls, wanted):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks bench/onednn-profile.py's reading of oneDNN verbose logs: the
 operations it counts for each primitive, the batch it finds in a log and
-the floors it prints, on logs written here in oneDNN 2.6's format.
+the floors it prints, on logs written here in oneDNN 2.6's format, and
+the same read from oneDNN 3.7's (Debian 13).
 
 scripts/test.sh runs it; it prints one line per check and
 `N passed, N failed`, and exits 1 when one fails. Only Python's standard
@@ -39,7 +40,22 @@ def binary(shape, ms):
 
 
 def primitive(line):
-    return profile.Primitive(line.split(","))
+    p = profile.parse_exec(line)
+    assert p is not None, line
+    return p
+
+
+# a convolution and a matmul as oneDNN 3.7 logs them
+V3_CONV = ("onednn_verbose,v1,primitive,exec,cpu,convolution,"
+           "brg_conv_fwd:avx512_core,forward_inference,src:f32:a:blocked:acdb::f0"
+           " wei:f32:a:blocked:Acdb16a::f0 bia:f32::blocked:a::f0 "
+           "dst:f32:a:blocked:acdb::f0,attr-scratchpad:user "
+           "attr-post-ops:eltwise_relu,alg:convolution_direct,"
+           "mb8_ic8oc16_ih16oh16kh3sh1dh0ph1_iw16ow16kw3sw1dw0pw1,0.0200195")
+V3_MATMUL = ("onednn_verbose,v1,primitive,exec,cpu,matmul,"
+             "brg_matmul:avx512_core,undef,src:f32::blocked:ab::f0 "
+             "wei:f32::blocked:ab::f0 dst:f32::blocked:ab::f0,"
+             "attr-scratchpad:user,,8x64:64x10:8x10,0.01")
 
 
 def test_a_1x1_convolution_counts_two_operations_per_multiply_add():
@@ -89,6 +105,28 @@ BATCH = [binary("8x256x14x14:8x256x1x1", 0.25),
               1.0),
          conv("mb8_ic256oc256_ih14oh14kh1sh1dh0ph0_iw14ow14kw1sw1dw0pw0",
               1.0)]
+
+
+def test_a_onednn3_log_line_reads_as_its_onednn2_form():
+    p = primitive(V3_CONV)
+    assert p.kind == "convolution" and p.impl == "brg_conv_fwd:avx512_core", \
+        (p.kind, p.impl)
+    assert p.category() == "convolution other", p.category()
+    assert p.flop() == 2 * 8 * 8 * 16 * 16 * 16 * 9, p.flop()
+    assert abs(p.ms - 0.0200195) < 1e-9, p.ms
+    m = primitive(V3_MATMUL)
+    assert m.flop() == 2 * 8 * 64 * 10, m.flop()
+    info = "onednn_verbose,v1,primitive,info,template:operation,engine"
+    assert profile.parse_exec(info) is None
+
+
+def test_a_onednn3_log_gives_its_batch():
+    text = "\n".join(["onednn_verbose,v1,info,oneDNN v3.7.2"]
+                      + [V3_CONV, V3_MATMUL] * 3)
+    calls = profile.exec_lines(text)
+    assert len(calls) == 6, len(calls)
+    batch = profile.batches_of(calls, 3)
+    assert len(batch) == 3 and len(batch[0]) == 2, batch
 
 
 def log_of(batches, times=None):

@@ -17,6 +17,7 @@
 #include <gst/cudabatchinfer/gstbatchtensormeta.h>
 
 #include "cbierror.h"
+#include "gstcbitensormeta.h"
 
 /* every model output fits one tensor meta */
 G_STATIC_ASSERT (CBI_MAX_OUTPUTS <= GST_BATCH_TENSOR_MAX_TENSORS);
@@ -210,11 +211,17 @@ gst_cuda_batch_infer_pass_through (GstCudaBatchInfer * self,
     GstCbiBatch * batch, guint i)
 {
   GstBuffer *out = gst_buffer_make_writable (batch->frames[i]);
+  GstBatchTensorMeta *m;
 
   batch->frames[i] = NULL;
-  if (gst_buffer_add_batch_tensor_meta (out, batch->tensor_data[i],
-          self->out.n_outputs, self->tensors) == NULL)
+  m = gst_buffer_add_batch_tensor_meta (out, batch->tensor_data[i],
+      self->out.n_outputs, self->tensors);
+  if (m == NULL)
     GST_WARNING_OBJECT (self, "could not attach the tensors of frame %u", i);
+  else if (self->run_tensor_meta
+      && !gst_cbi_tensor_meta_add (out, m, self->tensor_ids))
+    GST_WARNING_OBJECT (self, "could not attach the GstTensorMeta of frame "
+        "%u", i);
   gst_clear_buffer (&batch->tensor_data[i]);
   return out;
 }

@@ -10,6 +10,7 @@
 #endif
 
 #include "gstcudabatchinfer-private.h"
+#include "gstcbimodelinfo.h"
 
 /* Pools. */
 
@@ -129,6 +130,34 @@ gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
   return TRUE;
 }
 
+/* The GstTensorMeta id of each tensor output: from the model's modelinfo
+ * file, else its name. Posts an error for a modelinfo that says something
+ * else of an output than the element gives. */
+static gboolean
+gst_cuda_batch_infer_tensor_ids (GstCudaBatchInfer * self)
+{
+  GError *error = NULL;
+  gboolean ok = TRUE;
+  guint o;
+
+  for (o = 0; ok && o < self->out.n_outputs; o++) {
+    const gchar *name = self->tensors[o].name;
+
+    ok = gst_cbi_modelinfo_output_id (self->modelinfo, name,
+        &self->tensor_ids[o], &error);
+    if (ok)
+      GST_INFO_OBJECT (self, "output %s goes out as GstTensorMeta id %s",
+          name, g_quark_to_string (self->tensor_ids[o]));
+  }
+  if (!ok) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Invalid modelinfo file %s: %s", self->modelinfo_path,
+            error->message), (NULL));
+    g_clear_error (&error);
+  }
+  return ok;
+}
+
 /* Tensor outputs: a pool of buffers for one frame's slice of them all. */
 static gboolean
 gst_cuda_batch_infer_setup_tensor_pool (GstCudaBatchInfer * self)
@@ -151,6 +180,8 @@ gst_cuda_batch_infer_setup_tensor_pool (GstCudaBatchInfer * self)
     t->size = cbi_shape_count (one) * sizeof (gfloat);
     size += t->size;
   }
+  if (self->run_tensor_meta && !gst_cuda_batch_infer_tensor_ids (self))
+    return FALSE;
   gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
   self->tensor_pool = gst_buffer_pool_new ();
   config = gst_buffer_pool_get_config (self->tensor_pool);

@@ -278,6 +278,12 @@ struct _GstCudaBatchInfer
   CbiOutputInfo out;            /* what the model gives for in_info */
   GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
   GstBatchTensor tensors[CBI_MAX_OUTPUTS];      /* their layout in a buffer */
+  gboolean run_tensor_meta;     /* upstream's GstTensorMeta goes out too
+                                 * (the runtime has it: 1.26 or later) */
+  GKeyFile *modelinfo;          /* the model's .modelinfo, where
+                                 * run_tensor_meta and there is one */
+  gchar *modelinfo_path;        /* its file */
+  GQuark tensor_ids[CBI_MAX_OUTPUTS];   /* the tensors' GstTensorMeta ids */
   gboolean have_caps;
   GstCaps *refused_caps;        /* refused with an error posted: upstream
                                  * resends sticky caps before every buffer,

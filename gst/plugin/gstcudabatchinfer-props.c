@@ -200,7 +200,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * broadcasting arithmetic, pooling, Resize, Pad, DepthToSpace, Reshape,
    * Transpose, Flatten, Gemm, MatMul, Softmax and more). An image output
    * becomes the output frames, any other output a #GstBatchTensorMeta on
-   * the frames passed through. A model the engine cannot run fails the
+   * the frames passed through (and, on GStreamer 1.26 or later, a
+   * GstTensorMeta whose ids come from a `<model>.onnx.modelinfo` file
+   * beside it, where there is one). A model the engine cannot run fails the
    * READY→PAUSED state change with an error that names the op, node or
    * tensor it cannot take.
    *

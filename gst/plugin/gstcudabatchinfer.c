@@ -30,6 +30,20 @@
  * in and attaches a #GstBatchTensorMeta with each frame's slice of every
  * model output.
  *
+ * Where the GStreamer the element runs on has upstream's GstTensorMeta
+ * (1.26 or later, libgstanalytics-1.0; found at run time, once per
+ * process, since the plugin builds on 1.22), each such frame also carries
+ * a GstTensorMeta for upstream's tensor decoders: one GstTensor per model
+ * output, float32, row-major, the batch of 1 first, whose buffer wraps the
+ * same bytes as the #GstBatchTensorMeta (no copy). A tensor's id is the
+ * `id` of its output's section in a `<model>.onnx.modelinfo` (or
+ * `<model>.modelinfo`) file beside the model, in upstream's modelinfo
+ * format, and otherwise the output's name. A modelinfo file that cannot
+ * be read, or is not of version 1.x, fails READY→PAUSED with an error
+ * naming it, as upstream's inference elements refuse one; a section of an
+ * output with no `id`, or that says it is not a float32 row-major output,
+ * fails the caps. Without GstTensorMeta the file is not read.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 filesrc location=video.mp4 ! decodebin ! videoconvert ! \
@@ -56,6 +70,8 @@
 #endif
 
 #include "gstcudabatchinfer-private.h"
+#include "gstcbimodelinfo.h"
+#include "gstcbitensormeta.h"
 
 #include "onnx/cbionnx.h"
 
@@ -276,6 +292,8 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   self->query_batch = 0;
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&self->engine, cbi_engine_free);
+  g_clear_pointer (&self->modelinfo, g_key_file_unref);
+  g_clear_pointer (&self->modelinfo_path, g_free);
   self->have_caps = FALSE;
   gst_clear_caps (&self->refused_caps);
 }
@@ -358,6 +376,27 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
         ("input-std has a 0: values would be divided by it"), (NULL));
     ok = FALSE;
     goto done;
+  }
+
+  /* upstream's tensor meta where the runtime has it, with the ids of
+   * the modelinfo file beside the model */
+  self->run_tensor_meta = gst_cbi_tensor_meta_available ();
+  GST_INFO_OBJECT (self, "tensor outputs carry GstBatchTensorMeta%s",
+      self->run_tensor_meta ? " and GstTensorMeta" : " (this GStreamer has "
+      "no GstTensorMeta)");
+  if (self->run_tensor_meta && model) {
+    self->modelinfo = gst_cbi_modelinfo_load (model, &self->modelinfo_path,
+        &error);
+    if (error) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Invalid modelinfo file for model \"%s\": %s", model,
+              error->message), (NULL));
+      g_clear_error (&error);
+      ok = FALSE;
+      goto done;
+    }
+    GST_INFO_OBJECT (self, "tensor ids: %s", self->modelinfo ?
+        self->modelinfo_path : "the output names (no modelinfo file)");
   }
 
   graph = model ? cbi_onnx_load (model, &error) : cbi_default_model_new ();

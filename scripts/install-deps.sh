@@ -56,6 +56,18 @@ if [ -z "$clang_major" ]; then
 fi
 packages+=("libclang-rt-$clang_major-dev")
 
+# where the distribution's GStreamer has upstream's tensor meta (1.26 and
+# later: Debian 13), its headers, for the test that reads the element's
+# GstTensorMeta back with upstream's API (the plugin itself needs none)
+gst_version=$(dpkg-query -W -f='${Version}' libgstreamer1.0-dev 2>/dev/null || true)
+if [ -z "$gst_version" ]; then
+  gst_version=$(apt-cache show --no-all-versions libgstreamer1.0-dev 2>/dev/null \
+    | sed -n 's/^Version: //p' | head -n 1)
+fi
+if [ -n "$gst_version" ] && dpkg --compare-versions "$gst_version" ge 1.26; then
+  packages+=(libgstreamer-plugins-bad1.0-dev)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -6,7 +6,9 @@
 #include "cbicpu.h"
 
 /* Gemm as a oneDNN matmul: alpha folds into a copy of B laid out [K, N],
- * beta C into a bias of the whole [M, N] output, both made once here. */
+ * beta C into a bias, both made once here. The bias is one row
+ * broadcast over the output where C is (a classifier's head): oneDNN
+ * runs a matmul with a bias of the whole output in its reference code. */
 static gboolean
 cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -15,8 +17,10 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
       &plan->shapes[n->output];
   const gint64 m = ys->dims[0], cols = ys->dims[1];
   const gint64 k = as->dims[n->ints[0] ? 0 : 1];
+  const gint64 bias_rows = cbi_gemm_has_bias (n) ?
+      cbi_gemm_bias_rows (n, plan->shapes, m) : 0;
   dnnl_dims_t a_dims = { m, k }, a_strides = { k, 1 };
-  dnnl_dims_t w_dims = { k, cols };
+  dnnl_dims_t w_dims = { k, cols }, bias_dims = { bias_rows, cols };
   CbiMd a_plain, bias_md;
   CbiDnnlOp op = { CBI_DNNL_MATMUL, };
   dnnl_exec_arg_t args[3];
@@ -41,18 +45,18 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
   if (w == NULL)
     return FALSE;
   cbi_gemm_weights (plan->graph, n, k, cols, w);
-  if (cbi_gemm_has_bias (n)) {
-    bias = cbi_mem_plan_alloc (plan->memory, m * cols * sizeof (gfloat),
-        "gemm bias", error);
+  if (bias_rows > 0) {
+    bias = cbi_mem_plan_alloc (plan->memory,
+        bias_rows * cols * sizeof (gfloat), "gemm bias", error);
     if (bias == NULL)
       return FALSE;
-    cbi_gemm_bias (plan->graph, n, plan->shapes, m, cols, bias);
+    cbi_gemm_bias (plan->graph, n, plan->shapes, bias_rows, cols, bias);
   }
 
   args[1].arg = DNNL_ARG_WEIGHTS;
   args[2].arg = DNNL_ARG_BIAS;
   if (!cbi_cpu_plain_md (plan, &op.weights, 2, w_dims, 2, error)
-      || !cbi_cpu_shape_md (plan, &bias_md, ys, error)
+      || !cbi_cpu_plain_md (plan, &bias_md, 2, bias_dims, 2, error)
       || !cbi_cpu_any_md (plan, &op.dst, ys, error)
       || !(args[1].memory = cbi_cpu_memory (plan, op.weights, w, error))
       || (bias && !(args[2].memory = cbi_cpu_memory (plan, bias_md, bias,

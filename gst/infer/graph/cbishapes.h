@@ -113,7 +113,13 @@ void cbi_gemm_weights (const CbiGraph * graph, const CbiNode * n, gint64 k,
     gint64 cols, gfloat * weights);
 /* Whether Gemm node @n has a bias: a C and a non-zero beta. */
 gboolean cbi_gemm_has_bias (const CbiNode * n);
-/* The bias, @rows x @cols into @bias: beta C broadcast to the output. */
+/* The rows of Gemm node @n's C (shapes @shapes): 1 where one row
+ * broadcasts over the output's @rows ([N], [1, N] or a scalar), else
+ * @rows. */
+gint64 cbi_gemm_bias_rows (const CbiNode * n, const CbiShape * shapes,
+    gint64 rows);
+/* The bias, @rows x @cols into @bias: beta C broadcast to the output
+ * (@rows 1: its one row, where cbi_gemm_bias_rows () says so). */
 void cbi_gemm_bias (const CbiGraph * graph, const CbiNode * n,
     const CbiShape * shapes, gint64 rows, gint64 cols, gfloat * bias);
 

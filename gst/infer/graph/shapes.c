@@ -228,6 +228,14 @@ cbi_gemm_has_bias (const CbiNode * n)
   return n->n_inputs > 2 && n->inputs[2] >= 0 && n->beta != 0.0f;
 }
 
+gint64
+cbi_gemm_bias_rows (const CbiNode * n, const CbiShape * shapes, gint64 rows)
+{
+  const CbiShape *cs = &shapes[n->inputs[2]];
+
+  return cs->n_dims == 2 && cs->dims[0] != 1 ? rows : 1;
+}
+
 void
 cbi_gemm_bias (const CbiGraph * graph, const CbiNode * n,
     const CbiShape * shapes, gint64 rows, gint64 cols, gfloat * bias)

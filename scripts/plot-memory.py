@@ -49,7 +49,8 @@ MESSAGE = re.compile(
     r'(cudabatchinfer-(?:batch|warmup)), (.*);$')
 # a field of a GstStructure string: name=(type)value, a string value
 # quoted or backslash-escaped
-FIELD = re.compile(r'([A-Za-z][\w-]*)=\((\w+)\)("(?:[^"\\]|\\.)*"|(?:[^,\\]|\\.)*)')
+FIELD = re.compile(r'([A-Za-z][\w-]*)=\((\w+)\)'
+                   r'("(?:[^"\\]|\\.)*"|(?:[^,\\]|\\.)*)')
 
 
 def parse_value(kind, text):
@@ -117,7 +118,7 @@ def launch_title(line):
 
 
 def read_runs(args):
-    """[(title, run)] of every RUN, in order; exits on a run without data."""
+    """The runs of every RUN, in order, titled; exits on one without data."""
     out = []
     for i, src in enumerate(args.run):
         if args.launch:
@@ -139,7 +140,8 @@ def read_runs(args):
                      "set post-messages=true on the cudabatchinfer element "
                      "and run gst-launch-1.0 with -m")
         for r in runs:
-            r["title"] = title if len(runs) == 1 else f"{title} ({r['element']})"
+            r["title"] = (title if len(runs) == 1
+                          else f"{title} ({r['element']})")
             out.append(r)
     return out
 
@@ -264,16 +266,18 @@ def main():
                     help="each RUN is a launch line to run with "
                     "gst-launch-1.0 -m")
     ap.add_argument("--title", action="append", default=[],
-                    help="a column's title, once per RUN in order (default: "
-                    "the element's properties of a launch line, the file name)")
+                    help="a column's title, once per RUN in order "
+                    "(default: the element's properties of a launch line, "
+                    "the file name)")
     ap.add_argument("--json", metavar="FILE",
                     help="also write the parsed messages of every run")
     args = ap.parse_args()
     try:
         import matplotlib
     except ImportError:
-        print("plot-memory: matplotlib is missing: bash scripts/install-deps.sh "
-              "installs it in .venv/", file=sys.stderr)
+        print("plot-memory: matplotlib is missing: "
+              "bash scripts/install-deps.sh installs it in .venv/",
+              file=sys.stderr)
         sys.exit(77)
     matplotlib.use("Agg")  # no display
 

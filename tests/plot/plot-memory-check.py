@@ -59,7 +59,8 @@ def main():
                                                          if detail else ""))
 
     with tempfile.TemporaryDirectory() as tmp:
-        png, js = os.path.join(tmp, "memory.png"), os.path.join(tmp, "runs.json")
+        png = os.path.join(tmp, "memory.png")
+        js = os.path.join(tmp, "runs.json")
         lines = [launch_line(args.model, "post-messages=true"),
                  launch_line(args.model,
                              "post-messages=true warmup=false pad-mode=none")]

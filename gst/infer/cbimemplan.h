@@ -49,6 +49,11 @@ void cbi_mem_plan_give_back (CbiMemPlan * mp, gpointer block);
  * with @error set when the pool refuses. */
 gpointer cbi_mem_plan_activation (CbiMemPlan * mp, gint tensor, gsize size,
     GError ** error);
+/* How many of the nodes that read activation @t are not planned yet. */
+guint cbi_mem_plan_readers_left (CbiMemPlan * mp, gint t);
+/* Activation @to takes over the block of activation @from, whose last
+ * reader is the node that writes @to there (in place). */
+void cbi_mem_plan_hand_over (CbiMemPlan * mp, gint from, gint to);
 /* Node @n, and the activation @post (nullable) fused into it, are
  * planned: the blocks of the activations they read last become free for
  * the activations planned after them. */

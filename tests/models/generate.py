@@ -1538,6 +1538,52 @@ def ops_plan_values_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_residual_model(g):
+    """Residual connections as ResNets have them, each Add after a Conv:
+    an identity block (h read by conv1, then by the Add after conv2, Relu),
+    a projection block (the Add's other operand a shortcut Conv planned
+    after the main branch's: the Add follows the shortcut, LeakyRelu
+    0.1), and an Add whose other operand is read again later (so it
+    cannot take the sum in place); 8 channels, then a Conv 1x1 to 3"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) * 0.3).astype(np.float32)
+
+    def b(c):
+        return g.uniform(-0.2, 0.2, c).astype(np.float32)
+
+    conv = helper.make_node
+    nodes = [
+        conv("Conv", ["image", "w0", "b0"], ["c0"], name="stem",
+             pads=[1, 1, 1, 1]),
+        conv("Relu", ["c0"], ["h"], name="stem_relu"),
+        conv("Conv", ["h", "w1", "b1"], ["c1"], name="conv1",
+             pads=[1, 1, 1, 1]),
+        conv("Relu", ["c1"], ["r1"], name="relu1"),
+        conv("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2",
+             pads=[1, 1, 1, 1]),
+        conv("Add", ["c2", "h"], ["a1"], name="identity_add"),
+        conv("Relu", ["a1"], ["y1"], name="identity_relu"),
+        conv("Conv", ["y1", "w3", "b3"], ["c3"], name="main"),
+        conv("Conv", ["y1", "w4", "b4"], ["c4"], name="shortcut"),
+        conv("Add", ["c3", "c4"], ["a2"], name="projection_add"),
+        conv("LeakyRelu", ["a2"], ["y2"], name="projection_relu",
+             alpha=0.1),
+        conv("Conv", ["y2", "w5", "b5"], ["c5"], name="conv5",
+             pads=[1, 1, 1, 1]),
+        conv("Add", ["c5", "y2"], ["a3"], name="kept_add"),
+        conv("Mul", ["a3", "y2"], ["m"], name="reads_y2_again"),
+        conv("Conv", ["m", "w6"], ["output"], name="head"),
+    ]
+    inits = [f32("w0", w(8, 3, 3)), f32("b0", b(8)),
+             f32("w1", w(8, 8, 3)), f32("b1", b(8)),
+             f32("w2", w(8, 8, 3)), f32("b2", b(8)),
+             f32("w3", w(8, 8, 1)), f32("b3", b(8)),
+             f32("w4", w(8, 8, 1)), f32("b4", b(8)),
+             f32("w5", w(8, 8, 3)), f32("b5", b(8)),
+             f32("w6", w(3, 8, 1))]
+    return model(nodes, inits)
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -1557,6 +1603,7 @@ OPS_MODELS = (
     ("ops-wide-conv", ops_wide_conv_model, 53, FOLD_SHAPE),
     ("ops-broadcast", ops_broadcast_model, 54, FOLD_SHAPE),
     ("ops-plan-values", ops_plan_values_model, 55, FOLD_SHAPE),
+    ("ops-residual", ops_residual_model, 59, FOLD_SHAPE),
 )
 
 

@@ -189,6 +189,11 @@ guint cbi_cpu_eltwise_form (const CbiEltwiseStep * e, CbiCpuEltwise steps[2]);
  * oneDNN's form of the own op of activation @post (nullable) */
 gboolean cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
     GError ** error);
+/* postops.c: an attribute with a user scratchpad and, as post-ops, the
+ * sum (the result added to what the destination holds), then oneDNN's
+ * one-step form of the own op of activation @post (nullable) */
+gboolean cbi_cpu_attr_residual (const CbiNode * post,
+    dnnl_primitive_attr_t * attr, GError ** error);
 /* postops.c: after the primitive that wrote output @out with
  * cbi_cpu_attr (@post), @post's own op in place where the primitive could
  * not take it as a post-op */

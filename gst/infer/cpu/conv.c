@@ -93,6 +93,95 @@ cbi_cpu_narrow (CbiCpuPlan * plan, gint out, const CbiShape * shape,
   return TRUE;
 }
 
+/* A residual connection after convolution @n: the Add that alone reads
+ * its output, the activation @add's other operand is (@tensor: planned
+ * already, of the output's shape, with no reader left but the Add: the
+ * convolution adds its result to it in place), the activation fused
+ * after the Add (@post, nullable) and the tensor the chain ends in
+ * (@out). */
+typedef struct
+{
+  const CbiNode *add;
+  gint tensor;
+  const CbiNode *post;
+  gint out;
+} CbiCpuResidual;
+
+static gboolean
+cbi_cpu_conv_residual (CbiCpuPlan * plan, const CbiNode * n,
+    CbiCpuResidual * res)
+{
+  const CbiGraph *graph = plan->graph;
+  const CbiNode *add = NULL;
+  CbiCpuEltwise steps[2];
+  guint i, at = 0;
+
+  if (cbi_graph_is_output (graph, n->output)
+      || cbi_graph_count_consumers (graph, n->output) != 1)
+    return FALSE;
+  for (i = 0; i < graph->nodes->len && add == NULL; i++) {
+    const CbiNode *m = &g_array_index (graph->nodes, CbiNode, i);
+    if (m->op == CBI_OP_ADD && m->n_inputs == 2
+        && (m->inputs[0] == n->output || m->inputs[1] == n->output)) {
+      add = m;
+      at = i;
+    }
+  }
+  if (add == NULL || add->inputs[0] == add->inputs[1])
+    return FALSE;
+  res->add = add;
+  res->tensor = add->inputs[add->inputs[0] == n->output ? 1 : 0];
+  res->post = cbi_graph_fused_activation (graph, at);
+  res->out = res->post ? res->post->output : add->output;
+  if (cbi_graph_tensor (graph, res->tensor)->data != NULL
+      || plan->mems[res->tensor] == NULL || res->tensor == graph->input
+      || cbi_graph_is_output (graph, res->tensor)
+      || cbi_mem_plan_readers_left (plan->memory, res->tensor) != 1
+      || !cbi_shape_equal (&plan->shapes[res->tensor], &plan->shapes[n->output])
+      || !cbi_shape_equal (&plan->shapes[add->output],
+          &plan->shapes[n->output]))
+    return FALSE;
+  if (res->post) {
+    const CbiEltwiseStep own = { cbi_op_info (res->post->op)->eltwise,
+      res->post->alpha, res->post->beta
+    };
+    if (cbi_cpu_eltwise_form (&own, steps) != 1)
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* @op's primitive writing onto the residual @res, in its layout, and
+ * adding to it (a sum post-op, then the Add's activation); FALSE (nothing
+ * to free) where oneDNN would run that in its reference code, or not at
+ * all. */
+static gboolean
+cbi_cpu_conv_with_residual (CbiCpuPlan * plan, CbiDnnlOp * op,
+    const CbiCpuResidual * res, dnnl_primitive_desc_t * pd,
+    dnnl_primitive_attr_t * attr)
+{
+  const CbiMd dst = op->dst;
+  const char *impl = NULL;
+
+  op->dst = plan->mds[res->tensor];
+  if (cbi_cpu_attr_residual (res->post, attr, NULL)
+      && cbi_dnnl_op_create (pd, op, *attr, plan->cpu->engine) == dnnl_success
+      && dnnl_primitive_desc_query (*pd, dnnl_query_impl_info_str, 0,
+          &impl) == dnnl_success && impl != NULL
+      && !g_str_has_prefix (impl, "ref"))
+    return TRUE;
+  GST_DEBUG ("the Add %s stays a step of its own (oneDNN: %s)",
+      res->add->name, impl ? impl : "no primitive");
+  if (*pd)
+    dnnl_primitive_desc_destroy (*pd);
+  if (*attr)
+    dnnl_primitive_attr_destroy (*attr);
+  *pd = NULL;
+  *attr = NULL;
+  op->dst = dst;
+  return FALSE;
+}
+
 gboolean
 cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -114,8 +203,10 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   dnnl_primitive_attr_t attr = NULL;
   dnnl_memory_t xmem, wmem, bmem = NULL;
   gfloat *wdata = w->data, *bdata = b ? b->data : NULL;
-  gint wnd, i;
-  gboolean ok = FALSE;
+  gint wnd, i, n_args;
+  gboolean ok = FALSE, residual = FALSE;
+  CbiCpuResidual res;
+  dnnl_exec_arg_t args[4];
   /* oneDNN's kernels for fewer than 8 output channels (an image's last
    * layer) are several times slower than for 8: such an output is
    * computed with zero filters up to 8 and read as its first channels */
@@ -191,10 +282,19 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   op.dilation = dil;
   op.pad_l = pad_l;
   op.pad_r = pad_r;
-  if (!cbi_cpu_attr (post, &attr, error)
+  /* a residual connection's Add (and its activation) as post-ops: no pass
+   * of its own over the output; the Add's planner then finds its output
+   * written (cbi_cpu_plan_binary ()) */
+  if (!widen && !transpose && post == NULL
+      && cbi_cpu_conv_residual (plan, n, &res)
+      && cbi_cpu_conv_with_residual (plan, &op, &res, &pd, &attr)) {
+    residual = TRUE;
+    out = res.out;
+  } else if (!cbi_cpu_attr (post, &attr, error)
       || !DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine),
-          "convolution primitive desc"))
+          "convolution primitive desc")) {
     goto done;
+  }
 
   xmem = cbi_cpu_in_layout (plan, n->inputs[0],
       dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0), error);
@@ -208,13 +308,26 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   if (bdata && (bmem = cbi_cpu_memory (plan, bmd, bdata, error)) == NULL)
     goto done;
 
-  {
-    dnnl_exec_arg_t args[3] = {
-      {DNNL_ARG_SRC, xmem},
-      {DNNL_ARG_WEIGHTS, wmem},
-      {DNNL_ARG_BIAS, bmem},
-    };
-    ok = cbi_cpu_add_primitive (plan, pd, args, bmem ? 3 : 2, out, error)
+  args[0].arg = DNNL_ARG_SRC;
+  args[0].memory = xmem;
+  args[1].arg = DNNL_ARG_WEIGHTS;
+  args[1].memory = wmem;
+  n_args = 2;
+  if (bmem) {
+    args[n_args].arg = DNNL_ARG_BIAS;
+    args[n_args++].memory = bmem;
+  }
+  if (residual) {
+    /* the output takes over the residual's block, which nothing reads
+     * after the Add */
+    plan->mems[out] = plan->mems[res.tensor];
+    plan->mds[out] = plan->mds[res.tensor];
+    cbi_mem_plan_hand_over (plan->memory, res.tensor, out);
+    args[n_args].arg = DNNL_ARG_DST;
+    args[n_args++].memory = plan->mems[out];
+    ok = cbi_cpu_add_primitive (plan, pd, args, n_args, -1, error);
+  } else {
+    ok = cbi_cpu_add_primitive (plan, pd, args, n_args, out, error)
         && cbi_cpu_post_own (plan, post, out, error);
   }
   if (ok && widen)

@@ -158,9 +158,14 @@ cbi_cpu_plan_binary (gpointer user_plan, const CbiNode * node,
     [CBI_K_POWER] = dnnl_alg_kind_undef,        /* none in oneDNN 2.6 */
   };
   dnnl_alg_kind_t alg = algs[cbi_op_info (n->op)->binary];
+  const gint out = post ? post->output : n->output;
   CbiDnnlOp op = { CBI_DNNL_BINARY, alg, plan->mds[n->inputs[0]], };
   dnnl_exec_arg_t args[2];
 
+  /* the residual Add a convolution took as its post-ops wrote this
+   * output already (cbi_cpu_plan_conv ()) */
+  if (plan->mems[out] != NULL)
+    return TRUE;
   if (alg == dnnl_alg_kind_undef
       || cbi_graph_tensor (plan->graph, n->inputs[0])->data != NULL
       || !cbi_shape_equal (&plan->shapes[n->inputs[0]],

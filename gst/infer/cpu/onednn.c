@@ -90,6 +90,12 @@ cbi_md_dims (CbiMd md)
 }
 
 dnnl_status_t
+cbi_dnnl_append_sum (dnnl_post_ops_t ops)
+{
+  return dnnl_post_ops_append_sum (ops, 1.0f, 0, dnnl_data_type_undef);
+}
+
+dnnl_status_t
 cbi_dnnl_append_eltwise (dnnl_post_ops_t ops, dnnl_alg_kind_t alg,
     gfloat alpha, gfloat beta)
 {
@@ -211,6 +217,12 @@ const dnnl_dim_t *
 cbi_md_dims (CbiMd md)
 {
   return md->dims;
+}
+
+dnnl_status_t
+cbi_dnnl_append_sum (dnnl_post_ops_t ops)
+{
+  return dnnl_post_ops_append_sum (ops, 1.0f);
 }
 
 dnnl_status_t

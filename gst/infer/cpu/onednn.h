@@ -53,6 +53,9 @@ dnnl_status_t cbi_md_submemory (CbiMdArena * arena, CbiMd * md, CbiMd parent,
 gint cbi_md_n_dims (CbiMd md);
 const dnnl_dim_t *cbi_md_dims (CbiMd md);
 
+/* Appends the sum post-op (the destination's values before the
+ * primitive added to its result) to @ops. */
+dnnl_status_t cbi_dnnl_append_sum (dnnl_post_ops_t ops);
 /* Appends the element-wise post-op @alg (@alpha, @beta) to @ops. */
 dnnl_status_t cbi_dnnl_append_eltwise (dnnl_post_ops_t ops,
     dnnl_alg_kind_t alg, gfloat alpha, gfloat beta);

@@ -121,6 +121,34 @@ cbi_cpu_attr_steps (const CbiCpuEltwise * steps, guint n_steps,
   return ok;
 }
 
+gboolean
+cbi_cpu_attr_residual (const CbiNode * post, dnnl_primitive_attr_t * attr,
+    GError ** error)
+{
+  dnnl_post_ops_t ops = NULL;
+  CbiCpuEltwise steps[2];
+  guint count = 0;
+  gboolean ok;
+
+  if (post) {
+    const CbiEltwiseStep own = { cbi_op_info (post->op)->eltwise,
+      post->alpha, post->beta
+    };
+    count = cbi_cpu_eltwise_form (&own, steps);
+  }
+  if (!cbi_cpu_attr_steps (NULL, 0, attr, error))
+    return FALSE;
+  ok = DNNL_CHECK (dnnl_post_ops_create (&ops), "dnnl_post_ops_create")
+      && DNNL_CHECK (cbi_dnnl_append_sum (ops), "append_sum");
+  ok = ok && (count == 0 || DNNL_CHECK (cbi_dnnl_append_eltwise (ops,
+              steps[0].alg, steps[0].alpha, steps[0].beta), "append_eltwise"))
+      && DNNL_CHECK (dnnl_primitive_attr_set_post_ops (*attr, ops),
+      "set_post_ops");
+  if (ops)
+    dnnl_post_ops_destroy (ops);
+  return ok;
+}
+
 /* An attribute with a user scratchpad and, as post-ops, oneDNN's form of
  * the own op of activation @post (nullable), where it has one. */
 gboolean

@@ -367,6 +367,11 @@ static const struct
    * added to every row (Conv, Reshape, Transpose, Concat, Add and nine
    * shape computations) */
   {"ops-plan-values", 14, {4, {2, 3, 6, 8}}, {3, {2, 13, 4}}, 1e-5f},
+  /* residual connections: an identity block, a projection block (its Add
+   * after the shortcut Conv, then LeakyRelu), an Add whose other operand
+   * is read again (the CPU backend adds the first two in place as its
+   * convolutions' sum post-ops: backends.c) */
+  {"ops-residual", 15, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

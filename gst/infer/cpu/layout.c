@@ -153,8 +153,9 @@ cbi_cpu_add_permute (CbiCpuPlan * plan, CbiMd from_md, dnnl_memory_t from,
   return to && cbi_cpu_add_reorder (plan, from_md, from, view_md, to, error);
 }
 
-/* Reshape and Flatten: one reorder writes the input, whatever its layout,
- * row-major into the output's block. */
+/* Reshape and Flatten: a view of the input where its layout allows one,
+ * else one reorder writes the input, whatever its layout, row-major into
+ * the output's block. */
 gboolean
 cbi_cpu_plan_reshape (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -163,7 +164,28 @@ cbi_cpu_plan_reshape (gpointer user_plan, const CbiNode * n,
   gint x = n->inputs[0];
   CbiMd row_major;
   dnnl_memory_t to;
+  dnnl_dims_t from_strides, strides, dims;
 
+  /* a view of the input's block where its layout reads as the output's
+   * shape (row-major, or channels last with the channels split or
+   * merged) and nothing else reads it after: no copy */
+  if (x != plan->graph->input && !cbi_graph_is_output (plan->graph, x)
+      && !cbi_graph_is_output (plan->graph, n->output)
+      && cbi_mem_plan_readers_left (plan->memory, x) == 1
+      && cbi_md_plain_strides (plan->mds[x], from_strides)
+      && cbi_shape_view_strides (&plan->shapes[x], from_strides,
+          &plan->shapes[n->output], strides)) {
+    const CbiShape *ys = &plan->shapes[n->output];
+    memcpy (dims, ys->dims, ys->n_dims * sizeof (gint64));
+    if (!DNNL_CHECK (cbi_md_strides (plan->descs, &row_major, ys->n_dims,
+                dims, strides), "reshape view desc")
+        || (to = cbi_cpu_view (plan, plan->mems[x], row_major, error)) == NULL)
+      return FALSE;
+    plan->mems[n->output] = to;
+    plan->mds[n->output] = row_major;
+    cbi_mem_plan_hand_over (plan->memory, x, n->output);
+    return TRUE;
+  }
   if (!cbi_cpu_shape_md (plan, &row_major, &plan->shapes[x], error))
     return FALSE;
   to = cbi_cpu_output_view (plan, n->output, row_major, error);
@@ -244,8 +266,88 @@ cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
   return cbi_cpu_add_permute (plan, from_md, from, perm, n->output, error);
 }
 
+/* Whether every node that reads activation @t is a convolution or a
+ * Concat (and one does): what they take best channels last. */
+static gboolean
+cbi_cpu_read_channels_last (CbiCpuPlan * plan, gint t)
+{
+  const GArray *nodes = plan->graph->nodes;
+  guint i, j, readers = 0;
+
+  if (cbi_graph_is_output (plan->graph, t))
+    return FALSE;
+  for (i = 0; i < nodes->len; i++) {
+    const CbiNode *m = &g_array_index (nodes, CbiNode, i);
+    for (j = 0; j < m->n_inputs; j++) {
+      if (m->inputs[j] != t)
+        continue;
+      if (m->op != CBI_OP_CONV && m->op != CBI_OP_CONCAT)
+        return FALSE;
+      readers++;
+    }
+  }
+  return readers > 0;
+}
+
+/* Writes the part of activation @x at @offsets, of @out's shape, into a
+ * new output @out: one reorder from the input in its own layout, seen
+ * through a sub-memory desc, into channels last where the readers take it
+ * so, else row-major. FALSE, nothing planned, where the input's layout
+ * has no such part (a channel block cut through); else @ok says whether
+ * the planning worked. */
+static gboolean
+cbi_cpu_copy_part (CbiCpuPlan * plan, gint x, const dnnl_dims_t offsets,
+    gint out, gboolean * ok, GError ** error)
+{
+  const CbiShape *ys = &plan->shapes[out];
+  dnnl_dims_t dims;
+  CbiMd part, ymd;
+  dnnl_memory_t from, to;
+
+  memcpy (dims, ys->dims, ys->n_dims * sizeof (gint64));
+  if (ys->n_dims != cbi_md_n_dims (plan->mds[x])
+      || cbi_md_submemory (plan->descs, &part, plan->mds[x], dims,
+          offsets) != dnnl_success)
+    return FALSE;
+  *ok = (ys->n_dims == 4 && cbi_cpu_read_channels_last (plan, out) ?
+      cbi_cpu_nhwc_md (plan, &ymd, ys, error) :
+      cbi_cpu_shape_md (plan, &ymd, ys, error))
+      && (from = cbi_cpu_view (plan, plan->mems[x], part, error)) != NULL
+      && (to = cbi_cpu_new_output (plan, out, ymd, error)) != NULL
+      && cbi_cpu_add_reorder (plan, part, from, ymd, to, error);
+  return TRUE;
+}
+
+/* Where the Slice of view @v, of an input of shape @xs, takes a range
+ * of steps of one along each axis: the range's start along each into
+ * @offsets. */
+static gboolean
+cbi_cpu_slice_offsets (const CbiCopyView * v, const CbiShape * xs,
+    dnnl_dims_t offsets)
+{
+  gint64 stride = 1, rest = v->offset;
+  gint d;
+
+  if (v->axis >= 0 || v->n_dims != xs->n_dims)
+    return FALSE;
+  for (d = xs->n_dims - 1; d >= 0; d--) {
+    if (v->strides[d] != stride && v->dims[d] > 1)
+      return FALSE;
+    stride *= xs->dims[d];
+  }
+  for (d = xs->n_dims - 1; d >= 0; d--) {
+    offsets[d] = rest % xs->dims[d];
+    rest /= xs->dims[d];
+  }
+  for (d = 0; d < xs->n_dims; d++)
+    if (offsets[d] + v->dims[d] > xs->dims[d])
+      return FALSE;
+  return TRUE;
+}
+
 /* Slice, Gather and Expand: our strided copy of the input, row-major,
- * into a row-major output. */
+ * into a row-major output; a Slice of one range a reorder of that part
+ * of the input. */
 gboolean
 cbi_cpu_plan_copy (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -254,7 +356,15 @@ cbi_cpu_plan_copy (gpointer user_plan, const CbiNode * n,
   CbiMd in_md, out_md;
   dnnl_memory_t in, out;
   CbiCpuCopy *copy;
+  dnnl_dims_t offsets;
+  gboolean ok = FALSE;
 
+  /* a Slice of steps of one (a range along each axis) is a part of the
+   * input: read in its own layout, not made row-major first */
+  if (n->op == CBI_OP_SLICE
+      && cbi_cpu_slice_offsets (&n->view, &plan->shapes[n->inputs[0]], offsets)
+      && cbi_cpu_copy_part (plan, n->inputs[0], offsets, n->output, &ok, error))
+    return ok;
   in = cbi_cpu_plain (plan, n->inputs[0], &in_md, error);
   out = in && cbi_cpu_shape_md (plan, &out_md, &plan->shapes[n->output],
       error) ? cbi_cpu_new_output (plan, n->output, out_md, error) : NULL;
@@ -268,8 +378,10 @@ cbi_cpu_plan_copy (gpointer user_plan, const CbiNode * n,
   return TRUE;
 }
 
-/* One part of Split: a reorder from the plain input seen through a
- * sub-memory desc of the part's rows into a new plain output. */
+/* One part of Split: a part of the input in its own layout
+ * (cbi_cpu_copy_part ()), else a reorder from the plain input seen
+ * through a sub-memory desc of the part's rows into a new plain
+ * output. */
 gboolean
 cbi_cpu_plan_split (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -278,9 +390,18 @@ cbi_cpu_plan_split (gpointer user_plan, const CbiNode * n,
   gint64 outer, total, start, inner;
   CbiMd xmd, rows, part, ymd;
   dnnl_memory_t x, y;
+  gboolean ok = FALSE;
 
   cbi_node_split_range (n, &plan->shapes[n->inputs[0]], &outer, &total,
       &start, &inner);
+  {
+    const CbiShape *xs = &plan->shapes[n->inputs[0]];
+    const gint axis = n->axis < 0 ? n->axis + xs->n_dims : n->axis;
+    dnnl_dims_t offsets = { 0, };
+    offsets[axis] = start / (total / xs->dims[axis]);
+    if (cbi_cpu_copy_part (plan, n->inputs[0], offsets, n->output, &ok, error))
+      return ok;
+  }
   {
     const gint64 all[2] = { outer, total }, own[2] = { outer, inner };
     const dnnl_dims_t dims = { outer, inner }, offsets = { 0, start };

@@ -71,6 +71,32 @@ cbi_md_submemory (CbiMdArena * arena, CbiMd * md, CbiMd parent,
   return cbi_md_take (arena, md, status, made);
 }
 
+gboolean
+cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides)
+{
+  dnnl_format_kind_t kind = dnnl_format_kind_undef;
+  const dnnl_dims_t *dims = NULL, *padded = NULL, *own = NULL;
+  int n = 0, blocks = -1;
+  dnnl_dim_t offset = -1;
+
+  if (dnnl_memory_desc_query (md, dnnl_query_format_kind, &kind)
+      != dnnl_success || kind != dnnl_blocked
+      || dnnl_memory_desc_query (md, dnnl_query_inner_nblks_s32, &blocks)
+      != dnnl_success || blocks != 0
+      || dnnl_memory_desc_query (md, dnnl_query_submemory_offset_s64,
+          &offset) != dnnl_success || offset != 0
+      || dnnl_memory_desc_query (md, dnnl_query_ndims_s32, &n) != dnnl_success
+      || dnnl_memory_desc_query (md, dnnl_query_dims, &dims) != dnnl_success
+      || dnnl_memory_desc_query (md, dnnl_query_padded_dims, &padded)
+      != dnnl_success
+      || memcmp (*dims, *padded, n * sizeof (dnnl_dim_t)) != 0
+      || dnnl_memory_desc_query (md, dnnl_query_strides, &own) != dnnl_success)
+    return FALSE;
+  if (strides)
+    memcpy (strides, *own, n * sizeof (dnnl_dim_t));
+  return TRUE;
+}
+
 gint
 cbi_md_n_dims (CbiMd md)
 {
@@ -205,6 +231,20 @@ cbi_md_submemory (CbiMdArena * arena, CbiMd * md, CbiMd parent,
 
   *md = made;
   return dnnl_memory_desc_init_submemory (made, parent, dims, offsets);
+}
+
+gboolean
+cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides)
+{
+  if (md->format_kind != dnnl_blocked
+      || md->format_desc.blocking.inner_nblks != 0 || md->offset0 != 0
+      || memcmp (md->dims, md->padded_dims,
+          md->ndims * sizeof (dnnl_dim_t)) != 0)
+    return FALSE;
+  if (strides)
+    memcpy (strides, md->format_desc.blocking.strides,
+        md->ndims * sizeof (dnnl_dim_t));
+  return TRUE;
 }
 
 gint

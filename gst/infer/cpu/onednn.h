@@ -53,6 +53,10 @@ dnnl_status_t cbi_md_submemory (CbiMdArena * arena, CbiMd * md, CbiMd parent,
 gint cbi_md_n_dims (CbiMd md);
 const dnnl_dim_t *cbi_md_dims (CbiMd md);
 
+/* Whether @md is a dense-or-strided plain layout (no blocks, padding or
+ * offset): @strides (nullable) then receives its strides. */
+gboolean cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides);
+
 /* Appends the sum post-op (the destination's values before the
  * primitive added to its result) to @ops. */
 dnnl_status_t cbi_dnnl_append_sum (dnnl_post_ops_t ops);

@@ -106,6 +106,14 @@ const CbiNode *cbi_node_binary_operands (const CbiGraph * graph,
 void cbi_copy_view_expand (const CbiShape * x, const CbiShape * y,
     CbiCopyView * view);
 
+/* Whether a tensor of shape @from laid out with @from_strides (in
+ * elements) can be read as shape @to (the same elements in row-major
+ * order, as Reshape takes them) without moving any: @to_strides then
+ * receives the strides that view has. A row-major tensor always can; a
+ * channels-last one where only the channels are split or merged. */
+gboolean cbi_shape_view_strides (const CbiShape * from,
+    const gint64 * from_strides, const CbiShape * to, gint64 * to_strides);
+
 /* Gemm node @n as the backends run it, Y = A W + bias. W, @k x @cols
  * into @weights (caller-allocated): alpha B, transposed when transB says
  * so. */

@@ -228,6 +228,65 @@ cbi_gemm_has_bias (const CbiNode * n)
   return n->n_inputs > 2 && n->inputs[2] >= 0 && n->beta != 0.0f;
 }
 
+gboolean
+cbi_shape_view_strides (const CbiShape * from, const gint64 * from_strides,
+    const CbiShape * to, gint64 * to_strides)
+{
+  gint64 od[CBI_MAX_DIMS], os[CBI_MAX_DIMS], nd[CBI_MAX_DIMS];
+  gint64 ns[CBI_MAX_DIMS] = { 0, };
+  gint at[CBI_MAX_DIMS];
+  gint on = 0, nn = 0, oi = 0, oj = 1, ni = 0, nj = 1, d, k;
+
+  if (cbi_shape_count (from) != cbi_shape_count (to)
+      || cbi_shape_count (from) == 0)
+    return FALSE;
+  /* dims of one take no part: any stride reads them */
+  for (d = 0; d < from->n_dims; d++)
+    if (from->dims[d] != 1) {
+      od[on] = from->dims[d];
+      os[on++] = from_strides[d];
+    }
+  for (d = 0; d < to->n_dims; d++)
+    if (to->dims[d] != 1) {
+      at[nn] = d;
+      nd[nn++] = to->dims[d];
+    }
+  /* each run of new dims that multiplies to a run of old ones: the old
+   * run must be contiguous in itself, and the new one is laid out as it */
+  while (ni < nn && oi < on) {
+    gint64 np = nd[ni], op = od[oi];
+    while (np != op) {
+      if (np < op) {
+        if (nj >= nn)
+          return FALSE;
+        np *= nd[nj++];
+      } else {
+        if (oj >= on)
+          return FALSE;
+        op *= od[oj++];
+      }
+    }
+    for (k = oi; k < oj - 1; k++)
+      if (os[k] != od[k + 1] * os[k + 1])
+        return FALSE;
+    ns[nj - 1] = os[oj - 1];
+    for (k = nj - 1; k > ni; k--)
+      ns[k - 1] = ns[k] * nd[k];
+    ni = nj++;
+    oi = oj++;
+  }
+  if (ni < nn || oi < on)
+    return FALSE;
+  for (d = to->n_dims - 1, k = nn - 1; d >= 0; d--) {
+    if (k >= 0 && at[k] == d)
+      to_strides[d] = ns[k--];
+    else
+      to_strides[d] = d == to->n_dims - 1 ? 1 :
+          to_strides[d + 1] * to->dims[d + 1];
+  }
+  return TRUE;
+}
+
 gint64
 cbi_gemm_bias_rows (const CbiNode * n, const CbiShape * shapes, gint64 rows)
 {

@@ -202,6 +202,45 @@ GST_START_TEST (test_conv_transpose_of_other_forms_is_left_as_it_is)
 
 GST_END_TEST;
 
+/* Which reshapes read a laid-out tensor without moving it, and with
+ * what strides: a row-major tensor any; a channels-last one its channels
+ * split (a channel shuffle's first Reshape), not flattened. */
+GST_START_TEST (test_a_reshape_is_a_view_where_the_strides_allow_one)
+{
+  const CbiShape nchw = { 4, {2, 6, 4, 5} };
+  const CbiShape split = { 5, {2, 2, 3, 4, 5} };
+  const CbiShape flat = { 2, {2, 120} };
+  const gint64 row_major[4] = { 120, 20, 5, 1 };
+  const gint64 channels_last[4] = { 120, 1, 30, 6 };
+  const CbiShape pooled = { 4, {1, 6, 1, 1} }, vector = { 1, {6} };
+  const gint64 pooled_strides[4] = { 6, 1, 6, 6 };
+  gint64 strides[CBI_MAX_DIMS];
+  const gint64 split_rows[5] = { 120, 60, 20, 5, 1 };
+  const gint64 split_channels_last[5] = { 120, 3, 1, 30, 6 };
+  gint d;
+
+  fail_unless (cbi_shape_view_strides (&nchw, row_major, &split, strides));
+  for (d = 0; d < 5; d++)
+    fail_unless_equals_int64 (strides[d], split_rows[d]);
+  fail_unless (cbi_shape_view_strides (&nchw, channels_last, &split, strides));
+  for (d = 0; d < 5; d++)
+    fail_unless_equals_int64 (strides[d], split_channels_last[d]);
+  fail_unless (cbi_shape_view_strides (&nchw, row_major, &flat, strides));
+  fail_unless_equals_int64 (strides[0], 120);
+  fail_unless_equals_int64 (strides[1], 1);
+  fail_if (cbi_shape_view_strides (&nchw, channels_last, &flat, strides));
+  fail_unless (cbi_shape_view_strides (&pooled, pooled_strides, &vector,
+          strides));
+  fail_unless_equals_int64 (strides[0], 1);
+  /* back from the split channels: a view again */
+  fail_unless (cbi_shape_view_strides (&split, split_channels_last, &nchw,
+          strides));
+  for (d = 0; d < 4; d++)
+    fail_unless_equals_int64 (strides[d], channels_last[d]);
+}
+
+GST_END_TEST;
+
 static Suite *
 graph_suite (void)
 {
@@ -216,6 +255,7 @@ graph_suite (void)
       test_strided_conv_transpose_runs_as_conv_and_depth_to_space);
   tcase_add_test (tc, test_conv_transpose_of_other_forms_is_left_as_it_is);
   tcase_add_test (tc, test_an_activation_after_depth_to_space_moves_before_it);
+  tcase_add_test (tc, test_a_reshape_is_a_view_where_the_strides_allow_one);
   return s;
 }
 

@@ -12,11 +12,13 @@ model). The batch dimension is dynamic; height and width are fixed at
 /var/tmp/cbi-torch-models) as NAME-torchscript.onnx and NAME-dynamo.onnx;
 one that is there already is kept (--force makes it again).
 
-Needs torch and torchvision, which the project's venv does not hold (they
-pull gigabytes of CUDA libraries): run it with a Python that has them,
-e.g. one made by bench/torch-venv.sh:
+Needs torch, torchvision and onnxscript, which the project's venv does not
+hold (they pull gigabytes of CUDA libraries): run it with a Python that
+has them, e.g. `python3 -m venv /var/tmp/torch-venv` and
+`/var/tmp/torch-venv/bin/pip install torch==2.9.1 torchvision==0.24.1
+onnxscript`:
 
-  /var/tmp/cbi-torch-venv/bin/python3 bench/export-torchvision.py
+  /var/tmp/torch-venv/bin/python3 bench/export-torchvision.py
       [--out DIR] [--size 224] [--force] [NAME...]
 
 Prints one line per file: its path, or why it failed (exit status 1 when
@@ -56,6 +58,8 @@ def export(name, exporter, out, size, force):
                           dynamic_axes={"input": {0: "batch"},
                                         "output": {0: "batch"}})
     else:
+        # min 2: with 1 allowed, torch.export specialises ShuffleNet's
+        # channel shuffle to a batch of one; the graph takes any batch
         batch = torch.export.Dim("batch", min=2, max=1024)
         program = torch.onnx.export(model, (x,), dynamo=True,
                                     input_names=["input"],

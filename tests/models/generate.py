@@ -1584,6 +1584,42 @@ def ops_residual_model(g):
     return model(nodes, inits)
 
 
+def ops_channel_shuffle_model(g):
+    """ShuffleNetV2's unit as PyTorch's exporters write it, on 8 channels:
+    a Conv's channels-last output cut in two by a Slice (TorchScript's
+    chunk) and by a Split (dynamo's), one half through Conv 1x1 + Relu,
+    joined again by Concat, then the channel shuffle (Reshape to 2 groups,
+    Transpose, Reshape back) and a Conv 1x1 to 3"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) * 0.4).astype(np.float32)
+
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0"], ["c0"], name="stem", pads=[1, 1, 1, 1]),
+        node("Relu", ["c0"], ["x"], name="stem_relu"),
+        node("Slice", ["x", "zero", "four", "one"], ["x1"], name="chunk_a"),
+        node("Slice", ["x", "four", "eight", "one"], ["x2"], name="chunk_b"),
+        node("Conv", ["x2", "w1"], ["b1"], name="branch"),
+        node("Relu", ["b1"], ["r1"], name="branch_relu"),
+        node("Concat", ["x1", "r1"], ["cat"], name="join", axis=1),
+        node("Reshape", ["cat", "groups"], ["g5"], name="to_groups"),
+        node("Transpose", ["g5"], ["t5"], name="shuffle",
+             perm=[0, 2, 1, 3, 4]),
+        node("Reshape", ["t5", "flat"], ["s"], name="back"),
+        node("Split", ["s", "halves"], ["y1", "y2"], name="split", axis=1),
+        node("Conv", ["y2", "w2"], ["b2"], name="branch2"),
+        node("Concat", ["y1", "b2"], ["cat2"], name="join2", axis=1),
+        node("Conv", ["cat2", "w3"], ["output"], name="head"),
+    ]
+    inits = [f32("w0", w(8, 3, 3)), f32("w1", w(4, 4, 1)),
+             f32("w2", w(4, 4, 1)), f32("w3", w(3, 8, 1)),
+             i64("zero", [0]), i64("four", [4]), i64("eight", [8]),
+             i64("one", [1]), i64("groups", [0, 2, 4, 6, -1]),
+             i64("flat", [0, 8, 6, -1]), i64("halves", [4, 4])]
+    # Reshape's 0 copies the input's N; the height is the reference's 6
+    return model(nodes, inits)
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -1604,6 +1640,7 @@ OPS_MODELS = (
     ("ops-broadcast", ops_broadcast_model, 54, FOLD_SHAPE),
     ("ops-plan-values", ops_plan_values_model, 55, FOLD_SHAPE),
     ("ops-residual", ops_residual_model, 59, FOLD_SHAPE),
+    ("ops-channel-shuffle", ops_channel_shuffle_model, 60, FOLD_SHAPE),
 )
 
 

@@ -372,6 +372,11 @@ static const struct
    * is read again (the CPU backend adds the first two in place as its
    * convolutions' sum post-ops: backends.c) */
   {"ops-residual", 15, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* ShuffleNetV2's unit: halves of a Conv's output by Slice and by Split
+   * (a node a part), Concat, the channel shuffle (Reshape, Transpose,
+   * Reshape); on the CPU the parts and Reshapes read the channels-last
+   * data in place where oneDNN's layout allows */
+  {"ops-channel-shuffle", 15, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

@@ -112,6 +112,9 @@ typedef struct
   const CbiGraph *graph;
   const CbiShape *shapes;       /* every tensor's */
   guint64 scratch_bytes;        /* the largest scratchpad of a primitive */
+  /* the layout of the convolutions' outputs: oneDNN's choice
+   * (dnnl_format_tag_any) or a channel-blocked one (plan.c) */
+  dnnl_format_tag_t conv_layout;
 } CbiCpuPlan;
 
 /* One oneDNN eltwise step: the form of an element-wise op (postops.c). */

@@ -272,7 +272,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       || !DNNL_CHECK (cbi_md_tag (plan->descs, &bmd, 1, bdims, dnnl_x),
           "bias desc")
       || !DNNL_CHECK (cbi_md_tag (plan->descs, &ymd, 4, ydims,
-              dnnl_format_tag_any), "dst desc"))
+              transpose ? dnnl_format_tag_any : plan->conv_layout), "dst desc"))
     goto done;
   op.src = xmd;
   op.weights = wmd_any;

@@ -166,6 +166,37 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
   GST_DEBUG ("unpacking reads the output channels last");
 }
 
+/* The layout the convolutions of @graph write. Left to oneDNN, it takes
+ * channels last on AVX-512, for its brgemm kernels. Where every
+ * convolution has one group and channels in multiples of 16 (an image's
+ * three in excepted), as in ResNets and VGGs, channel blocks of 16 let it
+ * take its jit kernels and Winograd's for 3x3, faster there; any
+ * depthwise or grouped convolution, or channel counts that do not fit the
+ * blocks (most mobile networks), make them slower than channels last. */
+static dnnl_format_tag_t
+cbi_cpu_conv_layout (const CbiGraph * graph, const CbiShape * shapes)
+{
+  const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa ();
+  guint i, convs = 0;
+
+  if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core)
+    return dnnl_format_tag_any;
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = &g_array_index (graph->nodes, CbiNode, i);
+    gint64 in, out;
+    if (n->op == CBI_OP_CONV_TRANSPOSE)
+      return dnnl_format_tag_any;
+    if (n->op != CBI_OP_CONV)
+      continue;
+    in = shapes[n->inputs[0]].dims[1];
+    out = shapes[n->output].dims[1];
+    if (n->conv.group != 1 || out % 16 != 0 || (in % 16 != 0 && in > 4))
+      return dnnl_format_tag_any;
+    convs++;
+  }
+  return convs > 0 ? dnnl_nChw16c : dnnl_format_tag_any;
+}
+
 gpointer
 cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
@@ -185,6 +216,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->cpu = cpu;
   plan->graph = graph;
   plan->shapes = shapes;
+  plan->conv_layout = cbi_cpu_conv_layout (graph, shapes);
 
   if (!cbi_cpu_shape_md (plan, &plan->mds[graph->input],
           &plan->shapes[graph->input], error))

@@ -269,7 +269,9 @@ count_binary_steps (const CbiCpuPlan * plan)
  * a convolution, the identity block's and the projection block's become
  * their convolution's sum post-op, in the other operand's block; the one
  * whose other operand is read again stays a binary step, as the Mul
- * after it does. onnx.c checks the values against onnxruntime. */
+ * after it does. Its convolutions, one group and 16 channels each, write
+ * channel blocks of 16 where the CPU has AVX-512 (else oneDNN picks).
+ * onnx.c checks the values against onnxruntime. */
 GST_START_TEST (test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum)
 {
   gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "ops-residual.onnx",
@@ -293,6 +295,9 @@ GST_START_TEST (test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum)
       &err);
   fail_unless (plan != NULL, "%s", err ? err->message : "");
   fail_unless_equals_int (count_binary_steps (plan), 2);
+  fail_unless_equals_int (plan->conv_layout,
+      (dnnl_get_effective_cpu_isa () & dnnl_cpu_isa_avx512_core)
+      == dnnl_cpu_isa_avx512_core ? dnnl_nChw16c : dnnl_format_tag_any);
 
   b->iface->free_plan (b, plan, pool, NULL);
   b->iface->free (b);

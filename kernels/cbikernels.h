@@ -169,6 +169,11 @@ cudaError_t cbi_k_where (const float *c, const float *a, const float *b,
     float *y, int rank, const int64_t * dims, const int64_t * b_strides,
     const int64_t * c_strides, cudaStream_t stream);
 
+/* One time step of a recurrent layer, after its matrix products:
+ * cbi_recurrent_unit () for each of @cell's batch x hidden units (@cell
+ * copied: its pointers are device memory). */
+cudaError_t cbi_k_recurrent_cell (const CbiKCell * cell, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -591,6 +591,132 @@ cbi_norm_value (float x, float mean, float factor, float beta)
   return factor * (x - mean) + beta;
 }
 
+/* ---- recurrent layers ------------------------------------------------- */
+
+/**
+ * CbiKCellOp:
+ * @CBI_K_CELL_LSTM: gates i, o, f, c (ONNX's order): c' = f c + i c~,
+ *   h' = o tanh (c')
+ * @CBI_K_CELL_GRU: gates z, r, h, the reset applied after the recurrent
+ *   product (ONNX's linear_before_reset 1, as PyTorch and Keras write):
+ *   n = tanh (x_h + b_h + r (r_h + rb_h)), h' = (1 - z) n + z h
+ * @CBI_K_CELL_GRU_RESET: the reset gate applied before it (linear_before_reset
+ *   0), first half: writes r h into @h, which the recurrent product of
+ *   the h gate then reads
+ * @CBI_K_CELL_GRU_AFTER: its second half, once that product is in @r:
+ *   n = tanh (x_h + b_h + r_h + rb_h), h' = (1 - z) n + z h
+ * @CBI_K_CELL_RNN: one gate: h' = tanh (x + r + b)
+ * @CBI_K_CELL_RANGE: no op (see above)
+ *
+ * What one time step of a recurrent layer computes per hidden unit, on
+ * the gate sums its two matrix products left (cbi_recurrent_unit ()).
+ */
+typedef enum
+{
+  CBI_K_CELL_LSTM,
+  CBI_K_CELL_GRU,
+  CBI_K_CELL_GRU_RESET,
+  CBI_K_CELL_GRU_AFTER,
+  CBI_K_CELL_RNN,
+  CBI_K_CELL_RANGE = -0x7fffffff - 1,
+} CbiKCellOp;
+
+/**
+ * CbiKCell:
+ * @op: the step's CbiKCellOp
+ * @batch: rows (the sequences of the batch)
+ * @hidden: hidden units per row
+ * @x: this step's input product X W^T: @batch rows, @x_stride apart, of
+ *   the gates' @hidden values each, in the op's gate order
+ * @x_stride: elements from one row of @x to the next
+ * @r: (nullable): the recurrent product h W_r^T, @batch rows of the
+ *   gates, @r_stride apart; NULL where the previous h is zero (the first
+ *   step without an initial state)
+ * @r_stride: elements from one row of @r to the next
+ * @bias: the gates' bias (the input's and the recurrent one summed,
+ *   except for the GRU's h gate: its input bias only)
+ * @r_bias: (nullable): GRU: the recurrent bias of the h gate, @hidden
+ * @h_prev: (nullable): the previous h, @batch x @hidden; NULL: zero
+ * @c_prev: (nullable): LSTM: the previous cell state; NULL: zero
+ * @c: LSTM: the new cell state (may be @c_prev)
+ * @h: the new h, @batch x @hidden (GRU_RESET: r h)
+ *
+ * One time step of one direction of a recurrent layer, after its matrix
+ * products: the CPU backend's loop and the CUDA kernel both run
+ * cbi_recurrent_unit () on it for each unit.
+ */
+typedef struct
+{
+  CbiKCellOp op;
+  int64_t batch, hidden;
+  const float *x;
+  int64_t x_stride;
+  const float *r;
+  int64_t r_stride;
+  const float *bias;
+  const float *r_bias;
+  const float *h_prev;
+  const float *c_prev;
+  float *c;
+  float *h;
+} CbiKCell;
+
+/* Gate @g's sum for unit @j of row @b: input product, recurrent product
+ * (when there is one) and bias. */
+CBI_HD float
+cbi_cell_gate (const CbiKCell * s, int64_t b, int g, int64_t j)
+{
+  const int64_t k = g * s->hidden + j;
+  float v = s->x[b * s->x_stride + k] + s->bias[k];
+
+  return s->r ? v + s->r[b * s->r_stride + k] : v;
+}
+
+/* Unit @i (row i / hidden, unit i % hidden) of step @s. The activations
+ * are ONNX's defaults (Sigmoid for the gates, Tanh for the rest), as
+ * cbi_eltwise () computes them. */
+CBI_HD void
+cbi_recurrent_unit (const CbiKCell * s, int64_t i)
+{
+  const int64_t b = i / s->hidden, j = i % s->hidden;
+  const float h_prev = s->h_prev ? s->h_prev[i] : 0.0f;
+  float z, r, n, c;
+
+  switch (s->op) {
+    case CBI_K_CELL_LSTM:
+      c = s->c_prev ? s->c_prev[i] : 0.0f;
+      c = cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 2, j), 0, 0) * c
+          + cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 0, j), 0, 0)
+          * tanhf (cbi_cell_gate (s, b, 3, j));
+      s->c[i] = c;
+      s->h[i] = cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 1, j), 0, 0)
+          * tanhf (c);
+      return;
+    case CBI_K_CELL_GRU_RESET:
+      s->h[i] = cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 1, j), 0, 0)
+          * h_prev;
+      return;
+    case CBI_K_CELL_GRU:
+    case CBI_K_CELL_GRU_AFTER:
+      z = cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 0, j), 0, 0);
+      r = s->r ? s->r[b * s->r_stride + 2 * s->hidden + j] : 0.0f;
+      r += s->r_bias ? s->r_bias[j] : 0.0f;
+      n = s->x[b * s->x_stride + 2 * s->hidden + j] + s->bias[2 * s->hidden
+          + j];
+      if (s->op == CBI_K_CELL_GRU)
+        n += cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 1, j), 0, 0) * r;
+      else
+        n += r;
+      n = tanhf (n);
+      s->h[i] = (1.0f - z) * n + z * h_prev;
+      return;
+    case CBI_K_CELL_RNN:
+    default:
+      s->h[i] = tanhf (cbi_cell_gate (s, b, 0, j));
+      return;
+  }
+}
+
 #ifdef __cplusplus
 }
 #endif

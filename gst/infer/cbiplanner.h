@@ -72,6 +72,7 @@ typedef struct
     [CBI_OP_KIND_LAYER_NORM] = prefix##_layer_norm,                     \
     [CBI_OP_KIND_SPLIT] = prefix##_split,                               \
     [CBI_OP_KIND_WHERE] = prefix##_where,                               \
+    [CBI_OP_KIND_RECURRENT] = prefix##_recurrent,                       \
   }, refuses, add_in_place }
 /* *INDENT-ON* */
 

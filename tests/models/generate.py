@@ -48,6 +48,10 @@ the committed files and never run this script.
 - sub-from-constant.onnx: binary.onnx with its Sub's constant first.
 - bad-bn-mean-size.onnx: a BatchNormalization of 3 channels with 2 means.
 - bad-pool-dilation.onnx: a MaxPool with a dilation of 0.
+- bad-lstm-state-read.onnx, bad-lstm-sequence-lens.onnx: ops-lstm.onnx
+  with its last step's h read by another node, and with sequence lengths.
+- bad-dynquant-read.onnx: a DynamicQuantizeLinear's 8-bit output read by
+  a Cast, outside onnxruntime's quantize_dynamic() chain.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
 - bad-*.onnx: one defect each, named by the file.
@@ -633,6 +637,33 @@ def main():
     save(model(conv_relu_nodes(), inits), "bad-int64-bias.onnx", check=False)
 
     save(bad_pool_model(), "bad-pool-dilation.onnx", check=False)
+
+    # recurrent layers in forms the engine refuses: the last step's h read
+    # by another node, and sequence lengths per sequence
+    lstm = ops_lstm_model(np.random.default_rng(61))
+    lstm.graph.node.append(helper.make_node("Identity", ["y_h"], ["last_h"],
+                                            name="last_h"))
+    lstm.graph.output.append(helper.make_tensor_value_info(
+        "last_h", TensorProto.FLOAT, [2, "N", 5]))
+    save(lstm, "bad-lstm-state-read.onnx")
+    lstm = ops_lstm_model(np.random.default_rng(61))
+    for n in lstm.graph.node:
+        if n.op_type == "LSTM":
+            n.input[4] = "lengths"
+    lstm.graph.initializer.append(
+        helper.make_tensor("lengths", TensorProto.INT32, [2], [8, 5]))
+    save(lstm, "bad-lstm-sequence-lens.onnx", check=False)
+
+    # a dynamically quantized activation read as it is, not by
+    # MatMulInteger or ConvInteger
+    nodes = conv_relu_nodes() + [
+        helper.make_node("DynamicQuantizeLinear", ["r1"], ["q", "s", "z"],
+                         name="quantize"),
+        helper.make_node("Cast", ["q"], ["output"], name="cast",
+                         to=TensorProto.FLOAT)]
+    save(model([n for n in nodes if n.output[0] != "output"
+                or n.op_type == "Cast"], conv_relu_inits()),
+         "bad-dynquant-read.onnx", check=False)
 
     # real-frame references from onnxruntime, for the element tests
     save(superres_model(), "superres.onnx")
@@ -1622,6 +1653,108 @@ def ops_channel_shuffle_model(g):
     return model(nodes, inits)
 
 
+def recurrent_weights(g, dirs, gates, hidden, inputs):
+    """W, R and B of an ONNX recurrent layer, small enough that no gate
+    saturates"""
+    def r(*shape):
+        return (g.standard_normal(shape) * 0.3).astype(np.float32)
+    return (r(dirs, gates * hidden, inputs), r(dirs, gates * hidden, hidden),
+            r(dirs, 2 * gates * hidden))
+
+
+def batch_state_nodes(name, init, dirs, hidden):
+    """initial_h or initial_c as exporters write them for any batch: a
+    constant [dirs, 1, hidden] expanded to [dirs, N, hidden] by a shape
+    computed from the image's (a constant of each plan)"""
+    node = helper.make_node
+    return [
+        node("Shape", ["image"], [name + "_s"], name=name + "_shape"),
+        node("Slice", [name + "_s", "zero", "one"], [name + "_n"],
+             name=name + "_batch"),
+        node("Concat", [name + "_d", name + "_n", name + "_h"],
+             [name + "_shape_v"], name=name + "_concat", axis=0),
+        node("Expand", [init, name + "_shape_v"], [name],
+             name=name + "_expand"),
+    ], [i64(name + "_d", [dirs]), i64(name + "_h", [hidden])]
+
+
+def crnn_stem_nodes():
+    """Conv 3 -> 4, then the feature map's columns as a sequence, as
+    CRNN text recognisers feed their recurrent layers: [N, 4 x H, W],
+    transposed to [W, N, 4 x H]"""
+    node = helper.make_node
+    return [
+        node("Conv", ["image", "w0"], ["c0"], name="stem", pads=[1, 1, 1, 1]),
+        node("Reshape", ["c0", "columns"], ["cols"], name="columns"),
+        node("Transpose", ["cols"], ["seq"], name="sequence", perm=[2, 0, 1]),
+    ]
+
+
+def ops_lstm_model(g):
+    """A bidirectional LSTM over the columns of a feature map (CRNN), with
+    biases and initial states computed for the batch, its Y back to
+    [N, W, 2 x hidden] (Transpose, Reshape)"""
+    node = helper.make_node
+    w, r, b = recurrent_weights(g, 2, 4, 5, 24)
+    nodes = crnn_stem_nodes()
+    h_nodes, h_inits = batch_state_nodes("h0", "h0_1", 2, 5)
+    c_nodes, c_inits = batch_state_nodes("cs0", "cs0_1", 2, 5)
+    nodes += h_nodes + c_nodes + [
+        node("LSTM", ["seq", "W", "R", "B", "", "h0", "cs0"],
+             ["y", "y_h", "y_c"], name="lstm", hidden_size=5,
+             direction="bidirectional"),
+        node("Transpose", ["y"], ["yt"], name="batch_first",
+             perm=[2, 0, 1, 3]),
+        node("Reshape", ["yt", "rows"], ["output"], name="rows"),
+    ]
+    inits = [f32("w0", (g.standard_normal((4, 3, 3, 3)) * 0.4)),
+             i64("columns", [0, 24, -1]), f32("W", w), f32("R", r),
+             f32("B", b), f32("h0_1", g.standard_normal((2, 1, 5)) * 0.5),
+             f32("cs0_1", g.standard_normal((2, 1, 5)) * 0.5),
+             i64("zero", [0]), i64("one", [1]), i64("rows", [0, 0, 10])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", "W", 10])
+    return model(nodes, inits + h_inits + c_inits, outputs=[out])
+
+
+def ops_gru_rnn_model(g):
+    """Recurrent layers of every other form, one after the other: a GRU
+    walking backwards with its reset gate before the recurrent product
+    (linear_before_reset 0) and an initial h, a bidirectional GRU with it
+    after (PyTorch's and Keras's form) and no bias, a forward RNN"""
+    node = helper.make_node
+    w1, r1, b1 = recurrent_weights(g, 1, 3, 6, 24)
+    w2, r2, _ = recurrent_weights(g, 2, 3, 4, 6)
+    w3, r3, b3 = recurrent_weights(g, 1, 1, 3, 8)
+    nodes = crnn_stem_nodes()
+    h_nodes, h_inits = batch_state_nodes("h0", "h0_1", 1, 6)
+    nodes += h_nodes + [
+        node("GRU", ["seq", "W1", "R1", "B1", "", "h0"], ["y1"],
+             name="gru_reverse", hidden_size=6, direction="reverse"),
+        node("Squeeze", ["y1", "one"], ["s1"], name="one_direction"),
+        node("GRU", ["s1", "W2", "R2"], ["y2", "y2_h"], name="gru_both",
+             hidden_size=4, direction="bidirectional", linear_before_reset=1),
+        node("Transpose", ["y2"], ["t2"], name="directions_last",
+             perm=[0, 2, 1, 3]),
+        node("Reshape", ["t2", "both"], ["s2"], name="both"),
+        node("RNN", ["s2", "W3", "R3", "B3"], ["y3"], name="rnn",
+             hidden_size=3),
+        node("Transpose", ["y3"], ["t3"], name="batch_first",
+             perm=[2, 0, 1, 3]),
+        node("Reshape", ["t3", "rows"], ["output"], name="rows"),
+    ]
+    inits = [f32("w0", (g.standard_normal((4, 3, 3, 3)) * 0.4)),
+             i64("columns", [0, 24, -1]), f32("W1", w1), f32("R1", r1),
+             f32("B1", b1), f32("W2", w2), f32("R2", r2), f32("W3", w3),
+             f32("R3", r3), f32("B3", b3),
+             f32("h0_1", g.standard_normal((1, 1, 6)) * 0.5),
+             i64("zero", [0]), i64("one", [1]), i64("both", [0, 0, 8]),
+             i64("rows", [0, 0, 3])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", "W", 3])
+    return model(nodes, inits + h_inits, outputs=[out])
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -1643,6 +1776,8 @@ OPS_MODELS = (
     ("ops-plan-values", ops_plan_values_model, 55, FOLD_SHAPE),
     ("ops-residual", ops_residual_model, 59, FOLD_SHAPE),
     ("ops-channel-shuffle", ops_channel_shuffle_model, 60, FOLD_SHAPE),
+    ("ops-lstm", ops_lstm_model, 61, FOLD_SHAPE),
+    ("ops-gru-rnn", ops_gru_rnn_model, 62, FOLD_SHAPE),
 )
 
 

@@ -251,6 +251,8 @@ gboolean cbi_cpu_plan_reduce (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_layer_norm (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+gboolean cbi_cpu_plan_recurrent (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_split (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_where (gpointer plan, const CbiNode * n,

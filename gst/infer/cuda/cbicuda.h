@@ -284,6 +284,8 @@ gboolean cbi_cuda_plan_reduce (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cuda_plan_layer_norm (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+gboolean cbi_cuda_plan_recurrent (gpointer plan, const CbiNode * n,
+    const CbiNode * post, GError ** error);
 gboolean cbi_cuda_plan_split (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cuda_plan_where (gpointer plan, const CbiNode * n,

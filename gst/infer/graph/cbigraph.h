@@ -88,10 +88,15 @@ typedef enum
   /* alpha x + beta, from products and sums by scalar constants
    * (cbi_graph_fuse_affine ()) */
   CBI_OP_LINEAR,
+  /* recurrent layers over the first axis of a [T, batch, input] input
+   * (cbi_node_recurrent ()) */
+  CBI_OP_LSTM,
+  CBI_OP_GRU,
+  CBI_OP_RNN,
 } CbiOpType;
 
 /* the last op: the op table has a row for each up to it */
-#define CBI_OP_LAST CBI_OP_LINEAR
+#define CBI_OP_LAST CBI_OP_RNN
 
 /* Gather on an activation: this many indices a view holds itself (the
  * CUDA kernel takes them as a parameter); more go to its long_index */
@@ -240,6 +245,21 @@ typedef struct
   gfloat beta;
 } CbiEltwiseStep;
 
+/**
+ * CbiDirection:
+ * @CBI_DIRECTION_FORWARD: the sequence from its first step
+ * @CBI_DIRECTION_REVERSE: from its last
+ * @CBI_DIRECTION_BIDIRECTIONAL: both, each with its own weights
+ *
+ * Which way a recurrent layer (LSTM, GRU, RNN) walks its sequence.
+ */
+typedef enum
+{
+  CBI_DIRECTION_FORWARD,
+  CBI_DIRECTION_REVERSE,
+  CBI_DIRECTION_BIDIRECTIONAL,
+} CbiDirection;
+
 typedef struct
 {
   CbiOpType op;
@@ -263,7 +283,8 @@ typedef struct
                                  * SOFTMAX: 1 for the opset < 13 form (the
                                  * input seen as 2-D at @axis);
                                  * SHAPE_VALUE: the evaluator's node;
-                                 * SQUEEZE: 1 for no axes (every 1 goes) */
+                                 * SQUEEZE: 1 for no axes (every 1 goes);
+                                 * LSTM, GRU, RNN: a CbiDirection */
   gint axis;                    /* CONCAT, SOFTMAX, GATHER (normalised to
                                  * >= 0 at shape inference, so may be
                                  * negative here) */
@@ -274,7 +295,8 @@ typedef struct
                                  * size; GEMM: transA, transB (alpha and beta
                                  * in @alpha and @beta); SQUEEZE,
                                  * UNSQUEEZE: constant axes (mode 1: none
-                                 * given) */
+                                 * given); LSTM, GRU, RNN: hidden_size,
+                                 * linear_before_reset */
   CbiCopyView view;             /* SLICE, GATHER, EXPAND: set at plan time
                                  * (cbi_graph_specialise()), with the
                                  * output's shape in @ints */

@@ -36,6 +36,7 @@ G_BEGIN_DECLS
  *   condition (0 or 1) that b and it broadcast to a: c ? a : b
  * @CBI_OP_KIND_LAYER_NORM: LayerNormalization (CbiNode.axis: the first
  *   normalised axis; CbiNode.alpha: epsilon)
+ * @CBI_OP_KIND_RECURRENT: LSTM, GRU and RNN (cbi_node_recurrent ())
  *
  * The families of ops a backend plans alike: its planners are a table
  * indexed by kind.
@@ -61,6 +62,7 @@ typedef enum
   CBI_OP_KIND_LAYER_NORM,
   CBI_OP_KIND_SPLIT,
   CBI_OP_KIND_WHERE,
+  CBI_OP_KIND_RECURRENT,
   CBI_OP_N_KINDS,
 } CbiOpKind;
 

@@ -39,8 +39,9 @@ void cbi_graph_fuse_affine (CbiGraph * graph);
 
 /* Folds every Add of a constant of one value per channel (C x 1 x 1 or
  * 1 x C x 1 x 1) right after a Conv, whose output nothing else reads, into
- * the Conv's bias (a new constant: the old ones may have other readers)
- * (fuse.c). */
+ * the Conv's bias, and every Mul by such a constant or by one value into
+ * its weights and bias (new constants: the old ones may have other
+ * readers), a Mul then an Add both (fuse.c). */
 void cbi_graph_fold_conv_bias (CbiGraph * graph);
 
 /* Merges every Transpose that reads a Transpose, whose output nothing

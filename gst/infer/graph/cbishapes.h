@@ -6,6 +6,7 @@
 #pragma once
 
 #include "graph/cbigraph.h"
+#include "cbimath.h"
 
 G_BEGIN_DECLS
 
@@ -130,5 +131,82 @@ gint64 cbi_gemm_bias_rows (const CbiNode * n, const CbiShape * shapes,
  * (@rows 1: its one row, where cbi_gemm_bias_rows () says so). */
 void cbi_gemm_bias (const CbiGraph * graph, const CbiNode * n,
     const CbiShape * shapes, gint64 rows, gint64 cols, gfloat * bias);
+
+/**
+ * CbiRecurrent:
+ * @gates: gates per hidden unit: 4 (LSTM), 3 (GRU), 1 (RNN)
+ * @dirs: directions, 1 or 2
+ * @hidden: hidden units
+ * @reset_after: GRU: linear_before_reset (the reset gate applied after
+ *   the recurrent product)
+ * @steps: the sequence's length, the input's first axis
+ * @batch: the sequences side by side, its second
+ * @input: values per step of a sequence, its third
+ *
+ * A recurrent layer (LSTM, GRU, RNN) for one input shape: its output is
+ * [@steps, @dirs, @batch, @hidden] (ONNX's Y).
+ */
+typedef struct
+{
+  gint gates;
+  gint dirs;
+  gint64 hidden;
+  gboolean reset_after;
+  gint64 steps, batch, input;
+} CbiRecurrent;
+
+/**
+ * CbiRecurrentWalk:
+ * @xw: the input product, [steps x batch, dirs x gates x hidden]
+ * @y: the output Y, [steps, dirs, batch, hidden]
+ * @h0: (nullable): initial_h, [dirs, batch, hidden]; NULL: zeros
+ * @c0: (nullable): LSTM: initial_c, the same; NULL: zeros
+ * @c: (nullable): LSTM: the cell state, [batch, hidden]
+ * @rbuf: the recurrent product of a step, [batch, gates x hidden]
+ * @bias: cbi_recurrent_bias ()'s @bias
+ * @r_bias: (nullable): its @r_bias
+ * @reverse: a one-direction layer walks from its last step
+ *
+ * Where a backend put a recurrent layer's buffers, so that
+ * cbi_recurrent_step () sets up each step's cells alike on each.
+ */
+typedef struct
+{
+  const gfloat *xw;
+  gfloat *y;
+  const gfloat *h0, *c0;
+  gfloat *c;
+  gfloat *rbuf;
+  const gfloat *bias, *r_bias;
+  gboolean reverse;
+} CbiRecurrentWalk;
+
+/* Recurrent node @n on an input of shape @x (3-D) into @r. */
+void cbi_node_recurrent (const CbiNode * n, const CbiShape * x,
+    CbiRecurrent * r);
+/* @wt (caller's, @r->input x @r->dirs x gates x hidden): every
+ * direction's input weights W, transposed, side by side, so that one
+ * matrix product of the sequence's steps by them gives every gate of
+ * every direction. */
+void cbi_recurrent_input_weights (const CbiGraph * graph, const CbiNode * n,
+    const CbiRecurrent * r, gfloat * wt);
+/* @rt (caller's, @r->hidden x gates x hidden): direction @dir's recurrent
+ * weights R, transposed. */
+void cbi_recurrent_weights (const CbiGraph * graph, const CbiNode * n,
+    const CbiRecurrent * r, gint dir, gfloat * rt);
+/* @bias (caller's, dirs x gates x hidden): each gate's input and
+ * recurrent biases summed (zeros without B), but for the GRU's h gate,
+ * whose recurrent bias goes to @r_bias (caller's, dirs x hidden; nullable
+ * for LSTM and RNN). CbiKCell reads them so. */
+void cbi_recurrent_bias (const CbiGraph * graph, const CbiNode * n,
+    const CbiRecurrent * r, gfloat * bias, gfloat * r_bias);
+/* Sets @cell (a CbiKCell, kernels/cbimath.h: its @op is the caller's) to
+ * step @s (counted from where direction @d starts: its last time step
+ * when it walks backwards) of direction @d over @w's buffers: this step's
+ * input product, the previous h (NULL on the first step without
+ * initial_h, and then @r too), the recurrent product, c, and where h
+ * goes in Y. */
+void cbi_recurrent_step (const CbiRecurrent * r, const CbiRecurrentWalk * w,
+    gint d, gint64 s, CbiKCell * cell);
 
 G_END_DECLS

@@ -20,7 +20,10 @@
  *
  * A Conv followed by an Add of one value per channel (PaddlePaddle's
  * convolutions without bias and elementwise_add) takes the values as its
- * bias: the activation after the Add fuses into the Conv.
+ * bias, and one followed by a Mul of one value per channel or for all
+ * (a dequantized Conv's scale, a BatchNormalization written as a Mul and
+ * an Add) takes them into its weights and bias: the activation after
+ * them fuses into the Conv.
  *
  * An Identity (what exporters leave of a Dropout) goes: its readers read
  * its input, and the activation before it can fuse into its producer.
@@ -430,39 +433,137 @@ cbi_fuse_channel_values (const CbiGraph * graph, gint t, gint64 channels)
   return c->data;
 }
 
+/* A scalar constant @t's value; else NULL. */
+static const gfloat *
+cbi_fuse_scalar_value (const CbiGraph * graph, gint t)
+{
+  const CbiTensorInfo *c = cbi_graph_tensor (graph, t);
+  gint d;
+
+  if (c->data == NULL || c->dtype != CBI_DTYPE_FLOAT || c->n_dims > 4)
+    return NULL;
+  for (d = 0; d < c->n_dims; d++)
+    if (c->dims[d] != 1)
+      return NULL;
+  return c->data;
+}
+
+/* Constant @t's data to write: its own where node @n is its one reader,
+ * else a copy (@count values, zeros for @t -1) added as tensor @name
+ * of @n_dims @dims, which @n then reads at input @i. */
+static gfloat *
+cbi_fuse_own_constant (CbiGraph * graph, CbiNode * n, guint i, gint64 count,
+    const gchar * what, gint n_dims, const gint64 * dims)
+{
+  const gint t = i < n->n_inputs ? n->inputs[i] : -1;
+  CbiTensorInfo *c = t >= 0 ? cbi_graph_tensor (graph, t) : NULL;
+  gfloat *data;
+  gchar *name;
+
+  if (c && cbi_graph_count_consumers (graph, t) == 1)
+    return c->data;
+  data = c ? g_memdup2 (c->data, count * sizeof (gfloat)) :
+      g_new0 (gfloat, count);
+  name = g_strconcat (n->name, what, NULL);
+  n->inputs[i] = cbi_graph_add_tensor (graph, name, n_dims, dims, data);
+  n->n_inputs = MAX (n->n_inputs, i + 1);
+  g_free (name);
+  return data;
+}
+
+/* Constant @t, once no node reads it: its data goes (the tensor stays,
+ * read and written by none, so that no index moves). */
+static void
+cbi_fuse_release_constant (CbiGraph * graph, gint t)
+{
+  CbiTensorInfo *c = cbi_graph_tensor (graph, t);
+
+  if (c->data == NULL || cbi_graph_count_consumers (graph, t) > 0)
+    return;
+  g_free (c->data);
+  c->data = NULL;
+}
+
+/* Conv node @n's output multiplied by @scale (one value per output
+ * channel, or @one for all), in its weights and bias. */
+static void
+cbi_fuse_scale_conv (CbiGraph * graph, CbiNode * n, const gfloat * scale,
+    gboolean one)
+{
+  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  const gint64 c = w->dims[0];
+  const gint n_dims = w->n_dims;
+  gint64 dims[CBI_MAX_DIMS], per = 1, k, i;
+  gfloat *weights, *bias;
+  gint d;
+
+  memcpy (dims, w->dims, sizeof (dims));
+  for (d = 1; d < n_dims; d++)
+    per *= dims[d];
+  weights = cbi_fuse_own_constant (graph, n, 1, c * per, "/scaled_weights",
+      n_dims, dims);
+  bias = cbi_fuse_own_constant (graph, n, 2, c, "/scaled_bias", 1, &c);
+  for (k = 0; k < c; k++) {
+    const gfloat f = scale[one ? 0 : k];
+    for (i = 0; i < per; i++)
+      weights[k * per + i] *= f;
+    bias[k] *= f;
+  }
+}
+
 void
 cbi_graph_fold_conv_bias (CbiGraph * graph)
 {
-  guint i;
+  guint i = 0;
 
-  for (i = 0; i + 1 < graph->nodes->len; i++) {
-    CbiNode *n = cbi_graph_node (graph, i), *add = cbi_graph_node (graph,
+  while (i + 1 < graph->nodes->len) {
+    CbiNode *n = cbi_graph_node (graph, i), *next = cbi_graph_node (graph,
         i + 1);
     const CbiTensorInfo *w;
     const gfloat *values, *old;
     gfloat *bias;
     gint64 c, k;
     gchar *name;
+    gint t;
 
-    if (n->op != CBI_OP_CONV || add->op != CBI_OP_ADD
-        || add->inputs[0] != n->output
-        || !cbi_fuse_private (graph, n->output, 1))
+    if (n->op != CBI_OP_CONV || (next->op != CBI_OP_ADD
+            && next->op != CBI_OP_MUL) || next->inputs[0] != n->output
+        || !cbi_fuse_private (graph, n->output, 1)) {
+      i++;
       continue;
+    }
     w = cbi_graph_tensor (graph, n->inputs[1]);
     c = w->dims[0];
-    values = cbi_fuse_channel_values (graph, add->inputs[1], c);
-    if (values == NULL)
-      continue;
-    old = n->n_inputs > 2 && n->inputs[2] >= 0 ?
-        cbi_graph_tensor (graph, n->inputs[2])->data : NULL;
-    bias = g_new (gfloat, c);
-    for (k = 0; k < c; k++)
-      bias[k] = (old ? old[k] : 0.0f) + values[k];
-    name = g_strconcat (n->name, "/bias", NULL);
-    n->inputs[2] = cbi_graph_add_tensor (graph, name, 1, &c, bias);
-    n->n_inputs = 3;
-    n->output = add->output;
-    g_free (name);
+    values = cbi_fuse_channel_values (graph, next->inputs[1], c);
+    if (next->op == CBI_OP_MUL) {
+      /* a scale per channel or for all (a dequantized Conv's,
+       * onnx/nodes-dynquant.c; a BatchNormalization written out) */
+      const gfloat *one = values ? NULL :
+          cbi_fuse_scalar_value (graph, next->inputs[1]);
+      if (values == NULL && one == NULL) {
+        i++;
+        continue;
+      }
+      cbi_fuse_scale_conv (graph, n, values ? values : one, values == NULL);
+    } else {
+      if (values == NULL) {
+        i++;
+        continue;
+      }
+      old = n->n_inputs > 2 && n->inputs[2] >= 0 ?
+          cbi_graph_tensor (graph, n->inputs[2])->data : NULL;
+      bias = g_new (gfloat, c);
+      for (k = 0; k < c; k++)
+        bias[k] = (old ? old[k] : 0.0f) + values[k];
+      name = g_strconcat (n->name, "/bias", NULL);
+      n->inputs[2] = cbi_graph_add_tensor (graph, name, 1, &c, bias);
+      n->n_inputs = 3;
+      g_free (name);
+    }
+    /* the next node may fold too: a Mul, then an Add */
+    n->output = next->output;
+    t = next->inputs[1];
     g_array_remove_index (graph->nodes, i + 1);
+    cbi_fuse_release_constant (graph, t);
   }
 }

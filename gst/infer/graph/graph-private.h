@@ -34,4 +34,8 @@ gint cbi_axis (gint axis, gint rank);
 gboolean cbi_infer_node (const CbiGraph * graph, const CbiNode * n,
     CbiShape * shapes, GError ** error);
 
+/* LSTM, GRU and RNN (recurrent.c). */
+gboolean cbi_infer_recurrent (const CbiNode * n, CbiShape * shapes,
+    GError ** error);
+
 G_END_DECLS

@@ -178,6 +178,9 @@ static const CbiOpInfo cbi_ops[] = {
   [CBI_OP_POW_BINARY] = {"Pow", CBI_OP_KIND_BINARY, -1, CBI_K_POWER, FALSE, CBI_OP_FUSE_ANY, -1},
   /* only from cbi_graph_fuse_affine (): a product and a sum by scalars */
   [CBI_OP_LINEAR] = {"Linear", CBI_OP_KIND_ELTWISE, CBI_K_LINEAR, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_LSTM] = {"LSTM", CBI_OP_KIND_RECURRENT, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_GRU] = {"GRU", CBI_OP_KIND_RECURRENT, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
+  [CBI_OP_RNN] = {"RNN", CBI_OP_KIND_RECURRENT, -1, -1, FALSE, CBI_OP_FUSE_NONE, -1},
 };
 /* *INDENT-ON* */
 

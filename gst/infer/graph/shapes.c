@@ -756,6 +756,10 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
       return cbi_infer_transpose (n, shapes, error);
     case CBI_OP_GEMM:
       return cbi_infer_gemm (graph, n, shapes, error);
+    case CBI_OP_LSTM:
+    case CBI_OP_GRU:
+    case CBI_OP_RNN:
+      return cbi_infer_recurrent (n, shapes, error);
     case CBI_OP_MATMUL:
       return cbi_infer_matmul (n, shapes, error);
     case CBI_OP_SOFTMAX:

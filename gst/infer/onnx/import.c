@@ -222,7 +222,7 @@ CbiGraph *
 cbi_onnx_load_from_data (const guint8 * data, gsize size,
     const gchar * base_dir, GError ** error)
 {
-  CbiImporter im = { NULL, NULL, NULL, base_dir, NULL, 0, 0 };
+  CbiImporter im = { NULL, NULL, NULL, NULL, base_dir, NULL, 0, 0 };
   Onnx__ModelProto *m;
   const Onnx__GraphProto *g;
   guint *order = NULL;
@@ -240,6 +240,8 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
   }
   im.graph = cbi_graph_new ();
   im.names = g_hash_table_new (g_str_hash, g_str_equal);
+  im.aliases = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      (GDestroyNotify) cbi_onnx_alias_free);
   im.consts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       (GDestroyNotify) cbi_onnx_const_free);
 
@@ -256,8 +258,14 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
     folded = g_new0 (gboolean, g->n_node);
   for (i = 0; ok && i < g->n_node; i++)
     ok = cbi_onnx_fold (&im, g->node[order[i]], &folded[i], error);
-  for (i = 0; ok && i < g->n_node; i++)
-    ok = folded[i] || cbi_onnx_add_node (&im, g->node[order[i]], error);
+  /* a dynamic quantization's chain runs as float32 ops; the rest by the
+   * op table */
+  for (i = 0; ok && i < g->n_node; i++) {
+    gboolean handled = folded[i];
+    ok = handled || cbi_onnx_add_dynamic_quant (&im, g->node[order[i]],
+        &handled, error);
+    ok = ok && (handled || cbi_onnx_add_node (&im, g->node[order[i]], error));
+  }
   for (i = 0; ok && i < g->n_output; i++) {
     const gchar *out = g->output[i]->name ? g->output[i]->name : "";
     gint t = cbi_onnx_lookup (&im, out);
@@ -284,6 +292,7 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
   g_free (order);
   g_free (folded);
   g_hash_table_unref (im.names);
+  g_hash_table_unref (im.aliases);
   g_hash_table_unref (im.consts);
   onnx__model_proto__free_unpacked (m, NULL);
   if (!ok)

@@ -53,10 +53,15 @@ typedef struct
   gint index;
 } CbiOnnxConst;
 
+typedef struct _CbiOnnxAlias CbiOnnxAlias;
+
 typedef struct
 {
   CbiGraph *graph;
   GHashTable *names;            /* tensor name -> index + 1 */
+  GHashTable *aliases;          /* name -> CbiOnnxAlias, owned: the values
+                                 * of a dynamic quantization
+                                 * (nodes-dynquant.c) */
   GHashTable *consts;           /* name -> CbiOnnxConst, owned */
   const gchar *base_dir;
   const Onnx__GraphProto *onnx;
@@ -312,6 +317,18 @@ const gfloat *cbi_onnx_floats_input (CbiImporter * im,
  * when absent. */
 gboolean cbi_onnx_clip_bound (CbiImporter * im, const Onnx__NodeProto * n,
     gsize i, const gchar * attr, gfloat def, gfloat * bound, GError ** error);
+
+/* nodes-dynquant.c: when @n is part of a dynamic quantization chain
+ * (DynamicQuantizeLinear, MatMulInteger, ConvInteger, their Cast and
+ * Muls), translates it as float32 and sets @handled; fails naming the
+ * node when it reads such a value otherwise. */
+gboolean cbi_onnx_add_dynamic_quant (CbiImporter * im,
+    const Onnx__NodeProto * n, gboolean * handled, GError ** error);
+void cbi_onnx_alias_free (CbiOnnxAlias * a);
+
+/* The op table's functions: nodes-recurrent.c (LSTM, GRU, RNN) */
+gboolean cbi_onnx_add_recurrent (CbiImporter * im, const Onnx__NodeProto * n,
+    GError ** error);
 
 /* The op table's functions: nodes.c (windows, normalisations, Concat,
  * BatchNormalization) */

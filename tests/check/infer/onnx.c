@@ -212,6 +212,12 @@ static const struct
   {"bad-fold-constant-of-shape-overflow.onnx", "node fill "
         "(ConstantOfShape): its output is too large to fold"},
   {"bad-fold-gather-index.onnx", "node gather (Gather): index 8 is outside"},
+  {"bad-lstm-state-read.onnx", "node lstm (LSTM): its output y_h (the "
+        "last step's h) is read; only Y, every step's h, is supported"},
+  {"bad-lstm-sequence-lens.onnx", "node lstm (LSTM): sequence_lens is not "
+        "supported"},
+  {"bad-dynquant-read.onnx", "node cast (Cast) reads q, a value of a "
+        "dynamic quantization"},
   {"bad-fold-dequantize-scale.onnx", "node dq (DequantizeLinear): the scale "
         "must be a scalar or hold one value per index of the axis"},
 };
@@ -224,8 +230,9 @@ static const struct
   guint n_nodes;                /* after folding */
   CbiShape out;
 } folded_models[] = {
-  /* Conv, Mul (by the Reshape of two constants), Conv */
-  {"fold-se", 3, {4, {2, 3, 6, 8}}},
+  /* Conv, Conv: the Mul by the Reshape of two constants, one value per
+   * channel, folded into the first Conv's weights */
+  {"fold-se", 2, {4, {2, 3, 6, 8}}},
   /* Conv (uint8 weights dequantized per channel), Relu, Conv (int8) */
   {"fold-dq-conv", 3, {4, {2, 3, 6, 8}}},
   /* Conv, Relu, Conv, the weights through QuantizeLinear and back */
@@ -378,6 +385,15 @@ static const struct
    * Reshape); on the CPU the parts and Reshapes read the channels-last
    * data in place where oneDNN's layout allows */
   {"ops-channel-shuffle", 15, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* a CRNN's bidirectional LSTM over a feature map's columns (Conv,
+   * Reshape, Transpose, LSTM, Transpose, Reshape), its biases, and
+   * initial states expanded to the batch at plan time (four shape
+   * computations each) */
+  {"ops-lstm", 14, {4, {2, 3, 6, 8}}, {3, {2, 8, 10}}, 1e-5f},
+  /* GRU backwards with the reset gate first and an initial h (four shape
+   * computations), Squeeze, GRU both ways with it after and no bias,
+   * Transpose, Reshape, RNN, Transpose, Reshape */
+  {"ops-gru-rnn", 15, {4, {2, 3, 6, 8}}, {3, {2, 8, 3}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

@@ -544,6 +544,125 @@ GST_START_TEST (test_binary_broadcasts_b_in_every_pattern_as_numpy)
 
 GST_END_TEST;
 
+/* ---- recurrent cells ---- */
+
+/* One step of @op over @batch x @hidden units, x rows wider than the
+ * gates (a direction's columns of a bidirectional product), with or
+ * without a recurrent product and a previous h and c, against
+ * cbi_recurrent_unit () run here. */
+static void
+run_cell (Shape s, CbiKCellOp op, int64_t batch, int64_t hidden,
+    gboolean first_step)
+{
+  const int gates = op == CBI_K_CELL_LSTM ? 4 : op == CBI_K_CELL_RNN ? 1 : 3;
+  const int64_t gh = gates * hidden, x_stride = 2 * gh, n = batch * hidden;
+  float *x = pattern_floats (batch * x_stride, 1);
+  float *r = pattern_floats (batch * gh, 2);
+  float *bias = pattern_floats (gh, 3), *r_bias = pattern_floats (hidden, 4);
+  float *h_prev = pattern_floats (n, 5), *c_prev = pattern_floats (n, 6);
+  float *h = unwritten_floats (n), *c = unwritten_floats (n);
+  float *want_h = unwritten_floats (n), *want_c = unwritten_floats (n);
+  CbiKCell cell = { op, batch, hidden, x, x_stride, first_step ? NULL : r,
+    gh, bias, r_bias, first_step ? NULL : h_prev, first_step ? NULL : c_prev,
+    c, h
+  };
+  CbiKCell want = cell;
+  Compare cmp;
+  int64_t i;
+
+  /* the patterns' range, down to what gates see in a trained layer */
+  for (i = 0; i < batch * x_stride; i++)
+    x[i] /= 4.0f;
+  assert_cuda (cbi_k_recurrent_cell (&cell, NULL));
+  if (s == SHAPE_TAIL) {
+    /* on the small grid check_cells () sets */
+    fail_unless_equals_int64 (cbi_k_host_last_launch.blocks, FIBER_TAIL_BLOCKS);
+    fail_unless (n > FIBER_TAIL_BLOCKS * 256);
+  } else {
+    assert_launch (s, FALSE, FALSE, n);
+  }
+  want.h = want_h;
+  want.c = want_c;
+  for (i = 0; i < n; i++)
+    cbi_recurrent_unit (&want, i);
+
+  compare_init (&cmp, s, g_strdup_printf ("recurrent cell %d, %s step", op,
+          first_step ? "first" : "later"));
+  for (i = 0; i < n; i++)
+    if (!compare (&cmp, i, h[i], want_h[i], 0.0)
+        || (op == CBI_K_CELL_LSTM && !compare (&cmp, i, c[i], want_c[i], 0.0)))
+      break;
+  compare_done (&cmp);
+  g_free (x);
+  g_free (r);
+  g_free (bias);
+  g_free (r_bias);
+  g_free (h_prev);
+  g_free (c_prev);
+  g_free (h);
+  g_free (c);
+  g_free (want_h);
+  g_free (want_c);
+}
+
+static void
+check_cells (Shape s)
+{
+  int op;
+
+  for (op = CBI_K_CELL_LSTM; op <= CBI_K_CELL_RNN; op++)
+    switch (s) {
+      case SHAPE_ONE:
+        run_cell (s, (CbiKCellOp) op, 1, 1, TRUE);
+        run_cell (s, (CbiKCellOp) op, 1, 1, FALSE);
+        break;
+      case SHAPE_ODD:
+      case SHAPE_INT64:
+        run_cell (s, (CbiKCellOp) op, 3, 7, TRUE);
+        run_cell (s, (CbiKCellOp) op, 5, 9, FALSE);
+        break;
+      case SHAPE_TAIL:
+        /* a step has batch x hidden units, far fewer than 65535 blocks
+         * of threads: the loop's tail on a grid of two blocks */
+        cbi_k_host_max_blocks = FIBER_TAIL_BLOCKS;
+        run_cell (s, (CbiKCellOp) op, 3, 199, FALSE);
+        break;
+    }
+}
+
+GST_START_TEST
+    (test_recurrent_cell_matches_cbimath_at_one_odd_sizes_int64_and_the_tail) {
+  for_each_shape (check_cells);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_recurrent_cell_refuses_what_it_cannot_run)
+{
+  float v[12] = { 0, };
+  CbiKCell ok = { CBI_K_CELL_LSTM, 1, 1, v, 4, NULL, 4, v, NULL, NULL, NULL,
+    v + 4, v + 8
+  };
+  CbiKCell bad = ok;
+
+  fail_unless_equals_int (cbi_k_recurrent_cell (&ok, NULL), cudaSuccess);
+  fail_unless_equals_int (cbi_k_recurrent_cell (NULL, NULL),
+      cudaErrorInvalidValue);
+  bad.c = NULL;
+  fail_unless_equals_int (cbi_k_recurrent_cell (&bad, NULL),
+      cudaErrorInvalidValue);
+  bad = ok;
+  bad.op = (CbiKCellOp) 99;
+  fail_unless_equals_int (cbi_k_recurrent_cell (&bad, NULL),
+      cudaErrorInvalidValue);
+  bad = ok;
+  bad.hidden = 0;
+  fail_unless_equals_int (cbi_k_recurrent_cell (&bad, NULL),
+      cudaErrorInvalidValue);
+}
+
+GST_END_TEST;
+
 /* ---- where ---- */
 
 /* y = c ? a : b over @dims, c of @c_shape and b of @b_shape broadcast */
@@ -1440,6 +1559,9 @@ kernels_host_suite (void)
       test_where_matches_cbimath_on_one_element_odd_sizes_int64_and_the_tail);
   tcase_add_test (tc,
       test_where_broadcasts_condition_and_b_in_every_pattern_as_numpy);
+  tcase_add_test (tc,
+      test_recurrent_cell_matches_cbimath_at_one_odd_sizes_int64_and_the_tail);
+  tcase_add_test (tc, test_recurrent_cell_refuses_what_it_cannot_run);
   tcase_add_test (tc,
       test_permute_moves_every_element_at_one_odd_sizes_int64_and_the_tail);
   tcase_add_test (tc,

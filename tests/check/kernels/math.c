@@ -699,6 +699,79 @@ GST_START_TEST (test_norm_value_is_gamma_x_minus_mean_over_std_plus_beta)
 
 GST_END_TEST;
 
+/* ---- recurrent cells ---- */
+
+static double
+sigmoid_d (double x)
+{
+  return 1.0 / (1.0 + exp (-x));
+}
+
+/* One unit (row 1, unit 0 of 2) of each cell against ONNX's formulas in
+ * double: the gate sums read from x at its stride, r, the bias, and the
+ * GRU's recurrent h bias inside or outside the reset gate. */
+GST_START_TEST (test_recurrent_unit_follows_the_onnx_formulas)
+{
+  /* 2 rows x 4 gates x 2 units, rows 9 apart (a wider product) */
+  float x[18], r[16], bias[8], r_bias[2] = { 0.3f, -0.2f };
+  float h_prev[4] = { 0.1f, 0.2f, -0.5f, 0.4f }, c_prev[4] = { 0, 0, 0.7f, 1 };
+  float h[4] = { 0, }, c[4] = { 0, };
+  CbiKCell cell = { CBI_K_CELL_LSTM, 2, 2, x, 9, r, 8, bias, r_bias, h_prev,
+    c_prev, c, h
+  };
+  double g[4], z, rg, n;
+  int k;
+
+  for (k = 0; k < 18; k++)
+    x[k] = 0.1f * (k % 7) - 0.3f;
+  for (k = 0; k < 16; k++)
+    r[k] = 0.05f * (k % 5) - 0.1f;
+  for (k = 0; k < 8; k++)
+    bias[k] = 0.02f * k - 0.05f;
+  /* unit 0 of row 1: gate k's sum at x[9 + 2k], r[8 + 2k], bias[2k] */
+  for (k = 0; k < 4; k++)
+    g[k] = (double) x[9 + 2 * k] + r[8 + 2 * k] + bias[2 * k];
+
+  cbi_recurrent_unit (&cell, 2);
+  /* i, o, f, c */
+  assert_close (c[2], sigmoid_d (g[2]) * 0.7 + sigmoid_d (g[0]) * tanh (g[3]),
+      1e-6);
+  assert_close (h[2], sigmoid_d (g[1]) * tanh (c[2]), 1e-6);
+
+  /* the first step: no r, no h, no c */
+  cell.r = NULL;
+  cell.c_prev = NULL;
+  cbi_recurrent_unit (&cell, 2);
+  assert_close (c[2], sigmoid_d (x[9] + bias[0]) * tanh (x[15] + bias[6]),
+      1e-6);
+
+  /* GRU, linear_before_reset 1: n = tanh (x_h + b_h + r (r_h + rb_h)) */
+  cell.op = CBI_K_CELL_GRU;
+  cell.r = r;
+  cbi_recurrent_unit (&cell, 2);
+  z = sigmoid_d (g[0]);
+  rg = sigmoid_d (g[1]);
+  n = tanh (x[13] + bias[4] + rg * (r[12] + r_bias[0]));
+  assert_close (h[2], (1 - z) * n + z * -0.5, 1e-6);
+
+  /* linear_before_reset 0: r h, then n = tanh (x_h + b_h + r_h + rb_h),
+   * r_h the product of r h */
+  cell.op = CBI_K_CELL_GRU_RESET;
+  cbi_recurrent_unit (&cell, 2);
+  assert_close (h[2], rg * -0.5, 1e-6);
+  cell.op = CBI_K_CELL_GRU_AFTER;
+  cbi_recurrent_unit (&cell, 2);
+  n = tanh (x[13] + bias[4] + r[12] + r_bias[0]);
+  assert_close (h[2], (1 - z) * n + z * -0.5, 1e-6);
+
+  /* RNN: tanh of its one gate */
+  cell.op = CBI_K_CELL_RNN;
+  cbi_recurrent_unit (&cell, 2);
+  assert_close (h[2], tanh (g[0]), 1e-6);
+}
+
+GST_END_TEST;
+
 static Suite *
 kernels_math_suite (void)
 {
@@ -737,6 +810,7 @@ kernels_math_suite (void)
   tcase_add_test (tc, test_permute_of_a_2x3_matrix_is_its_transpose);
   tcase_add_test (tc, test_permute_then_its_inverse_gives_x_back);
   tcase_add_test (tc, test_norm_value_is_gamma_x_minus_mean_over_std_plus_beta);
+  tcase_add_test (tc, test_recurrent_unit_follows_the_onnx_formulas);
   return s;
 }
 

@@ -1,0 +1,257 @@
+/* cudabatchinfer: the CPU backend's recurrent layers (LSTM, GRU, RNN)
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * As graph/recurrent.c lays them out: one oneDNN matmul of the whole
+ * sequence by every direction's input weights, then one loop of ours per
+ * direction that walks its time steps: the product of the previous h by
+ * the recurrent weights, then cbi_recurrent_unit () (kernels/cbimath.h,
+ * the CUDA kernel's math) for each unit, writing that step's h straight
+ * into its place in Y. A step's product is small (batch x hidden x gates
+ * x hidden): a oneDNN primitive a step costs more in calls than it
+ * computes, so the walk is one loop, on more threads only where a step is
+ * wide. Every buffer is the plan's, made once: a batch allocates nothing.
+ */
+#include "cbicpu.h"
+#include "cbimath.h"
+#include "graph/cbishapes.h"
+
+#include <string.h>
+
+/* one step's product, in multiply-adds, from which its rows are shared
+ * out among the threads */
+#define CBI_CPU_RECURRENT_THREADED (G_GINT64_CONSTANT (1) << 18)
+
+/* One direction of a recurrent layer, walked by cbi_cpu_run_recurrent ().
+ * @rt: its recurrent weights transposed, [hidden, gates x hidden] (GRU
+ * with the reset gate first: z and r's, [hidden, 2 x hidden]); @rt_h:
+ * then the h gate's, [hidden, hidden], else NULL; @reset: r h there. */
+typedef struct
+{
+  CbiRecurrent r;
+  CbiRecurrentWalk walk;
+  gint d;
+  CbiKCellOp op;
+  const gfloat *rt, *rt_h;
+  gfloat *reset;
+} CbiCpuRecurrent;
+
+/* @y (@rows x @cols, rows @ldy apart) = @a (@rows x @k, dense) @w (@k x
+ * @cols, dense), a row of @w added per value of @a, in order. */
+static void
+cbi_cpu_recurrent_product (const gfloat * a, gint64 rows, gint64 k,
+    const gfloat * w, gint64 cols, gfloat * y, gint64 ldy)
+{
+  gint64 i;
+
+#pragma omp parallel for schedule(static) if (rows * k * cols >= CBI_CPU_RECURRENT_THREADED)
+  for (i = 0; i < rows; i++) {
+    gfloat *yr = y + i * ldy;
+    gint64 j, c;
+    memset (yr, 0, cols * sizeof (gfloat));
+    for (j = 0; j < k; j++) {
+      const gfloat v = a[i * k + j], *wr = w + j * cols;
+#pragma omp simd
+      for (c = 0; c < cols; c++)
+        yr[c] += v * wr[c];
+    }
+  }
+}
+
+static void
+cbi_cpu_recurrent_cells (const CbiKCell * cell)
+{
+  const gint64 count = cell->batch * cell->hidden;
+  gint64 i;
+
+#pragma omp parallel for schedule(static) if (count * cell->hidden >= CBI_CPU_RECURRENT_THREADED)
+  for (i = 0; i < count; i++)
+    cbi_recurrent_unit (cell, i);
+}
+
+static void
+cbi_cpu_run_recurrent (gconstpointer p)
+{
+  const CbiCpuRecurrent *l = p;
+  const CbiRecurrent *r = &l->r;
+  const gint64 gh = r->gates * r->hidden;
+  CbiKCell cell;
+  gint64 s;
+
+  for (s = 0; s < r->steps; s++) {
+    cbi_recurrent_step (r, &l->walk, l->d, s, &cell);
+    if (l->rt_h == NULL) {
+      if (cell.h_prev)
+        cbi_cpu_recurrent_product (cell.h_prev, r->batch, r->hidden, l->rt,
+            gh, l->walk.rbuf, gh);
+      cell.op = l->op;
+      cbi_cpu_recurrent_cells (&cell);
+      continue;
+    }
+    /* the reset gate first (linear_before_reset 0): z and r's products,
+     * r h, then the h gate's product of it */
+    if (cell.h_prev) {
+      gfloat *h = cell.h;
+      cbi_cpu_recurrent_product (cell.h_prev, r->batch, r->hidden, l->rt,
+          2 * r->hidden, l->walk.rbuf, gh);
+      cell.op = CBI_K_CELL_GRU_RESET;
+      cell.h = l->reset;
+      cbi_cpu_recurrent_cells (&cell);
+      cbi_cpu_recurrent_product (l->reset, r->batch, r->hidden, l->rt_h,
+          r->hidden, l->walk.rbuf + 2 * r->hidden, gh);
+      cell.h = h;
+    }
+    cell.op = CBI_K_CELL_GRU_AFTER;
+    cbi_cpu_recurrent_cells (&cell);
+  }
+}
+
+/* Input @i of @n (initial_h, initial_c): a constant of the plan's, or an
+ * activation row-major; NULL when absent (zero). */
+static gboolean
+cbi_cpu_recurrent_state (CbiCpuPlan * plan, const CbiNode * n, guint i,
+    const gfloat ** state, GError ** error)
+{
+  const gint t = i < n->n_inputs ? n->inputs[i] : -1;
+  const CbiTensorInfo *info = t >= 0 ? cbi_graph_tensor (plan->graph, t) : NULL;
+  dnnl_memory_t mem;
+  CbiMd md;
+
+  *state = NULL;
+  if (info == NULL)
+    return TRUE;
+  if (info->data) {
+    *state = info->data;
+    return TRUE;
+  }
+  if ((mem = cbi_cpu_plain (plan, t, &md, error)) == NULL)
+    return FALSE;
+  dnnl_memory_get_data_handle (mem, (void **) state);
+  return TRUE;
+}
+
+/* Adds the oneDNN matmul of the sequence [steps x batch, input] by
+ * @wt into the input product @xw. */
+static gboolean
+cbi_cpu_recurrent_input (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiRecurrent * r, const gfloat * wt, gfloat * xw, GError ** error)
+{
+  const gint64 cols = r->dirs * r->gates * r->hidden;
+  dnnl_dims_t x_dims = { r->steps * r->batch, r->input };
+  dnnl_dims_t w_dims = { r->input, cols };
+  dnnl_dims_t y_dims = { r->steps * r->batch, cols };
+  CbiDnnlOp op = { CBI_DNNL_MATMUL, };
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_exec_arg_t args[3];
+  dnnl_memory_t x;
+  gboolean ok;
+  CbiMd md;
+
+  args[0].arg = DNNL_ARG_SRC;
+  args[1].arg = DNNL_ARG_WEIGHTS;
+  args[2].arg = DNNL_ARG_DST;
+  if ((x = cbi_cpu_plain (plan, n->inputs[0], &md, error)) == NULL
+      || !cbi_cpu_plain_md (plan, &op.src, 2, x_dims, 2, error)
+      || !cbi_cpu_plain_md (plan, &op.weights, 2, w_dims, 2, error)
+      || !cbi_cpu_plain_md (plan, &op.dst, 2, y_dims, 2, error)
+      || !(args[0].memory = cbi_cpu_view (plan, x, op.src, error))
+      || !(args[1].memory = cbi_cpu_memory (plan, op.weights, (gpointer) wt,
+              error))
+      || !(args[2].memory = cbi_cpu_memory (plan, op.dst, xw, error)))
+    return FALSE;
+  /* its destination is in @args: a step "in place" */
+  ok = cbi_cpu_attr (NULL, &attr, error)
+      && DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine),
+      "recurrent input product");
+  return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, 3, -1, error);
+}
+
+/* The plan's copy of @bytes for @what, zeroed. */
+static gfloat *
+cbi_cpu_recurrent_block (CbiCpuPlan * plan, gint64 count, const gchar * what,
+    GError ** error)
+{
+  gfloat *block = cbi_mem_plan_alloc (plan->memory, MAX (count, 1) *
+      sizeof (gfloat), what, error);
+
+  if (block)
+    memset (block, 0, MAX (count, 1) * sizeof (gfloat));
+  return block;
+}
+
+/* LSTM, GRU and RNN. */
+gboolean
+cbi_cpu_plan_recurrent (gpointer user_plan, const CbiNode * n,
+    const CbiNode * post, GError ** error)
+{
+  CbiCpuPlan *plan = user_plan;
+  const CbiShape *ys = &plan->shapes[n->output];
+  const gboolean reset_first = n->op == CBI_OP_GRU && n->ints[1] == 0;
+  CbiCpuRecurrent l = { {0,}, };
+  gint64 gh, cols, i, j;
+  gfloat *wt, *rt, *rt_h = NULL, *bias, *r_bias = NULL, *reset = NULL, *y;
+  CbiMd md;
+  gint d;
+
+  cbi_node_recurrent (n, &plan->shapes[n->inputs[0]], &l.r);
+  gh = l.r.gates * l.r.hidden;
+  cols = l.r.dirs * gh;
+  if (!(wt = cbi_cpu_recurrent_block (plan, l.r.input * cols,
+              "recurrent input weights", error))
+      || !(rt = cbi_cpu_recurrent_block (plan, l.r.dirs * l.r.hidden * gh,
+              "recurrent weights", error))
+      || !(bias = cbi_cpu_recurrent_block (plan, cols, "recurrent bias", error))
+      || !(l.walk.xw = cbi_cpu_recurrent_block (plan, l.r.steps * l.r.batch *
+              cols, "recurrent input product", error))
+      || !(l.walk.rbuf = cbi_cpu_recurrent_block (plan, l.r.batch * gh,
+              "recurrent product", error))
+      || (n->op == CBI_OP_LSTM && !(l.walk.c = cbi_cpu_recurrent_block (plan,
+                  l.r.batch * l.r.hidden, "recurrent state", error)))
+      || (n->op == CBI_OP_GRU && !(r_bias = cbi_cpu_recurrent_block (plan,
+                  l.r.dirs * l.r.hidden, "recurrent h bias", error)))
+      || (reset_first && (!(rt_h = cbi_cpu_recurrent_block (plan, l.r.dirs *
+                      l.r.hidden * l.r.hidden, "recurrent h weights", error))
+              || !(reset = cbi_cpu_recurrent_block (plan,
+                      l.r.batch * l.r.hidden, "recurrent reset", error)))))
+    return FALSE;
+  cbi_recurrent_input_weights (plan->graph, n, &l.r, wt);
+  cbi_recurrent_bias (plan->graph, n, &l.r, bias, r_bias);
+  for (d = 0; d < l.r.dirs; d++) {
+    gfloat *rd = rt + d * l.r.hidden * gh;
+    cbi_recurrent_weights (plan->graph, n, &l.r, d, rd);
+    if (!reset_first)
+      continue;
+    /* the h gate's columns on their own, its product coming after the
+     * reset gate's; then z and r's packed where they were */
+    for (i = 0; i < l.r.hidden; i++)
+      for (j = 0; j < l.r.hidden; j++)
+        rt_h[(d * l.r.hidden + i) * l.r.hidden + j] = rd[i * gh +
+            2 * l.r.hidden + j];
+    for (i = 0; i < l.r.hidden; i++)
+      memmove (rd + i * 2 * l.r.hidden, rd + i * gh,
+          2 * l.r.hidden * sizeof (gfloat));
+  }
+
+  if (!cbi_cpu_recurrent_state (plan, n, 4, &l.walk.h0, error)
+      || !cbi_cpu_recurrent_state (plan, n, 5, &l.walk.c0, error)
+      || !cbi_cpu_recurrent_input (plan, n, &l.r, wt, (gfloat *) l.walk.xw,
+          error)
+      || !cbi_cpu_shape_md (plan, &md, ys, error)
+      || cbi_cpu_new_output (plan, n->output, md, error) == NULL)
+    return FALSE;
+  dnnl_memory_get_data_handle (plan->mems[n->output], (void **) &y);
+  l.walk.y = y;
+  l.walk.bias = bias;
+  l.walk.r_bias = r_bias;
+  l.walk.reverse = n->mode == CBI_DIRECTION_REVERSE;
+  l.op = n->op == CBI_OP_LSTM ? CBI_K_CELL_LSTM : n->op == CBI_OP_RNN ?
+      CBI_K_CELL_RNN : CBI_K_CELL_GRU;
+  l.reset = reset;
+  for (d = 0; d < l.r.dirs; d++) {
+    l.d = d;
+    l.rt = rt + d * l.r.hidden * gh;
+    l.rt_h = rt_h ? rt_h + d * l.r.hidden * l.r.hidden : NULL;
+    cbi_cpu_add_loop (plan, cbi_cpu_run_recurrent, g_memdup2 (&l, sizeof (l)));
+  }
+  return TRUE;
+}

@@ -640,6 +640,7 @@ typedef enum
  * @c_prev: (nullable): LSTM: the previous cell state; NULL: zero
  * @c: LSTM: the new cell state (may be @c_prev)
  * @h: the new h, @batch x @hidden (GRU_RESET: r h)
+ * @limit: CBI_CELL_TANH_LIMIT (cbi_cell_tanh ())
  *
  * One time step of one direction of a recurrent layer, after its matrix
  * products: the CPU backend's loop and the CUDA kernel both run
@@ -659,7 +660,47 @@ typedef struct
   const float *c_prev;
   float *c;
   float *h;
+  float limit;
 } CbiKCell;
+
+/* |x| past which the cells' tanh is +-1 (cbi_cell_tanh ()): what
+ * CbiKCell.limit holds */
+#define CBI_CELL_TANH_LIMIT 7.99881172180175781f
+
+/* The cells' tanh, as plain arithmetic (so that a CPU loop over a row's
+ * units vectorises, and the GPU computes the same): x clamped to
+ * +-@limit (CBI_CELL_TANH_LIMIT), then a rational function of degree 13
+ * over 6 (Eigen's fast tanh), within 4e-7 of tanh; NaN stays NaN. The
+ * limit is a parameter, not the constant: a loop reads it from memory,
+ * where GCC cannot split the loop on the clamp (a known constant on one
+ * side), which keeps it from vectorising. */
+CBI_HD float
+cbi_cell_tanh (float x, float limit)
+{
+  float a = fabsf (x), x2, p, q;
+
+  a = a > limit ? limit : a;
+  x = copysignf (a, x);
+  x2 = x * x;
+  p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+  p = p * x2 + -8.60467152213735e-11f;
+  p = p * x2 + 5.12229709037114e-08f;
+  p = p * x2 + 1.48572235717979e-05f;
+  p = p * x2 + 6.37261928875436e-04f;
+  p = p * x2 + 4.89352455891786e-03f;
+  p = p * x;
+  q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+  q = q * x2 + 2.26843463243900e-03f;
+  q = q * x2 + 4.89352518554385e-03f;
+  return p / q;
+}
+
+/* The cells' gate activation, 1 / (1 + e^-x) = (1 + tanh (x / 2)) / 2. */
+CBI_HD float
+cbi_cell_sigmoid (float x, float limit)
+{
+  return 0.5f + 0.5f * cbi_cell_tanh (0.5f * x, limit);
+}
 
 /* Gate @g's sum for unit @j of row @b: input product, recurrent product
  * (when there is one) and bias. */
@@ -672,47 +713,72 @@ cbi_cell_gate (const CbiKCell * s, int64_t b, int g, int64_t j)
   return s->r ? v + s->r[b * s->r_stride + k] : v;
 }
 
-/* Unit @i (row i / hidden, unit i % hidden) of step @s. The activations
- * are ONNX's defaults (Sigmoid for the gates, Tanh for the rest), as
- * cbi_eltwise () computes them. */
+/* The cells' math on their gate sums (cbi_cell_gate ()): LSTM's, with
+ * i, o, f, c in ONNX's order, the previous cell state @c_prev and the new
+ * one into *@c; returns h. */
+CBI_HD float
+cbi_lstm_cell (float i, float o, float f, float g, float c_prev, float *c,
+    float limit)
+{
+  const float cn = cbi_cell_sigmoid (f, limit) * c_prev
+      + cbi_cell_sigmoid (i, limit) * cbi_cell_tanh (g, limit);
+
+  *c = cn;
+  return cbi_cell_sigmoid (o, limit) * cbi_cell_tanh (cn, limit);
+}
+
+/* GRU's h from its z and r sums, @xh (x_h + b_h) and @rh (the recurrent
+ * h product + rb_h): @reset_after, r multiplies @rh; else @rh is the
+ * product of r h already (CBI_K_CELL_GRU_AFTER). */
+CBI_HD float
+cbi_gru_cell (float z, float r, float xh, float rh, float h_prev,
+    int reset_after, float limit)
+{
+  const float zs = cbi_cell_sigmoid (z, limit);
+  const float n = cbi_cell_tanh (xh + (reset_after ? cbi_cell_sigmoid (r,
+              limit) * rh : rh), limit);
+
+  return (1.0f - zs) * n + zs * h_prev;
+}
+
+/* GRU with the reset gate first: r h, from r's sum. */
+CBI_HD float
+cbi_gru_reset (float r, float h_prev, float limit)
+{
+  return cbi_cell_sigmoid (r, limit) * h_prev;
+}
+
+/* Unit @i (row i / hidden, unit i % hidden) of step @s: its gate sums
+ * gathered, then the op's cell. */
 CBI_HD void
 cbi_recurrent_unit (const CbiKCell * s, int64_t i)
 {
-  const int64_t b = i / s->hidden, j = i % s->hidden;
+  const int64_t b = i / s->hidden, j = i % s->hidden, hd = s->hidden;
   const float h_prev = s->h_prev ? s->h_prev[i] : 0.0f;
-  float z, r, n, c;
+  float rh;
 
   switch (s->op) {
     case CBI_K_CELL_LSTM:
-      c = s->c_prev ? s->c_prev[i] : 0.0f;
-      c = cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 2, j), 0, 0) * c
-          + cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 0, j), 0, 0)
-          * tanhf (cbi_cell_gate (s, b, 3, j));
-      s->c[i] = c;
-      s->h[i] = cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 1, j), 0, 0)
-          * tanhf (c);
+      s->h[i] = cbi_lstm_cell (cbi_cell_gate (s, b, 0, j),
+          cbi_cell_gate (s, b, 1, j), cbi_cell_gate (s, b, 2, j),
+          cbi_cell_gate (s, b, 3, j), s->c_prev ? s->c_prev[i] : 0.0f,
+          &s->c[i], s->limit);
       return;
     case CBI_K_CELL_GRU_RESET:
-      s->h[i] = cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 1, j), 0, 0)
-          * h_prev;
+      s->h[i] = cbi_gru_reset (cbi_cell_gate (s, b, 1, j), h_prev, s->limit);
       return;
     case CBI_K_CELL_GRU:
     case CBI_K_CELL_GRU_AFTER:
-      z = cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 0, j), 0, 0);
-      r = s->r ? s->r[b * s->r_stride + 2 * s->hidden + j] : 0.0f;
-      r += s->r_bias ? s->r_bias[j] : 0.0f;
-      n = s->x[b * s->x_stride + 2 * s->hidden + j] + s->bias[2 * s->hidden
-          + j];
-      if (s->op == CBI_K_CELL_GRU)
-        n += cbi_eltwise (CBI_K_SIGMOID, cbi_cell_gate (s, b, 1, j), 0, 0) * r;
-      else
-        n += r;
-      n = tanhf (n);
-      s->h[i] = (1.0f - z) * n + z * h_prev;
+      rh = (s->r ? s->r[b * s->r_stride + 2 * hd + j] : 0.0f)
+          + (s->r_bias ? s->r_bias[j] : 0.0f);
+      s->h[i] = cbi_gru_cell (cbi_cell_gate (s, b, 0, j),
+          cbi_cell_gate (s, b, 1, j), s->x[b * s->x_stride + 2 * hd + j]
+          + s->bias[2 * hd + j], rh, h_prev, s->op == CBI_K_CELL_GRU,
+          s->limit);
       return;
     case CBI_K_CELL_RNN:
     default:
-      s->h[i] = tanhf (cbi_cell_gate (s, b, 0, j));
+      s->h[i] = cbi_cell_tanh (cbi_cell_gate (s, b, 0, j), s->limit);
       return;
   }
 }

@@ -204,7 +204,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   dnnl_memory_t xmem, wmem, bmem = NULL;
   gfloat *wdata = w->data, *bdata = b ? b->data : NULL;
   gint wnd, i, n_args;
-  gboolean ok = FALSE, residual = FALSE;
+  gboolean ok = FALSE, residual = FALSE, first;
   CbiCpuResidual res;
   dnnl_exec_arg_t args[4];
   /* oneDNN's kernels for fewer than 8 output channels (an image's last
@@ -260,8 +260,16 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   /* one bias per output channel, whatever the grouping of the weights */
   bdims[0] = ydims[1];
   /* the source too in the layout the primitive prefers: a plain one (after
-   * a Pad or an InstanceNormalization) would send it to a slow kernel */
-  if (!cbi_cpu_any_md (plan, &xmd, &plan->shapes[n->inputs[0]], error))
+   * a Pad or an InstanceNormalization) would send it to a slow kernel;
+   * but an image's few channels (the first layer) stay as the frames are
+   * packed, NCHW, which oneDNN's direct kernels read as they are (blocked,
+   * the channels padded to 16 and a Winograd kernel on them: 4x slower) */
+  first = !transpose && plan->shapes[n->inputs[0]].dims[1] <= 4;
+  if (first)
+    op.alg = dnnl_convolution_direct;
+  if (!(first ? cbi_cpu_shape_md (plan, &xmd, &plan->shapes[n->inputs[0]],
+              error) : cbi_cpu_any_md (plan, &xmd,
+              &plan->shapes[n->inputs[0]], error)))
     return FALSE;
 
   if (!DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_any, wnd, wdims,

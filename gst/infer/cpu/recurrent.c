@@ -8,7 +8,8 @@
  * the CUDA kernel's math) for each unit, writing that step's h straight
  * into its place in Y. A step's product is small (batch x hidden x gates
  * x hidden): a oneDNN primitive a step costs more in calls than it
- * computes, so the walk is one loop, on more threads only where a step is
+ * computes, so the walk is one loop, the two directions of a layer side
+ * by side on the team's threads, a step on more threads only where it is
  * wide. Every buffer is the plan's, made once: a batch allocates nothing.
  */
 #include "cbicpu.h"
@@ -24,7 +25,8 @@
 /* One direction of a recurrent layer, walked by cbi_cpu_run_recurrent ().
  * @rt: its recurrent weights transposed, [hidden, gates x hidden] (GRU
  * with the reset gate first: z and r's, [hidden, 2 x hidden]); @rt_h:
- * then the h gate's, [hidden, hidden], else NULL; @reset: r h there. */
+ * then the h gate's, [hidden, hidden], else NULL; @reset: r h there;
+ * @zeros: gates x hidden zeros, what a cell reads for what it lacks. */
 typedef struct
 {
   CbiRecurrent r;
@@ -33,7 +35,16 @@ typedef struct
   CbiKCellOp op;
   const gfloat *rt, *rt_h;
   gfloat *reset;
+  const gfloat *zeros;
 } CbiCpuRecurrent;
+
+/* A layer's directions, which run side by side on the team's threads:
+ * nothing of one is read by the other. */
+typedef struct
+{
+  gint dirs;
+  CbiCpuRecurrent dir[2];
+} CbiCpuRecurrentLayer;
 
 /* @y (@rows x @cols, rows @ldy apart) = @a (@rows x @k, dense) @w (@k x
  * @cols, dense), a row of @w added per value of @a, in order. */
@@ -57,21 +68,78 @@ cbi_cpu_recurrent_product (const gfloat * a, gint64 rows, gint64 k,
   }
 }
 
+/* Row @b of @cell: its units' gate sums read straight (@zeros, at least
+ * gates x hidden of them, where the cell has no recurrent product,
+ * previous h or c), then cbimath.h's cell, a loop per op so that each
+ * vectorises (the cell math is plain arithmetic). */
 static void
-cbi_cpu_recurrent_cells (const CbiKCell * cell)
+cbi_cpu_recurrent_row (const CbiKCell * cell, gint64 b, const gfloat * zeros)
 {
-  const gint64 count = cell->batch * cell->hidden;
-  gint64 i;
+  const gint64 hd = cell->hidden, base = b * hd;
+  const gfloat *x = cell->x + b * cell->x_stride, *bias = cell->bias;
+  const gfloat *r = cell->r ? cell->r + b * cell->r_stride : zeros;
+  const gfloat *hp = cell->h_prev ? cell->h_prev + base : zeros;
+  const gfloat *rb = cell->r_bias ? cell->r_bias : zeros;
+  const gfloat limit = cell->limit;
+  gfloat *h = cell->h + base;
+  gint64 j;
 
-#pragma omp parallel for schedule(static) if (count * cell->hidden >= CBI_CPU_RECURRENT_THREADED)
-  for (i = 0; i < count; i++)
-    cbi_recurrent_unit (cell, i);
+  switch (cell->op) {
+    case CBI_K_CELL_LSTM:{
+      const gfloat *cp = cell->c_prev ? cell->c_prev + base : zeros;
+      gfloat *c = cell->c + base;
+#pragma omp simd
+      for (j = 0; j < hd; j++)
+        h[j] = cbi_lstm_cell (x[j] + r[j] + bias[j],
+            x[hd + j] + r[hd + j] + bias[hd + j],
+            x[2 * hd + j] + r[2 * hd + j] + bias[2 * hd + j],
+            x[3 * hd + j] + r[3 * hd + j] + bias[3 * hd + j], cp[j], &c[j],
+            limit);
+      break;
+    }
+    case CBI_K_CELL_GRU_RESET:
+#pragma omp simd
+      for (j = 0; j < hd; j++)
+        h[j] = cbi_gru_reset (x[hd + j] + r[hd + j] + bias[hd + j], hp[j],
+            limit);
+      break;
+    case CBI_K_CELL_GRU:
+#pragma omp simd
+      for (j = 0; j < hd; j++)
+        h[j] = cbi_gru_cell (x[j] + r[j] + bias[j],
+            x[hd + j] + r[hd + j] + bias[hd + j],
+            x[2 * hd + j] + bias[2 * hd + j], r[2 * hd + j] + rb[j], hp[j],
+            1, limit);
+      break;
+    case CBI_K_CELL_GRU_AFTER:
+#pragma omp simd
+      for (j = 0; j < hd; j++)
+        h[j] = cbi_gru_cell (x[j] + r[j] + bias[j], 0.0f,
+            x[2 * hd + j] + bias[2 * hd + j], r[2 * hd + j] + rb[j], hp[j],
+            0, limit);
+      break;
+    case CBI_K_CELL_RNN:
+    default:
+#pragma omp simd
+      for (j = 0; j < hd; j++)
+        h[j] = cbi_cell_tanh (x[j] + r[j] + bias[j], limit);
+      break;
+  }
 }
 
 static void
-cbi_cpu_run_recurrent (gconstpointer p)
+cbi_cpu_recurrent_cells (const CbiKCell * cell, const gfloat * zeros)
 {
-  const CbiCpuRecurrent *l = p;
+  gint64 b;
+
+#pragma omp parallel for schedule(static) if (cell->batch * cell->hidden * cell->hidden >= CBI_CPU_RECURRENT_THREADED)
+  for (b = 0; b < cell->batch; b++)
+    cbi_cpu_recurrent_row (cell, b, zeros);
+}
+
+static void
+cbi_cpu_run_direction (const CbiCpuRecurrent * l)
+{
   const CbiRecurrent *r = &l->r;
   const gint64 gh = r->gates * r->hidden;
   CbiKCell cell;
@@ -84,7 +152,7 @@ cbi_cpu_run_recurrent (gconstpointer p)
         cbi_cpu_recurrent_product (cell.h_prev, r->batch, r->hidden, l->rt,
             gh, l->walk.rbuf, gh);
       cell.op = l->op;
-      cbi_cpu_recurrent_cells (&cell);
+      cbi_cpu_recurrent_cells (&cell, l->zeros);
       continue;
     }
     /* the reset gate first (linear_before_reset 0): z and r's products,
@@ -95,14 +163,26 @@ cbi_cpu_run_recurrent (gconstpointer p)
           2 * r->hidden, l->walk.rbuf, gh);
       cell.op = CBI_K_CELL_GRU_RESET;
       cell.h = l->reset;
-      cbi_cpu_recurrent_cells (&cell);
+      cbi_cpu_recurrent_cells (&cell, l->zeros);
       cbi_cpu_recurrent_product (l->reset, r->batch, r->hidden, l->rt_h,
           r->hidden, l->walk.rbuf + 2 * r->hidden, gh);
       cell.h = h;
     }
     cell.op = CBI_K_CELL_GRU_AFTER;
-    cbi_cpu_recurrent_cells (&cell);
+    cbi_cpu_recurrent_cells (&cell, l->zeros);
   }
+}
+
+static void
+cbi_cpu_run_recurrent (gconstpointer p)
+{
+  const CbiCpuRecurrentLayer *layer = p;
+  gint d;
+
+  /* the steps' own loops inside run on this thread (no nested teams) */
+#pragma omp parallel for schedule(static) if (layer->dirs > 1)
+  for (d = 0; d < layer->dirs; d++)
+    cbi_cpu_run_direction (&layer->dir[d]);
 }
 
 /* Input @i of @n (initial_h, initial_c): a constant of the plan's, or an
@@ -188,14 +268,17 @@ cbi_cpu_plan_recurrent (gpointer user_plan, const CbiNode * n,
   const CbiShape *ys = &plan->shapes[n->output];
   const gboolean reset_first = n->op == CBI_OP_GRU && n->ints[1] == 0;
   CbiCpuRecurrent l = { {0,}, };
-  gint64 gh, cols, i, j;
+  CbiCpuRecurrentLayer layer = { 0, };
+  gint64 gh, cols, bh, i, j;
   gfloat *wt, *rt, *rt_h = NULL, *bias, *r_bias = NULL, *reset = NULL, *y;
+  gfloat *rbuf, *c = NULL;
   CbiMd md;
   gint d;
 
   cbi_node_recurrent (n, &plan->shapes[n->inputs[0]], &l.r);
   gh = l.r.gates * l.r.hidden;
   cols = l.r.dirs * gh;
+  bh = l.r.batch * l.r.hidden;
   if (!(wt = cbi_cpu_recurrent_block (plan, l.r.input * cols,
               "recurrent input weights", error))
       || !(rt = cbi_cpu_recurrent_block (plan, l.r.dirs * l.r.hidden * gh,
@@ -203,16 +286,18 @@ cbi_cpu_plan_recurrent (gpointer user_plan, const CbiNode * n,
       || !(bias = cbi_cpu_recurrent_block (plan, cols, "recurrent bias", error))
       || !(l.walk.xw = cbi_cpu_recurrent_block (plan, l.r.steps * l.r.batch *
               cols, "recurrent input product", error))
-      || !(l.walk.rbuf = cbi_cpu_recurrent_block (plan, l.r.batch * gh,
+      || !(rbuf = cbi_cpu_recurrent_block (plan, l.r.dirs * l.r.batch * gh,
               "recurrent product", error))
-      || (n->op == CBI_OP_LSTM && !(l.walk.c = cbi_cpu_recurrent_block (plan,
-                  l.r.batch * l.r.hidden, "recurrent state", error)))
+      || !(l.zeros = cbi_cpu_recurrent_block (plan, gh, "recurrent zeros",
+              error))
+      || (n->op == CBI_OP_LSTM && !(c = cbi_cpu_recurrent_block (plan,
+                  l.r.dirs * bh, "recurrent state", error)))
       || (n->op == CBI_OP_GRU && !(r_bias = cbi_cpu_recurrent_block (plan,
                   l.r.dirs * l.r.hidden, "recurrent h bias", error)))
       || (reset_first && (!(rt_h = cbi_cpu_recurrent_block (plan, l.r.dirs *
                       l.r.hidden * l.r.hidden, "recurrent h weights", error))
-              || !(reset = cbi_cpu_recurrent_block (plan,
-                      l.r.batch * l.r.hidden, "recurrent reset", error)))))
+              || !(reset = cbi_cpu_recurrent_block (plan, l.r.dirs * bh,
+                      "recurrent reset", error)))))
     return FALSE;
   cbi_recurrent_input_weights (plan->graph, n, &l.r, wt);
   cbi_recurrent_bias (plan->graph, n, &l.r, bias, r_bias);
@@ -246,12 +331,17 @@ cbi_cpu_plan_recurrent (gpointer user_plan, const CbiNode * n,
   l.walk.reverse = n->mode == CBI_DIRECTION_REVERSE;
   l.op = n->op == CBI_OP_LSTM ? CBI_K_CELL_LSTM : n->op == CBI_OP_RNN ?
       CBI_K_CELL_RNN : CBI_K_CELL_GRU;
-  l.reset = reset;
+  layer.dirs = l.r.dirs;
   for (d = 0; d < l.r.dirs; d++) {
     l.d = d;
     l.rt = rt + d * l.r.hidden * gh;
     l.rt_h = rt_h ? rt_h + d * l.r.hidden * l.r.hidden : NULL;
-    cbi_cpu_add_loop (plan, cbi_cpu_run_recurrent, g_memdup2 (&l, sizeof (l)));
+    l.walk.rbuf = rbuf + d * l.r.batch * gh;
+    l.walk.c = c ? c + d * bh : NULL;
+    l.reset = reset ? reset + d * bh : NULL;
+    layer.dir[d] = l;
   }
+  cbi_cpu_add_loop (plan, cbi_cpu_run_recurrent, g_memdup2 (&layer,
+          sizeof (layer)));
   return TRUE;
 }

@@ -145,6 +145,7 @@ cbi_recurrent_step (const CbiRecurrent * r, const CbiRecurrentWalk * w,
 
   cell->batch = r->batch;
   cell->hidden = r->hidden;
+  cell->limit = CBI_CELL_TANH_LIMIT;
   cell->x = w->xw + t * r->batch * r->dirs * gh + d * gh;
   cell->x_stride = r->dirs * gh;
   cell->r_stride = gh;

@@ -564,7 +564,7 @@ run_cell (Shape s, CbiKCellOp op, int64_t batch, int64_t hidden,
   float *want_h = unwritten_floats (n), *want_c = unwritten_floats (n);
   CbiKCell cell = { op, batch, hidden, x, x_stride, first_step ? NULL : r,
     gh, bias, r_bias, first_step ? NULL : h_prev, first_step ? NULL : c_prev,
-    c, h
+    c, h, CBI_CELL_TANH_LIMIT
   };
   CbiKCell want = cell;
   Compare cmp;
@@ -641,7 +641,7 @@ GST_START_TEST (test_recurrent_cell_refuses_what_it_cannot_run)
 {
   float v[12] = { 0, };
   CbiKCell ok = { CBI_K_CELL_LSTM, 1, 1, v, 4, NULL, 4, v, NULL, NULL, NULL,
-    v + 4, v + 8
+    v + 4, v + 8, CBI_CELL_TANH_LIMIT
   };
   CbiKCell bad = ok;
 

@@ -18,6 +18,26 @@
 
 #include <string.h>
 
+/* The loops of a step, built for AVX-512 and AVX2 as well as the
+ * baseline, the one the CPU has picked when the library loads (GCC's and
+ * clang's function multiversioning): the plugin itself is built for any
+ * x86-64. */
+/* not under AddressSanitizer, whose runtime is not up yet when the
+ * loader resolves the clones (GCC says so by __SANITIZE_ADDRESS__, clang
+ * by __has_feature) */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CBI_CPU_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__) \
+    && !defined(CBI_CPU_SANITIZED)
+#define CBI_CPU_WIDE __attribute__ ((target_clones ("avx512f", "avx2", \
+            "default")))
+#else
+#define CBI_CPU_WIDE
+#endif
+
 /* one step's product, in multiply-adds, from which its rows are shared
  * out among the threads */
 #define CBI_CPU_RECURRENT_THREADED (G_GINT64_CONSTANT (1) << 18)
@@ -48,7 +68,7 @@ typedef struct
 
 /* @y (@rows x @cols, rows @ldy apart) = @a (@rows x @k, dense) @w (@k x
  * @cols, dense), a row of @w added per value of @a, in order. */
-static void
+CBI_CPU_WIDE static void
 cbi_cpu_recurrent_product (const gfloat * a, gint64 rows, gint64 k,
     const gfloat * w, gint64 cols, gfloat * y, gint64 ldy)
 {
@@ -72,7 +92,7 @@ cbi_cpu_recurrent_product (const gfloat * a, gint64 rows, gint64 k,
  * gates x hidden of them, where the cell has no recurrent product,
  * previous h or c), then cbimath.h's cell, a loop per op so that each
  * vectorises (the cell math is plain arithmetic). */
-static void
+CBI_CPU_WIDE static void
 cbi_cpu_recurrent_row (const CbiKCell * cell, gint64 b, const gfloat * zeros)
 {
   const gint64 hd = cell->hidden, base = b * hd;

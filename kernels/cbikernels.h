@@ -108,6 +108,12 @@ cudaError_t cbi_k_copy (const float *x, float *y, int rank,
     const int64_t * dims, const int64_t * strides, int64_t offset, int axis,
     int n_index, const int64_t * index, cudaStream_t stream);
 
+/* cbi_k_copy () with any number of indices along @axis (>= 0): the
+ * @n_index of @device_index, in device memory. */
+cudaError_t cbi_k_copy_long (const float *x, float *y, int rank,
+    const int64_t * dims, const int64_t * strides, int64_t offset, int axis,
+    int n_index, const int64_t * device_index, cudaStream_t stream);
+
 /* Copies one Concat input into its place: x is @outer x @x_inner, y is
  * @outer x @y_inner, x goes to columns @offset .. @offset + @x_inner of
  * every row. (inner = the concatenated axis and everything after it.) */

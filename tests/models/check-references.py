@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The ops test models on a backend, against onnxruntime's outputs.
 
-generate.py writes, for each model of its OPS_MODELS, a random input
-(STEM.tensor.in.bin) and what onnxruntime computes from it
+generate.py writes, for each model of its OPS_MODELS and for gather-long.onnx,
+a random input (STEM.tensor.in.bin) and what onnxruntime computes from it
 (STEM.tensor.out.bin). The C suite (tests/check/infer/onnx.c) checks them on
 the CPU backend; this runs them through the engine's cbi-run-tensor on the
 backend asked for, CUDA where the GPU check has a GPU, and compares: NaN or
@@ -76,7 +76,11 @@ def main():
         return 2
 
     passed = failed = skipped = 0
-    for stem, _make, _seed, shape in generate.OPS_MODELS:
+    # the ops models, and the Gather of 80 indices computed from a width
+    # (past the 64 the CUDA kernel takes as a parameter)
+    models = [(stem, shape) for stem, _make, _seed, shape
+              in generate.OPS_MODELS] + [("gather-long", (1, 3, 2, 80))]
+    for stem, shape in models:
         if args.only and args.only not in stem:
             continue
         try:

@@ -219,6 +219,10 @@ gfloat *cbi_cuda_constant (CbiCudaPlan * plan, gint t, GError ** error);
  * made on the host (@data may go when it returns). */
 gfloat *cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data,
     gsize count, const gchar * what, GError ** error);
+/* Returns: (transfer none): the same for @bytes of any data (int64
+ * indices). */
+gpointer cbi_cuda_upload_bytes (CbiCudaPlan * plan, gconstpointer data,
+    gsize bytes, const gchar * what, GError ** error);
 
 /* postops.c: adds a step applying the own op of activation @post (a
  * node, its alpha and beta) in place to the @count floats of @y; what

@@ -187,18 +187,27 @@ cbi_cuda_plan_reshape (gpointer user_plan, const CbiNode * n,
   return TRUE;
 }
 
+/* @long_index: the device copy of the view's long_index, or NULL */
 typedef struct
 {
   CbiCudaIO io;
   CbiCopyView view;
+  const gint64 *long_index;
 } CbiCudaStrided;
 
-/* *INDENT-OFF* */
-CBI_CUDA_DEFINE_RUN (cbi_cuda_run_strided, CbiCudaStrided, CUDA_CHECK,
-    "copy kernel", cbi_k_copy (p->io.x, p->io.y, p->view.n_dims,
-        p->view.dims, p->view.strides, p->view.offset, p->view.axis,
-        p->view.n_index, p->view.index, stream))
-/* *INDENT-ON* */
+static gboolean
+cbi_cuda_run_strided (CbiCuda * cuda, CbiCudaPlan * plan,
+    gconstpointer params, cudaStream_t stream, GError ** error)
+{
+  const CbiCudaStrided *p = params;
+  const CbiCopyView *v = &p->view;
+
+  return CUDA_CHECK (p->long_index ? cbi_k_copy_long (p->io.x, p->io.y,
+          v->n_dims, v->dims, v->strides, v->offset, v->axis, v->n_index,
+          p->long_index, stream) : cbi_k_copy (p->io.x, p->io.y, v->n_dims,
+          v->dims, v->strides, v->offset, v->axis, v->n_index, v->index,
+          stream), "copy kernel");
+}
 
 /* the graph's limits are the kernel's */
 G_STATIC_ASSERT (CBI_MAX_GATHER == CBI_K_MAX_GATHER);
@@ -222,17 +231,18 @@ cbi_cuda_plan_copy (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   CbiCudaPlan *plan = user_plan;
+  const gint64 *long_index = NULL;
   CbiCudaStrided *c;
 
-  /* the kernel takes the indices as a parameter */
-  if (n->view.n_index > CBI_K_MAX_GATHER) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "node %s (%s): %d "
-        "indices, past the %d the CUDA backend takes (backend=cpu runs it)",
-        n->name, cbi_op_type_name (n->op), n->view.n_index, CBI_K_MAX_GATHER);
+  /* the kernel takes up to CBI_K_MAX_GATHER indices as a parameter, more
+   * from a device copy made here */
+  if (n->view.long_index && (long_index = cbi_cuda_upload_bytes (plan,
+              n->view.long_index, n->view.n_index * sizeof (gint64),
+              "gather indices", error)) == NULL)
     return FALSE;
-  }
   c = CBI_CUDA_ADD_IO_STEP (plan, n, cbi_cuda_run_strided, CbiCudaStrided);
   c->view = n->view;
+  c->long_index = long_index;
   return TRUE;
 }
 

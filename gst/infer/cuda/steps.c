@@ -108,11 +108,18 @@ gfloat *
 cbi_cuda_upload_made (CbiCudaPlan * plan, const gfloat * data, gsize count,
     const gchar * what, GError ** error)
 {
-  gfloat *d = cbi_mem_plan_alloc (plan->memory, count * sizeof (gfloat),
-      what, error);
+  return cbi_cuda_upload_bytes (plan, data, count * sizeof (gfloat), what,
+      error);
+}
+
+gpointer
+cbi_cuda_upload_bytes (CbiCudaPlan * plan, gconstpointer data, gsize bytes,
+    const gchar * what, GError ** error)
+{
+  gpointer d = cbi_mem_plan_alloc (plan->memory, bytes, what, error);
 
   /* a pageable source is staged before the call returns: @data may go */
-  if (d && !CUDA_CHECK (cudaMemcpyAsync (d, data, count * sizeof (gfloat),
+  if (d && !CUDA_CHECK (cudaMemcpyAsync (d, data, bytes,
               cudaMemcpyHostToDevice, plan->cuda->stream), what))
     return NULL;
   return d;

@@ -910,18 +910,26 @@ GST_END_TEST;
 /* ---- copy ---- */
 
 /* y of @dims read from x at @offset + index x @strides, the index along
- * @axis through @index; x has @x_n values */
+ * @axis through @index (as device memory, cbi_k_copy_long (), when
+ * @long_list); x has @x_n values */
 static void
-run_copy (Shape s, int rank, const int64_t * dims, const int64_t * strides,
-    int64_t offset, int axis, const int64_t * index, int64_t x_n)
+run_copy_as (Shape s, int rank, const int64_t * dims, const int64_t * strides,
+    int64_t offset, int axis, const int64_t * index, int64_t x_n,
+    gboolean long_list)
 {
   const int64_t n = count_of (rank, dims);
   float *x = pattern_floats (x_n, 9), *y = unwritten_floats (n);
+  const int n_index = axis >= 0 ? (int) dims[axis] : 0;
   Compare cmp;
   int64_t i;
 
-  assert_cuda (cbi_k_copy (x, y, rank, dims, strides, offset, axis,
-          axis >= 0 ? (int) dims[axis] : 0, index, NULL));
+  if (long_list) {
+    assert_cuda (cbi_k_copy_long (x, y, rank, dims, strides, offset, axis,
+            n_index, index, NULL));
+  } else {
+    assert_cuda (cbi_k_copy (x, y, rank, dims, strides, offset, axis,
+            n_index, index, NULL));
+  }
   assert_launch (s, FALSE, FALSE, n);
 
   compare_init (&cmp, s, g_strdup_printf ("copy of rank %d, axis %d", rank,
@@ -946,6 +954,13 @@ run_copy (Shape s, int rank, const int64_t * dims, const int64_t * strides,
 }
 
 static void
+run_copy (Shape s, int rank, const int64_t * dims, const int64_t * strides,
+    int64_t offset, int axis, const int64_t * index, int64_t x_n)
+{
+  run_copy_as (s, rank, dims, strides, offset, axis, index, x_n, FALSE);
+}
+
+static void
 check_copy (Shape s)
 {
   const int64_t one[1] = { 1 }, unit[1] = { 1 };
@@ -959,7 +974,14 @@ check_copy (Shape s)
   /* 5 values, gathered along the rows, each row one repeated */
   const int64_t tail[2] = { 5, 3355597 }, tail_st[2] = { 1, 0 };
   const int64_t tail_i[5] = { 4, 0, 3, 1, 2 };
+  /* 100 columns of [3, 7, 80] gathered (more than a view holds: a
+   * Gather of indices computed from a width), backwards and repeated */
+  const int64_t wide[3] = { 3, 7, 100 }, wide_st[3] = { 560, 80, 1 };
+  int64_t wide_i[100];
+  int k;
 
+  for (k = 0; k < 100; k++)
+    wide_i[k] = (79 - k * 3 % 80 + 80) % 80;
   switch (s) {
     case SHAPE_ONE:
       run_copy (s, 0, one, unit, 0, -1, NULL, 1);
@@ -971,6 +993,7 @@ check_copy (Shape s)
       run_copy (s, 4, slice, slice_st, 63 + 6 * 9, -1, NULL, 945);
       run_copy (s, 4, gather, gather_st, 0, 1, gather_i, 945);
       run_copy (s, 3, expand, expand_st, 0, -1, NULL, 5);
+      run_copy_as (s, 3, wide, wide_st, 0, 2, wide_i, 3 * 7 * 80, TRUE);
       break;
     case SHAPE_TAIL:
       g_assert (count_of (2, tail) > GRID_THREADS);

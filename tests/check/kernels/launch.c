@@ -200,6 +200,11 @@ GST_START_TEST (test_launchers_refuse_arguments_they_cannot_run)
           twice, NULL), cudaErrorInvalidValue);
   fail_unless_equals_int (cbi_k_copy (NULL, NULL, 7, dims, strides, 0, -1, 0,
           NULL, NULL), cudaErrorInvalidValue);
+  /* a long index list needs an axis and the list */
+  fail_unless_equals_int (cbi_k_copy_long (NULL, NULL, 2, dims2, twice, 0, -1,
+          0, twice, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_copy_long (NULL, NULL, 2, dims2, twice, 0, 0,
+          2, NULL, NULL), cudaErrorInvalidValue);
   fail_unless_equals_int (cbi_k_bias_act (NULL, NULL, 1, 3, 4,
           (CbiKEltwise) - 1, 0, 0, NULL), cudaErrorInvalidValue);
 }

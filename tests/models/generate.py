@@ -80,7 +80,7 @@ the committed files and never run this script.
   references draw from their own seeded generators, so adding them changed
   none of the files above.
 - fold-se.onnx, fold-dq-conv.onnx, fold-qdq.onnx, fold-shape.onnx,
-  fold-misc.onnx, fold-scatter.onnx: models whose constant subgraphs the importer folds at
+  fold-misc.onnx, fold-scatter.onnx, fold-mlp.onnx: models whose constant subgraphs the importer folds at
   load, leaving only ops the engine runs: a squeeze-excite style Reshape
   of two constants feeding a Mul; Conv weights stored as uint8 (and int8)
   with a DequantizeLinear of per-channel (and per-tensor) scale and zero
@@ -946,13 +946,38 @@ def fold_scatter_model(g):
         producer_name="generate.py", ir_version=8)
 
 
+def fold_mlp_model(g):
+    """A Conv's bias from a small MLP over a constant table, as Swin V2's
+    continuous position bias computes one: MatMul, Relu, MatMul (batched,
+    its batch broadcast), Sigmoid, LeakyRelu, Tanh, Reshape"""
+    w = (g.standard_normal((4, 3, 3, 3)) * 0.4).astype(np.float32)
+    node = helper.make_node
+    nodes = [
+        node("MatMul", ["table", "w1"], ["h1"], name="fc1"),
+        node("Relu", ["h1"], ["r1"], name="relu"),
+        node("MatMul", ["r1", "w2"], ["h2"], name="fc2"),
+        node("Sigmoid", ["h2"], ["s2"], name="sigmoid"),
+        node("LeakyRelu", ["s2"], ["l2"], name="leaky", alpha=0.2),
+        node("Tanh", ["l2"], ["t2"], name="tanh"),
+        node("Reshape", ["t2", "flat"], ["b"], name="flat"),
+        node("Conv", ["image", "w", "b"], ["output"], name="conv",
+             pads=[1, 1, 1, 1]),
+    ]
+    inits = [f32("table", g.standard_normal((2, 2, 3))),
+             f32("w1", g.standard_normal((3, 5))),
+             f32("w2", g.standard_normal((1, 5, 1))),
+             i64("flat", [4]), f32("w", w)]
+    return model(nodes, inits)
+
+
 def fold_models():
     for stem, make, seed in (("fold-se", fold_se_model, 31),
                              ("fold-dq-conv", fold_dq_conv_model, 32),
                              ("fold-qdq", fold_qdq_model, 33),
                              ("fold-shape", fold_shape_model, 34),
                              ("fold-misc", fold_misc_model, 35),
-                             ("fold-scatter", fold_scatter_model, 36)):
+                             ("fold-scatter", fold_scatter_model, 36),
+                             ("fold-mlp", fold_mlp_model, 37)):
         g = np.random.default_rng(seed)
         m = make(g)
         save(m, stem + ".onnx")

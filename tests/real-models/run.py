@@ -117,12 +117,18 @@ ENGINE_OPS = {
     "Erf", "Gelu", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Pow",
     "Min", "Max", "ReduceMean", "ReduceSum", "ReduceMax",
     "LayerNormalization", "ArgMax", "Split", "Where",
+    # recurrent layers, and onnxruntime's dynamic quantization run as
+    # float32 (issue 24)
+    "LSTM", "GRU", "RNN", "DynamicQuantizeLinear", "MatMulInteger",
+    "ConvInteger",
 }
 FOLD_OPS = {
     "Constant", "Identity", "Cast", "Reshape", "Transpose", "Unsqueeze",
     "Squeeze", "Concat", "Gather", "Slice", "Shape", "Expand",
     "ConstantOfShape", "Range", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt",
-    "Neg", "Equal", "Where", "DequantizeLinear", "QuantizeLinear",
+    "Neg", "Equal", "Where", "DequantizeLinear", "QuantizeLinear", "Mod",
+    "Not", "ScatterND", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Exp", "Log",
+    "Abs", "Reciprocal", "Erf", "MatMul",
 }
 
 DEFAULT_CACHE = "/var/tmp/cbi-real-models"

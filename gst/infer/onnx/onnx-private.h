@@ -227,6 +227,14 @@ gboolean cbi_onnx_fold_scatter_nd (CbiImporter * im, const Onnx__NodeProto * n,
 gboolean cbi_onnx_fold_quantize (CbiImporter * im, const Onnx__NodeProto * n,
     const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
     GError ** error);
+/* The folding functions of float32 layers (foldfloat.c): Relu,
+ * LeakyRelu, Sigmoid, Tanh, Exp, Log, Abs, Reciprocal, Erf; MatMul. */
+gboolean cbi_onnx_fold_activation (CbiImporter * im,
+    const Onnx__NodeProto * n, const CbiOnnxConst * const *in, guint n_in,
+    CbiOnnxConst ** out, GError ** error);
+gboolean cbi_onnx_fold_matmul (CbiImporter * im, const Onnx__NodeProto * n,
+    const CbiOnnxConst * const *in, guint n_in, CbiOnnxConst ** out,
+    GError ** error);
 
 /* Whether op @op folds (computes from constants; Constant aside). */
 gboolean cbi_onnx_folds (const gchar * op);

@@ -244,6 +244,8 @@ static const struct
   {"fold-misc", 3, {4, {2, 3, 6, 8}}},
   /* Conv: its bias from ScatterND, Mod, Equal, Not and Where */
   {"fold-scatter", 1, {4, {2, 4, 6, 8}}},
+  /* Conv: its bias from MatMul, Relu, MatMul, Sigmoid, LeakyRelu, Tanh */
+  {"fold-mlp", 1, {4, {2, 4, 6, 8}}},
 };
 
 /* Runs @stem.tensor.in.bin (of @in_shape) through model @g on the CPU and

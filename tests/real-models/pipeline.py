@@ -82,6 +82,19 @@ PIPELINES = {
     "crnn-lstm-dynamo.onnx": (96, 32, PADDLE, "rgb", "tensor", []),
     "crnn-gru-dynamo.onnx": (96, 32, PADDLE, "rgb", "tensor", []),
     "crnn-lstm-dynquant.onnx": (320, 32, PADDLE, "rgb", "tensor", []),
+    # torchvision's normalisation; the segmenter's 3 class scores come out
+    # as frames of the input's size; the detector takes bytes / 255
+    "mobilenet_v3_small_x025-torchscript.onnx":
+        (224, 224, IMAGENET, "rgb", "tensor", []),
+    "mobilenet_v3_small_x025-dynamo.onnx":
+        (224, 224, IMAGENET, "rgb", "tensor", []),
+    "lraspp_mobilenet_v3_x025-torchscript.onnx":
+        (256, 256, IMAGENET, "rgb", "image", []),
+    "lraspp_mobilenet_v3_x025-dynamo.onnx":
+        (256, 256, IMAGENET, "rgb", "image", []),
+    "yolov8t-torchscript.onnx":
+        (320, 320, ("<0.0, 0.0, 0.0>", "<1.0, 1.0, 1.0>"), "rgb", "tensor",
+         []),
 }
 
 FRAMES = 20

@@ -87,6 +87,18 @@ MODELS = [
     # the LSTM one through onnxruntime's quantize_dynamic()
     (None, "tests/real-models/exported/crnn-lstm-dynquant.onnx",
      (3, 32, 320)),
+    # a classifier, a segmenter and a detector from torchvision's and
+    # ultralytics' modules, narrowed to commit
+    (None, "tests/real-models/exported/mobilenet_v3_small_x025-torchscript.onnx",
+     (3, 224, 224)),
+    (None, "tests/real-models/exported/mobilenet_v3_small_x025-dynamo.onnx",
+     (3, 224, 224)),
+    (None, "tests/real-models/exported/lraspp_mobilenet_v3_x025-torchscript.onnx",
+     (3, 256, 256)),
+    (None, "tests/real-models/exported/lraspp_mobilenet_v3_x025-dynamo.onnx",
+     (3, 256, 256)),
+    (None, "tests/real-models/exported/yolov8t-torchscript.onnx",
+     (3, 320, 320)),
 ]
 
 # models whose engine results differ from onnxruntime's by design, with

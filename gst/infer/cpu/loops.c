@@ -272,3 +272,48 @@ cbi_cpu_run_binary (gconstpointer binary)
     p->dst[i] = y;
   }
 }
+
+/* the softmax's columns taken at a time: their maxima and sums on the
+ * stack */
+#define CBI_CPU_SOFTMAX_BLOCK 256
+
+/* One (outer, block of the inner columns) at a time: each pass runs along
+ * a step of the axis, whose columns are neighbours. */
+void
+cbi_cpu_run_softmax (gconstpointer softmax)
+{
+  const CbiCpuSoftmax *p = softmax;
+  const gint64 blocks = (p->inner + CBI_CPU_SOFTMAX_BLOCK - 1) /
+      CBI_CPU_SOFTMAX_BLOCK;
+  gint64 b;
+
+#pragma omp parallel for schedule(static)
+  for (b = 0; b < p->outer * blocks; b++) {
+    const gint64 o = b / blocks, i0 = (b - o * blocks) * CBI_CPU_SOFTMAX_BLOCK;
+    const gint64 n = MIN (CBI_CPU_SOFTMAX_BLOCK, p->inner - i0);
+    const gfloat *x = p->src + o * p->axis * p->inner + i0;
+    gfloat *y = p->dst + o * p->axis * p->inner + i0;
+    gfloat m[CBI_CPU_SOFTMAX_BLOCK], sum[CBI_CPU_SOFTMAX_BLOCK];
+    gint64 k, i;
+
+    for (i = 0; i < n; i++) {
+      m[i] = x[i];
+      sum[i] = 0.0f;
+    }
+    /* a NaN anywhere in a column makes it all NaN, through the exp */
+    for (k = 1; k < p->axis; k++)
+      for (i = 0; i < n; i++) {
+        const gfloat v = x[k * p->inner + i];
+        m[i] = v > m[i] || v != v ? v : m[i];
+      }
+    for (k = 0; k < p->axis; k++)
+      for (i = 0; i < n; i++) {
+        const gfloat e = expf (x[k * p->inner + i] - m[i]);
+        y[k * p->inner + i] = e;
+        sum[i] += e;
+      }
+    for (k = 0; k < p->axis; k++)
+      for (i = 0; i < n; i++)
+        y[k * p->inner + i] /= sum[i];
+  }
+}

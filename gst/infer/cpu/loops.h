@@ -131,4 +131,18 @@ typedef struct
 
 void cbi_cpu_run_binary (gconstpointer binary);
 
+/* Softmax of plain @src seen as @outer x @axis x @inner along the
+ * middle, into @dst, as oneDNN's accurate one (max, exp of the
+ * difference, sum, divide): for an axis that is not the innermost (a
+ * segmenter's classes in NCHW, a detector's box distributions), where
+ * oneDNN 2.6 runs its reference code. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 outer, axis, inner;
+} CbiCpuSoftmax;
+
+void cbi_cpu_run_softmax (gconstpointer softmax);
+
 G_END_DECLS

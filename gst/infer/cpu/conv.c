@@ -261,10 +261,15 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   bdims[0] = ydims[1];
   /* the source too in the layout the primitive prefers: a plain one (after
    * a Pad or an InstanceNormalization) would send it to a slow kernel;
-   * but an image's few channels (the first layer) stay as the frames are
-   * packed, NCHW, which oneDNN's direct kernels read as they are (blocked,
-   * the channels padded to 16 and a Winograd kernel on them: 4x slower) */
-  first = !transpose && plan->shapes[n->inputs[0]].dims[1] <= 4;
+   * but where the convolutions write channel blocks, the image's few
+   * channels (the first layer, reading the input) stay as the frames are
+   * packed, NCHW, which oneDNN's direct kernel reads as they are into
+   * blocks (blocked too, the channels padded to 16 and a Winograd kernel
+   * on them: 4x slower); in channels-last networks the input's reorder
+   * and oneDNN's choice cost less than a reorder of the first output */
+  first = !transpose && n->inputs[0] == plan->graph->input
+      && plan->shapes[n->inputs[0]].dims[1] <= 4
+      && plan->conv_layout != dnnl_format_tag_any;
   if (first)
     op.alg = dnnl_convolution_direct;
   if (!(first ? cbi_cpu_shape_md (plan, &xmd, &plan->shapes[n->inputs[0]],

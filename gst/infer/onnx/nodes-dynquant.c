@@ -189,7 +189,10 @@ cbi_onnx_add_dynamic_quant (CbiImporter * im, const Onnx__NodeProto * n,
   const CbiOnnxAlias *a, *b;
   gsize i;
 
-  *handled = TRUE;
+  /* a node without outputs is the op table's to refuse */
+  *handled = n->n_output > 0 && n->output[0] != NULL;
+  if (!*handled)
+    return TRUE;
   if (strcmp (op, "DynamicQuantizeLinear") == 0) {
     if (n->n_input < 1 || cbi_onnx_lookup (im, n->input[0]) < 0
         || cbi_graph_tensor (im->graph, cbi_onnx_lookup (im,

@@ -65,11 +65,12 @@ typedef enum
   CBI_K_RECIPROCAL,
   CBI_K_POW,                    /* x ^ alpha */
   CBI_K_LINEAR,                 /* alpha x + beta */
+  CBI_K_SWISH,                  /* x sigmoid (alpha x): SiLU at alpha 1 */
   CBI_K_ELTWISE_RANGE = -0x7fffffff - 1,
 } CbiKEltwise;
 
 /* the last CbiKEltwise, for range checks */
-#define CBI_K_ELTWISE_LAST CBI_K_LINEAR
+#define CBI_K_ELTWISE_LAST CBI_K_SWISH
 
 typedef enum
 {
@@ -260,6 +261,11 @@ cbi_eltwise (CbiKEltwise op, float x, float alpha, float beta)
       return powf (x, alpha);
     case CBI_K_LINEAR:
       return alpha * x + beta;
+    case CBI_K_SWISH:
+      /* x / (1 + e^(-alpha x)) as oneDNN's swish, the exp kept finite as
+       * Sigmoid's */
+      t = -alpha * x;
+      return t < 88.72283172607421875f ? x / (1.0f + expf (t)) : 0.0f * x;
     case CBI_K_IDENTITY:
     default:
       return x;

@@ -1678,6 +1678,30 @@ def ops_channel_shuffle_model(g):
     return model(nodes, inits)
 
 
+def ops_swish_model(g):
+    """SiLU as PyTorch exports it, x * Sigmoid (x), after a Conv (one Swish
+    fused into it), with the Mul's operands the other way round after a
+    second Conv, and once where the Sigmoid has a second reader (left as
+    it is: Sigmoid, Mul, and an Add of the Sigmoid)"""
+    def w(co, ci):
+        return (g.standard_normal((co, ci, 3, 3)) * 0.4).astype(np.float32)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        node("Sigmoid", ["c1"], ["s1"], name="sigmoid1"),
+        node("Mul", ["c1", "s1"], ["m1"], name="silu1"),
+        node("Conv", ["m1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        node("Sigmoid", ["c2"], ["s2"], name="sigmoid2"),
+        node("Mul", ["s2", "c2"], ["m2"], name="silu2"),
+        node("Conv", ["m2", "w3"], ["c3"], name="conv3", pads=[1, 1, 1, 1]),
+        node("Sigmoid", ["c3"], ["s3"], name="sigmoid3"),
+        node("Mul", ["c3", "s3"], ["m3"], name="silu3"),
+        node("Add", ["m3", "s3"], ["output"], name="add"),
+    ]
+    return model(nodes, [f32("w1", w(4, 3)), f32("w2", w(4, 4)),
+                         f32("w3", w(3, 4))])
+
+
 def recurrent_weights(g, dirs, gates, hidden, inputs):
     """W, R and B of an ONNX recurrent layer, small enough that no gate
     saturates"""
@@ -1803,6 +1827,7 @@ OPS_MODELS = (
     ("ops-channel-shuffle", ops_channel_shuffle_model, 60, FOLD_SHAPE),
     ("ops-lstm", ops_lstm_model, 61, FOLD_SHAPE),
     ("ops-gru-rnn", ops_gru_rnn_model, 62, FOLD_SHAPE),
+    ("ops-swish", ops_swish_model, 63, FOLD_SHAPE),
 )
 
 

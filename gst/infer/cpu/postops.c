@@ -87,6 +87,9 @@ cbi_cpu_eltwise_form (const CbiEltwiseStep * e, CbiCpuEltwise steps[2])
     case CBI_K_LINEAR:
       cbi_cpu_step (&steps[0], dnnl_eltwise_linear, e->alpha, e->beta);
       return 1;
+    case CBI_K_SWISH:
+      cbi_cpu_step (&steps[0], dnnl_eltwise_swish, e->alpha, 0.0f);
+      return 1;
     case CBI_K_ERF:            /* no oneDNN form: cbi_cpu_run_eltwise () */
     default:
       return 0;

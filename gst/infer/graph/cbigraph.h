@@ -93,10 +93,12 @@ typedef enum
   CBI_OP_LSTM,
   CBI_OP_GRU,
   CBI_OP_RNN,
+  /* x sigmoid (alpha x), from x * Sigmoid (x) (cbi_graph_fuse_swish ()) */
+  CBI_OP_SWISH,
 } CbiOpType;
 
 /* the last op: the op table has a row for each up to it */
-#define CBI_OP_LAST CBI_OP_RNN
+#define CBI_OP_LAST CBI_OP_SWISH
 
 /* Gather on an activation: this many indices a view holds itself (the
  * CUDA kernel takes them as a parameter); more go to its long_index */

@@ -32,6 +32,10 @@ void cbi_graph_fuse_layer_norm (CbiGraph * graph);
  * them) into one HardSwish node (fuse.c). */
 void cbi_graph_fuse_hard_swish (CbiGraph * graph);
 
+/* Rewrites every Mul of an activation x by Sigmoid (x), the Sigmoid read
+ * nowhere else (SiLU as exporters write it), as one Swish node (fuse.c). */
+void cbi_graph_fuse_swish (CbiGraph * graph);
+
 /* Rewrites every Mul, Add or Sub of an activation and a constant of one value
  * into one CBI_OP_LINEAR node (alpha x + beta), merging runs of them
  * whose intermediate results nothing else reads (fuse.c). */

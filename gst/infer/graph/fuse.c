@@ -25,6 +25,10 @@
  * an Add) takes them into its weights and bias: the activation after
  * them fuses into the Conv.
  *
+ * x * Sigmoid (x), SiLU as PyTorch exports it (YOLOv8, EfficientNet),
+ * becomes one Swish, an element-wise op that fuses into the producer of
+ * x where x has no other reader.
+ *
  * An Identity (what exporters leave of a Dropout) goes: its readers read
  * its input, and the activation before it can fuse into its producer.
  *
@@ -227,6 +231,54 @@ cbi_graph_fuse_hard_swish (CbiGraph * graph)
     n->n_inputs = 1;
     n->inputs[1] = -1;
     g_array_remove_range (graph->nodes, i + 1, 3);
+  }
+}
+
+/* The index of the node that writes tensor @t, or -1. */
+static gint
+cbi_fuse_producer (const CbiGraph * graph, gint t)
+{
+  guint i;
+
+  for (i = 0; i < graph->nodes->len; i++)
+    if (cbi_graph_node (graph, i)->output == t)
+      return (gint) i;
+  return -1;
+}
+
+void
+cbi_graph_fuse_swish (CbiGraph * graph)
+{
+  guint j = 0;
+
+  while (j < graph->nodes->len) {
+    CbiNode *mul = cbi_graph_node (graph, j);
+    gint k, s = -1;
+
+    /* Mul (x, Sigmoid (x)), either way round, the Sigmoid read only there */
+    for (k = 0; mul->op == CBI_OP_MUL && mul->n_inputs == 2 && k < 2; k++) {
+      gint p = mul->inputs[k] >= 0 && mul->inputs[1 - k] >= 0
+          && cbi_fuse_private (graph, mul->inputs[k], 1) ?
+          cbi_fuse_producer (graph, mul->inputs[k]) : -1;
+      const CbiNode *sig = p >= 0 ? cbi_graph_node (graph, p) : NULL;
+      if (sig && sig->op == CBI_OP_SIGMOID && sig->n_then == 0
+          && sig->inputs[0] == mul->inputs[1 - k]) {
+        s = p;
+        break;
+      }
+    }
+    if (s < 0) {
+      j++;
+      continue;
+    }
+    mul->op = CBI_OP_SWISH;
+    mul->inputs[0] = mul->inputs[1 - k];
+    mul->inputs[1] = -1;
+    mul->n_inputs = 1;
+    mul->alpha = 1.0f;
+    mul->beta = 0.0f;
+    /* the Sigmoid comes before its reader: the Mul moves up one */
+    g_array_remove_index (graph->nodes, s);
   }
 }
 

@@ -396,6 +396,10 @@ static const struct
    * computations), Squeeze, GRU both ways with it after and no bias,
    * Transpose, Reshape, RNN, Transpose, Reshape */
   {"ops-gru-rnn", 15, {4, {2, 3, 6, 8}}, {3, {2, 8, 3}}, 1e-5f},
+  /* x * Sigmoid (x) after Conv as one Swish, the Mul's operands either
+   * way round (Conv, Swish, Conv, Swish); where the Sigmoid has a second
+   * reader, Conv, Sigmoid, Mul, Add */
+  {"ops-swish", 8, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

@@ -351,7 +351,7 @@ GST_START_TEST (test_eltwise_on_a_device_gives_the_cpu_values)
     {CBI_K_ERF, 0, 0}, {CBI_K_GELU_ERF, 0, 0}, {CBI_K_GELU_TANH, 0, 0},
     {CBI_K_SQRT, 0, 0}, {CBI_K_EXP, 0, 0}, {CBI_K_LOG, 0, 0},
     {CBI_K_NEG, 0, 0}, {CBI_K_ABS, 0, 0}, {CBI_K_RECIPROCAL, 0, 0},
-    {CBI_K_POW, 2.0f, 0}, {CBI_K_POW, 0.75f, 0},
+    {CBI_K_POW, 2.0f, 0}, {CBI_K_POW, 0.75f, 0}, {CBI_K_SWISH, 1.0f, 0},
   };
   const gsize n = 200;
   float *x = g_new (float, n), *want = g_new (float, n);

@@ -265,6 +265,10 @@ GST_START_TEST (test_unary_ops_of_issue_10_follow_libm)
     assert_close (cbi_eltwise (CBI_K_ABS, x, 0, 0), fabs (x), 0.0);
     assert_close (cbi_eltwise (CBI_K_LINEAR, x, 1.5f, -0.25f),
         1.5 * x - 0.25, 1e-6);
+    assert_close (cbi_eltwise (CBI_K_SWISH, x, 1.0f, 0),
+        x / (1.0 + exp (-x)), 1e-6 * MAX (1.0, fabs (x)));
+    assert_close (cbi_eltwise (CBI_K_SWISH, x, 1.702f, 0),
+        x / (1.0 + exp (-1.702 * x)), 1e-6 * MAX (1.0, fabs (x)));
     if (x != 0.0f)
       assert_close (cbi_eltwise (CBI_K_RECIPROCAL, x, 0, 0), 1.0 / x, 1e-6);
     if (x > 0.0f) {

@@ -13,6 +13,7 @@
 #include <gst/gst.h>
 #include <omp.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (cbi_engine_debug);
@@ -1002,10 +1003,29 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     peak_allocated = MAX (peak_allocated, steady.pool.peak_allocated_bytes);
     peak_reserved = MAX (peak_reserved, steady.pool.peak_reserved_bytes);
   }
-  /* tensor outputs are read where they are: touch them as a batch would */
-  for (i = 0; ok && !info.image && i < info.n_outputs; i++) {
+  /* tensor outputs are read where they are: touch them as a batch would,
+   * and look at every output's values; an image output the backend gave
+   * only as frames is not looked at */
+  report->nonfinite_output = -1;
+  report->nonfinite_values = 0;
+  for (i = 0; ok && i < info.n_outputs; i++) {
+    GError *local = NULL;
     CbiShape shape;
-    ok = cbi_engine_get_output (engine, ticket, i, &shape, error) != NULL;
+    const gfloat *v = cbi_engine_get_output (engine, ticket, i, &shape,
+        info.image ? &local : error);
+    gint64 k, count, bad = 0;
+    if (v == NULL) {
+      ok = info.image;
+      g_clear_error (&local);
+      continue;
+    }
+    count = cbi_shape_count (&shape);
+    for (k = 0; k < count; k++)
+      bad += !isfinite (v[k]);
+    if (bad > 0 && report->nonfinite_output < 0) {
+      report->nonfinite_output = (gint) i;
+      report->nonfinite_values = bad;
+    }
   }
   g_free (frames);
   g_free (ptrs);

@@ -81,6 +81,11 @@ typedef struct
   guint n_steady_samples;
   guint64 steady_time_ns;
   guint64 latency_time_ns;
+  /* warm-up only: the first output whose values on the grey frames hold
+   * NaN or infinities (-1: none; a model with NaN weights would otherwise
+   * give black frames and no word), and how many of its values */
+  gint nonfinite_output;
+  guint64 nonfinite_values;
 } CbiBatchReport;
 
 /* Returns: (transfer full) (nullable): an engine running @graph (transfer

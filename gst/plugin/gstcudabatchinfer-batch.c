@@ -549,6 +549,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   guint height = GST_VIDEO_INFO_HEIGHT (info);
   CbiFrameBatch layout = { 0, };
   CbiBatchReport r;
+  CbiOutputInfo outputs;
   GError *error = NULL;
   GstStructure *s;
   guint64 output_buffer_bytes;
@@ -563,6 +564,17 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   self->warm_width = width;
   self->warm_height = height;
   gst_cuda_batch_infer_note_backend (self);
+  /* NaN or infinities on grey frames: the model is broken (NaN weights),
+   * or overflows; its frames would come out black, without a word */
+  if (r.nonfinite_output >= 0 && cbi_engine_frame_outputs (self->engine,
+          height, width, &outputs, NULL)
+      && (guint) r.nonfinite_output < outputs.n_outputs)
+    GST_ELEMENT_WARNING (self, STREAM, FAILED, ("The model gives NaN or "
+            "infinite values"), ("output %s: %" G_GUINT64_FORMAT " of its "
+            "values on the warm-up's grey frames are NaN or infinite; check "
+            "the model's weights and the input mapping (input-scale, "
+            "input-mean, input-std)", outputs.names[r.nonfinite_output],
+            r.nonfinite_values));
 
   STATS_LOCK (self);
   self->stats.warmup_time += r.time_ns;

@@ -52,6 +52,8 @@ the committed files and never run this script.
   with its last step's h read by another node, and with sequence lengths.
 - bad-dynquant-read.onnx: a DynamicQuantizeLinear's 8-bit output read by
   a Cast, outside onnxruntime's quantize_dynamic() chain.
+- nan-weights.onnx: a Conv 3 -> 3 with one NaN weight, its output's
+  channel 1 NaN (a warning at the element's warm-up).
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
 - bad-*.onnx: one defect each, named by the file.
@@ -637,6 +639,14 @@ def main():
     save(model(conv_relu_nodes(), inits), "bad-int64-bias.onnx", check=False)
 
     save(bad_pool_model(), "bad-pool-dilation.onnx", check=False)
+
+    # a Conv 3 -> 3 with one NaN weight: channel 1 of every output is NaN
+    # (the element's warm-up names the output in a warning)
+    w_nan = np.full((3, 3, 1, 1), 0.25, np.float32)
+    w_nan[1, 2, 0, 0] = np.nan
+    save(model([helper.make_node("Conv", ["image", "w"], ["output"],
+                                 name="conv")], [f32("w", w_nan)]),
+         "nan-weights.onnx")
 
     # recurrent layers in forms the engine refuses: the last step's h read
     # by another node, and sequence lengths per sequence

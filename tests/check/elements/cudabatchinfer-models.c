@@ -12,6 +12,7 @@
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
 #include <gst/cudabatchinfer/gstbatchtensormeta.h>
 #include <math.h>
+#include <string.h>
 
 #define W 32
 #define H 24
@@ -166,6 +167,50 @@ GST_START_TEST (test_a_channels_last_model_takes_frames_and_gives_frames)
   for (i = 0; i < 4; i++)
     gst_buffer_unref (out[i]);
   gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* Pushes two classifier frames through @model at batch 2 with a bus on
+ * the element; returns the bus's first warning (transfer full, nullable)
+ * after checking that both frames came out. */
+static GstMessage *
+warm_up_warning (const gchar * model)
+{
+  GstHarness *h = model_harness (model, "batch=2");
+  GstBus *bus = gst_bus_new ();
+  GstMessage *m;
+  guint i;
+
+  gst_element_set_bus (h->element, bus);
+  push_reference_frames (h, "classifier", 2);
+  for (i = 0; i < 2; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  return m;
+}
+
+GST_START_TEST (test_nan_in_an_output_at_warm_up_is_a_warning_naming_it)
+{
+  GstMessage *m = warm_up_warning ("nan-weights.onnx");
+  GError *err = NULL;
+  gchar *debug = NULL;
+
+  fail_unless (m != NULL, "no warning for a model that gives NaN");
+  gst_message_parse_warning (m, &err, &debug);
+  fail_unless (g_error_matches (err, GST_STREAM_ERROR,
+          GST_STREAM_ERROR_FAILED), "%s", err->message);
+  /* its channel 1: a third of the 2 frames' values */
+  fail_unless (strstr (debug, "output output: 1536 of its values") != NULL,
+      "%s", debug);
+  g_error_free (err);
+  g_free (debug);
+  gst_message_unref (m);
+  /* a model that gives numbers says nothing */
+  fail_unless ((m = warm_up_warning ("superres.onnx")) == NULL);
 }
 
 GST_END_TEST;
@@ -435,6 +480,7 @@ cudabatchinfer_models_suite (void)
       test_the_plugin_leaves_openmp_spinning_to_the_environment);
   tcase_add_test (tc, test_output_mapping_properties_read_back_as_set);
   tcase_add_test (tc, test_tensor_meta_copies_share_the_data_and_free_it);
+  tcase_add_test (tc, test_nan_in_an_output_at_warm_up_is_a_warning_naming_it);
   return s;
 }
 

@@ -42,19 +42,15 @@
  * out among the threads */
 #define CBI_CPU_RECURRENT_THREADED (G_GINT64_CONSTANT (1) << 18)
 
-/* One direction of a recurrent layer, walked by cbi_cpu_run_recurrent ().
- * @rt: its recurrent weights transposed, [hidden, gates x hidden] (GRU
- * with the reset gate first: z and r's, [hidden, 2 x hidden]); @rt_h:
- * then the h gate's, [hidden, hidden], else NULL; @reset: r h there;
- * @zeros: gates x hidden zeros, what a cell reads for what it lacks. */
+/* One direction @d of a recurrent layer of cells @op, walked by
+ * cbi_cpu_run_recurrent () over @walk's buffers; @zeros: gates x hidden
+ * zeros, what a cell reads for what it lacks. */
 typedef struct
 {
   CbiRecurrent r;
   CbiRecurrentWalk walk;
   gint d;
   CbiKCellOp op;
-  const gfloat *rt, *rt_h;
-  gfloat *reset;
   const gfloat *zeros;
 } CbiCpuRecurrent;
 
@@ -157,41 +153,31 @@ cbi_cpu_recurrent_cells (const CbiKCell * cell, const gfloat * zeros)
     cbi_cpu_recurrent_row (cell, b, zeros);
 }
 
-static void
-cbi_cpu_run_direction (const CbiCpuRecurrent * l)
+/* The parts of a step (CbiRecurrentSteps), computed as the walk comes to
+ * them; @data is the CbiCpuRecurrent. */
+static gboolean
+cbi_cpu_step_product (gpointer data, const gfloat * a, const gfloat * w,
+    gint64 cols, gfloat * y, GError ** error)
 {
-  const CbiRecurrent *r = &l->r;
-  const gint64 gh = r->gates * r->hidden;
-  CbiKCell cell;
-  gint64 s;
+  const CbiCpuRecurrent *l = data;
 
-  for (s = 0; s < r->steps; s++) {
-    cbi_recurrent_step (r, &l->walk, l->d, s, &cell);
-    if (l->rt_h == NULL) {
-      if (cell.h_prev)
-        cbi_cpu_recurrent_product (cell.h_prev, r->batch, r->hidden, l->rt,
-            gh, l->walk.rbuf, gh);
-      cell.op = l->op;
-      cbi_cpu_recurrent_cells (&cell, l->zeros);
-      continue;
-    }
-    /* the reset gate first (linear_before_reset 0): z and r's products,
-     * r h, then the h gate's product of it */
-    if (cell.h_prev) {
-      gfloat *h = cell.h;
-      cbi_cpu_recurrent_product (cell.h_prev, r->batch, r->hidden, l->rt,
-          2 * r->hidden, l->walk.rbuf, gh);
-      cell.op = CBI_K_CELL_GRU_RESET;
-      cell.h = l->reset;
-      cbi_cpu_recurrent_cells (&cell, l->zeros);
-      cbi_cpu_recurrent_product (l->reset, r->batch, r->hidden, l->rt_h,
-          r->hidden, l->walk.rbuf + 2 * r->hidden, gh);
-      cell.h = h;
-    }
-    cell.op = CBI_K_CELL_GRU_AFTER;
-    cbi_cpu_recurrent_cells (&cell, l->zeros);
-  }
+  cbi_cpu_recurrent_product (a, l->r.batch, l->r.hidden, w, cols, y,
+      l->r.gates * l->r.hidden);
+  return TRUE;
 }
+
+static gboolean
+cbi_cpu_step_cells (gpointer data, const CbiKCell * cell, GError ** error)
+{
+  const CbiCpuRecurrent *l = data;
+
+  cbi_cpu_recurrent_cells (cell, l->zeros);
+  return TRUE;
+}
+
+static const CbiRecurrentSteps cbi_cpu_recurrent_steps = {
+  cbi_cpu_step_product, cbi_cpu_step_cells
+};
 
 static void
 cbi_cpu_run_recurrent (gconstpointer p)
@@ -202,7 +188,9 @@ cbi_cpu_run_recurrent (gconstpointer p)
   /* the steps' own loops inside run on this thread (no nested teams) */
 #pragma omp parallel for schedule(static) if (layer->dirs > 1)
   for (d = 0; d < layer->dirs; d++)
-    cbi_cpu_run_direction (&layer->dir[d]);
+    cbi_recurrent_walk (&layer->dir[d].r, &layer->dir[d].walk,
+        layer->dir[d].d, layer->dir[d].op, &cbi_cpu_recurrent_steps,
+        (gpointer) & layer->dir[d], NULL);
 }
 
 /* Input @i of @n (initial_h, initial_c): a constant of the plan's, or an
@@ -289,7 +277,7 @@ cbi_cpu_plan_recurrent (gpointer user_plan, const CbiNode * n,
   const gboolean reset_first = n->op == CBI_OP_GRU && n->ints[1] == 0;
   CbiCpuRecurrent l = { {0,}, };
   CbiCpuRecurrentLayer layer = { 0, };
-  gint64 gh, cols, bh, i, j;
+  gint64 gh, cols, bh;
   gfloat *wt, *rt, *rt_h = NULL, *bias, *r_bias = NULL, *reset = NULL, *y;
   gfloat *rbuf, *c = NULL;
   CbiMd md;
@@ -321,21 +309,9 @@ cbi_cpu_plan_recurrent (gpointer user_plan, const CbiNode * n,
     return FALSE;
   cbi_recurrent_input_weights (plan->graph, n, &l.r, wt);
   cbi_recurrent_bias (plan->graph, n, &l.r, bias, r_bias);
-  for (d = 0; d < l.r.dirs; d++) {
-    gfloat *rd = rt + d * l.r.hidden * gh;
-    cbi_recurrent_weights (plan->graph, n, &l.r, d, rd);
-    if (!reset_first)
-      continue;
-    /* the h gate's columns on their own, its product coming after the
-     * reset gate's; then z and r's packed where they were */
-    for (i = 0; i < l.r.hidden; i++)
-      for (j = 0; j < l.r.hidden; j++)
-        rt_h[(d * l.r.hidden + i) * l.r.hidden + j] = rd[i * gh +
-            2 * l.r.hidden + j];
-    for (i = 0; i < l.r.hidden; i++)
-      memmove (rd + i * 2 * l.r.hidden, rd + i * gh,
-          2 * l.r.hidden * sizeof (gfloat));
-  }
+  for (d = 0; d < l.r.dirs; d++)
+    cbi_recurrent_weights (plan->graph, n, &l.r, d, rt + d * l.r.hidden * gh,
+        rt_h ? rt_h + d * l.r.hidden * l.r.hidden : NULL);
 
   if (!cbi_cpu_recurrent_state (plan, n, 4, &l.walk.h0, error)
       || !cbi_cpu_recurrent_state (plan, n, 5, &l.walk.c0, error)
@@ -354,11 +330,11 @@ cbi_cpu_plan_recurrent (gpointer user_plan, const CbiNode * n,
   layer.dirs = l.r.dirs;
   for (d = 0; d < l.r.dirs; d++) {
     l.d = d;
-    l.rt = rt + d * l.r.hidden * gh;
-    l.rt_h = rt_h ? rt_h + d * l.r.hidden * l.r.hidden : NULL;
+    l.walk.rt = rt + d * l.r.hidden * gh;
+    l.walk.rt_h = rt_h ? rt_h + d * l.r.hidden * l.r.hidden : NULL;
     l.walk.rbuf = rbuf + d * l.r.batch * gh;
     l.walk.c = c ? c + d * bh : NULL;
-    l.reset = reset ? reset + d * bh : NULL;
+    l.walk.reset = reset ? reset + d * bh : NULL;
     layer.dir[d] = l;
   }
   cbi_cpu_add_loop (plan, cbi_cpu_run_recurrent, g_memdup2 (&layer,

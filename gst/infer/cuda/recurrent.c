@@ -41,6 +41,17 @@ CBI_CUDA_DEFINE_RUN (cbi_cuda_run_cell, CbiCudaCell, CUDA_CHECK,
     "recurrent cell kernel", cbi_k_recurrent_cell (&p->cell, stream))
 /* *INDENT-ON* */
 
+/* The parts of a step (CbiRecurrentSteps), queued as the walk comes to
+ * them. */
+typedef struct
+{
+  CbiCudaPlan *plan;
+  const CbiNode *n;
+  const CbiRecurrent *r;
+} CbiCudaRecurrentWalk;
+
+/* Queues @y (@rows x @cols, rows @ldy apart) = @a (@rows x @k) @w (@k x
+ * @cols), within cuBLAS's int sizes. */
 static gboolean
 cbi_cuda_add_product (CbiCudaPlan * plan, const CbiNode * n,
     const gfloat * a, gint64 rows, gint64 k, const gfloat * w, gint64 cols,
@@ -67,14 +78,30 @@ cbi_cuda_add_product (CbiCudaPlan * plan, const CbiNode * n,
   return TRUE;
 }
 
-static void
-cbi_cuda_add_cells (CbiCudaPlan * plan, const CbiNode * n,
-    const CbiKCell * cell)
+static gboolean
+cbi_cuda_step_product (gpointer data, const gfloat * a, const gfloat * w,
+    gint64 cols, gfloat * y, GError ** error)
 {
-  CbiCudaCell *c = cbi_cuda_add_step (plan, n, cbi_cuda_run_cell,
-      sizeof (CbiCudaCell));
-  c->cell = *cell;
+  const CbiCudaRecurrentWalk *wk = data;
+
+  return cbi_cuda_add_product (wk->plan, wk->n, a, wk->r->batch,
+      wk->r->hidden, w, cols, y, wk->r->gates * wk->r->hidden, error);
 }
+
+static gboolean
+cbi_cuda_step_cells (gpointer data, const CbiKCell * cell, GError ** error)
+{
+  const CbiCudaRecurrentWalk *wk = data;
+  CbiCudaCell *c = cbi_cuda_add_step (wk->plan, wk->n, cbi_cuda_run_cell,
+      sizeof (CbiCudaCell));
+
+  c->cell = *cell;
+  return TRUE;
+}
+
+static const CbiRecurrentSteps cbi_cuda_recurrent_steps = {
+  cbi_cuda_step_product, cbi_cuda_step_cells
+};
 
 /* Input @i of @n (initial_h, initial_c) on the device; NULL when absent. */
 static gboolean
@@ -93,138 +120,89 @@ cbi_cuda_recurrent_state (CbiCudaPlan * plan, const CbiNode * n, guint i,
   return (*state = cbi_cuda_constant (plan, t, error)) != NULL;
 }
 
-/* Uploads @count floats of @host (freed) for @what. */
-static const gfloat *
-cbi_cuda_recurrent_upload (CbiCudaPlan * plan, gfloat * host, gsize count,
-    const gchar * what, GError ** error)
-{
-  const gfloat *dev = cbi_cuda_upload_made (plan, host, count, what, error);
-
-  g_free (host);
-  return dev;
-}
-
 gboolean
 cbi_cuda_plan_recurrent (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   CbiCudaPlan *plan = user_plan;
   CbiRecurrent r;
-  gint64 gh, cols, bh, s, i, j;
-  gint d;
-  gfloat *wt, *rt, *rt_zr, *rt_h = NULL, *bias, *r_bias;
-  const gfloat *dwt, *drt_zr, *drt_h = NULL, *dbias, *dr_bias = NULL;
-  const gfloat *h0, *c0;
-  gfloat *xw, *rbuf, *c, *reset = NULL, *y = plan->tensors[n->output];
   CbiRecurrentWalk walk = { NULL, };
-  CbiKCell cell = { 0, };
+  CbiCudaRecurrentWalk wk = { plan, n, &r };
+  gint64 gh, cols, bh;
+  gint d;
+  gboolean reset_first, ok = FALSE;
+  gfloat *wt, *rt, *rt_h = NULL, *bias, *r_bias = NULL;
+  const gfloat *dwt, *drt, *drt_h = NULL;
+  gfloat *rbuf, *c = NULL, *reset = NULL;
   CbiKCellOp op;
 
   cbi_node_recurrent (n, &plan->shapes[n->inputs[0]], &r);
   gh = r.gates * r.hidden;
   cols = r.dirs * gh;
   bh = r.batch * r.hidden;
+  reset_first = n->op == CBI_OP_GRU && !r.reset_after;
   plan->uses_cublas = TRUE;
 
-  /* the constants made on the host, as the CPU's */
+  /* the constants made on the host, laid out as the CPU's */
   wt = g_new (gfloat, r.input * cols);
-  rt = g_new (gfloat, r.hidden * gh);
-  rt_zr = g_new (gfloat, r.dirs * r.hidden * gh);
+  rt = g_new (gfloat, r.dirs * r.hidden * gh);
   bias = g_new (gfloat, cols);
-  r_bias = g_new (gfloat, r.dirs * r.hidden);
-  if (n->op == CBI_OP_GRU && !r.reset_after)
+  if (n->op == CBI_OP_GRU)
+    r_bias = g_new (gfloat, r.dirs * r.hidden);
+  if (reset_first)
     rt_h = g_new (gfloat, r.dirs * r.hidden * r.hidden);
   cbi_recurrent_input_weights (plan->model, n, &r, wt);
   cbi_recurrent_bias (plan->model, n, &r, bias, r_bias);
-  for (d = 0; d < r.dirs; d++) {
-    gfloat *zr = rt_zr + d * r.hidden * gh;
-    const gint64 zr_cols = rt_h ? 2 * r.hidden : gh;
-    cbi_recurrent_weights (plan->model, n, &r, d, rt);
-    for (i = 0; i < r.hidden; i++)
-      for (j = 0; j < gh; j++) {
-        if (j < zr_cols)
-          zr[i * zr_cols + j] = rt[i * gh + j];
-        else
-          rt_h[(d * r.hidden + i) * r.hidden + j - zr_cols] = rt[i * gh + j];
-      }
-  }
-  g_free (rt);
-  if (n->op != CBI_OP_GRU) {
-    g_free (r_bias);
-    r_bias = NULL;
-  }
-  dwt = cbi_cuda_recurrent_upload (plan, wt, r.input * cols,
-      "recurrent input weights", error);
-  drt_zr = dwt ? cbi_cuda_recurrent_upload (plan, rt_zr, r.dirs * r.hidden *
-      gh, "recurrent weights", error) : (g_free (rt_zr), NULL);
-  dbias = drt_zr ? cbi_cuda_recurrent_upload (plan, bias, cols,
-      "recurrent bias", error) : (g_free (bias), NULL);
-  if (r_bias)
-    dr_bias = dbias ? cbi_cuda_recurrent_upload (plan, r_bias, r.dirs *
-        r.hidden, "recurrent h bias", error) : (g_free (r_bias), NULL);
-  if (rt_h)
-    drt_h = dbias && (r_bias == NULL || dr_bias) ?
-        cbi_cuda_recurrent_upload (plan, rt_h, r.dirs * r.hidden * r.hidden,
-        "recurrent h weights", error) : (g_free (rt_h), NULL);
-  if (dbias == NULL || (r_bias && dr_bias == NULL) || (rt_h && drt_h == NULL))
-    return FALSE;
+  for (d = 0; d < r.dirs; d++)
+    cbi_recurrent_weights (plan->model, n, &r, d, rt + d * r.hidden * gh,
+        rt_h ? rt_h + d * r.hidden * r.hidden : NULL);
 
-  if (!(xw = cbi_mem_plan_alloc (plan->memory, r.steps * r.batch * cols *
-              sizeof (gfloat), "recurrent input product", error))
-      || !(rbuf = cbi_mem_plan_alloc (plan->memory, r.batch * gh *
+  if (!(dwt = cbi_cuda_upload_made (plan, wt, r.input * cols,
+              "recurrent input weights", error))
+      || !(drt = cbi_cuda_upload_made (plan, rt, r.dirs * r.hidden * gh,
+              "recurrent weights", error))
+      || !(walk.bias = cbi_cuda_upload_made (plan, bias, cols,
+              "recurrent bias", error))
+      || (r_bias && !(walk.r_bias = cbi_cuda_upload_made (plan, r_bias,
+                  r.dirs * r.hidden, "recurrent h bias", error)))
+      || (rt_h && !(drt_h = cbi_cuda_upload_made (plan, rt_h, r.dirs *
+                  r.hidden * r.hidden, "recurrent h weights", error)))
+      || !(walk.xw = cbi_mem_plan_alloc (plan->memory, r.steps * r.batch *
+              cols * sizeof (gfloat), "recurrent input product", error))
+      || !(rbuf = cbi_mem_plan_alloc (plan->memory, r.dirs * r.batch * gh *
               sizeof (gfloat), "recurrent product", error))
-      || !(c = cbi_mem_plan_alloc (plan->memory, bh * sizeof (gfloat),
-              "recurrent state", error))
-      || (rt_h && !(reset = cbi_mem_plan_alloc (plan->memory,
-                  bh * sizeof (gfloat), "recurrent reset", error)))
-      || !cbi_cuda_recurrent_state (plan, n, 4, &h0, error)
-      || !cbi_cuda_recurrent_state (plan, n, 5, &c0, error)
+      || (n->op == CBI_OP_LSTM && !(c = cbi_mem_plan_alloc (plan->memory,
+                  r.dirs * bh * sizeof (gfloat), "recurrent state", error)))
+      || (reset_first && !(reset = cbi_mem_plan_alloc (plan->memory,
+                  r.dirs * bh * sizeof (gfloat), "recurrent reset", error)))
+      || !cbi_cuda_recurrent_state (plan, n, 4, &walk.h0, error)
+      || !cbi_cuda_recurrent_state (plan, n, 5, &walk.c0, error)
+      /* the input product: the whole sequence at once */
       || !cbi_cuda_add_product (plan, n, plan->tensors[n->inputs[0]],
-          r.steps * r.batch, r.input, dwt, cols, xw, cols, error))
-    return FALSE;
+          r.steps * r.batch, r.input, dwt, cols, (gfloat *) walk.xw, cols,
+          error))
+    goto done;
 
-  walk.xw = xw;
-  walk.y = y;
-  walk.h0 = h0;
-  walk.c0 = c0;
-  walk.c = n->op == CBI_OP_LSTM ? c : NULL;
-  walk.rbuf = rbuf;
-  walk.bias = dbias;
-  walk.r_bias = dr_bias;
+  walk.y = plan->tensors[n->output];
   walk.reverse = n->mode == CBI_DIRECTION_REVERSE;
   op = n->op == CBI_OP_LSTM ? CBI_K_CELL_LSTM : n->op == CBI_OP_RNN ?
       CBI_K_CELL_RNN : CBI_K_CELL_GRU;
-  for (d = 0; d < r.dirs; d++) {
-    const gfloat *rd = drt_zr + d * r.hidden * gh;
-    for (s = 0; s < r.steps; s++) {
-      gfloat *h;
-      cbi_recurrent_step (&r, &walk, d, s, &cell);
-      if (drt_h == NULL) {
-        if (cell.h_prev && !cbi_cuda_add_product (plan, n, cell.h_prev,
-                r.batch, r.hidden, rd, gh, rbuf, gh, error))
-          return FALSE;
-        cell.op = op;
-        cbi_cuda_add_cells (plan, n, &cell);
-        continue;
-      }
-      /* linear_before_reset 0: r h first, then the h gate's product */
-      if (cell.h_prev) {
-        if (!cbi_cuda_add_product (plan, n, cell.h_prev, r.batch, r.hidden,
-                rd, 2 * r.hidden, rbuf, gh, error))
-          return FALSE;
-        h = cell.h;
-        cell.op = CBI_K_CELL_GRU_RESET;
-        cell.h = reset;
-        cbi_cuda_add_cells (plan, n, &cell);
-        if (!cbi_cuda_add_product (plan, n, reset, r.batch, r.hidden,
-                drt_h + d * r.hidden * r.hidden, r.hidden,
-                rbuf + 2 * r.hidden, gh, error))
-          return FALSE;
-        cell.h = h;
-      }
-      cell.op = CBI_K_CELL_GRU_AFTER;
-      cbi_cuda_add_cells (plan, n, &cell);
-    }
+  ok = TRUE;
+  for (d = 0; ok && d < r.dirs; d++) {
+    walk.rt = drt + d * r.hidden * gh;
+    walk.rt_h = drt_h ? drt_h + d * r.hidden * r.hidden : NULL;
+    walk.rbuf = rbuf + d * r.batch * gh;
+    walk.c = c ? c + d * bh : NULL;
+    walk.reset = reset ? reset + d * bh : NULL;
+    ok = cbi_recurrent_walk (&r, &walk, d, op, &cbi_cuda_recurrent_steps,
+        &wk, error);
   }
-  return TRUE;
+
+done:
+  g_free (wt);
+  g_free (rt);
+  g_free (bias);
+  g_free (r_bias);
+  g_free (rt_h);
+  return ok;
 }

@@ -166,9 +166,13 @@ typedef struct
  * @bias: cbi_recurrent_bias ()'s @bias
  * @r_bias: (nullable): its @r_bias
  * @reverse: a one-direction layer walks from its last step
+ * @rt: the direction's recurrent weights (cbi_recurrent_weights ())
+ * @rt_h: (nullable): the h gate's apart (GRU, linear_before_reset 0)
+ * @reset: with @rt_h: r h, [batch, hidden]
  *
- * Where a backend put a recurrent layer's buffers, so that
- * cbi_recurrent_step () sets up each step's cells alike on each.
+ * Where a backend put one direction of a recurrent layer's buffers, so
+ * that cbi_recurrent_step () and cbi_recurrent_walk () set up each step
+ * alike on each.
  */
 typedef struct
 {
@@ -179,7 +183,25 @@ typedef struct
   gfloat *rbuf;
   const gfloat *bias, *r_bias;
   gboolean reverse;
+  const gfloat *rt, *rt_h;
+  gfloat *reset;
 } CbiRecurrentWalk;
+
+/**
+ * CbiRecurrentSteps:
+ * @product: @y ([batch, @cols], rows gates x hidden apart) = @a ([batch,
+ *   hidden], dense) times @w ([hidden, @cols], dense)
+ * @cells: one step's cells (cbi_recurrent_unit () over @cell)
+ *
+ * What a backend does for the parts of a time step: the CPU computes them
+ * as it walks, CUDA queues them as it plans.
+ */
+typedef struct
+{
+  gboolean (*product) (gpointer data, const gfloat * a, const gfloat * w,
+      gint64 cols, gfloat * y, GError ** error);
+  gboolean (*cells) (gpointer data, const CbiKCell * cell, GError ** error);
+} CbiRecurrentSteps;
 
 /* Recurrent node @n on an input of shape @x (3-D) into @r. */
 void cbi_node_recurrent (const CbiNode * n, const CbiShape * x,
@@ -190,10 +212,13 @@ void cbi_node_recurrent (const CbiNode * n, const CbiShape * x,
  * every direction. */
 void cbi_recurrent_input_weights (const CbiGraph * graph, const CbiNode * n,
     const CbiRecurrent * r, gfloat * wt);
-/* @rt (caller's, @r->hidden x gates x hidden): direction @dir's recurrent
- * weights R, transposed. */
+/* Direction @dir's recurrent weights R, transposed, into @rt (caller's,
+ * @r->hidden x gates x hidden); with @rt_h (nullable; the GRU's reset
+ * gate first, whose h gate has a product of its own), the z and r gates'
+ * into @rt (hidden x 2 hidden) and the h gate's into @rt_h (hidden x
+ * hidden). */
 void cbi_recurrent_weights (const CbiGraph * graph, const CbiNode * n,
-    const CbiRecurrent * r, gint dir, gfloat * rt);
+    const CbiRecurrent * r, gint dir, gfloat * rt, gfloat * rt_h);
 /* @bias (caller's, dirs x gates x hidden): each gate's input and
  * recurrent biases summed (zeros without B), but for the GRU's h gate,
  * whose recurrent bias goes to @r_bias (caller's, dirs x hidden; nullable
@@ -208,5 +233,12 @@ void cbi_recurrent_bias (const CbiGraph * graph, const CbiNode * n,
  * goes in Y. */
 void cbi_recurrent_step (const CbiRecurrent * r, const CbiRecurrentWalk * w,
     gint d, gint64 s, CbiKCell * cell);
+/* Every time step of direction @d over @w, in order, through @steps
+ * (@data theirs): the recurrent product and the cells of @op, or with
+ * @w->rt_h the reset gate's two products and the two halves of the GRU's
+ * cell. Stops at the first part that fails. */
+gboolean cbi_recurrent_walk (const CbiRecurrent * r,
+    const CbiRecurrentWalk * w, gint d, CbiKCellOp op,
+    const CbiRecurrentSteps * steps, gpointer data, GError ** error);
 
 G_END_DECLS

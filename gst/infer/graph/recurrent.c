@@ -92,16 +92,24 @@ cbi_recurrent_input_weights (const CbiGraph * graph, const CbiNode * n,
 
 void
 cbi_recurrent_weights (const CbiGraph * graph, const CbiNode * n,
-    const CbiRecurrent * r, gint dir, gfloat * rt)
+    const CbiRecurrent * r, gint dir, gfloat * rt, gfloat * rt_h)
 {
-  const gint64 cols = r->gates * r->hidden;
+  const gint64 gh = r->gates * r->hidden, h2 = 2 * r->hidden;
+  const gint64 cols = rt_h ? h2 : gh;
   const gfloat *w = cbi_graph_tensor (graph, n->inputs[2])->data +
-      dir * cols * r->hidden;
+      dir * gh * r->hidden;
   gint64 row, i;
 
-  for (row = 0; row < cols; row++)
-    for (i = 0; i < r->hidden; i++)
-      rt[i * cols + row] = w[row * r->hidden + i];
+  /* R's rows are the gates' units: column row of R^T; the h gate's to
+   * @rt_h where it has its own product */
+  for (row = 0; row < gh; row++)
+    for (i = 0; i < r->hidden; i++) {
+      const gfloat v = w[row * r->hidden + i];
+      if (rt_h && row >= h2)
+        rt_h[i * r->hidden + row - h2] = v;
+      else
+        rt[i * cols + row] = v;
+    }
 }
 
 void
@@ -158,4 +166,46 @@ cbi_recurrent_step (const CbiRecurrent * r, const CbiRecurrentWalk * w,
   cell->c = w->c;
   cell->c_prev = w->c == NULL ? NULL : s > 0 ? w->c :
       w->c0 ? w->c0 + d * bh : NULL;
+}
+
+gboolean
+cbi_recurrent_walk (const CbiRecurrent * r, const CbiRecurrentWalk * w,
+    gint d, CbiKCellOp op, const CbiRecurrentSteps * steps, gpointer data,
+    GError ** error)
+{
+  const gint64 gh = r->gates * r->hidden;
+  CbiKCell cell;
+  gint64 s;
+
+  for (s = 0; s < r->steps; s++) {
+    gfloat *h;
+    cbi_recurrent_step (r, w, d, s, &cell);
+    if (w->rt_h == NULL) {
+      /* every gate's recurrent product at once */
+      if (cell.h_prev && !steps->product (data, cell.h_prev, w->rt, gh,
+              w->rbuf, error))
+        return FALSE;
+      cell.op = op;
+      if (!steps->cells (data, &cell, error))
+        return FALSE;
+      continue;
+    }
+    /* the reset gate first (GRU, linear_before_reset 0): z and r's
+     * products, r h, then the h gate's product of r h */
+    if (cell.h_prev) {
+      h = cell.h;
+      cell.op = CBI_K_CELL_GRU_RESET;
+      cell.h = w->reset;
+      if (!steps->product (data, cell.h_prev, w->rt, 2 * r->hidden, w->rbuf,
+              error) || !steps->cells (data, &cell, error)
+          || !steps->product (data, w->reset, w->rt_h, r->hidden,
+              w->rbuf + 2 * r->hidden, error))
+        return FALSE;
+      cell.h = h;
+    }
+    cell.op = CBI_K_CELL_GRU_AFTER;
+    if (!steps->cells (data, &cell, error))
+      return FALSE;
+  }
+  return TRUE;
 }

@@ -39,6 +39,7 @@ gst_batch_memory_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
       sizeof (GstBatchMemoryMeta) - sizeof (GstMeta));
   m->batch_time = GST_CLOCK_TIME_NONE;
   m->backend = g_intern_static_string ("");
+  m->stream = -1;
   return TRUE;
 }
 
@@ -149,5 +150,8 @@ gst_batch_memory_meta_to_structure (const GstBatchMemoryMeta * meta)
       "batch-time", G_TYPE_UINT64, (guint64) meta->batch_time,
       "backend", G_TYPE_STRING, meta->backend,
       "device-id", G_TYPE_INT, meta->device_id,
-      "device-fresh-bytes", G_TYPE_UINT64, meta->device_fresh_bytes, NULL);
+      "device-fresh-bytes", G_TYPE_UINT64, meta->device_fresh_bytes,
+      "stream", G_TYPE_INT, meta->stream,
+      "streams", G_TYPE_UINT, meta->streams,
+      "stream-mask", G_TYPE_UINT64, meta->stream_mask, NULL);
 }

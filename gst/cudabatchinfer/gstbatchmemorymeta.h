@@ -52,6 +52,12 @@ typedef struct _GstBatchMemoryMeta GstBatchMemoryMeta;
  *   outside the pool (cuDNN, cuBLAS, CUDA graphs, modules loaded on first
  *   use) or by another user of the device; 0 in steady state, and on the
  *   CPU
+ * @stream: K of the request pad sink_K the frame came in on, -1 for the
+ *   element's always sink pad
+ * @streams: how many streams had frames in the batch (the always sink pad
+ *   counts as one)
+ * @stream_mask: bit K set when a frame of sink_K was in the batch, for
+ *   K < 64 (higher pads are counted in @streams only)
  *
  * Memory statistics of the batch a frame was computed in, attached by the
  * cudabatchinfer element to every output buffer. Every figure comes from
@@ -85,6 +91,9 @@ struct _GstBatchMemoryMeta
   const gchar *backend;
   gint device_id;
   guint64 device_fresh_bytes;
+  gint stream;
+  guint streams;
+  guint64 stream_mask;
 };
 
 GST_CUDABATCHINFER_API GType gst_batch_memory_meta_api_get_type (void);

@@ -232,7 +232,8 @@ gst_cuda_batch_infer_batch_message (GstCudaBatchInfer * self,
 {
   GstStructure *s = gst_batch_memory_meta_to_structure (meta);
 
-  gst_structure_remove_field (s, "frame-index");
+  /* what is the frame's, not the batch's */
+  gst_structure_remove_fields (s, "frame-index", "stream", NULL);
   return gst_message_new_element (GST_OBJECT (self), s);
 }
 
@@ -310,10 +311,14 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
 
 static void
 gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
-    GstBatchMemoryMeta * m, const GstCbiBatch * batch, guint frame_index)
+    GstBatchMemoryMeta * m, const GstCbiBatch * batch, guint frame_index,
+    guint streams, guint64 stream_mask)
 {
   const CbiBatchReport *r = &batch->report;
 
+  m->stream = batch->tags[frame_index].index;
+  m->streams = streams;
+  m->stream_mask = stream_mask;
   m->batch_index = batch->index;
   m->batch_size = r->slots;
   m->frames = r->frames;
@@ -346,7 +351,8 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
   const gfloat *outputs[CBI_MAX_OUTPUTS];
   GError *error = NULL;
   gboolean post;
-  guint i;
+  guint i, streams;
+  guint64 stream_mask;
 
   if (!cbi_engine_collect (self->engine, batch->ticket, &batch->fb,
           &batch->report, &error))
@@ -379,6 +385,7 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
   GST_OBJECT_LOCK (self);
   post = self->post_messages;
   GST_OBJECT_UNLOCK (self);
+  streams = gst_cuda_batch_infer_stream_mix (batch, &stream_mask);
   for (i = 0; i < batch->n; i++) {
     GstBuffer *out = batch->out_buffers[i];
     GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (out);
@@ -393,7 +400,7 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
       if (self->out.image)
         GST_META_FLAG_SET (meta, GST_META_FLAG_POOLED);
     }
-    gst_cuda_batch_infer_fill_meta (self, meta, batch, i);
+    gst_cuda_batch_infer_fill_meta (self, meta, batch, i, streams, stream_mask);
     if (i == 0 && post)
       batch->message = gst_cuda_batch_infer_batch_message (self, meta);
   }
@@ -434,7 +441,7 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   gst_cuda_batch_infer_timer_disarm (self);
   if (ret != GST_FLOW_OK) {
     /* flushing, or downstream refused what went before */
-    dropped = gst_cbi_batcher_drop (&self->batcher);
+    dropped = gst_cuda_batch_infer_drop_pending (self);
     STATS_LOCK (self);
     self->stats.frames_dropped += dropped;
     STATS_UNLOCK (self);
@@ -446,7 +453,8 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   GST_OBJECT_LOCK (self);
   pad_mode = self->pad_mode;
   GST_OBJECT_UNLOCK (self);
-  batch->n = gst_cbi_batcher_take (&self->batcher, &batch->frames);
+  batch->n = gst_cbi_batcher_take (&self->batcher, &batch->frames,
+      &batch->tags);
   batch->index = self->batch_index++;
   ret = gst_cuda_batch_infer_submit (self, batch, pad_mode, reason);
   if (ret == GST_FLOW_OK && !cbi_engine_is_async (self->engine))
@@ -505,10 +513,10 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
   STATS_UNLOCK (self);
 
   pts = GST_BUFFER_PTS (buffer);
-  if (gst_cbi_batcher_push (&self->batcher, buffer))
+  if (gst_cbi_batcher_push (&self->batcher, buffer, NULL))
     return gst_cuda_batch_infer_process (self, "full");
   if (self->batcher.count == 1)
-    gst_cuda_batch_infer_timer_arm (self, pts);
+    gst_cuda_batch_infer_timer_arm (self, &self->segment, pts);
   return GST_FLOW_OK;
 }
 
@@ -532,6 +540,8 @@ gst_cuda_batch_infer_flush (GstCudaBatchInfer * self)
   } else {
     GST_PAD_STREAM_LOCK (self->sinkpad);
   }
+  /* the always sink pad is activated with the element, request pads or
+   * not */
   if (self->engine && gst_pad_is_active (self->sinkpad)) {
     if (in_push_thread)
       gst_cuda_batch_infer_process_full (self, "flush signal", FALSE);

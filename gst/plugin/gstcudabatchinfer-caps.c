@@ -215,24 +215,110 @@ gst_cuda_batch_infer_output_caps (GstCudaBatchInfer * self, GstCaps * caps,
   return out_caps;
 }
 
+gboolean
+gst_cuda_batch_infer_same_frames (GstCudaBatchInfer * self,
+    const GstVideoInfo * info)
+{
+  return GST_VIDEO_INFO_FORMAT (info) == GST_VIDEO_INFO_FORMAT (&self->in_info)
+      && info->width == self->in_info.width
+      && info->height == self->in_info.height;
+}
+
+/* The pad other than @stream's (nullable: the always pad) that set the
+ * frames the element batches and still streams, or %NULL: a ref. */
+static GstPad *
+gst_cuda_batch_infer_caps_holder (GstCudaBatchInfer * self,
+    GstCbiStream * stream)
+{
+  GstPad *holder = NULL;
+  guint i;
+
+  if (stream && self->sink_streaming)
+    return gst_object_ref (self->sinkpad);
+  g_mutex_lock (&self->streams_lock);
+  for (i = 0; holder == NULL && i < self->streams->len; i++) {
+    GstCbiStream *other = g_ptr_array_index (self->streams, i);
+    if (other != stream && other->have_caps && !other->eos)
+      holder = gst_object_ref (other->sinkpad);
+  }
+  g_mutex_unlock (&self->streams_lock);
+  return holder;
+}
+
+/* Caps on a request pad: frames like those the element batches already
+ * join the batches as they are; other frames replace them only where no
+ * other pad streams. Returns: %TRUE when the frames join as they are
+ * (@out_caps set), %FALSE with @out_caps unset when the element's caps
+ * change, and FALSE with @error_posted when they are refused. */
 static gboolean
-gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
+gst_cuda_batch_infer_join_caps (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstCaps * caps, const GstVideoInfo * info,
+    GstCaps ** out_caps, gboolean * error_posted)
+{
+  GstPad *holder;
+
+  *out_caps = NULL;
+  *error_posted = FALSE;
+  if (!self->have_caps)
+    return FALSE;
+  if (gst_cuda_batch_infer_same_frames (self, info)) {
+    *out_caps = gst_cuda_batch_infer_output_caps (self, caps, info);
+    return TRUE;
+  }
+  holder = gst_cuda_batch_infer_caps_holder (self, stream);
+  if (holder == NULL)
+    return FALSE;
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+      ("%s:%s has %s %dx%d frames, and %s:%s %s %dx%d: the streams of one "
+          "element batch together and need the same format and size",
+          GST_DEBUG_PAD_NAME (stream->sinkpad),
+          GST_VIDEO_INFO_NAME (info), info->width, info->height,
+          GST_DEBUG_PAD_NAME (holder), GST_VIDEO_INFO_NAME (&self->in_info),
+          self->in_info.width, self->in_info.height),
+      ("caps %" GST_PTR_FORMAT "; put videoconvert ! videoscale before the "
+          "pad, with caps of the other streams' format and size", caps));
+  gst_object_unref (holder);
+  *error_posted = TRUE;
+  return FALSE;
+}
+
+gboolean
+gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstCaps * caps)
 {
   GstVideoInfo info;
   GstCaps *out_caps;
   CbiOutputInfo out;
   GError *error = NULL;
-  gboolean ok;
+  gboolean ok, error_posted;
 
-  if (self->refused_caps && gst_caps_is_equal (caps, self->refused_caps)) {
+  GstCaps **refused = stream ? &stream->refused_caps : &self->refused_caps;
+
+  if (*refused && gst_caps_is_equal (caps, *refused)) {
     GST_DEBUG_OBJECT (self, "refused already: %" GST_PTR_FORMAT, caps);
     return FALSE;
   }
-  gst_caps_replace (&self->refused_caps, caps);
+  gst_caps_replace (refused, caps);
   if (!gst_video_info_from_caps (&info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
         ("invalid caps %" GST_PTR_FORMAT, caps));
     return FALSE;
+  }
+  if (stream) {
+    stream->have_caps = FALSE;
+    if (gst_cuda_batch_infer_join_caps (self, stream, caps, &info, &out_caps,
+            &error_posted)) {
+      GST_DEBUG_OBJECT (stream->sinkpad, "joins the batches: %"
+          GST_PTR_FORMAT, caps);
+      gst_cuda_batch_infer_stream_event (self, stream,
+          gst_event_new_caps (out_caps));
+      gst_caps_unref (out_caps);
+      stream->have_caps = TRUE;
+      gst_clear_caps (refused);
+      return TRUE;
+    }
+    if (error_posted)
+      return FALSE;
   }
   if (!cbi_engine_frame_outputs (self->engine, GST_VIDEO_INFO_HEIGHT (&info),
           GST_VIDEO_INFO_WIDTH (&info), &out, &error)) {
@@ -251,7 +337,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
       /* batches may still be in flight on the old caps: nothing changes
        * now; upstream sends the caps again with its next buffer */
       GST_DEBUG_OBJECT (self, "flushing: caps not applied");
-      gst_clear_caps (&self->refused_caps);
+      gst_clear_caps (refused);
       return FALSE;
     }
     if (ret != GST_FLOW_OK)
@@ -274,16 +360,24 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self, GstCaps * caps)
   ok = gst_video_info_from_caps (&self->out_info, out_caps)
       && gst_cuda_batch_infer_budget (self,
       gst_cuda_batch_infer_output_bytes (self, &self->out_info, &out))
-      && gst_pad_set_caps (self->srcpad, out_caps)
+      && (stream || gst_pad_set_caps (self->srcpad, out_caps))
       && (out.image ? gst_cuda_batch_infer_setup_pool (self, out_caps) :
       gst_cuda_batch_infer_setup_tensor_pool (self));
-  gst_caps_unref (out_caps);
   if (ok && self->run_warmup && (self->warm_width != (guint) info.width
           || self->warm_height != (guint) info.height))
     ok = gst_cuda_batch_infer_run_warmup (self, &info);
+  /* a stream's caps go out in order with its frames */
+  if (ok && stream)
+    gst_cuda_batch_infer_stream_event (self, stream,
+        gst_event_new_caps (out_caps));
+  gst_caps_unref (out_caps);
   self->have_caps = ok;
+  if (stream)
+    stream->have_caps = ok;
+  else
+    self->sink_streaming = ok;
   if (ok)
-    gst_clear_caps (&self->refused_caps);
+    gst_clear_caps (refused);
   return ok;
 }
 
@@ -301,7 +395,7 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       gboolean ok;
 
       gst_event_parse_caps (event, &caps);
-      ok = gst_cuda_batch_infer_set_caps (self, caps);
+      ok = gst_cuda_batch_infer_set_caps (self, NULL, caps);
       gst_event_unref (event);
       return ok;
     }
@@ -311,7 +405,7 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       gst_cuda_batch_infer_start_flushing (self);
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_FLUSH_STOP:
-      dropped = gst_cbi_batcher_drop (&self->batcher);
+      dropped = gst_cuda_batch_infer_drop_pending (self);
       STATS_LOCK (self);
       self->stats.frames_dropped += dropped;
       STATS_UNLOCK (self);
@@ -331,6 +425,11 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_TAG:
       /* tags need no ordering against frames: no reason to cut a batch */
+      return gst_pad_event_default (pad, parent, event);
+    case GST_EVENT_EOS:
+      if (self->engine)
+        gst_cuda_batch_infer_drain (self, "EOS");
+      self->sink_streaming = FALSE;
       return gst_pad_event_default (pad, parent, event);
     default:
       /* every other serialised event (EOS, segment, gap, ...) is a drain
@@ -363,7 +462,7 @@ static gboolean
 gst_cuda_batch_infer_query_caps_resized (GstCudaBatchInfer * self,
     GstPad * pad, GstQuery * query)
 {
-  GstPad *other = pad == self->sinkpad ? self->srcpad : self->sinkpad;
+  GstPad *other = gst_cuda_batch_infer_pair (self, pad);
   GstCaps *filter, *peer_filter = NULL, *peer, *templ, *res;
 
   gst_query_parse_caps (query, &filter);
@@ -492,7 +591,7 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
     GstClockTime min, max, ours;
     gboolean live, bounded;
 
-    if (!gst_pad_peer_query (self->sinkpad, query))
+    if (!gst_pad_peer_query (gst_cuda_batch_infer_pair (self, pad), query))
       return FALSE;
     gst_query_parse_latency (query, &live, &min, &max);
     ours = gst_cuda_batch_infer_latency (self, &bounded);

@@ -20,6 +20,7 @@ static void
 gst_cbi_batch_init (GstCbiBatch * batch, guint n)
 {
   batch->frames = g_new0 (GstBuffer *, n);
+  batch->tags = g_new0 (GstCbiFrameTag, n);
   batch->out_buffers = g_new0 (GstBuffer *, n);
   batch->tensor_data = g_new0 (GstBuffer *, n);
   batch->in_frames = g_new0 (GstVideoFrame, n);
@@ -62,6 +63,7 @@ gst_cbi_batch_clear (GstCbiBatch * batch)
 {
   gst_cbi_batch_reset (batch);
   g_free (batch->frames);
+  g_free (batch->tags);
   g_free (batch->out_buffers);
   g_free (batch->tensor_data);
   g_free (batch->in_frames);
@@ -152,10 +154,17 @@ gst_cbi_inflight_pop_unlocked (GstCbiInflight * inflight)
 void
 gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
 {
-  guint lost;
+  guint i, lost;
 
   if (batch->submitted)
     cbi_engine_release (self->engine, batch->ticket);
+  /* a frame of a stream that has not gone to its queue is dropped there,
+   * so that the stream's events behind it go on */
+  for (i = 0; i < batch->n; i++)
+    if (batch->tags[i].stream) {
+      gst_cuda_batch_infer_deliver (self, &batch->tags[i], NULL);
+      batch->tags[i].stream = NULL;
+    }
   lost = gst_cbi_batch_reset (batch);
   if (lost == 0)
     return;
@@ -168,7 +177,9 @@ gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
 
 /* Pushes a collected batch's buffers, in order, one push per frame and not
  * a buffer list: downstream gets each buffer writable, so an in-place
- * element after us does not copy it, and no list is allocated per batch. */
+ * element after us does not copy it, and no list is allocated per batch.
+ * A frame of a request pad goes to its stream's queue instead, which
+ * src_K's own task pushes. */
 static GstFlowReturn
 gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
     gint epoch)
@@ -194,6 +205,11 @@ gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
       break;
     out = batch->out_buffers[i];
     batch->out_buffers[i] = NULL;
+    if (batch->tags[i].stream) {
+      gst_cuda_batch_infer_deliver (self, &batch->tags[i], out);
+      batch->tags[i].stream = NULL;
+      continue;
+    }
     ret = gst_pad_push (self->srcpad, out);
     if (ret == GST_FLOW_OK)
       pushed++;

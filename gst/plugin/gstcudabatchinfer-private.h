@@ -24,22 +24,34 @@ G_BEGIN_DECLS
  *                               pad task that pushes them
  * gstcudabatchinfer-timeout.c   the batch deadline (batch-timeout) and its
  *                               task
+ * gstcudabatchinfer-streams.c   the request pads sink_%u and src_%u: one
+ *                               stream each, its queue of results and the
+ *                               src pad task that pushes them
  *
  * Threads: the sink pad's streaming thread (chain, serialised events and
  * queries) fills and submits batches; the src pad task collects and pushes
  * them; the timeout task submits a partial batch at its deadline; the flush
  * signal, the state changes, FLUSH_START and queries come from any thread.
+ * With request pads, each sink_%u's streaming thread fills the same
+ * batches, under the batch lock (the always sink pad's STREAM_LOCK, taken
+ * by every thread that fills or submits a batch); the always src pad's
+ * task still collects every batch and hands each frame's result to its
+ * stream's queue, and each src_%u has its own task that pushes that
+ * queue, so a blocked or prerolling branch never holds up the others.
  *
  * Locking order: a thread that holds several of these locks took them in
  * this order, outermost first.
  *
  * timeout task lock -> timeout_task_lock (held around each turn of the
  *   timeout task, which takes the sink pad stream lock to submit)
- * sink pad stream lock -> GST_PAD_STREAM_LOCK (sinkpad)
+ * a request sink pad's stream lock -> GST_PAD_STREAM_LOCK (sink_%u)
+ * sink pad stream lock -> GST_PAD_STREAM_LOCK (sinkpad), the batch lock
  * src pad stream lock -> GST_PAD_STREAM_LOCK (srcpad) (held around each
  *   turn of the src pad task; the sink side only waits for it, in
  *   gst_pad_pause_task() on FLUSH_STOP)
  * in-flight lock -> inflight_lock w/ inflight_cond
+ * streams lock -> streams_lock (the table of streams)
+ * a stream's lock -> GstCbiStream.lock w/ GstCbiStream.cond
  * timer lock -> timer_lock w/ timer_cond
  * stats lock -> stats_lock
  * element object lock -> GST_OBJECT_LOCK (self)
@@ -142,6 +154,7 @@ typedef enum
  * @ticket: its engine slot
  * @collected: its results are in @out_buffers, with their metas
  * @warmed_up: it ran on the warmed-up shape
+ * @tags: (array length=n): where each frame's result goes
  * @index: its number in the stream
  * @fb: what the engine was given
  * @report: what the engine measured
@@ -153,6 +166,7 @@ typedef enum
 typedef struct
 {
   GstBuffer **frames;
+  GstCbiFrameTag *tags;
   GstBuffer **out_buffers;
   GstBuffer **tensor_data;
   GstVideoFrame *in_frames;
@@ -217,6 +231,65 @@ typedef struct
   const gchar *backend;         /* interned; NULL before the engine opens */
   gchar *fallback_reason;       /* owned; why auto runs on the CPU, or NULL */
 } GstCudaBatchInferStats;
+
+/**
+ * GstCbiStream:
+ * @index: K of its pads sink_K and src_K
+ * @sinkpad: (transfer none): sink_K
+ * @srcpad: (transfer none): src_K
+ * @serial: what its frames are tagged with; changed (under the element's
+ *   streams_lock and batch lock) by a flush, so that frames of before it
+ *   are dropped on their way out
+ * @segment: the sink pad's segment (its streaming thread)
+ * @have_caps: caps were accepted on sink_K (the batch lock)
+ * @refused_caps: (nullable): the caps last refused on sink_K, with an
+ *   error posted: upstream resends them before a buffer, and they fail at
+ *   once without a second error (the batch lock)
+ * @eos: sink_K had EOS since its last stream-start or flush (the batch
+ *   lock)
+ * @lock: guards the rest
+ * @in_count: frames that went into a batch since the last flush
+ * @cond: the queue changed, or the stream started or stopped flushing
+ * @out_count: frames of @in_count that left the batches: queued or dropped
+ * @queue: (element-type GstMiniObject): buffers and serialised events for
+ *   src_K, in order, owned
+ * @held: (element-type GstCbiHeldEvent): serialised events that came
+ *   after frames still in a batch: queued once @out_count reaches theirs
+ * @queued: buffers in @queue
+ * @flushing: sink_K or src_K is flushing or inactive
+ * @flow: what the last push on src_K returned, given back upstream
+ * @push_thread: src_K's task's thread while it runs
+ * @frames_in: frames that came in on sink_K
+ * @frames_out: frames pushed on src_K
+ * @frames_dropped: frames that did not come out
+ *
+ * One stream of an element with request pads.
+ */
+typedef struct
+{
+  guint index;
+  GstPad *sinkpad;
+  GstPad *srcpad;
+  guint64 serial;
+  GstSegment segment;
+  gboolean have_caps;
+  GstCaps *refused_caps;
+  gboolean eos;
+
+  GMutex lock;
+  GCond cond;
+  guint64 in_count;
+  guint64 out_count;
+  GQueue queue;
+  GQueue held;
+  guint queued;
+  gboolean flushing;
+  GstFlowReturn flow;
+  GThread *push_thread;
+  guint64 frames_in;
+  guint64 frames_out;
+  guint64 frames_dropped;
+} GstCbiStream;
 
 struct _GstCudaBatchInfer
 {
@@ -285,6 +358,8 @@ struct _GstCudaBatchInfer
   gchar *modelinfo_path;        /* its file */
   GQuark tensor_ids[CBI_MAX_OUTPUTS];   /* the tensors' GstTensorMeta ids */
   gboolean have_caps;
+  gboolean sink_streaming;      /* the always sink pad set the caps and has
+                                 * not had EOS */
   GstCaps *refused_caps;        /* refused with an error posted: upstream
                                  * resends sticky caps before every buffer,
                                  * and the same caps fail at once, without
@@ -322,6 +397,14 @@ struct _GstCudaBatchInfer
   GstClockTime timer_deadline;  /* clock time; NONE when not armed */
   guint64 timer_generation;
   GstClockID timer_id;
+
+  /* the request pads' streams, in the order they were requested:
+   * streams_lock; a stream is freed only once it is out of this table,
+   * under the lock, and what follows a frame's tag to its stream looks
+   * it up here under the lock */
+  GMutex streams_lock;
+  GPtrArray *streams;
+  guint64 stream_serial;        /* the last serial given to a stream */
 
   /* stats_lock: written by the streaming thread and the src pad task,
    * read by the stats property and the latency query */
@@ -422,6 +505,9 @@ GST_DEBUG_CATEGORY_EXTERN (gst_cuda_batch_infer_debug);
       g_thread_self ());                                                \
 } G_STMT_END
 
+#define BATCH_LOCK(self) GST_PAD_STREAM_LOCK ((self)->sinkpad)
+#define BATCH_UNLOCK(self) GST_PAD_STREAM_UNLOCK ((self)->sinkpad)
+
 /* gstcudabatchinfer-props.c */
 void gst_cuda_batch_infer_install_properties (GObjectClass * klass);
 void gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self);
@@ -503,9 +589,10 @@ void gst_cuda_batch_infer_timer_finalize (GstCudaBatchInfer * self);
  * (gstcudabatchinfer-caps.c). */
 GstClockTime gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self,
     guint n);
-/* Arms the deadline of a batch whose first frame has timestamp @pts. */
+/* Arms the deadline of a batch whose first frame has timestamp @pts in
+ * @segment. */
 void gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
-    GstClockTime pts);
+    const GstSegment * segment, GstClockTime pts);
 void gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self);
 /* Disarms the timer and pauses (@flushing) or lets run its task. */
 void gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
@@ -516,5 +603,49 @@ void gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
 gboolean gst_cuda_batch_infer_timer_start_unlocked (GstCudaBatchInfer * self);
 /* Stops the timeout task and waits until it has. */
 gboolean gst_cuda_batch_infer_timer_stop (GstCudaBatchInfer * self);
+
+/* gstcudabatchinfer-streams.c */
+/* The pad templates sink_%u and src_%u. */
+void gst_cuda_batch_infer_add_stream_templates (GstElementClass * klass);
+GstPad *gst_cuda_batch_infer_request_new_pad (GstElement * element,
+    GstPadTemplate * templ, const gchar * name, const GstCaps * caps);
+void gst_cuda_batch_infer_release_pad (GstElement * element, GstPad * pad);
+/* Returns: (transfer full): an iterator over @pad's pair: sink_K with
+ * src_K, sink with src. */
+GstIterator *gst_cuda_batch_infer_iterate_internal_links (GstPad * pad,
+    GstObject * parent);
+/* Returns: (transfer none): the pad paired with @pad. */
+GstPad *gst_cuda_batch_infer_pair (GstCudaBatchInfer * self, GstPad * pad);
+/* Hands the result of a frame tagged @tag (a stream's) to its stream's
+ * queue: @buffer (transfer full, nullable: %NULL when the frame was
+ * dropped). A stream that is gone, flushed since or flushing drops it. */
+void gst_cuda_batch_infer_deliver (GstCudaBatchInfer * self,
+    GstCbiFrameTag * tag, GstBuffer * buffer);
+/* Each stream's frames-in, -out and -dropped, as an array of structures
+ * (transfer full), or %NULL without request pads. */
+GValue *gst_cuda_batch_infer_streams_stats (GstCudaBatchInfer * self);
+/* The bitmask of the request pads (index < 64) in @batch, and how many
+ * streams (the always pad counts as one) it holds. */
+guint gst_cuda_batch_infer_stream_mix (const GstCbiBatch * batch,
+    guint64 * mask);
+/* Queues serialised @event (transfer full) for src_K, behind the frames
+ * of @stream that came before it. */
+void gst_cuda_batch_infer_stream_event (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstEvent * event);
+/* Drops the pending frames, each through its stream; returns how many. */
+guint gst_cuda_batch_infer_drop_pending (GstCudaBatchInfer * self);
+/* For a new run: the streams' counters, caps and serials start again. */
+void gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self);
+/* Frees the streams and their table (finalize). */
+void gst_cuda_batch_infer_free_streams (GstCudaBatchInfer * self);
+
+/* gstcudabatchinfer-caps.c, for the streams */
+/* Accepts @caps on @stream's sink pad (nullable: the always pad); posts an
+ * error when it cannot. With the batch lock. */
+gboolean gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstCaps * caps);
+/* Whether frames of @info batch with those of the element's caps. */
+gboolean gst_cuda_batch_infer_same_frames (GstCudaBatchInfer * self,
+    const GstVideoInfo * info);
 
 G_END_DECLS

@@ -516,7 +516,11 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * pool cannot see; 0 on the CPU), `backend` (the backend in use, once
    * the engine is open) and, where `backend=auto` runs on the CPU,
    * `fallback-reason`: no usable GPU, an op CUDA cannot run, or what
-   * failed on CUDA in the warm-up or a batch.
+   * failed on CUDA in the warm-up or a batch. With request pads, `streams`
+   * is an array with a `cudabatchinfer-stream` structure per stream, in
+   * the order the pads were requested: `pad` (sink_K), `frames-in`,
+   * `frames-out`, `frames-dropped` and `queued` (results waiting for
+   * src_K's task); the element's counters add up every stream's.
    *
    * A batch's `frames-out` are added once all its pushes have returned, so
    * a pad probe downstream may see a frame before it is counted; after
@@ -725,6 +729,7 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
 {
   GstCudaBatchInferStats s;
   GstStructure *st;
+  GValue *streams;
 
   STATS_LOCK (self);
   s = self->stats;
@@ -753,6 +758,11 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
       s.device_fresh_bytes_after_warmup, NULL);
   if (s.backend)
     gst_structure_set (st, "backend", G_TYPE_STRING, s.backend, NULL);
+  streams = gst_cuda_batch_infer_streams_stats (self);
+  if (streams) {
+    gst_structure_take_value (st, "streams", streams);
+    g_free (streams);
+  }
   if (s.fallback_reason)
     gst_structure_set (st, "fallback-reason", G_TYPE_STRING,
         s.fallback_reason, NULL);

@@ -63,7 +63,8 @@ gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self)
  * still: on 2 cores a 240 fps source with batch 8 and a 33 ms timeout fell
  * into runs of one-frame batches (52 of 169 batches in 960 frames). */
 void
-gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self, GstClockTime pts)
+gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
+    const GstSegment * segment, GstClockTime pts)
 {
   GstClockTime timeout, base_time, now, running, deadline, grace;
   GstClock *clock;
@@ -83,8 +84,8 @@ gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self, GstClockTime pts)
 
   now = gst_clock_get_time (clock);
   deadline = now + timeout;
-  running = self->segment.format == GST_FORMAT_TIME ?
-      gst_segment_to_running_time (&self->segment, GST_FORMAT_TIME, pts) :
+  running = segment->format == GST_FORMAT_TIME ?
+      gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts) :
       GST_CLOCK_TIME_NONE;
   if (GST_CLOCK_TIME_IS_VALID (running))
     deadline = MIN (deadline, base_time + running + timeout);
@@ -165,14 +166,14 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   if (res == GST_CLOCK_UNSCHEDULED)
     return;
 
-  GST_PAD_STREAM_LOCK (self->sinkpad);
+  BATCH_LOCK (self);
   TIMER_LOCK (self);
   fire = generation == self->timer_generation && !self->timer_flushing;
   TIMER_UNLOCK (self);
   /* a failure is the src pad task's to report, or an error posted */
   if (fire && self->engine)
     gst_cuda_batch_infer_process (self, "batch-timeout");
-  GST_PAD_STREAM_UNLOCK (self->sinkpad);
+  BATCH_UNLOCK (self);
 }
 
 

@@ -62,6 +62,35 @@
  * ]|
  * A x2 super-resolution model: 640x480 frames come out.
  *
+ * ## Many streams, one batch
+ *
+ * Requesting the sink pad `sink_K` adds the source pad `src_K`: stream K's
+ * frames go in on the one and its results come out on the other, with
+ * their own timestamps, offsets and flags, while the frames of every
+ * stream fill the same batches, in the order they arrive. No stream waits
+ * for another's frames, so a slow or stalled camera never holds up the
+ * others, and with #GstCudaBatchInfer:batch-timeout the oldest pending
+ * frame of any stream bounds the wait. Each `src_K` pushes from its own
+ * task, so a branch that blocks or prerolls does not hold up the others'
+ * results. EOS on `sink_K` processes the stream's pending frames (padded
+ * as #GstCudaBatchInfer:pad-mode says) and goes out on `src_K` after its
+ * last result; a flushing seek on `sink_K` drops that stream's frames
+ * only; the other streams go on. The streams of one element batch
+ * together, so they need the same format and size: other caps on a pad
+ * are refused with an error naming both pads, unless every other stream
+ * has ended (then the element drains, plans and warms up for them). Every
+ * output buffer's #GstBatchMemoryMeta says which stream it is of and
+ * which streams shared its batch; #GstCudaBatchInfer:stats counts each
+ * stream's frames. The always pads `sink` and `src` keep working as
+ * before.
+ * |[
+ * gst-launch-1.0 cudabatchinfer name=inf batch=8 \
+ *     videotestsrc num-buffers=30 ! video/x-raw,format=RGB,width=64,height=48 \
+ *     ! inf.sink_0 inf.src_0 ! fakesink \
+ *     videotestsrc num-buffers=50 ! video/x-raw,format=RGB,width=64,height=48 \
+ *     ! inf.sink_1 inf.src_1 ! fakesink
+ * ]|
+ *
  * Since: 1.0
  */
 #ifdef HAVE_CONFIG_H
@@ -134,9 +163,14 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_change_state);
+  element_class->request_new_pad =
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_request_new_pad);
+  element_class->release_pad =
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_release_pad);
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_cuda_batch_infer_add_stream_templates (element_class);
   gst_element_class_set_static_metadata (element_class,
       "Batched CUDA inference", "Filter/Effect/Video",
       "Runs a neural network on batches of video frames, with warm-up and "
@@ -155,6 +189,8 @@ gst_cuda_batch_infer_add_pad (GstCudaBatchInfer * self,
   GstPad *pad = gst_pad_new_from_static_template (templ, templ->name_template);
 
   gst_pad_set_query_function (pad, query);
+  gst_pad_set_iterate_internal_links_function (pad,
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_iterate_internal_links));
   GST_PAD_SET_PROXY_CAPS (pad);
   gst_element_add_pad (GST_ELEMENT (self), pad);
   return pad;
@@ -177,6 +213,8 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
   gst_cuda_batch_infer_init_properties (self);
 
   g_mutex_init (&self->stats_lock);
+  g_mutex_init (&self->streams_lock);
+  self->streams = g_ptr_array_new ();
   g_mutex_init (&self->inflight_lock);
   g_cond_init (&self->inflight_cond);
   gst_cuda_batch_infer_timer_init (self);
@@ -191,6 +229,8 @@ gst_cuda_batch_infer_finalize (GObject * object)
   g_free (self->model);
   g_free (self->stats.fallback_reason);
   g_mutex_clear (&self->stats_lock);
+  gst_cuda_batch_infer_free_streams (self);
+  g_mutex_clear (&self->streams_lock);
   g_mutex_clear (&self->inflight_lock);
   g_cond_clear (&self->inflight_cond);
   gst_cuda_batch_infer_timer_finalize (self);
@@ -275,7 +315,7 @@ gst_cuda_batch_infer_model_resizes (GstCudaBatchInfer * self)
 static void
 gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
 {
-  guint dropped = gst_cbi_batcher_drop (&self->batcher);
+  guint dropped = gst_cuda_batch_infer_drop_pending (self);
 
   STATS_LOCK (self);
   self->stats.frames_dropped += dropped;
@@ -294,7 +334,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   g_clear_pointer (&self->engine, cbi_engine_free);
   g_clear_pointer (&self->modelinfo, g_key_file_unref);
   g_clear_pointer (&self->modelinfo_path, g_free);
-  self->have_caps = FALSE;
+  self->have_caps = self->sink_streaming = FALSE;
   gst_clear_caps (&self->refused_caps);
 }
 
@@ -365,6 +405,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   STATS_UNLOCK (self);
   self->batch_index = 0;
   self->warm_width = self->warm_height = 0;
+  gst_cuda_batch_infer_reset_streams (self);
   gst_clear_caps (&self->refused_caps);
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
   INFLIGHT_LOCK (self);

@@ -1,0 +1,712 @@
+/* GStreamer cudabatchinfer element tests: request pads, many streams in
+ * one batch
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/check/gsttestclock.h>
+#include <gst/video/video.h>
+#include <gst/cudabatchinfer/gstbatchmemorymeta.h>
+
+#define FRAME_DURATION (GST_SECOND / 30)
+#define CAPS_RGB "video/x-raw,format=RGB,width=32,height=24,framerate=30/1"
+#define CAPS_RGB_SMALL \
+    "video/x-raw,format=RGB,width=16,height=12,framerate=30/1"
+#define CAPS_BGRX "video/x-raw,format=BGRx,width=32,height=24,framerate=30/1"
+
+/* An element made from "cudabatchinfer @props" (backend=cpu: these tests
+ * are about pads, not devices), with its bus. */
+static GstElement *
+element_new (const gchar * props, GstBus ** bus)
+{
+  gchar *desc = g_strdup_printf ("cudabatchinfer backend=cpu %s", props);
+  GstElement *e = gst_parse_launch (desc, NULL);
+
+  fail_unless (e != NULL, "could not make %s", desc);
+  g_free (desc);
+  *bus = gst_bus_new ();
+  gst_element_set_bus (e, *bus);
+  return e;
+}
+
+/* A harness on stream @k of @e: requests sink_k, which adds src_k. */
+static GstHarness *
+stream_harness (GstElement * e, guint k, const gchar * caps)
+{
+  gchar *sink = g_strdup_printf ("sink_%u", k);
+  gchar *src = g_strdup_printf ("src_%u", k);
+  GstHarness *h = gst_harness_new_with_element (e, sink, src);
+
+  g_free (sink);
+  g_free (src);
+  if (caps)
+    gst_harness_set_src_caps_str (h, caps);
+  return h;
+}
+
+static void
+bus_free (GstBus * bus)
+{
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+}
+
+/* Frame @i of stream @k: its timestamps and offsets say both. */
+static GstBuffer *
+make_frame (guint k, guint i, gsize size)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+
+  gst_buffer_memset (buf, 0, (guint8) (k * 40 + i), size);
+  GST_BUFFER_PTS (buf) = i * FRAME_DURATION + k;
+  GST_BUFFER_DTS (buf) = i * FRAME_DURATION + k + 1;
+  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
+  GST_BUFFER_OFFSET (buf) = 1000 * k + i;
+  GST_BUFFER_OFFSET_END (buf) = 1000 * k + i + 1;
+  if (i % 3 == 1)
+    GST_BUFFER_FLAG_SET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
+  return buf;
+}
+
+static void
+push (GstHarness * h, guint k, guint i)
+{
+  fail_unless_equals_int (gst_harness_push (h, make_frame (k, i,
+              32 * 24 * 3)), GST_FLOW_OK);
+}
+
+/* Pulls frame @i of stream @k and checks what it carried through. */
+static GstBatchMemoryMeta *
+pull_checked (GstHarness * h, guint k, guint i, GstBuffer ** out)
+{
+  GstBatchMemoryMeta *meta;
+
+  *out = gst_harness_pull (h);
+  fail_unless (*out != NULL, "stream %u: no frame %u", k, i);
+  fail_unless_equals_uint64 (GST_BUFFER_PTS (*out), i * FRAME_DURATION + k);
+  fail_unless_equals_uint64 (GST_BUFFER_DTS (*out), i * FRAME_DURATION + k + 1);
+  fail_unless_equals_uint64 (GST_BUFFER_DURATION (*out), FRAME_DURATION);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (*out), 1000 * k + i);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET_END (*out), 1000 * k + i + 1);
+  fail_unless_equals_int (GST_BUFFER_FLAG_IS_SET (*out,
+          GST_BUFFER_FLAG_DELTA_UNIT), i % 3 == 1);
+  meta = gst_buffer_get_batch_memory_meta (*out);
+  fail_unless (meta != NULL);
+  fail_unless_equals_int (meta->stream, k);
+  return meta;
+}
+
+static void
+pull_frames (GstHarness * h, guint k, guint first, guint end)
+{
+  GstBuffer *out;
+  guint i;
+
+  for (i = first; i < end; i++) {
+    pull_checked (h, k, i, &out);
+    gst_buffer_unref (out);
+  }
+}
+
+/* Waits for the event of @type on @h, skipping others. */
+static void
+expect_event (GstHarness * h, GstEventType type)
+{
+  GstEvent *ev;
+
+  while ((ev = gst_harness_pull_event (h)) != NULL) {
+    gboolean found = GST_EVENT_TYPE (ev) == type;
+    gst_event_unref (ev);
+    if (found)
+      return;
+  }
+  fail ("no %s event", gst_event_type_get_name (type));
+}
+
+/* @field of stream @pad in the stats, or of the element where @pad is
+ * NULL. */
+static guint64
+stat_of (GstElement * e, const gchar * pad, const gchar * field)
+{
+  GstStructure *s;
+  guint64 v = G_MAXUINT64;
+  guint i;
+
+  g_object_get (e, "stats", &s, NULL);
+  if (pad == NULL) {
+    fail_unless (gst_structure_get_uint64 (s, field, &v));
+  } else {
+    const GValue *streams = gst_structure_get_value (s, "streams");
+    fail_unless (streams != NULL);
+    for (i = 0; i < gst_value_array_get_size (streams); i++) {
+      const GstStructure *st =
+          gst_value_get_structure (gst_value_array_get_value (streams, i));
+      if (g_strcmp0 (gst_structure_get_string (st, "pad"), pad) == 0)
+        fail_unless (gst_structure_get_uint64 (st, field, &v));
+    }
+    fail_unless (v != G_MAXUINT64, "no stream %s in the stats", pad);
+  }
+  gst_structure_free (s);
+  return v;
+}
+
+/* Reads the stats until @field of @pad says @want: the src pad tasks count
+ * a frame once it is pushed, just after the harness has it. */
+static void
+wait_stat (GstElement * e, const gchar * pad, const gchar * field, guint64 want)
+{
+  guint tries;
+
+  for (tries = 0; tries < 1000 && stat_of (e, pad, field) != want; tries++)
+    g_usleep (1000);
+  fail_unless_equals_uint64 (stat_of (e, pad, field), want);
+}
+
+GST_START_TEST (test_requesting_sink_k_adds_src_k_and_releasing_removes_both)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("", &bus);
+  GstPad *s3, *s0, *src;
+
+  s3 = gst_element_request_pad_simple (e, "sink_3");
+  fail_unless (s3 != NULL);
+  src = gst_element_get_static_pad (e, "src_3");
+  fail_unless (src != NULL);
+  gst_object_unref (src);
+  /* the lowest free K */
+  s0 = gst_element_request_pad_simple (e, "sink_%u");
+  fail_unless_equals_string (GST_PAD_NAME (s0), "sink_0");
+
+  gst_element_release_request_pad (e, s3);
+  gst_object_unref (s3);
+  src = gst_element_get_static_pad (e, "src_3");
+  fail_unless (src == NULL);
+  fail_unless (gst_element_get_static_pad (e, "sink_3") == NULL);
+  gst_element_release_request_pad (e, s0);
+  gst_object_unref (s0);
+  /* the always pads stay */
+  fail_unless_equals_int (e->numpads, 2);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_two_streams_share_a_batch_and_each_result_goes_to_its_pad)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstBatchMemoryMeta *meta;
+  GstBuffer *out;
+  GstCaps *caps;
+  guint i;
+
+  /* 0, 1, 0, 1: one full batch, nothing padded */
+  for (i = 0; i < 2; i++) {
+    push (h0, 0, i);
+    push (h1, 1, i);
+  }
+  for (i = 0; i < 2; i++) {
+    meta = pull_checked (h0, 0, i, &out);
+    fail_unless_equals_int (meta->streams, 2);
+    fail_unless_equals_uint64 (meta->stream_mask, 3);
+    fail_unless_equals_int (meta->padded, 0);
+    fail_unless_equals_int (meta->frame_index, 2 * i);
+    fail_unless_equals_uint64 (meta->batch_index, 0);
+    fail_unless_equals_uint64 (meta->fresh_allocations, 0);
+    gst_buffer_unref (out);
+    meta = pull_checked (h1, 1, i, &out);
+    fail_unless_equals_int (meta->frame_index, 2 * i + 1);
+    gst_buffer_unref (out);
+  }
+  /* each src pad has the caps of its own sink pad */
+  caps = gst_pad_get_current_caps (GST_PAD_PEER (h1->sinkpad));
+  fail_unless (caps != NULL);
+  gst_caps_unref (caps);
+
+  wait_stat (e, "sink_0", "frames-out", 2);
+  wait_stat (e, "sink_1", "frames-out", 2);
+  fail_unless_equals_uint64 (stat_of (e, "sink_1", "frames-in"), 2);
+  fail_unless_equals_uint64 (stat_of (e, NULL, "frames-out"), 4);
+  fail_unless_equals_uint64 (stat_of (e, NULL, "batches"), 1);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_fast_stream_fills_batches_without_waiting_for_a_slow_one)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstBatchMemoryMeta *meta;
+  GstBuffer *out;
+  guint i;
+
+  /* stream 1 sent one frame and went quiet: stream 0's frames do not wait
+   * for it, and its frame goes in the first batch, the oldest one */
+  push (h1, 1, 0);
+  for (i = 0; i < 7; i++)
+    push (h0, 0, i);
+  meta = pull_checked (h1, 1, 0, &out);
+  fail_unless_equals_uint64 (meta->batch_index, 0);
+  fail_unless_equals_uint64 (meta->stream_mask, 3);
+  gst_buffer_unref (out);
+  for (i = 0; i < 7; i++) {
+    meta = pull_checked (h0, 0, i, &out);
+    fail_unless_equals_uint64 (meta->batch_index, i < 3 ? 0 : 1);
+    fail_unless_equals_int (meta->streams, i < 3 ? 2 : 1);
+    gst_buffer_unref (out);
+  }
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_eos_on_one_pad_pads_its_last_frames_and_the_others_go_on)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstBatchMemoryMeta *meta;
+  GstBuffer *out;
+  guint i;
+
+  push (h0, 0, 0);
+  push (h0, 0, 1);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  /* the short batch ran at the warmed-up size, then EOS follows */
+  for (i = 0; i < 2; i++) {
+    meta = pull_checked (h0, 0, i, &out);
+    fail_unless_equals_int (meta->padded, 2);
+    fail_unless (meta->warmed_up);
+    fail_unless_equals_uint64 (meta->fresh_allocations, 0);
+    gst_buffer_unref (out);
+  }
+  expect_event (h0, GST_EVENT_EOS);
+
+  for (i = 0; i < 4; i++)
+    push (h1, 1, i);
+  pull_frames (h1, 1, 0, 4);
+  fail_unless_equals_uint64 (stat_of (e, NULL, "fresh-allocations-after-"
+          "warmup"), 0);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_an_event_waits_behind_its_streams_frames_without_a_cut)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstEvent *ev;
+  GstBuffer *out;
+  guint i;
+
+  push (h0, 0, 0);
+  /* a custom serialised event after frame 0 of stream 0: it does not cut
+   * the batch, and comes out after that frame */
+  fail_unless (gst_harness_push_event (h0,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
+              gst_structure_new_empty ("after-frame-0"))));
+  while ((ev = gst_harness_try_pull_event (h0)))
+    gst_event_unref (ev);
+  for (i = 1; i < 4; i++)
+    push (h1, 1, i - 1);
+  pull_checked (h0, 0, 0, &out);
+  gst_buffer_unref (out);
+  ev = gst_harness_pull_event (h0);
+  fail_unless (ev != NULL);
+  fail_unless_equals_string (gst_structure_get_name
+      (gst_event_get_structure (ev)), "after-frame-0");
+  gst_event_unref (ev);
+  pull_frames (h1, 1, 0, 3);
+  fail_unless_equals_uint64 (stat_of (e, NULL, "padded-frames"), 0);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_flush_on_one_pad_drops_only_that_streams_frames)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstSegment segment;
+  GstBuffer *out;
+  guint i;
+
+  push (h0, 0, 0);
+  push (h0, 0, 1);
+  push (h1, 1, 0);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_stop (TRUE)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_segment (&segment)));
+  for (i = 1; i < 4; i++)
+    push (h1, 1, i);
+  /* stream 1's frames are a full batch: stream 0's two went */
+  pull_frames (h1, 1, 0, 4);
+  fail_unless_equals_uint64 (stat_of (e, "sink_0", "frames-dropped"), 2);
+  fail_unless_equals_uint64 (stat_of (e, "sink_1", "frames-dropped"), 0);
+  fail_unless_equals_uint64 (stat_of (e, NULL, "padded-frames"), 0);
+
+  /* stream 0 goes on after its flush */
+  for (i = 2; i < 6; i++)
+    push (h0, 0, i);
+  pull_frames (h0, 0, 2, 6);
+  fail_unless ((out = gst_harness_try_pull (h0)) == NULL);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+/* Pops the error on @bus and checks its text names both pads. */
+static void
+expect_error_naming (GstBus * bus, const gchar * a, const gchar * b)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  GError *err = NULL;
+
+  fail_unless (msg != NULL, "no error posted");
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, a) && strstr (err->message, b),
+      "the error does not name %s and %s: %s", a, b, err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+}
+
+GST_START_TEST (test_other_caps_on_a_second_pad_are_refused_naming_both_pads)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, NULL);
+  GstHarness *h2 = stream_harness (e, 2, NULL);
+
+  push (h0, 0, 0);
+  gst_harness_set_src_caps_str (h1, CAPS_RGB_SMALL);
+  fail_unless_equals_int (gst_harness_push (h1, make_frame (1, 0,
+              16 * 12 * 3)), GST_FLOW_NOT_NEGOTIATED);
+  expect_error_naming (bus, "sink_1", "sink_0");
+  /* another format of the same size is refused too: a batch packs one */
+  gst_harness_set_src_caps_str (h2, CAPS_BGRX);
+  fail_unless_equals_int (gst_harness_push (h2, make_frame (2, 0,
+              32 * 24 * 4)), GST_FLOW_NOT_NEGOTIATED);
+  expect_error_naming (bus, "sink_2", "sink_0");
+
+  /* stream 0 goes on as it was */
+  push (h0, 0, 1);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  pull_frames (h0, 0, 0, 2);
+  gst_harness_teardown (h2);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_new_size_replans_once_the_other_streams_ended)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=2", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstBuffer *out;
+
+  push (h0, 0, 0);
+  push (h1, 1, 0);
+  pull_frames (h0, 0, 0, 1);
+  pull_frames (h1, 1, 0, 1);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  /* stream 0 ended: stream 1 may change the size for both */
+  gst_harness_set_src_caps_str (h1, CAPS_RGB_SMALL);
+  fail_unless_equals_int (gst_harness_push (h1, make_frame (1, 1,
+              16 * 12 * 3)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h1, gst_event_new_eos ()));
+  out = gst_harness_pull (h1);
+  fail_unless_equals_int (gst_buffer_get_size (out), 16 * 12 * 3);
+  fail_unless (gst_buffer_get_batch_memory_meta (out)->warmed_up);
+  gst_buffer_unref (out);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_the_timeout_counts_from_the_oldest_frame_of_any_stream)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4 batch-timeout=100000000", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstTestClock *clock;
+  GstBatchMemoryMeta *meta;
+  GstBuffer *out;
+
+  gst_harness_use_testclock (h0);
+  clock = gst_harness_get_testclock (h0);
+  push (h0, 0, 0);
+  gst_test_clock_wait_for_next_pending_id (clock, NULL);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      100 * GST_MSECOND);
+  /* a later frame of the other stream does not move the deadline */
+  push (h1, 1, 2);
+  fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
+      100 * GST_MSECOND);
+  fail_unless (gst_harness_crank_single_clock_wait (h0));
+  meta = pull_checked (h0, 0, 0, &out);
+  fail_unless_equals_int (meta->frames, 2);
+  fail_unless_equals_int (meta->padded, 2);
+  gst_buffer_unref (out);
+  pull_frames (h1, 1, 2, 3);
+  gst_object_unref (clock);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+static GstPadProbeReturn
+count_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  g_atomic_int_inc ((gint *) data);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_releasing_a_pad_mid_stream_pushes_its_frames_first)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=8", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstPad *src1 = gst_element_get_static_pad (e, "src_1");
+  gint pushed = 0;
+
+  gst_pad_add_probe (src1, GST_PAD_PROBE_TYPE_BUFFER, count_buffer, &pushed,
+      NULL);
+  gst_object_unref (src1);
+  push (h0, 0, 0);
+  push (h1, 1, 0);
+  push (h1, 1, 1);
+  /* the harness releases sink_1: its two frames go out on src_1 first */
+  gst_harness_teardown (h1);
+  fail_unless_equals_int (g_atomic_int_get (&pushed), 2);
+  fail_unless (gst_element_get_static_pad (e, "src_1") == NULL);
+
+  /* stream 0's frame went in that batch, and stream 0 goes on */
+  pull_frames (h0, 0, 0, 1);
+  push (h0, 0, 1);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  pull_frames (h0, 0, 1, 2);
+  fail_unless_equals_uint64 (stat_of (e, NULL, "frames-dropped"), 0);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+static GstPadProbeReturn
+hold_buffers (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_a_branch_that_does_not_read_does_not_stop_the_others)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=2 max-inflight=1", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstPad *src1 = gst_element_get_static_pad (e, "src_1");
+  gulong probe;
+  guint i;
+
+  /* src_1's branch takes nothing (a sink prerolling, a full queue): its
+   * results wait, and stream 0's batches go on, many more than a queue
+   * holds */
+  probe = gst_pad_add_probe (src1, GST_PAD_PROBE_TYPE_BLOCK |
+      GST_PAD_PROBE_TYPE_BUFFER, hold_buffers, NULL, NULL);
+  push (h1, 1, 0);
+  push (h1, 1, 1);
+  for (i = 0; i < 40; i += 2) {
+    push (h0, 0, i);
+    push (h0, 0, i + 1);
+    pull_frames (h0, 0, i, i + 2);
+  }
+  fail_unless (gst_harness_try_pull (h1) == NULL);
+  gst_pad_remove_probe (src1, probe);
+  gst_object_unref (src1);
+  pull_frames (h1, 1, 0, 2);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_the_latency_query_on_src_k_adds_the_batching_latency)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4 batch-timeout=50000000", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstQuery *q = gst_query_new_latency ();
+  GstClockTime min, max;
+  gboolean live;
+
+  gst_harness_set_live (h1, TRUE);
+  fail_unless (gst_pad_peer_query (h1->sinkpad, q));
+  gst_query_parse_latency (q, &live, &min, &max);
+  fail_unless (live);
+  /* the timeout, plus a batch's time as the warm-up measured it */
+  fail_unless (min > 50 * GST_MSECOND, "min latency %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (min));
+  gst_query_unref (q);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_hundred_null_playing_cycles_with_four_streams)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4", &bus);
+  GstHarness *h[4];
+  guint k, cycle;
+
+  for (k = 0; k < 4; k++)
+    h[k] = stream_harness (e, k, CAPS_RGB);
+  for (cycle = 0; cycle < 100; cycle++) {
+    if (cycle > 0) {
+      fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
+          GST_STATE_CHANGE_SUCCESS);
+      fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PLAYING),
+          GST_STATE_CHANGE_SUCCESS);
+      for (k = 0; k < 4; k++) {
+        gst_harness_play (h[k]);
+        gst_harness_set_src_caps_str (h[k], CAPS_RGB);
+      }
+    }
+    /* every few cycles a full batch runs, else the state change drops a
+     * partial one */
+    for (k = 0; k < 4; k++)
+      if (cycle % 10 == 0 || k < 2)
+        push (h[k], k, 0);
+    if (cycle % 10 == 0)
+      for (k = 0; k < 4; k++)
+        pull_frames (h[k], k, 0, 1);
+  }
+  for (k = 0; k < 4; k++)
+    gst_harness_teardown (h[k]);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_the_stats_and_the_batch_message_name_the_streams)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=2 post-messages=true", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h5 = stream_harness (e, 5, CAPS_RGB);
+  GstMessage *msg;
+  const GstStructure *s;
+  guint64 mask = 0;
+  guint streams = 0;
+
+  push (h0, 0, 0);
+  push (h5, 5, 0);
+  pull_frames (h0, 0, 0, 1);
+  pull_frames (h5, 5, 0, 1);
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT))) {
+    s = gst_message_get_structure (msg);
+    if (gst_structure_has_name (s, "cudabatchinfer-batch")) {
+      fail_unless (gst_structure_get_uint64 (s, "stream-mask", &mask));
+      fail_unless (gst_structure_get_uint (s, "streams", &streams));
+      fail_if (gst_structure_has_field (s, "stream"));
+    }
+    gst_message_unref (msg);
+  }
+  fail_unless_equals_uint64 (mask, (1 << 0) | (1 << 5));
+  fail_unless_equals_int (streams, 2);
+  wait_stat (e, "sink_5", "frames-out", 1);
+  fail_unless_equals_uint64 (stat_of (e, "sink_5", "frames-in"), 1);
+  gst_harness_teardown (h5);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+static Suite *
+cudabatchinfer_streams_suite (void)
+{
+  Suite *s = suite_create ("cudabatchinfer-streams");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc,
+      test_requesting_sink_k_adds_src_k_and_releasing_removes_both);
+  tcase_add_test (tc,
+      test_two_streams_share_a_batch_and_each_result_goes_to_its_pad);
+  tcase_add_test (tc,
+      test_a_fast_stream_fills_batches_without_waiting_for_a_slow_one);
+  tcase_add_test (tc,
+      test_eos_on_one_pad_pads_its_last_frames_and_the_others_go_on);
+  tcase_add_test (tc,
+      test_an_event_waits_behind_its_streams_frames_without_a_cut);
+  tcase_add_test (tc, test_a_flush_on_one_pad_drops_only_that_streams_frames);
+  tcase_add_test (tc,
+      test_other_caps_on_a_second_pad_are_refused_naming_both_pads);
+  tcase_add_test (tc, test_a_new_size_replans_once_the_other_streams_ended);
+  tcase_add_test (tc,
+      test_the_timeout_counts_from_the_oldest_frame_of_any_stream);
+  tcase_add_test (tc, test_releasing_a_pad_mid_stream_pushes_its_frames_first);
+  tcase_add_test (tc,
+      test_a_branch_that_does_not_read_does_not_stop_the_others);
+  tcase_add_test (tc,
+      test_the_latency_query_on_src_k_adds_the_batching_latency);
+  tcase_add_test (tc, test_a_hundred_null_playing_cycles_with_four_streams);
+  tcase_add_test (tc, test_the_stats_and_the_batch_message_name_the_streams);
+  return s;
+}
+
+GST_CHECK_MAIN (cudabatchinfer_streams);

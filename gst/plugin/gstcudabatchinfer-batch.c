@@ -439,6 +439,26 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   if (ret == GST_FLOW_OK && batch == NULL)
     return GST_FLOW_OK;
   gst_cuda_batch_infer_timer_disarm (self);
+  if ((ret == GST_FLOW_NOT_LINKED || ret == GST_FLOW_EOS)
+      && (dropped = gst_cbi_batcher_drop_stream (&self->batcher, NULL)) > 0) {
+    /* what the always src pad's downstream said is for its frames only:
+     * the request pads' go on */
+    STATS_LOCK (self);
+    self->stats.frames_dropped += dropped;
+    STATS_UNLOCK (self);
+  }
+  if ((ret == GST_FLOW_NOT_LINKED || ret == GST_FLOW_EOS)
+      && self->batcher.count > 0) {
+    INFLIGHT_LOCK (self);
+    while (!self->inflight_flushing
+        && (batch = gst_cbi_inflight_next_unlocked (&self->inflight)) == NULL
+        && may_wait)
+      INFLIGHT_WAIT (self);
+    ret = self->inflight_flushing ? GST_FLOW_FLUSHING : GST_FLOW_OK;
+    INFLIGHT_UNLOCK (self);
+    if (ret == GST_FLOW_OK && batch == NULL)
+      return GST_FLOW_OK;
+  }
   if (ret != GST_FLOW_OK) {
     /* flushing, or downstream refused what went before */
     dropped = gst_cuda_batch_infer_drop_pending (self);
@@ -475,6 +495,13 @@ GstFlowReturn
 gst_cuda_batch_infer_process (GstCudaBatchInfer * self, const gchar * reason)
 {
   return gst_cuda_batch_infer_process_full (self, reason, TRUE);
+}
+
+GstFlowReturn
+gst_cuda_batch_infer_try_process (GstCudaBatchInfer * self,
+    const gchar * reason)
+{
+  return gst_cuda_batch_infer_process_full (self, reason, FALSE);
 }
 
 GstFlowReturn

@@ -314,6 +314,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
           gst_event_new_caps (out_caps));
       gst_caps_unref (out_caps);
       stream->have_caps = TRUE;
+      stream->info = info;
       gst_clear_caps (refused);
       return TRUE;
     }
@@ -371,10 +372,20 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
     gst_cuda_batch_infer_stream_event (self, stream,
         gst_event_new_caps (out_caps));
   gst_caps_unref (out_caps);
+  if (ok) {
+    GstCaps *frames = gst_caps_new_simple ("video/x-raw",
+        "format", G_TYPE_STRING, GST_VIDEO_INFO_NAME (&info),
+        "width", G_TYPE_INT, info.width, "height", G_TYPE_INT, info.height,
+        NULL);
+    GST_OBJECT_LOCK (self);
+    gst_caps_take (&self->frames_caps, frames);
+    GST_OBJECT_UNLOCK (self);
+  }
   self->have_caps = ok;
-  if (stream)
+  if (stream) {
     stream->have_caps = ok;
-  else
+    stream->info = info;
+  } else
     self->sink_streaming = ok;
   if (ok)
     gst_clear_caps (refused);
@@ -508,6 +519,35 @@ gst_cuda_batch_infer_query_caps (GstCudaBatchInfer * self, GstPad * pad,
     gst_caps_unref (allowed);
     return TRUE;
   }
+}
+
+gboolean
+gst_cuda_batch_infer_stream_query_caps (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstPad * pad, GstQuery * query)
+{
+  GstCaps *frames = NULL, *res;
+  GstPad *holder;
+
+  if (!gst_cuda_batch_infer_query_caps (self, pad, GST_OBJECT (self), query))
+    return FALSE;
+  /* while another pad streams, this one can only join with its frames:
+   * said here, upstream's videoconvert and videoscale make them */
+  holder = gst_cuda_batch_infer_caps_holder (self, stream);
+  GST_OBJECT_LOCK (self);
+  if (holder && self->frames_caps)
+    frames = gst_caps_ref (self->frames_caps);
+  GST_OBJECT_UNLOCK (self);
+  gst_clear_object (&holder);
+  if (frames == NULL)
+    return TRUE;
+  gst_query_parse_caps_result (query, &res);
+  res = gst_caps_intersect (res, frames);
+  GST_DEBUG_OBJECT (pad, "the frames of the other streams: %" GST_PTR_FORMAT,
+      res);
+  gst_query_set_caps_result (query, res);
+  gst_caps_unref (res);
+  gst_caps_unref (frames);
+  return TRUE;
 }
 
 gboolean

@@ -182,9 +182,9 @@ gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
  * src_K's own task pushes. */
 static GstFlowReturn
 gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
-    gint epoch)
+    gint epoch, GstFlowReturn always_flow)
 {
-  GstFlowReturn ret = GST_FLOW_OK;
+  GstFlowReturn ret = always_flow;
   guint i, pushed = 0, refused = 0;
 
   /* posted before the frames: a sync handler sees the batch first */
@@ -193,7 +193,7 @@ gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
     GstMessage *message = g_steal_pointer (&batch->message);
     gst_element_post_message (GST_ELEMENT (self), message);
   }
-  for (i = 0; ret == GST_FLOW_OK; i++) {
+  for (i = 0;; i++) {
     GstBuffer *out;
     /* flushed from under us by what the message or a push led to: the
      * rest of the batch is gone, and counted */
@@ -208,6 +208,12 @@ gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
     if (batch->tags[i].stream) {
       gst_cuda_batch_infer_deliver (self, &batch->tags[i], out);
       batch->tags[i].stream = NULL;
+      continue;
+    }
+    /* after a refusal, the always pad's frames are dropped; the streams'
+     * go on to their queues */
+    if (ret != GST_FLOW_OK) {
+      batch->out_buffers[i] = out;
       continue;
     }
     ret = gst_pad_push (self->srcpad, out);
@@ -229,7 +235,7 @@ gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
 static void
 gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
 {
-  GstFlowReturn ret;
+  GstFlowReturn ret, always_flow;
   GstCbiBatch *batch;
   gint epoch;
 
@@ -246,15 +252,19 @@ gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
     INFLIGHT_UNLOCK (self);
     return;
   }
-  /* downstream refused a batch: the later ones are dropped, not pushed */
-  ret = self->src_flow;
+  /* downstream refused a batch: the later ones are dropped, not pushed;
+   * but for an always src pad not linked or at EOS, which says nothing of
+   * the request pads' frames in them */
+  always_flow = self->src_flow;
+  ret = always_flow == GST_FLOW_NOT_LINKED || always_flow == GST_FLOW_EOS ?
+      GST_FLOW_OK : always_flow;
   epoch = g_atomic_int_get (&self->inflight_epoch);
   INFLIGHT_UNLOCK (self);
 
   if (ret == GST_FLOW_OK && !batch->collected)
     ret = gst_cuda_batch_infer_collect (self, batch);
   if (ret == GST_FLOW_OK)
-    ret = gst_cuda_batch_infer_push_batch (self, batch, epoch);
+    ret = gst_cuda_batch_infer_push_batch (self, batch, epoch, always_flow);
   else
     GST_DEBUG_OBJECT (self, "dropping batch %" G_GUINT64_FORMAT ": %s",
         batch->index, gst_flow_get_name (ret));

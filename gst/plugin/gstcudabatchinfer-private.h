@@ -242,6 +242,7 @@ typedef struct
  *   are dropped on their way out
  * @segment: the sink pad's segment (its streaming thread)
  * @have_caps: caps were accepted on sink_K (the batch lock)
+ * @info: the frames of those caps (the batch lock)
  * @refused_caps: (nullable): the caps last refused on sink_K, with an
  *   error posted: upstream resends them before a buffer, and they fail at
  *   once without a second error (the batch lock)
@@ -256,14 +257,17 @@ typedef struct
  * @held: (element-type GstCbiHeldEvent): serialised events that came
  *   after frames still in a batch: queued once @out_count reaches theirs
  * @queued: buffers in @queue
- * @flushing: sink_K or src_K is flushing or inactive
+ * @flushing: src_K is flushing or inactive: its task does not push
+ * @src_active: src_K is active: a FLUSH_STOP may start its task again
  * @flow: what the last push on src_K returned, given back upstream
  * @push_thread: src_K's task's thread while it runs
  * @frames_in: frames that came in on sink_K
  * @frames_out: frames pushed on src_K
  * @frames_dropped: frames that did not come out
  *
- * One stream of an element with request pads.
+ * One stream of an element with request pads; refcounted (g_atomic_rc_box):
+ * the element's table holds a reference and each of its pads one, so a
+ * pad still held after its release finds its stream.
  */
 typedef struct
 {
@@ -273,6 +277,7 @@ typedef struct
   guint64 serial;
   GstSegment segment;
   gboolean have_caps;
+  GstVideoInfo info;
   GstCaps *refused_caps;
   gboolean eos;
 
@@ -284,6 +289,7 @@ typedef struct
   GQueue held;
   guint queued;
   gboolean flushing;
+  gboolean src_active;
   GstFlowReturn flow;
   GThread *push_thread;
   guint64 frames_in;
@@ -325,6 +331,10 @@ struct _GstCudaBatchInfer
 
   /* what queries, from any thread, read of the run: OBJECT_LOCK; written
    * when the engine comes and goes (start, stop) */
+  GstCaps *frames_caps;         /* format and size of the frames the
+                                 * element batches, once caps set them:
+                                 * what a request pad's CAPS query asks
+                                 * of upstream while another pad streams */
   gboolean resizes;             /* its image output has another size than
                                  * its input: caps queries drop the size */
   guint query_batch;            /* run_batch while the engine is up, else
@@ -533,6 +543,10 @@ GstFlowReturn gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
  * waiting for a free place in the ring. With the sink pad's STREAM_LOCK. */
 GstFlowReturn gst_cuda_batch_infer_process (GstCudaBatchInfer * self,
     const gchar * reason);
+/* The same without waiting: where no place is free, the frames stay
+ * pending. */
+GstFlowReturn gst_cuda_batch_infer_try_process (GstCudaBatchInfer * self,
+    const gchar * reason);
 /* Waits for the engine to finish @batch (transfer none) and makes its
  * output buffers. */
 GstFlowReturn gst_cuda_batch_infer_collect (GstCudaBatchInfer * self,
@@ -634,6 +648,8 @@ void gst_cuda_batch_infer_stream_event (GstCudaBatchInfer * self,
     GstCbiStream * stream, GstEvent * event);
 /* Drops the pending frames, each through its stream; returns how many. */
 guint gst_cuda_batch_infer_drop_pending (GstCudaBatchInfer * self);
+/* Wakes every stream's waiters: the element's state changed. */
+void gst_cuda_batch_infer_wake_streams (GstCudaBatchInfer * self);
 /* For a new run: the streams' counters, caps and serials start again. */
 void gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self);
 /* Frees the streams and their table (finalize). */
@@ -644,6 +660,9 @@ void gst_cuda_batch_infer_free_streams (GstCudaBatchInfer * self);
  * error when it cannot. With the batch lock. */
 gboolean gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
     GstCbiStream * stream, GstCaps * caps);
+/* Answers a CAPS query on @stream's sink pad. */
+gboolean gst_cuda_batch_infer_stream_query_caps (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstPad * pad, GstQuery * query);
 /* Whether frames of @info batch with those of the element's caps. */
 gboolean gst_cuda_batch_infer_same_frames (GstCudaBatchInfer * self,
     const GstVideoInfo * info);

@@ -39,6 +39,29 @@ typedef struct
 #define STREAM_LOCK(s) g_mutex_lock (&(s)->lock)
 #define STREAM_UNLOCK(s) g_mutex_unlock (&(s)->lock)
 
+static guint gst_cuda_batch_infer_flush_queue_unlocked (GstCbiStream * s);
+static void gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
+    GstCbiStream * stream, const gchar * reason);
+
+/* A stream is freed when the element's table and both its pads are done
+ * with it: a pad outlives its release where someone holds it (a query in
+ * flight, src_K's task when the release came from it). */
+static void
+gst_cuda_batch_infer_stream_clear (GstCbiStream * stream)
+{
+  gst_cuda_batch_infer_flush_queue_unlocked (stream);
+  gst_clear_caps (&stream->refused_caps);
+  g_mutex_clear (&stream->lock);
+  g_cond_clear (&stream->cond);
+}
+
+static void
+gst_cuda_batch_infer_stream_unref (GstCbiStream * stream)
+{
+  g_atomic_rc_box_release_full (stream,
+      (GDestroyNotify) gst_cuda_batch_infer_stream_clear);
+}
+
 void
 gst_cuda_batch_infer_add_stream_templates (GstElementClass * klass)
 {
@@ -141,7 +164,15 @@ gst_cuda_batch_infer_stream_event (GstCudaBatchInfer * self,
     GstCbiStream * stream, GstEvent * event)
 {
   STREAM_LOCK (stream);
-  if (stream->out_count == stream->in_count) {
+  if (stream->flushing || GST_PAD_IS_FLUSHING (stream->sinkpad)) {
+    /* a flush came past it: it would go out after the seek. What is
+     * sticky (but segment and EOS) stays on src_K for the next buffer */
+    if (GST_EVENT_IS_STICKY (event)
+        && GST_EVENT_TYPE (event) != GST_EVENT_SEGMENT
+        && GST_EVENT_TYPE (event) != GST_EVENT_EOS)
+      gst_pad_store_sticky_event (stream->srcpad, event);
+    gst_event_unref (event);
+  } else if (stream->out_count == stream->in_count) {
     g_queue_push_tail (&stream->queue, event);
   } else {
     GstCbiHeldEvent *held = g_new (GstCbiHeldEvent, 1);
@@ -161,9 +192,14 @@ gst_cuda_batch_infer_deliver (GstCudaBatchInfer * self, GstCbiFrameTag * tag,
   gboolean dropped = buffer != NULL;
 
   g_mutex_lock (&self->streams_lock);
-  /* a stream released meanwhile is not followed: its memory may be gone */
+  /* a stream released meanwhile is not followed: its memory may be gone;
+   * a frame of before its last flush counts as one it dropped */
   if (g_ptr_array_find (self->streams, stream, NULL)
-      && stream->serial == tag->serial) {
+      && stream->serial != tag->serial) {
+    STREAM_LOCK (stream);
+    stream->frames_dropped++;
+    STREAM_UNLOCK (stream);
+  } else if (g_ptr_array_find (self->streams, stream, NULL)) {
     STREAM_LOCK (stream);
     stream->out_count++;
     if (buffer && !stream->flushing) {
@@ -223,8 +259,11 @@ gst_cuda_batch_infer_stream_loop (GstCbiStream * stream)
   GstMiniObject *item;
   GstFlowReturn flow, ret;
 
-  if (self == NULL)
+  if (self == NULL) {
+    /* released from this very task: nothing more to push */
+    gst_pad_pause_task (stream->srcpad);
     return;
+  }
   STREAM_LOCK (stream);
   stream->push_thread = g_thread_self ();
   while (!stream->flushing && g_queue_is_empty (&stream->queue))
@@ -278,31 +317,36 @@ gst_cuda_batch_infer_stream_loop (GstCbiStream * stream)
   gst_object_unref (self);
 }
 
-/* Lets src_K's task run, or pauses it (@flushing) and empties the queue. */
+/* Lets src_K's task run (only while src_K is active: a FLUSH_STOP racing
+ * its deactivation does not restart it), or pauses it (@flushing) and
+ * empties the queue; @stop stops it, but from the task itself, which
+ * cannot join itself. */
 static gboolean
 gst_cuda_batch_infer_stream_set_flushing (GstCudaBatchInfer * self,
     GstCbiStream * stream, gboolean flushing, gboolean stop)
 {
-  gboolean ok = TRUE;
+  gboolean ok = TRUE, own;
   guint dropped;
 
   STREAM_LOCK (stream);
   stream->flushing = flushing;
-  if (!flushing)
-    stream->flow = GST_FLOW_OK;
   g_cond_broadcast (&stream->cond);
-  if (!flushing)
+  if (!flushing && stream->src_active) {
+    stream->flow = GST_FLOW_OK;
     ok = gst_pad_start_task (stream->srcpad,
         (GstTaskFunction) gst_cuda_batch_infer_stream_loop, stream, NULL);
+  }
+  own = stream->push_thread == g_thread_self ();
   STREAM_UNLOCK (stream);
   if (!flushing)
     return ok;
 
-  ok = stop ? gst_pad_stop_task (stream->srcpad) :
+  ok = stop && !own ? gst_pad_stop_task (stream->srcpad) :
       gst_pad_pause_task (stream->srcpad);
   STREAM_LOCK (stream);
   dropped = gst_cuda_batch_infer_flush_queue_unlocked (stream);
-  stream->push_thread = NULL;
+  if (!own)
+    stream->push_thread = NULL;
   STREAM_UNLOCK (stream);
   if (dropped) {
     GST_DEBUG_OBJECT (stream->srcpad, "flushing dropped %u frames", dropped);
@@ -320,6 +364,9 @@ gst_cuda_batch_infer_stream_src_activate_mode (GstPad * pad,
 
   if (mode != GST_PAD_MODE_PUSH)
     return FALSE;
+  STREAM_LOCK (stream);
+  stream->src_active = active;
+  STREAM_UNLOCK (stream);
   return gst_cuda_batch_infer_stream_set_flushing (self, stream, !active, TRUE);
 }
 
@@ -395,12 +442,27 @@ gst_cuda_batch_infer_stream_chain (GstPad * pad, GstObject * parent,
     gst_cuda_batch_infer_count_dropped (self, stream, 1);
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  if (!gst_cuda_batch_infer_same_frames (self, &stream->info)) {
+    /* another stream changed the element's frames while this one had
+     * ended; it came back (a seek) with its old ones */
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("%s:%s has %s %dx%d frames, and the element now batches %s %dx%d",
+            GST_DEBUG_PAD_NAME (pad), GST_VIDEO_INFO_NAME (&stream->info),
+            stream->info.width, stream->info.height,
+            GST_VIDEO_INFO_NAME (&self->in_info), self->in_info.width,
+            self->in_info.height), ("another stream changed the size while "
+            "this one had ended"));
+    BATCH_UNLOCK (self);
+    gst_buffer_unref (buffer);
+    gst_cuda_batch_infer_count_dropped (self, stream, 1);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
   INFLIGHT_LOCK (self);
   /* the always src pad's task failed a batch (an error posted), or the
    * element is flushing */
   ret = self->inflight_flushing ? GST_FLOW_FLUSHING :
-      self->src_flow == GST_FLOW_OK || self->src_flow == GST_FLOW_NOT_LINKED ?
-      GST_FLOW_OK : GST_FLOW_ERROR;
+      self->src_flow == GST_FLOW_OK || self->src_flow == GST_FLOW_NOT_LINKED
+      || self->src_flow == GST_FLOW_EOS ? GST_FLOW_OK : GST_FLOW_ERROR;
   INFLIGHT_UNLOCK (self);
   if (ret != GST_FLOW_OK) {
     BATCH_UNLOCK (self);
@@ -452,14 +514,15 @@ gst_cuda_batch_infer_stream_flush_stop (GstCudaBatchInfer * self,
   gst_cuda_batch_infer_count_dropped (self, stream, dropped);
 
   STREAM_LOCK (stream);
+  /* what came in while the flush ran (an EOS the streaming thread was
+   * handling when FLUSH_START came) is of before the seek */
+  dropped = gst_cuda_batch_infer_flush_queue_unlocked (stream);
   stream->in_count = stream->out_count = 0;
   STREAM_UNLOCK (stream);
+  gst_cuda_batch_infer_count_dropped (self, stream, dropped);
   gst_segment_init (&stream->segment, GST_FORMAT_UNDEFINED);
   gst_pad_push_event (stream->srcpad, event);
-  if (GST_PAD_IS_ACTIVE (stream->srcpad))
-    return gst_cuda_batch_infer_stream_set_flushing (self, stream, FALSE,
-        FALSE);
-  return TRUE;
+  return gst_cuda_batch_infer_stream_set_flushing (self, stream, FALSE, FALSE);
 }
 
 static gboolean
@@ -498,8 +561,7 @@ gst_cuda_batch_infer_stream_sink_event (GstPad * pad, GstObject * parent,
     case GST_EVENT_EOS:
       /* the stream's last frames go now, in a padded batch if need be */
       BATCH_LOCK (self);
-      if (self->engine && gst_cbi_batcher_has_stream (&self->batcher, stream))
-        gst_cuda_batch_infer_process (self, "EOS");
+      gst_cuda_batch_infer_stream_submit (self, stream, "EOS");
       stream->eos = TRUE;
       BATCH_UNLOCK (self);
       break;
@@ -512,20 +574,56 @@ gst_cuda_batch_infer_stream_sink_event (GstPad * pad, GstObject * parent,
   return TRUE;
 }
 
+/* Submits the batch when it holds a frame of @stream: at once from the
+ * always src pad's task (which collects batches, so cannot wait for a
+ * place), else waiting for one. With the batch lock. */
+static void
+gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
+    GstCbiStream * stream, const gchar * reason)
+{
+  if (self->engine == NULL
+      || !gst_cbi_batcher_has_stream (&self->batcher, stream))
+    return;
+  if (g_atomic_pointer_get (&self->push_thread) == g_thread_self ())
+    gst_cuda_batch_infer_try_process (self, reason);
+  else
+    gst_cuda_batch_infer_process (self, reason);
+}
+
 /* Waits until every frame of @stream left the batches and, while the
- * element plays, until src_K pushed them (not from src_K's own task). */
+ * element plays, until src_K pushed them. Not from the threads those
+ * waits need: the always src pad's task (which hands the frames over)
+ * and src_K's own task. @sink_flush: a flushing sink_K ends the wait. */
 static void
 gst_cuda_batch_infer_stream_wait_out (GstCudaBatchInfer * self,
-    GstCbiStream * stream)
+    GstCbiStream * stream, gboolean sink_flush)
 {
+  if (g_atomic_pointer_get (&self->push_thread) == g_thread_self ())
+    return;
   STREAM_LOCK (stream);
   while (!stream->flushing && stream->flow == GST_FLOW_OK
+      && !(sink_flush && GST_PAD_IS_FLUSHING (stream->sinkpad))
       && (stream->out_count != stream->in_count
           || (!g_queue_is_empty (&stream->queue)
               && GST_STATE (self) == GST_STATE_PLAYING
               && stream->push_thread != g_thread_self ())))
     g_cond_wait (&stream->cond, &stream->lock);
   STREAM_UNLOCK (stream);
+}
+
+void
+gst_cuda_batch_infer_wake_streams (GstCudaBatchInfer * self)
+{
+  guint i;
+
+  g_mutex_lock (&self->streams_lock);
+  for (i = 0; i < self->streams->len; i++) {
+    GstCbiStream *stream = g_ptr_array_index (self->streams, i);
+    STREAM_LOCK (stream);
+    g_cond_broadcast (&stream->cond);
+    STREAM_UNLOCK (stream);
+  }
+  g_mutex_unlock (&self->streams_lock);
 }
 
 static gboolean
@@ -537,25 +635,14 @@ gst_cuda_batch_infer_stream_sink_query (GstPad * pad, GstObject * parent,
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_DRAIN) {
     BATCH_LOCK (self);
-    if (self->engine && gst_cbi_batcher_has_stream (&self->batcher, stream))
-      gst_cuda_batch_infer_process (self, "drain query");
+    gst_cuda_batch_infer_stream_submit (self, stream, "drain query");
     BATCH_UNLOCK (self);
-    gst_cuda_batch_infer_stream_wait_out (self, stream);
+    gst_cuda_batch_infer_stream_wait_out (self, stream, TRUE);
     return gst_pad_query_default (pad, parent, query);
   }
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    return gst_cuda_batch_infer_stream_query_caps (self, stream, pad, query);
   return gst_cuda_batch_infer_sink_query (pad, parent, query);
-}
-
-static void
-gst_cuda_batch_infer_stream_free (GstCbiStream * stream)
-{
-  gst_clear_caps (&stream->refused_caps);
-  STREAM_LOCK (stream);
-  gst_cuda_batch_infer_flush_queue_unlocked (stream);
-  STREAM_UNLOCK (stream);
-  g_mutex_clear (&stream->lock);
-  g_cond_clear (&stream->cond);
-  g_free (stream);
 }
 
 /* The lowest K with no sink_K, or the K of @name; -1 for a name that is
@@ -599,6 +686,9 @@ gst_cuda_batch_infer_stream_pad (GstCudaBatchInfer * self,
   g_free (name);
   gst_object_unref (t);
   gst_pad_set_element_private (pad, stream);
+  g_object_set_data_full (G_OBJECT (pad), "cbi-stream",
+      g_atomic_rc_box_acquire (stream),
+      (GDestroyNotify) gst_cuda_batch_infer_stream_unref);
   gst_pad_set_iterate_internal_links_function (pad,
       GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_iterate_internal_links));
   GST_PAD_SET_PROXY_CAPS (pad);
@@ -641,7 +731,7 @@ gst_cuda_batch_infer_request_new_pad (GstElement * element,
         "is needed", name);
     return NULL;
   }
-  stream = g_new0 (GstCbiStream, 1);
+  stream = g_atomic_rc_box_new0 (GstCbiStream);
   stream->index = index;
   stream->serial = ++self->stream_serial;
   stream->flushing = TRUE;
@@ -671,38 +761,27 @@ gst_cuda_batch_infer_release_pad (GstElement * element, GstPad * pad)
 {
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (element);
   GstCbiStream *stream = gst_pad_get_element_private (pad);
-  guint dropped;
 
   if (pad != stream->sinkpad)
     return;
   GST_INFO_OBJECT (self, "releasing stream %u", stream->index);
-  /* its frames go out first: the pending ones in a batch of their own */
+  /* no frame comes in any more (this waits for a chain in progress),
+   * then the stream's frames go out: the pending ones in a batch now */
+  gst_pad_set_active (stream->sinkpad, FALSE);
   BATCH_LOCK (self);
-  if (self->engine && gst_cbi_batcher_has_stream (&self->batcher, stream))
-    gst_cuda_batch_infer_process (self, "pad release");
+  gst_cuda_batch_infer_stream_submit (self, stream, "pad release");
   BATCH_UNLOCK (self);
-  gst_cuda_batch_infer_stream_wait_out (self, stream);
+  gst_cuda_batch_infer_stream_wait_out (self, stream, FALSE);
 
-  /* out of the table first: what follows a tag of it drops the frame */
+  /* out of the table: what follows a tag of it drops the frame (a batch
+   * submitted without waiting, from the always src pad's task) */
   g_mutex_lock (&self->streams_lock);
   g_ptr_array_remove (self->streams, stream);
   g_mutex_unlock (&self->streams_lock);
-  BATCH_LOCK (self);
-  dropped = gst_cbi_batcher_drop_stream (&self->batcher, stream);
-  if (self->batcher.count == 0)
-    gst_cuda_batch_infer_timer_disarm (self);
-  BATCH_UNLOCK (self);
-  if (dropped) {
-    STATS_LOCK (self);
-    self->stats.frames_dropped += dropped;
-    STATS_UNLOCK (self);
-  }
-
-  gst_pad_set_active (stream->sinkpad, FALSE);
   gst_pad_set_active (stream->srcpad, FALSE);
   gst_element_remove_pad (element, stream->srcpad);
   gst_element_remove_pad (element, stream->sinkpad);
-  gst_cuda_batch_infer_stream_free (stream);
+  gst_cuda_batch_infer_stream_unref (stream);
 }
 
 GValue *
@@ -752,6 +831,8 @@ gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self)
     gst_clear_caps (&stream->refused_caps);
     gst_segment_init (&stream->segment, GST_FORMAT_UNDEFINED);
     STREAM_LOCK (stream);
+    /* events queued between src_K's and sink_K's deactivation */
+    gst_cuda_batch_infer_flush_queue_unlocked (stream);
     stream->in_count = stream->out_count = 0;
     stream->frames_in = stream->frames_out = stream->frames_dropped = 0;
     stream->flow = GST_FLOW_OK;
@@ -765,6 +846,6 @@ void
 gst_cuda_batch_infer_free_streams (GstCudaBatchInfer * self)
 {
   g_ptr_array_set_free_func (self->streams,
-      (GDestroyNotify) gst_cuda_batch_infer_stream_free);
+      (GDestroyNotify) gst_cuda_batch_infer_stream_unref);
   g_ptr_array_unref (self->streams);
 }

@@ -226,6 +226,7 @@ gst_cuda_batch_infer_finalize (GObject * object)
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
 
   gst_clear_caps (&self->warmup_caps);
+  gst_clear_caps (&self->frames_caps);
   g_free (self->model);
   g_free (self->stats.fallback_reason);
   g_mutex_clear (&self->stats_lock);
@@ -330,6 +331,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   GST_OBJECT_LOCK (self);
   self->resizes = FALSE;
   self->query_batch = 0;
+  gst_clear_caps (&self->frames_caps);
   GST_OBJECT_UNLOCK (self);
   g_clear_pointer (&self->engine, cbi_engine_free);
   g_clear_pointer (&self->modelinfo, g_key_file_unref);
@@ -514,6 +516,10 @@ gst_cuda_batch_infer_change_state (GstElement * element,
   }
 
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  /* a release or drain waiting for src_K's results while playing stops
+   * waiting: a paused sink may hold them */
+  if (transition == GST_STATE_CHANGE_PLAYING_TO_PAUSED)
+    gst_cuda_batch_infer_wake_streams (self);
 
   /* pads are inactive by now: no streaming thread touches the engine, and
    * the stream lock keeps the flush signal out */

@@ -7,6 +7,7 @@
 #include <gst/check/gsttestclock.h>
 #include <gst/video/video.h>
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
+#include <glib/gstdio.h>
 
 #define FRAME_DURATION (GST_SECOND / 30)
 #define CAPS_RGB "video/x-raw,format=RGB,width=32,height=24,framerate=30/1"
@@ -49,6 +50,18 @@ bus_free (GstBus * bus)
 {
   gst_bus_set_flushing (bus, TRUE);
   gst_object_unref (bus);
+}
+
+/* Tears down the harnesses of streams 0 and 1 (the release of their
+ * pads), then the element and its bus. */
+static void
+two_streams_free (GstElement * e, GstBus * bus, GstHarness * h0,
+    GstHarness * h1)
+{
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
 }
 
 /* Frame @i of stream @k: its timestamps and offsets say both. */
@@ -231,10 +244,7 @@ GST_START_TEST (test_two_streams_share_a_batch_and_each_result_goes_to_its_pad)
   fail_unless_equals_uint64 (stat_of (e, "sink_1", "frames-in"), 2);
   fail_unless_equals_uint64 (stat_of (e, NULL, "frames-out"), 4);
   fail_unless_equals_uint64 (stat_of (e, NULL, "batches"), 1);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
@@ -264,10 +274,7 @@ GST_START_TEST (test_a_fast_stream_fills_batches_without_waiting_for_a_slow_one)
     fail_unless_equals_int (meta->streams, i < 3 ? 2 : 1);
     gst_buffer_unref (out);
   }
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
@@ -300,13 +307,23 @@ GST_START_TEST (test_eos_on_one_pad_pads_its_last_frames_and_the_others_go_on)
   pull_frames (h1, 1, 0, 4);
   fail_unless_equals_uint64 (stat_of (e, NULL, "fresh-allocations-after-"
           "warmup"), 0);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
+
+/* Notes what src_0 pushes, in order: B a buffer, C the custom event. */
+static GstPadProbeReturn
+note_order (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GString *order = data;
+
+  if (GST_IS_BUFFER (info->data))
+    g_string_append_c (order, 'B');
+  else if (GST_EVENT_TYPE (info->data) == GST_EVENT_CUSTOM_DOWNSTREAM)
+    g_string_append_c (order, 'C');
+  return GST_PAD_PROBE_OK;
+}
 
 GST_START_TEST (test_an_event_waits_behind_its_streams_frames_without_a_cut)
 {
@@ -314,33 +331,31 @@ GST_START_TEST (test_an_event_waits_behind_its_streams_frames_without_a_cut)
   GstElement *e = element_new ("batch=4", &bus);
   GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
   GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
-  GstEvent *ev;
+  GstPad *src0 = gst_element_get_static_pad (e, "src_0");
+  GString *order = g_string_new (NULL);
   GstBuffer *out;
   guint i;
 
+  /* src_0's task writes, this thread reads once it has both */
+  gst_pad_add_probe (src0, GST_PAD_PROBE_TYPE_BUFFER |
+      GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, note_order, order, NULL);
   push (h0, 0, 0);
   /* a custom serialised event after frame 0 of stream 0: it does not cut
    * the batch, and comes out after that frame */
   fail_unless (gst_harness_push_event (h0,
           gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
               gst_structure_new_empty ("after-frame-0"))));
-  while ((ev = gst_harness_try_pull_event (h0)))
-    gst_event_unref (ev);
   for (i = 1; i < 4; i++)
     push (h1, 1, i - 1);
   pull_checked (h0, 0, 0, &out);
   gst_buffer_unref (out);
-  ev = gst_harness_pull_event (h0);
-  fail_unless (ev != NULL);
-  fail_unless_equals_string (gst_structure_get_name
-      (gst_event_get_structure (ev)), "after-frame-0");
-  gst_event_unref (ev);
+  expect_event (h0, GST_EVENT_CUSTOM_DOWNSTREAM);
+  fail_unless_equals_string (order->str, "BC");
   pull_frames (h1, 1, 0, 3);
   fail_unless_equals_uint64 (stat_of (e, NULL, "padded-frames"), 0);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  gst_object_unref (src0);
+  two_streams_free (e, bus, h0, h1);
+  g_string_free (order, TRUE);
 }
 
 GST_END_TEST;
@@ -375,10 +390,7 @@ GST_START_TEST (test_a_flush_on_one_pad_drops_only_that_streams_frames)
     push (h0, 0, i);
   pull_frames (h0, 0, 2, 6);
   fail_unless ((out = gst_harness_try_pull (h0)) == NULL);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
@@ -422,10 +434,33 @@ GST_START_TEST (test_other_caps_on_a_second_pad_are_refused_naming_both_pads)
   fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
   pull_frames (h0, 0, 0, 2);
   gst_harness_teardown (h2);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  two_streams_free (e, bus, h0, h1);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_caps_query_on_a_new_pad_asks_for_the_others_frames)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4", &bus);
+  GstHarness *h0 = stream_harness (e, 0, NULL);
+  GstHarness *h1 = stream_harness (e, 1, NULL);
+  GstCaps *caps, *want = gst_caps_from_string ("video/x-raw,format=RGB,"
+      "width=32,height=24");
+
+  /* nothing streams yet: any size */
+  caps = gst_pad_peer_query_caps (h1->srcpad, NULL);
+  fail_if (gst_caps_is_subset (caps, want));
+  gst_caps_unref (caps);
+  gst_harness_set_src_caps_str (h0, CAPS_RGB);
+  push (h0, 0, 0);
+  /* stream 0 set the frames: upstream of sink_1 is asked for those */
+  caps = gst_pad_peer_query_caps (h1->srcpad, NULL);
+  fail_unless (gst_caps_is_subset (caps, want), "caps %" GST_PTR_FORMAT, caps);
+  fail_if (gst_caps_is_empty (caps));
+  gst_caps_unref (caps);
+  gst_caps_unref (want);
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
@@ -436,6 +471,7 @@ GST_START_TEST (test_a_new_size_replans_once_the_other_streams_ended)
   GstElement *e = element_new ("batch=2", &bus);
   GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
   GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  GstSegment segment;
   GstBuffer *out;
 
   push (h0, 0, 0);
@@ -453,10 +489,17 @@ GST_START_TEST (test_a_new_size_replans_once_the_other_streams_ended)
   fail_unless (gst_buffer_get_batch_memory_meta (out)->warmed_up);
   gst_buffer_unref (out);
   fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+
+  /* stream 0 comes back after a seek with its old frames: refused, and
+   * said so, not packed as the new size */
+  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_stop (TRUE)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_harness_push (h0, make_frame (0, 1,
+              32 * 24 * 3)), GST_FLOW_NOT_NEGOTIATED);
+  expect_error_naming (bus, "sink_0", "16x12");
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
@@ -488,10 +531,7 @@ GST_START_TEST (test_the_timeout_counts_from_the_oldest_frame_of_any_stream)
   gst_buffer_unref (out);
   pull_frames (h1, 1, 2, 3);
   gst_object_unref (clock);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
@@ -542,6 +582,69 @@ hold_buffers (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+static GstPadProbeReturn
+release_on_first_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstElement *e = data;
+  GstPad *sink = gst_element_get_static_pad (e, "sink_1");
+
+  /* from src_1's own task, as an appsink callback might */
+  if (sink) {
+    gst_element_release_request_pad (e, sink);
+    gst_object_unref (sink);
+  }
+  return GST_PAD_PROBE_REMOVE;
+}
+
+GST_START_TEST (test_releasing_a_pad_from_its_own_src_task)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=2", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstPad *sink1 = gst_element_request_pad_simple (e, "sink_1");
+  GstPad *src1 = gst_element_get_static_pad (e, "src_1");
+  GstPad *feed = gst_pad_new ("feed", GST_PAD_SRC);
+  GstCaps *caps = gst_caps_from_string (CAPS_RGB);
+  GstSegment segment;
+  GstPad *src;
+  guint tries;
+
+  gst_pad_add_probe (src1, GST_PAD_PROBE_TYPE_BUFFER,
+      release_on_first_buffer, e, NULL);
+  fail_unless_equals_int (gst_pad_link (feed, sink1), GST_PAD_LINK_OK);
+  gst_pad_set_active (feed, TRUE);
+  fail_unless (gst_pad_push_event (feed, gst_event_new_stream_start ("s1")));
+  fail_unless (gst_pad_push_event (feed, gst_event_new_caps (caps)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (feed, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_pad_push (feed, make_frame (1, 0,
+              32 * 24 * 3)), GST_FLOW_OK);
+  push (h0, 0, 0);
+  /* stream 0 goes on; sink_1 and src_1 are gone */
+  pull_frames (h0, 0, 0, 1);
+  push (h0, 0, 1);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  pull_frames (h0, 0, 1, 2);
+  /* the release runs on src_1's task, beside stream 0's batches */
+  for (tries = 0; tries < 5000 && (src = gst_element_get_static_pad (e,
+              "src_1")) != NULL; tries++) {
+    gst_object_unref (src);
+    g_usleep (1000);
+  }
+  fail_unless (gst_element_get_static_pad (e, "src_1") == NULL);
+
+  gst_pad_set_active (feed, FALSE);
+  gst_object_unref (feed);
+  gst_object_unref (src1);
+  gst_object_unref (sink1);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_a_branch_that_does_not_read_does_not_stop_the_others)
 {
   GstBus *bus;
@@ -568,10 +671,7 @@ GST_START_TEST (test_a_branch_that_does_not_read_does_not_stop_the_others)
   gst_pad_remove_probe (src1, probe);
   gst_object_unref (src1);
   pull_frames (h1, 1, 0, 2);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
@@ -594,10 +694,7 @@ GST_START_TEST (test_the_latency_query_on_src_k_adds_the_batching_latency)
   fail_unless (min > 50 * GST_MSECOND, "min latency %" GST_TIME_FORMAT,
       GST_TIME_ARGS (min));
   gst_query_unref (q);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  two_streams_free (e, bus, h0, h1);
 }
 
 GST_END_TEST;
@@ -675,6 +772,115 @@ GST_START_TEST (test_the_stats_and_the_batch_message_name_the_streams)
 
 GST_END_TEST;
 
+static void
+count_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, gint * n)
+{
+  GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (buf);
+
+  /* every frame from a warmed-up batch, the last of each stream too */
+  if (meta && meta->warmed_up && meta->fresh_allocations == 0)
+    g_atomic_int_inc (n);
+}
+
+/* Runs @desc to EOS; fails on an error. */
+static void
+run_to_eos (GstElement * pipeline)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no EOS in 120 s");
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    GError *err = NULL;
+    gchar *debug = NULL;
+    gst_message_parse_error (msg, &err, &debug);
+    fail ("%s (%s)", err->message, debug);
+  }
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+}
+
+/* Encodes @frames frames of @width x @height as Theora in Ogg at @path
+ * (gst-plugins-base, which scripts/install-deps.sh installs). */
+static void
+encode_clip (const gchar * path, guint frames, guint width, guint height,
+    guint pattern)
+{
+  gchar *desc = g_strdup_printf ("videotestsrc num-buffers=%u pattern=%u ! "
+      "video/x-raw,width=%u,height=%u,framerate=30/1 ! theoraenc ! oggmux ! "
+      "filesink location=%s", frames, pattern, width, height, path);
+  GstElement *p = gst_parse_launch (desc, NULL);
+
+  fail_unless (p != NULL, "could not make %s", desc);
+  g_free (desc);
+  run_to_eos (p);
+  gst_element_set_state (p, GST_STATE_NULL);
+  gst_object_unref (p);
+}
+
+GST_START_TEST (test_three_decoded_files_of_other_lengths_and_sizes_come_out)
+{
+  static const guint frames[3] = { 17, 30, 41 };
+  static const guint widths[3] = { 96, 160, 64 };
+  static const guint heights[3] = { 64, 120, 48 };
+  gchar *dir = g_dir_make_tmp ("cbi-streams-XXXXXX", NULL);
+  GString *desc = g_string_new ("cudabatchinfer name=inf backend=cpu "
+      "batch=8");
+  GstElement *pipeline, *e;
+  gchar *paths[3];
+  gint out[3] = { 0, 0, 0 };
+  guint k;
+
+  fail_unless (dir != NULL);
+  for (k = 0; k < 3; k++) {
+    paths[k] = g_strdup_printf ("%s/clip%u.ogg", dir, k);
+    encode_clip (paths[k], frames[k], widths[k], heights[k], k);
+    /* one size for all: the streams of one element batch together */
+    g_string_append_printf (desc, " filesrc location=%s ! decodebin ! "
+        "videoconvert ! videoscale ! video/x-raw,format=RGB,width=80,"
+        "height=60 ! inf.sink_%u inf.src_%u ! fakesink name=out%u "
+        "signal-handoffs=true", paths[k], k, k, k);
+  }
+  pipeline = gst_parse_launch (desc->str, NULL);
+  fail_unless (pipeline != NULL, "could not make %s", desc->str);
+  for (k = 0; k < 3; k++) {
+    gchar *name = g_strdup_printf ("out%u", k);
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), name);
+    g_signal_connect (sink, "handoff", G_CALLBACK (count_handoff), &out[k]);
+    gst_object_unref (sink);
+    g_free (name);
+  }
+  run_to_eos (pipeline);
+  e = gst_bin_get_by_name (GST_BIN (pipeline), "inf");
+  for (k = 0; k < 3; k++) {
+    gchar *pad = g_strdup_printf ("sink_%u", k);
+    fail_unless_equals_int (g_atomic_int_get (&out[k]), frames[k]);
+    fail_unless_equals_uint64 (stat_of (e, pad, "frames-in"), frames[k]);
+    fail_unless_equals_uint64 (stat_of (e, pad, "frames-out"), frames[k]);
+    fail_unless_equals_uint64 (stat_of (e, pad, "frames-dropped"), 0);
+    g_free (pad);
+  }
+  fail_unless_equals_uint64 (stat_of (e, NULL, "fresh-allocations-after-"
+          "warmup"), 0);
+  gst_object_unref (e);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pipeline);
+
+  for (k = 0; k < 3; k++) {
+    g_unlink (paths[k]);
+    g_free (paths[k]);
+  }
+  g_rmdir (dir);
+  g_free (dir);
+  g_string_free (desc, TRUE);
+}
+
+GST_END_TEST;
+
 static Suite *
 cudabatchinfer_streams_suite (void)
 {
@@ -696,16 +902,21 @@ cudabatchinfer_streams_suite (void)
   tcase_add_test (tc, test_a_flush_on_one_pad_drops_only_that_streams_frames);
   tcase_add_test (tc,
       test_other_caps_on_a_second_pad_are_refused_naming_both_pads);
+  tcase_add_test (tc,
+      test_a_caps_query_on_a_new_pad_asks_for_the_others_frames);
   tcase_add_test (tc, test_a_new_size_replans_once_the_other_streams_ended);
   tcase_add_test (tc,
       test_the_timeout_counts_from_the_oldest_frame_of_any_stream);
   tcase_add_test (tc, test_releasing_a_pad_mid_stream_pushes_its_frames_first);
+  tcase_add_test (tc, test_releasing_a_pad_from_its_own_src_task);
   tcase_add_test (tc,
       test_a_branch_that_does_not_read_does_not_stop_the_others);
   tcase_add_test (tc,
       test_the_latency_query_on_src_k_adds_the_batching_latency);
   tcase_add_test (tc, test_a_hundred_null_playing_cycles_with_four_streams);
   tcase_add_test (tc, test_the_stats_and_the_batch_message_name_the_streams);
+  tcase_add_test (tc,
+      test_three_decoded_files_of_other_lengths_and_sizes_come_out);
   return s;
 }
 

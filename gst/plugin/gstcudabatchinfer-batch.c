@@ -438,8 +438,7 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   INFLIGHT_UNLOCK (self);
   if (ret == GST_FLOW_OK && batch == NULL)
     return GST_FLOW_OK;
-  gst_cuda_batch_infer_timer_disarm (self);
-  if ((ret == GST_FLOW_NOT_LINKED || ret == GST_FLOW_EOS)
+  if (ret != GST_FLOW_OK && ret != GST_FLOW_ERROR && !self->inflight_flushing
       && (dropped = gst_cbi_batcher_drop_stream (&self->batcher, NULL)) > 0) {
     /* what the always src pad's downstream said is for its frames only:
      * the request pads' go on */
@@ -447,8 +446,11 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
     self->stats.frames_dropped += dropped;
     STATS_UNLOCK (self);
   }
-  if ((ret == GST_FLOW_NOT_LINKED || ret == GST_FLOW_EOS)
-      && self->batcher.count > 0) {
+  if (self->batcher.count == 0) {
+    gst_cuda_batch_infer_timer_disarm (self);
+    return ret;
+  }
+  if (ret != GST_FLOW_OK && ret != GST_FLOW_ERROR && !self->inflight_flushing) {
     INFLIGHT_LOCK (self);
     while (!self->inflight_flushing
         && (batch = gst_cbi_inflight_next_unlocked (&self->inflight)) == NULL
@@ -459,6 +461,7 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
     if (ret == GST_FLOW_OK && batch == NULL)
       return GST_FLOW_OK;
   }
+  gst_cuda_batch_infer_timer_disarm (self);
   if (ret != GST_FLOW_OK) {
     /* flushing, or downstream refused what went before */
     dropped = gst_cuda_batch_infer_drop_pending (self);
@@ -520,6 +523,20 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  if (!gst_cuda_batch_infer_same_frames (self, &self->sink_info)) {
+    /* a request pad changed the element's frames while this pad had
+     * ended; it came back (a seek) with its old ones */
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("%s:%s has %s %dx%d frames, and the element now batches %s %dx%d",
+            GST_DEBUG_PAD_NAME (pad), GST_VIDEO_INFO_NAME (&self->sink_info),
+            self->sink_info.width, self->sink_info.height,
+            GST_VIDEO_INFO_NAME (&self->in_info), self->in_info.width,
+            self->in_info.height), ("another stream changed the size while "
+            "this one had ended"));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  self->sink_streaming = TRUE;
   INFLIGHT_LOCK (self);
   ret = self->src_flow;
   INFLIGHT_UNLOCK (self);

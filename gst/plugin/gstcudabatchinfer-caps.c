@@ -385,8 +385,10 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
   if (stream) {
     stream->have_caps = ok;
     stream->info = info;
-  } else
+  } else {
+    self->sink_info = info;
     self->sink_streaming = ok;
+  }
   if (ok)
     gst_clear_caps (refused);
   return ok;

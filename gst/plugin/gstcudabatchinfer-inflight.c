@@ -137,6 +137,18 @@ gst_cbi_inflight_peek_unlocked (GstCbiInflight * inflight)
   return inflight->count ? &inflight->batches[inflight->head] : NULL;
 }
 
+/* Whether @batch holds a frame of a request pad. */
+static gboolean
+gst_cbi_batch_has_streams (const GstCbiBatch * batch)
+{
+  guint i;
+
+  for (i = 0; i < batch->n; i++)
+    if (batch->tags[i].stream)
+      return TRUE;
+  return FALSE;
+}
+
 /* The oldest batch is done with. With the element's inflight_lock. */
 static void
 gst_cbi_inflight_pop_unlocked (GstCbiInflight * inflight)
@@ -253,11 +265,11 @@ gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
     return;
   }
   /* downstream refused a batch: the later ones are dropped, not pushed;
-   * but for an always src pad not linked or at EOS, which says nothing of
-   * the request pads' frames in them */
+   * but for the request pads' frames in them, which what the always src
+   * pad's downstream said (but an error) does not concern */
   always_flow = self->src_flow;
-  ret = always_flow == GST_FLOW_NOT_LINKED || always_flow == GST_FLOW_EOS ?
-      GST_FLOW_OK : always_flow;
+  ret = always_flow != GST_FLOW_OK && always_flow != GST_FLOW_ERROR
+      && gst_cbi_batch_has_streams (batch) ? GST_FLOW_OK : always_flow;
   epoch = g_atomic_int_get (&self->inflight_epoch);
   INFLIGHT_UNLOCK (self);
 

@@ -45,6 +45,8 @@ G_BEGIN_DECLS
  * timeout task lock -> timeout_task_lock (held around each turn of the
  *   timeout task, which takes the sink pad stream lock to submit)
  * a request sink pad's stream lock -> GST_PAD_STREAM_LOCK (sink_%u)
+ * a request pad's turn -> turn_lock w/ turn_cond (a ticket waited for
+ *   and held, not the mutex, around the batch lock)
  * sink pad stream lock -> GST_PAD_STREAM_LOCK (sinkpad), the batch lock
  * src pad stream lock -> GST_PAD_STREAM_LOCK (srcpad) (held around each
  *   turn of the src pad task; the sink side only waits for it, in
@@ -257,6 +259,7 @@ typedef struct
  * @held: (element-type GstCbiHeldEvent): serialised events that came
  *   after frames still in a batch: queued once @out_count reaches theirs
  * @queued: buffers in @queue
+ * @pushing: src_K's task took an item of @queue and is pushing it
  * @flushing: src_K is flushing or inactive: its task does not push
  * @src_active: src_K is active: a FLUSH_STOP may start its task again
  * @flow: what the last push on src_K returned, given back upstream
@@ -288,6 +291,7 @@ typedef struct
   GQueue queue;
   GQueue held;
   guint queued;
+  gboolean pushing;
   gboolean flushing;
   gboolean src_active;
   GstFlowReturn flow;
@@ -368,8 +372,9 @@ struct _GstCudaBatchInfer
   gchar *modelinfo_path;        /* its file */
   GQuark tensor_ids[CBI_MAX_OUTPUTS];   /* the tensors' GstTensorMeta ids */
   gboolean have_caps;
-  gboolean sink_streaming;      /* the always sink pad set the caps and has
-                                 * not had EOS */
+  gboolean sink_streaming;      /* the always sink pad had a frame since
+                                 * its caps or last EOS */
+  GstVideoInfo sink_info;       /* the frames of its caps */
   GstCaps *refused_caps;        /* refused with an error posted: upstream
                                  * resends sticky caps before every buffer,
                                  * and the same caps fail at once, without
@@ -415,6 +420,15 @@ struct _GstCudaBatchInfer
   GMutex streams_lock;
   GPtrArray *streams;
   guint64 stream_serial;        /* the last serial given to a stream */
+
+  /* the request pads' chains take the batch lock in the order their
+   * frames came (a ticket each): a mutex lets the thread that just left
+   * take it again before a waiting one wakes, and two sources that push
+   * as fast as they can would fill whole batches in turns. turn_lock */
+  GMutex turn_lock;
+  GCond turn_cond;
+  guint64 turn_next;            /* the next ticket to hand out */
+  guint64 turn_serving;         /* the ticket whose turn it is */
 
   /* stats_lock: written by the streaming thread and the src pad task,
    * read by the stats property and the latency query */

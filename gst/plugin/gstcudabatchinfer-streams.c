@@ -280,6 +280,7 @@ gst_cuda_batch_infer_stream_loop (GstCbiStream * stream)
   item = g_queue_pop_head (&stream->queue);
   if (GST_IS_BUFFER (item))
     stream->queued--;
+  stream->pushing = TRUE;
   flow = stream->flow;
   /* room for the streaming thread */
   g_cond_broadcast (&stream->cond);
@@ -287,6 +288,10 @@ gst_cuda_batch_infer_stream_loop (GstCbiStream * stream)
 
   if (GST_IS_EVENT (item)) {
     gst_pad_push_event (stream->srcpad, GST_EVENT_CAST (item));
+    STREAM_LOCK (stream);
+    stream->pushing = FALSE;
+    g_cond_broadcast (&stream->cond);
+    STREAM_UNLOCK (stream);
     gst_object_unref (self);
     return;
   }
@@ -304,6 +309,7 @@ gst_cuda_batch_infer_stream_loop (GstCbiStream * stream)
     stream->frames_dropped++;
   if (ret != GST_FLOW_OK && stream->flow == GST_FLOW_OK)
     stream->flow = ret;
+  stream->pushing = FALSE;
   g_cond_broadcast (&stream->cond);
   STREAM_UNLOCK (stream);
   STATS_LOCK (self);
@@ -325,21 +331,31 @@ static gboolean
 gst_cuda_batch_infer_stream_set_flushing (GstCudaBatchInfer * self,
     GstCbiStream * stream, gboolean flushing, gboolean stop)
 {
-  gboolean ok = TRUE, own;
+  gboolean ok = TRUE, own, start;
   guint dropped;
 
   STREAM_LOCK (stream);
-  stream->flushing = flushing;
-  g_cond_broadcast (&stream->cond);
-  if (!flushing && stream->src_active) {
+  stream->flushing = flushing || !stream->src_active;
+  if (!stream->flushing)
     stream->flow = GST_FLOW_OK;
-    ok = gst_pad_start_task (stream->srcpad,
-        (GstTaskFunction) gst_cuda_batch_infer_stream_loop, stream, NULL);
-  }
+  g_cond_broadcast (&stream->cond);
+  start = !stream->flushing;
   own = stream->push_thread == g_thread_self ();
   STREAM_UNLOCK (stream);
-  if (!flushing)
+  if (!flushing) {
+    /* not under the stream's lock: the first start posts a STREAM_STATUS
+     * message, and a sync handler may read the stats, which take it */
+    if (start)
+      ok = gst_pad_start_task (stream->srcpad,
+          (GstTaskFunction) gst_cuda_batch_infer_stream_loop, stream, NULL);
+    STREAM_LOCK (stream);
+    start = start && !stream->src_active;
+    STREAM_UNLOCK (stream);
+    /* src_K went inactive meanwhile, its stop maybe before our start */
+    if (start)
+      gst_pad_stop_task (stream->srcpad);
     return ok;
+  }
 
   ok = stop && !own ? gst_pad_stop_task (stream->srcpad) :
       gst_pad_pause_task (stream->srcpad);
@@ -411,6 +427,32 @@ gst_cuda_batch_infer_stream_wait_room (GstCudaBatchInfer * self,
   return ret;
 }
 
+/* Waits for this thread's turn at the batch, in the order the frames
+ * came, then takes the batch lock. */
+static void
+gst_cuda_batch_infer_turn_take (GstCudaBatchInfer * self)
+{
+  guint64 ticket;
+
+  g_mutex_lock (&self->turn_lock);
+  ticket = self->turn_next++;
+  while (self->turn_serving != ticket)
+    g_cond_wait (&self->turn_cond, &self->turn_lock);
+  g_mutex_unlock (&self->turn_lock);
+  BATCH_LOCK (self);
+}
+
+/* Gives the batch lock back, and the turn to the next ticket. */
+static void
+gst_cuda_batch_infer_turn_give (GstCudaBatchInfer * self)
+{
+  BATCH_UNLOCK (self);
+  g_mutex_lock (&self->turn_lock);
+  self->turn_serving++;
+  g_cond_broadcast (&self->turn_cond);
+  g_mutex_unlock (&self->turn_lock);
+}
+
 static GstFlowReturn
 gst_cuda_batch_infer_stream_chain (GstPad * pad, GstObject * parent,
     GstBuffer * buffer)
@@ -431,13 +473,13 @@ gst_cuda_batch_infer_stream_chain (GstPad * pad, GstObject * parent,
     return ret;
   }
 
-  BATCH_LOCK (self);
+  gst_cuda_batch_infer_turn_take (self);
   if (!stream->have_caps || self->engine == NULL) {
     /* caps that failed have posted their error already */
     if (stream->refused_caps == NULL)
       GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
           ("a buffer arrived on %s:%s before caps", GST_DEBUG_PAD_NAME (pad)));
-    BATCH_UNLOCK (self);
+    gst_cuda_batch_infer_turn_give (self);
     gst_buffer_unref (buffer);
     gst_cuda_batch_infer_count_dropped (self, stream, 1);
     return GST_FLOW_NOT_NEGOTIATED;
@@ -452,20 +494,20 @@ gst_cuda_batch_infer_stream_chain (GstPad * pad, GstObject * parent,
             GST_VIDEO_INFO_NAME (&self->in_info), self->in_info.width,
             self->in_info.height), ("another stream changed the size while "
             "this one had ended"));
-    BATCH_UNLOCK (self);
+    gst_cuda_batch_infer_turn_give (self);
     gst_buffer_unref (buffer);
     gst_cuda_batch_infer_count_dropped (self, stream, 1);
     return GST_FLOW_NOT_NEGOTIATED;
   }
   INFLIGHT_LOCK (self);
   /* the always src pad's task failed a batch (an error posted), or the
-   * element is flushing */
+   * element is flushing; what the always src pad's downstream said
+   * otherwise is for its own frames */
   ret = self->inflight_flushing ? GST_FLOW_FLUSHING :
-      self->src_flow == GST_FLOW_OK || self->src_flow == GST_FLOW_NOT_LINKED
-      || self->src_flow == GST_FLOW_EOS ? GST_FLOW_OK : GST_FLOW_ERROR;
+      self->src_flow == GST_FLOW_ERROR ? GST_FLOW_ERROR : GST_FLOW_OK;
   INFLIGHT_UNLOCK (self);
   if (ret != GST_FLOW_OK) {
-    BATCH_UNLOCK (self);
+    gst_cuda_batch_infer_turn_give (self);
     gst_buffer_unref (buffer);
     gst_cuda_batch_infer_count_dropped (self, stream, 1);
     return ret;
@@ -482,7 +524,7 @@ gst_cuda_batch_infer_stream_chain (GstPad * pad, GstObject * parent,
     ret = gst_cuda_batch_infer_process (self, "full");
   else if (self->batcher.count == 1)
     gst_cuda_batch_infer_timer_arm (self, &stream->segment, pts);
-  BATCH_UNLOCK (self);
+  gst_cuda_batch_infer_turn_give (self);
   if (ret == GST_FLOW_OK) {
     STREAM_LOCK (stream);
     ret = stream->flow;
@@ -604,8 +646,8 @@ gst_cuda_batch_infer_stream_wait_out (GstCudaBatchInfer * self,
   while (!stream->flushing && stream->flow == GST_FLOW_OK
       && !(sink_flush && GST_PAD_IS_FLUSHING (stream->sinkpad))
       && (stream->out_count != stream->in_count
-          || (!g_queue_is_empty (&stream->queue)
-              && GST_STATE (self) == GST_STATE_PLAYING
+          || ((!g_queue_is_empty (&stream->queue) || stream->pushing)
+              && GST_STATE_TARGET (self) == GST_STATE_PLAYING
               && stream->push_thread != g_thread_self ())))
     g_cond_wait (&stream->cond, &stream->lock);
   STREAM_UNLOCK (stream);
@@ -756,28 +798,51 @@ gst_cuda_batch_infer_request_new_pad (GstElement * element,
   return stream->sinkpad;
 }
 
+/* The end of a release made from src_K's own task, on another thread:
+ * the task can be joined there, and the pad (and with it the stream) go
+ * once it is. */
+static void
+gst_cuda_batch_infer_stop_released (GstElement * element, gpointer pad)
+{
+  gst_pad_stop_task (pad);
+}
+
 void
 gst_cuda_batch_infer_release_pad (GstElement * element, GstPad * pad)
 {
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (element);
   GstCbiStream *stream = gst_pad_get_element_private (pad);
+  gboolean from_collector, from_src, removed;
 
   if (pad != stream->sinkpad)
     return;
   GST_INFO_OBJECT (self, "releasing stream %u", stream->index);
+  from_collector = g_atomic_pointer_get (&self->push_thread) ==
+      g_thread_self ();
+  STREAM_LOCK (stream);
+  from_src = stream->push_thread == g_thread_self ();
+  STREAM_UNLOCK (stream);
   /* no frame comes in any more (this waits for a chain in progress),
-   * then the stream's frames go out: the pending ones in a batch now */
-  gst_pad_set_active (stream->sinkpad, FALSE);
-  BATCH_LOCK (self);
-  gst_cuda_batch_infer_stream_submit (self, stream, "pad release");
-  BATCH_UNLOCK (self);
-  gst_cuda_batch_infer_stream_wait_out (self, stream, FALSE);
+   * then the stream's frames go out: the pending ones in a batch now.
+   * Not from the always src pad's task: a chain may wait for it to free
+   * a place, and the frames it has not handed over are dropped */
+  if (!from_collector) {
+    gst_pad_set_active (stream->sinkpad, FALSE);
+    BATCH_LOCK (self);
+    gst_cuda_batch_infer_stream_submit (self, stream, "pad release");
+    BATCH_UNLOCK (self);
+    gst_cuda_batch_infer_stream_wait_out (self, stream, FALSE);
+  }
 
-  /* out of the table: what follows a tag of it drops the frame (a batch
-   * submitted without waiting, from the always src pad's task) */
+  /* out of the table: what follows a tag of it drops the frame */
   g_mutex_lock (&self->streams_lock);
-  g_ptr_array_remove (self->streams, stream);
+  removed = g_ptr_array_remove (self->streams, stream);
   g_mutex_unlock (&self->streams_lock);
+  if (!removed)
+    return;
+  if (from_src)
+    gst_element_call_async (element, gst_cuda_batch_infer_stop_released,
+        gst_object_ref (stream->srcpad), gst_object_unref);
   gst_pad_set_active (stream->srcpad, FALSE);
   gst_element_remove_pad (element, stream->srcpad);
   gst_element_remove_pad (element, stream->sinkpad);

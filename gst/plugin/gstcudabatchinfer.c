@@ -215,6 +215,8 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
   g_mutex_init (&self->stats_lock);
   g_mutex_init (&self->streams_lock);
   self->streams = g_ptr_array_new ();
+  g_mutex_init (&self->turn_lock);
+  g_cond_init (&self->turn_cond);
   g_mutex_init (&self->inflight_lock);
   g_cond_init (&self->inflight_cond);
   gst_cuda_batch_infer_timer_init (self);
@@ -232,6 +234,8 @@ gst_cuda_batch_infer_finalize (GObject * object)
   g_mutex_clear (&self->stats_lock);
   gst_cuda_batch_infer_free_streams (self);
   g_mutex_clear (&self->streams_lock);
+  g_mutex_clear (&self->turn_lock);
+  g_cond_clear (&self->turn_cond);
   g_mutex_clear (&self->inflight_lock);
   g_cond_clear (&self->inflight_cond);
   gst_cuda_batch_infer_timer_finalize (self);

@@ -612,6 +612,9 @@ GST_START_TEST (test_releasing_a_pad_from_its_own_src_task)
   gst_pad_add_probe (src1, GST_PAD_PROBE_TYPE_BUFFER,
       release_on_first_buffer, e, NULL);
   fail_unless_equals_int (gst_pad_link (feed, sink1), GST_PAD_LINK_OK);
+  /* nobody but the element holds the pads: they go with the release */
+  gst_object_unref (src1);
+  gst_object_unref (sink1);
   gst_pad_set_active (feed, TRUE);
   fail_unless (gst_pad_push_event (feed, gst_event_new_stream_start ("s1")));
   fail_unless (gst_pad_push_event (feed, gst_event_new_caps (caps)));
@@ -635,8 +638,67 @@ GST_START_TEST (test_releasing_a_pad_from_its_own_src_task)
 
   gst_pad_set_active (feed, FALSE);
   gst_object_unref (feed);
-  gst_object_unref (src1);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+static GstBusSyncReply
+release_on_batch_message (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  GstElement *e = data;
+  GstPad *sink;
+
+  /* posted from the always src pad's task, which collects the batches */
+  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ELEMENT
+      || !gst_message_has_name (msg, "cudabatchinfer-batch"))
+    return GST_BUS_PASS;
+  sink = gst_element_get_static_pad (e, "sink_1");
+  if (sink) {
+    gst_element_release_request_pad (e, sink);
+    gst_object_unref (sink);
+  }
+  return GST_BUS_PASS;
+}
+
+GST_START_TEST (test_releasing_a_pad_from_the_batch_message_handler)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=2 max-inflight=1 post-messages=true",
+      &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstPad *sink1 = gst_element_request_pad_simple (e, "sink_1");
+  GstPad *feed = gst_pad_new ("feed", GST_PAD_SRC);
+  GstCaps *caps = gst_caps_from_string (CAPS_RGB);
+  GstSegment segment;
+  guint i;
+
+  fail_unless_equals_int (gst_pad_link (feed, sink1), GST_PAD_LINK_OK);
   gst_object_unref (sink1);
+  gst_pad_set_active (feed, TRUE);
+  fail_unless (gst_pad_push_event (feed, gst_event_new_stream_start ("s1")));
+  fail_unless (gst_pad_push_event (feed, gst_event_new_caps (caps)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (feed, gst_event_new_segment (&segment)));
+  gst_bus_set_sync_handler (bus, release_on_batch_message, e, NULL);
+  /* the first batch's message releases sink_1: its later frames are
+   * refused, stream 0 goes on */
+  push (h0, 0, 0);
+  push (h0, 0, 1);
+  pull_frames (h0, 0, 0, 2);
+  for (i = 0; i < 2; i++)
+    gst_pad_push (feed, make_frame (1, i, 32 * 24 * 3));
+  push (h0, 0, 2);
+  push (h0, 0, 3);
+  pull_frames (h0, 0, 2, 4);
+  fail_unless (gst_element_get_static_pad (e, "sink_1") == NULL);
+  gst_bus_set_sync_handler (bus, NULL, NULL, NULL);
+
+  gst_pad_set_active (feed, FALSE);
+  gst_object_unref (feed);
   gst_caps_unref (caps);
   gst_harness_teardown (h0);
   gst_object_unref (e);
@@ -909,6 +971,7 @@ cudabatchinfer_streams_suite (void)
       test_the_timeout_counts_from_the_oldest_frame_of_any_stream);
   tcase_add_test (tc, test_releasing_a_pad_mid_stream_pushes_its_frames_first);
   tcase_add_test (tc, test_releasing_a_pad_from_its_own_src_task);
+  tcase_add_test (tc, test_releasing_a_pad_from_the_batch_message_handler);
   tcase_add_test (tc,
       test_a_branch_that_does_not_read_does_not_stop_the_others);
   tcase_add_test (tc,

@@ -67,7 +67,8 @@
  * Requesting the sink pad `sink_K` adds the source pad `src_K`: stream K's
  * frames go in on the one and its results come out on the other, with
  * their own timestamps, offsets and flags, while the frames of every
- * stream fill the same batches, in the order they arrive. No stream waits
+ * stream fill the same batches, in the order they arrive (streams that
+ * arrive together take turns). No stream waits
  * for another's frames, so a slow or stalled camera never holds up the
  * others, and with #GstCudaBatchInfer:batch-timeout the oldest pending
  * frame of any stream bounds the wait. Each `src_K` pushes from its own

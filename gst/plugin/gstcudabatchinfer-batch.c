@@ -523,16 +523,7 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (!gst_cuda_batch_infer_same_frames (self, &self->sink_info)) {
-    /* a request pad changed the element's frames while this pad had
-     * ended; it came back (a seek) with its old ones */
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("%s:%s has %s %dx%d frames, and the element now batches %s %dx%d",
-            GST_DEBUG_PAD_NAME (pad), GST_VIDEO_INFO_NAME (&self->sink_info),
-            self->sink_info.width, self->sink_info.height,
-            GST_VIDEO_INFO_NAME (&self->in_info), self->in_info.width,
-            self->in_info.height), ("another stream changed the size while "
-            "this one had ended"));
+  if (!gst_cuda_batch_infer_check_frames (self, pad, &self->sink_info)) {
     gst_buffer_unref (buffer);
     return GST_FLOW_NOT_NEGOTIATED;
   }

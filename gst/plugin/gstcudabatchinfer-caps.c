@@ -224,6 +224,23 @@ gst_cuda_batch_infer_same_frames (GstCudaBatchInfer * self,
       && info->height == self->in_info.height;
 }
 
+gboolean
+gst_cuda_batch_infer_check_frames (GstCudaBatchInfer * self, GstPad * pad,
+    const GstVideoInfo * info)
+{
+  if (gst_cuda_batch_infer_same_frames (self, info))
+    return TRUE;
+  /* another pad changed the element's frames while this one had ended;
+   * it came back (a seek) with its old ones */
+  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+      ("%s:%s has %s %dx%d frames, and the element now batches %s %dx%d",
+          GST_DEBUG_PAD_NAME (pad), GST_VIDEO_INFO_NAME (info), info->width,
+          info->height, GST_VIDEO_INFO_NAME (&self->in_info),
+          self->in_info.width, self->in_info.height),
+      ("another stream changed the size while this one had ended"));
+  return FALSE;
+}
+
 /* The pad other than @stream's (nullable: the always pad) that set the
  * frames the element batches and still streams, or %NULL: a ref. */
 static GstPad *

@@ -680,5 +680,9 @@ gboolean gst_cuda_batch_infer_stream_query_caps (GstCudaBatchInfer * self,
 /* Whether frames of @info batch with those of the element's caps. */
 gboolean gst_cuda_batch_infer_same_frames (GstCudaBatchInfer * self,
     const GstVideoInfo * info);
+/* The same for a frame that came on @pad with its caps @info; posts an
+ * error naming both when not. With the batch lock. */
+gboolean gst_cuda_batch_infer_check_frames (GstCudaBatchInfer * self,
+    GstPad * pad, const GstVideoInfo * info);
 
 G_END_DECLS

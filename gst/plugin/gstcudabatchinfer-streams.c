@@ -484,16 +484,7 @@ gst_cuda_batch_infer_stream_chain (GstPad * pad, GstObject * parent,
     gst_cuda_batch_infer_count_dropped (self, stream, 1);
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (!gst_cuda_batch_infer_same_frames (self, &stream->info)) {
-    /* another stream changed the element's frames while this one had
-     * ended; it came back (a seek) with its old ones */
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("%s:%s has %s %dx%d frames, and the element now batches %s %dx%d",
-            GST_DEBUG_PAD_NAME (pad), GST_VIDEO_INFO_NAME (&stream->info),
-            stream->info.width, stream->info.height,
-            GST_VIDEO_INFO_NAME (&self->in_info), self->in_info.width,
-            self->in_info.height), ("another stream changed the size while "
-            "this one had ended"));
+  if (!gst_cuda_batch_infer_check_frames (self, pad, &stream->info)) {
     gst_cuda_batch_infer_turn_give (self);
     gst_buffer_unref (buffer);
     gst_cuda_batch_infer_count_dropped (self, stream, 1);

@@ -52,16 +52,36 @@ bus_free (GstBus * bus)
   gst_object_unref (bus);
 }
 
-/* Tears down the harnesses of streams 0 and 1 (the release of their
- * pads), then the element and its bus. */
-static void
-two_streams_free (GstElement * e, GstBus * bus, GstHarness * h0,
-    GstHarness * h1)
+/* An element made from @props with harnesses on streams 0 and 1, both
+ * with CAPS_RGB. */
+typedef struct
 {
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  GstBus *bus;
+  GstElement *e;
+  GstHarness *h0;
+  GstHarness *h1;
+} TwoStreams;
+
+static TwoStreams
+two_streams (const gchar * props)
+{
+  TwoStreams t;
+
+  t.e = element_new (props, &t.bus);
+  t.h0 = stream_harness (t.e, 0, CAPS_RGB);
+  t.h1 = stream_harness (t.e, 1, CAPS_RGB);
+  return t;
+}
+
+/* Tears down both harnesses (the release of their pads), then the
+ * element and its bus. */
+static void
+two_streams_free (TwoStreams * t)
+{
+  gst_harness_teardown (t->h1);
+  gst_harness_teardown (t->h0);
+  gst_object_unref (t->e);
+  bus_free (t->bus);
 }
 
 /* Frame @i of stream @k: its timestamps and offsets say both. */
@@ -207,10 +227,7 @@ GST_END_TEST;
 
 GST_START_TEST (test_two_streams_share_a_batch_and_each_result_goes_to_its_pad)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=4", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  TwoStreams t = two_streams ("batch=4");
   GstBatchMemoryMeta *meta;
   GstBuffer *out;
   GstCaps *caps;
@@ -218,11 +235,11 @@ GST_START_TEST (test_two_streams_share_a_batch_and_each_result_goes_to_its_pad)
 
   /* 0, 1, 0, 1: one full batch, nothing padded */
   for (i = 0; i < 2; i++) {
-    push (h0, 0, i);
-    push (h1, 1, i);
+    push (t.h0, 0, i);
+    push (t.h1, 1, i);
   }
   for (i = 0; i < 2; i++) {
-    meta = pull_checked (h0, 0, i, &out);
+    meta = pull_checked (t.h0, 0, i, &out);
     fail_unless_equals_int (meta->streams, 2);
     fail_unless_equals_uint64 (meta->stream_mask, 3);
     fail_unless_equals_int (meta->padded, 0);
@@ -230,84 +247,78 @@ GST_START_TEST (test_two_streams_share_a_batch_and_each_result_goes_to_its_pad)
     fail_unless_equals_uint64 (meta->batch_index, 0);
     fail_unless_equals_uint64 (meta->fresh_allocations, 0);
     gst_buffer_unref (out);
-    meta = pull_checked (h1, 1, i, &out);
+    meta = pull_checked (t.h1, 1, i, &out);
     fail_unless_equals_int (meta->frame_index, 2 * i + 1);
     gst_buffer_unref (out);
   }
   /* each src pad has the caps of its own sink pad */
-  caps = gst_pad_get_current_caps (GST_PAD_PEER (h1->sinkpad));
+  caps = gst_pad_get_current_caps (GST_PAD_PEER (t.h1->sinkpad));
   fail_unless (caps != NULL);
   gst_caps_unref (caps);
 
-  wait_stat (e, "sink_0", "frames-out", 2);
-  wait_stat (e, "sink_1", "frames-out", 2);
-  fail_unless_equals_uint64 (stat_of (e, "sink_1", "frames-in"), 2);
-  fail_unless_equals_uint64 (stat_of (e, NULL, "frames-out"), 4);
-  fail_unless_equals_uint64 (stat_of (e, NULL, "batches"), 1);
-  two_streams_free (e, bus, h0, h1);
+  wait_stat (t.e, "sink_0", "frames-out", 2);
+  wait_stat (t.e, "sink_1", "frames-out", 2);
+  fail_unless_equals_uint64 (stat_of (t.e, "sink_1", "frames-in"), 2);
+  fail_unless_equals_uint64 (stat_of (t.e, NULL, "frames-out"), 4);
+  fail_unless_equals_uint64 (stat_of (t.e, NULL, "batches"), 1);
+  two_streams_free (&t);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_a_fast_stream_fills_batches_without_waiting_for_a_slow_one)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=4", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  TwoStreams t = two_streams ("batch=4");
   GstBatchMemoryMeta *meta;
   GstBuffer *out;
   guint i;
 
   /* stream 1 sent one frame and went quiet: stream 0's frames do not wait
    * for it, and its frame goes in the first batch, the oldest one */
-  push (h1, 1, 0);
+  push (t.h1, 1, 0);
   for (i = 0; i < 7; i++)
-    push (h0, 0, i);
-  meta = pull_checked (h1, 1, 0, &out);
+    push (t.h0, 0, i);
+  meta = pull_checked (t.h1, 1, 0, &out);
   fail_unless_equals_uint64 (meta->batch_index, 0);
   fail_unless_equals_uint64 (meta->stream_mask, 3);
   gst_buffer_unref (out);
   for (i = 0; i < 7; i++) {
-    meta = pull_checked (h0, 0, i, &out);
+    meta = pull_checked (t.h0, 0, i, &out);
     fail_unless_equals_uint64 (meta->batch_index, i < 3 ? 0 : 1);
     fail_unless_equals_int (meta->streams, i < 3 ? 2 : 1);
     gst_buffer_unref (out);
   }
-  two_streams_free (e, bus, h0, h1);
+  two_streams_free (&t);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_eos_on_one_pad_pads_its_last_frames_and_the_others_go_on)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=4", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  TwoStreams t = two_streams ("batch=4");
   GstBatchMemoryMeta *meta;
   GstBuffer *out;
   guint i;
 
-  push (h0, 0, 0);
-  push (h0, 0, 1);
-  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  push (t.h0, 0, 0);
+  push (t.h0, 0, 1);
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_eos ()));
   /* the short batch ran at the warmed-up size, then EOS follows */
   for (i = 0; i < 2; i++) {
-    meta = pull_checked (h0, 0, i, &out);
+    meta = pull_checked (t.h0, 0, i, &out);
     fail_unless_equals_int (meta->padded, 2);
     fail_unless (meta->warmed_up);
     fail_unless_equals_uint64 (meta->fresh_allocations, 0);
     gst_buffer_unref (out);
   }
-  expect_event (h0, GST_EVENT_EOS);
+  expect_event (t.h0, GST_EVENT_EOS);
 
   for (i = 0; i < 4; i++)
-    push (h1, 1, i);
-  pull_frames (h1, 1, 0, 4);
-  fail_unless_equals_uint64 (stat_of (e, NULL, "fresh-allocations-after-"
+    push (t.h1, 1, i);
+  pull_frames (t.h1, 1, 0, 4);
+  fail_unless_equals_uint64 (stat_of (t.e, NULL, "fresh-allocations-after-"
           "warmup"), 0);
-  two_streams_free (e, bus, h0, h1);
+  two_streams_free (&t);
 }
 
 GST_END_TEST;
@@ -327,11 +338,8 @@ note_order (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 
 GST_START_TEST (test_an_event_waits_behind_its_streams_frames_without_a_cut)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=4", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
-  GstPad *src0 = gst_element_get_static_pad (e, "src_0");
+  TwoStreams t = two_streams ("batch=4");
+  GstPad *src0 = gst_element_get_static_pad (t.e, "src_0");
   GString *order = g_string_new (NULL);
   GstBuffer *out;
   guint i;
@@ -339,22 +347,22 @@ GST_START_TEST (test_an_event_waits_behind_its_streams_frames_without_a_cut)
   /* src_0's task writes, this thread reads once it has both */
   gst_pad_add_probe (src0, GST_PAD_PROBE_TYPE_BUFFER |
       GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, note_order, order, NULL);
-  push (h0, 0, 0);
+  push (t.h0, 0, 0);
   /* a custom serialised event after frame 0 of stream 0: it does not cut
    * the batch, and comes out after that frame */
-  fail_unless (gst_harness_push_event (h0,
+  fail_unless (gst_harness_push_event (t.h0,
           gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM,
               gst_structure_new_empty ("after-frame-0"))));
   for (i = 1; i < 4; i++)
-    push (h1, 1, i - 1);
-  pull_checked (h0, 0, 0, &out);
+    push (t.h1, 1, i - 1);
+  pull_checked (t.h0, 0, 0, &out);
   gst_buffer_unref (out);
-  expect_event (h0, GST_EVENT_CUSTOM_DOWNSTREAM);
+  expect_event (t.h0, GST_EVENT_CUSTOM_DOWNSTREAM);
   fail_unless_equals_string (order->str, "BC");
-  pull_frames (h1, 1, 0, 3);
-  fail_unless_equals_uint64 (stat_of (e, NULL, "padded-frames"), 0);
+  pull_frames (t.h1, 1, 0, 3);
+  fail_unless_equals_uint64 (stat_of (t.e, NULL, "padded-frames"), 0);
   gst_object_unref (src0);
-  two_streams_free (e, bus, h0, h1);
+  two_streams_free (&t);
   g_string_free (order, TRUE);
 }
 
@@ -362,35 +370,32 @@ GST_END_TEST;
 
 GST_START_TEST (test_a_flush_on_one_pad_drops_only_that_streams_frames)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=4", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  TwoStreams t = two_streams ("batch=4");
   GstSegment segment;
   GstBuffer *out;
   guint i;
 
-  push (h0, 0, 0);
-  push (h0, 0, 1);
-  push (h1, 1, 0);
-  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_start ()));
-  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_stop (TRUE)));
+  push (t.h0, 0, 0);
+  push (t.h0, 0, 1);
+  push (t.h1, 1, 0);
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_flush_stop (TRUE)));
   gst_segment_init (&segment, GST_FORMAT_TIME);
-  fail_unless (gst_harness_push_event (h0, gst_event_new_segment (&segment)));
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_segment (&segment)));
   for (i = 1; i < 4; i++)
-    push (h1, 1, i);
+    push (t.h1, 1, i);
   /* stream 1's frames are a full batch: stream 0's two went */
-  pull_frames (h1, 1, 0, 4);
-  fail_unless_equals_uint64 (stat_of (e, "sink_0", "frames-dropped"), 2);
-  fail_unless_equals_uint64 (stat_of (e, "sink_1", "frames-dropped"), 0);
-  fail_unless_equals_uint64 (stat_of (e, NULL, "padded-frames"), 0);
+  pull_frames (t.h1, 1, 0, 4);
+  fail_unless_equals_uint64 (stat_of (t.e, "sink_0", "frames-dropped"), 2);
+  fail_unless_equals_uint64 (stat_of (t.e, "sink_1", "frames-dropped"), 0);
+  fail_unless_equals_uint64 (stat_of (t.e, NULL, "padded-frames"), 0);
 
   /* stream 0 goes on after its flush */
   for (i = 2; i < 6; i++)
-    push (h0, 0, i);
-  pull_frames (h0, 0, 2, 6);
-  fail_unless ((out = gst_harness_try_pull (h0)) == NULL);
-  two_streams_free (e, bus, h0, h1);
+    push (t.h0, 0, i);
+  pull_frames (t.h0, 0, 2, 6);
+  fail_unless ((out = gst_harness_try_pull (t.h0)) == NULL);
+  two_streams_free (&t);
 }
 
 GST_END_TEST;
@@ -434,7 +439,10 @@ GST_START_TEST (test_other_caps_on_a_second_pad_are_refused_naming_both_pads)
   fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
   pull_frames (h0, 0, 0, 2);
   gst_harness_teardown (h2);
-  two_streams_free (e, bus, h0, h1);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
 }
 
 GST_END_TEST;
@@ -460,78 +468,75 @@ GST_START_TEST (test_a_caps_query_on_a_new_pad_asks_for_the_others_frames)
   fail_if (gst_caps_is_empty (caps));
   gst_caps_unref (caps);
   gst_caps_unref (want);
-  two_streams_free (e, bus, h0, h1);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_a_new_size_replans_once_the_other_streams_ended)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=2", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  TwoStreams t = two_streams ("batch=2");
   GstSegment segment;
   GstBuffer *out;
 
-  push (h0, 0, 0);
-  push (h1, 1, 0);
-  pull_frames (h0, 0, 0, 1);
-  pull_frames (h1, 1, 0, 1);
-  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  push (t.h0, 0, 0);
+  push (t.h1, 1, 0);
+  pull_frames (t.h0, 0, 0, 1);
+  pull_frames (t.h1, 1, 0, 1);
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_eos ()));
   /* stream 0 ended: stream 1 may change the size for both */
-  gst_harness_set_src_caps_str (h1, CAPS_RGB_SMALL);
-  fail_unless_equals_int (gst_harness_push (h1, make_frame (1, 1,
+  gst_harness_set_src_caps_str (t.h1, CAPS_RGB_SMALL);
+  fail_unless_equals_int (gst_harness_push (t.h1, make_frame (1, 1,
               16 * 12 * 3)), GST_FLOW_OK);
-  fail_unless (gst_harness_push_event (h1, gst_event_new_eos ()));
-  out = gst_harness_pull (h1);
+  fail_unless (gst_harness_push_event (t.h1, gst_event_new_eos ()));
+  out = gst_harness_pull (t.h1);
   fail_unless_equals_int (gst_buffer_get_size (out), 16 * 12 * 3);
   fail_unless (gst_buffer_get_batch_memory_meta (out)->warmed_up);
   gst_buffer_unref (out);
-  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+  fail_unless (gst_bus_pop_filtered (t.bus, GST_MESSAGE_ERROR) == NULL);
 
   /* stream 0 comes back after a seek with its old frames: refused, and
    * said so, not packed as the new size */
-  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_start ()));
-  fail_unless (gst_harness_push_event (h0, gst_event_new_flush_stop (TRUE)));
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_flush_stop (TRUE)));
   gst_segment_init (&segment, GST_FORMAT_TIME);
-  fail_unless (gst_harness_push_event (h0, gst_event_new_segment (&segment)));
-  fail_unless_equals_int (gst_harness_push (h0, make_frame (0, 1,
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_harness_push (t.h0, make_frame (0, 1,
               32 * 24 * 3)), GST_FLOW_NOT_NEGOTIATED);
-  expect_error_naming (bus, "sink_0", "16x12");
-  two_streams_free (e, bus, h0, h1);
+  expect_error_naming (t.bus, "sink_0", "16x12");
+  two_streams_free (&t);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_the_timeout_counts_from_the_oldest_frame_of_any_stream)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=4 batch-timeout=100000000", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  TwoStreams t = two_streams ("batch=4 batch-timeout=100000000");
   GstTestClock *clock;
   GstBatchMemoryMeta *meta;
   GstBuffer *out;
 
-  gst_harness_use_testclock (h0);
-  clock = gst_harness_get_testclock (h0);
-  push (h0, 0, 0);
+  gst_harness_use_testclock (t.h0);
+  clock = gst_harness_get_testclock (t.h0);
+  push (t.h0, 0, 0);
   gst_test_clock_wait_for_next_pending_id (clock, NULL);
   fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
       100 * GST_MSECOND);
   /* a later frame of the other stream does not move the deadline */
-  push (h1, 1, 2);
+  push (t.h1, 1, 2);
   fail_unless_equals_uint64 (gst_test_clock_get_next_entry_time (clock),
       100 * GST_MSECOND);
-  fail_unless (gst_harness_crank_single_clock_wait (h0));
-  meta = pull_checked (h0, 0, 0, &out);
+  fail_unless (gst_harness_crank_single_clock_wait (t.h0));
+  meta = pull_checked (t.h0, 0, 0, &out);
   fail_unless_equals_int (meta->frames, 2);
   fail_unless_equals_int (meta->padded, 2);
   gst_buffer_unref (out);
-  pull_frames (h1, 1, 2, 3);
+  pull_frames (t.h1, 1, 2, 3);
   gst_object_unref (clock);
-  two_streams_free (e, bus, h0, h1);
+  two_streams_free (&t);
 }
 
 GST_END_TEST;
@@ -545,33 +550,30 @@ count_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer data)
 
 GST_START_TEST (test_releasing_a_pad_mid_stream_pushes_its_frames_first)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=8", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
-  GstPad *src1 = gst_element_get_static_pad (e, "src_1");
+  TwoStreams t = two_streams ("batch=8");
+  GstPad *src1 = gst_element_get_static_pad (t.e, "src_1");
   gint pushed = 0;
 
   gst_pad_add_probe (src1, GST_PAD_PROBE_TYPE_BUFFER, count_buffer, &pushed,
       NULL);
   gst_object_unref (src1);
-  push (h0, 0, 0);
-  push (h1, 1, 0);
-  push (h1, 1, 1);
+  push (t.h0, 0, 0);
+  push (t.h1, 1, 0);
+  push (t.h1, 1, 1);
   /* the harness releases sink_1: its two frames go out on src_1 first */
-  gst_harness_teardown (h1);
+  gst_harness_teardown (t.h1);
   fail_unless_equals_int (g_atomic_int_get (&pushed), 2);
-  fail_unless (gst_element_get_static_pad (e, "src_1") == NULL);
+  fail_unless (gst_element_get_static_pad (t.e, "src_1") == NULL);
 
   /* stream 0's frame went in that batch, and stream 0 goes on */
-  pull_frames (h0, 0, 0, 1);
-  push (h0, 0, 1);
-  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
-  pull_frames (h0, 0, 1, 2);
-  fail_unless_equals_uint64 (stat_of (e, NULL, "frames-dropped"), 0);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  pull_frames (t.h0, 0, 0, 1);
+  push (t.h0, 0, 1);
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_eos ()));
+  pull_frames (t.h0, 0, 1, 2);
+  fail_unless_equals_uint64 (stat_of (t.e, NULL, "frames-dropped"), 0);
+  gst_harness_teardown (t.h0);
+  gst_object_unref (t.e);
+  bus_free (t.bus);
 }
 
 GST_END_TEST;
@@ -709,11 +711,8 @@ GST_END_TEST;
 
 GST_START_TEST (test_a_branch_that_does_not_read_does_not_stop_the_others)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=2 max-inflight=1", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
-  GstPad *src1 = gst_element_get_static_pad (e, "src_1");
+  TwoStreams t = two_streams ("batch=2 max-inflight=1");
+  GstPad *src1 = gst_element_get_static_pad (t.e, "src_1");
   gulong probe;
   guint i;
 
@@ -722,41 +721,38 @@ GST_START_TEST (test_a_branch_that_does_not_read_does_not_stop_the_others)
    * holds */
   probe = gst_pad_add_probe (src1, GST_PAD_PROBE_TYPE_BLOCK |
       GST_PAD_PROBE_TYPE_BUFFER, hold_buffers, NULL, NULL);
-  push (h1, 1, 0);
-  push (h1, 1, 1);
+  push (t.h1, 1, 0);
+  push (t.h1, 1, 1);
   for (i = 0; i < 40; i += 2) {
-    push (h0, 0, i);
-    push (h0, 0, i + 1);
-    pull_frames (h0, 0, i, i + 2);
+    push (t.h0, 0, i);
+    push (t.h0, 0, i + 1);
+    pull_frames (t.h0, 0, i, i + 2);
   }
-  fail_unless (gst_harness_try_pull (h1) == NULL);
+  fail_unless (gst_harness_try_pull (t.h1) == NULL);
   gst_pad_remove_probe (src1, probe);
   gst_object_unref (src1);
-  pull_frames (h1, 1, 0, 2);
-  two_streams_free (e, bus, h0, h1);
+  pull_frames (t.h1, 1, 0, 2);
+  two_streams_free (&t);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_the_latency_query_on_src_k_adds_the_batching_latency)
 {
-  GstBus *bus;
-  GstElement *e = element_new ("batch=4 batch-timeout=50000000", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, CAPS_RGB);
+  TwoStreams t = two_streams ("batch=4 batch-timeout=50000000");
   GstQuery *q = gst_query_new_latency ();
   GstClockTime min, max;
   gboolean live;
 
-  gst_harness_set_live (h1, TRUE);
-  fail_unless (gst_pad_peer_query (h1->sinkpad, q));
+  gst_harness_set_live (t.h1, TRUE);
+  fail_unless (gst_pad_peer_query (t.h1->sinkpad, q));
   gst_query_parse_latency (q, &live, &min, &max);
   fail_unless (live);
   /* the timeout, plus a batch's time as the warm-up measured it */
   fail_unless (min > 50 * GST_MSECOND, "min latency %" GST_TIME_FORMAT,
       GST_TIME_ARGS (min));
   gst_query_unref (q);
-  two_streams_free (e, bus, h0, h1);
+  two_streams_free (&t);
 }
 
 GST_END_TEST;

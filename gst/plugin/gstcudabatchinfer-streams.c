@@ -189,17 +189,17 @@ gst_cuda_batch_infer_deliver (GstCudaBatchInfer * self, GstCbiFrameTag * tag,
     GstBuffer * buffer)
 {
   GstCbiStream *stream = tag->stream;
-  gboolean dropped = buffer != NULL;
+  gboolean dropped = buffer != NULL, found;
 
   g_mutex_lock (&self->streams_lock);
   /* a stream released meanwhile is not followed: its memory may be gone;
    * a frame of before its last flush counts as one it dropped */
-  if (g_ptr_array_find (self->streams, stream, NULL)
-      && stream->serial != tag->serial) {
+  found = g_ptr_array_find (self->streams, stream, NULL);
+  if (found && stream->serial != tag->serial) {
     STREAM_LOCK (stream);
     stream->frames_dropped++;
     STREAM_UNLOCK (stream);
-  } else if (g_ptr_array_find (self->streams, stream, NULL)) {
+  } else if (found) {
     STREAM_LOCK (stream);
     stream->out_count++;
     if (buffer && !stream->flushing) {

@@ -598,6 +598,24 @@ release_on_first_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_REMOVE;
 }
 
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean removed;
+} PadGone;
+
+static void
+note_src_1_removed (GstElement * e, GstPad * pad, PadGone * gone)
+{
+  if (g_strcmp0 (GST_PAD_NAME (pad), "src_1") != 0)
+    return;
+  g_mutex_lock (&gone->lock);
+  gone->removed = TRUE;
+  g_cond_broadcast (&gone->cond);
+  g_mutex_unlock (&gone->lock);
+}
+
 GST_START_TEST (test_releasing_a_pad_from_its_own_src_task)
 {
   GstBus *bus;
@@ -608,9 +626,14 @@ GST_START_TEST (test_releasing_a_pad_from_its_own_src_task)
   GstPad *feed = gst_pad_new ("feed", GST_PAD_SRC);
   GstCaps *caps = gst_caps_from_string (CAPS_RGB);
   GstSegment segment;
-  GstPad *src;
-  guint tries;
+  PadGone gone;
+  gint64 deadline;
+  gboolean removed;
 
+  g_mutex_init (&gone.lock);
+  g_cond_init (&gone.cond);
+  gone.removed = FALSE;
+  g_signal_connect (e, "pad-removed", G_CALLBACK (note_src_1_removed), &gone);
   gst_pad_add_probe (src1, GST_PAD_PROBE_TYPE_BUFFER,
       release_on_first_buffer, e, NULL);
   fail_unless_equals_int (gst_pad_link (feed, sink1), GST_PAD_LINK_OK);
@@ -625,25 +648,29 @@ GST_START_TEST (test_releasing_a_pad_from_its_own_src_task)
   fail_unless_equals_int (gst_pad_push (feed, make_frame (1, 0,
               32 * 24 * 3)), GST_FLOW_OK);
   push (h0, 0, 0);
-  /* stream 0 goes on; sink_1 and src_1 are gone */
+  /* stream 0 goes on; sink_1 and src_1 go, from src_1's task, beside
+   * stream 0's batches (slowly under valgrind) */
   pull_frames (h0, 0, 0, 1);
   push (h0, 0, 1);
   fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
   pull_frames (h0, 0, 1, 2);
-  /* the release runs on src_1's task, beside stream 0's batches */
-  for (tries = 0; tries < 5000 && (src = gst_element_get_static_pad (e,
-              "src_1")) != NULL; tries++) {
-    gst_object_unref (src);
-    g_usleep (1000);
-  }
-  fail_unless (gst_element_get_static_pad (e, "src_1") == NULL);
+  deadline = g_get_monotonic_time () + 120 * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&gone.lock);
+  while (!gone.removed && g_cond_wait_until (&gone.cond, &gone.lock, deadline));
+  removed = gone.removed;
+  g_mutex_unlock (&gone.lock);
 
+  /* torn down before judging: a failure must not leave the element
+   * running for the suite's cleanup to wait on */
   gst_pad_set_active (feed, FALSE);
   gst_object_unref (feed);
   gst_caps_unref (caps);
   gst_harness_teardown (h0);
   gst_object_unref (e);
   bus_free (bus);
+  g_mutex_clear (&gone.lock);
+  g_cond_clear (&gone.cond);
+  fail_unless (removed, "src_1 was not removed in 120 s");
 }
 
 GST_END_TEST;

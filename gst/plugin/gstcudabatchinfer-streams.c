@@ -357,8 +357,11 @@ gst_cuda_batch_infer_stream_set_flushing (GstCudaBatchInfer * self,
     return ok;
   }
 
-  ok = stop && !own ? gst_pad_stop_task (stream->srcpad) :
-      gst_pad_pause_task (stream->srcpad);
+  /* a pad whose task was stopped already has none to pause */
+  if (stop && !own)
+    ok = gst_pad_stop_task (stream->srcpad);
+  else
+    gst_pad_pause_task (stream->srcpad);
   STREAM_LOCK (stream);
   dropped = gst_cuda_batch_infer_flush_queue_unlocked (stream);
   if (!own)
@@ -831,10 +834,12 @@ gst_cuda_batch_infer_release_pad (GstElement * element, GstPad * pad)
   g_mutex_unlock (&self->streams_lock);
   if (!removed)
     return;
+  /* from src_K's task, this pauses it; it is stopped (joined) on another
+   * thread, once paused */
+  gst_pad_set_active (stream->srcpad, FALSE);
   if (from_src)
     gst_element_call_async (element, gst_cuda_batch_infer_stop_released,
         gst_object_ref (stream->srcpad), gst_object_unref);
-  gst_pad_set_active (stream->srcpad, FALSE);
   gst_element_remove_pad (element, stream->srcpad);
   gst_element_remove_pad (element, stream->sinkpad);
   gst_cuda_batch_infer_stream_unref (stream);

@@ -25,6 +25,42 @@ typedef enum
 } CbiPadMode;
 
 /**
+ * CbiScaling:
+ * @CBI_SCALE_NONE: every frame has the batch's size
+ * @CBI_SCALE_STRETCH: each frame is scaled to the batch's size, its aspect
+ *   ratio not kept
+ * @CBI_SCALE_LETTERBOX: each frame is scaled to fit the batch's size with
+ *   its aspect ratio kept, centred, the rest black (symmetric padding)
+ *
+ * How frames of other sizes than the batch's become its slots. Scaling is
+ * bilinear, on the bytes, and rounded to bytes before the input mapping,
+ * so that every backend packs the same values.
+ */
+typedef enum
+{
+  CBI_SCALE_NONE,
+  CBI_SCALE_STRETCH,
+  CBI_SCALE_LETTERBOX,
+} CbiScaling;
+
+/**
+ * CbiScaleWindow:
+ * @x: left column of the picture in the model's frame
+ * @y: top row
+ * @width: columns of the picture, at least 1
+ * @height: rows of the picture, at least 1
+ *
+ * Where a frame's picture lies in the model's frame once scaled.
+ */
+typedef struct
+{
+  guint x;
+  guint y;
+  guint width;
+  guint height;
+} CbiScaleWindow;
+
+/**
  * CbiFrameBatch:
  * @width: frame width in pixels
  * @height: frame height in pixels
@@ -53,6 +89,13 @@ typedef enum
  * @out_channels: channels of the model's image output: 3, or 1 (grey,
  *   written to the three colour bytes) or 4 (the fourth written to the
  *   alpha byte, scaled as channel 0 without its offset); 0: 3
+ * @scaling: how frames of their own size become slots of @width x
+ *   @height; with %CBI_SCALE_NONE the arrays below are ignored
+ * @in_width: (array length=n_frames): each input frame's width
+ * @in_height: (array length=n_frames): each input frame's height
+ * @out_frame_width: (array length=n_frames): each output frame's width:
+ *   the model's output over the frame's window, scaled to it
+ * @out_frame_height: (array length=n_frames): each output frame's height
  *
  * Borrowed pointers only: the engine reads @in and writes @out during
  * cbi_engine_run() and keeps nothing.
@@ -78,10 +121,73 @@ typedef struct
   guint out_width;
   guint out_height;
   guint out_channels;
+  CbiScaling scaling;
+  const guint *in_width;
+  const guint *in_height;
+  const guint *out_frame_width;
+  const guint *out_frame_height;
 } CbiFrameBatch;
 
 /* Sets @batch's output mapping to the inverse of its input mapping, so
  * that an image model's output maps back to bytes as its input came in. */
 void cbi_frame_batch_map_output_back (CbiFrameBatch * batch);
+
+/* Where a picture of @src_width x @src_height lies in a frame of
+ * @dst_width x @dst_height under @scaling: all of it but for
+ * %CBI_SCALE_LETTERBOX. */
+void cbi_scale_window (CbiScaling scaling, guint src_width, guint src_height,
+    guint dst_width, guint dst_height, CbiScaleWindow * window);
+
+/* The source position of destination position @d of @dn, over the
+ * source span [@s0, @s0 + @sn): pixel centres aligned, clamped to the
+ * span; @i0 and @i1 are the two source positions, @frac the weight of
+ * @i1. */
+static inline void
+cbi_scale_coord (guint d, guint dn, guint s0, guint sn, guint * i0,
+    guint * i1, gfloat * frac)
+{
+  gfloat u = ((gfloat) d + 0.5f) * (gfloat) sn / (gfloat) dn - 0.5f;
+  guint i;
+
+  if (!(u > 0.0f))
+    u = 0.0f;
+  if (u > (gfloat) (sn - 1))
+    u = (gfloat) (sn - 1);
+  i = (guint) u;
+  *frac = u - (gfloat) i;
+  *i0 = s0 + i;
+  *i1 = s0 + MIN (i + 1, sn - 1);
+}
+
+/* Bilinear mix of four bytes (@a @b above, @c @d below), rounded. */
+static inline guint8
+cbi_scale_mix (guint8 a, guint8 b, guint8 c, guint8 d, gfloat fx, gfloat fy)
+{
+  gfloat top = (gfloat) a + fx * ((gfloat) b - (gfloat) a);
+  gfloat bottom = (gfloat) c + fx * ((gfloat) d - (gfloat) c);
+
+  return (guint8) (top + fy * (bottom - top) + 0.5f);
+}
+
+/* Writes pixels @x .. @x + @n - 1 of row @y of frame @f of @batch, scaled
+ * to @batch's @width x @height, to @row in the frames' pixel layout:
+ * black outside the frame's window; the fourth byte of a 4-byte pixel is
+ * 255. */
+void cbi_frame_batch_scale_row_in (const CbiFrameBatch * batch, guint f,
+    guint y, guint x, guint n, guint8 * row);
+
+/* Writes row @y of output frame @f of @batch (out_frame_width[f] pixels)
+ * from the model's output for it as bytes, @frame (@batch's output size,
+ * rows @stride bytes apart, in the frames' pixel layout): the frame's
+ * window scaled to its size. */
+void cbi_frame_batch_scale_row_out (const CbiFrameBatch * batch, guint f,
+    guint y, const guint8 * frame, gsize stride, guint8 * row);
+
+/* Whether @batch's frames are scaled, not packed as they are. */
+static inline gboolean
+cbi_frame_batch_scales (const CbiFrameBatch * batch)
+{
+  return batch->scaling != CBI_SCALE_NONE && batch->in_width != NULL;
+}
 
 G_END_DECLS

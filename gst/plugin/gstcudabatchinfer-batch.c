@@ -106,17 +106,43 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
  * g_return_val_if_fail(), a critical, not an error. Nor does the map
  * check that the meta's plane lies within the buffer, which the batch's
  * packing reads whole: the frames take one plane. */
+/* Frame @i's frames (@in: its pad's caps), the output frames it gives
+ * (@out) and the pool of their buffers: with scaling, those of the pad it
+ * came on; without, every pad's are the element's. With the batch lock,
+ * under which a stream's caps change. */
+static void
+gst_cuda_batch_infer_frame_infos (GstCudaBatchInfer * self,
+    const GstCbiBatch * batch, guint i, const GstVideoInfo ** in,
+    const GstVideoInfo ** out, GstBufferPool ** pool)
+{
+  GstCbiStream *stream = batch->tags[i].stream;
+
+  *in = &self->in_info;
+  *out = &self->out_info;
+  *pool = self->out_pool;
+  if (self->run_scaling != CBI_SCALE_NONE && stream) {
+    *in = &stream->info;
+    *out = &stream->out_info;
+    *pool = stream->out_pool;
+  } else if (self->run_scaling != CBI_SCALE_NONE) {
+    *in = &self->sink_info;
+  }
+}
+
 static gboolean
 gst_cuda_batch_infer_check_meta (GstCudaBatchInfer * self,
     const GstCbiBatch * batch, guint i)
 {
-  const GstVideoInfo *info = &self->in_info;
+  const GstVideoInfo *info, *out_info;
+  GstBufferPool *pool;
   GstBuffer *buffer = batch->frames[i];
   const GstVideoMeta *meta = gst_buffer_get_video_meta (buffer);
-  const gsize row = (gsize) GST_VIDEO_INFO_WIDTH (info) *
-      GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
   const gchar *why;
+  gsize row;
 
+  gst_cuda_batch_infer_frame_infos (self, batch, i, &info, &out_info, &pool);
+  row = (gsize) GST_VIDEO_INFO_WIDTH (info) *
+      GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
   if (meta == NULL)
     return TRUE;
   if (meta->format != GST_VIDEO_INFO_FORMAT (info)
@@ -149,17 +175,24 @@ gst_cuda_batch_infer_check_meta (GstCudaBatchInfer * self,
 static gboolean
 gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
 {
+  const GstVideoInfo *in, *out;
+  GstBufferPool *pool;
   guint i;
 
   for (i = 0; i < batch->n; i++) {
-    if (!gst_video_frame_map (&batch->in_frames[i], &self->in_info,
-            batch->frames[i], GST_MAP_READ))
+    gst_cuda_batch_infer_frame_infos (self, batch, i, &in, &out, &pool);
+    batch->in_width[i] = GST_VIDEO_INFO_WIDTH (in);
+    batch->in_height[i] = GST_VIDEO_INFO_HEIGHT (in);
+    batch->out_width[i] = GST_VIDEO_INFO_WIDTH (out);
+    batch->out_height[i] = GST_VIDEO_INFO_HEIGHT (out);
+    if (!gst_video_frame_map (&batch->in_frames[i], in, batch->frames[i],
+            GST_MAP_READ))
       return FALSE;
     batch->in_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&batch->in_frames[i], 0);
     batch->in_strides[i] =
         GST_VIDEO_FRAME_PLANE_STRIDE (&batch->in_frames[i], 0);
     if (self->out.image) {
-      if (!gst_video_frame_map (&batch->out_frames[i], &self->out_info,
+      if (!gst_video_frame_map (&batch->out_frames[i], out,
               batch->out_buffers[i], GST_MAP_WRITE)) {
         gst_video_frame_unmap (&batch->in_frames[i]);
         return FALSE;
@@ -265,7 +298,12 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
     if (!gst_cuda_batch_infer_check_meta (self, batch, i))
       return GST_FLOW_ERROR;
   for (; self->out.image && batch->n_out < batch->n; batch->n_out++) {
-    ret = gst_buffer_pool_acquire_buffer (self->out_pool,
+    const GstVideoInfo *in, *out;
+    GstBufferPool *pool;
+
+    gst_cuda_batch_infer_frame_infos (self, batch, batch->n_out, &in, &out,
+        &pool);
+    ret = gst_buffer_pool_acquire_buffer (pool,
         &batch->out_buffers[batch->n_out], NULL);
     if (ret == GST_FLOW_ERROR)
       GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
@@ -293,6 +331,11 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
   fb->out_width = self->out.width;
   fb->out_height = self->out.height;
   fb->out_channels = self->out.channels;
+  fb->scaling = self->run_scaling;
+  fb->in_width = batch->in_width;
+  fb->in_height = batch->in_height;
+  fb->out_frame_width = batch->out_width;
+  fb->out_frame_height = batch->out_height;
   batch->warmed_up =
       self->warm_width == (guint) GST_VIDEO_INFO_WIDTH (&self->in_info)
       && self->warm_height == (guint) GST_VIDEO_INFO_HEIGHT (&self->in_info)

@@ -27,14 +27,14 @@ gst_cuda_batch_infer_clear_pool (GstBufferPool ** pool)
  * would pay the page faults. Writing one batch of them here, before the
  * first frame, is the output side of the warm-up. */
 static void
-gst_cuda_batch_infer_touch_pool (GstCudaBatchInfer * self, guint n)
+gst_cuda_batch_infer_touch_pool (GstBufferPool * pool, guint n)
 {
   GstBuffer **buffers = g_new0 (GstBuffer *, n);
   guint i, got;
 
   for (got = 0; got < n; got++)
-    if (gst_buffer_pool_acquire_buffer (self->out_pool, &buffers[got],
-            NULL) != GST_FLOW_OK)
+    if (gst_buffer_pool_acquire_buffer (pool, &buffers[got], NULL)
+        != GST_FLOW_OK)
       break;
   for (i = 0; i < got; i++) {
     gst_buffer_memset (buffers[i], 0, 0, gst_buffer_get_size (buffers[i]));
@@ -105,28 +105,28 @@ gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
       gst_cuda_batch_infer_output_bytes (self, &out_info, &out));
 }
 
+/* A pool of @n buffers (and more on demand) of frames of @caps, @info,
+ * in *@pool (replaced). */
 static gboolean
-gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps)
+gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps,
+    const GstVideoInfo * info, GstBufferPool ** pool, guint n)
 {
-  /* a whole batch is acquired at once, for each batch in flight;
-   * downstream may hold more */
-  const guint n = self->run_batch * self->run_inflight;
   GstStructure *config;
 
-  gst_cuda_batch_infer_clear_pool (&self->out_pool);
-  self->out_pool = gst_video_buffer_pool_new ();
-  config = gst_buffer_pool_get_config (self->out_pool);
-  gst_buffer_pool_config_set_params (config, caps,
-      GST_VIDEO_INFO_SIZE (&self->out_info), n, 0);
-  if (!gst_buffer_pool_set_config (self->out_pool, config)
-      || !gst_buffer_pool_set_active (self->out_pool, TRUE)) {
+  gst_cuda_batch_infer_clear_pool (pool);
+  *pool = gst_video_buffer_pool_new ();
+  config = gst_buffer_pool_get_config (*pool);
+  gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (info),
+      n, 0);
+  if (!gst_buffer_pool_set_config (*pool, config)
+      || !gst_buffer_pool_set_active (*pool, TRUE)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("Could not allocate %u output buffers of %" G_GSIZE_FORMAT " bytes",
-            n, GST_VIDEO_INFO_SIZE (&self->out_info)), (NULL));
-    gst_clear_object (&self->out_pool);
+            n, GST_VIDEO_INFO_SIZE (info)), (NULL));
+    gst_clear_object (pool);
     return FALSE;
   }
-  gst_cuda_batch_infer_touch_pool (self, n);
+  gst_cuda_batch_infer_touch_pool (*pool, n);
   return TRUE;
 }
 
@@ -201,27 +201,77 @@ gst_cuda_batch_infer_setup_tensor_pool (GstCudaBatchInfer * self)
 /* Caps and events. */
 
 /* The output caps for input @caps: the same, but for the size of an
- * image output that has another size. */
+ * image output that has another size; scaled frames come out at their own
+ * size times the model's output/input ratio. */
 static GstCaps *
 gst_cuda_batch_infer_output_caps (GstCudaBatchInfer * self, GstCaps * caps,
     const GstVideoInfo * info)
 {
   GstCaps *out_caps = gst_caps_copy (caps);
+  gint width = self->out.width, height = self->out.height;
 
-  if (self->out.image && ((gint) self->out.width != info->width
-          || (gint) self->out.height != info->height))
-    gst_caps_set_simple (out_caps, "width", G_TYPE_INT, self->out.width,
-        "height", G_TYPE_INT, self->out.height, NULL);
+  if (self->out.image && self->run_scaling != CBI_SCALE_NONE) {
+    width = MAX (1, (gint) gst_util_uint64_scale_round (info->width,
+            self->out.width, self->in_info.width));
+    height = MAX (1, (gint) gst_util_uint64_scale_round (info->height,
+            self->out.height, self->in_info.height));
+  }
+  if (self->out.image && (width != info->width || height != info->height))
+    gst_caps_set_simple (out_caps, "width", G_TYPE_INT, width,
+        "height", G_TYPE_INT, height, NULL);
   return out_caps;
 }
 
+/* With scaling, frames of any size batch together; without, they all
+ * have the element's. */
 gboolean
 gst_cuda_batch_infer_same_frames (GstCudaBatchInfer * self,
     const GstVideoInfo * info)
 {
   return GST_VIDEO_INFO_FORMAT (info) == GST_VIDEO_INFO_FORMAT (&self->in_info)
-      && info->width == self->in_info.width
-      && info->height == self->in_info.height;
+      && (self->run_scaling != CBI_SCALE_NONE
+      || (info->width == self->in_info.width
+          && info->height == self->in_info.height));
+}
+
+/* Where the output frames of a pad (@stream's, or the always pad's) go
+ * with the buffers they are written to: with scaling, each pad its own,
+ * of its frames' size; without, the element's. */
+static void
+gst_cuda_batch_infer_pad_outputs (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstVideoInfo ** out_info, GstBufferPool *** pool)
+{
+  gboolean own = stream && self->run_scaling != CBI_SCALE_NONE;
+
+  *out_info = own ? &stream->out_info : &self->out_info;
+  *pool = own ? &stream->out_pool : &self->out_pool;
+}
+
+/* Sets up what comes out of a pad for its frames @caps, @info: the output
+ * frames' info and pool (an image output), and the caps: set on the always
+ * src pad, queued in order with its frames on src_K. A stream's own pool
+ * (scaling) starts with one batch of buffers and grows while more of its
+ * frames are in flight; the element's holds every batch in flight. */
+static gboolean
+gst_cuda_batch_infer_pad_output (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstCaps * caps, const GstVideoInfo * info)
+{
+  GstCaps *out_caps = gst_cuda_batch_infer_output_caps (self, caps, info);
+  GstVideoInfo *out_info;
+  GstBufferPool **pool;
+  gboolean ok;
+
+  gst_cuda_batch_infer_pad_outputs (self, stream, &out_info, &pool);
+  ok = gst_video_info_from_caps (out_info, out_caps)
+      && (stream || gst_pad_set_caps (self->srcpad, out_caps))
+      && (!self->out.image || gst_cuda_batch_infer_setup_pool (self, out_caps,
+          out_info, pool, self->run_batch * (pool == &self->out_pool ?
+              self->run_inflight : 1)));
+  if (ok && stream)
+    gst_cuda_batch_infer_stream_event (self, stream,
+        gst_event_new_caps (out_caps));
+  gst_caps_unref (out_caps);
+  return ok;
 }
 
 gboolean
@@ -278,6 +328,17 @@ gst_cuda_batch_infer_join_caps (GstCudaBatchInfer * self,
   *error_posted = FALSE;
   if (!self->have_caps)
     return FALSE;
+  if (gst_cuda_batch_infer_same_frames (self, info)
+      && self->run_scaling != CBI_SCALE_NONE) {
+    /* the stream's frames of its old size go first, as they are */
+    if (stream->info.width != info->width
+        || stream->info.height != info->height)
+      gst_cuda_batch_infer_stream_submit (self, stream, "caps change");
+    if (gst_cuda_batch_infer_pad_output (self, stream, caps, info))
+      return TRUE;
+    *error_posted = TRUE;
+    return FALSE;
+  }
   if (gst_cuda_batch_infer_same_frames (self, info)) {
     *out_caps = gst_cuda_batch_infer_output_caps (self, caps, info);
     return TRUE;
@@ -285,15 +346,27 @@ gst_cuda_batch_infer_join_caps (GstCudaBatchInfer * self,
   holder = gst_cuda_batch_infer_caps_holder (self, stream);
   if (holder == NULL)
     return FALSE;
-  GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-      ("%s:%s has %s %dx%d frames, and %s:%s %s %dx%d: the streams of one "
-          "element batch together and need the same format and size",
-          GST_DEBUG_PAD_NAME (stream->sinkpad),
-          GST_VIDEO_INFO_NAME (info), info->width, info->height,
-          GST_DEBUG_PAD_NAME (holder), GST_VIDEO_INFO_NAME (&self->in_info),
-          self->in_info.width, self->in_info.height),
-      ("caps %" GST_PTR_FORMAT "; put videoconvert ! videoscale before the "
-          "pad, with caps of the other streams' format and size", caps));
+  if (self->run_scaling != CBI_SCALE_NONE)
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("%s:%s has %s frames, and %s:%s %s: the streams of one element "
+            "batch together and need the same format",
+            GST_DEBUG_PAD_NAME (stream->sinkpad), GST_VIDEO_INFO_NAME (info),
+            GST_DEBUG_PAD_NAME (holder),
+            GST_VIDEO_INFO_NAME (&self->in_info)),
+        ("caps %" GST_PTR_FORMAT "; put videoconvert before the pad, with "
+            "caps of the other streams' format", caps));
+  else
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("%s:%s has %s %dx%d frames, and %s:%s %s %dx%d: the streams of one "
+            "element batch together and need the same format and size",
+            GST_DEBUG_PAD_NAME (stream->sinkpad),
+            GST_VIDEO_INFO_NAME (info), info->width, info->height,
+            GST_DEBUG_PAD_NAME (holder),
+            GST_VIDEO_INFO_NAME (&self->in_info), self->in_info.width,
+            self->in_info.height), ("caps %" GST_PTR_FORMAT "; put "
+            "videoconvert ! videoscale before the pad, with caps of the "
+            "other streams' format and size, or set scaling for a model of "
+            "a fixed size", caps));
   gst_object_unref (holder);
   *error_posted = TRUE;
   return FALSE;
@@ -303,7 +376,7 @@ gboolean
 gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
     GstCbiStream * stream, GstCaps * caps)
 {
-  GstVideoInfo info;
+  GstVideoInfo info, batch_info, out_info;
   GstCaps *out_caps;
   CbiOutputInfo out;
   GError *error = NULL;
@@ -327,9 +400,12 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
             &error_posted)) {
       GST_DEBUG_OBJECT (stream->sinkpad, "joins the batches: %"
           GST_PTR_FORMAT, caps);
-      gst_cuda_batch_infer_stream_event (self, stream,
-          gst_event_new_caps (out_caps));
-      gst_caps_unref (out_caps);
+      /* (with scaling, its output is set up already) */
+      if (out_caps) {
+        gst_cuda_batch_infer_stream_event (self, stream,
+            gst_event_new_caps (out_caps));
+        gst_caps_unref (out_caps);
+      }
       stream->have_caps = TRUE;
       stream->info = info;
       gst_clear_caps (refused);
@@ -338,8 +414,16 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
     if (error_posted)
       return FALSE;
   }
-  if (!cbi_engine_frame_outputs (self->engine, GST_VIDEO_INFO_HEIGHT (&info),
-          GST_VIDEO_INFO_WIDTH (&info), &out, &error)) {
+  /* scaled frames are batched at the model's size, whatever theirs */
+  batch_info = info;
+  if (self->run_scaling != CBI_SCALE_NONE) {
+    gint64 channels, height, width;
+    cbi_engine_input_shape (self->engine, &channels, &height, &width);
+    gst_video_info_set_format (&batch_info, GST_VIDEO_INFO_FORMAT (&info),
+        width, height);
+  }
+  if (!cbi_engine_frame_outputs (self->engine, batch_info.height,
+          batch_info.width, &out, &error)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("The model cannot take %dx%d frames: %s",
             GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
@@ -365,7 +449,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
 
   /* nothing flows on half-applied caps */
   self->have_caps = FALSE;
-  self->in_info = info;
+  self->in_info = batch_info;
   STATS_LOCK (self);
   self->fps_n = info.fps_n;
   self->fps_d = info.fps_d;
@@ -375,25 +459,23 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
    * changes it */
   self->out = out;
   out_caps = gst_cuda_batch_infer_output_caps (self, caps, &info);
-  ok = gst_video_info_from_caps (&self->out_info, out_caps)
+  ok = gst_video_info_from_caps (&out_info, out_caps)
       && gst_cuda_batch_infer_budget (self,
-      gst_cuda_batch_infer_output_bytes (self, &self->out_info, &out))
-      && (stream || gst_pad_set_caps (self->srcpad, out_caps))
-      && (out.image ? gst_cuda_batch_infer_setup_pool (self, out_caps) :
-      gst_cuda_batch_infer_setup_tensor_pool (self));
-  if (ok && self->run_warmup && (self->warm_width != (guint) info.width
-          || self->warm_height != (guint) info.height))
-    ok = gst_cuda_batch_infer_run_warmup (self, &info);
-  /* a stream's caps go out in order with its frames */
-  if (ok && stream)
-    gst_cuda_batch_infer_stream_event (self, stream,
-        gst_event_new_caps (out_caps));
+      gst_cuda_batch_infer_output_bytes (self, &out_info, &out))
+      && (out.image || gst_cuda_batch_infer_setup_tensor_pool (self))
+      && gst_cuda_batch_infer_pad_output (self, stream, caps, &info);
   gst_caps_unref (out_caps);
+  if (ok && self->run_warmup
+      && (self->warm_width != (guint) batch_info.width
+          || self->warm_height != (guint) batch_info.height))
+    ok = gst_cuda_batch_infer_run_warmup (self, &batch_info);
   if (ok) {
     GstCaps *frames = gst_caps_new_simple ("video/x-raw",
-        "format", G_TYPE_STRING, GST_VIDEO_INFO_NAME (&info),
-        "width", G_TYPE_INT, info.width, "height", G_TYPE_INT, info.height,
-        NULL);
+        "format", G_TYPE_STRING, GST_VIDEO_INFO_NAME (&info), NULL);
+    /* with scaling, any size joins */
+    if (self->run_scaling == CBI_SCALE_NONE)
+      gst_caps_set_simple (frames, "width", G_TYPE_INT, info.width,
+          "height", G_TYPE_INT, info.height, NULL);
     GST_OBJECT_LOCK (self);
     gst_caps_take (&self->frames_caps, frames);
     GST_OBJECT_UNLOCK (self);

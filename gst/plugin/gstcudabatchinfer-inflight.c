@@ -29,6 +29,10 @@ gst_cbi_batch_init (GstCbiBatch * batch, guint n)
   batch->in_strides = g_new0 (gint, n);
   batch->out_data = g_new0 (guint8 *, n);
   batch->out_strides = g_new0 (gint, n);
+  batch->in_width = g_new0 (guint, n);
+  batch->in_height = g_new0 (guint, n);
+  batch->out_width = g_new0 (guint, n);
+  batch->out_height = g_new0 (guint, n);
 }
 
 /* Unrefs what @batch still holds (its frames, outputs, tensors and
@@ -72,6 +76,10 @@ gst_cbi_batch_clear (GstCbiBatch * batch)
   g_free (batch->in_strides);
   g_free (batch->out_data);
   g_free (batch->out_strides);
+  g_free (batch->in_width);
+  g_free (batch->in_height);
+  g_free (batch->out_width);
+  g_free (batch->out_height);
 }
 
 void

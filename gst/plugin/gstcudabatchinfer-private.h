@@ -138,6 +138,25 @@ typedef enum
 } GstCudaBatchInferAlgoSearch;
 
 /**
+ * GstCudaBatchInferScaling:
+ * @GST_CUDA_BATCH_INFER_SCALING_NONE: frames have the model's size, or
+ *   set it for a model that takes any size
+ * @GST_CUDA_BATCH_INFER_SCALING_STRETCH: frames of any size are scaled to
+ *   the model's fixed size, aspect ratio not kept
+ * @GST_CUDA_BATCH_INFER_SCALING_LETTERBOX: frames of any size are scaled
+ *   to fit the model's fixed size with their aspect ratio, centred between
+ *   black bars
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_SCALING_NONE = CBI_SCALE_NONE,
+  GST_CUDA_BATCH_INFER_SCALING_STRETCH = CBI_SCALE_STRETCH,
+  GST_CUDA_BATCH_INFER_SCALING_LETTERBOX = CBI_SCALE_LETTERBOX,
+} GstCudaBatchInferScaling;
+
+/**
  * GstCbiBatch:
  * @frames: (array length=n): the input buffers, owned
  * @out_buffers: (array length=n_out): output buffers, owned until pushed
@@ -149,6 +168,10 @@ typedef enum
  * @in_strides: their strides
  * @out_data: plane data of @out_frames
  * @out_strides: their strides
+ * @in_width: each frame's width, for scaling
+ * @in_height: each frame's height
+ * @out_width: each output frame's width
+ * @out_height: each output frame's height
  * @n: frames in the batch
  * @n_out: output buffers held
  * @mapped: frames mapped, in and out
@@ -177,6 +200,10 @@ typedef struct
   gint *in_strides;
   guint8 **out_data;
   gint *out_strides;
+  guint *in_width;
+  guint *in_height;
+  guint *out_width;
+  guint *out_height;
   guint n;
   guint n_out;
   guint mapped;
@@ -245,6 +272,10 @@ typedef struct
  * @segment: the sink pad's segment (its streaming thread)
  * @have_caps: caps were accepted on sink_K (the batch lock)
  * @info: the frames of those caps (the batch lock)
+ * @out_info: with scaling, the frames src_K gives for them (the batch
+ *   lock; without, the element's out_info)
+ * @out_pool: (nullable): with scaling and an image output, src_K's
+ *   buffers, of @out_info (the batch lock)
  * @refused_caps: (nullable): the caps last refused on sink_K, with an
  *   error posted: upstream resends them before a buffer, and they fail at
  *   once without a second error (the batch lock)
@@ -281,6 +312,8 @@ typedef struct
   GstSegment segment;
   gboolean have_caps;
   GstVideoInfo info;
+  GstVideoInfo out_info;
+  GstBufferPool *out_pool;
   GstCaps *refused_caps;
   gboolean eos;
 
@@ -332,6 +365,7 @@ struct _GstCudaBatchInfer
   gboolean cuda_graph;
   guint max_inflight;
   guint threads;
+  GstCudaBatchInferScaling scaling;
 
   /* what queries, from any thread, read of the run: OBJECT_LOCK; written
    * when the engine comes and goes (start, stop) */
@@ -358,6 +392,8 @@ struct _GstCudaBatchInfer
   gfloat run_out_scale[3];
   gfloat run_out_offset[3];
   gboolean run_bgr;
+  CbiScaling run_scaling;       /* scaling, where the model fixes its
+                                 * size; else none */
   GstCbiBatcher batcher;
   guint run_inflight;
   GstVideoInfo in_info;
@@ -547,6 +583,15 @@ gboolean gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
  * gives the engine the rest; posts an error when they alone do not fit. */
 gboolean gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
     const GstVideoInfo * info);
+/* Submits the batch when it holds a frame of @stream (@reason for the
+ * log): at once from the always src pad's task, else waiting for a place.
+ * With the batch lock. */
+void gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
+    GstCbiStream * stream, const gchar * reason);
+
+/* Drops the streams' own output pools (scaling): with the engine. */
+void gst_cuda_batch_infer_clear_stream_pools (GstCudaBatchInfer * self);
+
 /* Deactivates and unrefs *@pool, if any, and sets it to %NULL. */
 void gst_cuda_batch_infer_clear_pool (GstBufferPool ** pool);
 

@@ -33,6 +33,7 @@ enum
   PROP_CUDA_GRAPH,
   PROP_MAX_INFLIGHT,
   PROP_THREADS,
+  PROP_SCALING,
   PROP_STATS,
 };
 
@@ -54,6 +55,7 @@ enum
 #define DEFAULT_CUDA_GRAPH TRUE
 #define DEFAULT_MAX_INFLIGHT 2
 #define DEFAULT_THREADS 0
+#define DEFAULT_SCALING GST_CUDA_BATCH_INFER_SCALING_NONE
 #define MAX_THREADS 1024
 
 /* The element's enums, one after the other in one array, each ended by a
@@ -64,6 +66,7 @@ enum
   ENUM_BACKEND = 4,
   ENUM_CHANNEL_ORDER = 8,
   ENUM_ALGO_SEARCH = 11,
+  ENUM_SCALING = 14,
 };
 
 static GEnumValue enum_values[] = {
@@ -86,6 +89,14 @@ static GEnumValue enum_values[] = {
       "heuristic"},
   {GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE, "Time every algorithm",
       "exhaustive"},
+  {0, NULL, NULL},
+  {GST_CUDA_BATCH_INFER_SCALING_NONE,
+      "Frames have the model's size (or set it)", "none"},
+  {GST_CUDA_BATCH_INFER_SCALING_STRETCH,
+      "Scale each frame to the model's size", "stretch"},
+  {GST_CUDA_BATCH_INFER_SCALING_LETTERBOX,
+      "Scale each frame to fit the model's size, aspect ratio kept, "
+        "centred between black bars", "letterbox"},
   {0, NULL, NULL},
 };
 
@@ -119,6 +130,9 @@ gst_cuda_batch_infer_enum_get_type (guint first, const gchar * name)
 #define GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH \
   (gst_cuda_batch_infer_enum_get_type (ENUM_ALGO_SEARCH, \
       "GstCudaBatchInferAlgoSearch"))
+#define GST_TYPE_CUDA_BATCH_INFER_SCALING \
+  (gst_cuda_batch_infer_enum_get_type (ENUM_SCALING, \
+      "GstCudaBatchInferScaling"))
 
 static void gst_cuda_batch_infer_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);
@@ -496,6 +510,31 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:scaling:
+   *
+   * For a model with a fixed input size: how frames of other sizes
+   * become its input. With `stretch` or `letterbox` every pad takes frames
+   * of any size (of one format), each scaled to the model's size as it is
+   * packed (bilinear; `letterbox` keeps the aspect ratio and centres the
+   * frame between black bars, DeepStream's maintain-aspect-ratio with
+   * symmetric padding), so streams of several sizes share one batch and
+   * one warmed-up shape. An image output is scaled back: each frame comes
+   * out at its own size (times the model's output/input ratio), from the
+   * part of the output its picture covered. Tensor outputs are in the
+   * model's coordinates. With `none`, or for a model that takes any size,
+   * the frames have to have the model's size (or set it).
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_SCALING,
+      g_param_spec_enum ("scaling", "Scaling",
+          "How frames of another size than the model's fixed input size "
+          "are scaled to it (and image outputs back)",
+          GST_TYPE_CUDA_BATCH_INFER_SCALING, DEFAULT_SCALING,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
@@ -537,6 +576,7 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_BACKEND, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_SCALING, 0);
 }
 
 void
@@ -563,6 +603,7 @@ gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self)
   }
   self->max_inflight = DEFAULT_MAX_INFLIGHT;
   self->threads = DEFAULT_THREADS;
+  self->scaling = DEFAULT_SCALING;
 }
 
 /* A per-channel array property: 1 value for all channels, or 3, or, where
@@ -618,6 +659,7 @@ static const gsize plain_fields[PROP_STATS + 1] = {
   [PROP_CUDA_GRAPH] = G_STRUCT_OFFSET (GstCudaBatchInfer, cuda_graph),
   [PROP_MAX_INFLIGHT] = G_STRUCT_OFFSET (GstCudaBatchInfer, max_inflight),
   [PROP_THREADS] = G_STRUCT_OFFSET (GstCudaBatchInfer, threads),
+  [PROP_SCALING] = G_STRUCT_OFFSET (GstCudaBatchInfer, scaling),
 };
 
 /* enum fields are read and written as gint */
@@ -625,6 +667,7 @@ G_STATIC_ASSERT (sizeof (GstCudaBatchInferPadMode) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferBackend) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferChannelOrder) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferAlgoSearch) == sizeof (gint));
+G_STATIC_ASSERT (sizeof (GstCudaBatchInferScaling) == sizeof (gint));
 
 /* Stores plain @value in @field, which has its type. */
 static void

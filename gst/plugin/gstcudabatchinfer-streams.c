@@ -40,8 +40,6 @@ typedef struct
 #define STREAM_UNLOCK(s) g_mutex_unlock (&(s)->lock)
 
 static guint gst_cuda_batch_infer_flush_queue_unlocked (GstCbiStream * s);
-static void gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
-    GstCbiStream * stream, const gchar * reason);
 
 /* A stream is freed when the element's table and both its pads are done
  * with it: a pad outlives its release where someone holds it (a query in
@@ -51,6 +49,7 @@ gst_cuda_batch_infer_stream_clear (GstCbiStream * stream)
 {
   gst_cuda_batch_infer_flush_queue_unlocked (stream);
   gst_clear_caps (&stream->refused_caps);
+  gst_cuda_batch_infer_clear_pool (&stream->out_pool);
   g_mutex_clear (&stream->lock);
   g_cond_clear (&stream->cond);
 }
@@ -613,7 +612,7 @@ gst_cuda_batch_infer_stream_sink_event (GstPad * pad, GstObject * parent,
 /* Submits the batch when it holds a frame of @stream: at once from the
  * always src pad's task (which collects batches, so cannot wait for a
  * place), else waiting for one. With the batch lock. */
-static void
+void
 gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
     GstCbiStream * stream, const gchar * reason)
 {
@@ -898,6 +897,19 @@ gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self)
     stream->frames_in = stream->frames_out = stream->frames_dropped = 0;
     stream->flow = GST_FLOW_OK;
     STREAM_UNLOCK (stream);
+  }
+  g_mutex_unlock (&self->streams_lock);
+}
+
+void
+gst_cuda_batch_infer_clear_stream_pools (GstCudaBatchInfer * self)
+{
+  guint i;
+
+  g_mutex_lock (&self->streams_lock);
+  for (i = 0; i < self->streams->len; i++) {
+    GstCbiStream *stream = g_ptr_array_index (self->streams, i);
+    gst_cuda_batch_infer_clear_pool (&stream->out_pool);
   }
   g_mutex_unlock (&self->streams_lock);
 }

@@ -333,6 +333,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   gst_cbi_inflight_clear (&self->inflight);
   gst_cuda_batch_infer_clear_pool (&self->out_pool);
   gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
+  gst_cuda_batch_infer_clear_stream_pools (self);
   GST_OBJECT_LOCK (self);
   self->resizes = FALSE;
   self->query_batch = 0;
@@ -372,6 +373,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   GError *error = NULL;
   gboolean fallback, error_posted, ok = TRUE, std_ok = TRUE, resizes;
   gboolean exhaustive, replay;
+  CbiScaling scaling;
   guint c, threads;
   gchar *model;
   GstVideoInfo info;
@@ -392,6 +394,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   exhaustive = self->algo_search == GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE;
   replay = self->cuda_graph;
   threads = self->threads;
+  scaling = (CbiScaling) self->scaling;
   self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
   /* value = (byte x scale - mean) / std = byte x run_scale + run_bias */
   for (c = 0; c < 3; c++) {
@@ -467,6 +470,13 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   cbi_engine_set_exhaustive_search (self->engine, exhaustive);
   cbi_engine_set_replay (self->engine, replay);
   cbi_engine_set_threads (self->engine, threads);
+  /* scaling is to the model's own size: a model that takes any size
+   * takes each stream's as it is */
+  self->run_scaling = gst_cuda_batch_infer_model_info (self, &info) ?
+      scaling : CBI_SCALE_NONE;
+  if (scaling != CBI_SCALE_NONE && self->run_scaling == CBI_SCALE_NONE)
+    GST_WARNING_OBJECT (self, "the model takes frames of any size: they are "
+        "not scaled, and the streams of a batch need the same size");
   resizes = gst_cuda_batch_infer_model_resizes (self);
   GST_OBJECT_LOCK (self);
   self->resizes = resizes;

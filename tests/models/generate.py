@@ -19,6 +19,9 @@ the committed files and never run this script.
   channel order, mapped back the inverse way: what the element's
   input-mean, input-std and channel-order=bgr must give.
 - conv-fixed.onnx: conv-relu.onnx with a fixed 8x6 input size.
+- identity-fixed.onnx: a 1x1 Conv with identity weights and a fixed 8x8
+  input size: what goes in comes out, so the element's scaling of frames
+  to the model's size and back can be checked by their bytes.
 - eltwise.onnx, eltwise.in.bin, eltwise.out.bin: a Conv followed by every
   element-wise op the engine takes (LeakyRelu fused into the Conv, Sigmoid
   and Tanh on one tensor, their Add, HardSigmoid, HardSwish, Elu, Clip with
@@ -522,6 +525,15 @@ def write_ort_reference(stem):
         os.path.join(HERE, stem + ".ort.out.bin"))
 
 
+def identity_fixed_model():
+    eye = np.eye(3, dtype=np.float32).reshape(3, 3, 1, 1)
+    return model([helper.make_node("Conv", ["image", "eye"], ["output"],
+                                   name="identity", kernel_shape=[1, 1])],
+                 [numpy_helper.from_array(eye, "eye")], inputs=[
+        helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                      ["N", 3, 8, 8])])
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -531,6 +543,7 @@ def main():
         helper.make_tensor_value_info("image", TensorProto.FLOAT,
                                       ["N", 3, 6, 8])])
     save(fixed, "conv-fixed.onnx")
+    save(identity_fixed_model(), "identity-fixed.onnx")
     zoo = eltwise_model()
     save(zoo, "eltwise.onnx")
     write_reference(zoo, "eltwise")

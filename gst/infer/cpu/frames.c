@@ -10,11 +10,15 @@
 
 #include <string.h>
 
-/* One row of pixels into @d: channel c of pixel x at @d[x * @xs + c * @cs]
- * (NCHW: 1 and the plane; channels last: 3 and 1). */
+/* Pixels scaled at a time into a buffer on the stack: a row of a frame
+ * of another size than the model's is scaled in pieces of this many. */
+#define SCALE_CHUNK 256
+
+/* @n pixels of a row into @d: channel c of pixel x at @d[x * @xs + c *
+ * @cs] (NCHW: 1 and the plane; channels last: 3 and 1). */
 G_ALWAYS_INLINE static inline void
 pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
-    const gsize xs, const gsize cs, const guint pstride)
+    const gsize xs, const gsize cs, const guint pstride, const guint n)
 {
   const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
   const guint o2 = b->rgb_offset[2];
@@ -22,7 +26,7 @@ pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
   const gfloat b0 = b->bias[0], b1 = b->bias[1], b2 = b->bias[2];
   guint x;
 
-  for (x = 0; x < b->width; x++) {
+  for (x = 0; x < n; x++) {
     const guint8 *px = src + (gsize) x * pstride;
     d[x * xs] = cbi_from_byte (px[o0], s0, b0);
     d[x * xs + cs] = cbi_from_byte (px[o1], s1, b1);
@@ -38,18 +42,30 @@ pack_frames (const CbiFrameBatch * b, gfloat * tensor,
   const gsize slot = 3 * plane;
   const gsize xs = channels_last ? 3 : 1, cs = channels_last ? 1 : plane;
   const gint rows = (gint) (b->n_frames * b->height);
+  const gboolean scales = cbi_frame_batch_scales (b);
   gint row;
   guint i;
 
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {
     guint f = row / b->height, y = row % b->height;
-    const guint8 *src = b->in[f] + (gsize) y * b->in_stride[f];
+    /* a scaled frame is read through its own size */
+    const guint8 *src = scales ? NULL :
+        b->in[f] + (gsize) y * b->in_stride[f];
     gfloat *d = tensor + f * slot + (gsize) y * b->width * xs;
-    if (b->pixel_stride == 4)
-      pack_row (b, src, d, xs, cs, 4);
-    else
-      pack_row (b, src, d, xs, cs, 3);
+    if (scales) {
+      guint8 scaled[SCALE_CHUNK * 4];
+      guint x, n;
+      for (x = 0; x < b->width; x += n) {
+        n = MIN (SCALE_CHUNK, b->width - x);
+        cbi_frame_batch_scale_row_in (b, f, y, x, n, scaled);
+        pack_row (b, scaled, d + x * xs, xs, cs, b->pixel_stride, n);
+      }
+    } else if (b->pixel_stride == 4) {
+      pack_row (b, src, d, xs, cs, 4, b->width);
+    } else {
+      pack_row (b, src, d, xs, cs, 3, b->width);
+    }
   }
 
   /* a slot is 3 planes in either layout */
@@ -101,6 +117,72 @@ unpack_row (const CbiFrameBatch * b, const CbiUnpackMap * m, const gfloat * s,
   }
 }
 
+/* One output channel of a scaled frame: the four values around its
+ * position as bytes, mixed as cbi_frame_batch_scale_row_out() mixes the
+ * bytes a GPU unpacked, so that both give the same frame. */
+G_ALWAYS_INLINE static inline guint8
+unpack_mix (const gfloat * p00, const gfloat * p01, const gfloat * p10,
+    const gfloat * p11, gsize at, gfloat inv, gfloat off, gfloat fx, gfloat fy)
+{
+  return cbi_scale_mix (cbi_to_byte (p00[at], inv, off), cbi_to_byte (p01[at],
+          inv, off), cbi_to_byte (p10[at], inv, off), cbi_to_byte (p11[at],
+          inv, off), fx, fy);
+}
+
+/* Output frames of their own sizes: each is its window of the model's
+ * output, scaled. */
+static void
+unpack_scaled (const CbiFrameBatch * b, const gfloat * tensor,
+    const gboolean channels_last)
+{
+  const guint width = b->out_width ? b->out_width : b->width;
+  const guint height = b->out_height ? b->out_height : b->height;
+  const gsize plane = (gsize) width * height;
+  const guint ps = b->pixel_stride;
+  CbiUnpackMap m;
+  gsize xs, cs;
+  guint f;
+
+  cbi_unpack_map_init (&m, b->out_channels ? b->out_channels : 3,
+      b->out_scale, b->out_offset);
+  xs = channels_last ? m.channels : 1;
+  cs = channels_last ? 1 : plane;
+
+  for (f = 0; f < b->n_frames; f++) {
+    const gfloat *slot = tensor + f * m.channels * plane;
+    const guint ow = b->out_frame_width[f], oh = b->out_frame_height[f];
+    CbiScaleWindow w;
+    gint y;
+
+    cbi_scale_window (b->scaling, b->in_width[f], b->in_height[f], width,
+        height, &w);
+#pragma omp parallel for schedule(static)
+    for (y = 0; y < (gint) oh; y++) {
+      guint8 *out = b->out[f] + (gsize) y * b->out_stride[f];
+      guint y0, y1, x, x0, x1, c;
+      gfloat fx, fy;
+
+      cbi_scale_coord (y, oh, w.y, w.height, &y0, &y1, &fy);
+      for (x = 0; x < ow; x++) {
+        const gfloat *p00, *p01, *p10, *p11;
+        guint8 *px = out + (gsize) x * ps;
+
+        cbi_scale_coord (x, ow, w.x, w.width, &x0, &x1, &fx);
+        p00 = slot + ((gsize) y0 * width + x0) * xs;
+        p01 = slot + ((gsize) y0 * width + x1) * xs;
+        p10 = slot + ((gsize) y1 * width + x0) * xs;
+        p11 = slot + ((gsize) y1 * width + x1) * xs;
+        for (c = 0; c < 3; c++)
+          px[b->rgb_offset[c]] = unpack_mix (p00, p01, p10, p11,
+              m.src[c] * cs, m.inv[c], m.off[c], fx, fy);
+        if (ps == 4)
+          px[b->extra_offset] = m.channels == 4 ? unpack_mix (p00, p01, p10,
+              p11, 3 * cs, m.inv[3], m.off[3], fx, fy) : 255;
+      }
+    }
+  }
+}
+
 G_ALWAYS_INLINE static inline void
 unpack_frames (const CbiFrameBatch * b, const gfloat * tensor,
     const gboolean channels_last)
@@ -115,6 +197,10 @@ unpack_frames (const CbiFrameBatch * b, const gfloat * tensor,
   gsize xs, cs;
   gint row;
 
+  if (cbi_frame_batch_scales (b)) {
+    unpack_scaled (b, tensor, channels_last);
+    return;
+  }
   cbi_unpack_map_init (&m, b->out_channels ? b->out_channels : 3,
       b->out_scale, b->out_offset);
   xs = channels_last ? m.channels : 1;

@@ -1,8 +1,9 @@
 /* cudabatchinfer: the CUDA backend's batches
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Frames are copied once into pinned staging (rows packed), go to the
- * device in one copy, are packed to NCHW there; the plan's steps run on
+ * Frames are copied once into pinned staging (rows packed; scaled there
+ * when they have another size than the model's), go to the device in one
+ * copy, are packed to NCHW there; the plan's steps run on
  * the slot's stream (recorded as a CUDA graph after the first run);
  * results come back the same way. CUDA binds a device to a thread, so
  * every entry point selects the backend's device first: warm-up runs on
@@ -151,10 +152,16 @@ cbi_cuda_upload (CbiBackend * backend, gpointer p, guint k,
 
   if ((slot = cbi_cuda_begin_slot (cuda, plan, k, error)) == NULL)
     return FALSE;
+  /* a frame of another size is scaled in this copy: staging, the upload
+   * and the pack kernel see the model's size whatever the streams' */
   for (i = 0; i < batch->n_frames; i++)
     for (y = 0; y < batch->height; y++)
-      memcpy (slot->staging_in + i * frame + y * row,
-          batch->in[i] + (gsize) y * batch->in_stride[i], row);
+      if (cbi_frame_batch_scales (batch))
+        cbi_frame_batch_scale_row_in (batch, i, y, 0, batch->width,
+            slot->staging_in + i * frame + y * row);
+      else
+        memcpy (slot->staging_in + i * frame + y * row,
+            batch->in[i] + (gsize) y * batch->in_stride[i], row);
   cbi_cuda_frames_layout (batch, &f);
   return CUDA_CHECK (cudaMemcpyAsync (slot->frames_in, slot->staging_in,
           frame * batch->n_frames, cudaMemcpyHostToDevice, stream),
@@ -247,11 +254,19 @@ cbi_cuda_finish (CbiBackend * backend, gpointer p, guint k,
     return FALSE;
   slot->queued = FALSE;
   for (i = 0; slot->unpacked && batch && batch->out && i < slot->out_frames;
-      i++)
-    for (y = 0; y < slot->out_height; y++)
-      memcpy (batch->out[i] + (gsize) y * batch->out_stride[i],
-          slot->staging_out + (i * slot->out_height + y) * slot->out_row,
-          slot->out_row);
+      i++) {
+    const guint8 *frame = slot->staging_out + i * slot->out_height *
+        slot->out_row;
+    /* a frame of another size gets its window scaled back in this copy */
+    if (cbi_frame_batch_scales (batch))
+      for (y = 0; y < batch->out_frame_height[i]; y++)
+        cbi_frame_batch_scale_row_out (batch, i, y, frame, slot->out_row,
+            batch->out[i] + (gsize) y * batch->out_stride[i]);
+    else
+      for (y = 0; y < slot->out_height; y++)
+        memcpy (batch->out[i] + (gsize) y * batch->out_stride[i],
+            frame + y * slot->out_row, slot->out_row);
+  }
   return TRUE;
 }
 

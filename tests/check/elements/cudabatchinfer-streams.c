@@ -14,6 +14,8 @@
 #define CAPS_RGB_SMALL \
     "video/x-raw,format=RGB,width=16,height=12,framerate=30/1"
 #define CAPS_BGRX "video/x-raw,format=BGRx,width=32,height=24,framerate=30/1"
+/* a 1x1 convolution with identity weights at a fixed 8x8 */
+#define IDENTITY_FIXED "model=" CBI_TEST_MODELS_DIR "/identity-fixed.onnx"
 
 /* An element made from "cudabatchinfer @props" (backend=cpu: these tests
  * are about pads, not devices), with its bus. */
@@ -907,7 +909,12 @@ encode_clip (const gchar * path, guint frames, guint width, guint height,
   gst_object_unref (p);
 }
 
-GST_START_TEST (test_three_decoded_files_of_other_lengths_and_sizes_come_out)
+/* Three clips of other lengths and sizes, decoded, through one element
+ * at batch 8: scaled to one size upstream (@scaling NULL), or each at its
+ * own size with the element's @scaling; every frame comes out, at the size
+ * it went in, from a warmed-up batch that allocated nothing. */
+static void
+run_three_decoded_files (const gchar * scaling)
 {
   static const guint frames[3] = { 17, 30, 41 };
   static const guint widths[3] = { 96, 160, 64 };
@@ -921,14 +928,17 @@ GST_START_TEST (test_three_decoded_files_of_other_lengths_and_sizes_come_out)
   guint k;
 
   fail_unless (dir != NULL);
+  if (scaling)
+    g_string_append_printf (desc, " scaling=%s %s", scaling, IDENTITY_FIXED);
   for (k = 0; k < 3; k++) {
     paths[k] = g_strdup_printf ("%s/clip%u.ogg", dir, k);
     encode_clip (paths[k], frames[k], widths[k], heights[k], k);
-    /* one size for all: the streams of one element batch together */
+    /* without scaling, one size for all: the streams of one element batch
+     * together */
     g_string_append_printf (desc, " filesrc location=%s ! decodebin ! "
-        "videoconvert ! videoscale ! video/x-raw,format=RGB,width=80,"
-        "height=60 ! inf.sink_%u inf.src_%u ! fakesink name=out%u "
-        "signal-handoffs=true", paths[k], k, k, k);
+        "videoconvert ! %s ! inf.sink_%u inf.src_%u ! fakesink name=out%u "
+        "signal-handoffs=true", paths[k], scaling ? "video/x-raw,format=RGB"
+        : "videoscale ! video/x-raw,format=RGB,width=80,height=60", k, k, k);
   }
   pipeline = gst_parse_launch (desc->str, NULL);
   fail_unless (pipeline != NULL, "could not make %s", desc->str);
@@ -943,10 +953,23 @@ GST_START_TEST (test_three_decoded_files_of_other_lengths_and_sizes_come_out)
   e = gst_bin_get_by_name (GST_BIN (pipeline), "inf");
   for (k = 0; k < 3; k++) {
     gchar *pad = g_strdup_printf ("sink_%u", k);
+    gchar *name = g_strdup_printf ("out%u", k);
+    GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), name);
+    GstPad *sinkpad = gst_element_get_static_pad (sink, "sink");
+    GstCaps *caps = gst_pad_get_current_caps (sinkpad);
+    GstVideoInfo info;
+
     fail_unless_equals_int (g_atomic_int_get (&out[k]), frames[k]);
     fail_unless_equals_uint64 (stat_of (e, pad, "frames-in"), frames[k]);
     fail_unless_equals_uint64 (stat_of (e, pad, "frames-out"), frames[k]);
     fail_unless_equals_uint64 (stat_of (e, pad, "frames-dropped"), 0);
+    fail_unless (caps != NULL && gst_video_info_from_caps (&info, caps));
+    fail_unless_equals_int (info.width, scaling ? widths[k] : 80);
+    fail_unless_equals_int (info.height, scaling ? heights[k] : 60);
+    gst_caps_unref (caps);
+    gst_object_unref (sinkpad);
+    gst_object_unref (sink);
+    g_free (name);
     g_free (pad);
   }
   fail_unless_equals_uint64 (stat_of (e, NULL, "fresh-allocations-after-"
@@ -964,6 +987,223 @@ GST_START_TEST (test_three_decoded_files_of_other_lengths_and_sizes_come_out)
   g_string_free (desc, TRUE);
 }
 
+GST_START_TEST (test_three_decoded_files_of_other_lengths_and_sizes_come_out)
+{
+  run_three_decoded_files (NULL);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_three_decoded_files_letterboxed_come_out_at_their_sizes)
+{
+  run_three_decoded_files ("letterbox");
+}
+
+GST_END_TEST;
+
+
+/* Scaling. identity-fixed.onnx gives back what it takes, at 8x8: a frame
+ * that fits its window at scale 1 comes back byte for byte, and a frame of
+ * one colour comes back of that colour whatever the scale, unless the
+ * black of the bars leaks into it. */
+
+/* A frame of @width x @height RGB whose every byte is @value where
+ * @pattern is FALSE, else byte b is (b * 7 + @value) % 256. */
+static GstBuffer *
+scaled_frame (guint k, guint i, guint width, guint height, gboolean pattern)
+{
+  GstBuffer *buf = make_frame (k, i, width * height * 3);
+  GstMapInfo map;
+  gsize b;
+
+  if (pattern) {
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+    for (b = 0; b < map.size; b++)
+      map.data[b] = (guint8) (b * 7 + k * 40 + i);
+    gst_buffer_unmap (buf, &map);
+  }
+  return buf;
+}
+
+/* Fails unless @out has @want's bytes, naming the first that differs. */
+static void
+assert_same_bytes (GstBuffer * out, GstBuffer * want, const gchar * what)
+{
+  GstMapInfo a, b;
+  gsize n;
+
+  fail_unless (gst_buffer_map (out, &a, GST_MAP_READ));
+  fail_unless (gst_buffer_map (want, &b, GST_MAP_READ));
+  fail_unless_equals_uint64 (a.size, b.size);
+  for (n = 0; n < a.size; n++)
+    fail_unless (a.data[n] == b.data[n], "%s: byte %" G_GSIZE_FORMAT " is "
+        "%u, not %u", what, n, a.data[n], b.data[n]);
+  gst_buffer_unmap (out, &a);
+  gst_buffer_unmap (want, &b);
+}
+
+static void
+assert_caps_size (GstHarness * h, gint width, gint height)
+{
+  GstCaps *caps = gst_pad_get_current_caps (h->sinkpad);
+  GstVideoInfo info;
+
+  fail_unless (caps != NULL && gst_video_info_from_caps (&info, caps));
+  fail_unless_equals_int (info.width, width);
+  fail_unless_equals_int (info.height, height);
+  gst_caps_unref (caps);
+}
+
+/* Pulls frame @i of stream @k, of @width x @height, and checks its bytes
+ * against scaled_frame()'s and that its batch allocated nothing. */
+static void
+pull_scaled (GstHarness * h, guint k, guint i, guint width, guint height,
+    gboolean pattern)
+{
+  GstBuffer *out, *want = scaled_frame (k, i, width, height, pattern);
+  GstBatchMemoryMeta *meta = pull_checked (h, k, i, &out);
+  gchar *what = g_strdup_printf ("stream %u frame %u (%ux%u)", k, i, width,
+      height);
+
+  fail_unless_equals_uint64 (meta->fresh_allocations, 0);
+  fail_unless (meta->warmed_up);
+  assert_same_bytes (out, want, what);
+  g_free (what);
+  gst_buffer_unref (out);
+  gst_buffer_unref (want);
+}
+
+GST_START_TEST (test_letterbox_gives_each_stream_its_frames_at_its_own_size)
+{
+  TwoStreams t;
+  guint i;
+
+  t.e = element_new ("batch=4 scaling=letterbox " IDENTITY_FIXED, &t.bus);
+  /* 16x8 is 8x4 in the model, between bars of 2 rows; 4x8 fits at scale
+   * 1 between bars of 2 columns */
+  t.h0 = stream_harness (t.e, 0,
+      "video/x-raw,format=RGB,width=16,height=8,framerate=30/1");
+  t.h1 = stream_harness (t.e, 1,
+      "video/x-raw,format=RGB,width=4,height=8,framerate=30/1");
+  for (i = 0; i < 4; i++) {
+    fail_unless_equals_int (gst_harness_push (t.h0, scaled_frame (0, i, 16, 8,
+                FALSE)), GST_FLOW_OK);
+    fail_unless_equals_int (gst_harness_push (t.h1, scaled_frame (1, i, 4, 8,
+                TRUE)), GST_FLOW_OK);
+  }
+  for (i = 0; i < 4; i++) {
+    pull_scaled (t.h0, 0, i, 16, 8, FALSE);
+    pull_scaled (t.h1, 1, i, 4, 8, TRUE);
+  }
+  /* each src pad says its own stream's size */
+  assert_caps_size (t.h0, 16, 8);
+  assert_caps_size (t.h1, 4, 8);
+  two_streams_free (&t);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_stream_changes_its_size_while_the_other_goes_on)
+{
+  TwoStreams t;
+  guint i;
+
+  t.e = element_new ("batch=4 scaling=stretch " IDENTITY_FIXED, &t.bus);
+  t.h0 = stream_harness (t.e, 0, CAPS_RGB);
+  t.h1 = stream_harness (t.e, 1,
+      "video/x-raw,format=RGB,width=8,height=8,framerate=30/1");
+  push (t.h0, 0, 0);
+  fail_unless_equals_int (gst_harness_push (t.h1, scaled_frame (1, 0, 8, 8,
+              TRUE)), GST_FLOW_OK);
+  /* stream 1's 8x8 frame goes first, at its size, in its own batch */
+  gst_harness_set_src_caps_str (t.h1,
+      "video/x-raw,format=RGB,width=24,height=4,framerate=30/1");
+  fail_unless_equals_int (gst_harness_push (t.h1, scaled_frame (1, 1, 24, 4,
+              FALSE)), GST_FLOW_OK);
+  push (t.h0, 0, 1);
+  push (t.h0, 0, 2);
+  fail_unless_equals_int (gst_harness_push (t.h1, scaled_frame (1, 2, 24, 4,
+              FALSE)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_eos ()));
+  fail_unless (gst_harness_push_event (t.h1, gst_event_new_eos ()));
+  pull_scaled (t.h1, 1, 0, 8, 8, TRUE);
+  pull_scaled (t.h1, 1, 1, 24, 4, FALSE);
+  pull_scaled (t.h1, 1, 2, 24, 4, FALSE);
+  for (i = 0; i < 3; i++)
+    pull_scaled (t.h0, 0, i, 32, 24, FALSE);
+  fail_unless_equals_uint64 (stat_of (t.e, NULL, "frames-dropped"), 0);
+  two_streams_free (&t);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_stretch_on_the_always_pad_takes_frames_of_any_size)
+{
+  GstHarness *h = gst_harness_new_parse ("cudabatchinfer backend=cpu "
+      "batch=2 scaling=stretch " IDENTITY_FIXED);
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  for (i = 0; i < 2; i++)
+    fail_unless_equals_int (gst_harness_push (h, scaled_frame (0, i, 32, 24,
+                FALSE)), GST_FLOW_OK);
+  for (i = 0; i < 2; i++) {
+    GstBuffer *out = gst_harness_pull (h);
+    GstBuffer *want = scaled_frame (0, i, 32, 24, FALSE);
+    fail_unless (out != NULL);
+    assert_same_bytes (out, want, "always pad");
+    gst_buffer_unref (out);
+    gst_buffer_unref (want);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_scaled_streams_still_need_one_format)
+{
+  GstBus *bus;
+  GstElement *e = element_new ("batch=4 scaling=letterbox " IDENTITY_FIXED,
+      &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, NULL);
+
+  push (h0, 0, 0);
+  gst_harness_set_src_caps_str (h1, CAPS_BGRX);
+  fail_unless_equals_int (gst_harness_push (h1, make_frame (1, 0,
+              32 * 24 * 4)), GST_FLOW_NOT_NEGOTIATED);
+  expect_error_naming (bus, "sink_1", "sink_0");
+  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  pull_frames (h0, 0, 0, 1);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_scaling_a_model_of_any_size_still_needs_one_size)
+{
+  GstBus *bus;
+  /* the built-in model takes any size: nothing to scale to */
+  GstElement *e = element_new ("batch=4 scaling=letterbox", &bus);
+  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
+  GstHarness *h1 = stream_harness (e, 1, NULL);
+
+  push (h0, 0, 0);
+  gst_harness_set_src_caps_str (h1, CAPS_RGB_SMALL);
+  fail_unless_equals_int (gst_harness_push (h1, make_frame (1, 0,
+              16 * 12 * 3)), GST_FLOW_NOT_NEGOTIATED);
+  expect_error_naming (bus, "sink_1", "sink_0");
+  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  pull_frames (h0, 0, 0, 1);
+  gst_harness_teardown (h1);
+  gst_harness_teardown (h0);
+  gst_object_unref (e);
+  bus_free (bus);
+}
+
 GST_END_TEST;
 
 static Suite *
@@ -973,6 +1213,15 @@ cudabatchinfer_streams_suite (void)
   TCase *tc = tcase_create ("general");
 
   tcase_set_timeout (tc, 120);
+  tcase_add_test (tc,
+      test_letterbox_gives_each_stream_its_frames_at_its_own_size);
+  tcase_add_test (tc, test_a_stream_changes_its_size_while_the_other_goes_on);
+  tcase_add_test (tc,
+      test_stretch_on_the_always_pad_takes_frames_of_any_size);
+  tcase_add_test (tc, test_scaled_streams_still_need_one_format);
+  tcase_add_test (tc, test_scaling_a_model_of_any_size_still_needs_one_size);
+  tcase_add_test (tc,
+      test_three_decoded_files_letterboxed_come_out_at_their_sizes);
   suite_add_tcase (s, tc);
   tcase_add_test (tc,
       test_requesting_sink_k_adds_src_k_and_releasing_removes_both);

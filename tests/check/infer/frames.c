@@ -134,6 +134,205 @@ GST_START_TEST (test_unpack_clamps_and_copies_the_fourth_byte)
 
 GST_END_TEST;
 
+
+GST_START_TEST (test_letterbox_window_fills_the_limiting_side_and_centres)
+{
+  CbiScaleWindow w;
+
+  /* 16:9 into a square: full width, 9/16 of the height, centred */
+  cbi_scale_window (CBI_SCALE_LETTERBOX, 1920, 1080, 224, 224, &w);
+  fail_unless_equals_int (w.width, 224);
+  fail_unless_equals_int (w.height, 126);
+  fail_unless_equals_int (w.x, 0);
+  fail_unless_equals_int (w.y, 49);
+  /* tall into wide: full height; the odd pixel of padding goes right */
+  cbi_scale_window (CBI_SCALE_LETTERBOX, 2, 4, 5, 4, &w);
+  fail_unless_equals_int (w.width, 2);
+  fail_unless_equals_int (w.height, 4);
+  fail_unless_equals_int (w.x, 1);
+  fail_unless_equals_int (w.y, 0);
+  /* the same aspect ratio, and stretch: the whole frame */
+  cbi_scale_window (CBI_SCALE_LETTERBOX, 64, 48, 32, 24, &w);
+  fail_unless (w.x == 0 && w.y == 0 && w.width == 32 && w.height == 24);
+  cbi_scale_window (CBI_SCALE_STRETCH, 1920, 1080, 224, 224, &w);
+  fail_unless (w.x == 0 && w.y == 0 && w.width == 224 && w.height == 224);
+  /* a sliver never becomes an empty window */
+  cbi_scale_window (CBI_SCALE_LETTERBOX, 1000, 1, 8, 8, &w);
+  fail_unless_equals_int (w.height, 1);
+}
+
+GST_END_TEST;
+
+/* An RGB batch of @n frames scaled into @w x @h slots. */
+static void
+init_scaled_batch (CbiFrameBatch * b, CbiScaling scaling, guint w, guint h,
+    guint n, const guint8 * const *in, const gint * stride,
+    const guint * in_w, const guint * in_h)
+{
+  memset (b, 0, sizeof (*b));
+  b->width = w;
+  b->height = h;
+  b->pixel_stride = 3;
+  b->rgb_offset[0] = 0;
+  b->rgb_offset[1] = 1;
+  b->rgb_offset[2] = 2;
+  b->extra_offset = -1;
+  b->scale[0] = b->scale[1] = b->scale[2] = 1.0f;
+  cbi_frame_batch_map_output_back (b);
+  b->n_frames = n;
+  b->n_slots = n;
+  b->in = in;
+  b->in_stride = stride;
+  b->scaling = scaling;
+  b->in_width = in_w;
+  b->in_height = in_h;
+}
+
+GST_START_TEST (test_stretch_to_half_size_averages_each_two_by_two_block)
+{
+  guint8 px[4 * 4 * 3];
+  const guint8 *in[1] = { px };
+  const gint stride[1] = { 12 };
+  const guint in_w[1] = { 4 }, in_h[1] = { 4 };
+  gfloat t[3 * 2 * 2];
+  CbiFrameBatch b;
+  guint x, y, c;
+
+  for (y = 0; y < 4; y++)
+    for (x = 0; x < 4; x++)
+      for (c = 0; c < 3; c++)
+        px[(y * 4 + x) * 3 + c] = 40 * c + 8 * y + 4 * x;
+  init_scaled_batch (&b, CBI_SCALE_STRETCH, 2, 2, 1, in, stride, in_w, in_h);
+  cbi_pack_frames (&b, t);
+  for (c = 0; c < 3; c++)
+    for (y = 0; y < 2; y++)
+      for (x = 0; x < 2; x++)
+        /* the mean of rows 2y, 2y+1 and columns 2x, 2x+1 */
+        fail_unless_equals_float (t[c * 4 + y * 2 + x],
+            40 * c + 8 * (2 * y) + 4 + 4 * (2 * x) + 2);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_letterbox_packs_black_bars_and_unpack_gives_back_each_size)
+{
+  /* a wide 4x2 and a tall 2x4 frame in 4x4 slots: both fit at scale 1,
+   * so what comes back is exactly what went in */
+  guint8 wide[4 * 2 * 3], tall[2 * 4 * 3], out0[4 * 2 * 3], out1[2 * 4 * 3];
+  const guint8 *in[2] = { wide, tall };
+  guint8 *out[2] = { out0, out1 };
+  const gint stride[2] = { 12, 6 };
+  const guint in_w[2] = { 4, 2 }, in_h[2] = { 2, 4 };
+  gfloat t[2 * 3 * 16];
+  CbiFrameBatch b;
+  guint i, x, y;
+
+  for (i = 0; i < sizeof (wide); i++) {
+    wide[i] = 10 + i;
+    tall[i] = 100 + i;
+  }
+  init_scaled_batch (&b, CBI_SCALE_LETTERBOX, 4, 4, 2, in, stride, in_w,
+      in_h);
+  b.bias[0] = b.bias[1] = b.bias[2] = -0.5f;
+  cbi_frame_batch_map_output_back (&b);
+  cbi_pack_frames (&b, t);
+  /* the wide frame: rows 1 and 2, black (byte 0: the bias) above and
+   * below; the tall one: columns 1 and 2, black beside */
+  for (y = 0; y < 4; y++)
+    for (x = 0; x < 4; x++) {
+      gboolean in_wide = y == 1 || y == 2, in_tall = x == 1 || x == 2;
+      fail_unless_equals_float (t[y * 4 + x], in_wide ?
+          wide[((y - 1) * 4 + x) * 3] - 0.5f : -0.5f);
+      fail_unless_equals_float (t[48 + 16 + y * 4 + x], in_tall ?
+          tall[(y * 2 + x - 1) * 3 + 1] - 0.5f : -0.5f);
+    }
+
+  b.out = out;
+  b.out_stride = stride;
+  b.out_frame_width = in_w;
+  b.out_frame_height = in_h;
+  memset (out0, 0, sizeof (out0));
+  memset (out1, 0, sizeof (out1));
+  cbi_unpack_frames (&b, t);
+  fail_unless (memcmp (out0, wide, sizeof (wide)) == 0);
+  fail_unless (memcmp (out1, tall, sizeof (tall)) == 0);
+}
+
+GST_END_TEST;
+
+/* The CUDA backend unpacks a scaled frame at the model's size on the
+ * device and scales its window back as it copies it out
+ * (cbi_frame_batch_scale_row_out ()); the CPU scales the values. Both
+ * must give the same bytes. */
+GST_START_TEST (test_scaled_unpack_matches_the_bytes_path_of_the_gpu)
+{
+  const guint W = 6, H = 6, iw = 9, ih = 5, ow = 13, oh = 7;
+  guint8 frame[9 * 5 * 4], model[6 * 6 * 4], cpu[13 * 7 * 4], gpu[13 * 7 * 4];
+  guint8 staged[6 * 6 * 4];
+  const guint8 *in[1] = { frame }, *staged_in[1] = { staged };
+  guint8 *model_out[1] = { model }, *cpu_out[1] = { cpu };
+  const gint in_stride[1] = { 9 * 4 }, model_stride[1] = { 6 * 4 };
+  const gint out_stride[1] = { 13 * 4 };
+  const guint in_w[1] = { iw }, in_h[1] = { ih };
+  const guint out_w[1] = { ow }, out_h[1] = { oh };
+  gfloat t[3 * 6 * 6], t_gpu[3 * 6 * 6];
+  CbiFrameBatch b;
+  guint i, y;
+
+  for (i = 0; i < sizeof (frame); i++)
+    frame[i] = (i * 37 + (i / 36) * 11) % 251;
+  init_bgrx_batch (&b, 1, 1, CBI_PAD_ZERO);
+  b.width = W;
+  b.height = H;
+  b.in = in;
+  b.in_stride = in_stride;
+  b.scaling = CBI_SCALE_LETTERBOX;
+  b.in_width = in_w;
+  b.in_height = in_h;
+  cbi_pack_frames (&b, t);
+  /* the GPU's way in: scaled into staging as bytes, then packed as a
+   * frame of the model's size */
+  for (y = 0; y < H; y++)
+    cbi_frame_batch_scale_row_in (&b, 0, y, 0, W, staged + y * W * 4);
+  b.scaling = CBI_SCALE_NONE;
+  b.in = staged_in;
+  b.in_stride = model_stride;
+  cbi_pack_frames (&b, t_gpu);
+  fail_unless (memcmp (t, t_gpu, sizeof (t)) == 0);
+  /* a model that changes the values, not only passes them */
+  for (i = 0; i < G_N_ELEMENTS (t); i++)
+    t[i] = t[i] * 1.3f - 0.1f;
+
+  b.scaling = CBI_SCALE_LETTERBOX;
+  b.in = in;
+  b.in_stride = in_stride;
+  b.out = cpu_out;
+  b.out_stride = out_stride;
+  b.out_frame_width = out_w;
+  b.out_frame_height = out_h;
+  cbi_unpack_frames (&b, t);
+
+  /* the GPU's way: unpacked as the model's frame, then scaled as bytes */
+  b.scaling = CBI_SCALE_NONE;
+  b.in = staged_in;
+  b.in_stride = model_stride;
+  b.out = model_out;
+  b.out_stride = model_stride;
+  cbi_unpack_frames (&b, t);
+  b.scaling = CBI_SCALE_LETTERBOX;
+  for (y = 0; y < oh; y++)
+    cbi_frame_batch_scale_row_out (&b, 0, y, model, W * 4, gpu + y * ow * 4);
+  for (i = 0; i < sizeof (cpu); i++) {
+    if (i % 4 != 3) {
+      fail_unless_equals_int (cpu[i], gpu[i]);
+    } else {
+      fail_unless_equals_int (cpu[i], 255);
+    }
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 frames_suite (void)
 {
@@ -145,6 +344,13 @@ frames_suite (void)
   tcase_add_test (tc,
       test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it);
   tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
+  tcase_add_test (tc,
+      test_letterbox_window_fills_the_limiting_side_and_centres);
+  tcase_add_test (tc,
+      test_stretch_to_half_size_averages_each_two_by_two_block);
+  tcase_add_test (tc,
+      test_letterbox_packs_black_bars_and_unpack_gives_back_each_size);
+  tcase_add_test (tc, test_scaled_unpack_matches_the_bytes_path_of_the_gpu);
   return s;
 }
 

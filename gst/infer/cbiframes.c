@@ -45,34 +45,41 @@ cbi_frame_batch_scale_row_in (const CbiFrameBatch * b, guint f, guint y,
 {
   const guint ps = b->pixel_stride;
   const guint iw = b->in_width[f], ih = b->in_height[f];
-  const guint8 *r0 = NULL, *r1 = NULL;
+  const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
+  const guint o2 = b->rgb_offset[2];
+  const guint8 *r0, *r1;
   CbiScaleWindow w;
-  guint y0, y1, i, c;
-  gfloat fy = 0.0f;
+  CbiScaleWalk walk;
+  guint y0, y1, fy, i, first, end;
 
   cbi_scale_window (b->scaling, iw, ih, b->width, b->height, &w);
-  if (y >= w.y && y < w.y + w.height) {
-    cbi_scale_coord (y - w.y, w.height, 0, ih, &y0, &y1, &fy);
-    r0 = b->in[f] + (gsize) y0 * b->in_stride[f];
-    r1 = b->in[f] + (gsize) y1 * b->in_stride[f];
-  }
-  for (i = 0; i < n; i++) {
-    guint8 *px = row + (gsize) i * ps;
-    guint dx = x + i, x0, x1;
-    gfloat fx;
+  /* black bars, the fourth byte opaque, then the picture over them */
+  memset (row, 0, (gsize) n * ps);
+  if (ps == 4)
+    for (i = 0; i < n; i++)
+      row[(gsize) i * 4 + b->extra_offset] = 255;
+  first = MAX (x, w.x);
+  end = MIN (x + n, w.x + w.width);
+  if (y < w.y || y >= w.y + w.height || first >= end)
+    return;
+  cbi_scale_walk_init (&walk, y - w.y, w.height, 0, ih);
+  cbi_scale_walk_next (&walk, &y0, &y1, &fy);
+  r0 = b->in[f] + (gsize) y0 * b->in_stride[f];
+  r1 = b->in[f] + (gsize) y1 * b->in_stride[f];
+  cbi_scale_walk_init (&walk, first - w.x, w.width, 0, iw);
+  for (i = first; i < end; i++) {
+    guint8 *px = row + (gsize) (i - x) * ps;
+    guint x0, x1, fx;
+    const guint8 *a, *b1, *c, *d;
 
-    if (r0 == NULL || dx < w.x || dx >= w.x + w.width) {
-      memset (px, 0, ps);
-    } else {
-      cbi_scale_coord (dx - w.x, w.width, 0, iw, &x0, &x1, &fx);
-      for (c = 0; c < 3; c++) {
-        const guint o = b->rgb_offset[c];
-        px[o] = cbi_scale_mix (r0[x0 * ps + o], r0[x1 * ps + o],
-            r1[x0 * ps + o], r1[x1 * ps + o], fx, fy);
-      }
-    }
-    if (ps == 4)
-      px[b->extra_offset] = 255;
+    cbi_scale_walk_next (&walk, &x0, &x1, &fx);
+    a = r0 + (gsize) x0 * ps;
+    b1 = r0 + (gsize) x1 * ps;
+    c = r1 + (gsize) x0 * ps;
+    d = r1 + (gsize) x1 * ps;
+    px[o0] = cbi_scale_mix (a[o0], b1[o0], c[o0], d[o0], fx, fy);
+    px[o1] = cbi_scale_mix (a[o1], b1[o1], c[o1], d[o1], fx, fy);
+    px[o2] = cbi_scale_mix (a[o2], b1[o2], c[o2], d[o2], fx, fy);
   }
 }
 
@@ -86,16 +93,18 @@ cbi_frame_batch_scale_row_out (const CbiFrameBatch * b, guint f, guint y,
   const guint height = b->out_height ? b->out_height : b->height;
   const guint8 *r0, *r1;
   CbiScaleWindow w;
-  guint y0, y1, x, x0, x1, c;
-  gfloat fx, fy;
+  CbiScaleWalk walk;
+  guint y0, y1, fy, x, x0, x1, fx, c;
 
   cbi_scale_window (b->scaling, b->in_width[f], b->in_height[f], width,
       height, &w);
-  cbi_scale_coord (y, oh, w.y, w.height, &y0, &y1, &fy);
+  cbi_scale_walk_init (&walk, y, oh, w.y, w.height);
+  cbi_scale_walk_next (&walk, &y0, &y1, &fy);
   r0 = frame + y0 * stride;
   r1 = frame + y1 * stride;
+  cbi_scale_walk_init (&walk, 0, ow, w.x, w.width);
   for (x = 0; x < ow; x++) {
-    cbi_scale_coord (x, ow, w.x, w.width, &x0, &x1, &fx);
+    cbi_scale_walk_next (&walk, &x0, &x1, &fx);
     for (c = 0; c < ps; c++)
       row[(gsize) x * ps + c] = cbi_scale_mix (r0[x0 * ps + c],
           r0[x1 * ps + c], r1[x0 * ps + c], r1[x1 * ps + c], fx, fy);

@@ -33,8 +33,9 @@ typedef enum
  *   its aspect ratio kept, centred, the rest black (symmetric padding)
  *
  * How frames of other sizes than the batch's become its slots. Scaling is
- * bilinear, on the bytes, and rounded to bytes before the input mapping,
- * so that every backend packs the same values.
+ * bilinear, on the bytes (CbiScaleWalk, cbi_scale_mix()), and rounded to
+ * bytes before the input mapping, so that every backend packs the same
+ * values.
  */
 typedef enum
 {
@@ -138,35 +139,79 @@ void cbi_frame_batch_map_output_back (CbiFrameBatch * batch);
 void cbi_scale_window (CbiScaling scaling, guint src_width, guint src_height,
     guint dst_width, guint dst_height, CbiScaleWindow * window);
 
-/* The source position of destination position @d of @dn, over the
- * source span [@s0, @s0 + @sn): pixel centres aligned, clamped to the
- * span; @i0 and @i1 are the two source positions, @frac the weight of
- * @i1. */
-static inline void
-cbi_scale_coord (guint d, guint dn, guint s0, guint sn, guint * i0,
-    guint * i1, gfloat * frac)
+/**
+ * CbiScaleWalk:
+ *
+ * The source positions of destination positions d, d + 1, ... of dn over
+ * a source span of sn positions from s0: pixel centres aligned (source
+ * position (d + 0.5) x sn / dn - 0.5), clamped to the span, each the pair
+ * of source positions around it and the second's weight in 1/256. In
+ * exact integer steps, without a division per position, so that every
+ * caller (the CPU's pack and unpack, the copies into and out of a GPU's
+ * staging) gets the same positions and weights.
+ */
+typedef struct
 {
-  gfloat u = ((gfloat) d + 0.5f) * (gfloat) sn / (gfloat) dn - 0.5f;
-  guint i;
+  gint64 q;                     /* floor of the source position, from 0 */
+  gint64 r;                     /* its remainder, in 1 / den */
+  gint64 den;                   /* 2 dn */
+  gint64 step_q;                /* 2 sn / den: a step */
+  gint64 step_r;                /* its remainder */
+  guint64 weight;               /* r x weight >> 24: the weight in 1/256 */
+  guint s0;
+  guint sn;
+} CbiScaleWalk;
 
-  if (!(u > 0.0f))
-    u = 0.0f;
-  if (u > (gfloat) (sn - 1))
-    u = (gfloat) (sn - 1);
-  i = (guint) u;
-  *frac = u - (gfloat) i;
-  *i0 = s0 + i;
-  *i1 = s0 + MIN (i + 1, sn - 1);
+/* Starts @w at destination position @d of @dn over [@s0, @s0 + @sn). */
+static inline void
+cbi_scale_walk_init (CbiScaleWalk * w, guint d, guint dn, guint s0, guint sn)
+{
+  /* 2 dn times the source position */
+  gint64 num = (2 * (gint64) d + 1) * sn - dn;
+
+  w->den = 2 * (gint64) dn;
+  w->q = num >= 0 ? num / w->den : -((-num + w->den - 1) / w->den);
+  w->r = num - w->q * w->den;
+  w->step_q = 2 * (gint64) sn / w->den;
+  w->step_r = 2 * (gint64) sn % w->den;
+  w->weight = (G_GUINT64_CONSTANT (256) << 24) / (guint64) w->den;
+  w->s0 = s0;
+  w->sn = sn;
 }
 
-/* Bilinear mix of four bytes (@a @b above, @c @d below), rounded. */
-static inline guint8
-cbi_scale_mix (guint8 a, guint8 b, guint8 c, guint8 d, gfloat fx, gfloat fy)
+/* The pair of source positions of @w's destination position and the
+ * weight of the second (0..255); then steps to the next. */
+static inline void
+cbi_scale_walk_next (CbiScaleWalk * w, guint * i0, guint * i1, guint * frac)
 {
-  gfloat top = (gfloat) a + fx * ((gfloat) b - (gfloat) a);
-  gfloat bottom = (gfloat) c + fx * ((gfloat) d - (gfloat) c);
+  if (w->q < 0) {
+    *i0 = *i1 = w->s0;
+    *frac = 0;
+  } else if (w->q >= (gint64) w->sn - 1) {
+    *i0 = *i1 = w->s0 + w->sn - 1;
+    *frac = 0;
+  } else {
+    *i0 = w->s0 + (guint) w->q;
+    *i1 = *i0 + 1;
+    *frac = (guint) (((guint64) w->r * w->weight) >> 24);
+  }
+  w->q += w->step_q;
+  w->r += w->step_r;
+  if (w->r >= w->den) {
+    w->r -= w->den;
+    w->q++;
+  }
+}
 
-  return (guint8) (top + fy * (bottom - top) + 0.5f);
+/* Bilinear mix of four bytes (@a @b above, @c @d below) with the weights
+ * of @b and @d (@fx) and of the lower pair (@fy) in 1/256, rounded. */
+static inline guint8
+cbi_scale_mix (guint a, guint b, guint c, guint d, guint fx, guint fy)
+{
+  guint top = a * (256 - fx) + b * fx;
+  guint bottom = c * (256 - fx) + d * fx;
+
+  return (guint8) ((top * (256 - fy) + bottom * fy + 32768) >> 16);
 }
 
 /* Writes pixels @x .. @x + @n - 1 of row @y of frame @f of @batch, scaled

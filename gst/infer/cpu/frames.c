@@ -122,7 +122,7 @@ unpack_row (const CbiFrameBatch * b, const CbiUnpackMap * m, const gfloat * s,
  * bytes a GPU unpacked, so that both give the same frame. */
 G_ALWAYS_INLINE static inline guint8
 unpack_mix (const gfloat * p00, const gfloat * p01, const gfloat * p10,
-    const gfloat * p11, gsize at, gfloat inv, gfloat off, gfloat fx, gfloat fy)
+    const gfloat * p11, gsize at, gfloat inv, gfloat off, guint fx, guint fy)
 {
   return cbi_scale_mix (cbi_to_byte (p00[at], inv, off), cbi_to_byte (p01[at],
           inv, off), cbi_to_byte (p10[at], inv, off), cbi_to_byte (p11[at],
@@ -159,15 +159,17 @@ unpack_scaled (const CbiFrameBatch * b, const gfloat * tensor,
 #pragma omp parallel for schedule(static)
     for (y = 0; y < (gint) oh; y++) {
       guint8 *out = b->out[f] + (gsize) y * b->out_stride[f];
-      guint y0, y1, x, x0, x1, c;
-      gfloat fx, fy;
+      guint y0, y1, x, x0, x1, c, fx, fy;
+      CbiScaleWalk walk;
 
-      cbi_scale_coord (y, oh, w.y, w.height, &y0, &y1, &fy);
+      cbi_scale_walk_init (&walk, y, oh, w.y, w.height);
+      cbi_scale_walk_next (&walk, &y0, &y1, &fy);
+      cbi_scale_walk_init (&walk, 0, ow, w.x, w.width);
       for (x = 0; x < ow; x++) {
         const gfloat *p00, *p01, *p10, *p11;
         guint8 *px = out + (gsize) x * ps;
 
-        cbi_scale_coord (x, ow, w.x, w.width, &x0, &x1, &fx);
+        cbi_scale_walk_next (&walk, &x0, &x1, &fx);
         p00 = slot + ((gsize) y0 * width + x0) * xs;
         p01 = slot + ((gsize) y0 * width + x1) * xs;
         p10 = slot + ((gsize) y1 * width + x0) * xs;

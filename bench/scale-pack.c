@@ -128,8 +128,8 @@ main (int argc, char **argv)
   for (i = 0; i < n * mw * mh * 3; i++)
     small[i] = (guint8) (i * 2654435761u >> 24);
   for (i = 0; i < n; i++) {
-    big_in[i] = big + (gsize) i * fw * fh * 3;
-    small_in[i] = small + (gsize) i * mw * mh * 3;
+    big_in[i] = big + (gsize) i *fw * fh * 3;
+    small_in[i] = small + (gsize) i *mw * mh * 3;
     big_stride[i] = fw * 3;
     small_stride[i] = mw * 3;
     big_w[i] = fw;

@@ -64,8 +64,8 @@ cbi_frame_batch_scale_row_in (const CbiFrameBatch * b, guint f, guint y,
     return;
   cbi_scale_walk_init (&walk, y - w.y, w.height, 0, ih);
   cbi_scale_walk_next (&walk, &y0, &y1, &fy);
-  r0 = b->in[f] + (gsize) y0 * b->in_stride[f];
-  r1 = b->in[f] + (gsize) y1 * b->in_stride[f];
+  r0 = b->in[f] + (gsize) y0 *b->in_stride[f];
+  r1 = b->in[f] + (gsize) y1 *b->in_stride[f];
   cbi_scale_walk_init (&walk, first - w.x, w.width, 0, iw);
   for (i = first; i < end; i++) {
     guint8 *px = row + (gsize) (i - x) * ps;
@@ -73,10 +73,10 @@ cbi_frame_batch_scale_row_in (const CbiFrameBatch * b, guint f, guint y,
     const guint8 *a, *b1, *c, *d;
 
     cbi_scale_walk_next (&walk, &x0, &x1, &fx);
-    a = r0 + (gsize) x0 * ps;
-    b1 = r0 + (gsize) x1 * ps;
-    c = r1 + (gsize) x0 * ps;
-    d = r1 + (gsize) x1 * ps;
+    a = r0 + (gsize) x0 *ps;
+    b1 = r0 + (gsize) x1 *ps;
+    c = r1 + (gsize) x0 *ps;
+    d = r1 + (gsize) x1 *ps;
     px[o0] = cbi_scale_mix (a[o0], b1[o0], c[o0], d[o0], fx, fy);
     px[o1] = cbi_scale_mix (a[o1], b1[o1], c[o1], d[o1], fx, fy);
     px[o2] = cbi_scale_mix (a[o2], b1[o2], c[o2], d[o2], fx, fy);

@@ -79,7 +79,11 @@
  * only; the other streams go on. The streams of one element batch
  * together, so they need the same format and size: other caps on a pad
  * are refused with an error naming both pads, unless every other stream
- * has ended (then the element drains, plans and warms up for them). Every
+ * has ended (then the element drains, plans and warms up for them). For a
+ * model with a fixed input size, #GstCudaBatchInfer:scaling lifts the
+ * size: each frame is scaled to the model's as it is packed (stretched,
+ * or letterboxed between black bars) and an image output goes back to its
+ * stream's size. Every
  * output buffer's #GstBatchMemoryMeta says which stream it is of and
  * which streams shared its batch; #GstCudaBatchInfer:stats counts each
  * stream's frames. The always pads `sink` and `src` keep working as
@@ -91,6 +95,15 @@
  *     videotestsrc num-buffers=50 ! video/x-raw,format=RGB,width=64,height=48 \
  *     ! inf.sink_1 inf.src_1 ! fakesink
  * ]|
+ * |[
+ * gst-launch-1.0 cudabatchinfer name=inf batch=8 scaling=letterbox \
+ *     model=detector-640.onnx \
+ *     videotestsrc num-buffers=30 ! video/x-raw,format=RGB,width=1280,height=720 \
+ *     ! inf.sink_0 inf.src_0 ! fakesink \
+ *     videotestsrc num-buffers=50 ! video/x-raw,format=RGB,width=640,height=480 \
+ *     ! inf.sink_1 inf.src_1 ! fakesink
+ * ]|
+ * Two streams of other sizes share the batches of a model of 640x640.
  *
  * Since: 1.0
  */

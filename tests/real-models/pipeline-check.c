@@ -6,6 +6,9 @@
  * Usage: cbi-pipeline-check VIDEO MODEL WIDTH HEIGHT BATCH MEAN STD ORDER
  *          [OUTPUT-SCALE OUTPUT-OFFSET]
  * MEAN, STD and the output mapping are GStreamer arrays ("<0.5, 0.5, 0.5>").
+ * With CBI_PIPELINE_SCALING set (stretch, letterbox), the frames go in at
+ * their decoded size and the element scales them to the model's
+ * (scaling=...); WIDTH and HEIGHT are then ignored.
  *
  * The report, one `key value` a line: `frames` (buffers out of the element),
  * `timestamps` (ok when every frame has a PTS and duration, PTS never going
@@ -139,7 +142,8 @@ main (int argc, char **argv)
   GstStructure *stats = NULL;
   GstCaps *caps;
   GError *err = NULL;
-  gchar *desc, *out_map = NULL, *s;
+  gchar *desc, *out_map = NULL, *s, *size;
+  const gchar *scaling;
   Report r = { 0, TRUE, GST_CLOCK_TIME_NONE, 0, 0, 0, 0, 0, 0, 0, NULL };
   int status = 0;
 
@@ -152,12 +156,19 @@ main (int argc, char **argv)
   if (argc == 11)
     out_map = g_strdup_printf ("output-scale=\"%s\" output-offset=\"%s\"",
         argv[9], argv[10]);
+  scaling = g_getenv ("CBI_PIPELINE_SCALING");
+  if (scaling)
+    size = g_strdup_printf ("video/x-raw,format=RGB ! cudabatchinfer "
+        "scaling=%s", scaling);
+  else
+    size = g_strdup_printf ("videoscale ! video/x-raw,format=RGB,width=%s,"
+        "height=%s ! cudabatchinfer", argv[3], argv[4]);
   desc = g_strdup_printf ("filesrc location=\"%s\" ! decodebin ! videoconvert"
-      " ! videoscale ! video/x-raw,format=RGB,width=%s,height=%s"
-      " ! cudabatchinfer name=infer model=\"%s\" batch=%s input-mean=\"%s\""
+      " ! %s name=infer model=\"%s\" batch=%s input-mean=\"%s\""
       " input-std=\"%s\" channel-order=%s %s ! fakesink sync=false",
-      argv[1], argv[3], argv[4], argv[2], argv[5], argv[6], argv[7], argv[8],
+      argv[1], size, argv[2], argv[5], argv[6], argv[7], argv[8],
       out_map ? out_map : "");
+  g_free (size);
   pipeline = gst_parse_launch (desc, &err);
   g_free (desc);
   g_free (out_map);

@@ -99,6 +99,16 @@ PIPELINES = {
 
 FRAMES = 20
 BATCH = 8
+# the clip's size (encode_clip)
+CLIP_WIDTH, CLIP_HEIGHT = 640, 480
+
+# models of a fixed input size that also run with the element scaling the
+# clip's frames to it (CBI_PIPELINE_SCALING=letterbox, no videoscale):
+# the tensors are onnxruntime's at the model's size, and an image output
+# comes back at the clip's size
+SCALED = ("mobilenet_v3_small_x025-torchscript.onnx",
+          "lraspp_mobilenet_v3_x025-torchscript.onnx",
+          "yolov8t-torchscript.onnx")
 
 
 def encode_clip(path):
@@ -106,7 +116,8 @@ def encode_clip(path):
     subprocess.run(
         ["gst-launch-1.0", "-q", "videotestsrc", f"num-buffers={FRAMES}",
          "pattern=white", "!",
-         "video/x-raw,width=640,height=480,framerate=10/1", "!",
+         f"video/x-raw,width={CLIP_WIDTH},height={CLIP_HEIGHT},"
+         "framerate=10/1", "!",
          "textoverlay", "text=Hello World 2026", "font-desc=Sans Bold 40",
          "valignment=center", "halignment=center", "!", "videoconvert", "!",
          "theoraenc", "!", "oggmux", "!", "filesink", f"location={path}"],
@@ -144,8 +155,9 @@ def slice_shapes(path, width, height):
             for o, v in zip(sess.get_outputs(), outs)]
 
 
-def judge(report, kind, path, width, height):
-    """None when the report keeps every promise, else what it broke."""
+def judge(report, kind, path, width, height, out_size=None):
+    """None when the report keeps every promise, else what it broke; an
+    image output is of @out_size (width, height), else of the input's."""
     if kind == "refused":
         err = report.get("error", "")
         if "fixes its batch size" not in err:
@@ -182,9 +194,10 @@ def judge(report, kind, path, width, height):
         want.append(("frames with a tensor meta", report.get("tensor-metas"),
                      "0"))
         caps = report.get("caps", "")
-        if (f"width=(int){width}," not in caps
-                or f"height=(int){height}," not in caps):
-            return f"output caps {caps or 'none'}, not {width}x{height}"
+        ow, oh = out_size or (width, height)
+        if (f"width=(int){ow}," not in caps
+                or f"height=(int){oh}," not in caps):
+            return f"output caps {caps or 'none'}, not {ow}x{oh}"
     for what, got, expected in want:
         if got != expected:
             return f"{what}: {got}, not {expected}"
@@ -249,24 +262,32 @@ def main():
             except run.DownloadError as e:
                 print(f"ERROR {e}", file=sys.stderr)
                 return 2
-            proc = subprocess.run(
-                [args.checker, clip, path, str(width), str(height),
-                 str(BATCH), mean, std, order] + extra,
-                capture_output=True, text=True, env=env)
-            report = parse_report(proc.stdout)
-            if proc.returncode not in (0, 3):
-                why = (f"checker exit {proc.returncode}: "
-                       + " / ".join(proc.stderr.strip().splitlines()[-3:]))
-            else:
-                why = judge(report, kind, path, width, height)
-            origin = package or "in the tree"
-            if why is None:
-                passed += 1
-                print(f"PASS {name} ({origin}): {summary(report, kind)}")
-            else:
-                failed += 1
-                print(f"FAIL {name} ({origin}): {why}")
-            sys.stdout.flush()
+            runs = [(None, None)]
+            if name in SCALED:
+                runs.append(("letterbox", (CLIP_WIDTH, CLIP_HEIGHT)))
+            for scaling, out_size in runs:
+                run_env = dict(env, CBI_PIPELINE_SCALING=scaling) \
+                    if scaling else env
+                proc = subprocess.run(
+                    [args.checker, clip, path, str(width), str(height),
+                     str(BATCH), mean, std, order] + extra,
+                    capture_output=True, text=True, env=run_env)
+                report = parse_report(proc.stdout)
+                if proc.returncode not in (0, 3):
+                    why = (f"checker exit {proc.returncode}: " + " / ".join(
+                        proc.stderr.strip().splitlines()[-3:]))
+                else:
+                    why = judge(report, kind, path, width, height, out_size)
+                origin = package or "in the tree"
+                label = name + (f" scaling={scaling}" if scaling else "")
+                if why is None:
+                    passed += 1
+                    print(f"PASS {label} ({origin}): "
+                          f"{summary(report, kind)}")
+                else:
+                    failed += 1
+                    print(f"FAIL {label} ({origin}): {why}")
+                sys.stdout.flush()
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

@@ -50,8 +50,7 @@ pack_frames (const CbiFrameBatch * b, gfloat * tensor,
   for (row = 0; row < rows; row++) {
     guint f = row / b->height, y = row % b->height;
     /* a scaled frame is read through its own size */
-    const guint8 *src = scales ? NULL :
-        b->in[f] + (gsize) y * b->in_stride[f];
+    const guint8 *src = scales ? NULL : b->in[f] + (gsize) y * b->in_stride[f];
     gfloat *d = tensor + f * slot + (gsize) y * b->width * xs;
     if (scales) {
       guint8 scaled[SCALE_CHUNK * 4];

@@ -1216,8 +1216,7 @@ cudabatchinfer_streams_suite (void)
   tcase_add_test (tc,
       test_letterbox_gives_each_stream_its_frames_at_its_own_size);
   tcase_add_test (tc, test_a_stream_changes_its_size_while_the_other_goes_on);
-  tcase_add_test (tc,
-      test_stretch_on_the_always_pad_takes_frames_of_any_size);
+  tcase_add_test (tc, test_stretch_on_the_always_pad_takes_frames_of_any_size);
   tcase_add_test (tc, test_scaled_streams_still_need_one_format);
   tcase_add_test (tc, test_scaling_a_model_of_any_size_still_needs_one_size);
   tcase_add_test (tc,

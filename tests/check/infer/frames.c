@@ -231,8 +231,7 @@ GST_START_TEST (test_letterbox_packs_black_bars_and_unpack_gives_back_each_size)
     wide[i] = 10 + i;
     tall[i] = 100 + i;
   }
-  init_scaled_batch (&b, CBI_SCALE_LETTERBOX, 4, 4, 2, in, stride, in_w,
-      in_h);
+  init_scaled_batch (&b, CBI_SCALE_LETTERBOX, 4, 4, 2, in, stride, in_w, in_h);
   b.bias[0] = b.bias[1] = b.bias[2] = -0.5f;
   cbi_frame_batch_map_output_back (&b);
   cbi_pack_frames (&b, t);
@@ -346,8 +345,7 @@ frames_suite (void)
   tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
   tcase_add_test (tc,
       test_letterbox_window_fills_the_limiting_side_and_centres);
-  tcase_add_test (tc,
-      test_stretch_to_half_size_averages_each_two_by_two_block);
+  tcase_add_test (tc, test_stretch_to_half_size_averages_each_two_by_two_block);
   tcase_add_test (tc,
       test_letterbox_packs_black_bars_and_unpack_gives_back_each_size);
   tcase_add_test (tc, test_scaled_unpack_matches_the_bytes_path_of_the_gpu);

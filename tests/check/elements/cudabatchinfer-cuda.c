@@ -131,6 +131,38 @@ assert_same_results (GstBuffer * cpu, GstBuffer * gpu, const gchar * what)
   gst_buffer_unmap (gpu, &b);
 }
 
+/* Frames of two sizes scaled to a fixed-size model and back: the CUDA
+ * backend scales in its staging copies, the CPU in its pack and unpack,
+ * with the same walk; the bytes agree as the unscaled ones do. */
+GST_START_TEST (test_cuda_scales_frames_as_the_cpu)
+{
+  static const gchar *modes[] = { "stretch", "letterbox" };
+  static const guint sizes[][2] = { {W, H}, {13, 29} };
+  gchar *model = model_prop ("conv-fixed.onnx");
+  guint m, z, i;
+
+  for (m = 0; m < G_N_ELEMENTS (modes); m++)
+    for (z = 0; z < G_N_ELEMENTS (sizes); z++) {
+      gchar *props = g_strdup_printf ("%s batch=4 scaling=%s", model,
+          modes[m]);
+      GPtrArray *cpu = run_sized (props, "cpu", 6, sizes[z][0], sizes[z][1]);
+      GPtrArray *gpu = run_sized (props, "cuda", 6, sizes[z][0], sizes[z][1]);
+      for (i = 0; i < cpu->len; i++) {
+        gchar *what = g_strdup_printf ("%s %ux%u frame %u", modes[m],
+            sizes[z][0], sizes[z][1], i);
+        assert_same_results (g_ptr_array_index (cpu, i),
+            g_ptr_array_index (gpu, i), what);
+        g_free (what);
+      }
+      g_ptr_array_unref (cpu);
+      g_ptr_array_unref (gpu);
+      g_free (props);
+    }
+  g_free (model);
+}
+
+GST_END_TEST;
+
 static const gchar *models[] = {
   NULL, "conv-relu.onnx", "eltwise.onnx", "binary.onnx", "unet.onnx",
   "upconv.onnx", "pads.onnx", "style.onnx", "superres.onnx",
@@ -390,6 +422,7 @@ cudabatchinfer_cuda_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_cuda_gives_the_cpu_results_on_every_test_model);
+  tcase_add_test (tc, test_cuda_scales_frames_as_the_cpu);
   tcase_add_test (tc, test_cuda_maps_a_probability_map_to_bytes_as_the_cpu);
   tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
   tcase_add_test (tc,

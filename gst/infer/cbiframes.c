@@ -39,6 +39,35 @@ cbi_scale_window (CbiScaling scaling, guint src_width, guint src_height,
   w->y = (dst_height - w->height) / 2;
 }
 
+/* One edge of the picture's window, from the model's input (of @in
+ * positions) to its output (of @out), rounded. */
+static guint
+cbi_scale_edge (guint edge, guint in, guint out)
+{
+  return (guint) (((guint64) edge * out + in / 2) / in);
+}
+
+void
+cbi_frame_batch_out_window (const CbiFrameBatch * b, guint f,
+    CbiScaleWindow * w)
+{
+  const guint width = b->out_width ? b->out_width : b->width;
+  const guint height = b->out_height ? b->out_height : b->height;
+  CbiScaleWindow in;
+  guint x1, y1;
+
+  /* the input's window mapped, not computed again for the output's size:
+   * rounded on its own, it could take in a row of the bars */
+  cbi_scale_window (b->scaling, b->in_width[f], b->in_height[f], b->width,
+      b->height, &in);
+  w->x = MIN (cbi_scale_edge (in.x, b->width, width), width - 1);
+  w->y = MIN (cbi_scale_edge (in.y, b->height, height), height - 1);
+  x1 = cbi_scale_edge (in.x + in.width, b->width, width);
+  y1 = cbi_scale_edge (in.y + in.height, b->height, height);
+  w->width = MAX (MIN (x1, width), w->x + 1) - w->x;
+  w->height = MAX (MIN (y1, height), w->y + 1) - w->y;
+}
+
 void
 cbi_frame_batch_scale_row_in (const CbiFrameBatch * b, guint f, guint y,
     guint x, guint n, guint8 * row)
@@ -89,15 +118,12 @@ cbi_frame_batch_scale_row_out (const CbiFrameBatch * b, guint f, guint y,
 {
   const guint ps = b->pixel_stride;
   const guint ow = b->out_frame_width[f], oh = b->out_frame_height[f];
-  const guint width = b->out_width ? b->out_width : b->width;
-  const guint height = b->out_height ? b->out_height : b->height;
   const guint8 *r0, *r1;
   CbiScaleWindow w;
   CbiScaleWalk walk;
   guint y0, y1, fy, x, x0, x1, fx, c;
 
-  cbi_scale_window (b->scaling, b->in_width[f], b->in_height[f], width,
-      height, &w);
+  cbi_frame_batch_out_window (b, f, &w);
   cbi_scale_walk_init (&walk, y, oh, w.y, w.height);
   cbi_scale_walk_next (&walk, &y0, &y1, &fy);
   r0 = frame + y0 * stride;

@@ -69,7 +69,9 @@ typedef struct
  * @rgb_offset: byte offsets, within a pixel, of the model's channels 0, 1
  *   and 2 (red, green, blue for an RGB model; blue first for BGR)
  * @extra_offset: byte offset of the fourth byte (alpha or padding), which
- *   goes from input to output untouched; -1 for 3-byte formats
+ *   goes from input to output untouched where the sizes match and nothing
+ *   is scaled (else 255, or the model's fourth channel); -1 for 3-byte
+ *   formats
  * @scale: per model channel: input value = byte x @scale + @bias
  * @bias: per model channel
  * @out_scale: per model channel of an image output: output byte = value x
@@ -221,10 +223,16 @@ cbi_scale_mix (guint a, guint b, guint c, guint d, guint fx, guint fy)
 void cbi_frame_batch_scale_row_in (const CbiFrameBatch * batch, guint f,
     guint y, guint x, guint n, guint8 * row);
 
+/* Where frame @f's picture lies in the model's output: its window in the
+ * input (cbi_scale_window()) scaled by the output's size over the
+ * input's. */
+void cbi_frame_batch_out_window (const CbiFrameBatch * batch, guint f,
+    CbiScaleWindow * window);
+
 /* Writes row @y of output frame @f of @batch (out_frame_width[f] pixels)
  * from the model's output for it as bytes, @frame (@batch's output size,
  * rows @stride bytes apart, in the frames' pixel layout): the frame's
- * window scaled to its size. */
+ * window (cbi_frame_batch_out_window()) scaled to its size. */
 void cbi_frame_batch_scale_row_out (const CbiFrameBatch * batch, guint f,
     guint y, const guint8 * frame, gsize stride, guint8 * row);
 

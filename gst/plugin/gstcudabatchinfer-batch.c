@@ -521,8 +521,14 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   GST_OBJECT_UNLOCK (self);
   batch->n = gst_cbi_batcher_take (&self->batcher, &batch->frames,
       &batch->tags);
+  gst_cuda_batch_infer_hold_streams (self, batch);
+  if (batch->n == 0) {
+    gst_cuda_batch_infer_discard (self, batch);
+    return GST_FLOW_OK;
+  }
   batch->index = self->batch_index++;
   ret = gst_cuda_batch_infer_submit (self, batch, pad_mode, reason);
+  gst_cuda_batch_infer_unhold_streams (batch);
   if (ret == GST_FLOW_OK && !cbi_engine_is_async (self->engine))
     ret = gst_cuda_batch_infer_collect (self, batch);
   if (ret != GST_FLOW_OK) {

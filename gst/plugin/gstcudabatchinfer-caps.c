@@ -79,7 +79,8 @@ gst_cuda_batch_infer_budget (GstCudaBatchInfer * self, guint64 bytes)
     return FALSE;
   }
   STATS_LOCK (self);
-  self->stats.output_buffer_bytes = bytes;
+  self->out_pool_bytes = bytes;
+  self->stats.output_buffer_bytes = bytes + self->streams_pool_bytes;
   STATS_UNLOCK (self);
   if (limit > 0)
     cbi_engine_set_memory_limit (self->engine, limit - bytes);
@@ -247,26 +248,72 @@ gst_cuda_batch_infer_pad_outputs (GstCudaBatchInfer * self,
   *pool = own ? &stream->out_pool : &self->out_pool;
 }
 
+/* With scaling, a stream's own pool of @bytes of output buffers counts
+ * against memory-limit with the element's and the engine's memory, in
+ * place of what its pool held before. Posts an error naming the pad where
+ * it does not fit. */
+static gboolean
+gst_cuda_batch_infer_budget_stream (GstCudaBatchInfer * self,
+    GstCbiStream * stream, const GstVideoInfo * info, guint n)
+{
+  const guint64 limit = self->run_memory_limit;
+  const guint64 bytes = (guint64) GST_VIDEO_INFO_SIZE (info) * n;
+  guint64 others, reserved;
+
+  STATS_LOCK (self);
+  others = self->out_pool_bytes + self->streams_pool_bytes - stream->pool_bytes;
+  reserved = self->stats.reserved_bytes;
+  if (limit == 0 || others + reserved + bytes <= limit) {
+    self->streams_pool_bytes += bytes - stream->pool_bytes;
+    stream->pool_bytes = bytes;
+    self->stats.output_buffer_bytes = others + bytes;
+    STATS_UNLOCK (self);
+    return TRUE;
+  }
+  STATS_UNLOCK (self);
+  GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
+      ("The output buffers of %s:%s (%u frames of %dx%d, %" G_GUINT64_FORMAT
+          " bytes) do not fit the memory limit of %" G_GUINT64_FORMAT
+          " bytes", GST_DEBUG_PAD_NAME (stream->srcpad), n,
+          GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), bytes,
+          limit), ("%" G_GUINT64_FORMAT " bytes of other output buffers, %"
+          G_GUINT64_FORMAT " bytes reserved by the engine; raise or unset "
+          "memory-limit, or scale the stream down before the pad", others,
+          reserved));
+  return FALSE;
+}
+
 /* Sets up what comes out of a pad for its frames @caps, @info: the output
  * frames' info and pool (an image output), and the caps: set on the always
  * src pad, queued in order with its frames on src_K. A stream's own pool
  * (scaling) starts with one batch of buffers and grows while more of its
- * frames are in flight; the element's holds every batch in flight. */
+ * frames are in flight; the element's holds every batch in flight. A pool
+ * whose frames keep their size is kept. */
 static gboolean
 gst_cuda_batch_infer_pad_output (GstCudaBatchInfer * self,
     GstCbiStream * stream, GstCaps * caps, const GstVideoInfo * info)
 {
   GstCaps *out_caps = gst_cuda_batch_infer_output_caps (self, caps, info);
-  GstVideoInfo *out_info;
+  GstVideoInfo *out_info, new_info;
   GstBufferPool **pool;
-  gboolean ok;
+  gboolean ok, own, keep;
+  guint n;
 
   gst_cuda_batch_infer_pad_outputs (self, stream, &out_info, &pool);
-  ok = gst_video_info_from_caps (out_info, out_caps)
-      && (stream || gst_pad_set_caps (self->srcpad, out_caps))
-      && (!self->out.image || gst_cuda_batch_infer_setup_pool (self, out_caps,
-          out_info, pool, self->run_batch * (pool == &self->out_pool ?
-              self->run_inflight : 1)));
+  own = pool != &self->out_pool;
+  n = self->run_batch * (own ? 1 : self->run_inflight);
+  ok = gst_video_info_from_caps (&new_info, out_caps);
+  keep = ok && *pool && GST_VIDEO_INFO_FORMAT (&new_info) ==
+      GST_VIDEO_INFO_FORMAT (out_info) && new_info.width == out_info->width
+      && new_info.height == out_info->height
+      && GST_VIDEO_INFO_SIZE (&new_info) == GST_VIDEO_INFO_SIZE (out_info);
+  if (ok)
+    *out_info = new_info;
+  ok = ok && (stream || gst_pad_set_caps (self->srcpad, out_caps))
+      && (!self->out.image || keep || ((!own
+              || gst_cuda_batch_infer_budget_stream (self, stream, out_info, n))
+          && gst_cuda_batch_infer_setup_pool (self, out_caps, out_info, pool,
+              n)));
   if (ok && stream)
     gst_cuda_batch_infer_stream_event (self, stream,
         gst_event_new_caps (out_caps));
@@ -333,7 +380,7 @@ gst_cuda_batch_infer_join_caps (GstCudaBatchInfer * self,
     /* the stream's frames of its old size go first, as they are */
     if (stream->info.width != info->width
         || stream->info.height != info->height)
-      gst_cuda_batch_infer_stream_submit (self, stream, "caps change");
+      gst_cuda_batch_infer_stream_resize (self, stream);
     if (gst_cuda_batch_infer_pad_output (self, stream, caps, info))
       return TRUE;
     *error_posted = TRUE;
@@ -459,8 +506,10 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
    * changes it */
   self->out = out;
   out_caps = gst_cuda_batch_infer_output_caps (self, caps, &info);
+  /* a stream with scaling brings its own pool: pad_output counts it */
   ok = gst_video_info_from_caps (&out_info, out_caps)
-      && gst_cuda_batch_infer_budget (self,
+      && gst_cuda_batch_infer_budget (self, stream
+      && self->run_scaling != CBI_SCALE_NONE && out.image ? 0 :
       gst_cuda_batch_infer_output_bytes (self, &out_info, &out))
       && (out.image || gst_cuda_batch_infer_setup_tensor_pool (self))
       && gst_cuda_batch_infer_pad_output (self, stream, caps, &info);

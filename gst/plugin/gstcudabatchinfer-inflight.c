@@ -33,6 +33,7 @@ gst_cbi_batch_init (GstCbiBatch * batch, guint n)
   batch->in_height = g_new0 (guint, n);
   batch->out_width = g_new0 (guint, n);
   batch->out_height = g_new0 (guint, n);
+  batch->held = g_new0 (gpointer, n);
 }
 
 /* Unrefs what @batch still holds (its frames, outputs, tensors and
@@ -80,6 +81,7 @@ gst_cbi_batch_clear (GstCbiBatch * batch)
   g_free (batch->in_height);
   g_free (batch->out_width);
   g_free (batch->out_height);
+  g_free (batch->held);
 }
 
 void

@@ -184,6 +184,11 @@ typedef enum
  * @fb: what the engine was given
  * @report: what the engine measured
  * @message: (nullable): the batch's element message, owned until posted
+ * @held: (array length=n): per frame, a reference to its stream (a
+ *   GstCbiStream, %NULL for the always pad) while the batch is submitted:
+ *   with scaling, the frame is read through its stream's caps, and a
+ *   stream released meanwhile (from the always src pad's task, which does
+ *   not wait for its frames) stays alive until then
  *
  * A batch on its way through the element. Every array is allocated once,
  * for the element's batch size, so a batch allocates nothing.
@@ -215,6 +220,7 @@ typedef struct
   CbiFrameBatch fb;
   CbiBatchReport report;
   GstMessage *message;
+  gpointer *held;
 } GstCbiBatch;
 
 /**
@@ -276,6 +282,8 @@ typedef struct
  *   lock; without, the element's out_info)
  * @out_pool: (nullable): with scaling and an image output, src_K's
  *   buffers, of @out_info (the batch lock)
+ * @pool_bytes: what @out_pool holds from the start, counted in the
+ *   output buffers against memory-limit (the stats lock)
  * @refused_caps: (nullable): the caps last refused on sink_K, with an
  *   error posted: upstream resends them before a buffer, and they fail at
  *   once without a second error (the batch lock)
@@ -314,6 +322,7 @@ typedef struct
   GstVideoInfo info;
   GstVideoInfo out_info;
   GstBufferPool *out_pool;
+  guint64 pool_bytes;
   GstCaps *refused_caps;
   gboolean eos;
 
@@ -470,6 +479,9 @@ struct _GstCudaBatchInfer
    * read by the stats property and the latency query */
   GMutex stats_lock;
   GstCudaBatchInferStats stats;
+  guint64 out_pool_bytes;       /* of output_buffer_bytes: the element's
+                                 * pools' */
+  guint64 streams_pool_bytes;   /* and the streams' own (scaling) */
   gint fps_n;                   /* from the caps; 0 when unknown */
   gint fps_d;
 };
@@ -588,6 +600,22 @@ gboolean gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
  * With the batch lock. */
 void gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
     GstCbiStream * stream, const gchar * reason);
+
+/* Before @stream's frames change size (scaling): its pending frames go in
+ * a batch of their own size, or, where none can be submitted now (from
+ * the always src pad's task), are dropped with a warning. With the batch
+ * lock. */
+void gst_cuda_batch_infer_stream_resize (GstCudaBatchInfer * self,
+    GstCbiStream * stream);
+
+/* Takes a reference to the stream of each frame of @batch (batch->held)
+ * and drops, from the batch, the frames of streams released or flushed
+ * since they came (counted as dropped). With the batch lock, before the
+ * batch is submitted. */
+void gst_cuda_batch_infer_hold_streams (GstCudaBatchInfer * self,
+    GstCbiBatch * batch);
+/* Gives back what gst_cuda_batch_infer_hold_streams() took. */
+void gst_cuda_batch_infer_unhold_streams (GstCbiBatch * batch);
 
 /* Drops the streams' own output pools (scaling): with the engine. */
 void gst_cuda_batch_infer_clear_stream_pools (GstCudaBatchInfer * self);

@@ -520,8 +520,10 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * symmetric padding), so streams of several sizes share one batch and
    * one warmed-up shape. An image output is scaled back: each frame comes
    * out at its own size (times the model's output/input ratio), from the
-   * part of the output its picture covered. Tensor outputs are in the
-   * model's coordinates. With `none`, or for a model that takes any size,
+   * part of the output its picture covered (the fourth byte of an RGBx or
+   * RGBA frame comes out opaque, unless the model gives a fourth channel).
+   * Tensor outputs are in the model's coordinates. Each stream's output
+   * buffers count against #GstCudaBatchInfer:memory-limit. With `none`, or for a model that takes any size,
    * the frames have to have the model's size (or set it).
    *
    * Since: 1.0

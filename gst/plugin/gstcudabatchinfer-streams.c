@@ -833,6 +833,13 @@ gst_cuda_batch_infer_release_pad (GstElement * element, GstPad * pad)
   g_mutex_unlock (&self->streams_lock);
   if (!removed)
     return;
+  /* its pool (scaling) counts against memory-limit no more */
+  STATS_LOCK (self);
+  self->streams_pool_bytes -= stream->pool_bytes;
+  self->stats.output_buffer_bytes = self->out_pool_bytes +
+      self->streams_pool_bytes;
+  stream->pool_bytes = 0;
+  STATS_UNLOCK (self);
   /* from src_K's task, this pauses it; it is stopped (joined) on another
    * thread, once paused */
   gst_pad_set_active (stream->srcpad, FALSE);
@@ -888,6 +895,7 @@ gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self)
 
     stream->serial = ++self->stream_serial;
     stream->have_caps = stream->eos = FALSE;
+    stream->pool_bytes = 0;
     gst_clear_caps (&stream->refused_caps);
     gst_segment_init (&stream->segment, GST_FORMAT_UNDEFINED);
     STREAM_LOCK (stream);
@@ -899,6 +907,75 @@ gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self)
     STREAM_UNLOCK (stream);
   }
   g_mutex_unlock (&self->streams_lock);
+}
+
+void
+gst_cuda_batch_infer_stream_resize (GstCudaBatchInfer * self,
+    GstCbiStream * stream)
+{
+  guint i, dropped;
+
+  gst_cuda_batch_infer_stream_submit (self, stream, "caps change");
+  if (!gst_cbi_batcher_has_stream (&self->batcher, stream))
+    return;
+  /* only from the always src pad's task, which cannot wait for a place
+   * in flight (a pipeline that loops back into the element) */
+  for (i = 0; i < self->batcher.count; i++)
+    if (self->batcher.tags[i].stream == stream)
+      gst_cuda_batch_infer_deliver (self, &self->batcher.tags[i], NULL);
+  dropped = gst_cbi_batcher_drop_stream (&self->batcher, stream);
+  GST_WARNING_OBJECT (stream->sinkpad, "dropping %u frames of the old size: "
+      "no place in flight for them", dropped);
+  STATS_LOCK (self);
+  self->stats.frames_dropped += dropped;
+  STATS_UNLOCK (self);
+}
+
+void
+gst_cuda_batch_infer_hold_streams (GstCudaBatchInfer * self,
+    GstCbiBatch * batch)
+{
+  guint i, kept = 0, dropped;
+
+  g_mutex_lock (&self->streams_lock);
+  for (i = 0; i < batch->n; i++) {
+    GstCbiStream *stream = batch->tags[i].stream;
+
+    /* a new stream may have the address of a released one: the serial
+     * tells them apart (and a flush's frames left the batcher already) */
+    if (stream && (!g_ptr_array_find (self->streams, stream, NULL)
+            || stream->serial != batch->tags[i].serial)) {
+      gst_clear_buffer (&batch->frames[i]);
+      continue;
+    }
+    batch->held[kept] = stream ? g_atomic_rc_box_acquire (stream) : NULL;
+    batch->frames[kept] = batch->frames[i];
+    batch->tags[kept] = batch->tags[i];
+    if (kept != i)
+      batch->frames[i] = NULL;
+    kept++;
+  }
+  g_mutex_unlock (&self->streams_lock);
+  dropped = batch->n - kept;
+  batch->n = kept;
+  if (dropped == 0)
+    return;
+  GST_DEBUG_OBJECT (self, "dropping %u frames of released streams", dropped);
+  STATS_LOCK (self);
+  self->stats.frames_dropped += dropped;
+  STATS_UNLOCK (self);
+}
+
+void
+gst_cuda_batch_infer_unhold_streams (GstCbiBatch * batch)
+{
+  guint i;
+
+  for (i = 0; i < batch->n; i++)
+    if (batch->held[i]) {
+      gst_cuda_batch_infer_stream_unref (batch->held[i]);
+      batch->held[i] = NULL;
+    }
 }
 
 void

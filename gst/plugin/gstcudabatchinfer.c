@@ -425,6 +425,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   STATS_LOCK (self);
   g_free (self->stats.fallback_reason);
   memset (&self->stats, 0, sizeof (self->stats));
+  self->out_pool_bytes = self->streams_pool_bytes = 0;
   STATS_UNLOCK (self);
   self->batch_index = 0;
   self->warm_width = self->warm_height = 0;

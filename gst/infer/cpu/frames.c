@@ -153,8 +153,7 @@ unpack_scaled (const CbiFrameBatch * b, const gfloat * tensor,
     CbiScaleWindow w;
     gint y;
 
-    cbi_scale_window (b->scaling, b->in_width[f], b->in_height[f], width,
-        height, &w);
+    cbi_frame_batch_out_window (b, f, &w);
 #pragma omp parallel for schedule(static)
     for (y = 0; y < (gint) oh; y++) {
       guint8 *out = b->out[f] + (gsize) y * b->out_stride[f];

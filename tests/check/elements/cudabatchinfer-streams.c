@@ -1007,8 +1007,9 @@ GST_END_TEST;
  * one colour comes back of that colour whatever the scale, unless the
  * black of the bars leaks into it. */
 
-/* A frame of @width x @height RGB whose every byte is @value where
- * @pattern is FALSE, else byte b is (b * 7 + @value) % 256. */
+/* Frame @i of stream @k, @width x @height RGB: bright and of one colour
+ * where @pattern is FALSE (a bar leaking into it shows), else byte b is
+ * (b * 7 + 40 k + i) % 256. */
 static GstBuffer *
 scaled_frame (guint k, guint i, guint width, guint height, gboolean pattern)
 {
@@ -1016,13 +1017,20 @@ scaled_frame (guint k, guint i, guint width, guint height, gboolean pattern)
   GstMapInfo map;
   gsize b;
 
-  if (pattern) {
-    fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
-    for (b = 0; b < map.size; b++)
-      map.data[b] = (guint8) (b * 7 + k * 40 + i);
-    gst_buffer_unmap (buf, &map);
-  }
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  for (b = 0; b < map.size; b++)
+    map.data[b] = pattern ? (guint8) (b * 7 + k * 40 + i) :
+        (guint8) (200 + 10 * (b % 3) + k * 5 + i);
+  gst_buffer_unmap (buf, &map);
   return buf;
+}
+
+static void
+push_scaled (GstHarness * h, guint k, guint i, guint width, guint height,
+    gboolean pattern)
+{
+  fail_unless_equals_int (gst_harness_push (h, scaled_frame (k, i, width,
+              height, pattern)), GST_FLOW_OK);
 }
 
 /* Fails unless @out has @want's bytes, naming the first that differs. */
@@ -1112,7 +1120,7 @@ GST_START_TEST (test_a_stream_changes_its_size_while_the_other_goes_on)
   t.h0 = stream_harness (t.e, 0, CAPS_RGB);
   t.h1 = stream_harness (t.e, 1,
       "video/x-raw,format=RGB,width=8,height=8,framerate=30/1");
-  push (t.h0, 0, 0);
+  push_scaled (t.h0, 0, 0, 32, 24, FALSE);
   fail_unless_equals_int (gst_harness_push (t.h1, scaled_frame (1, 0, 8, 8,
               TRUE)), GST_FLOW_OK);
   /* stream 1's 8x8 frame goes first, at its size, in its own batch */
@@ -1120,8 +1128,8 @@ GST_START_TEST (test_a_stream_changes_its_size_while_the_other_goes_on)
       "video/x-raw,format=RGB,width=24,height=4,framerate=30/1");
   fail_unless_equals_int (gst_harness_push (t.h1, scaled_frame (1, 1, 24, 4,
               FALSE)), GST_FLOW_OK);
-  push (t.h0, 0, 1);
-  push (t.h0, 0, 2);
+  push_scaled (t.h0, 0, 1, 32, 24, FALSE);
+  push_scaled (t.h0, 0, 2, 32, 24, FALSE);
   fail_unless_equals_int (gst_harness_push (t.h1, scaled_frame (1, 2, 24, 4,
               FALSE)), GST_FLOW_OK);
   fail_unless (gst_harness_push_event (t.h0, gst_event_new_eos ()));
@@ -1137,24 +1145,49 @@ GST_START_TEST (test_a_stream_changes_its_size_while_the_other_goes_on)
 
 GST_END_TEST;
 
-GST_START_TEST (test_stretch_on_the_always_pad_takes_frames_of_any_size)
+/* Pushes frames @first..@end - 1 of @width x @height on the always pad
+ * and checks what comes back. */
+static void
+push_pull_scaled (GstHarness * h, guint first, guint end, guint width,
+    guint height, gboolean pattern)
 {
-  GstHarness *h = gst_harness_new_parse ("cudabatchinfer backend=cpu "
-      "batch=2 scaling=stretch " IDENTITY_FIXED);
   guint i;
 
-  gst_harness_set_src_caps_str (h, CAPS_RGB);
-  for (i = 0; i < 2; i++)
-    fail_unless_equals_int (gst_harness_push (h, scaled_frame (0, i, 32, 24,
-                FALSE)), GST_FLOW_OK);
-  for (i = 0; i < 2; i++) {
+  for (i = first; i < end; i++)
+    fail_unless_equals_int (gst_harness_push (h, scaled_frame (0, i, width,
+                height, pattern)), GST_FLOW_OK);
+  for (i = first; i < end; i++) {
     GstBuffer *out = gst_harness_pull (h);
-    GstBuffer *want = scaled_frame (0, i, 32, 24, FALSE);
-    fail_unless (out != NULL);
-    assert_same_bytes (out, want, "always pad");
+    GstBuffer *want = scaled_frame (0, i, width, height, pattern);
+    gchar *what = g_strdup_printf ("always pad frame %u (%ux%u)", i, width,
+        height);
+
+    fail_unless (out != NULL, "no %s", what);
+    assert_same_bytes (out, want, what);
+    g_free (what);
     gst_buffer_unref (out);
     gst_buffer_unref (want);
   }
+}
+
+GST_START_TEST (test_scaling_on_the_always_pad_follows_its_caps)
+{
+  GstHarness *h = gst_harness_new_parse ("cudabatchinfer backend=cpu "
+      "batch=2 scaling=letterbox " IDENTITY_FIXED);
+
+  /* 8x4 and 4x8 fit the model at scale 1, between bars: patterns come
+   * back byte for byte; 32x24 is scaled down and up: one colour comes back */
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=8,height=4,framerate=30/1");
+  push_pull_scaled (h, 0, 2, 8, 4, TRUE);
+  assert_caps_size (h, 8, 4);
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=4,height=8,framerate=30/1");
+  push_pull_scaled (h, 2, 4, 4, 8, TRUE);
+  assert_caps_size (h, 4, 8);
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  push_pull_scaled (h, 4, 6, 32, 24, FALSE);
+  assert_caps_size (h, 32, 24);
   gst_harness_teardown (h);
 }
 
@@ -1206,6 +1239,143 @@ GST_START_TEST (test_scaling_a_model_of_any_size_still_needs_one_size)
 
 GST_END_TEST;
 
+/* Releases sink_1 from the always src pad's task once the test has left a
+ * frame of it pending. */
+typedef struct
+{
+  GstElement *e;
+  GMutex lock;
+  GCond cond;
+  gboolean pending;
+  gboolean released;
+} ReleaseLater;
+
+static GstBusSyncReply
+release_once_pending (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  ReleaseLater *r = data;
+  gint64 end = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+  GstPad *sink;
+
+  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ELEMENT
+      || !gst_message_has_name (msg, "cudabatchinfer-batch"))
+    return GST_BUS_PASS;
+  g_mutex_lock (&r->lock);
+  while (!r->pending && g_cond_wait_until (&r->cond, &r->lock, end));
+  g_mutex_unlock (&r->lock);
+  sink = gst_element_get_static_pad (r->e, "sink_1");
+  if (sink) {
+    gst_element_release_request_pad (r->e, sink);
+    gst_object_unref (sink);
+    g_mutex_lock (&r->lock);
+    r->released = TRUE;
+    g_cond_broadcast (&r->cond);
+    g_mutex_unlock (&r->lock);
+  }
+  return GST_BUS_PASS;
+}
+
+GST_START_TEST
+    (test_a_scaled_stream_released_by_the_collector_loses_only_its_frame) {
+  GstBus *bus;
+  ReleaseLater r = { NULL, };
+  GstHarness *h0;
+  GstPad *sink1, *feed;
+  GstCaps *caps = gst_caps_from_string
+      ("video/x-raw,format=RGB,width=20,height=10,framerate=30/1");
+  GstSegment segment;
+  gint64 end = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+  GstBuffer *out;
+
+  r.e = element_new ("batch=3 max-inflight=1 post-messages=true "
+      "scaling=letterbox " IDENTITY_FIXED, &bus);
+  g_mutex_init (&r.lock);
+  g_cond_init (&r.cond);
+  h0 = stream_harness (r.e, 0,
+      "video/x-raw,format=RGB,width=16,height=8,framerate=30/1");
+  sink1 = gst_element_request_pad_simple (r.e, "sink_1");
+  feed = gst_pad_new ("feed", GST_PAD_SRC);
+  fail_unless_equals_int (gst_pad_link (feed, sink1), GST_PAD_LINK_OK);
+  gst_object_unref (sink1);
+  gst_pad_set_active (feed, TRUE);
+  fail_unless (gst_pad_push_event (feed, gst_event_new_stream_start ("s1")));
+  fail_unless (gst_pad_push_event (feed, gst_event_new_caps (caps)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (feed, gst_event_new_segment (&segment)));
+  gst_bus_set_sync_handler (bus, release_once_pending, &r, NULL);
+
+  /* a full batch goes; its message waits for stream 1's second frame to
+   * be pending, then releases sink_1 without waiting for that frame */
+  fail_unless_equals_int (gst_harness_push (h0, scaled_frame (0, 0, 16, 8,
+              FALSE)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_push (h0, scaled_frame (0, 1, 16, 8,
+              FALSE)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_pad_push (feed, scaled_frame (1, 0, 20, 10,
+              FALSE)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_pad_push (feed, scaled_frame (1, 1, 20, 10,
+              FALSE)), GST_FLOW_OK);
+  g_mutex_lock (&r.lock);
+  r.pending = TRUE;
+  g_cond_broadcast (&r.cond);
+  while (!r.released && g_cond_wait_until (&r.cond, &r.lock, end));
+  g_mutex_unlock (&r.lock);
+  fail_unless (r.released);
+  /* the last reference to the stream goes with its pads */
+  gst_pad_set_active (feed, FALSE);
+  gst_object_unref (feed);
+
+  /* the released stream's frame is dropped from the next batch; stream 0
+   * loses nothing */
+  fail_unless_equals_int (gst_harness_push (h0, scaled_frame (0, 2, 16, 8,
+              FALSE)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
+  pull_scaled (h0, 0, 0, 16, 8, FALSE);
+  pull_scaled (h0, 0, 1, 16, 8, FALSE);
+  /* stream 1's frame was left out of the batch, not run for nobody */
+  out = gst_harness_pull (h0);
+  fail_unless (out != NULL);
+  fail_unless_equals_int (gst_buffer_get_batch_memory_meta (out)->frames, 1);
+  gst_buffer_unref (out);
+  gst_bus_set_sync_handler (bus, NULL, NULL, NULL);
+  /* both of stream 1's: the one whose result found no stream to go to,
+   * and the pending one */
+  fail_unless_equals_uint64 (stat_of (r.e, NULL, "frames-dropped"), 2);
+  fail_unless_equals_uint64 (stat_of (r.e, "sink_0", "frames-dropped"), 0);
+
+  gst_caps_unref (caps);
+  gst_harness_teardown (h0);
+  gst_object_unref (r.e);
+  bus_free (bus);
+  g_mutex_clear (&r.lock);
+  g_cond_clear (&r.cond);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_scaled_streams_buffers_count_in_memory_limit)
+{
+  TwoStreams t;
+
+  /* a batch of four 1920x1080 frames is 24 MB: past the limit, with the
+   * other stream's and the engine's memory */
+  t.e = element_new ("batch=4 scaling=letterbox memory-limit=4000000 "
+      IDENTITY_FIXED, &t.bus);
+  t.h0 = stream_harness (t.e, 0, CAPS_RGB);
+  t.h1 = stream_harness (t.e, 1,
+      "video/x-raw,format=RGB,width=1920,height=1080,framerate=30/1");
+  push (t.h0, 0, 0);
+  fail_unless_equals_int (gst_harness_push (t.h1, make_frame (1, 0,
+              1920 * 1080 * 3)), GST_FLOW_NOT_NEGOTIATED);
+  expect_error_naming (t.bus, "src_1", "memory limit");
+  /* stream 0 goes on */
+  fail_unless (gst_harness_push_event (t.h0, gst_event_new_eos ()));
+  pull_frames (t.h0, 0, 0, 1);
+  fail_unless (stat_of (t.e, NULL, "output-buffer-bytes") < 4000000);
+  two_streams_free (&t);
+}
+
+GST_END_TEST;
+
 static Suite *
 cudabatchinfer_streams_suite (void)
 {
@@ -1216,7 +1386,10 @@ cudabatchinfer_streams_suite (void)
   tcase_add_test (tc,
       test_letterbox_gives_each_stream_its_frames_at_its_own_size);
   tcase_add_test (tc, test_a_stream_changes_its_size_while_the_other_goes_on);
-  tcase_add_test (tc, test_stretch_on_the_always_pad_takes_frames_of_any_size);
+  tcase_add_test (tc, test_scaling_on_the_always_pad_follows_its_caps);
+  tcase_add_test (tc,
+      test_a_scaled_stream_released_by_the_collector_loses_only_its_frame);
+  tcase_add_test (tc, test_a_scaled_streams_buffers_count_in_memory_limit);
   tcase_add_test (tc, test_scaled_streams_still_need_one_format);
   tcase_add_test (tc, test_scaling_a_model_of_any_size_still_needs_one_size);
   tcase_add_test (tc,

@@ -332,6 +332,46 @@ GST_START_TEST (test_scaled_unpack_matches_the_bytes_path_of_the_gpu)
 
 GST_END_TEST;
 
+/* A model whose output is twice its input (super-resolution): the
+ * picture's window in the output is its input window doubled, so no row
+ * of the bars blends into the frame's edge. */
+GST_START_TEST (test_letterbox_window_of_a_resizing_output_is_the_input_doubled)
+{
+  const guint in_w[1] = { 3 }, in_h[1] = { 2 }, out_w[1] = { 6 }, out_h[1] = {
+    4
+  };
+  guint8 px[3 * 2 * 3], out_px[6 * 4 * 3];
+  const guint8 *in[1] = { px };
+  guint8 *out[1] = { out_px };
+  const gint stride[1] = { 9 }, out_stride[1] = { 18 };
+  gfloat t[3 * 16 * 16];
+  CbiScaleWindow w;
+  CbiFrameBatch b;
+  guint c, y, x;
+
+  init_scaled_batch (&b, CBI_SCALE_LETTERBOX, 8, 8, 1, in, stride, in_w, in_h);
+  b.out_width = b.out_height = 16;
+  b.out = out;
+  b.out_stride = out_stride;
+  b.out_frame_width = out_w;
+  b.out_frame_height = out_h;
+  /* 3x2 in 8x8: rows 1..5; in 16x16: rows 2..11 */
+  cbi_frame_batch_out_window (&b, 0, &w);
+  fail_unless (w.x == 0 && w.width == 16 && w.y == 2 && w.height == 10,
+      "window %u,%u %ux%u", w.x, w.y, w.width, w.height);
+  /* the picture white, the bars black */
+  for (c = 0; c < 3; c++)
+    for (y = 0; y < 16; y++)
+      for (x = 0; x < 16; x++)
+        t[(c * 16 + y) * 16 + x] = y >= 2 && y < 12 ? 255.0f : 0.0f;
+  memset (out_px, 0, sizeof (out_px));
+  cbi_unpack_frames (&b, t);
+  for (x = 0; x < sizeof (out_px); x++)
+    fail_unless_equals_int (out_px[x], 255);
+}
+
+GST_END_TEST;
+
 static Suite *
 frames_suite (void)
 {
@@ -349,6 +389,8 @@ frames_suite (void)
   tcase_add_test (tc,
       test_letterbox_packs_black_bars_and_unpack_gives_back_each_size);
   tcase_add_test (tc, test_scaled_unpack_matches_the_bytes_path_of_the_gpu);
+  tcase_add_test (tc,
+      test_letterbox_window_of_a_resizing_output_is_the_input_doubled);
   return s;
 }
 

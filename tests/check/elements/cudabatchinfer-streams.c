@@ -1193,18 +1193,21 @@ GST_START_TEST (test_scaling_on_the_always_pad_follows_its_caps)
 
 GST_END_TEST;
 
-GST_START_TEST (test_scaled_streams_still_need_one_format)
+/* With "cudabatchinfer @props", sink_0 streams CAPS_RGB and sink_1 brings
+ * @caps, frames of @size bytes: refused, naming both pads, while stream 0
+ * goes on. */
+static void
+assert_second_pad_refused (const gchar * props, const gchar * caps, gsize size)
 {
   GstBus *bus;
-  GstElement *e = element_new ("batch=4 scaling=letterbox " IDENTITY_FIXED,
-      &bus);
+  GstElement *e = element_new (props, &bus);
   GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
   GstHarness *h1 = stream_harness (e, 1, NULL);
 
   push (h0, 0, 0);
-  gst_harness_set_src_caps_str (h1, CAPS_BGRX);
-  fail_unless_equals_int (gst_harness_push (h1, make_frame (1, 0,
-              32 * 24 * 4)), GST_FLOW_NOT_NEGOTIATED);
+  gst_harness_set_src_caps_str (h1, caps);
+  fail_unless_equals_int (gst_harness_push (h1, make_frame (1, 0, size)),
+      GST_FLOW_NOT_NEGOTIATED);
   expect_error_naming (bus, "sink_1", "sink_0");
   fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
   pull_frames (h0, 0, 0, 1);
@@ -1214,27 +1217,19 @@ GST_START_TEST (test_scaled_streams_still_need_one_format)
   bus_free (bus);
 }
 
+GST_START_TEST (test_scaled_streams_still_need_one_format)
+{
+  assert_second_pad_refused ("batch=4 scaling=letterbox " IDENTITY_FIXED,
+      CAPS_BGRX, 32 * 24 * 4);
+}
+
 GST_END_TEST;
 
 GST_START_TEST (test_scaling_a_model_of_any_size_still_needs_one_size)
 {
-  GstBus *bus;
   /* the built-in model takes any size: nothing to scale to */
-  GstElement *e = element_new ("batch=4 scaling=letterbox", &bus);
-  GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstHarness *h1 = stream_harness (e, 1, NULL);
-
-  push (h0, 0, 0);
-  gst_harness_set_src_caps_str (h1, CAPS_RGB_SMALL);
-  fail_unless_equals_int (gst_harness_push (h1, make_frame (1, 0,
-              16 * 12 * 3)), GST_FLOW_NOT_NEGOTIATED);
-  expect_error_naming (bus, "sink_1", "sink_0");
-  fail_unless (gst_harness_push_event (h0, gst_event_new_eos ()));
-  pull_frames (h0, 0, 0, 1);
-  gst_harness_teardown (h1);
-  gst_harness_teardown (h0);
-  gst_object_unref (e);
-  bus_free (bus);
+  assert_second_pad_refused ("batch=4 scaling=letterbox", CAPS_RGB_SMALL,
+      16 * 12 * 3);
 }
 
 GST_END_TEST;

@@ -786,15 +786,23 @@ GST_START_TEST (test_the_latency_query_on_src_k_adds_the_batching_latency)
 
 GST_END_TEST;
 
-GST_START_TEST (test_a_hundred_null_playing_cycles_with_four_streams)
+/* A hundred NULL-PLAYING cycles of "cudabatchinfer @props" with four
+ * streams of @widths x @heights RGB. */
+static void
+null_playing_cycles (const gchar * props, const guint widths[4],
+    const guint heights[4])
 {
   GstBus *bus;
-  GstElement *e = element_new ("batch=4", &bus);
+  GstElement *e = element_new (props, &bus);
   GstHarness *h[4];
+  gchar *caps[4];
   guint k, cycle;
 
-  for (k = 0; k < 4; k++)
-    h[k] = stream_harness (e, k, CAPS_RGB);
+  for (k = 0; k < 4; k++) {
+    caps[k] = g_strdup_printf ("video/x-raw,format=RGB,width=%u,height=%u,"
+        "framerate=30/1", widths[k], heights[k]);
+    h[k] = stream_harness (e, k, caps[k]);
+  }
   for (cycle = 0; cycle < 100; cycle++) {
     if (cycle > 0) {
       fail_unless_equals_int (gst_element_set_state (e, GST_STATE_NULL),
@@ -803,22 +811,45 @@ GST_START_TEST (test_a_hundred_null_playing_cycles_with_four_streams)
           GST_STATE_CHANGE_SUCCESS);
       for (k = 0; k < 4; k++) {
         gst_harness_play (h[k]);
-        gst_harness_set_src_caps_str (h[k], CAPS_RGB);
+        gst_harness_set_src_caps_str (h[k], caps[k]);
       }
     }
     /* every few cycles a full batch runs, else the state change drops a
      * partial one */
     for (k = 0; k < 4; k++)
       if (cycle % 10 == 0 || k < 2)
-        push (h[k], k, 0);
+        fail_unless_equals_int (gst_harness_push (h[k], make_frame (k, 0,
+                    widths[k] * heights[k] * 3)), GST_FLOW_OK);
     if (cycle % 10 == 0)
       for (k = 0; k < 4; k++)
         pull_frames (h[k], k, 0, 1);
   }
-  for (k = 0; k < 4; k++)
+  for (k = 0; k < 4; k++) {
     gst_harness_teardown (h[k]);
+    g_free (caps[k]);
+  }
   gst_object_unref (e);
   bus_free (bus);
+}
+
+GST_START_TEST (test_a_hundred_null_playing_cycles_with_four_streams)
+{
+  static const guint widths[4] = { 32, 32, 32, 32 };
+  static const guint heights[4] = { 24, 24, 24, 24 };
+
+  null_playing_cycles ("batch=4", widths, heights);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_a_hundred_cycles_with_four_streams_of_four_sizes_scaled)
+{
+  static const guint widths[4] = { 32, 16, 4, 20 };
+  static const guint heights[4] = { 24, 8, 8, 10 };
+
+  /* each stream's own pool comes and goes with the engine */
+  null_playing_cycles ("batch=4 scaling=letterbox " IDENTITY_FIXED, widths,
+      heights);
 }
 
 GST_END_TEST;
@@ -1416,6 +1447,8 @@ cudabatchinfer_streams_suite (void)
   tcase_add_test (tc,
       test_the_latency_query_on_src_k_adds_the_batching_latency);
   tcase_add_test (tc, test_a_hundred_null_playing_cycles_with_four_streams);
+  tcase_add_test (tc,
+      test_a_hundred_cycles_with_four_streams_of_four_sizes_scaled);
   tcase_add_test (tc, test_the_stats_and_the_batch_message_name_the_streams);
   tcase_add_test (tc,
       test_three_decoded_files_of_other_lengths_and_sizes_come_out);

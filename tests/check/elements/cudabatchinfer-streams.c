@@ -677,20 +677,59 @@ GST_START_TEST (test_releasing_a_pad_from_its_own_src_task)
 
 GST_END_TEST;
 
-static GstBusSyncReply
-release_on_batch_message (GstBus * bus, GstMessage * msg, gpointer data)
+/* A pad of the test's own that feeds sink_1 of @e (requested here) with
+ * @caps, started: stream-start, caps and a time segment sent. */
+static GstPad *
+feed_sink_1 (GstElement * e, const gchar * caps)
 {
-  GstElement *e = data;
+  GstPad *sink1 = gst_element_request_pad_simple (e, "sink_1");
+  GstPad *feed = gst_pad_new ("feed", GST_PAD_SRC);
+  GstCaps *c = gst_caps_from_string (caps);
+  GstSegment segment;
+
+  fail_unless_equals_int (gst_pad_link (feed, sink1), GST_PAD_LINK_OK);
+  gst_object_unref (sink1);
+  gst_pad_set_active (feed, TRUE);
+  fail_unless (gst_pad_push_event (feed, gst_event_new_stream_start ("s1")));
+  fail_unless (gst_pad_push_event (feed, gst_event_new_caps (c)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_pad_push_event (feed, gst_event_new_segment (&segment)));
+  gst_caps_unref (c);
+  return feed;
+}
+
+/* Releases sink_1 from the always src pad's task once the test has left a
+ * frame of it pending. */
+typedef struct
+{
+  GstElement *e;
+  GMutex lock;
+  GCond cond;
+  gboolean pending;
+  gboolean released;
+} ReleaseLater;
+
+static GstBusSyncReply
+release_once_pending (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  ReleaseLater *r = data;
+  gint64 end = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
   GstPad *sink;
 
-  /* posted from the always src pad's task, which collects the batches */
   if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ELEMENT
       || !gst_message_has_name (msg, "cudabatchinfer-batch"))
     return GST_BUS_PASS;
-  sink = gst_element_get_static_pad (e, "sink_1");
+  g_mutex_lock (&r->lock);
+  while (!r->pending && g_cond_wait_until (&r->cond, &r->lock, end));
+  g_mutex_unlock (&r->lock);
+  sink = gst_element_get_static_pad (r->e, "sink_1");
   if (sink) {
-    gst_element_release_request_pad (e, sink);
+    gst_element_release_request_pad (r->e, sink);
     gst_object_unref (sink);
+    g_mutex_lock (&r->lock);
+    r->released = TRUE;
+    g_cond_broadcast (&r->cond);
+    g_mutex_unlock (&r->lock);
   }
   return GST_BUS_PASS;
 }
@@ -701,20 +740,15 @@ GST_START_TEST (test_releasing_a_pad_from_the_batch_message_handler)
   GstElement *e = element_new ("batch=2 max-inflight=1 post-messages=true",
       &bus);
   GstHarness *h0 = stream_harness (e, 0, CAPS_RGB);
-  GstPad *sink1 = gst_element_request_pad_simple (e, "sink_1");
-  GstPad *feed = gst_pad_new ("feed", GST_PAD_SRC);
-  GstCaps *caps = gst_caps_from_string (CAPS_RGB);
-  GstSegment segment;
+  GstPad *feed = feed_sink_1 (e, CAPS_RGB);
+  /* released at the first batch's message, nothing to wait for */
+  ReleaseLater r = { e, };
   guint i;
 
-  fail_unless_equals_int (gst_pad_link (feed, sink1), GST_PAD_LINK_OK);
-  gst_object_unref (sink1);
-  gst_pad_set_active (feed, TRUE);
-  fail_unless (gst_pad_push_event (feed, gst_event_new_stream_start ("s1")));
-  fail_unless (gst_pad_push_event (feed, gst_event_new_caps (caps)));
-  gst_segment_init (&segment, GST_FORMAT_TIME);
-  fail_unless (gst_pad_push_event (feed, gst_event_new_segment (&segment)));
-  gst_bus_set_sync_handler (bus, release_on_batch_message, e, NULL);
+  g_mutex_init (&r.lock);
+  g_cond_init (&r.cond);
+  r.pending = TRUE;
+  gst_bus_set_sync_handler (bus, release_once_pending, &r, NULL);
   /* the first batch's message releases sink_1: its later frames are
    * refused, stream 0 goes on */
   push (h0, 0, 0);
@@ -730,10 +764,11 @@ GST_START_TEST (test_releasing_a_pad_from_the_batch_message_handler)
 
   gst_pad_set_active (feed, FALSE);
   gst_object_unref (feed);
-  gst_caps_unref (caps);
   gst_harness_teardown (h0);
   gst_object_unref (e);
   bus_free (bus);
+  g_mutex_clear (&r.lock);
+  g_cond_clear (&r.cond);
 }
 
 GST_END_TEST;
@@ -1265,51 +1300,12 @@ GST_START_TEST (test_scaling_a_model_of_any_size_still_needs_one_size)
 
 GST_END_TEST;
 
-/* Releases sink_1 from the always src pad's task once the test has left a
- * frame of it pending. */
-typedef struct
-{
-  GstElement *e;
-  GMutex lock;
-  GCond cond;
-  gboolean pending;
-  gboolean released;
-} ReleaseLater;
-
-static GstBusSyncReply
-release_once_pending (GstBus * bus, GstMessage * msg, gpointer data)
-{
-  ReleaseLater *r = data;
-  gint64 end = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
-  GstPad *sink;
-
-  if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ELEMENT
-      || !gst_message_has_name (msg, "cudabatchinfer-batch"))
-    return GST_BUS_PASS;
-  g_mutex_lock (&r->lock);
-  while (!r->pending && g_cond_wait_until (&r->cond, &r->lock, end));
-  g_mutex_unlock (&r->lock);
-  sink = gst_element_get_static_pad (r->e, "sink_1");
-  if (sink) {
-    gst_element_release_request_pad (r->e, sink);
-    gst_object_unref (sink);
-    g_mutex_lock (&r->lock);
-    r->released = TRUE;
-    g_cond_broadcast (&r->cond);
-    g_mutex_unlock (&r->lock);
-  }
-  return GST_BUS_PASS;
-}
-
 GST_START_TEST
     (test_a_scaled_stream_released_by_the_collector_loses_only_its_frame) {
   GstBus *bus;
   ReleaseLater r = { NULL, };
   GstHarness *h0;
-  GstPad *sink1, *feed;
-  GstCaps *caps = gst_caps_from_string
-      ("video/x-raw,format=RGB,width=20,height=10,framerate=30/1");
-  GstSegment segment;
+  GstPad *feed;
   gint64 end = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
   GstBuffer *out;
 
@@ -1319,15 +1315,8 @@ GST_START_TEST
   g_cond_init (&r.cond);
   h0 = stream_harness (r.e, 0,
       "video/x-raw,format=RGB,width=16,height=8,framerate=30/1");
-  sink1 = gst_element_request_pad_simple (r.e, "sink_1");
-  feed = gst_pad_new ("feed", GST_PAD_SRC);
-  fail_unless_equals_int (gst_pad_link (feed, sink1), GST_PAD_LINK_OK);
-  gst_object_unref (sink1);
-  gst_pad_set_active (feed, TRUE);
-  fail_unless (gst_pad_push_event (feed, gst_event_new_stream_start ("s1")));
-  fail_unless (gst_pad_push_event (feed, gst_event_new_caps (caps)));
-  gst_segment_init (&segment, GST_FORMAT_TIME);
-  fail_unless (gst_pad_push_event (feed, gst_event_new_segment (&segment)));
+  feed = feed_sink_1 (r.e,
+      "video/x-raw,format=RGB,width=20,height=10,framerate=30/1");
   gst_bus_set_sync_handler (bus, release_once_pending, &r, NULL);
 
   /* a full batch goes; its message waits for stream 1's second frame to
@@ -1368,7 +1357,6 @@ GST_START_TEST
   fail_unless_equals_uint64 (stat_of (r.e, NULL, "frames-dropped"), 2);
   fail_unless_equals_uint64 (stat_of (r.e, "sink_0", "frames-dropped"), 0);
 
-  gst_caps_unref (caps);
   gst_harness_teardown (h0);
   gst_object_unref (r.e);
   bus_free (bus);

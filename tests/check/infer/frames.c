@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/frames.h"
+#include "cbitestframes.h"
 
 /* 2x2 BGRx frames: pixel bytes B, G, R, x. */
 static void
@@ -169,20 +169,14 @@ init_scaled_batch (CbiFrameBatch * b, CbiScaling scaling, guint w, guint h,
     guint n, const guint8 * const *in, const gint * stride,
     const guint * in_w, const guint * in_h)
 {
-  memset (b, 0, sizeof (*b));
-  b->width = w;
-  b->height = h;
-  b->pixel_stride = 3;
-  b->rgb_offset[0] = 0;
-  b->rgb_offset[1] = 1;
-  b->rgb_offset[2] = 2;
-  b->extra_offset = -1;
-  b->scale[0] = b->scale[1] = b->scale[2] = 1.0f;
+  guint c;
+
+  *b = cbi_test_rgb_batch (w, h, n, in, NULL, stride);
+  /* bytes as they are: the expected values read as bytes */
+  for (c = 0; c < 3; c++)
+    b->scale[c] = 1.0f;
   cbi_frame_batch_map_output_back (b);
   b->n_frames = n;
-  b->n_slots = n;
-  b->in = in;
-  b->in_stride = stride;
   b->scaling = scaling;
   b->in_width = in_w;
   b->in_height = in_h;

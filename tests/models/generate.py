@@ -106,6 +106,9 @@ the committed files and never run this script.
   width (the width reversed), then Conv 1x1; its tensor reference is for
   a 1 x 3 x 2 x 80 input.
 - bad-matmul-one-input.onnx: a MatMul of one input.
+- shape-expand-huge.onnx: a [1, 1, 1, 1] constant expanded to N x 3 x
+  2048 x 2048 by a shape computed from the input's batch, added to the
+  image: 48 MiB made at each plan, past what one plan may compute.
 - bad-nhwc-unnamed-input.onnx is not written here: libFuzzer found it (a
   channels-last input without a name), and it is kept as it was found.
 - bad-fold-*.onnx: a constant subgraph that cannot fold, one defect each
@@ -1112,6 +1115,21 @@ def shape_models():
                          name="resize", mode="nearest"),
     ], [i64("zero1", [0]), i64("two1", [2]), i64("hw", [7, 9])]),
         "shape-fixed-sizes.onnx")
+    # a constant expanded to the batch x 3 x 2048 x 2048 (48 MiB of
+    # float32) at each plan, added to the image: past what a plan may
+    # compute, refused at once (a fuzzer input of 1 KB once took seconds
+    # per plan)
+    save(model([
+        helper.make_node("Shape", ["image"], ["s"], name="shape"),
+        helper.make_node("Slice", ["s", "zero1", "one1"], ["n"], name="n"),
+        helper.make_node("Concat", ["n", "chw"], ["big"], name="big",
+                         axis=0),
+        helper.make_node("Expand", ["token", "big"], ["grid"],
+                         name="expand"),
+        helper.make_node("Add", ["image", "grid"], ["output"], name="add"),
+    ], [i64("zero1", [0]), i64("one1", [1]), i64("chw", [3, 2048, 2048]),
+        f32("token", np.ones((1, 1, 1, 1), np.float32))]),
+        "shape-expand-huge.onnx")
     for key, shape in SHAPE_SIZES.items():
         x = g.standard_normal(shape).astype(np.float32)
         ys = sess.run(None, {"image": x})

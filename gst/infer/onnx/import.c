@@ -222,7 +222,9 @@ CbiGraph *
 cbi_onnx_load_from_data (const guint8 * data, gsize size,
     const gchar * base_dir, GError ** error)
 {
-  CbiImporter im = { NULL, NULL, NULL, NULL, base_dir, NULL, 0, 0 };
+  CbiImporter im = { NULL, NULL, NULL, NULL, base_dir, NULL, 0, 0,
+    CBI_ONNX_FOLD_BUDGET
+  };
   Onnx__ModelProto *m;
   const Onnx__GraphProto *g;
   guint *order = NULL;

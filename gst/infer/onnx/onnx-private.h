@@ -67,6 +67,8 @@ typedef struct
   const Onnx__GraphProto *onnx;
   gint64 opset;
   gint64 folded_bytes;          /* what folding made, against its budget */
+  gint64 fold_budget;           /* CBI_ONNX_FOLD_BUDGET loading the model,
+                                 * CBI_ONNX_SHAPE_BUDGET planning a shape */
 } CbiImporter;
 
 /* *INDENT-OFF* */
@@ -150,6 +152,12 @@ gboolean cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
  * million float32 weights still fits */
 #define CBI_ONNX_FOLD_MAX_ELEMENTS (G_GINT64_CONSTANT (1) << 26)
 #define CBI_ONNX_FOLD_BUDGET (G_GINT64_CONSTANT (256) << 20)
+/* what the values computed from the input's size at each plan (a class
+ * token expanded to the batch, an anchor grid from a feature map's size)
+ * may take together: they are made again for every new size, and a few
+ * bytes of a file that expand a constant to millions of values would make
+ * each plan seconds long */
+#define CBI_ONNX_SHAPE_BUDGET (G_GINT64_CONSTANT (32) << 20)
 
 /* A walk over the index space of @dims, row-major, keeping the offsets
  * (in elements) of up to three inputs read with @strides: a stride of 0

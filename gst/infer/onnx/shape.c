@@ -62,6 +62,7 @@ cbi_onnx_shape_begin (CbiShapeEval * self, const CbiGraph * graph)
   run->eval = (CbiOnnxShapeEval *) self;
   run->graph = graph;
   run->im.opset = run->eval->opset;
+  run->im.fold_budget = CBI_ONNX_SHAPE_BUDGET;
   run->values = g_new0 (CbiOnnxConst *, graph->tensors->len);
   return run;
 }

@@ -101,10 +101,12 @@ cbi_onnx_fold_new (CbiImporter * im, const Onnx__NodeProto * n, gint dtype,
     count *= dims[d];
   }
   bytes = count * (gint64) MAX (cbi_onnx_dtype_size (dtype), 4);
-  if (bytes > CBI_ONNX_FOLD_BUDGET - im->folded_bytes)
-    return cbi_onnx_fail (error, "node %s (%s): folding the model's "
-        "constants needs more than %" G_GINT64_FORMAT " MiB", name,
-        n->op_type, CBI_ONNX_FOLD_BUDGET >> 20);
+  if (bytes > im->fold_budget - im->folded_bytes)
+    return cbi_onnx_fail (error, "node %s (%s): %s needs more than %"
+        G_GINT64_FORMAT " MiB", name, n->op_type,
+        im->fold_budget == CBI_ONNX_FOLD_BUDGET ? "folding the model's "
+        "constants" : "computing the values that follow the input's size",
+        im->fold_budget >> 20);
   im->folded_bytes += bytes;
   *out = cbi_onnx_const_new (dtype, n_dims, dims, count);
   return TRUE;

@@ -564,6 +564,28 @@ GST_START_TEST (test_computed_sizes_a_plan_cannot_run_fail_that_plan)
 
 GST_END_TEST;
 
+/* image + Expand ([1, 1, 1, 1], [N, 3, 2048, 2048]) with N from the
+ * input's shape: 48 MiB made at each plan is refused, naming the node,
+ * without being made */
+GST_START_TEST (test_a_plan_that_computes_too_many_values_is_refused_at_once)
+{
+  const CbiShape in = { 4, {1, 3, 1, 1} };
+  CbiGraph *g = load_or_fail ("shape-expand-huge.onnx");
+  CbiShape shapes[32];
+  GError *err = NULL;
+
+  fail_unless (g->tensors->len <= G_N_ELEMENTS (shapes));
+  fail_if (cbi_graph_infer_shapes (g, &in, shapes, &err));
+  fail_unless (err != NULL);
+  fail_unless (strstr (err->message, "node expand (Expand): computing the "
+          "values that follow the input's size needs more than 32 MiB")
+      != NULL, "%s", err->message);
+  g_error_free (err);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
 /* image * float (Shape (image)): a value computed from the planned
  * shape is a constant of each plan, which a width of 4 broadcasts along
  * and a width of 5 does not */
@@ -780,6 +802,8 @@ onnx_suite (void)
   tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);
   tcase_add_test (tc,
       test_a_float_computed_from_shapes_is_a_constant_of_each_plan);
+  tcase_add_test (tc,
+      test_a_plan_that_computes_too_many_values_is_refused_at_once);
   return s;
 }
 

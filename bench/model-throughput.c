@@ -10,7 +10,7 @@
  *
  *   model-throughput [--model file.onnx] [--batch 8] [--width 320]
  *                    [--height 240] [--batches 10] [--warmup 2]
- *                    [--backend auto] [--threads 0]
+ *                    [--backend auto] [--threads 0] [--precision fp32]
  *
  * Prints one line of key=value pairs, e.g.
  *   fps=123.4 frames=80 batches=10 seconds=0.648 batch-ms-median=64.2 ...
@@ -111,6 +111,7 @@ main (int argc, char **argv)
   gint batch = 8, width = 320, height = 240, batches = 10, warmup = 2;
   gint threads = 0;
   gchar *backend = NULL, *model = NULL, *batch_str, *caps_str, *out_str;
+  gchar *precision = NULL;
   GOptionEntry entries[] = {
     {"model", 0, 0, G_OPTION_ARG_FILENAME, &model,
         "ONNX model (default: the embedded one)", "FILE"},
@@ -125,6 +126,8 @@ main (int argc, char **argv)
         "cpu, cuda or auto (auto)", "NAME"},
     {"threads", 0, 0, G_OPTION_ARG_INT, &threads,
         "The element's threads property (0: OpenMP's default)", "N"},
+    {"precision", 0, 0, G_OPTION_ARG_STRING, &precision,
+        "The element's precision property (fp32)", "NAME"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- element frames per second");
@@ -171,6 +174,8 @@ main (int argc, char **argv)
   gst_util_set_object_arg (G_OBJECT (infer), "backend",
       backend ? backend : "auto");
   g_object_set (infer, "threads", (guint) MAX (threads, 0), NULL);
+  gst_util_set_object_arg (G_OBJECT (infer), "precision",
+      precision ? precision : "fp32");
   if (model)
     g_object_set (infer, "model", model, NULL);
   /* the harness gives the element no bus: ours keeps its error messages */
@@ -262,6 +267,7 @@ main (int argc, char **argv)
   g_free (caps_str);
   g_free (batch_str);
   g_free (backend);
+  g_free (precision);
   g_free (model);
   return 0;
 }

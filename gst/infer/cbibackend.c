@@ -42,6 +42,20 @@ cbi_backend_supports_graph (CbiBackend * backend, const CbiGraph * graph,
   return TRUE;
 }
 
+gboolean
+cbi_backend_has_precision (CbiBackend * backend, CbiPrecision precision,
+    GError ** error)
+{
+  if (backend->iface->has_precision)
+    return backend->iface->has_precision (backend, precision, error);
+  if (precision == CBI_PRECISION_FP32)
+    return TRUE;
+  g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "the %s backend "
+      "runs fp32 only, not %s", backend->iface->name,
+      cbi_precision_name (precision));
+  return FALSE;
+}
+
 /* The backend of @kind, which runs every node of @graph. */
 static CbiBackend *
 cbi_backend_open_kind (const CbiBackendEntry * table, guint n_entries,

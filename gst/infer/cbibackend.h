@@ -61,6 +61,10 @@ G_BEGIN_DECLS typedef struct _CbiBackend CbiBackend;
  * @thread_leave: (nullable): gives the thread back what @thread_enter
  *   returned, so that the application's own CUDA work on the thread that
  *   warmed up or ran a batch finds its device as it left it
+ * @has_precision: (nullable): whether the backend can plan in @precision
+ *   (never AUTO) on its device, where it would run fast; otherwise @error
+ *   (CBI_ERROR_PRECISION) says why and what it has. %NULL: float32 only.
+ *   The plans then read #CbiBackend.precision.
  *
  * A backend that queues work (@finish set) keeps the buffers of each of
  * #CbiBackend.inflight batches apart, so that slot k + 1 uploads while
@@ -94,6 +98,8 @@ typedef struct
       guint64 * total_bytes);
     gint (*thread_enter) (void);
   void (*thread_leave) (gint entered);
+    gboolean (*has_precision) (CbiBackend * backend, CbiPrecision precision,
+      GError ** error);
 } CbiBackendIface;
 
 struct _CbiBackend
@@ -110,6 +116,8 @@ struct _CbiBackend
                                  * other threads keep the cores busy
                                  * (threads=0) */
   gboolean ran_solo;            /* CPU: the last batch ran on one thread */
+  CbiPrecision precision;       /* the arithmetic of the next plans (one
+                                 * has_precision() accepted, never AUTO) */
 };
 
 /* Makes a backend for device @device_id (ignored where there is one device).
@@ -138,6 +146,11 @@ const CbiBackendEntry *cbi_backend_table (guint * n_entries);
  * first node it cannot run and its op. */
 gboolean cbi_backend_supports_graph (CbiBackend * backend,
     const CbiGraph * graph, GError ** error);
+
+/* Whether @backend can plan in @precision (not AUTO): its
+ * has_precision(), float32 where it has none; @error as there. */
+gboolean cbi_backend_has_precision (CbiBackend * backend,
+    CbiPrecision precision, GError ** error);
 
 /* Opens the backend of @kind from @table (@n_entries rows) for @graph on
  * device @device_id. %CBI_BACKEND_AUTO takes CUDA where it opens and

@@ -66,6 +66,8 @@ struct _CbiEngine
   guint threads;                /* OpenMP threads; 0: OpenMP's default */
   gboolean exhaustive_search;   /* the backend's settings, kept for the */
   gboolean replay;              /* one it may fall back to */
+  CbiPrecision precision;       /* asked for: the warm-up applies it */
+  gdouble tolerance;            /* of its accuracy check */
   CbiShapePlan plans[CBI_MAX_PLANS + CBI_MAX_INFLIGHT];
   guint n_plans;
   guint64 use_counter;
@@ -921,79 +923,117 @@ cbi_percentile_of_samples (const guint64 * samples, guint n, guint percent)
   return sorted[MAX (rank, 1) - 1];
 }
 
-/* The warm-up, on the calling thread. */
-static gboolean
-cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
-    CbiBatchReport * report, GError ** error)
+/* The warm-up's test frames: smooth gradients, a different one per
+ * channel and frame, under a fine pattern of pseudo-random noise: enough
+ * of what cameras give for the accuracy check to see what a lower
+ * precision does to edges and flat areas alike; the same bytes on every
+ * run. */
+static void
+cbi_engine_test_pattern (guint8 * frame, guint index, guint width,
+    guint height, guint pixel_stride)
 {
-  const guint n = layout->n_slots;
-  CbiFrameBatch dry = *layout;
-  CbiBatchReport steady;
+  guint x, y, c;
+
+  for (y = 0; y < height; y++)
+    for (x = 0; x < width; x++) {
+      guint8 *p = frame + ((gsize) y * width + x) * pixel_stride;
+      for (c = 0; c < pixel_stride; c++) {
+        guint32 h = (x * 73856093u) ^ (y * 19349663u) ^ (c * 83492791u)
+            ^ (index * 2654435761u);
+        guint ramp = c % 2 ? x * 160 / MAX (width, 1) :
+            y * 160 / MAX (height, 1);
+        h ^= h >> 13;
+        h *= 0x5bd1e995u;
+        h ^= h >> 15;
+        p[c] = (guint8) (48 + ramp + (h & 31) + c * 8 + index * 3);
+      }
+    }
+}
+
+/* The precisions a warm-up tries, in order: the one asked for; under
+ * AUTO each the backend has, the fastest first, each the next wider
+ * type's fallback, then float32. Returns how many. */
+static guint
+cbi_engine_precisions (CbiEngine * engine, CbiPrecision order[4])
+{
+  static const CbiPrecision fastest_first[] = { CBI_PRECISION_FP16,
+    CBI_PRECISION_BF16, CBI_PRECISION_TF32
+  };
+  guint n = 0, i;
+
+  if (engine->precision != CBI_PRECISION_AUTO) {
+    order[0] = engine->precision;
+    return 1;
+  }
+  for (i = 0; i < G_N_ELEMENTS (fastest_first); i++)
+    if (cbi_backend_has_precision (engine->backend, fastest_first[i], NULL))
+      order[n++] = fastest_first[i];
+  order[n++] = CBI_PRECISION_FP32;
+  return n;
+}
+
+/* The warm-up's frames, their pointers and strides, and the float32
+ * run's outputs the accuracy check compares with. */
+typedef struct
+{
+  CbiFrameBatch dry;
   CbiOutputInfo info;
-  guint ticket = 0;
-  guint64 timed = 0;
-  guint64 peak_allocated, peak_reserved;
-  gsize in_size, out_size, frames_size;
-  guint8 *frames, **ptrs;
+  guint8 *frames;
+  guint8 **ptrs;
   gint *strides;
+  gsize out_size;               /* one output frame's bytes */
+  guint8 *ref_frames;           /* n frames of @out_size, image outputs */
+  gfloat *ref[CBI_MAX_OUTPUTS]; /* tensor outputs, NULL where read as frames */
+} CbiWarmupData;
+
+static void
+cbi_warmup_data_clear (CbiWarmupData * w)
+{
+  guint i;
+
+  g_free (w->frames);
+  g_free (w->ptrs);
+  g_free (w->strides);
+  g_free (w->ref_frames);
+  for (i = 0; i < CBI_MAX_OUTPUTS; i++)
+    g_free (w->ref[i]);
+}
+
+/* The bytes the float32 run's outputs take: a batch of each tensor
+ * output, and of the image output's frames. */
+static gsize
+cbi_warmup_reference_size (const CbiWarmupData * w)
+{
+  gsize size = 0;
+  guint i;
+
+  for (i = 0; i < w->info.n_outputs; i++)
+    size += w->info.image && i == 0 ? w->dry.n_slots * w->out_size :
+        w->dry.n_slots * cbi_shape_count (&w->info.shapes[i])
+        * sizeof (gfloat);
+  return size;
+}
+
+/* The plan for the current precision, from nothing: every plan dropped,
+ * one dry batch (planning it: the warm-up's cost in @report), then the
+ * timed ones; @ticket receives the last one's. */
+static gboolean
+cbi_engine_warmup_runs (CbiEngine * engine, CbiWarmupData * w,
+    CbiBatchReport * report, guint * ticket, GError ** error)
+{
+  CbiBatchReport steady;
+  guint64 timed = 0, peak_allocated, peak_reserved;
   gboolean ok;
   guint i;
 
-  if (!cbi_engine_frame_outputs (engine, layout->height, layout->width,
-          &info, error))
-    return FALSE;
-  in_size = (gsize) layout->width * layout->height * layout->pixel_stride;
-  out_size = (gsize) info.width * info.height * layout->pixel_stride;
-  dry.out_width = info.width;
-  dry.out_height = info.height;
-  dry.out_channels = info.channels;
-
-  /* a full batch of mid-grey frames and their outputs: the dry run takes
-   * the same packing and unpacking path as a real batch. They count
-   * against the memory limit, checked before they are allocated, and the
-   * pool has what is left while they exist. */
-  frames_size = n * (in_size + out_size);
-  if (engine->memory_limit > 0 && frames_size >= engine->memory_limit) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "the warm-up's %u test "
-        "frames (%" G_GSIZE_FORMAT " bytes) do not fit the memory limit "
-        "left to the engine: %" G_GUINT64_FORMAT " bytes", n, frames_size,
-        engine->memory_limit);
-    return FALSE;
-  }
-  frames = g_try_malloc (frames_size);
-  if (frames == NULL) {
-    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate "
-        "%u frames of %" G_GSIZE_FORMAT " bytes for the warm-up", n,
-        in_size + out_size);
-    return FALSE;
-  }
-  memset (frames, 128, n * in_size);
-  ptrs = g_new (guint8 *, 2 * n);
-  strides = g_new (gint, 2 * n);
-  for (i = 0; i < n; i++) {
-    ptrs[i] = frames + i * in_size;
-    strides[i] = layout->width * layout->pixel_stride;
-    ptrs[n + i] = frames + n * in_size + i * out_size;
-    strides[n + i] = info.width * layout->pixel_stride;
-  }
-  dry.n_frames = n;
-  dry.in = (const guint8 * const *) ptrs;
-  dry.in_stride = strides;
-  dry.out = info.image ? ptrs + n : NULL;
-  dry.out_stride = strides + n;
-
-  if (engine->memory_limit > 0)
-    cbi_pool_set_limit (engine->pool, engine->memory_limit - frames_size);
-  ok = !cbi_engine_any_in_flight (engine, error);
-  if (ok)
-    cbi_engine_drop_plans (engine);
-  ok = ok && cbi_engine_run (engine, &dry, report, error);
+  cbi_engine_drop_plans (engine);
+  ok = cbi_engine_run_frames (engine, &w->dry, ticket, report, error);
   peak_allocated = report->pool.peak_allocated_bytes;
   peak_reserved = report->pool.peak_reserved_bytes;
   for (i = 0; ok && i < CBI_WARMUP_TIMED_BATCHES
       && (i < CBI_WARMUP_MIN_TIMED_BATCHES
           || timed < CBI_WARMUP_TIMED_BUDGET_NS); i++) {
-    ok = cbi_engine_run_frames (engine, &dry, &ticket, &steady, error);
+    ok = cbi_engine_run_frames (engine, &w->dry, ticket, &steady, error);
     report->steady_samples_ns[i] = steady.time_ns;
     report->n_steady_samples = i + 1;
     timed += steady.time_ns;
@@ -1003,21 +1043,150 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     peak_allocated = MAX (peak_allocated, steady.pool.peak_allocated_bytes);
     peak_reserved = MAX (peak_reserved, steady.pool.peak_reserved_bytes);
   }
-  /* tensor outputs are read where they are: touch them as a batch would,
-   * and look at every output's values; an image output the backend gave
-   * only as frames is not looked at */
+  report->pool.peak_allocated_bytes = peak_allocated;
+  report->pool.peak_reserved_bytes = peak_reserved;
+  return ok;
+}
+
+/* Output @i of the batch of @ticket as a tensor, or %NULL (and no error)
+ * where it was only unpacked into frames (an image output 0, which the
+ * backend may keep only as frames). */
+static const gfloat *
+cbi_warmup_output (CbiEngine * engine, const CbiWarmupData * w, guint ticket,
+    guint i, CbiShape * shape, GError ** error)
+{
+  GError *local = NULL;
+  const gfloat *v;
+
+  v = cbi_engine_get_output (engine, ticket, i, shape, &local);
+  if (v == NULL && !(w->info.image && i == 0))
+    g_propagate_error (error, local);
+  else
+    g_clear_error (&local);
+  return v;
+}
+
+/* One float32 batch of the test frames, its outputs kept in @w; then
+ * its plan goes, and the memory it held only while it existed. */
+static gboolean
+cbi_engine_warmup_reference (CbiEngine * engine, CbiWarmupData * w,
+    CbiBatchReport * report, GError ** error)
+{
+  const CbiPrecision precision = engine->backend->precision;
+  const guint n = w->dry.n_slots;
+  gboolean ok;
+  guint ticket = 0, i;
+
+  engine->backend->precision = CBI_PRECISION_FP32;
+  cbi_engine_drop_plans (engine);
+  ok = cbi_engine_run_frames (engine, &w->dry, &ticket, report, error);
+  if (ok && w->info.image) {
+    w->ref_frames = g_malloc (n * w->out_size);
+    memcpy (w->ref_frames, w->ptrs[n], n * w->out_size);
+  }
+  /* an image output is compared as the frames it gives */
+  for (i = w->info.image ? 1 : 0; ok && i < w->info.n_outputs; i++) {
+    CbiShape shape;
+    const gfloat *v = cbi_warmup_output (engine, w, ticket, i, &shape, error);
+    ok = v != NULL;
+    if (ok)
+      w->ref[i] = g_memdup2 (v, cbi_shape_count (&shape) * sizeof (gfloat));
+  }
+  cbi_engine_drop_plans (engine);
+  cbi_pool_trim (engine->pool);
+  if (engine->staging)
+    cbi_pool_trim (engine->staging);
+  engine->backend->precision = precision;
+  return ok;
+}
+
+/* Compares the outputs of the batch of @ticket with the float32 run's:
+ * @report->accuracy; @worst receives the output furthest from them, its
+ * relative error @worst_error (G_MAXDOUBLE for NaN or infinities). */
+static gboolean
+cbi_engine_warmup_compare (CbiEngine * engine, const CbiWarmupData * w,
+    guint ticket, CbiBatchReport * report, gint * worst,
+    gdouble * worst_error, GError ** error)
+{
+  const guint n = w->dry.n_slots;
+  guint i;
+
+  *worst = -1;
+  *worst_error = -1.0;
+  for (i = 0; i < w->info.n_outputs; i++) {
+    CbiAccuracy *a = &report->accuracy[i];
+    CbiShape shape;
+    const gfloat *v;
+    gdouble e;
+
+    if (w->info.image && i == 0) {
+      const guint8 **ref = g_new (const guint8 *, n);
+      guint f;
+      for (f = 0; f < n; f++)
+        ref[f] = w->ref_frames + f * w->out_size;
+      cbi_accuracy_of_frames ((const guint8 * const *) w->ptrs + n, ref, n,
+          w->info.width, w->info.height, w->dry.pixel_stride,
+          (gsize) w->info.width * w->dry.pixel_stride, w->dry.rgb_offset,
+          MIN (w->info.channels, 3), a);
+      g_free (ref);
+    } else {
+      v = cbi_warmup_output (engine, w, ticket, i, &shape, error);
+      if (v == NULL)
+        return FALSE;
+      cbi_accuracy_of_values (v, w->ref[i], &shape, a);
+    }
+    e = a->nonfinite > 0 ? G_MAXDOUBLE : a->relative_error;
+    if (e > *worst_error) {
+      *worst = (gint) i;
+      *worst_error = e;
+    }
+  }
+  return TRUE;
+}
+
+/* The error of a precision that failed the check, for a user. */
+static void
+cbi_engine_set_precision_error (CbiEngine * engine, const CbiWarmupData * w,
+    const CbiBatchReport * report, gint worst, GError ** error)
+{
+  const CbiAccuracy *a = &report->accuracy[worst];
+  const gchar *name = w->info.names[worst];
+  const gchar *p = cbi_precision_name (engine->backend->precision);
+
+  if (a->nonfinite > 0)
+    g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "precision %s "
+        "overflows: output %s has %" G_GUINT64_FORMAT " NaN or infinite "
+        "values on the warm-up's test frames where fp32 has none", p, name,
+        a->nonfinite);
+  else
+    g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "precision %s is "
+        "too far from fp32: output %s differs from it by %.3g %% of its "
+        "largest value on the warm-up's test frames (max error %.4g%s), "
+        "past precision-tolerance (%.3g %%)", p, name,
+        100.0 * a->relative_error, a->max_abs_error,
+        w->info.image && worst == 0 ? " in byte values" : "",
+        100.0 * engine->tolerance);
+}
+
+/* The first output whose values hold NaN or infinities after the batch
+ * of @ticket, and how many: an image output read only as frames is not
+ * looked at. */
+static gboolean
+cbi_engine_scan_nonfinite (CbiEngine * engine, const CbiWarmupData * w,
+    guint ticket, CbiBatchReport * report, GError ** error)
+{
+  guint i;
+
   report->nonfinite_output = -1;
   report->nonfinite_values = 0;
-  for (i = 0; ok && i < info.n_outputs; i++) {
-    GError *local = NULL;
+  for (i = 0; i < w->info.n_outputs; i++) {
     CbiShape shape;
-    const gfloat *v = cbi_engine_get_output (engine, ticket, i, &shape,
-        info.image ? &local : error);
+    const gfloat *v = cbi_warmup_output (engine, w, ticket, i, &shape, error);
     gint64 k, count, bad = 0;
     if (v == NULL) {
-      ok = info.image;
-      g_clear_error (&local);
-      continue;
+      if (w->info.image && i == 0)
+        continue;
+      return FALSE;
     }
     count = cbi_shape_count (&shape);
     for (k = 0; k < count; k++)
@@ -1027,24 +1196,143 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
       report->nonfinite_values = bad;
     }
   }
-  g_free (frames);
-  g_free (ptrs);
-  g_free (strides);
-  cbi_pool_set_limit (engine->pool, engine->memory_limit);
-  if (!ok)
+  return TRUE;
+}
+
+/* The warm-up, on the calling thread. */
+static gboolean
+cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
+    CbiBatchReport * report, GError ** error)
+{
+  const guint n = layout->n_slots;
+  CbiWarmupData w = { 0, };
+  CbiPrecision order[4];
+  guint n_order, k, ticket = 0, rejected = 0;
+  CbiPrecision rejected_p[4];
+  gint rejected_out[4];
+  gdouble rejected_err[4];
+  guint64 earlier_ns = 0;
+  gsize in_size, frames_size;
+  gboolean ok;
+  guint i;
+
+  n_order = cbi_engine_precisions (engine, order);
+  if (!cbi_backend_has_precision (engine->backend, order[0], error))
     return FALSE;
+  if (!cbi_engine_frame_outputs (engine, layout->height, layout->width,
+          &w.info, error))
+    return FALSE;
+  w.dry = *layout;
+  in_size = (gsize) layout->width * layout->height * layout->pixel_stride;
+  w.out_size = (gsize) w.info.width * w.info.height * layout->pixel_stride;
+  w.dry.out_width = w.info.width;
+  w.dry.out_height = w.info.height;
+  w.dry.out_channels = w.info.channels;
+
+  /* a full batch of test frames and their outputs: the dry run takes the
+   * same packing and unpacking path as a real batch. They count against
+   * the memory limit, checked before they are allocated, with the float32
+   * run's outputs where there is a check, and the pool has what is left
+   * while they exist. */
+  frames_size = n * (in_size + w.out_size);
+  if (order[0] != CBI_PRECISION_FP32)
+    frames_size += cbi_warmup_reference_size (&w);
+  if (engine->memory_limit > 0 && frames_size >= engine->memory_limit) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "the warm-up's %u test "
+        "frames (%" G_GSIZE_FORMAT " bytes) do not fit the memory limit "
+        "left to the engine: %" G_GUINT64_FORMAT " bytes", n, frames_size,
+        engine->memory_limit);
+    return FALSE;
+  }
+  w.frames = g_try_malloc (n * (in_size + w.out_size));
+  if (w.frames == NULL) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate "
+        "%u frames of %" G_GSIZE_FORMAT " bytes for the warm-up", n,
+        in_size + w.out_size);
+    return FALSE;
+  }
+  w.ptrs = g_new (guint8 *, 2 * n);
+  w.strides = g_new (gint, 2 * n);
+  for (i = 0; i < n; i++) {
+    w.ptrs[i] = w.frames + i * in_size;
+    w.strides[i] = layout->width * layout->pixel_stride;
+    w.ptrs[n + i] = w.frames + n * in_size + i * w.out_size;
+    w.strides[n + i] = w.info.width * layout->pixel_stride;
+    cbi_engine_test_pattern (w.ptrs[i], i, layout->width, layout->height,
+        layout->pixel_stride);
+  }
+  w.dry.n_frames = n;
+  w.dry.in = (const guint8 * const *) w.ptrs;
+  w.dry.in_stride = w.strides;
+  w.dry.out = w.info.image ? w.ptrs + n : NULL;
+  w.dry.out_stride = w.strides + n;
+
+  if (engine->memory_limit > 0)
+    cbi_pool_set_limit (engine->pool, engine->memory_limit - frames_size);
+  ok = !cbi_engine_any_in_flight (engine, error);
+  if (ok && order[0] != CBI_PRECISION_FP32) {
+    ok = cbi_engine_warmup_reference (engine, &w, report, error);
+    earlier_ns = report->time_ns;
+  }
+  for (k = 0; ok && k < n_order; k++) {
+    gint worst;
+    gdouble worst_error;
+
+    engine->backend->precision = order[k];
+    ok = cbi_engine_warmup_runs (engine, &w, report, &ticket, error)
+        && cbi_engine_scan_nonfinite (engine, &w, ticket, report, error);
+    report->time_ns += earlier_ns;
+    earlier_ns = report->time_ns;
+    report->precision = order[k];
+    report->checked = FALSE;
+    if (!ok || order[k] == CBI_PRECISION_FP32)
+      break;
+    ok = cbi_engine_warmup_compare (engine, &w, ticket, report, &worst,
+        &worst_error, error);
+    report->checked = ok;
+    if (!ok || worst < 0 || cbi_accuracy_passes (&report->accuracy[worst],
+            engine->tolerance))
+      break;
+    if (k + 1 == n_order) {
+      cbi_engine_set_precision_error (engine, &w, report, worst, error);
+      ok = FALSE;
+      break;
+    }
+    GST_INFO ("%s fails the accuracy check (output %s: %g): trying %s",
+        cbi_precision_name (order[k]), w.info.names[worst], worst_error,
+        cbi_precision_name (order[k + 1]));
+    rejected_p[rejected] = order[k];
+    rejected_out[rejected] = worst;
+    rejected_err[rejected++] = worst_error;
+  }
+  report->n_rejected = rejected;
+  memcpy (report->rejected, rejected_p, rejected * sizeof (CbiPrecision));
+  memcpy (report->rejected_output, rejected_out, rejected * sizeof (gint));
+  memcpy (report->rejected_error, rejected_err, rejected * sizeof (gdouble));
+  cbi_warmup_data_clear (&w);
+  cbi_pool_set_limit (engine->pool, engine->memory_limit);
+  if (!ok) {
+    /* no plan of a precision that failed its check stays */
+    cbi_engine_drop_plans (engine);
+    engine->backend->precision = order[0];
+    return FALSE;
+  }
 
   report->steady_time_ns = cbi_percentile_of_samples
       (report->steady_samples_ns, report->n_steady_samples, 50);
   report->latency_time_ns = cbi_percentile_of_samples
       (report->steady_samples_ns, report->n_steady_samples, 90);
-  cbi_pool_trim (engine->pool);
-  if (engine->staging)
-    cbi_pool_trim (engine->staging);
-  cbi_engine_reset_peaks (engine);
-  cbi_engine_stats (engine, &report->pool);
-  report->pool.peak_allocated_bytes = peak_allocated;
-  report->pool.peak_reserved_bytes = peak_reserved;
+  {
+    guint64 peak_allocated = report->pool.peak_allocated_bytes;
+    guint64 peak_reserved = report->pool.peak_reserved_bytes;
+    cbi_pool_trim (engine->pool);
+    if (engine->staging)
+      cbi_pool_trim (engine->staging);
+    cbi_engine_reset_peaks (engine);
+    cbi_engine_stats (engine, &report->pool);
+    report->pool.peak_allocated_bytes = peak_allocated;
+    report->pool.peak_reserved_bytes = peak_reserved;
+  }
   /* from here on, a drop of the device's free memory is fresh memory:
    * read after the trim, which gave memory back */
   report->device_fresh_bytes = 0;
@@ -1052,13 +1340,13 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     engine->backend->iface->device_memory (engine->backend,
         &report->device_free_bytes, &report->device_total_bytes);
   engine->device_free_warm = report->device_free_bytes;
-  GST_INFO ("warm-up %ux%ux%u on %s: %" G_GUINT64_FORMAT " fresh "
+  GST_INFO ("warm-up %ux%ux%u on %s in %s: %" G_GUINT64_FORMAT " fresh "
       "allocations (%" G_GUINT64_FORMAT " bytes), %" G_GUINT64_FORMAT
       " bytes reserved after, %" G_GUINT64_FORMAT " us, then %"
       G_GUINT64_FORMAT " us a batch (90th percentile of %u: %"
       G_GUINT64_FORMAT " us)", layout->n_slots, layout->height,
-      layout->width,
-      cbi_engine_backend_name (engine), report->fresh_allocations,
+      layout->width, cbi_engine_backend_name (engine),
+      cbi_precision_name (report->precision), report->fresh_allocations,
       report->fresh_bytes, report->pool.reserved_bytes,
       report->time_ns / 1000, report->steady_time_ns / 1000,
       report->n_steady_samples, report->latency_time_ns / 1000);
@@ -1130,4 +1418,17 @@ void
 cbi_engine_set_replay (CbiEngine * engine, gboolean replay)
 {
   engine->replay = engine->backend->replay = replay;
+}
+
+gboolean
+cbi_engine_set_precision (CbiEngine * engine, CbiPrecision precision,
+    gdouble tolerance, GError ** error)
+{
+  engine->precision = precision;
+  engine->tolerance = tolerance;
+  /* what a plan made now (a tensor run without a warm-up) runs in */
+  engine->backend->precision = precision == CBI_PRECISION_AUTO ?
+      CBI_PRECISION_FP32 : precision;
+  return precision == CBI_PRECISION_AUTO
+      || cbi_backend_has_precision (engine->backend, precision, error);
 }

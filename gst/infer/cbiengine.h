@@ -15,6 +15,7 @@
 #include "cbiframes.h"
 #include "graph/cbigraph.h"
 #include "cbipool.h"
+#include "cbiprecision.h"
 
 G_BEGIN_DECLS
 /**
@@ -86,6 +87,19 @@ typedef struct
    * give black frames and no word), and how many of its values */
   gint nonfinite_output;
   guint64 nonfinite_values;
+  /* warm-up only: the precision the plans run in (never AUTO); where it
+   * is not float32, the accuracy check: each output's distance from a
+   * float32 run of the same test frames (@checked), and the precisions
+   * AUTO tried before it that failed the check (@n_rejected, in the
+   * order tried), each with its worst output and that output's relative
+   * error (G_MAXDOUBLE: NaN or infinities) */
+  CbiPrecision precision;
+  gboolean checked;
+  CbiAccuracy accuracy[CBI_MAX_OUTPUTS];
+  guint n_rejected;
+  CbiPrecision rejected[4];
+  gint rejected_output[4];
+  gdouble rejected_error[4];
 } CbiBatchReport;
 
 /* Returns: (transfer full) (nullable): an engine running @graph (transfer
@@ -170,9 +184,30 @@ void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
  * holds what the warm-up cost: its fresh allocations, its peaks, its time
  * and in @report->pool what stays reserved; @report->device_free_bytes is
  * the device's free memory after it, from which later batches count their
- * @device_fresh_bytes. */
+ * @device_fresh_bytes.
+ * Under a precision other than float32 (cbi_engine_set_precision()), the
+ * warm-up first runs its test frames through a float32 plan, keeps its
+ * outputs, drops that plan, then compares the warmed-up plan's outputs on
+ * the same frames with them (@report->accuracy). An output past the
+ * tolerance, or NaN or infinities where float32 has none, fails the
+ * warm-up with CBI_ERROR_PRECISION naming the output and the figure;
+ * under AUTO the warm-up steps back to the next wider precision instead
+ * (@report->rejected), down to float32, which is not checked. The float32
+ * plan's memory goes back before the warm-up ends: no batch after it
+ * allocates. */
 gboolean cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error);
+
+/* The arithmetic of the plans from the next warm-up on (see
+ * #CbiPrecision; the default is float32), and the largest relative error
+ * (#CbiAccuracy.relative_error) of any output that a precision other than
+ * float32 may give on the warm-up's test frames. Fails with
+ * CBI_ERROR_PRECISION, saying why and what it has, where the backend
+ * cannot run @precision; AUTO never fails. The warm-up applies it again
+ * (on the CPU, where AUTO left CUDA) and checks it: see
+ * cbi_engine_warmup(). */
+gboolean cbi_engine_set_precision (CbiEngine * engine, CbiPrecision precision,
+    gdouble tolerance, GError ** error);
 
 /* Runs one batch of @batch->n_slots (planning that shape first if no plan
  * has it: @report->replanned), waiting for it: cbi_engine_submit(), then

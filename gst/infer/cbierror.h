@@ -20,6 +20,8 @@ GQuark cbi_error_quark (void);
  * @CBI_ERROR_SHAPE: the input shape does not fit the model
  * @CBI_ERROR_BUSY: every batch slot is in flight, or a call that needs
  *   none in flight was made with some (a caller's mistake)
+ * @CBI_ERROR_PRECISION: the backend cannot run the precision asked for,
+ *   or its results are too far from float32's
  *
  * Error codes of the engine; the element maps each to a GStreamer error
  * domain.
@@ -32,6 +34,7 @@ typedef enum
   CBI_ERROR_MODEL,
   CBI_ERROR_SHAPE,
   CBI_ERROR_BUSY,
+  CBI_ERROR_PRECISION,
 } CbiError;
 
 G_END_DECLS

@@ -12,6 +12,7 @@
 
 #include "gstcudabatchinfer-private.h"
 
+#include <math.h>
 #include <string.h>
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
 #include <gst/cudabatchinfer/gstbatchtensormeta.h>
@@ -43,6 +44,12 @@ gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,
       break;
     case CBI_ERROR_SHAPE:
       GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", text), (NULL));
+      break;
+    case CBI_ERROR_PRECISION:
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text),
+          ("precision=fp32 always runs; precision=auto takes the fastest "
+              "that passes; a larger precision-tolerance accepts more "
+              "error"));
       break;
     default:
       GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("%s", text), (NULL));
@@ -635,6 +642,73 @@ gst_cuda_batch_infer_flush (GstCudaBatchInfer * self)
   GST_PAD_STREAM_UNLOCK (self->sinkpad);
 }
 
+/* The accuracy check's worst relative error (G_MAXDOUBLE: NaN or
+ * infinities), or -1 where nothing was checked. */
+static gdouble
+gst_cuda_batch_infer_worst_error (const CbiBatchReport * r,
+    const CbiOutputInfo * outputs)
+{
+  gdouble worst = -1.0;
+  guint i;
+
+  for (i = 0; r->checked && outputs && i < outputs->n_outputs; i++)
+    worst = MAX (worst, r->accuracy[i].nonfinite > 0 ? G_MAXDOUBLE :
+        r->accuracy[i].relative_error);
+  return worst;
+}
+
+/* Appends @value (transfer full: taken) to the array @array. */
+static void
+gst_cuda_batch_infer_append_structure (GValue * array, GstStructure * s)
+{
+  GValue v = G_VALUE_INIT;
+
+  g_value_init (&v, GST_TYPE_STRUCTURE);
+  g_value_take_boxed (&v, s);
+  gst_value_array_append_and_take_value (array, &v);
+}
+
+/* The warm-up message's accuracy figures: `accuracy`, one
+ * `cudabatchinfer-accuracy` structure per output where the check ran,
+ * and `precision-rejected`, one per precision auto tried and left. */
+static void
+gst_cuda_batch_infer_describe_accuracy (GstStructure * s,
+    const CbiBatchReport * r, const CbiOutputInfo * outputs)
+{
+  GValue array = G_VALUE_INIT, rejected = G_VALUE_INIT;
+  guint i;
+
+  if (r->checked) {
+    g_value_init (&array, GST_TYPE_ARRAY);
+    for (i = 0; i < outputs->n_outputs; i++) {
+      const CbiAccuracy *a = &r->accuracy[i];
+      GstStructure *o = gst_structure_new ("cudabatchinfer-accuracy",
+          "output", G_TYPE_STRING, outputs->names[i],
+          "max-abs-error", G_TYPE_DOUBLE, a->max_abs_error,
+          "relative-error", G_TYPE_DOUBLE, a->relative_error,
+          "nonfinite-values", G_TYPE_UINT64, a->nonfinite, NULL);
+      if (outputs->image && i == 0)
+        gst_structure_set (o, "psnr", G_TYPE_DOUBLE, isfinite (a->psnr) ?
+            a->psnr : G_MAXDOUBLE, NULL);
+      if (a->top1_agreement >= 0.0)
+        gst_structure_set (o, "top1-agreement", G_TYPE_DOUBLE,
+            a->top1_agreement, NULL);
+      gst_cuda_batch_infer_append_structure (&array, o);
+    }
+    gst_structure_take_value (s, "accuracy", &array);
+  }
+  if (r->n_rejected == 0)
+    return;
+  g_value_init (&rejected, GST_TYPE_ARRAY);
+  for (i = 0; i < r->n_rejected; i++)
+    gst_cuda_batch_infer_append_structure (&rejected,
+        gst_structure_new ("cudabatchinfer-precision-rejected",
+            "precision", G_TYPE_STRING, cbi_precision_name (r->rejected[i]),
+            "output", G_TYPE_STRING, outputs->names[r->rejected_output[i]],
+            "relative-error", G_TYPE_DOUBLE, r->rejected_error[i], NULL));
+  gst_structure_take_value (s, "precision-rejected", &rejected);
+}
+
 gboolean
 gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
     const GstVideoInfo * info)
@@ -647,6 +721,8 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   GError *error = NULL;
   GstStructure *s;
   guint64 output_buffer_bytes;
+  gboolean have_outputs;
+  gdouble worst;
 
   gst_cuda_batch_infer_describe_layout (self, info, &layout);
   layout.n_slots = self->run_batch;
@@ -658,22 +734,28 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   self->warm_width = width;
   self->warm_height = height;
   gst_cuda_batch_infer_note_backend (self);
-  /* NaN or infinities on grey frames: the model is broken (NaN weights),
-   * or overflows; its frames would come out black, without a word */
-  if (r.nonfinite_output >= 0 && cbi_engine_frame_outputs (self->engine,
-          height, width, &outputs, NULL)
+  /* NaN or infinities on the test frames: the model is broken (NaN
+   * weights), or overflows; its frames would come out black, without a
+   * word */
+  have_outputs = cbi_engine_frame_outputs (self->engine, height, width,
+      &outputs, NULL);
+  if (r.nonfinite_output >= 0 && have_outputs
       && (guint) r.nonfinite_output < outputs.n_outputs)
     GST_ELEMENT_WARNING (self, STREAM, FAILED, ("The model gives NaN or "
             "infinite values"), ("output %s: %" G_GUINT64_FORMAT " of its "
-            "values on the warm-up's grey frames are NaN or infinite; check "
+            "values on the warm-up's test frames are NaN or infinite; check "
             "the model's weights and the input mapping (input-scale, "
             "input-mean, input-std)", outputs.names[r.nonfinite_output],
             r.nonfinite_values));
+  worst = gst_cuda_batch_infer_worst_error (&r, have_outputs ? &outputs :
+      NULL);
 
   STATS_LOCK (self);
   self->stats.warmup_time += r.time_ns;
   self->stats.steady_batch_time = r.steady_time_ns;
   self->stats.latency_batch_time = r.latency_time_ns;
+  self->stats.precision = cbi_precision_name (r.precision);
+  self->stats.precision_error = worst;
   self->stats.reserved_bytes = r.pool.reserved_bytes;
   output_buffer_bytes = self->stats.output_buffer_bytes;
   STATS_UNLOCK (self);
@@ -700,6 +782,10 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   if (cbi_engine_fallback_reason (self->engine))
     gst_structure_set (s, "fallback-reason", G_TYPE_STRING,
         cbi_engine_fallback_reason (self->engine), NULL);
+  gst_structure_set (s, "precision", G_TYPE_STRING,
+      cbi_precision_name (r.precision), NULL);
+  if (have_outputs)
+    gst_cuda_batch_infer_describe_accuracy (s, &r, &outputs);
   GST_INFO_OBJECT (self, "warmed up: %" GST_PTR_FORMAT, s);
   gst_element_post_message (GST_ELEMENT (self),
       gst_message_new_element (GST_OBJECT (self), s));

@@ -157,6 +157,30 @@ typedef enum
 } GstCudaBatchInferScaling;
 
 /**
+ * GstCudaBatchInferPrecision:
+ * @GST_CUDA_BATCH_INFER_PRECISION_FP32: float32 arithmetic
+ * @GST_CUDA_BATCH_INFER_PRECISION_TF32: float32 values, tf32 products on
+ *   NVIDIA tensor cores (the CUDA backend only)
+ * @GST_CUDA_BATCH_INFER_PRECISION_BF16: bfloat16 operands in the
+ *   convolutions, float32 sums (the CPU backend where the CPU has
+ *   AVX512-BF16 or AMX)
+ * @GST_CUDA_BATCH_INFER_PRECISION_FP16: float16 operands (no backend of
+ *   this build has it yet: refused)
+ * @GST_CUDA_BATCH_INFER_PRECISION_AUTO: the fastest the backend has that
+ *   passes the warm-up's accuracy check, else float32
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_PRECISION_FP32 = CBI_PRECISION_FP32,
+  GST_CUDA_BATCH_INFER_PRECISION_TF32 = CBI_PRECISION_TF32,
+  GST_CUDA_BATCH_INFER_PRECISION_BF16 = CBI_PRECISION_BF16,
+  GST_CUDA_BATCH_INFER_PRECISION_FP16 = CBI_PRECISION_FP16,
+  GST_CUDA_BATCH_INFER_PRECISION_AUTO = CBI_PRECISION_AUTO,
+} GstCudaBatchInferPrecision;
+
+/**
  * GstCbiBatch:
  * @frames: (array length=n): the input buffers, owned
  * @out_buffers: (array length=n_out): output buffers, owned until pushed
@@ -265,6 +289,9 @@ typedef struct
   guint64 device_fresh_bytes_after_warmup;
   const gchar *backend;         /* interned; NULL before the engine opens */
   gchar *fallback_reason;       /* owned; why auto runs on the CPU, or NULL */
+  const gchar *precision;       /* static; NULL before a warm-up */
+  gdouble precision_error;      /* the check's worst relative error, or -1
+                                 * where nothing was checked */
 } GstCudaBatchInferStats;
 
 /**
@@ -375,6 +402,8 @@ struct _GstCudaBatchInfer
   guint max_inflight;
   guint threads;
   GstCudaBatchInferScaling scaling;
+  GstCudaBatchInferPrecision precision;
+  gdouble precision_tolerance;
 
   /* what queries, from any thread, read of the run: OBJECT_LOCK; written
    * when the engine comes and goes (start, stop) */

@@ -34,6 +34,8 @@ enum
   PROP_MAX_INFLIGHT,
   PROP_THREADS,
   PROP_SCALING,
+  PROP_PRECISION,
+  PROP_PRECISION_TOLERANCE,
   PROP_STATS,
 };
 
@@ -56,6 +58,8 @@ enum
 #define DEFAULT_MAX_INFLIGHT 2
 #define DEFAULT_THREADS 0
 #define DEFAULT_SCALING GST_CUDA_BATCH_INFER_SCALING_NONE
+#define DEFAULT_PRECISION GST_CUDA_BATCH_INFER_PRECISION_FP32
+#define DEFAULT_PRECISION_TOLERANCE 0.05
 #define MAX_THREADS 1024
 
 /* The element's enums, one after the other in one array, each ended by a
@@ -67,6 +71,7 @@ enum
   ENUM_CHANNEL_ORDER = 8,
   ENUM_ALGO_SEARCH = 11,
   ENUM_SCALING = 14,
+  ENUM_PRECISION = 18,
 };
 
 static GEnumValue enum_values[] = {
@@ -97,6 +102,16 @@ static GEnumValue enum_values[] = {
   {GST_CUDA_BATCH_INFER_SCALING_LETTERBOX,
       "Scale each frame to fit the model's size, aspect ratio kept, "
         "centred between black bars", "letterbox"},
+  {0, NULL, NULL},
+  {GST_CUDA_BATCH_INFER_PRECISION_FP32, "float32", "fp32"},
+  {GST_CUDA_BATCH_INFER_PRECISION_TF32,
+      "float32 values, tf32 products on tensor cores (CUDA)", "tf32"},
+  {GST_CUDA_BATCH_INFER_PRECISION_BF16,
+      "bfloat16 operands, float32 sums (CPU with AVX512-BF16 or AMX)", "bf16"},
+  {GST_CUDA_BATCH_INFER_PRECISION_FP16,
+      "float16 operands (no backend of this build)", "fp16"},
+  {GST_CUDA_BATCH_INFER_PRECISION_AUTO,
+      "The fastest that passes the warm-up's accuracy check", "auto"},
   {0, NULL, NULL},
 };
 
@@ -133,6 +148,9 @@ gst_cuda_batch_infer_enum_get_type (guint first, const gchar * name)
 #define GST_TYPE_CUDA_BATCH_INFER_SCALING \
   (gst_cuda_batch_infer_enum_get_type (ENUM_SCALING, \
       "GstCudaBatchInferScaling"))
+#define GST_TYPE_CUDA_BATCH_INFER_PRECISION \
+  (gst_cuda_batch_infer_enum_get_type (ENUM_PRECISION, \
+      "GstCudaBatchInferPrecision"))
 
 static void gst_cuda_batch_infer_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);
@@ -537,6 +555,59 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
           GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:precision:
+   *
+   * The arithmetic the model runs in. `fp32` (the default) is float32
+   * throughout. `bf16` gives the CPU backend's convolutions bfloat16
+   * operands, with float32 sums, where the CPU multiplies bfloat16 itself
+   * (AVX512-BF16 or AMX; elsewhere it is refused); the activations
+   * between two convolutions stay bfloat16, every other op runs in
+   * float32. `tf32` lets the CUDA backend's cuDNN convolutions and cuBLAS
+   * products use tf32 tensor cores. `fp16` has no backend in this build.
+   * A precision the backend cannot run fails READY→PAUSED, saying what
+   * it has; `auto` takes the fastest one that passes the accuracy check
+   * (below), float32 where none does.
+   *
+   * With a precision other than fp32, the warm-up checks it: it runs its
+   * test frames through a float32 plan first, drops that plan, and
+   * compares the warmed-up plan's outputs on the same frames with it. An
+   * output further from float32 than #GstCudaBatchInfer:precision-tolerance,
+   * or with NaN or infinite values where float32 has none (an overflow),
+   * fails READY→PAUSED with a message naming the output and the figure
+   * (`auto` steps back to the next wider precision instead). The figures
+   * are in the warm-up message (`precision`, `accuracy`) and in
+   * #GstCudaBatchInfer:stats. The float32 plan's memory is given back
+   * before the warm-up ends. Without a warm-up (#GstCudaBatchInfer:warmup
+   * false) nothing is checked and `auto` runs float32.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_PRECISION,
+      g_param_spec_enum ("precision", "Precision",
+          "The arithmetic the model runs in, checked against float32 at "
+          "the warm-up", GST_TYPE_CUDA_BATCH_INFER_PRECISION,
+          DEFAULT_PRECISION, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:precision-tolerance:
+   *
+   * The largest error the warm-up's accuracy check lets a precision
+   * other than fp32 give, relative to each output's largest magnitude in
+   * the float32 run: the largest difference of any value over the
+   * largest absolute value of that output (for an image output, the
+   * largest difference of a byte over 255). 0.05 lets through 5 %.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_PRECISION_TOLERANCE,
+      g_param_spec_double ("precision-tolerance", "Precision tolerance",
+          "The largest error relative to each output's largest magnitude "
+          "in float32 that the warm-up's accuracy check lets through", 0.0,
+          G_MAXDOUBLE, DEFAULT_PRECISION_TOLERANCE, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
@@ -557,7 +628,11 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * pool cannot see; 0 on the CPU), `backend` (the backend in use, once
    * the engine is open) and, where `backend=auto` runs on the CPU,
    * `fallback-reason`: no usable GPU, an op CUDA cannot run, or what
-   * failed on CUDA in the warm-up or a batch. With request pads, `streams`
+   * failed on CUDA in the warm-up or a batch. After a warm-up,
+   * `precision` (the one the model runs in: see
+   * #GstCudaBatchInfer:precision) and `precision-relative-error` (the
+   * accuracy check's worst output, relative to its largest float32
+   * magnitude; -1 where nothing was checked: fp32). With request pads, `streams`
    * is an array with a `cudabatchinfer-stream` structure per stream, in
    * the order the pads were requested: `pad` (sink_K), `frames-in`,
    * `frames-out`, `frames-dropped` and `queued` (results waiting for
@@ -579,6 +654,7 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_CHANNEL_ORDER, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_SCALING, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_PRECISION, 0);
 }
 
 void
@@ -606,6 +682,8 @@ gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self)
   self->max_inflight = DEFAULT_MAX_INFLIGHT;
   self->threads = DEFAULT_THREADS;
   self->scaling = DEFAULT_SCALING;
+  self->precision = DEFAULT_PRECISION;
+  self->precision_tolerance = DEFAULT_PRECISION_TOLERANCE;
 }
 
 /* A per-channel array property: 1 value for all channels, or 3, or, where
@@ -662,6 +740,9 @@ static const gsize plain_fields[PROP_STATS + 1] = {
   [PROP_MAX_INFLIGHT] = G_STRUCT_OFFSET (GstCudaBatchInfer, max_inflight),
   [PROP_THREADS] = G_STRUCT_OFFSET (GstCudaBatchInfer, threads),
   [PROP_SCALING] = G_STRUCT_OFFSET (GstCudaBatchInfer, scaling),
+  [PROP_PRECISION] = G_STRUCT_OFFSET (GstCudaBatchInfer, precision),
+  [PROP_PRECISION_TOLERANCE] = G_STRUCT_OFFSET (GstCudaBatchInfer,
+      precision_tolerance),
 };
 
 /* enum fields are read and written as gint */
@@ -670,6 +751,7 @@ G_STATIC_ASSERT (sizeof (GstCudaBatchInferBackend) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferChannelOrder) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferAlgoSearch) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferScaling) == sizeof (gint));
+G_STATIC_ASSERT (sizeof (GstCudaBatchInferPrecision) == sizeof (gint));
 
 /* Stores plain @value in @field, which has its type. */
 static void
@@ -811,6 +893,9 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
   if (s.fallback_reason)
     gst_structure_set (st, "fallback-reason", G_TYPE_STRING,
         s.fallback_reason, NULL);
+  if (s.precision)
+    gst_structure_set (st, "precision", G_TYPE_STRING, s.precision,
+        "precision-relative-error", G_TYPE_DOUBLE, s.precision_error, NULL);
   g_free (s.fallback_reason);
   return st;
 }

@@ -387,6 +387,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   gboolean fallback, error_posted, ok = TRUE, std_ok = TRUE, resizes;
   gboolean exhaustive, replay;
   CbiScaling scaling;
+  CbiPrecision precision;
+  gdouble tolerance;
   guint c, threads;
   gchar *model;
   GstVideoInfo info;
@@ -408,6 +410,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   replay = self->cuda_graph;
   threads = self->threads;
   scaling = (CbiScaling) self->scaling;
+  precision = (CbiPrecision) self->precision;
+  tolerance = self->precision_tolerance;
   self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
   /* value = (byte x scale - mean) / std = byte x run_scale + run_bias */
   for (c = 0; c < 3; c++) {
@@ -484,6 +488,13 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   cbi_engine_set_exhaustive_search (self->engine, exhaustive);
   cbi_engine_set_replay (self->engine, replay);
   cbi_engine_set_threads (self->engine, threads);
+  if (!cbi_engine_set_precision (self->engine, precision, tolerance, &error)) {
+    gst_cuda_batch_infer_post_engine_error (self, "Choosing the precision",
+        error);
+    g_clear_error (&error);
+    ok = FALSE;
+    goto done;
+  }
   /* scaling is to the model's own size: a model that takes any size
    * takes each stream's as it is */
   self->run_scaling = gst_cuda_batch_infer_model_info (self, &info) ?

@@ -135,6 +135,30 @@ cbi_cpu_output (CbiBackend * backend, gpointer p, guint slot, guint index,
   return ((CbiCpuPlan *) p)->outputs[index];
 }
 
+/* bfloat16 where the CPU multiplies it itself (AVX512-BF16, AMX):
+ * elsewhere oneDNN would convert every operand, slower than float32. */
+static gboolean
+cbi_cpu_has_precision (CbiBackend * backend, CbiPrecision precision,
+    GError ** error)
+{
+  const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa ();
+
+  if (precision == CBI_PRECISION_FP32)
+    return TRUE;
+  if (precision == CBI_PRECISION_BF16) {
+    if ((isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16)
+      return TRUE;
+    g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "this CPU has no "
+        "bfloat16 arithmetic (oneDNN finds neither AVX512-BF16 nor AMX): "
+        "the CPU backend runs fp32 here");
+    return FALSE;
+  }
+  g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "the CPU backend "
+      "runs fp32, and bf16 where the CPU has AVX512-BF16 or AMX, not %s",
+      cbi_precision_name (precision));
+  return FALSE;
+}
+
 static const CbiBackendIface cbi_cpu_iface = {
   .name = "cpu",
   .allocator = cbi_cpu_allocator,
@@ -150,6 +174,7 @@ static const CbiBackendIface cbi_cpu_iface = {
   .output = cbi_cpu_output,
   .device_memory = NULL,        /* host memory: no device figures */
   .finish = NULL,               /* compute waits on its stream */
+  .has_precision = cbi_cpu_has_precision,
 };
 
 CbiBackend *

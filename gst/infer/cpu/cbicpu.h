@@ -115,6 +115,8 @@ typedef struct
   /* the layout of the convolutions' outputs: oneDNN's choice
    * (dnnl_format_tag_any) or a channel-blocked one (plan.c) */
   dnnl_format_tag_t conv_layout;
+  /* the convolutions take bfloat16 operands (CBI_PRECISION_BF16) */
+  gboolean bf16;
 } CbiCpuPlan;
 
 /* One oneDNN eltwise step: the form of an element-wise op (postops.c). */

@@ -182,6 +182,49 @@ cbi_cpu_conv_with_residual (CbiCpuPlan * plan, CbiDnnlOp * op,
   return FALSE;
 }
 
+/* Whether activation @out, which a convolution (then @post, nullable)
+ * writes, may stay bfloat16: only convolutions read it, as their input,
+ * each taking it as it is; it is no output of the graph, and no loop of
+ * ours runs on it (an activation that is no post-op, or steps after it). */
+static gboolean
+cbi_cpu_bf16_between_convs (CbiCpuPlan * plan, const CbiNode * post, gint out)
+{
+  const CbiGraph *graph = plan->graph;
+  CbiCpuEltwise steps[2];
+  guint i, j, readers = 0;
+
+  if (cbi_graph_is_output (graph, out))
+    return FALSE;
+  if (post) {
+    const CbiEltwiseStep own = { cbi_op_info (post->op)->eltwise,
+      post->alpha, post->beta
+    };
+    if (post->n_then > 0 || cbi_cpu_eltwise_form (&own, steps) == 0)
+      return FALSE;
+  }
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *m = cbi_graph_node (graph, i);
+    for (j = 0; j < m->n_inputs; j++) {
+      if (m->inputs[j] != out)
+        continue;
+      if (j != 0 || (m->op != CBI_OP_CONV && m->op != CBI_OP_CONV_TRANSPOSE))
+        return FALSE;
+      readers++;
+    }
+  }
+  return readers > 0;
+}
+
+/* Whether @pd runs one of oneDNN's fast kernels, not its reference code. */
+static gboolean
+cbi_cpu_fast_impl (const_dnnl_primitive_desc_t pd, const gchar ** impl)
+{
+  *impl = NULL;
+  return dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
+      impl) == dnnl_success && *impl != NULL && !g_str_has_prefix (*impl,
+      "ref");
+}
+
 gboolean
 cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -193,7 +236,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   gint out = post ? post->output : n->output;
   CbiConvAttrs conv = n->conv;
   const CbiConvAttrs *a = &conv;
-  dnnl_dims_t wdims, bdims, ydims, strides, dil, pad_l, pad_r;
+  dnnl_dims_t wdims, bdims, xdims, ydims, strides, dil, pad_l, pad_r;
   CbiMd wmd_any, wmd_user, bmd, ymd, xmd;
   gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
   CbiDnnlOp op = { transpose ? CBI_DNNL_DECONVOLUTION : CBI_DNNL_CONVOLUTION,
@@ -207,6 +250,8 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   gboolean ok = FALSE, residual = FALSE, first;
   CbiCpuResidual res;
   dnnl_exec_arg_t args[4];
+  dnnl_data_type_t in_type, out_type;
+  gint attempt;
   /* oneDNN's kernels for fewer than 8 output channels (an image's last
    * layer) are several times slower than for 8: such an output is
    * computed with zero filters up to 8 and read as its first channels */
@@ -272,41 +317,65 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       && plan->conv_layout != dnnl_format_tag_any;
   if (first)
     op.alg = dnnl_convolution_direct;
-  if (!(first ? cbi_cpu_shape_md (plan, &xmd, &plan->shapes[n->inputs[0]],
-              error) : cbi_cpu_any_md (plan, &xmd,
-              &plan->shapes[n->inputs[0]], error)))
-    return FALSE;
-
-  if (!DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_any, wnd, wdims,
-              dnnl_format_tag_any), "weights desc")
-      || !DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_user, wnd, wdims,
+  if (!DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_user, wnd, wdims,
               transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw : dnnl_oihw),
           "weights desc")
       || !DNNL_CHECK (cbi_md_tag (plan->descs, &bmd, 1, bdims, dnnl_x),
-          "bias desc")
-      || !DNNL_CHECK (cbi_md_tag (plan->descs, &ymd, 4, ydims,
-              transpose ? dnnl_format_tag_any : plan->conv_layout), "dst desc"))
+          "bias desc"))
     goto done;
-  op.src = xmd;
-  op.weights = wmd_any;
   op.bias = bdata ? bmd : NULL;
-  op.dst = ymd;
   op.strides = strides;
   op.dilation = dil;
   op.pad_l = pad_l;
   op.pad_r = pad_r;
-  /* a residual connection's Add (and its activation) as post-ops: no pass
-   * of its own over the output; the Add's planner then finds its output
-   * written (cbi_cpu_plan_binary ()) */
-  if (!widen && !transpose && post == NULL
-      && cbi_cpu_conv_residual (plan, n, &res)
-      && cbi_cpu_conv_with_residual (plan, &op, &res, &pd, &attr)) {
-    residual = TRUE;
-    out = res.out;
-  } else if (!cbi_cpu_attr (post, &attr, error)
-      || !DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine),
-          "convolution primitive desc")) {
-    goto done;
+
+  /* in bfloat16 (attempt 0), the operands are (but the image's: the input
+   * stays exact, and packing writes it as float32) and the output is
+   * where only convolutions read it; float32 (attempt 1) where oneDNN has
+   * no fast kernel for those types */
+  for (attempt = plan->bf16 ? 0 : 1; attempt < 2 && pd == NULL; attempt++) {
+    const gchar *impl;
+    in_type = attempt == 0 && !first ? dnnl_bf16 : dnnl_f32;
+    memcpy (xdims, plan->shapes[n->inputs[0]].dims, 4 * sizeof (gint64));
+    out_type = attempt == 0 && !widen
+        && cbi_cpu_bf16_between_convs (plan, post, out) ? dnnl_bf16 : dnnl_f32;
+    if (attempt == 0 && in_type == dnnl_f32 && out_type == dnnl_f32)
+      continue;
+    if (!(first ? cbi_cpu_shape_md (plan, &xmd, &plan->shapes[n->inputs[0]],
+                error) : DNNL_CHECK (cbi_md_tag_typed (plan->descs, &xmd,
+                    4, xdims, in_type,
+                    dnnl_format_tag_any), "activation desc"))
+        || !DNNL_CHECK (cbi_md_tag_typed (plan->descs, &wmd_any, wnd, wdims,
+                in_type, dnnl_format_tag_any), "weights desc")
+        || !DNNL_CHECK (cbi_md_tag_typed (plan->descs, &ymd, 4, ydims,
+                out_type, transpose ? dnnl_format_tag_any : plan->conv_layout),
+            "dst desc"))
+      goto done;
+    op.src = xmd;
+    op.weights = wmd_any;
+    op.dst = ymd;
+    /* a residual connection's Add (and its activation) as post-ops: no
+     * pass of its own over the output; the Add's planner then finds its
+     * output written (cbi_cpu_plan_binary ()) */
+    if (!widen && !transpose && post == NULL
+        && cbi_cpu_conv_residual (plan, n, &res)
+        && cbi_cpu_conv_with_residual (plan, &op, &res, &pd, &attr)) {
+      residual = TRUE;
+      out = res.out;
+    } else if (!cbi_cpu_attr (post, &attr, error)) {
+      goto done;
+    } else if (attempt == 0) {
+      if (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine)
+          == dnnl_success && cbi_cpu_fast_impl (pd, &impl))
+        break;
+      GST_DEBUG ("%s stays float32 (oneDNN: %s)", n->name,
+          pd && impl ? impl : "no bfloat16 primitive");
+      g_clear_pointer (&pd, dnnl_primitive_desc_destroy);
+      g_clear_pointer (&attr, dnnl_primitive_attr_destroy);
+    } else if (!DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr,
+                plan->cpu->engine), "convolution primitive desc")) {
+      goto done;
+    }
   }
 
   xmem = cbi_cpu_in_layout (plan, n->inputs[0],

@@ -35,13 +35,13 @@ cbi_md_take (CbiMdArena * arena, CbiMd * md, dnnl_status_t status,
 }
 
 dnnl_status_t
-cbi_md_tag (CbiMdArena * arena, CbiMd * md, gint n_dims,
-    const dnnl_dims_t dims, dnnl_format_tag_t tag)
+cbi_md_tag_typed (CbiMdArena * arena, CbiMd * md, gint n_dims,
+    const dnnl_dims_t dims, dnnl_data_type_t type, dnnl_format_tag_t tag)
 {
   dnnl_memory_desc_t made = NULL;
 
   dnnl_status_t status =
-      dnnl_memory_desc_create_with_tag (&made, n_dims, dims, dnnl_f32, tag);
+      dnnl_memory_desc_create_with_tag (&made, n_dims, dims, type, tag);
 
   return cbi_md_take (arena, md, status, made);
 }
@@ -203,13 +203,13 @@ cbi_md_new (CbiMdArena * arena)
 }
 
 dnnl_status_t
-cbi_md_tag (CbiMdArena * arena, CbiMd * md, gint n_dims,
-    const dnnl_dims_t dims, dnnl_format_tag_t tag)
+cbi_md_tag_typed (CbiMdArena * arena, CbiMd * md, gint n_dims,
+    const dnnl_dims_t dims, dnnl_data_type_t type, dnnl_format_tag_t tag)
 {
   dnnl_memory_desc_t *made = cbi_md_new (arena);
 
   *md = made;
-  return dnnl_memory_desc_init_by_tag (made, n_dims, dims, dnnl_f32, tag);
+  return dnnl_memory_desc_init_by_tag (made, n_dims, dims, type, tag);
 }
 
 dnnl_status_t
@@ -384,4 +384,11 @@ cbi_md_arena_free (CbiMdArena * arena)
     return;
   g_ptr_array_free (arena->descs, TRUE);
   g_free (arena);
+}
+
+dnnl_status_t
+cbi_md_tag (CbiMdArena * arena, CbiMd * md, gint n_dims,
+    const dnnl_dims_t dims, dnnl_format_tag_t tag)
+{
+  return cbi_md_tag_typed (arena, md, n_dims, dims, dnnl_f32, tag);
 }

@@ -39,9 +39,12 @@ CbiMdArena *cbi_md_arena_new (void);
 void cbi_md_arena_free (CbiMdArena * arena);
 
 /* Each makes a desc in @arena and sets @md (transfer none: @arena's) to
- * it; float32 only, the backend's one data type. */
+ * it; float32, the data type of every activation but the bfloat16 ones
+ * between convolutions (cbi_md_tag_typed()). */
 dnnl_status_t cbi_md_tag (CbiMdArena * arena, CbiMd * md, gint n_dims,
     const dnnl_dims_t dims, dnnl_format_tag_t tag);
+dnnl_status_t cbi_md_tag_typed (CbiMdArena * arena, CbiMd * md, gint n_dims,
+    const dnnl_dims_t dims, dnnl_data_type_t type, dnnl_format_tag_t tag);
 dnnl_status_t cbi_md_strides (CbiMdArena * arena, CbiMd * md, gint n_dims,
     const dnnl_dims_t dims, const dnnl_dims_t strides);
 /* The part of @parent of @dims at @offsets. */

@@ -217,6 +217,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->graph = graph;
   plan->shapes = shapes;
   plan->conv_layout = cbi_cpu_conv_layout (graph, shapes);
+  plan->bf16 = backend->precision == CBI_PRECISION_BF16;
 
   if (!cbi_cpu_shape_md (plan, &plan->mds[graph->input],
           &plan->shapes[graph->input], error))

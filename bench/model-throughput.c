@@ -15,7 +15,10 @@
  * Prints one line of key=value pairs, e.g.
  *   fps=123.4 frames=80 batches=10 seconds=0.648 batch-ms-median=64.2 ...
  * which bench/onnxruntime-compare.py reads. --threads sets the element's
- * threads property (0: OpenMP's default, OMP_NUM_THREADS where set).
+ * threads property (0: OpenMP's default, OMP_NUM_THREADS where set),
+ * --precision its precision property; the line gives the precision the
+ * warm-up settled on and its accuracy check's worst relative error
+ * (precision-relative-error, -1 where nothing was checked).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -138,6 +141,9 @@ main (int argc, char **argv)
   GstCaps *out_caps;
   GstStructure *stats;
   guint64 single;
+  gdouble precision_error = -1.0;
+  const gchar *used = NULL;
+  gchar *used_precision;
   GstPlugin *plugin;
   GError *error = NULL;
   gdouble *batch_ms, *engine_ms, seconds;
@@ -243,16 +249,23 @@ main (int argc, char **argv)
   g_object_get (infer, "stats", &stats, NULL);
   if (!gst_structure_get_uint64 (stats, "single-thread-batches", &single))
     single = 0;
+  used = gst_structure_get_string (stats, "precision");
+  used_precision = g_strdup (used ? used : "none");
+  gst_structure_get_double (stats, "precision-relative-error",
+      &precision_error);
   gst_structure_free (stats);
 
   g_print ("fps=%.3f frames=%d batches=%d batch=%d seconds=%.4f "
       "batch-ms-median=%.3f engine-ms-median=%.3f single-thread-batches=%"
-      G_GUINT64_FORMAT " in=%dx%d out-caps=\"%s\" plugin=\"%s\"\n",
+      G_GUINT64_FORMAT " precision=%s precision-relative-error=%g in=%dx%d "
+      "out-caps=\"%s\" plugin=\"%s\"\n",
       batches * batch / seconds, batches * batch, batches, batch, seconds,
       median (batch_ms, batches), n_engine ? median (engine_ms, n_engine) :
-      -1.0, single, width, height, out_str, plugin_file);
+      -1.0, single, used_precision, precision_error, width, height, out_str,
+      plugin_file);
 
   g_free (out_str);
+  g_free (used_precision);
   if (out_caps)
     gst_caps_unref (out_caps);
   for (i = 0; i < N_FRAMES; i++)

@@ -3,11 +3,14 @@
  * (tests/conformance/onnx-node-tests.py)
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Usage: cbi-run-tensor [--backend=cpu|cuda] MODEL.onnx INPUT.bin
- *     DIM[,DIM...] OUTDIR
+ * Usage: cbi-run-tensor [--backend=cpu|cuda] [--precision=NAME] MODEL.onnx
+ *     INPUT.bin DIM[,DIM...] OUTDIR
  *
  * The backend is the CPU's unless --backend says otherwise (cuda needs a
- * build with CUDA and a GPU: the GPU check compares the two).
+ * build with CUDA and a GPU: the GPU check compares the two). The plan
+ * runs in float32 unless --precision names another (fp32, tf32, bf16,
+ * fp16: cbi_engine_set_precision(), unchecked: the caller compares);
+ * a backend that cannot run it exits with status 4, saying why.
  *
  * INPUT.bin holds the model's one input as raw little-endian float32 in
  * row-major order, of the shape DIM,DIM,... (an empty string for a
@@ -35,6 +38,7 @@
 #define EXIT_RUN_FAILED 1
 #define EXIT_USAGE 2
 #define EXIT_REFUSED 3
+#define EXIT_NO_PRECISION 4
 
 /* Raw data is little-endian float32: swap on a big-endian host. */
 static void
@@ -134,23 +138,33 @@ main (int argc, char **argv)
   gchar *input = NULL;
   gsize size;
   CbiBackendKind backend = CBI_BACKEND_CPU;
+  CbiPrecision precision = CBI_PRECISION_FP32;
   int status;
 
   /* the engine logs through GStreamer debug categories */
   gst_init (&argc, &argv);
-  if (argc > 1 && g_str_has_prefix (argv[1], "--backend=")) {
-    const gchar *name = argv[1] + strlen ("--backend=");
-    backend = strcmp (name, "cuda") == 0 ? CBI_BACKEND_CUDA :
-        strcmp (name, "cpu") == 0 ? CBI_BACKEND_CPU : CBI_BACKEND_AUTO;
+  while (argc > 1 && g_str_has_prefix (argv[1], "--")) {
+    const gchar *arg = argv[1];
+    if (g_str_has_prefix (arg, "--backend=")) {
+      const gchar *name = arg + strlen ("--backend=");
+      backend = strcmp (name, "cuda") == 0 ? CBI_BACKEND_CUDA :
+          strcmp (name, "cpu") == 0 ? CBI_BACKEND_CPU : CBI_BACKEND_AUTO;
+    } else if (g_str_has_prefix (arg, "--precision=")) {
+      for (precision = CBI_PRECISION_FP32; precision < CBI_PRECISION_AUTO
+          && strcmp (arg + strlen ("--precision="),
+              cbi_precision_name (precision)) != 0; precision++);
+    } else {
+      backend = CBI_BACKEND_AUTO;       /* unknown: the usage below */
+    }
     argv[1] = argv[0];
     argv++;
     argc--;
   }
 
   if (argc != 5 || backend == CBI_BACKEND_AUTO
-      || !parse_shape (argv[3], &shape)) {
-    g_printerr ("usage: %s [--backend=cpu|cuda] MODEL.onnx INPUT.bin "
-        "DIM[,DIM...] OUTDIR\n", argv[0]);
+      || precision == CBI_PRECISION_AUTO || !parse_shape (argv[3], &shape)) {
+    g_printerr ("usage: %s [--backend=cpu|cuda] [--precision=fp32|tf32|"
+        "bf16|fp16] MODEL.onnx INPUT.bin DIM[,DIM...] OUTDIR\n", argv[0]);
     return EXIT_USAGE;
   }
   if (!g_file_test (argv[1], G_FILE_TEST_IS_REGULAR)) {
@@ -182,6 +196,13 @@ main (int argc, char **argv)
     return fail ("engine", error, TRUE);
   }
 
+  if (!cbi_engine_set_precision (engine, precision, 0.0, &error)) {
+    g_printerr ("precision: %s\n", error->message);
+    g_error_free (error);
+    cbi_engine_free (engine);
+    g_free (input);
+    return EXIT_NO_PRECISION;
+  }
   if (cbi_engine_run_tensor (engine, &shape, (const gfloat *) input, &ticket,
           &report, &error))
     status = write_outputs (engine, ticket, argv[4]);

@@ -115,8 +115,10 @@ typedef struct
   /* the layout of the convolutions' outputs: oneDNN's choice
    * (dnnl_format_tag_any) or a channel-blocked one (plan.c) */
   dnnl_format_tag_t conv_layout;
-  /* the convolutions take bfloat16 operands (CBI_PRECISION_BF16) */
+  /* the plan runs in CBI_PRECISION_BF16; planning only: per node, the
+   * convolutions that take bfloat16 operands (bf16.c), NULL in float32 */
   gboolean bf16;
+  gboolean *conv_bf16;
 } CbiCpuPlan;
 
 /* One oneDNN eltwise step: the form of an element-wise op (postops.c). */
@@ -259,6 +261,17 @@ gboolean cbi_cpu_plan_split (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_where (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+
+/* bf16.c: sets @plan->conv_bf16: which convolutions of the bfloat16 plan
+ * take bfloat16 operands */
+void cbi_cpu_choose_bf16 (CbiCpuPlan * plan);
+/* bf16.c: whether activation @out, written by a convolution with @post
+ * fused (nullable), passes in bfloat16 to the convolutions that read it:
+ * only convolutions read it, as their input; it is no output of the
+ * graph; no loop of ours runs on it (an activation that is no post-op,
+ * or steps after it) */
+gboolean cbi_cpu_conv_link (const CbiGraph * graph, const CbiNode * post,
+    gint out);
 
 /* plan.c: the planners, for the interface table */
 extern const CbiPlanners cbi_cpu_planners;

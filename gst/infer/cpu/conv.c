@@ -182,37 +182,12 @@ cbi_cpu_conv_with_residual (CbiCpuPlan * plan, CbiDnnlOp * op,
   return FALSE;
 }
 
-/* Whether activation @out, which a convolution (then @post, nullable)
- * writes, may stay bfloat16: only convolutions read it, as their input,
- * each taking it as it is; it is no output of the graph, and no loop of
- * ours runs on it (an activation that is no post-op, or steps after it). */
+/* Whether convolution @m takes bfloat16 operands (bf16.c). */
 static gboolean
-cbi_cpu_bf16_between_convs (CbiCpuPlan * plan, const CbiNode * post, gint out)
+cbi_cpu_conv_takes_bf16 (CbiCpuPlan * plan, const CbiNode * m)
 {
-  const CbiGraph *graph = plan->graph;
-  CbiCpuEltwise steps[2];
-  guint i, j, readers = 0;
-
-  if (cbi_graph_is_output (graph, out))
-    return FALSE;
-  if (post) {
-    const CbiEltwiseStep own = { cbi_op_info (post->op)->eltwise,
-      post->alpha, post->beta
-    };
-    if (post->n_then > 0 || cbi_cpu_eltwise_form (&own, steps) == 0)
-      return FALSE;
-  }
-  for (i = 0; i < graph->nodes->len; i++) {
-    const CbiNode *m = cbi_graph_node (graph, i);
-    for (j = 0; j < m->n_inputs; j++) {
-      if (m->inputs[j] != out)
-        continue;
-      if (j != 0 || (m->op != CBI_OP_CONV && m->op != CBI_OP_CONV_TRANSPOSE))
-        return FALSE;
-      readers++;
-    }
-  }
-  return readers > 0;
+  return plan->conv_bf16 != NULL
+      && plan->conv_bf16[m - cbi_graph_node (plan->graph, 0)];
 }
 
 /* Whether @pd runs one of oneDNN's fast kernels, not its reference code. */
@@ -251,6 +226,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   CbiCpuResidual res;
   dnnl_exec_arg_t args[4];
   dnnl_data_type_t in_type, out_type;
+  dnnl_format_tag_t layout;
   gint attempt;
   /* oneDNN's kernels for fewer than 8 output channels (an image's last
    * layer) are several times slower than for 8: such an output is
@@ -329,27 +305,35 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   op.pad_l = pad_l;
   op.pad_r = pad_r;
 
-  /* in bfloat16 (attempt 0), the operands are (but the image's: the input
-   * stays exact, and packing writes it as float32) and the output is
-   * where only convolutions read it; float32 (attempt 1) where oneDNN has
-   * no fast kernel for those types */
-  for (attempt = plan->bf16 ? 0 : 1; attempt < 2 && pd == NULL; attempt++) {
+  /* in bfloat16 (attempt 0, where bf16.c chose it), the operands are
+   * (but the image's: the input stays exact, and packing writes it as
+   * float32) and the output is where only convolutions read it; float32
+   * (attempt 1) where oneDNN has no fast kernel for those types */
+  for (attempt = cbi_cpu_conv_takes_bf16 (plan, n) ? 0 : 1;
+      attempt < 2 && pd == NULL; attempt++) {
     const gchar *impl;
-    in_type = attempt == 0 && !first ? dnnl_bf16 : dnnl_f32;
+    in_type = attempt == 0 && n->inputs[0] != plan->graph->input ?
+        dnnl_bf16 : dnnl_f32;
     memcpy (xdims, plan->shapes[n->inputs[0]].dims, 4 * sizeof (gint64));
-    out_type = attempt == 0 && !widen
-        && cbi_cpu_bf16_between_convs (plan, post, out) ? dnnl_bf16 : dnnl_f32;
+    out_type = attempt == 0 && !widen && cbi_cpu_conv_takes_bf16 (plan, n)
+        && cbi_cpu_conv_link (plan->graph, post, out) ? dnnl_bf16 : dnnl_f32;
     if (attempt == 0 && in_type == dnnl_f32 && out_type == dnnl_f32)
       continue;
+    /* oneDNN's own choice of layout for bfloat16 is channel blocks: the
+     * float32 ops around would reorder each activation they read; in
+     * channels last (what it takes for float32 on AVX-512) they read it
+     * as it is */
+    layout = transpose ? dnnl_format_tag_any : plan->conv_layout;
+    if (attempt == 0 && layout == dnnl_format_tag_any)
+      layout = dnnl_nhwc;
     if (!(first ? cbi_cpu_shape_md (plan, &xmd, &plan->shapes[n->inputs[0]],
                 error) : DNNL_CHECK (cbi_md_tag_typed (plan->descs, &xmd,
-                    4, xdims, in_type,
+                    4, xdims, in_type, attempt == 0 ? layout :
                     dnnl_format_tag_any), "activation desc"))
         || !DNNL_CHECK (cbi_md_tag_typed (plan->descs, &wmd_any, wnd, wdims,
                 in_type, dnnl_format_tag_any), "weights desc")
         || !DNNL_CHECK (cbi_md_tag_typed (plan->descs, &ymd, 4, ydims,
-                out_type, transpose ? dnnl_format_tag_any : plan->conv_layout),
-            "dst desc"))
+                out_type, layout), "dst desc"))
       goto done;
     op.src = xmd;
     op.weights = wmd_any;

@@ -1155,12 +1155,12 @@ cbi_engine_set_precision_error (CbiEngine * engine, const CbiWarmupData * w,
 
   if (a->nonfinite > 0)
     g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "precision %s "
-        "overflows: output %s has %" G_GUINT64_FORMAT " NaN or infinite "
+        "overflows: output \"%s\" has %" G_GUINT64_FORMAT " NaN or infinite "
         "values on the warm-up's test frames where fp32 has none", p, name,
         a->nonfinite);
   else
     g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "precision %s is "
-        "too far from fp32: output %s differs from it by %.3g %% of its "
+        "too far from fp32: output \"%s\" differs from it by %.3g %% of its "
         "largest value on the warm-up's test frames (max error %.4g%s), "
         "past precision-tolerance (%.3g %%)", p, name,
         100.0 * a->relative_error, a->max_abs_error,

@@ -1,0 +1,467 @@
+/* GStreamer cudabatchinfer element tests: the precision property and the
+ * warm-up's accuracy check against a float32 run
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * bf16 runs on a CPU with bfloat16 arithmetic (AVX512-BF16 or AMX); on
+ * another, each bf16 test asserts the refusal instead, and says so.
+ */
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/cudabatchinfer/gstbatchmemorymeta.h>
+#include <math.h>
+#include <string.h>
+
+#include "cbibackend.h"
+
+#define W 32
+#define H 24
+#define FRAME_DURATION (GST_SECOND / 30)
+#define CAPS_RGB "video/x-raw,format=RGB,width=32,height=24,framerate=30/1"
+
+/* Whether the CPU backend runs bf16 here, as the engine decides it. */
+static gboolean
+cpu_has_bf16 (void)
+{
+  CbiBackend *cpu = cbi_backend_cpu_new (0, NULL);
+  gboolean has;
+
+  fail_unless (cpu != NULL);
+  has = cbi_backend_has_precision (cpu, CBI_PRECISION_BF16, NULL);
+  cpu->iface->free (cpu);
+  if (!has)
+    g_print ("this CPU has no bfloat16 arithmetic: the bf16 test asserts "
+        "its refusal instead of running it\n");
+  return has;
+}
+
+/* A harness around cudabatchinfer (backend=cpu) running
+ * tests/models/@model (NULL: the default model) with @props, its
+ * messages on @bus. */
+static GstHarness *
+precision_harness (const gchar * model, const gchar * props, GstBus ** bus)
+{
+  gchar *path = model ? g_build_filename (CBI_TEST_MODELS_DIR, model,
+      NULL) : NULL;
+  gchar *desc = g_strdup_printf ("cudabatchinfer backend=cpu %s%s%s %s",
+      path ? "model=\"" : "", path ? path : "", path ? "\"" : "", props);
+  GstElement *e = gst_parse_launch (desc, NULL);
+  GstHarness *h;
+
+  fail_unless (e != NULL, "could not make %s", desc);
+  *bus = gst_bus_new ();
+  gst_element_set_bus (e, *bus);
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  g_free (desc);
+  g_free (path);
+  return h;
+}
+
+/* Asserts that cudabatchinfer (backend=cpu, the default model) with
+ * @props fails READY->PAUSED with a RESOURCE SETTINGS error whose message
+ * holds @what and @also (nullable). */
+static void
+assert_paused_fails (const gchar * props, const gchar * what,
+    const gchar * also)
+{
+  gchar *desc = g_strdup_printf ("cudabatchinfer backend=cpu %s", props);
+  GstElement *e = gst_parse_launch (desc, NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *m;
+  GError *err = NULL;
+
+  fail_unless (e != NULL, "could not make %s", desc);
+  gst_element_set_bus (e, bus);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_PAUSED),
+      GST_STATE_CHANGE_FAILURE);
+  m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (m != NULL, "no error for %s", desc);
+  gst_message_parse_error (m, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_SETTINGS), "%s", err->message);
+  fail_unless (strstr (err->message, what) != NULL
+      && (also == NULL || strstr (err->message, also) != NULL), "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (m);
+  gst_element_set_state (e, GST_STATE_NULL);
+  gst_element_set_bus (e, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+  g_free (desc);
+}
+
+static void
+precision_teardown (GstHarness * h, GstBus * bus)
+{
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+/* A frame of gradients, a different one per @index. */
+static GstBuffer *
+test_frame (guint index)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, W * H * 3, NULL);
+  GstMapInfo map;
+  guint x, y;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  for (y = 0; y < H; y++)
+    for (x = 0; x < W; x++) {
+      guint8 *p = map.data + (y * W + x) * 3;
+      p[0] = (guint8) (x * 255 / (W - 1));
+      p[1] = (guint8) (y * 255 / (H - 1));
+      p[2] = (guint8) ((x * 7 + y * 11 + index * 40) & 0xff);
+    }
+  gst_buffer_unmap (buf, &map);
+  GST_BUFFER_PTS (buf) = index * FRAME_DURATION;
+  GST_BUFFER_DURATION (buf) = FRAME_DURATION;
+  return buf;
+}
+
+/* Pushes @n frames and EOS; @ok: whether the element takes them. */
+static void
+push_frames (GstHarness * h, guint n, gboolean ok)
+{
+  guint i;
+
+  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  for (i = 0; i < n; i++) {
+    GstFlowReturn ret = gst_harness_push (h, test_frame (i));
+    if (ok) {
+      fail_unless_equals_int (ret, GST_FLOW_OK);
+    } else if (ret != GST_FLOW_OK) {
+      return;
+    }
+  }
+  gst_harness_push_event (h, gst_event_new_eos ());
+}
+
+/* The warm-up message on @bus (transfer full), or NULL. */
+static GstStructure *
+pop_warmup (GstBus * bus)
+{
+  GstMessage *m;
+  GstStructure *s = NULL;
+
+  while (s == NULL
+      && (m = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT)) != NULL) {
+    if (gst_structure_has_name (gst_message_get_structure (m),
+            "cudabatchinfer-warmup"))
+      s = gst_structure_copy (gst_message_get_structure (m));
+    gst_message_unref (m);
+  }
+  return s;
+}
+
+/* The error on @bus: asserts its domain and code, returns its message
+ * (transfer full). */
+static gchar *
+pop_error (GstBus * bus, GQuark domain, gint code)
+{
+  GstMessage *m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  GError *err = NULL;
+  gchar *text;
+
+  fail_unless (m != NULL, "no error message");
+  gst_message_parse_error (m, &err, NULL);
+  fail_unless (g_error_matches (err, domain, code), "%s", err->message);
+  text = g_strdup (err->message);
+  g_error_free (err);
+  gst_message_unref (m);
+  return text;
+}
+
+/* The accuracy structure of output @i in warm-up message @s. */
+static const GstStructure *
+accuracy_of (const GstStructure * s, guint i)
+{
+  const GValue *array = gst_structure_get_value (s, "accuracy");
+
+  fail_unless (array != NULL, "no accuracy in %" GST_PTR_FORMAT, s);
+  fail_unless (i < gst_value_array_get_size (array));
+  return gst_value_get_structure (gst_value_array_get_value (array, i));
+}
+
+static gdouble
+stats_double (GstElement * e, const gchar * field)
+{
+  GstStructure *stats;
+  gdouble v = G_MAXDOUBLE;
+
+  g_object_get (e, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_double (stats, field, &v), "%s", field);
+  gst_structure_free (stats);
+  return v;
+}
+
+/* Asserts that precision=bf16 fails READY->PAUSED on this CPU, saying
+ * why. */
+static void
+assert_bf16_refused (void)
+{
+  assert_paused_fails ("precision=bf16", "no bfloat16 arithmetic", NULL);
+}
+
+GST_START_TEST (test_fp32_is_the_default_and_its_warmup_checks_nothing)
+{
+  GstBus *bus;
+  GstHarness *h = precision_harness (NULL, "batch=2", &bus);
+  GstStructure *s;
+  gint precision = -1;
+  guint i;
+
+  g_object_get (h->element, "precision", &precision, NULL);
+  fail_unless_equals_int (precision, 0);
+  push_frames (h, 2, TRUE);
+  for (i = 0; i < 2; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "precision"),
+      "fp32");
+  fail_unless (!gst_structure_has_field (s, "accuracy"));
+  fail_unless (!gst_structure_has_field (s, "precision-rejected"));
+  fail_unless (stats_double (h->element, "precision-relative-error") == -1.0);
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_fp16_and_tf32_on_the_cpu_fail_paused_saying_what_it_has)
+{
+  assert_paused_fails ("precision=fp16", "fp16", "runs fp32");
+  assert_paused_fails ("precision=tf32", "tf32", "runs fp32");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bf16_superres_passes_the_check_and_allocates_nothing_after)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GstStructure *s;
+  const GstStructure *a;
+  gdouble psnr = 0.0, rel = 1.0;
+  guint i;
+
+  if (!cpu_has_bf16 ()) {
+    assert_bf16_refused ();
+    return;
+  }
+  h = precision_harness ("superres.onnx", "batch=4 precision=bf16", &bus);
+  /* 5 frames: a full batch, then one padded from 1 to 4 */
+  push_frames (h, 5, TRUE);
+  for (i = 0; i < 5; i++) {
+    GstBuffer *out = gst_harness_pull (h);
+    GstBatchMemoryMeta *m = gst_buffer_get_batch_memory_meta (out);
+    fail_unless (m != NULL && m->warmed_up && !m->replanned);
+    fail_unless_equals_uint64 (m->fresh_allocations, 0);
+    gst_buffer_unref (out);
+  }
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "precision"),
+      "bf16");
+  a = accuracy_of (s, 0);
+  fail_unless (gst_structure_get_double (a, "psnr", &psnr));
+  fail_unless (gst_structure_get_double (a, "relative-error", &rel));
+  /* a quarter of a byte's step on average at most, a few steps at worst */
+  fail_unless (psnr > 40.0, "PSNR %g", psnr);
+  fail_unless (rel <= 0.05, "relative error %g", rel);
+  fail_unless_equals_string (gst_structure_get_string (a, "output"),
+      "output");
+  fail_unless (stats_double (h->element, "precision-relative-error") == rel);
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bf16_classifier_scores_report_top1_agreement)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GstStructure *s;
+  const GstStructure *a;
+  gdouble top1 = -1.0;
+  guint i;
+
+  if (!cpu_has_bf16 ()) {
+    assert_bf16_refused ();
+    return;
+  }
+  h = precision_harness ("classifier.onnx", "batch=2 precision=bf16", &bus);
+  push_frames (h, 2, TRUE);
+  for (i = 0; i < 2; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  a = accuracy_of (s, 0);
+  fail_unless (gst_structure_get_double (a, "top1-agreement", &top1));
+  fail_unless (top1 >= 0.0 && top1 <= 1.0, "%g", top1);
+  fail_unless (!gst_structure_has_field (a, "psnr"));
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
+/* bf16-cancel.onnx adds 100 to the image and takes it off again: bfloat16
+ * rounds 100 + x to halves, an error of up to a quarter of the range */
+GST_START_TEST (test_bf16_past_the_tolerance_fails_naming_the_output_and_error)
+{
+  GstBus *bus;
+  GstHarness *h;
+  gchar *text;
+
+  if (!cpu_has_bf16 ()) {
+    assert_bf16_refused ();
+    return;
+  }
+  h = precision_harness ("bf16-cancel.onnx", "batch=2 precision=bf16", &bus);
+  push_frames (h, 2, FALSE);
+  text = pop_error (bus, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_SETTINGS);
+  fail_unless (strstr (text, "bf16") && strstr (text, "output \"output\"")
+      && strstr (text, "25.1 %") && strstr (text, "precision-tolerance (5 %)"),
+      "%s", text);
+  fail_unless (gst_harness_try_pull (h) == NULL);
+  g_free (text);
+  precision_teardown (h, bus);
+
+  /* a tolerance past that error lets it through */
+  h = precision_harness ("bf16-cancel.onnx",
+      "batch=2 precision=bf16 precision-tolerance=0.3", &bus);
+  push_frames (h, 2, TRUE);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_buffer_unref (gst_harness_pull (h));
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+  fail_unless (fabs (stats_double (h->element, "precision-relative-error")
+          - 64.0 / 255.0) < 1e-9);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_auto_steps_back_to_fp32_when_bf16_fails_the_check)
+{
+  GstBus *bus;
+  GstHarness *h = precision_harness ("bf16-cancel.onnx",
+      "batch=2 precision=auto", &bus);
+  gboolean has_bf16 = cpu_has_bf16 ();
+  GstStructure *s;
+  const GValue *rejected;
+  GstBuffer *in = test_frame (0), *out;
+  GstMapInfo a, b;
+  gsize k;
+
+  push_frames (h, 2, TRUE);
+  out = gst_harness_pull (h);
+  gst_buffer_unref (gst_harness_pull (h));
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "precision"),
+      "fp32");
+  rejected = gst_structure_get_value (s, "precision-rejected");
+  if (has_bf16) {
+    const GstStructure *r;
+    gdouble err = 0.0;
+    fail_unless (rejected != NULL && gst_value_array_get_size (rejected) == 1);
+    r = gst_value_get_structure (gst_value_array_get_value (rejected, 0));
+    fail_unless_equals_string (gst_structure_get_string (r, "precision"),
+        "bf16");
+    fail_unless_equals_string (gst_structure_get_string (r, "output"),
+        "output");
+    fail_unless (gst_structure_get_double (r, "relative-error", &err)
+        && err > 0.05, "%g", err);
+  } else {
+    fail_unless (rejected == NULL);
+  }
+  /* float32 gives the image back */
+  fail_unless (gst_buffer_map (in, &a, GST_MAP_READ));
+  fail_unless (gst_buffer_map (out, &b, GST_MAP_READ));
+  fail_unless_equals_uint64 (a.size, b.size);
+  for (k = 0; k < a.size; k++)
+    fail_unless (ABS ((gint) a.data[k] - (gint) b.data[k]) <= 1,
+        "byte %" G_GSIZE_FORMAT ": %u, not %u", k, b.data[k], a.data[k]);
+  gst_buffer_unmap (out, &b);
+  gst_buffer_unmap (in, &a);
+  gst_buffer_unref (in);
+  gst_buffer_unref (out);
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_without_a_warmup_auto_runs_fp32_unchecked)
+{
+  GstBus *bus;
+  GstHarness *h = precision_harness ("bf16-cancel.onnx",
+      "batch=2 precision=auto warmup=false", &bus);
+  GstBuffer *in = test_frame (1), *out;
+  GstMapInfo a, b;
+
+  push_frames (h, 2, TRUE);
+  gst_buffer_unref (gst_harness_pull (h));
+  out = gst_harness_pull (h);
+  fail_unless (pop_warmup (bus) == NULL);
+  fail_unless (gst_buffer_map (in, &a, GST_MAP_READ));
+  fail_unless (gst_buffer_map (out, &b, GST_MAP_READ));
+  /* bfloat16 would be a quarter of the range off: float32 is within a
+   * step */
+  fail_unless (ABS ((gint) a.data[a.size / 2] - (gint) b.data[b.size / 2])
+      <= 1);
+  gst_buffer_unmap (out, &b);
+  gst_buffer_unmap (in, &a);
+  gst_buffer_unref (in);
+  gst_buffer_unref (out);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_precision_properties_read_back_as_set)
+{
+  GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
+  gdouble tolerance = 0.0;
+  gint precision = -1;
+
+  g_object_get (e, "precision-tolerance", &tolerance, NULL);
+  fail_unless (tolerance == 0.05, "%g", tolerance);
+  gst_util_set_object_arg (G_OBJECT (e), "precision", "bf16");
+  g_object_set (e, "precision-tolerance", 0.01, NULL);
+  g_object_get (e, "precision", &precision, "precision-tolerance",
+      &tolerance, NULL);
+  fail_unless_equals_int (precision, CBI_PRECISION_BF16);
+  fail_unless (tolerance == 0.01);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+static Suite *
+precision_suite (void)
+{
+  Suite *s = suite_create ("cudabatchinfer-precision");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_fp32_is_the_default_and_its_warmup_checks_nothing);
+  tcase_add_test (tc,
+      test_fp16_and_tf32_on_the_cpu_fail_paused_saying_what_it_has);
+  tcase_add_test (tc,
+      test_bf16_superres_passes_the_check_and_allocates_nothing_after);
+  tcase_add_test (tc, test_bf16_classifier_scores_report_top1_agreement);
+  tcase_add_test (tc,
+      test_bf16_past_the_tolerance_fails_naming_the_output_and_error);
+  tcase_add_test (tc, test_auto_steps_back_to_fp32_when_bf16_fails_the_check);
+  tcase_add_test (tc, test_without_a_warmup_auto_runs_fp32_unchecked);
+  tcase_add_test (tc, test_precision_properties_read_back_as_set);
+  return s;
+}
+
+GST_CHECK_MAIN (precision);

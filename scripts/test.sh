@@ -24,7 +24,7 @@ status=0
 extra_checks=0 extra_failures=0 extra_errors=0
 run_counted () {
   local log=build/meson-logs/$2 passed failed
-  .venv/bin/python3 "$1" | tee "$log" || status=$?
+  .venv/bin/python3 "$1" "${@:3}" | tee "$log" || status=$?
   read -r passed failed < <(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" \
     | awk '{print $1, $3}') || true
   if [ -z "${passed:-}" ]; then
@@ -80,6 +80,10 @@ else
   # is an error naming the package); each model counts as one check
   echo "== real ONNX models from PyPI wheels against onnxruntime (tests/real-models/run.py)"
   run_counted tests/real-models/run.py real-models.txt
+  # the same in bfloat16, where the CPU has it (each model skipped where
+  # not), each held to its documented tolerance
+  echo "== the same models in bf16 (tests/real-models/run.py --precision bf16)"
+  run_counted tests/real-models/run.py real-models-bf16.txt --precision bf16
   # each model in filesrc ! decodebin ! ... ! cudabatchinfer batch=8, its
   # padded last batch included: 0 fresh allocations after warm-up
   echo "== real ONNX models through the element (tests/real-models/pipeline.py)"

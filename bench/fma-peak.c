@@ -1,4 +1,5 @@
-/* fma-peak: the float32 multiply-add peak of this CPU, in GFLOP/s.
+/* fma-peak: the float32 (or bfloat16) multiply-add peak of this CPU, in
+ * GFLOP/s.
  *
  * A convolution cannot run faster than the CPU's fused multiply-adds, so
  * this figure is the ceiling for the CPU backend's arithmetic: comparing a
@@ -12,8 +13,13 @@
  * one). The best of --repeats timings is printed for 1 thread and for
  * --threads threads.
  *
+ * --isa avx512bf16 measures the bfloat16 peak instead, the ceiling of the
+ * CPU backend's bf16 convolutions (precision=bf16): chains of VDPBF16PS,
+ * each of which multiplies 32 pairs of bfloat16 and adds them, in pairs,
+ * to 16 float32 sums (64 operations), on CPUs with AVX512-BF16.
+ *
  *   fma-peak [--threads 2] [--repeats 10] [--iterations 20000000]
- *            [--isa avx512f|avx2|sse]
+ *            [--isa avx512f|avx2|sse|avx512bf16]
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -26,6 +32,7 @@
 
 typedef struct _Work Work;
 
+/* @lanes: the multiply-adds of one instruction */
 typedef struct
 {
   const gchar *isa;
@@ -45,6 +52,8 @@ struct _Work
 /* the vector kernels are built for their instruction sets whatever the
  * compiler's default; pick_kernel () runs one only where the CPU has it */
 static void run_avx512 (Work * work) __attribute__((target ("avx512f")));
+static void run_avx512bf16 (Work * work)
+    __attribute__((target ("avx512f,avx512bf16")));
 static void run_avx2 (Work * work) __attribute__((target ("avx2,fma")));
 static void run_sse (Work * work);
 
@@ -96,10 +105,52 @@ DEFINE_KERNEL (run_avx2, __m256, 8, _mm256_set1_ps, _mm256_fmadd_ps,
 DEFINE_KERNEL (run_sse, __m128, 4, _mm_set1_ps, SSE_MULADD, _mm_storeu_ps)
 /* *INDENT-ON* */
 
+/* The bfloat16 kernel: each chain a float32 vector of sums, VDPBF16PS
+ * adding to each lane the products of two pairs of bfloat16. */
+/* *INDENT-OFF* */
+#define DOT(a) a = _mm512_dpbf16_ps (a, x, y)
+static void
+run_avx512bf16 (Work * work)
+{
+  /* small operands: 2^-10 x 2^-10 a product, the sums stay finite */
+  const __m512bh x = _mm512_cvtne2ps_pbh (_mm512_set1_ps (1.0f / 1024),
+      _mm512_set1_ps (1.0f / 1024));
+  const __m512bh y = x;
+  __m512 a0 = _mm512_set1_ps (0.f), a1 = _mm512_set1_ps (1.f),
+      a2 = _mm512_set1_ps (2.f), a3 = _mm512_set1_ps (3.f),
+      a4 = _mm512_set1_ps (4.f), a5 = _mm512_set1_ps (5.f),
+      a6 = _mm512_set1_ps (6.f), a7 = _mm512_set1_ps (7.f),
+      a8 = _mm512_set1_ps (8.f), a9 = _mm512_set1_ps (9.f),
+      a10 = _mm512_set1_ps (10.f), a11 = _mm512_set1_ps (11.f);
+  gfloat lanes[16];
+  gint64 i;
+  guint k, l;
+
+  for (i = 0; i < work->iterations; i++) {
+    DOT (a0); DOT (a1); DOT (a2); DOT (a3); DOT (a4); DOT (a5);
+    DOT (a6); DOT (a7); DOT (a8); DOT (a9); DOT (a10); DOT (a11);
+  }
+  {
+    __m512 chain[CHAINS] = { a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10,
+      a11 };
+
+    work->sink = 0.f;
+    for (k = 0; k < CHAINS; k++) {
+      _mm512_storeu_ps (lanes, chain[k]);
+      for (l = 0; l < 16; l++)
+        work->sink += lanes[l];
+    }
+  }
+}
+#undef DOT
+/* *INDENT-ON* */
+
+/* the float32 ones, widest first, then bfloat16, used only when asked */
 static const Kernel kernels[] = {
   {"avx512f", 16, run_avx512},
   {"avx2", 8, run_avx2},
   {"sse", 4, run_sse},
+  {"avx512bf16", 32, run_avx512bf16},
 };
 
 static gboolean
@@ -110,6 +161,9 @@ cpu_has (const gchar * isa)
     return __builtin_cpu_supports ("avx512f");
   if (g_str_equal (isa, "avx2"))
     return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma");
+  if (g_str_equal (isa, "avx512bf16"))
+    return __builtin_cpu_supports ("avx512f")
+        && __builtin_cpu_supports ("avx512bf16");
   return TRUE;
 }
 
@@ -121,7 +175,8 @@ pick_kernel (const gchar * wanted)
   guint k;
 
   for (k = 0; k < G_N_ELEMENTS (kernels); k++) {
-    if (wanted && !g_str_equal (wanted, kernels[k].isa))
+    if (wanted ? !g_str_equal (wanted, kernels[k].isa) :
+        g_str_equal (kernels[k].isa, "avx512bf16"))
       continue;
     if (cpu_has (kernels[k].isa))
       return &kernels[k];
@@ -162,7 +217,7 @@ time_threads (const Kernel * kernel, guint threads, gint64 iterations)
   g_free (work);
   g_free (thread);
 
-  /* an FMA is two operations per lane */
+  /* a multiply-add is two operations */
   return 2.0 * threads * iterations * CHAINS * kernel->lanes
       / ((end - start) * 1e3);
 }
@@ -193,7 +248,8 @@ main (int argc, char **argv)
         "Loop turns per thread and timing (20000000)", "N"},
     {"isa", 0, 0, G_OPTION_ARG_STRING, &isa,
         "Vectors to use: avx512f, avx2 (with FMA) or sse "
-          "(multiply and add); default: the widest the CPU has", "NAME"},
+          "(multiply and add); default: the widest the CPU has; "
+          "avx512bf16: the bfloat16 peak", "NAME"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- the CPU's float32 FMA peak");
@@ -214,7 +270,8 @@ main (int argc, char **argv)
   }
   kernel = pick_kernel (isa);
   if (!kernel) {
-    g_printerr ("this CPU cannot run --isa %s (avx512f, avx2 or sse)\n", isa);
+    g_printerr ("this CPU cannot run --isa %s (avx512f, avx2, sse or "
+        "avx512bf16)\n", isa);
     goto done;
   }
 

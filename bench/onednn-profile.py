@@ -6,7 +6,8 @@ ONEDNN_VERBOSE=1, finds the sequence of oneDNN primitives that repeats
 every batch, and prints per primitive kind (convolutions split into 1x1,
 depthwise and other) its time a batch, its GFLOP and GFLOP/s, and that
 figure as a share of the CPU's float32 FMA peak (bench/fma-peak, or
---peak). Each primitive's time is its fastest call over the timed batches,
+--peak); with --precision bf16, the element's precision property, against
+the CPU's bfloat16 peak (fma-peak --isa avx512bf16). Each primitive's time is its fastest call over the timed batches,
 which a busy spell of a shared machine cannot move.
 
 The last lines give two floors for a batch: the convolutions and matrix
@@ -19,6 +20,7 @@ the engine's own loops (the line "the engine's own") come on top.
 
   python3 bench/onednn-profile.py --model FILE [--width 320] [--height 240]
       [--batch 8] [--threads 2] [--batches 20] [--peak GFLOPS]
+      [--precision fp32|bf16]
       [--build-dir build] [--log FILE] [--top N]
 
 --log reads a saved ONEDNN_VERBOSE=1 log of model-throughput instead of
@@ -132,12 +134,13 @@ def batches_of(calls, wanted):
     return []
 
 
-def fma_peak(build_dir, threads):
+def fma_peak(build_dir, threads, precision="fp32"):
     exe = os.path.join(build_dir, "bench", "fma-peak")
     if not os.path.exists(exe):
         sys.exit("%s is missing: build with -Dbench=enabled on x86_64, or "
                  "give --peak" % exe)
-    out = subprocess.run([exe, "--threads", str(threads)], check=True,
+    isa = ["--isa", "avx512bf16"] if precision == "bf16" else []
+    out = subprocess.run([exe, "--threads", str(threads)] + isa, check=True,
                          capture_output=True, text=True).stdout
     m = re.search(r"gflops-%d-threads=([0-9.]+)" % threads, out)
     if not m:
@@ -154,7 +157,7 @@ def run_model(args):
     cmd = [exe, "--model", args.model, "--width", str(args.width),
            "--height", str(args.height), "--batch", str(args.batch),
            "--threads", str(args.threads), "--batches", str(args.batches),
-           "--backend", "cpu"]
+           "--backend", "cpu", "--precision", args.precision]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit("model-throughput failed (%d): %s" %
@@ -172,6 +175,9 @@ def main():
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--peak", type=float,
                     help="GFLOP/s of the FMA peak (default: run fma-peak)")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="the element's precision, and the peak to compare "
+                    "with (fp32)")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     ap.add_argument("--log", help="a saved ONEDNN_VERBOSE=1 log to read")
     ap.add_argument("--top", type=int, default=10,
@@ -197,7 +203,8 @@ def main():
     if args.peak:
         peak, peak_line = args.peak, "given: %.1f GFLOP/s" % args.peak
     else:
-        peak, peak_line = fma_peak(args.build_dir, args.threads)
+        peak, peak_line = fma_peak(args.build_dir, args.threads,
+                                   args.precision)
 
     # fastest call of each primitive of the batch over the runs
     fastest = [min(run[i].ms for run in runs) for i in range(len(runs[0]))]

@@ -138,6 +138,35 @@ cbi_cuda_free (CbiBackend * backend)
   g_free (backend);
 }
 
+/* float32, and tf32 where the GPU has tensor cores that take it (compute
+ * capability 8.0, Ampere, or later) */
+static gboolean
+cbi_cuda_has_precision (CbiBackend * backend, CbiPrecision precision,
+    GError ** error)
+{
+  CbiCuda *cuda = backend->context;
+  gint major = 0;
+
+  if (precision == CBI_PRECISION_FP32)
+    return TRUE;
+  if (precision == CBI_PRECISION_TF32) {
+    if (!CUDA_CHECK (cudaDeviceGetAttribute (&major,
+                cudaDevAttrComputeCapabilityMajor, cuda->device),
+            "cudaDeviceGetAttribute"))
+      return FALSE;
+    if (major >= 8)
+      return TRUE;
+    g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "GPU %d has compute "
+        "capability %d.x: tf32 needs 8.0 (Ampere) or later; the CUDA "
+        "backend runs fp32 there", cuda->device, major);
+    return FALSE;
+  }
+  g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "the CUDA backend of "
+      "this build runs fp32 and tf32, not %s",
+      cbi_precision_name (precision));
+  return FALSE;
+}
+
 static const CbiBackendIface cbi_cuda_iface = {
   .name = "cuda",
   .allocator = cbi_cuda_allocator,
@@ -155,6 +184,7 @@ static const CbiBackendIface cbi_cuda_iface = {
   .finish = cbi_cuda_finish,
   .thread_enter = cbi_cuda_thread_enter,
   .thread_leave = cbi_cuda_thread_leave,
+  .has_precision = cbi_cuda_has_precision,
 };
 
 CbiBackend *

@@ -108,6 +108,8 @@ struct _CbiCudaPlan
   const CbiGraph *model;
   const CbiShape *shapes;
   gboolean exhaustive;          /* search the algorithms */
+  gboolean tf32;                /* CBI_PRECISION_TF32: tensor cores may
+                                 * cut float32 products to tf32 */
   gsize search_bytes;           /* the search's workspace: fixed while the
                                  * planners raise workspace_bytes */
   gboolean uses_cublas;

@@ -250,9 +250,10 @@ cbi_cuda_plan_conv (gpointer user_plan, const CbiNode * n,
               CUDNN_DATA_FLOAT), "convolution desc")
       || !CUDNN_CHECK (cudnnSetConvolutionGroupCount (c->desc.conv,
               a->group), "group count")
-      /* no TF32: the results stay within float rounding of the CPU's */
+      /* in float32 no TF32: the results stay within float rounding of
+       * the CPU's; under tf32, cuDNN's default lets tensor cores take it */
       || !CUDNN_CHECK (cudnnSetConvolutionMathType (c->desc.conv,
-              CUDNN_FMA_MATH), "math type")
+              plan->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH), "math type")
       || !cbi_cuda_conv_algorithm (plan->cuda, plan, c, n, &ws, error))
     return FALSE;
   plan->workspace_bytes = MAX (plan->workspace_bytes, ws);

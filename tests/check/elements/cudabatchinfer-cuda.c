@@ -233,6 +233,48 @@ GST_START_TEST (test_cuda_batches_after_warmup_allocate_nothing)
 
 GST_END_TEST;
 
+/* tf32 (Ampere or later: the H200 of the GPU check has it) passes the
+ * warm-up's check against float32 on the super-resolution net, and the
+ * float32 run's memory went back before the first batch */
+GST_START_TEST (test_cuda_tf32_passes_its_check_and_allocates_nothing_after)
+{
+  gchar *m = model_prop ("superres.onnx");
+  gchar *desc = g_strdup_printf ("cudabatchinfer %s batch=4 backend=cuda "
+      "precision=tf32", m);
+  GstHarness *h = gst_harness_new_parse (desc);
+  GstStructure *stats;
+  gdouble err = -1.0;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGBx,width=64,"
+      "height=48,framerate=30/1");
+  for (i = 0; i < 10; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_frame_sized (i, W, H)),
+        GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (i = 0; i < 10; i++) {
+    GstBuffer *out = gst_harness_pull (h);
+    GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (out);
+    fail_unless (meta != NULL && meta->warmed_up && !meta->replanned);
+    fail_unless_equals_string (meta->backend, "cuda");
+    fail_unless_equals_uint64 (meta->fresh_allocations, 0);
+    fail_unless_equals_uint64 (meta->device_fresh_bytes, 0);
+    gst_buffer_unref (out);
+  }
+  g_object_get (h->element, "stats", &stats, NULL);
+  fail_unless_equals_string (gst_structure_get_string (stats, "precision"),
+      "tf32");
+  fail_unless (gst_structure_get_double (stats, "precision-relative-error",
+          &err));
+  fail_unless (err >= 0.0 && err <= 0.05, "%g", err);
+  gst_structure_free (stats);
+  gst_harness_teardown (h);
+  g_free (desc);
+  g_free (m);
+}
+
+GST_END_TEST;
+
 /* @n frames through @model on CUDA with properties @a, then @b: the same
  * results. */
 static void
@@ -425,6 +467,8 @@ cudabatchinfer_cuda_suite (void)
   tcase_add_test (tc, test_cuda_scales_frames_as_the_cpu);
   tcase_add_test (tc, test_cuda_maps_a_probability_map_to_bytes_as_the_cpu);
   tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
+  tcase_add_test (tc,
+      test_cuda_tf32_passes_its_check_and_allocates_nothing_after);
   tcase_add_test (tc,
       test_heuristic_and_exhaustive_search_give_the_same_frames);
   tcase_add_test (tc, test_replayed_cuda_graph_gives_the_frames_of_the_steps);

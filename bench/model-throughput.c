@@ -11,12 +11,14 @@
  *   model-throughput [--model file.onnx] [--batch 8] [--width 320]
  *                    [--height 240] [--batches 10] [--warmup 2]
  *                    [--backend auto] [--threads 0] [--precision fp32]
+ *                    [--tolerance 0.05]
  *
  * Prints one line of key=value pairs, e.g.
  *   fps=123.4 frames=80 batches=10 seconds=0.648 batch-ms-median=64.2 ...
  * which bench/onnxruntime-compare.py reads. --threads sets the element's
  * threads property (0: OpenMP's default, OMP_NUM_THREADS where set),
- * --precision its precision property; the line gives the precision the
+ * --precision and --tolerance its precision and precision-tolerance
+ * properties; the line gives the precision the
  * warm-up settled on and its accuracy check's worst relative error
  * (precision-relative-error, -1 where nothing was checked).
  *
@@ -115,6 +117,7 @@ main (int argc, char **argv)
   gint threads = 0;
   gchar *backend = NULL, *model = NULL, *batch_str, *caps_str, *out_str;
   gchar *precision = NULL;
+  gdouble tolerance = 0.05;
   GOptionEntry entries[] = {
     {"model", 0, 0, G_OPTION_ARG_FILENAME, &model,
         "ONNX model (default: the embedded one)", "FILE"},
@@ -131,6 +134,8 @@ main (int argc, char **argv)
         "The element's threads property (0: OpenMP's default)", "N"},
     {"precision", 0, 0, G_OPTION_ARG_STRING, &precision,
         "The element's precision property (fp32)", "NAME"},
+    {"tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance,
+        "The element's precision-tolerance property (0.05)", "T"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- element frames per second");
@@ -182,6 +187,7 @@ main (int argc, char **argv)
   g_object_set (infer, "threads", (guint) MAX (threads, 0), NULL);
   gst_util_set_object_arg (G_OBJECT (infer), "precision",
       precision ? precision : "fp32");
+  g_object_set (infer, "precision-tolerance", tolerance, NULL);
   if (model)
     g_object_set (infer, "model", model, NULL);
   /* the harness gives the element no bus: ours keeps its error messages */

@@ -14,6 +14,11 @@ magnitude (the element's precision-relative-error, on its test frames).
   .venv/bin/python3 bench/precision-compare.py --model FILE [--model ...]
       [--width 320] [--height 240] [--batch 8] [--threads NCPU]
       [--batches 10] [--warmup 2] [--rounds 3] [--precision bf16]
+      [--tolerance 0.05]
+
+--tolerance is the element's precision-tolerance: a model whose error
+on the warm-up's test frames is past it fails (the script says so); a
+larger one times it all the same.
 
 A CPU without bfloat16 arithmetic (no AVX512-BF16 or AMX) refuses bf16:
 the script says so and exits with status 2. Needs onnxruntime and numpy
@@ -52,6 +57,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--precision", default="bf16",
                     help="the lower precision to time (bf16)")
+    ap.add_argument("--tolerance", type=float, default=0.05,
+                    help="the element's precision-tolerance (0.05)")
     ap.add_argument("--build-dir", default="build")
     args = ap.parse_args()
     for k in ("batch", "width", "height", "threads", "batches", "rounds"):
@@ -93,7 +100,8 @@ def main():
                         continue
                     f = cmp.run_element(args, cmp.in_root(model),
                                         plugin_path, helper,
-                                        precision=which)
+                                        precision=which,
+                                        tolerance=args.tolerance)
                     if which != "fp32" and f.get("precision") != which:
                         raise RuntimeError("ran in %s, not %s"
                                            % (f.get("precision"), which))

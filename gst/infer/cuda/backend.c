@@ -162,8 +162,7 @@ cbi_cuda_has_precision (CbiBackend * backend, CbiPrecision precision,
     return FALSE;
   }
   g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "the CUDA backend of "
-      "this build runs fp32 and tf32, not %s",
-      cbi_precision_name (precision));
+      "this build runs fp32 and tf32, not %s", cbi_precision_name (precision));
   return FALSE;
 }
 

@@ -236,7 +236,7 @@ GST_END_TEST;
 /* tf32 (Ampere or later: the H200 of the GPU check has it) passes the
  * warm-up's check against float32 on the super-resolution net, and the
  * float32 run's memory went back before the first batch */
-GST_START_TEST (test_cuda_tf32_passes_its_check_and_allocates_nothing_after)
+GST_START_TEST (test_cuda_tf32_passes_and_allocates_nothing_after)
 {
   gchar *m = model_prop ("superres.onnx");
   gchar *desc = g_strdup_printf ("cudabatchinfer %s batch=4 backend=cuda "
@@ -467,8 +467,7 @@ cudabatchinfer_cuda_suite (void)
   tcase_add_test (tc, test_cuda_scales_frames_as_the_cpu);
   tcase_add_test (tc, test_cuda_maps_a_probability_map_to_bytes_as_the_cpu);
   tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
-  tcase_add_test (tc,
-      test_cuda_tf32_passes_its_check_and_allocates_nothing_after);
+  tcase_add_test (tc, test_cuda_tf32_passes_and_allocates_nothing_after);
   tcase_add_test (tc,
       test_heuristic_and_exhaustive_search_give_the_same_frames);
   tcase_add_test (tc, test_replayed_cuda_graph_gives_the_frames_of_the_steps);

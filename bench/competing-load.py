@@ -139,15 +139,7 @@ def main():
                     "in the same time")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
-    for k in ("batch", "width", "height", "threads", "batches", "rounds"):
-        if getattr(args, k) < 1:
-            ap.error("--%s must be at least 1" % k)
-
-    build = compare.in_root(args.build_dir)
-    plugin_path = os.path.join(build, "gst", "plugin")
-    helper = os.path.join(build, "bench", "model-throughput")
-    if not os.access(helper, os.X_OK):
-        sys.exit("no %s: build with -Dbench=enabled" % helper)
+    plugin_path, helper = compare.checked_paths(ap, args)
     models = args.model or [
         os.path.join(compare.ROOT, "tests", "models", m + ".onnx")
         for m in compare.DEFAULT_MODELS]

@@ -145,6 +145,28 @@ def compare(args, model, plugin_path, helper):
     }
 
 
+def checked_paths(ap, args):
+    """Checks the counts of @args (ap.error () on one below 1, or a negative
+    --warmup); returns the plugin's folder and model-throughput's path
+    from --build-dir (or --plugin-path and --helper where @args has
+    them), exiting where model-throughput is not built."""
+    for k in ("batch", "width", "height", "threads", "batches", "rounds"):
+        if getattr(args, k) < 1:
+            ap.error("--%s must be at least 1" % k)
+    if args.warmup < 0:
+        ap.error("--warmup must not be negative")
+    build = in_root(args.build_dir)
+    plugin_path = os.path.abspath(args.plugin_path) \
+        if getattr(args, "plugin_path", None) \
+        else os.path.join(build, "gst", "plugin")
+    helper = os.path.abspath(args.helper) if getattr(args, "helper", None) \
+        else os.path.join(build, "bench", "model-throughput")
+    if not os.access(helper, os.X_OK):
+        sys.exit("no %s: build with meson setup BUILD -Dbench=enabled, or "
+                 "give --build-dir (or --helper)" % helper)
+    return plugin_path, helper
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="cudabatchinfer against onnxruntime: frames per second")
@@ -172,20 +194,7 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print every round")
     args = ap.parse_args()
-    for k in ("batch", "width", "height", "threads", "batches", "rounds"):
-        if getattr(args, k) < 1:
-            ap.error("--%s must be at least 1" % k)
-    if args.warmup < 0:
-        ap.error("--warmup must not be negative")
-
-    build = in_root(args.build_dir)
-    plugin_path = os.path.abspath(args.plugin_path) if args.plugin_path \
-        else os.path.join(build, "gst", "plugin")
-    helper = os.path.abspath(args.helper) if args.helper \
-        else os.path.join(build, "bench", "model-throughput")
-    if not os.access(helper, os.X_OK):
-        sys.exit("no %s: build with meson setup BUILD -Dbench=enabled, or "
-                 "give --build-dir or --helper" % helper)
+    plugin_path, helper = checked_paths(ap, args)
     models = args.model or [os.path.join(ROOT, "tests", "models", m + ".onnx")
                             for m in DEFAULT_MODELS]
 

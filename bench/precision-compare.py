@@ -61,15 +61,7 @@ def main():
                     help="the element's precision-tolerance (0.05)")
     ap.add_argument("--build-dir", default="build")
     args = ap.parse_args()
-    for k in ("batch", "width", "height", "threads", "batches", "rounds"):
-        if getattr(args, k) < 1:
-            ap.error("--%s must be at least 1" % k)
-
-    build = cmp.in_root(args.build_dir)
-    plugin_path = os.path.join(build, "gst", "plugin")
-    helper = os.path.join(build, "bench", "model-throughput")
-    if not os.access(helper, os.X_OK):
-        sys.exit("no %s: build with -Dbench=enabled" % helper)
+    plugin_path, helper = cmp.checked_paths(ap, args)
 
     import onnxruntime
     print("batch %d, %dx%d frames, %d threads, %d timed batches after %d, "

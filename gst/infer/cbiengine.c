@@ -67,6 +67,8 @@ struct _CbiEngine
   gboolean exhaustive_search;   /* the backend's settings, kept for the */
   gboolean replay;              /* one it may fall back to */
   CbiPrecision precision;       /* asked for: the warm-up applies it */
+  gboolean auto_backend;        /* AUTO chose the backend: tf32 on one
+                                 * without it runs float32 */
   gdouble tolerance;            /* of its accuracy check */
   CbiShapePlan plans[CBI_MAX_PLANS + CBI_MAX_INFLIGHT];
   guint n_plans;
@@ -195,6 +197,7 @@ cbi_engine_new_with_backends (const CbiBackendEntry * table,
   engine->table = table;
   engine->n_table = n_backends;
   engine->may_fall_back = asked == CBI_BACKEND_AUTO && kind == CBI_BACKEND_CUDA;
+  engine->auto_backend = asked == CBI_BACKEND_AUTO;
   engine->fallback_reason = fallback_reason;
   engine->memory_limit = memory_limit;
   engine->n_slots = 1;
@@ -945,9 +948,25 @@ cbi_engine_test_pattern (guint8 * frame, guint index, guint width,
         h ^= h >> 13;
         h *= 0x5bd1e995u;
         h ^= h >> 15;
-        p[c] = (guint8) (48 + ramp + (h & 31) + c * 8 + index * 3);
+        /* 32 + 0..159 + 0..31 + 0..31: within a byte, never wrapping */
+        p[c] = (guint8) (32 + ramp + (h & 31) + (index * 7 + c * 5) % 32);
       }
     }
+}
+
+/* The precision of plans made outside a warm-up, and of the warm-up
+ * where one was asked for by name: that one, but float32 for AUTO (only a
+ * warm-up checks a lower one) and for tf32 on a backend AUTO chose that
+ * has none (the CPU: float32 is what tf32 approximates). */
+static CbiPrecision
+cbi_engine_plain_precision (CbiEngine * engine)
+{
+  if (engine->precision == CBI_PRECISION_AUTO
+      || (engine->precision == CBI_PRECISION_TF32 && engine->auto_backend
+          && !cbi_backend_has_precision (engine->backend, CBI_PRECISION_TF32,
+              NULL)))
+    return CBI_PRECISION_FP32;
+  return engine->precision;
 }
 
 /* The precisions a warm-up tries, in order: the one asked for; under
@@ -962,7 +981,7 @@ cbi_engine_precisions (CbiEngine * engine, CbiPrecision order[4])
   guint n = 0, i;
 
   if (engine->precision != CBI_PRECISION_AUTO) {
-    order[0] = engine->precision;
+    order[0] = cbi_engine_plain_precision (engine);
     return 1;
   }
   for (i = 0; i < G_N_ELEMENTS (fastest_first); i++)
@@ -1066,6 +1085,21 @@ cbi_warmup_output (CbiEngine * engine, const CbiWarmupData * w, guint ticket,
   return v;
 }
 
+/* A copy of @size bytes of @data, or %NULL with @error set. */
+static gpointer
+cbi_warmup_copy (gconstpointer data, gsize size, GError ** error)
+{
+  gpointer copy = g_try_malloc (MAX (size, 1));
+
+  if (copy == NULL) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MEMORY, "could not allocate "
+        "%" G_GSIZE_FORMAT " bytes for the float32 run's outputs", size);
+    return NULL;
+  }
+  memcpy (copy, data, size);
+  return copy;
+}
+
 /* One float32 batch of the test frames, its outputs kept in @w; then
  * its plan goes, and the memory it held only while it existed. */
 static gboolean
@@ -1081,16 +1115,15 @@ cbi_engine_warmup_reference (CbiEngine * engine, CbiWarmupData * w,
   cbi_engine_drop_plans (engine);
   ok = cbi_engine_run_frames (engine, &w->dry, &ticket, report, error);
   if (ok && w->info.image) {
-    w->ref_frames = g_malloc (n * w->out_size);
-    memcpy (w->ref_frames, w->ptrs[n], n * w->out_size);
+    w->ref_frames = cbi_warmup_copy (w->ptrs[n], n * w->out_size, error);
+    ok = w->ref_frames != NULL;
   }
   /* an image output is compared as the frames it gives */
   for (i = w->info.image ? 1 : 0; ok && i < w->info.n_outputs; i++) {
     CbiShape shape;
     const gfloat *v = cbi_warmup_output (engine, w, ticket, i, &shape, error);
-    ok = v != NULL;
-    if (ok)
-      w->ref[i] = g_memdup2 (v, cbi_shape_count (&shape) * sizeof (gfloat));
+    ok = v != NULL && (w->ref[i] = cbi_warmup_copy (v,
+            cbi_shape_count (&shape) * sizeof (gfloat), error)) != NULL;
   }
   cbi_engine_drop_plans (engine);
   cbi_pool_trim (engine->pool);
@@ -1199,6 +1232,28 @@ cbi_engine_scan_nonfinite (CbiEngine * engine, const CbiWarmupData * w,
   return TRUE;
 }
 
+/* What the warm-up's runs before the one it keeps cost. */
+typedef struct
+{
+  guint64 time_ns;
+  guint64 fresh_allocations;
+  guint64 fresh_bytes;
+  guint64 peak_allocated_bytes;
+  guint64 peak_reserved_bytes;
+} CbiWarmupCost;
+
+static void
+cbi_warmup_cost_add (CbiWarmupCost * cost, const CbiBatchReport * report)
+{
+  cost->time_ns += report->time_ns;
+  cost->fresh_allocations += report->fresh_allocations;
+  cost->fresh_bytes += report->fresh_bytes;
+  cost->peak_allocated_bytes = MAX (cost->peak_allocated_bytes,
+      report->pool.peak_allocated_bytes);
+  cost->peak_reserved_bytes = MAX (cost->peak_reserved_bytes,
+      report->pool.peak_reserved_bytes);
+}
+
 /* The warm-up, on the calling thread. */
 static gboolean
 cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
@@ -1211,9 +1266,9 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   CbiPrecision rejected_p[4];
   gint rejected_out[4];
   gdouble rejected_err[4];
-  guint64 earlier_ns = 0;
+  CbiWarmupCost cost = { 0, };
   gsize in_size, frames_size;
-  gboolean ok;
+  gboolean ok, busy;
   guint i;
 
   n_order = cbi_engine_precisions (engine, order);
@@ -1269,41 +1324,61 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
 
   if (engine->memory_limit > 0)
     cbi_pool_set_limit (engine->pool, engine->memory_limit - frames_size);
-  ok = !cbi_engine_any_in_flight (engine, error);
+  /* batches in flight keep their plans: nothing is touched */
+  busy = cbi_engine_any_in_flight (engine, error);
+  ok = !busy;
   if (ok && order[0] != CBI_PRECISION_FP32) {
     ok = cbi_engine_warmup_reference (engine, &w, report, error);
-    earlier_ns = report->time_ns;
+    cbi_warmup_cost_add (&cost, report);
   }
   for (k = 0; ok && k < n_order; k++) {
-    gint worst;
-    gdouble worst_error;
+    GError *local = NULL;
+    gboolean ran, failed_check = FALSE;
+    gint worst = -1;
+    gdouble worst_error = G_MAXDOUBLE;
 
     engine->backend->precision = order[k];
-    ok = cbi_engine_warmup_runs (engine, &w, report, &ticket, error)
-        && cbi_engine_scan_nonfinite (engine, &w, ticket, report, error);
-    report->time_ns += earlier_ns;
-    earlier_ns = report->time_ns;
+    ran = cbi_engine_warmup_runs (engine, &w, report, &ticket, &local)
+        && cbi_engine_scan_nonfinite (engine, &w, ticket, report, &local);
     report->precision = order[k];
+    report->low_precision_convs = engine->backend->low_precision_convs;
     report->checked = FALSE;
-    if (!ok || order[k] == CBI_PRECISION_FP32)
-      break;
-    ok = cbi_engine_warmup_compare (engine, &w, ticket, report, &worst,
-        &worst_error, error);
-    report->checked = ok;
-    if (!ok || worst < 0 || cbi_accuracy_passes (&report->accuracy[worst],
-            engine->tolerance))
-      break;
-    if (k + 1 == n_order) {
-      cbi_engine_set_precision_error (engine, &w, report, worst, error);
-      ok = FALSE;
+    if (ran && order[k] != CBI_PRECISION_FP32
+        && report->low_precision_convs == 0) {
+      /* nothing of the model gains from it here: float32's plan, which
+       * the check would find equal */
+      GST_INFO ("%s changes no convolution of this model on %s: fp32",
+          cbi_precision_name (order[k]), cbi_engine_backend_name (engine));
+      report->precision = CBI_PRECISION_FP32;
       break;
     }
-    GST_INFO ("%s fails the accuracy check (output %s: %g): trying %s",
-        cbi_precision_name (order[k]), w.info.names[worst], worst_error,
-        cbi_precision_name (order[k + 1]));
-    rejected_p[rejected] = order[k];
-    rejected_out[rejected] = worst;
-    rejected_err[rejected++] = worst_error;
+    if (ran && order[k] != CBI_PRECISION_FP32) {
+      ran = cbi_engine_warmup_compare (engine, &w, ticket, report, &worst,
+          &worst_error, &local);
+      report->checked = ran;
+      failed_check = ran && worst >= 0
+          && !cbi_accuracy_passes (&report->accuracy[worst], engine->tolerance);
+    }
+    if (ran && !failed_check)
+      break;
+    /* under AUTO, a lower precision that fails its check, or cannot be
+     * planned or run, gives way to the next wider one */
+    if (k + 1 < n_order && !g_error_matches (local, CBI_ERROR, CBI_ERROR_BUSY)) {
+      GST_INFO ("%s %s: trying %s", cbi_precision_name (order[k]),
+          local ? local->message : "fails the accuracy check",
+          cbi_precision_name (order[k + 1]));
+      rejected_p[rejected] = order[k];
+      rejected_out[rejected] = worst;
+      rejected_err[rejected++] = worst_error;
+      cbi_warmup_cost_add (&cost, report);
+      g_clear_error (&local);
+      continue;
+    }
+    if (failed_check)
+      cbi_engine_set_precision_error (engine, &w, report, worst, error);
+    else
+      g_propagate_error (error, local);
+    ok = FALSE;
   }
   report->n_rejected = rejected;
   memcpy (report->rejected, rejected_p, rejected * sizeof (CbiPrecision));
@@ -1312,11 +1387,23 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   cbi_warmup_data_clear (&w);
   cbi_pool_set_limit (engine->pool, engine->memory_limit);
   if (!ok) {
-    /* no plan of a precision that failed its check stays */
-    cbi_engine_drop_plans (engine);
-    engine->backend->precision = order[0];
+    /* no plan of a precision that failed its check stays; but plans with
+     * batches in flight were never touched */
+    if (!busy) {
+      cbi_engine_drop_plans (engine);
+      engine->backend->precision = cbi_engine_plain_precision (engine);
+    }
     return FALSE;
   }
+  /* the whole warm-up's cost: the float32 run's and the precisions left
+   * too */
+  report->time_ns += cost.time_ns;
+  report->fresh_allocations += cost.fresh_allocations;
+  report->fresh_bytes += cost.fresh_bytes;
+  report->pool.peak_allocated_bytes = MAX (report->pool.peak_allocated_bytes,
+      cost.peak_allocated_bytes);
+  report->pool.peak_reserved_bytes = MAX (report->pool.peak_reserved_bytes,
+      cost.peak_reserved_bytes);
 
   report->steady_time_ns = cbi_percentile_of_samples
       (report->steady_samples_ns, report->n_steady_samples, 50);
@@ -1383,7 +1470,10 @@ cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
   cbi_engine_call (engine, cbi_engine_warmup_call, &call);
   engine->warming_up = FALSE;
   cbi_engine_leave (engine, entered);
-  if (!call.ok && cbi_engine_fall_back (engine, "in the warm-up", error))
+  /* a precision's failed check is the model's, not CUDA's */
+  if (!call.ok && error && !g_error_matches (*error, CBI_ERROR,
+          CBI_ERROR_PRECISION)
+      && cbi_engine_fall_back (engine, "in the warm-up", error))
     cbi_engine_call (engine, cbi_engine_warmup_call, &call);
   return call.ok;
 }
@@ -1427,8 +1517,11 @@ cbi_engine_set_precision (CbiEngine * engine, CbiPrecision precision,
   engine->precision = precision;
   engine->tolerance = tolerance;
   /* what a plan made now (a tensor run without a warm-up) runs in */
-  engine->backend->precision = precision == CBI_PRECISION_AUTO ?
-      CBI_PRECISION_FP32 : precision;
-  return precision == CBI_PRECISION_AUTO
-      || cbi_backend_has_precision (engine->backend, precision, error);
+  engine->backend->precision = cbi_engine_plain_precision (engine);
+  if (precision != CBI_PRECISION_AUTO
+      && engine->backend->precision != precision)
+    GST_WARNING ("the %s backend has no %s: it runs fp32",
+        cbi_engine_backend_name (engine), cbi_precision_name (precision));
+  return cbi_backend_has_precision (engine->backend,
+      engine->backend->precision, error);
 }

@@ -87,13 +87,17 @@ typedef struct
    * give black frames and no word), and how many of its values */
   gint nonfinite_output;
   guint64 nonfinite_values;
-  /* warm-up only: the precision the plans run in (never AUTO); where it
-   * is not float32, the accuracy check: each output's distance from a
-   * float32 run of the same test frames (@checked), and the precisions
-   * AUTO tried before it that failed the check (@n_rejected, in the
-   * order tried), each with its worst output and that output's relative
-   * error (G_MAXDOUBLE: NaN or infinities) */
+  /* warm-up only: the precision the plans run in (never AUTO; float32
+   * where the one asked for changes no convolution of the model), the
+   * convolutions that run in it (@low_precision_convs); where it is not
+   * float32, the accuracy check: each output's distance from a float32
+   * run of the same test frames (@checked), and the precisions AUTO tried
+   * before it and left (@n_rejected, in the order tried), each with its
+   * worst output and that output's relative error (G_MAXDOUBLE: NaN or
+   * infinities), or -1 and G_MAXDOUBLE where it could not be planned or
+   * run */
   CbiPrecision precision;
+  guint low_precision_convs;
   gboolean checked;
   CbiAccuracy accuracy[CBI_MAX_OUTPUTS];
   guint n_rejected;

@@ -657,7 +657,7 @@ gst_cuda_batch_infer_worst_error (const CbiBatchReport * r,
   return worst;
 }
 
-/* Appends @value (transfer full: taken) to the array @array. */
+/* Appends @s (transfer full: taken) to the array @array. */
 static void
 gst_cuda_batch_infer_append_structure (GValue * array, GstStructure * s)
 {
@@ -700,12 +700,17 @@ gst_cuda_batch_infer_describe_accuracy (GstStructure * s,
   if (r->n_rejected == 0)
     return;
   g_value_init (&rejected, GST_TYPE_ARRAY);
-  for (i = 0; i < r->n_rejected; i++)
-    gst_cuda_batch_infer_append_structure (&rejected,
-        gst_structure_new ("cudabatchinfer-precision-rejected",
-            "precision", G_TYPE_STRING, cbi_precision_name (r->rejected[i]),
-            "output", G_TYPE_STRING, outputs->names[r->rejected_output[i]],
-            "relative-error", G_TYPE_DOUBLE, r->rejected_error[i], NULL));
+  for (i = 0; i < r->n_rejected; i++) {
+    GstStructure *left = gst_structure_new ("cudabatchinfer-precision-rejected",
+        "precision", G_TYPE_STRING, cbi_precision_name (r->rejected[i]),
+        "relative-error", G_TYPE_DOUBLE, r->rejected_error[i], NULL);
+    /* no output where it could not be planned or run */
+    if (r->rejected_output[i] >= 0
+        && (guint) r->rejected_output[i] < outputs->n_outputs)
+      gst_structure_set (left, "output", G_TYPE_STRING,
+          outputs->names[r->rejected_output[i]], NULL);
+    gst_cuda_batch_infer_append_structure (&rejected, left);
+  }
   gst_structure_take_value (s, "precision-rejected", &rejected);
 }
 
@@ -723,6 +728,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   guint64 output_buffer_bytes;
   gboolean have_outputs;
   gdouble worst;
+  CbiPrecision asked;
 
   gst_cuda_batch_infer_describe_layout (self, info, &layout);
   layout.n_slots = self->run_batch;
@@ -748,6 +754,14 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
             "input-mean, input-std)", outputs.names[r.nonfinite_output],
             r.nonfinite_values));
   worst = gst_cuda_batch_infer_worst_error (&r, have_outputs ? &outputs : NULL);
+  GST_OBJECT_LOCK (self);
+  asked = (CbiPrecision) self->precision;
+  GST_OBJECT_UNLOCK (self);
+  if (asked != CBI_PRECISION_AUTO && asked != r.precision)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("The model runs in fp32, "
+            "not %s", cbi_precision_name (asked)), ("the %s backend has no "
+            "%s, or no convolution of this model gains from it there",
+            r.backend, cbi_precision_name (asked)));
 
   STATS_LOCK (self);
   self->stats.warmup_time += r.time_ns;
@@ -755,6 +769,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   self->stats.latency_batch_time = r.latency_time_ns;
   self->stats.precision = cbi_precision_name (r.precision);
   self->stats.precision_error = worst;
+  self->stats.low_precision_convs = r.low_precision_convs;
   self->stats.reserved_bytes = r.pool.reserved_bytes;
   output_buffer_bytes = self->stats.output_buffer_bytes;
   STATS_UNLOCK (self);
@@ -782,7 +797,8 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
     gst_structure_set (s, "fallback-reason", G_TYPE_STRING,
         cbi_engine_fallback_reason (self->engine), NULL);
   gst_structure_set (s, "precision", G_TYPE_STRING,
-      cbi_precision_name (r.precision), NULL);
+      cbi_precision_name (r.precision), "low-precision-convolutions",
+      G_TYPE_UINT, r.low_precision_convs, NULL);
   if (have_outputs)
     gst_cuda_batch_infer_describe_accuracy (s, &r, &outputs);
   GST_INFO_OBJECT (self, "warmed up: %" GST_PTR_FORMAT, s);

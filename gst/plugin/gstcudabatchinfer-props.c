@@ -319,7 +319,8 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * Most bytes the element may hold: the engine's memory pool (tensors,
    * weights, workspace; device memory on CUDA), the element's output
    * buffers (a batch of frames for each batch in flight) and, while it
-   * runs, the warm-up's test frames. Each is checked before it is
+   * runs, the warm-up's test frames (and, under a precision other than
+   * fp32, the float32 run's outputs). Each is checked before it is
    * allocated; past the limit, caps or planning fail with an error naming
    * what did not fit. 0: no limit.
    *
@@ -562,11 +563,15 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * operands, with float32 sums, where the CPU multiplies bfloat16 itself
    * (AVX512-BF16 or AMX; elsewhere it is refused); the activations
    * between two convolutions stay bfloat16, every other op runs in
-   * float32. `tf32` lets the CUDA backend's cuDNN convolutions and cuBLAS
-   * products use tf32 tensor cores. `fp16` has no backend in this build.
-   * A precision the backend cannot run fails READY→PAUSED, saying what
-   * it has; `auto` takes the fastest one that passes the accuracy check
-   * (below), float32 where none does.
+   * float32; the convolutions that gain too little from it (thin and
+   * depthwise ones between float32 ops, whose conversions would cost
+   * more) stay float32 as well, and where none gains the model runs in
+   * float32, with a warning. `tf32` lets the CUDA backend's cuDNN
+   * convolutions and cuBLAS products use tf32 tensor cores (under
+   * `backend=auto`, a CPU runs float32 instead). `fp16` has no backend in
+   * this build. A precision the backend cannot run fails READY→PAUSED,
+   * saying what it has; `auto` takes the fastest one that passes the
+   * accuracy check (below), float32 where none does.
    *
    * With a precision other than fp32, the warm-up checks it: it runs its
    * test frames through a float32 plan first, drops that plan, and
@@ -632,7 +637,8 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * `precision` (the one the model runs in: see
    * #GstCudaBatchInfer:precision) and `precision-relative-error` (the
    * accuracy check's worst output, relative to its largest float32
-   * magnitude; -1 where nothing was checked: fp32). With request pads, `streams`
+   * magnitude; -1 where nothing was checked: fp32) and
+   * `low-precision-convolutions` (those that run below float32). With request pads, `streams`
    * is an array with a `cudabatchinfer-stream` structure per stream, in
    * the order the pads were requested: `pad` (sink_K), `frames-in`,
    * `frames-out`, `frames-dropped` and `queued` (results waiting for
@@ -895,7 +901,8 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
         s.fallback_reason, NULL);
   if (s.precision)
     gst_structure_set (st, "precision", G_TYPE_STRING, s.precision,
-        "precision-relative-error", G_TYPE_DOUBLE, s.precision_error, NULL);
+        "precision-relative-error", G_TYPE_DOUBLE, s.precision_error,
+        "low-precision-convolutions", G_TYPE_UINT, s.low_precision_convs, NULL);
   g_free (s.fallback_reason);
   return st;
 }

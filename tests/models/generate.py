@@ -57,11 +57,12 @@ the committed files and never run this script.
   a Cast, outside onnxruntime's quantize_dynamic() chain.
 - nan-weights.onnx: a Conv 3 -> 3 with one NaN weight, its output's
   channel 1 NaN (a warning at the element's warm-up).
-- bf16-cancel.onnx: two 1x1 Convs, 3 -> 16 adding 100 to the image, 16 ->
-  3 taking it off again: float32 gives the image back, bfloat16 (8 bits
-  of mantissa: steps of 0.5 between 64 and 128) rounds 100 + x to halves,
-  errors of up to a quarter of the output's range (the element's accuracy
-  check refuses it).
+- bf16-cancel.onnx: a 1x1 Conv 3 -> 16 adding 100 to the image, a 3x3
+  Conv 16 -> 64 passing it on, a 1x1 Conv 64 -> 3 taking the 100 off
+  again: float32 gives the image back, bfloat16 (8 bits of mantissa:
+  steps of 0.5 between 64 and 128) rounds 100 + x to halves, errors of up
+  to a quarter of the output's range (the element's accuracy check
+  refuses it).
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
 - bad-*.onnx: one defect each, named by the file.
@@ -725,20 +726,29 @@ def f32(name, values):
 
 
 def bf16_cancel_model():
-    """image + 100 in 16 channels, then back to 3 channels - 100"""
+    """image + 100 in 16 channels, a 3x3 Conv to 64 channels that passes
+    them on (its centre tap), then back to 3 channels - 100: the two
+    convolutions after the image's are heavy enough for the CPU backend to
+    run them in bfloat16"""
     up = np.zeros((16, 3, 1, 1), np.float32)
     for k in range(16):
         up[k, k % 3, 0, 0] = 1.0
-    down = np.zeros((3, 16, 1, 1), np.float32)
+    mid = np.zeros((64, 16, 3, 3), np.float32)
+    for k in range(64):
+        mid[k, k % 16, 1, 1] = 1.0
+    down = np.zeros((3, 64, 1, 1), np.float32)
     for k in range(3):
         down[k, k, 0, 0] = 1.0
     return model([
         helper.make_node("Conv", ["image", "w_up", "b_up"], ["shifted"],
                          name="up"),
-        helper.make_node("Conv", ["shifted", "w_down", "b_down"], ["output"],
+        helper.make_node("Conv", ["shifted", "w_mid"], ["wide"], name="mid",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["wide", "w_down", "b_down"], ["output"],
                          name="down"),
     ], [f32("w_up", up), f32("b_up", np.full(16, 100.0)),
-        f32("w_down", down), f32("b_down", np.full(3, -100.0))])
+        f32("w_mid", mid), f32("w_down", down),
+        f32("b_down", np.full(3, -100.0))])
 
 
 def fold_se_model(g):

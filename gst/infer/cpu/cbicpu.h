@@ -119,6 +119,7 @@ typedef struct
    * convolutions that take bfloat16 operands (bf16.c), NULL in float32 */
   gboolean bf16;
   gboolean *conv_bf16;
+  guint bf16_convs;             /* the convolutions planned in bfloat16 */
 } CbiCpuPlan;
 
 /* One oneDNN eltwise step: the form of an element-wise op (postops.c). */

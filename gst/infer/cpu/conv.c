@@ -305,20 +305,17 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   op.pad_l = pad_l;
   op.pad_r = pad_r;
 
-  /* in bfloat16 (attempt 0, where bf16.c chose it), the operands are
-   * (but the image's: the input stays exact, and packing writes it as
-   * float32) and the output is where only convolutions read it; float32
-   * (attempt 1) where oneDNN has no fast kernel for those types */
+  /* in bfloat16 (attempt 0, where bf16.c chose it: never the image's
+   * convolution, whose input stays exact as packing writes it), the
+   * operands are, and the output is where only convolutions read it;
+   * float32 (attempt 1) where oneDNN has no fast kernel for those types */
   for (attempt = cbi_cpu_conv_takes_bf16 (plan, n) ? 0 : 1;
       attempt < 2 && pd == NULL; attempt++) {
     const gchar *impl;
-    in_type = attempt == 0 && n->inputs[0] != plan->graph->input ?
-        dnnl_bf16 : dnnl_f32;
+    in_type = attempt == 0 ? dnnl_bf16 : dnnl_f32;
     memcpy (xdims, plan->shapes[n->inputs[0]].dims, 4 * sizeof (gint64));
     out_type = attempt == 0 && !widen && cbi_cpu_conv_takes_bf16 (plan, n)
         && cbi_cpu_conv_link (plan->graph, post, out) ? dnnl_bf16 : dnnl_f32;
-    if (attempt == 0 && in_type == dnnl_f32 && out_type == dnnl_f32)
-      continue;
     /* oneDNN's own choice of layout for bfloat16 is channel blocks: the
      * float32 ops around would reorder each activation they read; in
      * channels last (what it takes for float32 on AVX-512) they read it
@@ -346,12 +343,15 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
         && cbi_cpu_conv_with_residual (plan, &op, &res, &pd, &attr)) {
       residual = TRUE;
       out = res.out;
+      plan->bf16_convs += attempt == 0;
     } else if (!cbi_cpu_attr (post, &attr, error)) {
       goto done;
     } else if (attempt == 0) {
       if (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine)
-          == dnnl_success && cbi_cpu_fast_impl (pd, &impl))
+          == dnnl_success && cbi_cpu_fast_impl (pd, &impl)) {
+        plan->bf16_convs++;
         break;
+      }
       GST_DEBUG ("%s stays float32 (oneDNN: %s)", n->name,
           pd && impl ? impl : "no bfloat16 primitive");
       g_clear_pointer (&pd, dnnl_primitive_desc_destroy);

@@ -109,7 +109,10 @@ struct _CbiCudaPlan
   const CbiShape *shapes;
   gboolean exhaustive;          /* search the algorithms */
   gboolean tf32;                /* CBI_PRECISION_TF32: tensor cores may
-                                 * cut float32 products to tf32 */
+                                 * cut float32 products to tf32 (cuDNN's
+                                 * default math, cuBLAS's TF32 mode set
+                                 * before each batch) */
+  guint tf32_convs;             /* the convolutions planned so */
   gsize search_bytes;           /* the search's workspace: fixed while the
                                  * planners raise workspace_bytes */
   gboolean uses_cublas;

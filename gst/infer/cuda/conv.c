@@ -120,6 +120,7 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
 {
   const guint64 budget = plan->exhaustive ? plan->search_bytes :
       cbi_cuda_workspace_budget (plan);
+  cudnnMathType_t math = CUDNN_FMA_MATH;
   gint found = 0, best = -1;
   gboolean ok;
 
@@ -139,6 +140,7 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
     if (best >= 0) {
       c->fwd_algo = perf[best].algo;
       *ws = perf[best].memory;
+      math = perf[best].mathType;
     }
   } else {
     cudnnConvolutionBwdDataAlgoPerf_t perf[8];
@@ -157,6 +159,7 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
     if (best >= 0) {
       c->bwd_algo = perf[best].algo;
       *ws = perf[best].memory;
+      math = perf[best].mathType;
     }
   }
   if (ok && best < 0)
@@ -164,6 +167,13 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
         "convolution algorithm for node %s whose workspace fits the %"
         G_GUINT64_FORMAT " bytes left (of %d it ranked)", c->transpose ?
         "transposed " : "", n->name, budget, found);
+  /* the math the algorithm was ranked (or timed) with is the one it runs
+   * with: under tf32, cuDNN's default lets it choose tensor cores */
+  if (ok && best >= 0 && plan->tf32) {
+    ok = CUDNN_CHECK (cudnnSetConvolutionMathType (c->desc.conv, math),
+        "math type");
+    plan->tf32_convs++;
+  }
   return ok && best >= 0;
 }
 

@@ -239,13 +239,6 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
       backend->exhaustive_search);
   plan->unpack_frames = unpack_frames;
   plan->tf32 = backend->precision == CBI_PRECISION_TF32;
-  /* cuBLAS's mode is its handle's: the engine's plans share one
-   * precision but during the warm-up's float32 run, planned and run
-   * before the plan it checks */
-  if (!CUBLAS_CHECK (cublasSetMathMode (cuda->cublas, plan->tf32 ?
-              CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
-          "cublasSetMathMode"))
-    goto failed;
   if (!cbi_mem_plan_place_dense (plan->memory, shapes,
           (gpointer *) plan->tensors, error))
     goto failed;
@@ -261,6 +254,7 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
       || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "weights upload"))
     goto failed;
   *workspace = plan->workspace_bytes;
+  backend->low_precision_convs = plan->tf32_convs;
   plan->shapes = NULL;
   plan->model = NULL;
   cbi_mem_plan_done (plan->memory);

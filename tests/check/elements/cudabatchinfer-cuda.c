@@ -244,7 +244,7 @@ GST_START_TEST (test_cuda_tf32_passes_and_allocates_nothing_after)
   GstHarness *h = gst_harness_new_parse (desc);
   GstStructure *stats;
   gdouble err = -1.0;
-  guint i;
+  guint i, convs = 0;
 
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGBx,width=64,"
       "height=48,framerate=30/1");
@@ -267,6 +267,9 @@ GST_START_TEST (test_cuda_tf32_passes_and_allocates_nothing_after)
   fail_unless (gst_structure_get_double (stats, "precision-relative-error",
           &err));
   fail_unless (err >= 0.0 && err <= 0.05, "%g", err);
+  fail_unless (gst_structure_get_uint (stats, "low-precision-convolutions",
+          &convs));
+  fail_unless_equals_int (convs, 2);
   gst_structure_free (stats);
   gst_harness_teardown (h);
   g_free (desc);

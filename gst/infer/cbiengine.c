@@ -1341,21 +1341,24 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     ran = cbi_engine_warmup_runs (engine, &w, report, &ticket, &local)
         && cbi_engine_scan_nonfinite (engine, &w, ticket, report, &local);
     report->precision = order[k];
-    report->low_precision_convs = engine->backend->low_precision_convs;
+    report->low_precision_ops = engine->backend->low_precision_ops;
     report->checked = FALSE;
-    if (ran && order[k] != CBI_PRECISION_FP32
-        && report->low_precision_convs == 0) {
+    if (ran && order[k] != CBI_PRECISION_FP32 && report->low_precision_ops == 0) {
       /* nothing of the model gains from it here: float32's plan, which
-       * the check would find equal */
-      GST_INFO ("%s changes no convolution of this model on %s: fp32",
+       * the check would find equal, and what later plans run in */
+      GST_INFO ("%s changes no op of this model on %s: fp32",
           cbi_precision_name (order[k]), cbi_engine_backend_name (engine));
-      report->precision = CBI_PRECISION_FP32;
+      report->precision = engine->backend->precision = CBI_PRECISION_FP32;
       break;
     }
     if (ran && order[k] != CBI_PRECISION_FP32) {
       ran = cbi_engine_warmup_compare (engine, &w, ticket, report, &worst,
           &worst_error, &local);
       report->checked = ran;
+      if (!ran) {
+        worst = -1;
+        worst_error = G_MAXDOUBLE;
+      }
       failed_check = ran && worst >= 0
           && !cbi_accuracy_passes (&report->accuracy[worst], engine->tolerance);
     }

@@ -88,8 +88,9 @@ typedef struct
   gint nonfinite_output;
   guint64 nonfinite_values;
   /* warm-up only: the precision the plans run in (never AUTO; float32
-   * where the one asked for changes no convolution of the model), the
-   * convolutions that run in it (@low_precision_convs); where it is not
+   * where the one asked for changes no op of the model), the ops
+   * (convolutions, matrix products) that run in it (@low_precision_ops);
+   * where it is not
    * float32, the accuracy check: each output's distance from a float32
    * run of the same test frames (@checked), and the precisions AUTO tried
    * before it and left (@n_rejected, in the order tried), each with its
@@ -97,7 +98,7 @@ typedef struct
    * infinities), or -1 and G_MAXDOUBLE where it could not be planned or
    * run */
   CbiPrecision precision;
-  guint low_precision_convs;
+  guint low_precision_ops;
   gboolean checked;
   CbiAccuracy accuracy[CBI_MAX_OUTPUTS];
   guint n_rejected;

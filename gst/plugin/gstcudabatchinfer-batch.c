@@ -760,7 +760,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   if (asked != CBI_PRECISION_AUTO && asked != r.precision)
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("The model runs in fp32, "
             "not %s", cbi_precision_name (asked)), ("the %s backend has no "
-            "%s, or no convolution of this model gains from it there",
+            "%s, or no op of this model gains from it there",
             r.backend, cbi_precision_name (asked)));
 
   STATS_LOCK (self);
@@ -769,7 +769,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   self->stats.latency_batch_time = r.latency_time_ns;
   self->stats.precision = cbi_precision_name (r.precision);
   self->stats.precision_error = worst;
-  self->stats.low_precision_convs = r.low_precision_convs;
+  self->stats.low_precision_ops = r.low_precision_ops;
   self->stats.reserved_bytes = r.pool.reserved_bytes;
   output_buffer_bytes = self->stats.output_buffer_bytes;
   STATS_UNLOCK (self);
@@ -797,8 +797,8 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
     gst_structure_set (s, "fallback-reason", G_TYPE_STRING,
         cbi_engine_fallback_reason (self->engine), NULL);
   gst_structure_set (s, "precision", G_TYPE_STRING,
-      cbi_precision_name (r.precision), "low-precision-convolutions",
-      G_TYPE_UINT, r.low_precision_convs, NULL);
+      cbi_precision_name (r.precision), "low-precision-ops",
+      G_TYPE_UINT, r.low_precision_ops, NULL);
   if (have_outputs)
     gst_cuda_batch_infer_describe_accuracy (s, &r, &outputs);
   GST_INFO_OBJECT (self, "warmed up: %" GST_PTR_FORMAT, s);

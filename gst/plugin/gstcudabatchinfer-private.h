@@ -292,7 +292,7 @@ typedef struct
   const gchar *precision;       /* static; NULL before a warm-up */
   gdouble precision_error;      /* the check's worst relative error, or -1
                                  * where nothing was checked */
-  guint low_precision_convs;    /* convolutions running below float32 */
+  guint low_precision_ops;      /* ops running below float32 */
 } GstCudaBatchInferStats;
 
 /**

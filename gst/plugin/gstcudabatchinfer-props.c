@@ -638,7 +638,8 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * #GstCudaBatchInfer:precision) and `precision-relative-error` (the
    * accuracy check's worst output, relative to its largest float32
    * magnitude; -1 where nothing was checked: fp32) and
-   * `low-precision-convolutions` (those that run below float32). With request pads, `streams`
+   * `low-precision-ops` (the convolutions and matrix products that run
+   * below float32). With request pads, `streams`
    * is an array with a `cudabatchinfer-stream` structure per stream, in
    * the order the pads were requested: `pad` (sink_K), `frames-in`,
    * `frames-out`, `frames-dropped` and `queued` (results waiting for
@@ -902,7 +903,7 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
   if (s.precision)
     gst_structure_set (st, "precision", G_TYPE_STRING, s.precision,
         "precision-relative-error", G_TYPE_DOUBLE, s.precision_error,
-        "low-precision-convolutions", G_TYPE_UINT, s.low_precision_convs, NULL);
+        "low-precision-ops", G_TYPE_UINT, s.low_precision_ops, NULL);
   g_free (s.fallback_reason);
   return st;
 }

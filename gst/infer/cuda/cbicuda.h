@@ -112,7 +112,9 @@ struct _CbiCudaPlan
                                  * cut float32 products to tf32 (cuDNN's
                                  * default math, cuBLAS's TF32 mode set
                                  * before each batch) */
-  guint tf32_convs;             /* the convolutions planned so */
+  guint tf32_ops;               /* the convolutions planned so whose
+                                 * algorithm may use tensor cores, and
+                                 * the cuBLAS steps */
   gsize search_bytes;           /* the search's workspace: fixed while the
                                  * planners raise workspace_bytes */
   gboolean uses_cublas;

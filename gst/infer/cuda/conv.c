@@ -172,7 +172,7 @@ cbi_cuda_conv_algorithm (CbiCuda * cuda, CbiCudaPlan * plan, CbiCudaConv * c,
   if (ok && best >= 0 && plan->tf32) {
     ok = CUDNN_CHECK (cudnnSetConvolutionMathType (c->desc.conv, math),
         "math type");
-    plan->tf32_convs++;
+    plan->tf32_ops += math != CUDNN_FMA_MATH;
   }
   return ok && best >= 0;
 }

@@ -254,7 +254,7 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
       || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "weights upload"))
     goto failed;
   *workspace = plan->workspace_bytes;
-  backend->low_precision_convs = plan->tf32_convs;
+  backend->low_precision_ops = plan->tf32_ops;
   plan->shapes = NULL;
   plan->model = NULL;
   cbi_mem_plan_done (plan->memory);

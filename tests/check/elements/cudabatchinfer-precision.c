@@ -334,8 +334,7 @@ GST_START_TEST (test_bf16_superres_passes_and_allocates_nothing_after)
   fail_unless_equals_string (gst_structure_get_string (a, "output"), "output");
   fail_unless (stats_double (h->element, "precision-relative-error") == rel);
   /* its second convolution; the image's keeps float32 */
-  fail_unless_equals_int (stats_uint (h->element,
-          "low-precision-convolutions"), 1);
+  fail_unless_equals_int (stats_uint (h->element, "low-precision-ops"), 1);
   fail_unless (rel > 0.0, "bfloat16 changed nothing");
   gst_structure_free (s);
   precision_teardown (h, bus);
@@ -499,29 +498,47 @@ GST_START_TEST (test_bf16_that_changes_nothing_runs_fp32_with_a_warning)
   g_error_free (err);
   gst_message_unref (m);
   fail_unless_equals_string (stats_string (h->element, "precision"), "fp32");
-  fail_unless_equals_int (stats_uint (h->element,
-          "low-precision-convolutions"), 0);
+  fail_unless_equals_int (stats_uint (h->element, "low-precision-ops"), 0);
   precision_teardown (h, bus);
 }
 
 GST_END_TEST;
 
-/* tf32 is a GPU's: where backend=auto runs on the CPU, float32 */
-GST_START_TEST (test_tf32_under_backend_auto_on_the_cpu_runs_fp32)
+/* tf32 is a GPU's: where backend=auto runs on a backend without it (the
+ * CPU, a GPU older than Ampere), float32 with a warning */
+GST_START_TEST (test_tf32_under_backend_auto_without_it_runs_fp32)
 {
   GstElement *e = gst_parse_launch ("cudabatchinfer precision=tf32 batch=2",
       NULL);
-  GstHarness *h = gst_harness_new_with_element (e, "sink", "src");
-  const gchar *backend;
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  GstMessage *m;
+  const gchar *backend, *precision;
 
+  gst_element_set_bus (e, bus);
+  h = gst_harness_new_with_element (e, "sink", "src");
   push_frames (h, 2, TRUE);
   gst_buffer_unref (gst_harness_pull (h));
   gst_buffer_unref (gst_harness_pull (h));
   backend = stats_string (h->element, "backend");
-  fail_unless_equals_string (stats_string (h->element, "precision"),
-      g_str_equal (backend, "cpu") ? "fp32" : "tf32");
+  precision = stats_string (h->element, "precision");
+  m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  if (g_str_equal (backend, "cpu"))
+    fail_unless_equals_string (precision, "fp32");
+  if (g_str_equal (precision, "fp32")) {
+    GError *err = NULL;
+    fail_unless (m != NULL, "no warning");
+    gst_message_parse_warning (m, &err, NULL);
+    fail_unless (strstr (err->message, "fp32, not tf32") != NULL, "%s",
+        err->message);
+    g_error_free (err);
+  } else {
+    fail_unless_equals_string (precision, "tf32");
+  }
+  if (m)
+    gst_message_unref (m);
+  precision_teardown (h, bus);
   gst_object_unref (e);
-  gst_harness_teardown (h);
 }
 
 GST_END_TEST;
@@ -560,7 +577,7 @@ precision_suite (void)
   tcase_add_test (tc, test_auto_steps_back_to_fp32_when_bf16_fails_the_check);
   tcase_add_test (tc, test_without_a_warmup_auto_runs_fp32_unchecked);
   tcase_add_test (tc, test_bf16_that_changes_nothing_runs_fp32_with_a_warning);
-  tcase_add_test (tc, test_tf32_under_backend_auto_on_the_cpu_runs_fp32);
+  tcase_add_test (tc, test_tf32_under_backend_auto_without_it_runs_fp32);
   tcase_add_test (tc, test_precision_properties_read_back_as_set);
   return s;
 }

@@ -121,14 +121,7 @@ def main():
         description="fps with and without a competing busy process")
     ap.add_argument("--model", action="append",
                     help="ONNX model (repeatable; default: the test models)")
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--width", type=int, default=320)
-    ap.add_argument("--height", type=int, default=240)
-    ap.add_argument("--threads", type=int,
-                    default=len(os.sched_getaffinity(0)))
-    ap.add_argument("--batches", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=3)
+    compare.add_run_arguments(ap)
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--element-spin", metavar="ROUNDS",
                     help="GOMP_SPINCOUNT for the element as shipped (elem), "

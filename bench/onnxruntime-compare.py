@@ -145,6 +145,20 @@ def compare(args, model, plugin_path, helper):
     }
 
 
+def add_run_arguments(ap):
+    """The options of a run of model-throughput that the scripts share:
+    --batch, --width, --height, --threads (default: the CPUs we may use),
+    --batches, --warmup, --rounds; checked_paths () checks them."""
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--width", type=int, default=320)
+    ap.add_argument("--height", type=int, default=240)
+    ap.add_argument("--threads", type=int,
+                    default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--batches", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
+
+
 def checked_paths(ap, args):
     """Checks the counts of @args (ap.error () on one below 1, or a negative
     --warmup); returns the plugin's folder and model-throughput's path

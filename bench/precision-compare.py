@@ -47,14 +47,7 @@ def main():
     ap = argparse.ArgumentParser(
         description="cudabatchinfer bf16 against fp32 and onnxruntime")
     ap.add_argument("--model", action="append", required=True)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--width", type=int, default=320)
-    ap.add_argument("--height", type=int, default=240)
-    ap.add_argument("--threads", type=int,
-                    default=len(os.sched_getaffinity(0)))
-    ap.add_argument("--batches", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=3)
+    cmp.add_run_arguments(ap)
     ap.add_argument("--precision", default="bf16",
                     help="the lower precision to time (bf16)")
     ap.add_argument("--tolerance", type=float, default=0.05,

@@ -65,7 +65,8 @@ the committed files and never run this script.
   refuses it).
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
-- bad-*.onnx: one defect each, named by the file.
+- bad-*.onnx: one defect each, named by the file (bad-resize-float-sizes:
+  a Resize whose sizes input is float, which the fuzzer found leaking).
 - superres.onnx: a x2 super-resolution net: Conv 3x3 (3->16), Relu,
   Conv 3x3 (16->12), DepthToSpace 2 (CRD, as PyTorch's PixelShuffle
   exports it), Sigmoid: input "input" [N, 3, H, W], output [N, 3, 2H, 2W]
@@ -670,6 +671,12 @@ def main():
                                  name="conv")], [f32("w", w_nan)]),
          "nan-weights.onnx")
     save(bf16_cancel_model(), "bf16-cancel.onnx")
+    # a Resize whose sizes are floats (found by the fuzzer: the refusal
+    # leaked the strings of the node's mode)
+    save(model([helper.make_node("Resize", ["image", "", "", "sizes"],
+                                 ["output"], name="resize")],
+               [f32("sizes", [1, 3, 12, 16])]),
+         "bad-resize-float-sizes.onnx", check=False)
 
     # recurrent layers in forms the engine refuses: the last step's h read
     # by another node, and sequence lengths per sequence

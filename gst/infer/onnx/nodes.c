@@ -206,8 +206,11 @@ cbi_onnx_resize (CbiImporter * im, const Onnx__NodeProto * n,
         n->input[2] : NULL);
     if (c == NULL && n->n_input > 2 && *n->input[2])
       cbi_onnx_int_tensor (im, n, 2, &computed[0], NULL);
-    if (!cbi_onnx_int_tensor (im, n, 3, &computed[1], error))
+    if (!cbi_onnx_int_tensor (im, n, 3, &computed[1], error)) {
+      g_free (m);
+      g_free (coord);
       return FALSE;
+    }
     if (computed[0] >= 0 || computed[1] >= 0)
       scales = planned;
   }

@@ -754,9 +754,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
             "input-mean, input-std)", outputs.names[r.nonfinite_output],
             r.nonfinite_values));
   worst = gst_cuda_batch_infer_worst_error (&r, have_outputs ? &outputs : NULL);
-  GST_OBJECT_LOCK (self);
-  asked = (CbiPrecision) self->precision;
-  GST_OBJECT_UNLOCK (self);
+  asked = self->run_precision;
   if (asked != CBI_PRECISION_AUTO && asked != r.precision)
     GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("The model runs in fp32, "
             "not %s", cbi_precision_name (asked)), ("the %s backend has no "

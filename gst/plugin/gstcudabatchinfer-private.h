@@ -431,6 +431,7 @@ struct _GstCudaBatchInfer
   gfloat run_out_scale[3];
   gfloat run_out_offset[3];
   gboolean run_bgr;
+  CbiPrecision run_precision;   /* precision, as asked for */
   CbiScaling run_scaling;       /* scaling, where the model fixes its
                                  * size; else none */
   GstCbiBatcher batcher;

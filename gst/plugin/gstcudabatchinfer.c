@@ -428,7 +428,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   replay = self->cuda_graph;
   threads = self->threads;
   scaling = (CbiScaling) self->scaling;
-  precision = (CbiPrecision) self->precision;
+  precision = self->run_precision = (CbiPrecision) self->precision;
   tolerance = self->precision_tolerance;
   self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
   /* value = (byte x scale - mean) / std = byte x run_scale + run_bias */

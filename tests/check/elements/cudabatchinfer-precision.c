@@ -200,43 +200,57 @@ accuracy_of (const GstStructure * s, guint i)
   return gst_value_get_structure (gst_value_array_get_value (array, i));
 }
 
+/* A copy of field @field of @e's stats, which must have it, in @v
+ * (unset, of the field's type after) */
+static void
+stats_field (GstElement * e, const gchar * field, GValue * v)
+{
+  GstStructure *stats;
+  const GValue *in;
+
+  g_object_get (e, "stats", &stats, NULL);
+  in = gst_structure_get_value (stats, field);
+  fail_unless (in != NULL, "no %s in %" GST_PTR_FORMAT, field, stats);
+  g_value_init (v, G_VALUE_TYPE (in));
+  g_value_copy (in, v);
+  gst_structure_free (stats);
+}
+
 static gdouble
 stats_double (GstElement * e, const gchar * field)
 {
-  GstStructure *stats;
-  gdouble v = G_MAXDOUBLE;
+  GValue v = G_VALUE_INIT;
+  gdouble d;
 
-  g_object_get (e, "stats", &stats, NULL);
-  fail_unless (gst_structure_get_double (stats, field, &v), "%s", field);
-  gst_structure_free (stats);
-  return v;
+  stats_field (e, field, &v);
+  d = g_value_get_double (&v);
+  g_value_unset (&v);
+  return d;
 }
 
 /* (transfer none): an interned copy of string @field of the stats */
 static const gchar *
 stats_string (GstElement * e, const gchar * field)
 {
-  GstStructure *stats;
-  const gchar *v;
+  GValue v = G_VALUE_INIT;
+  const gchar *str;
 
-  g_object_get (e, "stats", &stats, NULL);
-  v = gst_structure_get_string (stats, field);
-  fail_unless (v != NULL, "%s", field);
-  v = g_intern_string (v);
-  gst_structure_free (stats);
-  return v;
+  stats_field (e, field, &v);
+  str = g_intern_string (g_value_get_string (&v));
+  g_value_unset (&v);
+  return str;
 }
 
 static guint
 stats_uint (GstElement * e, const gchar * field)
 {
-  GstStructure *stats;
-  guint v = G_MAXUINT;
+  GValue v = G_VALUE_INIT;
+  guint u;
 
-  g_object_get (e, "stats", &stats, NULL);
-  fail_unless (gst_structure_get_uint (stats, field, &v), "%s", field);
-  gst_structure_free (stats);
-  return v;
+  stats_field (e, field, &v);
+  u = g_value_get_uint (&v);
+  g_value_unset (&v);
+  return u;
 }
 
 /* Asserts that every byte of @out is within @steps of @in's. */

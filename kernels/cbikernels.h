@@ -156,6 +156,19 @@ cudaError_t cbi_k_bias_act (float *y, const float *bias, int64_t n,
     int64_t c, int64_t hw, CbiKEltwise post, float alpha, float beta,
     cudaStream_t stream);
 
+/* y (@n x @hw x @c, channels last, 16-bit @type) = x (@n x @c x @hw,
+ * float32) rounded to nearest even: a convolution's input or filter for
+ * cuDNN in half precision. */
+cudaError_t cbi_k_to_half (const float *x, uint16_t * y, int64_t n,
+    int64_t c, int64_t hw, CbiKHalf type, cudaStream_t stream);
+
+/* y (@n x @c x @hw, float32) = post (x + bias[c]) for x (@n x @hw x @c,
+ * channels last, 16-bit @type), exact before the bias; @bias nullable;
+ * @post, @alpha, @beta as cbi_k_bias_act (). */
+cudaError_t cbi_k_from_half (const uint16_t * x, float *y,
+    const float *bias, int64_t n, int64_t c, int64_t hw, CbiKHalf type,
+    CbiKEltwise post, float alpha, float beta, cudaStream_t stream);
+
 /* y[o, i] = the reduction (@op, cbi_reduce ()) of x[o, 0 .. @r - 1, i],
  * x seen as @outer x @r x @inner and y as @outer x @inner. */
 cudaError_t cbi_k_reduce (const float *x, float *y, int64_t outer, int64_t r,

@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define CBI_HD __host__ __device__ static inline
@@ -105,6 +106,118 @@ typedef enum
   CBI_K_PAD_EDGE,
   CBI_K_PAD_RANGE = -0x7fffffff - 1,
 } CbiKPadFill;
+
+/**
+ * CbiKHalf:
+ * The 16-bit types a convolution of a low-precision plan reads and
+ * writes: IEEE binary16 (fp16: 10 mantissa bits, largest finite 65504)
+ * or bfloat16 (bf16: float32's exponent, 7 mantissa bits).
+ */
+typedef enum
+{
+  CBI_K_HALF_FP16,
+  CBI_K_HALF_BF16,
+  CBI_K_HALF_RANGE = -0x7fffffff - 1,
+} CbiKHalf;
+
+/* ---- float32 <-> 16-bit floats --------------------------------------- */
+
+CBI_HD uint32_t
+cbi_float_bits (float f)
+{
+#ifdef __CUDA_ARCH__
+  return __float_as_uint (f);
+#else
+  uint32_t u;
+  memcpy (&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+CBI_HD float
+cbi_bits_float (uint32_t u)
+{
+#ifdef __CUDA_ARCH__
+  return __uint_as_float (u);
+#else
+  float f;
+  memcpy (&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+/* @f rounded to the nearest binary16, ties to even: past 65504 by half a
+ * step or more (65520) it is infinite, below 2^-14 subnormal; NaN stays
+ * NaN (quiet). Integer math but for the subnormals, so a GPU gives these
+ * bits too. */
+CBI_HD uint16_t
+cbi_fp16_from_float (float f)
+{
+  const uint32_t x = cbi_float_bits (f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t ax = x & 0x7fffffffu;
+
+  if (ax > 0x7f800000u)         /* NaN */
+    return (uint16_t) (sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+  if (ax >= 0x477ff000u)        /* 65520 and up, infinity */
+    return (uint16_t) (sign | 0x7c00u);
+  if (ax >= 0x38800000u) {      /* 2^-14 and up: normal */
+    /* the 13 dropped bits rounded to nearest, ties to the even bit kept;
+     * a carry into the exponent is the right result */
+    const uint32_t r = ax + 0xfffu + ((ax >> 13) & 1u);
+    return (uint16_t) (sign | ((r - 0x38000000u) >> 13));
+  }
+  /* subnormal or zero: adding 0.5 leaves the value's multiples of 2^-24
+   * in the low mantissa bits, rounded by the float unit to nearest even */
+  return (uint16_t) (sign | (cbi_float_bits (cbi_bits_float (ax) + 0.5f)
+          - 0x3f000000u));
+}
+
+/* binary16 @h as a float, exactly */
+CBI_HD float
+cbi_fp16_to_float (uint16_t h)
+{
+  const uint32_t sign = ((uint32_t) h & 0x8000u) << 16;
+  const uint32_t e = ((uint32_t) h >> 10) & 0x1fu;
+  const uint32_t m = (uint32_t) h & 0x3ffu;
+
+  if (e == 0x1fu)
+    return cbi_bits_float (sign | 0x7f800000u | (m << 13));
+  if (e == 0)                   /* m x 2^-24: exact in float */
+    return cbi_bits_float (sign | cbi_float_bits ((float) m * 5.9604644775390625e-8f));
+  return cbi_bits_float (sign | ((e + 112u) << 23) | (m << 13));
+}
+
+/* @f rounded to the nearest bfloat16, ties to even; NaN stays NaN */
+CBI_HD uint16_t
+cbi_bf16_from_float (float f)
+{
+  const uint32_t x = cbi_float_bits (f);
+
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (uint16_t) ((x >> 16) | 0x40u);
+  return (uint16_t) ((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+CBI_HD float
+cbi_bf16_to_float (uint16_t b)
+{
+  return cbi_bits_float ((uint32_t) b << 16);
+}
+
+CBI_HD uint16_t
+cbi_half_from_float (CbiKHalf type, float f)
+{
+  return type == CBI_K_HALF_BF16 ? cbi_bf16_from_float (f) :
+      cbi_fp16_from_float (f);
+}
+
+CBI_HD float
+cbi_half_to_float (CbiKHalf type, uint16_t h)
+{
+  return type == CBI_K_HALF_BF16 ? cbi_bf16_to_float (h) :
+      cbi_fp16_to_float (h);
+}
 
 /* ---- bytes <-> floats ------------------------------------------------ */
 

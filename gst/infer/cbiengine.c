@@ -956,14 +956,15 @@ cbi_engine_test_pattern (guint8 * frame, guint index, guint width,
 
 /* The precision of plans made outside a warm-up, and of the warm-up
  * where one was asked for by name: that one, but float32 for AUTO (only a
- * warm-up checks a lower one) and for tf32 on a backend AUTO chose that
- * has none (the CPU: float32 is what tf32 approximates). */
+ * warm-up checks a lower one) and for one the backend AUTO chose has not
+ * (the CPU after a GPU failed, or where there is none: a precision asked
+ * for speed gives way to the exact one rather than stop the pipeline). */
 static CbiPrecision
 cbi_engine_plain_precision (CbiEngine * engine)
 {
   if (engine->precision == CBI_PRECISION_AUTO
-      || (engine->precision == CBI_PRECISION_TF32 && engine->auto_backend
-          && !cbi_backend_has_precision (engine->backend, CBI_PRECISION_TF32,
+      || (engine->precision != CBI_PRECISION_FP32 && engine->auto_backend
+          && !cbi_backend_has_precision (engine->backend, engine->precision,
               NULL)))
     return CBI_PRECISION_FP32;
   return engine->precision;
@@ -1345,9 +1346,15 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     report->checked = FALSE;
     if (ran && order[k] != CBI_PRECISION_FP32 && report->low_precision_ops == 0) {
       /* nothing of the model gains from it here: float32's plan, which
-       * the check would find equal, and what later plans run in */
-      GST_INFO ("%s changes no op of this model on %s: fp32",
+       * the check would find equal, and what later plans run in; under
+       * AUTO the next wider one may change ops this one leaves (CUDA's
+       * tf32 takes the thin convolutions fp16 leaves), and is tried */
+      GST_INFO ("%s changes no op of this model on %s",
           cbi_precision_name (order[k]), cbi_engine_backend_name (engine));
+      if (k + 2 < n_order) {
+        cbi_warmup_cost_add (&cost, report);
+        continue;
+      }
       report->precision = engine->backend->precision = CBI_PRECISION_FP32;
       break;
     }

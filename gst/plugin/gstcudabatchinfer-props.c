@@ -107,9 +107,11 @@ static GEnumValue enum_values[] = {
   {GST_CUDA_BATCH_INFER_PRECISION_TF32,
       "float32 values, tf32 products on tensor cores (CUDA)", "tf32"},
   {GST_CUDA_BATCH_INFER_PRECISION_BF16,
-      "bfloat16 operands, float32 sums (CPU with AVX512-BF16 or AMX)", "bf16"},
+      "bfloat16 operands, float32 sums (CPU with AVX512-BF16 or AMX; "
+        "CUDA on compute capability 8.0 or later)", "bf16"},
   {GST_CUDA_BATCH_INFER_PRECISION_FP16,
-      "float16 operands (no backend of this build)", "fp16"},
+      "float16 operands, float32 sums (CUDA on compute capability 7.0 or "
+        "later)", "fp16"},
   {GST_CUDA_BATCH_INFER_PRECISION_AUTO,
       "The fastest that passes the warm-up's accuracy check", "auto"},
   {0, NULL, NULL},
@@ -568,8 +570,12 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * more) stay float32 as well, and where none gains the model runs in
    * float32, with a warning. `tf32` lets the CUDA backend's cuDNN
    * convolutions and cuBLAS products use tf32 tensor cores (under
-   * `backend=auto`, a CPU runs float32 instead). `fp16` has no backend in
-   * this build. A precision the backend cannot run fails READY→PAUSED,
+   * `backend=auto`, a CPU runs float32 instead). `fp16` and `bf16` give
+   * the CUDA backend's convolutions that compute many products per value
+   * (channels in multiples of 8) 16-bit operands, channels last, on
+   * tensor cores, with float32 sums; every other op stays float32 (fp16:
+   * compute capability 7.0 or later, bf16: 8.0; the CPU has no fp16). A
+   * precision the backend cannot run fails READY→PAUSED,
    * saying what it has; `auto` takes the fastest one that passes the
    * accuracy check (below), float32 where none does.
    *

@@ -108,13 +108,14 @@
  * ## Precision
  *
  * #GstCudaBatchInfer:precision runs the model in less than float32:
- * `bf16` on a CPU with AVX512-BF16 or AMX, `tf32` on an NVIDIA GPU of
- * compute capability 8.0 or later, or `auto`, the fastest of those that
- * passes the accuracy check. The warm-up runs that check: its test frames
- * through float32 first, then through the lower precision, and an output
- * further from float32 than #GstCudaBatchInfer:precision-tolerance, or
- * with NaN or infinities where float32 has none, fails READY→PAUSED with
- * a message naming it (`auto` steps back to float32 instead). The figures
+ * `bf16` on a CPU with AVX512-BF16 or AMX, `fp16`, `bf16` or `tf32` on
+ * an NVIDIA GPU (fp16 from compute capability 7.0, the others from 8.0),
+ * or `auto`, the fastest of those that passes the accuracy check. The
+ * warm-up runs that check: its test frames through float32 first, then
+ * through the lower precision, and an output further from float32 than
+ * #GstCudaBatchInfer:precision-tolerance, or with NaN or infinities where
+ * float32 has none (an fp16 overflow), fails READY→PAUSED with a message
+ * naming it (`auto` steps back to float32 instead). The figures
  * (relative error, PSNR of image outputs, top-1 agreement of class
  * scores) are in the warm-up message and #GstCudaBatchInfer:stats.
  * |[

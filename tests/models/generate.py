@@ -671,6 +671,8 @@ def main():
                                  name="conv")], [f32("w", w_nan)]),
          "nan-weights.onnx")
     save(bf16_cancel_model(), "bf16-cancel.onnx")
+    save(fp16_overflow_model(), "fp16-overflow.onnx")
+    save(half_shapes_model(np.random.default_rng(17)), "half-shapes.onnx")
     # a Resize whose sizes are floats (found by the fuzzer: the refusal
     # leaked the strings of the node's mode)
     save(model([helper.make_node("Resize", ["image", "", "", "sizes"],
@@ -756,6 +758,56 @@ def bf16_cancel_model():
     ], [f32("w_up", up), f32("b_up", np.full(16, 100.0)),
         f32("w_mid", mid), f32("w_down", down),
         f32("b_down", np.full(3, -100.0))])
+
+
+def fp16_overflow_model():
+    """image to 16 channels of about 1 (a 1x1 Conv with a bias of 1, then
+    Relu), then a 3x3 Conv of weights about 500 to 16 channels: 144 taps
+    give values past 72000 away from the borders, past fp16's largest
+    (65504) but far inside bfloat16's range; the output has 16 channels,
+    no image, so the check reads the values themselves"""
+    g = np.random.default_rng(16)
+    lift = g.uniform(0.0, 0.01, (16, 3, 1, 1)).astype(np.float32)
+    heavy = (500.0 * g.uniform(1.0, 1.01, (16, 16, 3, 3))).astype(np.float32)
+    return model([
+        helper.make_node("Conv", ["image", "w_lift", "b_lift"], ["lifted"],
+                         name="lift"),
+        helper.make_node("Relu", ["lifted"], ["ones"], name="relu"),
+        helper.make_node("Conv", ["ones", "w_heavy"], ["output"],
+                         name="heavy", pads=[1, 1, 1, 1]),
+    ], [f32("w_lift", lift), f32("b_lift", np.full(16, 1.0)),
+        f32("w_heavy", heavy)],
+        outputs=[helper.make_tensor_value_info(
+            "output", TensorProto.FLOAT, ["N", 16, "H", "W"])])
+
+
+def half_shapes_model(g):
+    """the convolutions a GPU runs in 16 bits, in the shapes that take
+    their own steps: after the image's (float32), a strided 3x3 of 64
+    channels padded on the bottom and right only, a strided ConvTranspose
+    whose output padding is cropped, a grouped 3x3 with a Relu, then back
+    to 3 channels (float32)"""
+    def w(*shape):
+        fan = np.prod(shape[1:])
+        return (g.standard_normal(shape) / np.sqrt(fan)).astype(np.float32)
+    return model([
+        helper.make_node("Conv", ["image", "w_in", "b_in"], ["c0"],
+                         name="stem", pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["c0", "w_down"], ["c1"], name="down",
+                         strides=[2, 2], pads=[0, 0, 1, 1]),
+        helper.make_node("ConvTranspose", ["c1", "w_up", "b_up"], ["c2"],
+                         name="up", strides=[2, 2], pads=[1, 1, 1, 1],
+                         output_padding=[1, 1]),
+        helper.make_node("Conv", ["c2", "w_group", "b_group"], ["c3"],
+                         name="grouped", group=2, pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c3"], ["r3"], name="relu"),
+        helper.make_node("Conv", ["r3", "w_out"], ["output"], name="out"),
+    ], [f32("w_in", w(64, 3, 3, 3)), f32("b_in", g.standard_normal(64) * 0.1),
+        f32("w_down", w(64, 64, 3, 3)), f32("w_up", w(64, 64, 3, 3)),
+        f32("b_up", g.standard_normal(64) * 0.1),
+        f32("w_group", w(64, 32, 3, 3)),
+        f32("b_group", g.standard_normal(64) * 0.1),
+        f32("w_out", w(3, 64, 1, 1))])
 
 
 def fold_se_model(g):

@@ -73,12 +73,14 @@ static gdouble
 cbi_cpu_conv_products (const CbiCpuPlan * plan, const CbiNode * n)
 {
   const CbiTensorInfo *w = cbi_graph_tensor (plan->graph, n->inputs[1]);
-  /* Conv weights are (out, in / group, kh, kw), ConvTranspose's (in,
-   * out / group, kh, kw): an output value sums in / group x kh x kw */
-  gdouble sums = (n->op == CBI_OP_CONV ? w->dims[1] :
-      w->dims[0] / MAX (n->conv.group, 1)) * w->dims[2] * w->dims[3];
+  /* Conv weights are (out, in / group, kh, kw): an output value sums
+   * in / group x kh x kw products; ConvTranspose's are (in, out / group,
+   * kh, kw): an input value spreads to out / group x kh x kw of them (its
+   * output values sum fewer where it strides) */
+  const gint t = n->op == CBI_OP_CONV ? n->output : n->inputs[0];
 
-  return sums * cbi_shape_count (&plan->shapes[n->output]);
+  return (gdouble) w->dims[1] * w->dims[2] * w->dims[3]
+      * cbi_shape_count (&plan->shapes[t]);
 }
 
 void

@@ -138,31 +138,35 @@ cbi_cuda_free (CbiBackend * backend)
   g_free (backend);
 }
 
-/* float32, and tf32 where the GPU has tensor cores that take it (compute
- * capability 8.0, Ampere, or later) */
+/* float32; tf32 and bf16 where the GPU has tensor cores that take them
+ * (compute capability 8.0, Ampere, or later), fp16 from 7.0 (Volta) */
 static gboolean
 cbi_cuda_has_precision (CbiBackend * backend, CbiPrecision precision,
     GError ** error)
 {
   CbiCuda *cuda = backend->context;
-  gint major = 0;
+  gint major = 0, needs;
 
   if (precision == CBI_PRECISION_FP32)
     return TRUE;
-  if (precision == CBI_PRECISION_TF32) {
-    if (!CUDA_CHECK (cudaDeviceGetAttribute (&major,
-                cudaDevAttrComputeCapabilityMajor, cuda->device),
-            "cudaDeviceGetAttribute"))
-      return FALSE;
-    if (major >= 8)
-      return TRUE;
-    g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "GPU %d has compute "
-        "capability %d.x: tf32 needs 8.0 (Ampere) or later; the CUDA "
-        "backend runs fp32 there", cuda->device, major);
+  if (precision != CBI_PRECISION_TF32 && precision != CBI_PRECISION_BF16
+      && precision != CBI_PRECISION_FP16) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "the CUDA backend "
+        "runs fp32, tf32, bf16 and fp16, not %s",
+        cbi_precision_name (precision));
     return FALSE;
   }
-  g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "the CUDA backend of "
-      "this build runs fp32 and tf32, not %s", cbi_precision_name (precision));
+  if (!CUDA_CHECK (cudaDeviceGetAttribute (&major,
+              cudaDevAttrComputeCapabilityMajor, cuda->device),
+          "cudaDeviceGetAttribute"))
+    return FALSE;
+  needs = precision == CBI_PRECISION_FP16 ? 7 : 8;
+  if (major >= needs)
+    return TRUE;
+  g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "GPU %d has compute "
+      "capability %d.x: %s needs %d.0 (%s) or later; the CUDA backend runs "
+      "fp32%s there", cuda->device, major, cbi_precision_name (precision),
+      needs, needs == 7 ? "Volta" : "Ampere", major >= 7 ? " and fp16" : "");
   return FALSE;
 }
 

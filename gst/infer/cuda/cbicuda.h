@@ -112,9 +112,16 @@ struct _CbiCudaPlan
                                  * cut float32 products to tf32 (cuDNN's
                                  * default math, cuBLAS's TF32 mode set
                                  * before each batch) */
-  guint tf32_ops;               /* the convolutions planned so whose
-                                 * algorithm may use tensor cores, and
-                                 * the cuBLAS steps */
+  gboolean half;                /* CBI_PRECISION_FP16 or BF16: the
+                                 * convolutions that gain take 16-bit
+                                 * operands of @half_type (conv.c) */
+  CbiKHalf half_type;
+  guint16 *half_x, *half_y;     /* their input and result, channels last:
+                                 * one pair for all, as layers run one
+                                 * after another */
+  guint low_precision_ops;      /* the convolutions planned in 16 bits or
+                                 * whose algorithm may use tensor cores
+                                 * under tf32, and tf32's cuBLAS steps */
   gsize search_bytes;           /* the search's workspace: fixed while the
                                  * planners raise workspace_bytes */
   gboolean uses_cublas;
@@ -180,6 +187,10 @@ typedef struct
  * fails (CBI_ERROR_MODEL), naming node @n, when one frame is past that. */
 gboolean cbi_cuda_descs_init (CbiCudaDescs * d, const CbiNode * n,
     const CbiShape * x, const CbiShape * y, GError ** error);
+/* The same for tensors of @format and @type. */
+gboolean cbi_cuda_descs_init_typed (CbiCudaDescs * d, const CbiNode * n,
+    const CbiShape * x, const CbiShape * y, cudnnTensorFormat_t format,
+    cudnnDataType_t type, GError ** error);
 /* Destroys the descriptors @descs (a CbiCudaDescs) holds. */
 void cbi_cuda_descs_clear (gpointer descs);
 
@@ -265,6 +276,9 @@ void cbi_cuda_add_pad (CbiCudaPlan * plan, const CbiNode * n,
  * writing the tensors the memory plan placed. */
 gboolean cbi_cuda_plan_conv (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+/* conv.c: the 16-bit input and result blocks of the plan's convolutions
+ * that take them, as large as the largest (none where none does) */
+gboolean cbi_cuda_plan_half_buffers (CbiCudaPlan * plan, GError ** error);
 gboolean cbi_cuda_plan_pool (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cuda_plan_eltwise (gpointer plan, const CbiNode * n,

@@ -132,7 +132,7 @@ cbi_cuda_plan_matrix (gpointer user_plan, const CbiNode * n,
   for (d = 0; d < bs->n_dims - 2; d++)
     b_batches *= bs->dims[d];
   plan->uses_cublas = TRUE;
-  plan->tf32_ops += plan->tf32;
+  plan->low_precision_ops += plan->tf32;
   g.io.x = plan->tensors[n->inputs[0]];
   g.io.y = plan->tensors[out];
   g.m = cols;

@@ -143,16 +143,18 @@ cbi_cuda_plan_io (CbiCuda * cuda, CbiCudaPlan * plan, const CbiGraph * graph,
 static gboolean
 cbi_cuda_plan_nodes (CbiCudaPlan * plan, GError ** error)
 {
-  return cbi_planners_run (&cbi_cuda_planners, plan->model, plan, NULL, error);
+  return cbi_cuda_plan_half_buffers (plan, error)
+      && cbi_planners_run (&cbi_cuda_planners, plan->model, plan, NULL, error);
 }
 
 /* A plan whose activations sit where the engine's memory plan puts
  * them. */
 static CbiCudaPlan *
-cbi_cuda_plan_new (CbiCuda * cuda, const CbiGraph * graph,
+cbi_cuda_plan_new (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
     gboolean exhaustive)
 {
+  CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = g_new0 (CbiCudaPlan, 1);
 
   plan->steps = g_array_new (FALSE, FALSE, sizeof (CbiCudaStep));
@@ -165,6 +167,11 @@ cbi_cuda_plan_new (CbiCuda * cuda, const CbiGraph * graph,
   plan->model = graph;
   plan->shapes = shapes;
   plan->exhaustive = exhaustive;
+  plan->tf32 = backend->precision == CBI_PRECISION_TF32;
+  plan->half = backend->precision == CBI_PRECISION_FP16
+      || backend->precision == CBI_PRECISION_BF16;
+  plan->half_type = backend->precision == CBI_PRECISION_BF16 ?
+      CBI_K_HALF_BF16 : CBI_K_HALF_FP16;
   return plan;
 }
 
@@ -178,8 +185,8 @@ cbi_cuda_plan_search_workspace (CbiBackend * backend, CbiCudaPlan * plan,
     const CbiGraph * graph, const CbiShape * shapes, CbiPool * pool,
     CbiPool * staging, GError ** error)
 {
-  CbiCudaPlan *probe = cbi_cuda_plan_new (backend->context, graph, shapes,
-      pool, staging, FALSE);
+  CbiCudaPlan *probe = cbi_cuda_plan_new (backend, graph, shapes, pool,
+      staging, FALSE);
   gboolean ok;
 
   memcpy (probe->tensors, plan->tensors,
@@ -235,10 +242,9 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
   if (!cbi_cuda_select (cuda, error)
       || !cbi_cuda_use_stream (cuda, cuda->stream, error))
     return NULL;
-  plan = cbi_cuda_plan_new (cuda, graph, shapes, pool, staging,
+  plan = cbi_cuda_plan_new (backend, graph, shapes, pool, staging,
       backend->exhaustive_search);
   plan->unpack_frames = unpack_frames;
-  plan->tf32 = backend->precision == CBI_PRECISION_TF32;
   if (!cbi_mem_plan_place_dense (plan->memory, shapes,
           (gpointer *) plan->tensors, error))
     goto failed;
@@ -254,7 +260,7 @@ cbi_cuda_plan (CbiBackend * backend, const CbiGraph * graph,
       || !CUDA_CHECK (cudaStreamSynchronize (cuda->stream), "weights upload"))
     goto failed;
   *workspace = plan->workspace_bytes;
-  backend->low_precision_ops = plan->tf32_ops;
+  backend->low_precision_ops = plan->low_precision_ops;
   plan->shapes = NULL;
   plan->model = NULL;
   cbi_mem_plan_done (plan->memory);

@@ -142,7 +142,7 @@ cbi_cuda_plan_recurrent (gpointer user_plan, const CbiNode * n,
   bh = r.batch * r.hidden;
   reset_first = n->op == CBI_OP_GRU && !r.reset_after;
   plan->uses_cublas = TRUE;
-  plan->tf32_ops += plan->tf32;
+  plan->low_precision_ops += plan->tf32;
 
   /* the constants made on the host, laid out as the CPU's */
   wt = g_new (gfloat, r.input * cols);

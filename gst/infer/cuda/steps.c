@@ -129,6 +129,15 @@ gboolean
 cbi_cuda_descs_init (CbiCudaDescs * d, const CbiNode * n, const CbiShape * x,
     const CbiShape * y, GError ** error)
 {
+  return cbi_cuda_descs_init_typed (d, n, x, y, CUDNN_TENSOR_NCHW,
+      CUDNN_DATA_FLOAT, error);
+}
+
+gboolean
+cbi_cuda_descs_init_typed (CbiCudaDescs * d, const CbiNode * n,
+    const CbiShape * x, const CbiShape * y, cudnnTensorFormat_t format,
+    cudnnDataType_t type, GError ** error)
+{
   const CbiShape *shapes[2] = { x, y };
   cudnnTensorDescriptor_t *descs[2] = { &d->x, &d->y };
   const gint64 x_frame = cbi_shape_count (x) / MAX (x->dims[0], 1);
@@ -153,7 +162,7 @@ cbi_cuda_descs_init (CbiCudaDescs * d, const CbiNode * n, const CbiShape * x,
   for (i = 0; i < 2; i++)
     if (!CUDNN_CHECK (cudnnCreateTensorDescriptor (descs[i]), "tensor desc")
         || !CUDNN_CHECK (cudnnSetTensor4dDescriptor (*descs[i],
-                CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, chunk,
+                format, type, chunk,
                 shapes[i]->dims[1], shapes[i]->dims[2], shapes[i]->dims[3]),
             "tensor desc"))
       return FALSE;

@@ -166,7 +166,7 @@ GST_END_TEST;
 static const gchar *models[] = {
   NULL, "conv-relu.onnx", "eltwise.onnx", "binary.onnx", "unet.onnx",
   "upconv.onnx", "pads.onnx", "style.onnx", "superres.onnx",
-  "classifier.onnx",
+  "classifier.onnx", "half-shapes.onnx",
 };
 
 GST_START_TEST (test_cuda_gives_the_cpu_results_on_every_test_model)
@@ -233,14 +233,17 @@ GST_START_TEST (test_cuda_batches_after_warmup_allocate_nothing)
 
 GST_END_TEST;
 
-/* tf32 (Ampere or later: the H200 of the GPU check has it) passes the
- * warm-up's check against float32 on the super-resolution net, and the
- * float32 run's memory went back before the first batch */
-GST_START_TEST (test_cuda_tf32_passes_and_allocates_nothing_after)
+/* @model on CUDA at @precision, with the properties @props: the
+ * warm-up's check against float32 passes, and the float32 run's memory
+ * went back before the first batch. Returns the convolutions and matrix
+ * products that ran in it. */
+static guint
+assert_precision_passes (const gchar * model, const gchar * precision,
+    const gchar * props)
 {
-  gchar *m = model_prop ("superres.onnx");
+  gchar *m = model_prop (model);
   gchar *desc = g_strdup_printf ("cudabatchinfer %s batch=4 backend=cuda "
-      "precision=tf32", m);
+      "precision=%s %s", m, precision, props);
   GstHarness *h = gst_harness_new_parse (desc);
   GstStructure *stats;
   gdouble err = -1.0;
@@ -264,14 +267,102 @@ GST_START_TEST (test_cuda_tf32_passes_and_allocates_nothing_after)
   g_object_get (h->element, "stats", &stats, NULL);
   fail_unless (gst_structure_get_double (stats, "precision-relative-error",
           &err));
-  /* the convolutions whose algorithms may take tensor cores: none leaves
-   * the model in fp32 */
+  /* none that the precision changes leaves the model in fp32 */
   fail_unless (gst_structure_get_uint (stats, "low-precision-ops", &ops));
-  fail_unless (ops <= 2, "%u", ops);
   fail_unless_equals_string (gst_structure_get_string (stats, "precision"),
-      ops > 0 ? "tf32" : "fp32");
+      ops > 0 ? precision : "fp32");
   /* checked where it ran: within the default tolerance */
-  fail_unless (ops > 0 ? err >= 0.0 && err <= 0.05 : err == -1.0, "%g", err);
+  fail_unless (ops > 0 ? err >= 0.0 && err <= 0.05 : err == -1.0, "%s %s: %g",
+      model, precision, err);
+  gst_structure_free (stats);
+  gst_harness_teardown (h);
+  g_free (desc);
+  g_free (m);
+  return ops;
+}
+
+/* tf32 (Ampere or later: the H200 of the GPU check has it) on the
+ * super-resolution net: the convolutions whose algorithms may take
+ * tensor cores */
+GST_START_TEST (test_cuda_tf32_passes_and_allocates_nothing_after)
+{
+  guint ops = assert_precision_passes ("superres.onnx", "tf32", "");
+
+  fail_unless (ops <= 2, "%u", ops);
+}
+
+GST_END_TEST;
+
+/* fp16 (Volta or later) and bf16 (Ampere or later) take the 3x3
+ * convolutions of 16 channels in and out, channels last on tensor cores:
+ * the residual net's three, the overflow model's heavy one, which bf16
+ * holds; and half-shapes.onnx's strided one padded on one side, strided
+ * ConvTranspose cropped and grouped one, with the algorithms timed too */
+GST_START_TEST (test_cuda_fp16_and_bf16_pass_and_allocate_nothing_after)
+{
+  fail_unless_equals_int (assert_precision_passes ("ops-residual.onnx",
+          "fp16", ""), 3);
+  fail_unless_equals_int (assert_precision_passes ("ops-residual.onnx",
+          "bf16", ""), 3);
+  fail_unless_equals_int (assert_precision_passes ("fp16-overflow.onnx",
+          "bf16", ""), 1);
+  fail_unless_equals_int (assert_precision_passes ("half-shapes.onnx",
+          "fp16", "algo-search=heuristic"), 3);
+  fail_unless_equals_int (assert_precision_passes ("half-shapes.onnx",
+          "bf16", "algo-search=exhaustive cuda-graph=true"), 3);
+}
+
+GST_END_TEST;
+
+/* fp16-overflow.onnx gives values past fp16's largest: its check fails
+ * naming the output, and auto steps back to bf16 */
+GST_START_TEST (test_cuda_fp16_overflow_fails_and_auto_takes_bf16)
+{
+  gchar *m = model_prop ("fp16-overflow.onnx");
+  gchar *desc = g_strdup_printf ("cudabatchinfer %s batch=4 backend=cuda "
+      "precision=fp16", m);
+  GstElement *e = gst_parse_launch (desc, NULL);
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  GstStructure *stats;
+  GstMessage *msg;
+  GError *err = NULL;
+  guint i;
+
+  fail_unless (e != NULL);
+  gst_element_set_bus (e, bus);
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGBx,width=64,"
+      "height=48,framerate=30/1");
+  gst_harness_push (h, make_frame_sized (0, W, H));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "fp16 passed its check");
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR,
+          GST_RESOURCE_ERROR_SETTINGS), "%s", err->message);
+  fail_unless (strstr (err->message, "precision fp16 overflows: output "
+          "\"output\"") != NULL, "%s", err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gst_element_set_bus (e, NULL);
+  gst_harness_teardown (h);
+  gst_object_unref (e);
+  gst_object_unref (bus);
+  g_free (desc);
+
+  desc = g_strdup_printf ("cudabatchinfer %s batch=4 backend=cuda "
+      "precision=auto", m);
+  h = gst_harness_new_parse (desc);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGBx,width=64,"
+      "height=48,framerate=30/1");
+  for (i = 0; i < 4; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_frame_sized (i, W, H)),
+        GST_FLOW_OK);
+  for (i = 0; i < 4; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  g_object_get (h->element, "stats", &stats, NULL);
+  fail_unless_equals_string (gst_structure_get_string (stats, "precision"),
+      "bf16");
   gst_structure_free (stats);
   gst_harness_teardown (h);
   g_free (desc);
@@ -473,6 +564,8 @@ cudabatchinfer_cuda_suite (void)
   tcase_add_test (tc, test_cuda_maps_a_probability_map_to_bytes_as_the_cpu);
   tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
   tcase_add_test (tc, test_cuda_tf32_passes_and_allocates_nothing_after);
+  tcase_add_test (tc, test_cuda_fp16_and_bf16_pass_and_allocate_nothing_after);
+  tcase_add_test (tc, test_cuda_fp16_overflow_fails_and_auto_takes_bf16);
   tcase_add_test (tc,
       test_heuristic_and_exhaustive_search_give_the_same_frames);
   tcase_add_test (tc, test_replayed_cuda_graph_gives_the_frames_of_the_steps);

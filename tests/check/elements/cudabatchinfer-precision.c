@@ -390,6 +390,42 @@ GST_START_TEST (test_bf16_classifier_scores_report_top1_agreement)
 
 GST_END_TEST;
 
+/* fp16-overflow.onnx gives values past 72000, past fp16's largest:
+ * bfloat16 has float32's range and holds them (tests/check/infer/
+ * overflow.c fails fp16 on it) */
+GST_START_TEST (test_bf16_holds_what_overflows_fp16)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GstStructure *s;
+  const GstStructure *a;
+  gdouble rel = 1.0;
+  guint64 nonfinite = 1;
+  guint i;
+
+  if (!cpu_has_bf16 ()) {
+    assert_bf16_refused ();
+    return;
+  }
+  h = precision_harness ("fp16-overflow.onnx", "batch=2 precision=bf16", &bus);
+  push_frames_sized (h, 2, TRUE, 64, 48);
+  for (i = 0; i < 2; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "precision"), "bf16");
+  fail_unless_equals_int (stats_uint (h->element, "low-precision-ops"), 1);
+  a = accuracy_of (s, 0);
+  fail_unless (gst_structure_get_double (a, "relative-error", &rel));
+  fail_unless (rel > 0.0 && rel < 0.01, "%g", rel);
+  fail_unless (gst_structure_get_uint64 (a, "nonfinite-values", &nonfinite));
+  fail_unless_equals_uint64 (nonfinite, 0);
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
 /* bf16-cancel.onnx adds 100 to the image and takes it off again: bfloat16
  * rounds 100 + x to halves, an error of up to a quarter of the range */
 GST_START_TEST (test_bf16_past_the_tolerance_fails_naming_the_output)
@@ -518,16 +554,19 @@ GST_START_TEST (test_bf16_that_changes_nothing_runs_fp32_with_a_warning)
 
 GST_END_TEST;
 
-/* tf32 is a GPU's: where backend=auto runs on a backend without it (the
- * CPU, a GPU older than Ampere), float32 with a warning */
-GST_START_TEST (test_tf32_under_backend_auto_without_it_runs_fp32)
+/* Under backend=auto (the element's default), @precision where the
+ * backend that runs has it, else float32 with a warning. */
+static void
+assert_runs_or_warns (const gchar * precision)
 {
-  GstElement *e = gst_parse_launch ("cudabatchinfer precision=tf32 batch=2",
-      NULL);
+  gchar *desc = g_strdup_printf ("cudabatchinfer precision=%s batch=2",
+      precision);
+  gchar *not = g_strdup_printf ("fp32, not %s", precision);
+  GstElement *e = gst_parse_launch (desc, NULL);
   GstBus *bus = gst_bus_new ();
   GstHarness *h;
   GstMessage *m;
-  const gchar *backend, *precision;
+  const gchar *backend, *ran;
 
   gst_element_set_bus (e, bus);
   h = gst_harness_new_with_element (e, "sink", "src");
@@ -535,24 +574,35 @@ GST_START_TEST (test_tf32_under_backend_auto_without_it_runs_fp32)
   gst_buffer_unref (gst_harness_pull (h));
   gst_buffer_unref (gst_harness_pull (h));
   backend = stats_string (h->element, "backend");
-  precision = stats_string (h->element, "precision");
+  ran = stats_string (h->element, "precision");
   m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  /* the CPU has neither */
   if (g_str_equal (backend, "cpu"))
-    fail_unless_equals_string (precision, "fp32");
-  if (g_str_equal (precision, "fp32")) {
+    fail_unless_equals_string (ran, "fp32");
+  if (g_str_equal (ran, "fp32")) {
     GError *err = NULL;
     fail_unless (m != NULL, "no warning");
     gst_message_parse_warning (m, &err, NULL);
-    fail_unless (strstr (err->message, "fp32, not tf32") != NULL, "%s",
-        err->message);
+    fail_unless (strstr (err->message, not) != NULL, "%s", err->message);
     g_error_free (err);
   } else {
-    fail_unless_equals_string (precision, "tf32");
+    fail_unless_equals_string (ran, precision);
   }
   if (m)
     gst_message_unref (m);
   precision_teardown (h, bus);
   gst_object_unref (e);
+  g_free (not);
+  g_free (desc);
+}
+
+/* tf32 is a GPU's: where backend=auto runs on a backend without it (the
+ * CPU, a GPU older than Ampere), float32 with a warning; so is fp16,
+ * which no CPU of this build runs */
+GST_START_TEST (test_gpu_precisions_under_backend_auto_run_fp32_without)
+{
+  assert_runs_or_warns ("tf32");
+  assert_runs_or_warns ("fp16");
 }
 
 GST_END_TEST;
@@ -587,11 +637,12 @@ precision_suite (void)
   tcase_add_test (tc, test_fp16_and_tf32_on_the_cpu_fail_saying_what_it_has);
   tcase_add_test (tc, test_bf16_superres_passes_and_allocates_nothing_after);
   tcase_add_test (tc, test_bf16_classifier_scores_report_top1_agreement);
+  tcase_add_test (tc, test_bf16_holds_what_overflows_fp16);
   tcase_add_test (tc, test_bf16_past_the_tolerance_fails_naming_the_output);
   tcase_add_test (tc, test_auto_steps_back_to_fp32_when_bf16_fails_the_check);
   tcase_add_test (tc, test_without_a_warmup_auto_runs_fp32_unchecked);
   tcase_add_test (tc, test_bf16_that_changes_nothing_runs_fp32_with_a_warning);
-  tcase_add_test (tc, test_tf32_under_backend_auto_without_it_runs_fp32);
+  tcase_add_test (tc, test_gpu_precisions_under_backend_auto_run_fp32_without);
   tcase_add_test (tc, test_precision_properties_read_back_as_set);
   return s;
 }

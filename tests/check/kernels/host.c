@@ -1503,6 +1503,91 @@ GST_START_TEST
 
 GST_END_TEST;
 
+/* ---- 16-bit floats, channels last ---- */
+
+/* the reference walks the tensors in NCHW order, the kernels the other:
+ * float32 NCHW in and out, 16-bit channels last, every value of the
+ * pattern scaled past fp16's largest (65504) on one side of zero */
+static void
+run_half (Shape s, int64_t n, int64_t c, int64_t hw, CbiKHalf type,
+    gboolean with_bias, CbiKEltwise post)
+{
+  const int64_t count = n * c * hw;
+  float *x = pattern_floats (count, 23), *y = unwritten_floats (count);
+  float *bias = pattern_floats (c, 24);
+  uint16_t *h = g_new (uint16_t, MAX (count, 1));
+  Compare cmp;
+  int64_t b, ch, p, bad = -1;
+
+  for (p = 0; p < count; p++)
+    x[p] *= 16384.0f;
+  memset (h, 0xaa, MAX (count, 1) * sizeof (uint16_t));
+  assert_cuda (cbi_k_to_half (x, h, n, c, hw, type, NULL));
+  assert_launch (s, TRUE, FALSE, count);
+  for (b = 0; b < n && bad < 0; b++)
+    for (ch = 0; ch < c && bad < 0; ch++)
+      for (p = 0; p < hw; p++)
+        if (h[(b * hw + p) * c + ch] != cbi_half_from_float (type,
+                x[(b * c + ch) * hw + p])) {
+          bad = (b * c + ch) * hw + p;
+          break;
+        }
+  fail_unless (bad < 0, "to half %d of %" G_GINT64_FORMAT " x %"
+      G_GINT64_FORMAT " x %" G_GINT64_FORMAT " (%s): NCHW [%" G_GINT64_FORMAT
+      "] is not where channels last puts it", type, n, c, hw, shape_names[s],
+      bad);
+
+  assert_cuda (cbi_k_from_half (h, y, with_bias ? bias : NULL, n, c, hw, type,
+          post, 0.5f, 0.25f, NULL));
+  assert_launch (s, TRUE, FALSE, count);
+  compare_init (&cmp, s, g_strdup_printf ("from half %d, bias %d and "
+          "activation %d of %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " x %"
+          G_GINT64_FORMAT, type, with_bias, post, n, c, hw));
+  for (b = 0, bad = -1; b < n && bad < 0; b++)
+    for (ch = 0; ch < c && bad < 0; ch++)
+      for (p = 0; p < hw; p++) {
+        int64_t i = (b * c + ch) * hw + p;
+        float v = cbi_half_to_float (type, cbi_half_from_float (type, x[i]));
+        if (!compare (&cmp, i, y[i], cbi_eltwise (post, v + (with_bias ?
+                        bias[ch] : 0.0f), 0.5f, 0.25f), 0.0)) {
+          bad = i;
+          break;
+        }
+      }
+  compare_done (&cmp);
+  g_free (x);
+  g_free (y);
+  g_free (h);
+  g_free (bias);
+}
+
+static void
+check_half (Shape s)
+{
+  switch (s) {
+    case SHAPE_ONE:
+      run_half (s, 1, 1, 1, CBI_K_HALF_FP16, TRUE, CBI_K_IDENTITY);
+      run_half (s, 1, 1, 1, CBI_K_HALF_BF16, FALSE, CBI_K_RELU);
+      break;
+    case SHAPE_ODD:
+    case SHAPE_INT64:
+      run_half (s, 3, 5, 63, CBI_K_HALF_FP16, TRUE, CBI_K_RELU);
+      run_half (s, 3, 5, 63, CBI_K_HALF_BF16, TRUE, CBI_K_IDENTITY);
+      run_half (s, 2, 7, 1, CBI_K_HALF_FP16, FALSE, CBI_K_SIGMOID);
+      break;
+    case SHAPE_TAIL:
+      run_half (s, 3, 7, 799001, CBI_K_HALF_FP16, TRUE, CBI_K_CLIP);
+      break;
+  }
+}
+
+GST_START_TEST (test_half_kernels_move_channels_last_and_back_and_overflow)
+{
+  for_each_shape (check_half);
+}
+
+GST_END_TEST;
+
 /* ---- reduce ---- */
 
 static void
@@ -1605,6 +1690,8 @@ kernels_host_suite (void)
       test_layer_norm_normalises_every_row_at_one_odd_sizes_and_the_tail);
   tcase_add_test (tc,
       test_bias_act_adds_per_channel_at_one_odd_sizes_int64_and_the_tail);
+  tcase_add_test (tc,
+      test_half_kernels_move_channels_last_and_back_and_overflow);
   tcase_add_test (tc,
       test_reduce_matches_cbimath_columns_at_one_odd_sizes_int64_and_the_tail);
   return s;

@@ -151,6 +151,9 @@ GST_START_TEST (test_launchers_with_nothing_to_do_return_success)
   assert_cuda (cbi_k_instance_norm (NULL, NULL, 0, 3, 16, NULL, NULL, 1e-5f,
           NULL));
   assert_cuda (cbi_k_bias_act (NULL, NULL, 2, 3, 0, CBI_K_RELU, 0, 0, NULL));
+  assert_cuda (cbi_k_to_half (NULL, NULL, 0, 3, 4, CBI_K_HALF_FP16, NULL));
+  assert_cuda (cbi_k_from_half (NULL, NULL, NULL, 2, 0, 4, CBI_K_HALF_BF16,
+          CBI_K_RELU, 0, 0, NULL));
   assert_cuda (cbi_k_copy (NULL, NULL, 2, empty, strides, 0, -1, 0, NULL,
           NULL));
 }
@@ -207,6 +210,15 @@ GST_START_TEST (test_launchers_refuse_arguments_they_cannot_run)
           2, NULL, NULL), cudaErrorInvalidValue);
   fail_unless_equals_int (cbi_k_bias_act (NULL, NULL, 1, 3, 4,
           (CbiKEltwise) - 1, 0, 0, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_to_half (NULL, NULL, 1, 3, 4, (CbiKHalf) 2,
+          NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_to_half (NULL, NULL, 1, -3, 4,
+          CBI_K_HALF_FP16, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_from_half (NULL, NULL, NULL, 1, 3, 4,
+          (CbiKHalf) - 1, CBI_K_RELU, 0, 0, NULL), cudaErrorInvalidValue);
+  fail_unless_equals_int (cbi_k_from_half (NULL, NULL, NULL, 1, 3, 4,
+          CBI_K_HALF_BF16, (CbiKEltwise) - 1, 0, 0, NULL),
+      cudaErrorInvalidValue);
 }
 
 GST_END_TEST;
@@ -918,6 +930,58 @@ GST_START_TEST (test_bias_act_on_a_device_adds_per_channel_then_activates)
 
 GST_END_TEST;
 
+/* the bits of cbimath.h's conversions, moved to channels last and back,
+ * with values past fp16's largest */
+GST_START_TEST (test_half_on_a_device_gives_the_cpu_bits_channels_last)
+{
+  const int64_t n = 2, c = 5, hw = 9;
+  const gsize count = n * c * hw;
+  const float bias[5] = { -1.0f, 0.0f, 2.5f, 0.125f, -3.0f };
+  GRand *r = g_rand_new_with_seed (12);
+  float *x = random_floats (r, count, -1e5, 1e5), *want = g_new (float, count);
+  float *got = g_new (float, count);
+  uint16_t *h = g_new (uint16_t, count);
+  gpointer d_x, d_h, d_y, d_bias;
+  int type;
+  int64_t b, ch, p;
+
+  d_x = to_device (x, count * sizeof (float));
+  d_bias = to_device (bias, sizeof (bias));
+  assert_cuda (cudaMalloc (&d_h, count * sizeof (uint16_t)));
+  assert_cuda (cudaMalloc (&d_y, count * sizeof (float)));
+  for (type = CBI_K_HALF_FP16; type <= CBI_K_HALF_BF16; type++) {
+    assert_cuda (cbi_k_to_half (d_x, d_h, n, c, hw, (CbiKHalf) type, NULL));
+    assert_cuda (cbi_k_from_half (d_h, d_y, d_bias, n, c, hw, (CbiKHalf) type,
+            CBI_K_RELU, 0, 0, NULL));
+    assert_cuda (cudaDeviceSynchronize ());
+    assert_cuda (cudaMemcpy (h, d_h, count * sizeof (uint16_t),
+            cudaMemcpyDeviceToHost));
+    assert_cuda (cudaMemcpy (got, d_y, count * sizeof (float),
+            cudaMemcpyDeviceToHost));
+    for (b = 0; b < n; b++)
+      for (ch = 0; ch < c; ch++)
+        for (p = 0; p < hw; p++) {
+          int64_t i = (b * c + ch) * hw + p;
+          uint16_t bits = cbi_half_from_float ((CbiKHalf) type, x[i]);
+          fail_unless_equals_int (h[(b * hw + p) * c + ch], bits);
+          want[i] = cbi_eltwise (CBI_K_RELU,
+              cbi_half_to_float ((CbiKHalf) type, bits) + bias[ch], 0, 0);
+        }
+    assert_floats_close (got, want, count, 0.0, "from half");
+  }
+  assert_cuda (cudaFree (d_x));
+  assert_cuda (cudaFree (d_h));
+  assert_cuda (cudaFree (d_y));
+  assert_cuda (cudaFree (d_bias));
+  g_rand_free (r);
+  g_free (x);
+  g_free (h);
+  g_free (want);
+  g_free (got);
+}
+
+GST_END_TEST;
+
 /* ---- shapes that break index math ---- */
 
 /* a count whose launch's grid-stride loops go round: past CUDA's 65535
@@ -1122,6 +1186,7 @@ kernels_launch_suite (void)
   tcase_add_test (tc, test_instance_norm_on_a_device_normalises_every_plane);
   tcase_add_test (tc,
       test_bias_act_on_a_device_adds_per_channel_then_activates);
+  tcase_add_test (tc, test_half_on_a_device_gives_the_cpu_bits_channels_last);
   tcase_add_test (tc,
       test_elementwise_kernels_reach_one_element_odd_sizes_and_the_grid_tail);
   tcase_add_test (tc, test_binary_broadcasts_b_in_every_pattern);

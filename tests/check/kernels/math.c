@@ -18,6 +18,144 @@
       (double) (tol), #b, _b); \
 } G_STMT_END
 
+/* ---- float32 <-> 16-bit floats ---- */
+
+/* @f rounded to @mant mantissa bits, ties to even, in double: the
+ * smallest exponent @min_exp (below it subnormal, steps of 2^(min_exp -
+ * mant)), infinite from @overflow on */
+static double
+round_to_format (double f, int mant, int min_exp, double overflow)
+{
+  double a = fabs (f), step, q;
+  int e;
+
+  if (a == 0.0 || isnan (a) || isinf (a))
+    return f;
+  e = MAX ((int) floor (log2 (a)), min_exp);
+  /* log2 may land one off near a power of two */
+  if (ldexp (1.0, e) > a && e > min_exp)
+    e--;
+  else if (ldexp (1.0, e + 1) <= a)
+    e++;
+  step = ldexp (1.0, e - mant);
+  q = rint (a / step) * step;
+  if (q >= overflow)
+    q = INFINITY;
+  return copysign (q, f);
+}
+
+/* The floats checked: every sign and exponent, with these top 7
+ * mantissa bits (the ends of a binade, the middle, an odd pattern) and
+ * these low 16 bits (the ties of fp16's 13 dropped bits and bf16's 16,
+ * their neighbours, the ends of a step): 33,792 values, few enough for
+ * valgrind. */
+static const uint32_t rounding_tops[] = { 0x00, 0x01, 0x2a, 0x3f, 0x40, 0x7f };
+
+static const uint32_t rounding_lows[] = { 0x0000, 0x0001, 0x0fff, 0x1000,
+  0x1001, 0x1fff, 0x7fff, 0x8000, 0x8001, 0xffff, 0x2a5a
+};
+
+#define N_ROUNDING_CASES (512 * G_N_ELEMENTS (rounding_tops) \
+    * G_N_ELEMENTS (rounding_lows))
+
+/* the bits of checked float @k, 0 <= k < N_ROUNDING_CASES */
+static uint32_t
+rounding_case (uint32_t k)
+{
+  const uint32_t lows = G_N_ELEMENTS (rounding_lows);
+  const uint32_t tops = G_N_ELEMENTS (rounding_tops);
+
+  return (k / (lows * tops) << 23) | (rounding_tops[k / lows % tops] << 16)
+      | rounding_lows[k % lows];
+}
+
+static float
+float_of_bits (uint32_t u)
+{
+  float f;
+  memcpy (&f, &u, sizeof f);
+  return f;
+}
+
+GST_START_TEST (test_fp16_rounds_to_nearest_even_and_overflows_past_65504)
+{
+  uint32_t k;
+
+  for (k = 0; k < N_ROUNDING_CASES; k++) {
+    const uint32_t bits = rounding_case (k);
+    float f = float_of_bits (bits);
+    float got = cbi_fp16_to_float (cbi_fp16_from_float (f));
+    double want = round_to_format (f, 10, -14, 65520.0);
+    if (isnan (f)) {
+      fail_unless (isnan (got), "NaN %08x gave %g", bits, got);
+      continue;
+    }
+    fail_unless ((double) got == want && !signbit (got) == !signbit (want),
+        "%.9g (%08x) rounds to %.9g in fp16, not %.9g", f, bits, want, got);
+#ifdef __FLT16_MAX__
+    fail_unless ((float) (_Float16) f == got, "%.9g: the compiler's fp16 "
+        "is %.9g, ours %.9g", f, (float) (_Float16) f, got);
+#endif
+  }
+  fail_unless_equals_int (cbi_fp16_from_float (65504.0f), 0x7bff);
+  fail_unless_equals_int (cbi_fp16_from_float (65519.99f), 0x7bff);
+  fail_unless_equals_int (cbi_fp16_from_float (65520.0f), 0x7c00);
+  fail_unless_equals_int (cbi_fp16_from_float (-1e5f), 0xfc00);
+  fail_unless_equals_int (cbi_fp16_from_float (5.9604645e-8f), 0x0001);
+  fail_unless_equals_int (cbi_fp16_from_float (2.9802322e-8f), 0x0000);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_every_fp16_and_bf16_value_survives_float_and_back)
+{
+  uint32_t h;
+
+  for (h = 0; h < 0x10000; h++) {
+    float f = cbi_fp16_to_float ((uint16_t) h);
+    float b = cbi_bf16_to_float ((uint16_t) h);
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0)
+      fail_unless (isnan (f) && (cbi_fp16_from_float (f) & 0x7fff) > 0x7c00);
+    else
+      fail_unless_equals_int (cbi_fp16_from_float (f), h);
+    if ((h & 0x7f80) == 0x7f80 && (h & 0x7f) != 0)
+      fail_unless (isnan (b) && (cbi_bf16_from_float (b) & 0x7fff) > 0x7f80);
+    else
+      fail_unless_equals_int (cbi_bf16_from_float (b), h);
+  }
+  /* the subnormals are exact */
+  fail_unless_equals_float (cbi_fp16_to_float (0x0001), 5.9604644775390625e-8f);
+  fail_unless_equals_float (cbi_fp16_to_float (0x03ff),
+      1023 * 5.9604644775390625e-8f);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bf16_rounds_to_nearest_even_and_keeps_float_range)
+{
+  uint32_t k;
+
+  for (k = 0; k < N_ROUNDING_CASES; k++) {
+    const uint32_t bits = rounding_case (k);
+    float f = float_of_bits (bits);
+    float got = cbi_bf16_to_float (cbi_bf16_from_float (f));
+    double want = round_to_format (f, 7, -126, 0x1p128);
+    if (isnan (f)) {
+      fail_unless (isnan (got), "NaN %08x gave %g", bits, got);
+      continue;
+    }
+    fail_unless ((double) got == want && !signbit (got) == !signbit (want),
+        "%.9g (%08x) rounds to %.9g in bf16, not %.9g", f, bits, want, got);
+  }
+  /* what overflows fp16 does not overflow bf16 */
+  fail_unless_equals_float (cbi_bf16_to_float (cbi_bf16_from_float (1e5f)),
+      99840.0f);
+  fail_unless_equals_int (cbi_half_from_float (CBI_K_HALF_BF16, 1.0f), 0x3f80);
+  fail_unless_equals_int (cbi_half_from_float (CBI_K_HALF_FP16, 1.0f), 0x3c00);
+}
+
+GST_END_TEST;
+
 /* ---- bytes <-> floats ---- */
 
 GST_START_TEST (test_from_byte_is_byte_times_scale_plus_bias)
@@ -810,6 +948,10 @@ kernels_math_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_from_byte_is_byte_times_scale_plus_bias);
+  tcase_add_test (tc,
+      test_fp16_rounds_to_nearest_even_and_overflows_past_65504);
+  tcase_add_test (tc, test_every_fp16_and_bf16_value_survives_float_and_back);
+  tcase_add_test (tc, test_bf16_rounds_to_nearest_even_and_keeps_float_range);
   tcase_add_test (tc, test_pool_takes_any_pads_and_dilations);
   tcase_add_test (tc, test_pool_max_drops_a_nan_and_an_average_counts_its_taps);
   tcase_add_test (tc, test_to_byte_rounds_half_up_and_clamps_to_0_255);

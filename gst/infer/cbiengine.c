@@ -926,6 +926,18 @@ cbi_percentile_of_samples (const guint64 * samples, guint n, guint percent)
   return sorted[MAX (rank, 1) - 1];
 }
 
+/* Copies @height rows of @row bytes from @src (@src_stride bytes apart)
+ * into @dst, rows @row bytes apart. */
+static void
+cbi_engine_copy_frame (guint8 * dst, const guint8 * src, gint src_stride,
+    gsize row, guint height)
+{
+  guint y;
+
+  for (y = 0; y < height; y++)
+    memcpy (dst + y * row, src + (gsize) y * src_stride, row);
+}
+
 /* The warm-up's test frames: smooth gradients, a different one per
  * channel and frame, under a fine pattern of pseudo-random noise: enough
  * of what cameras give for the accuracy check to see what a lower
@@ -1314,8 +1326,13 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     w.strides[i] = layout->width * layout->pixel_stride;
     w.ptrs[n + i] = w.frames + n * in_size + i * w.out_size;
     w.strides[n + i] = w.info.width * layout->pixel_stride;
-    cbi_engine_test_pattern (w.ptrs[i], i, layout->width, layout->height,
-        layout->pixel_stride);
+    if (layout->n_frames > 0 && layout->in != NULL)
+      cbi_engine_copy_frame (w.ptrs[i], layout->in[i % layout->n_frames],
+          layout->in_stride[i % layout->n_frames], w.strides[i],
+          layout->height);
+    else
+      cbi_engine_test_pattern (w.ptrs[i], i, layout->width, layout->height,
+          layout->pixel_stride);
   }
   w.dry.n_frames = n;
   w.dry.in = (const guint8 * const *) w.ptrs;

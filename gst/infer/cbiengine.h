@@ -180,8 +180,8 @@ guint cbi_engine_n_outputs (CbiEngine * engine);
 void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
 
 /* Drops every plan, plans the shape of @layout (its frame size, pixel
- * layout and @layout->n_slots; its frame pointers are ignored), runs one
- * dry batch of grey frames through packing, the graph and unpacking, then
+ * layout and @layout->n_slots; its output pointers are ignored), runs one
+ * dry batch of test frames through packing, the graph and unpacking, then
  * more to time a planned batch (see %CBI_WARMUP_TIMED_BATCHES: their
  * median in @report->steady_time_ns, their 90th percentile in
  * @report->latency_time_ns),
@@ -199,7 +199,11 @@ void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
  * under AUTO the warm-up steps back to the next wider precision instead
  * (@report->rejected), down to float32, which is not checked. The float32
  * plan's memory goes back before the warm-up ends: no batch after it
- * allocates. */
+ * allocates.
+ * The test frames are the engine's own (gradients under fine noise), or
+ * the caller's where @layout->n_frames is above 0: @layout->in and
+ * @layout->in_stride (transfer none, read during the call), of the
+ * layout's size and pixel layout, repeated in turn to fill the batch. */
 gboolean cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error);
 

@@ -729,10 +729,37 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   gboolean have_outputs;
   gdouble worst;
   CbiPrecision asked;
+  GPtrArray *check = NULL;
+  gint *strides = NULL;
+  guint i, check_frames = 0;
+  gboolean ok;
 
   gst_cuda_batch_infer_describe_layout (self, info, &layout);
   layout.n_slots = self->run_batch;
-  if (!cbi_engine_warmup (self->engine, &layout, &r, &error)) {
+  if (self->run_check_location) {
+    check = gst_cuda_batch_infer_decode_check_frames
+        (self->run_check_location, info, self->run_batch, &error);
+    if (check == NULL) {
+      gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR,
+          error->domain, error->code, g_strdup_printf ("Could not read the "
+              "frames of precision-check-location %s",
+              self->run_check_location), g_strdup (error->message),
+          __FILE__, GST_FUNCTION, __LINE__);
+      g_clear_error (&error);
+      return FALSE;
+    }
+    check_frames = check->len;
+    strides = g_new (gint, check_frames);
+    for (i = 0; i < check_frames; i++)
+      strides[i] = width * GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
+    layout.n_frames = check_frames;
+    layout.in = (const guint8 * const *) check->pdata;
+    layout.in_stride = strides;
+  }
+  ok = cbi_engine_warmup (self->engine, &layout, &r, &error);
+  g_free (strides);
+  g_clear_pointer (&check, g_ptr_array_unref);
+  if (!ok) {
     gst_cuda_batch_infer_post_engine_error (self, "Warm-up", error);
     g_clear_error (&error);
     return FALSE;
@@ -796,7 +823,8 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
         cbi_engine_fallback_reason (self->engine), NULL);
   gst_structure_set (s, "precision", G_TYPE_STRING,
       cbi_precision_name (r.precision), "low-precision-ops",
-      G_TYPE_UINT, r.low_precision_ops, NULL);
+      G_TYPE_UINT, r.low_precision_ops, "check-frames", G_TYPE_UINT,
+      check_frames, NULL);
   if (have_outputs)
     gst_cuda_batch_infer_describe_accuracy (s, &r, &outputs);
   GST_INFO_OBJECT (self, "warmed up: %" GST_PTR_FORMAT, s);

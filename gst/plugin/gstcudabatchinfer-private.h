@@ -405,6 +405,7 @@ struct _GstCudaBatchInfer
   GstCudaBatchInferScaling scaling;
   GstCudaBatchInferPrecision precision;
   gdouble precision_tolerance;
+  gchar *precision_check_location;
 
   /* what queries, from any thread, read of the run: OBJECT_LOCK; written
    * when the engine comes and goes (start, stop) */
@@ -432,6 +433,7 @@ struct _GstCudaBatchInfer
   gfloat run_out_offset[3];
   gboolean run_bgr;
   CbiPrecision run_precision;   /* precision, as asked for */
+  gchar *run_check_location;    /* precision-check-location (nullable) */
   CbiScaling run_scaling;       /* scaling, where the model fixes its
                                  * size; else none */
   GstCbiBatcher batcher;
@@ -678,6 +680,13 @@ void gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self);
  * error and returns %FALSE when it fails. With the sink pad's STREAM_LOCK. */
 gboolean gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
     const GstVideoInfo * info);
+/* gstcudabatchinfer-checkframes.c: up to @max frames of @info's format
+ * and size (rows packed: width x pixel stride bytes apart), the first of
+ * the image or video file @location, decoded, converted and scaled.
+ * Returns: (transfer full) (element-type guint8*): at least one frame,
+ * or %NULL with @error set (the decoding pipeline's domain and code). */
+GPtrArray *gst_cuda_batch_infer_decode_check_frames (const gchar * location,
+    const GstVideoInfo * info, guint max, GError ** error);
 /* Posts @error (transfer none, from the engine) as an element error for
  * @step. */
 void gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,

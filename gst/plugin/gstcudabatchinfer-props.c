@@ -36,6 +36,7 @@ enum
   PROP_SCALING,
   PROP_PRECISION,
   PROP_PRECISION_TOLERANCE,
+  PROP_PRECISION_CHECK_LOCATION,
   PROP_STATS,
 };
 
@@ -60,6 +61,7 @@ enum
 #define DEFAULT_SCALING GST_CUDA_BATCH_INFER_SCALING_NONE
 #define DEFAULT_PRECISION GST_CUDA_BATCH_INFER_PRECISION_FP32
 #define DEFAULT_PRECISION_TOLERANCE 0.05
+#define DEFAULT_PRECISION_CHECK_LOCATION NULL
 #define MAX_THREADS 1024
 
 /* The element's enums, one after the other in one array, each ended by a
@@ -619,6 +621,32 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:precision-check-location:
+   *
+   * An image or video file whose first frames the warm-up runs instead of
+   * its own test frames (gradients under fine noise): the dry batches
+   * and, under a precision other than fp32, the accuracy check against
+   * float32 (#GstCudaBatchInfer:precision). Pictures like the stream's
+   * show what a lower precision does to the results that matter; a model
+   * whose output the test frames push into a range it never meets (or
+   * leave in one) is judged on what it will see. The file is decoded
+   * (decodebin), converted to the stream's format and scaled (stretched)
+   * to its size, once per warm-up; up to #GstCudaBatchInfer:batch frames
+   * are taken, repeated in turn where the file has fewer. A file that
+   * cannot be read or decoded, or has no video, fails the warm-up with
+   * the decoder's error. NULL (the default): the test frames.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class,
+      PROP_PRECISION_CHECK_LOCATION,
+      g_param_spec_string ("precision-check-location",
+          "Precision check location", "Image or video file whose first "
+          "frames the warm-up and its accuracy check run on (NULL: test "
+          "frames)", DEFAULT_PRECISION_CHECK_LOCATION, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
@@ -832,6 +860,10 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
       g_free (self->model);
       self->model = g_value_dup_string (value);
       break;
+    case PROP_PRECISION_CHECK_LOCATION:
+      g_free (self->precision_check_location);
+      self->precision_check_location = g_value_dup_string (value);
+      break;
     case PROP_INPUT_MEAN:
       gst_cuda_batch_infer_set_channels_unlocked (self, pspec, value,
           self->input_mean, NULL);
@@ -932,6 +964,9 @@ gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MODEL:
       g_value_set_string (value, self->model);
+      break;
+    case PROP_PRECISION_CHECK_LOCATION:
+      g_value_set_string (value, self->precision_check_location);
       break;
     case PROP_INPUT_MEAN:
       gst_cuda_batch_infer_get_channels (value, self->input_mean, 3);

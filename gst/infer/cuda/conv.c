@@ -537,8 +537,7 @@ cbi_cuda_plan_conv (gpointer user_plan, const CbiNode * n,
   if ((w = cbi_cuda_constant (plan, n->inputs[1], error)) == NULL)
     return FALSE;
   if (half && !cbi_cuda_add_conv_step (plan, n, &g, TRUE, x, y, w, &local)) {
-    GST_INFO ("node %s: no 16-bit plan (%s): float32", n->name,
-        local->message);
+    GST_INFO ("node %s: no 16-bit plan (%s): float32", n->name, local->message);
     g_clear_error (&local);
     half = FALSE;
   }
@@ -547,8 +546,7 @@ cbi_cuda_plan_conv (gpointer user_plan, const CbiNode * n,
 
   /* the result back in float32: with its epilogue where nothing is
    * cropped from it first */
-  if (half && !cbi_cuda_add_from_half (plan, n, post, !cropped, y, &g.y,
-          error))
+  if (half && !cbi_cuda_add_from_half (plan, n, post, !cropped, y, &g.y, error))
     return FALSE;
   if (cropped) {
     /* the crop: a pad by minus the extra rows and columns */

@@ -596,6 +596,116 @@ assert_runs_or_warns (const gchar * precision)
   g_free (desc);
 }
 
+/* precision-check-location: bf16-cancel.onnx loses nothing on black
+ * frames (100 + 0 is exact in bfloat16): given a black picture, the
+ * check passes where the test frames fail it by 25.1 %; the picture is
+ * 80x60, scaled to the stream's 32x24 */
+GST_START_TEST (test_check_frames_from_a_picture_replace_the_test_frames)
+{
+  gchar *png = g_build_filename (CBI_TEST_MODELS_DIR, "black.png", NULL);
+  gchar *props = g_strdup_printf ("batch=2 precision=bf16 "
+      "precision-check-location=\"%s\"", png);
+  GstBus *bus;
+  GstHarness *h;
+  GstStructure *s;
+  guint frames = 0;
+  gchar *location = NULL;
+
+  if (!cpu_has_bf16 ()) {
+    assert_bf16_refused ();
+    g_free (props);
+    g_free (png);
+    return;
+  }
+  h = precision_harness ("bf16-cancel.onnx", props, &bus);
+  g_object_get (h->element, "precision-check-location", &location, NULL);
+  fail_unless_equals_string (location, png);
+  push_frames (h, 2, TRUE);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_buffer_unref (gst_harness_pull (h));
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  fail_unless (gst_structure_get_uint (s, "check-frames", &frames));
+  /* one picture, repeated to fill the batch */
+  fail_unless_equals_int (frames, 1);
+  fail_unless_equals_string (gst_structure_get_string (s, "precision"), "bf16");
+  fail_unless (stats_double (h->element, "precision-relative-error") == 0.0);
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+  g_free (location);
+  g_free (props);
+  g_free (png);
+}
+
+GST_END_TEST;
+
+/* a video gives its first frames, up to the batch: the check on colour
+ * bars runs superres in bf16 within the tolerance */
+GST_START_TEST (test_check_frames_from_a_video_fill_the_batch)
+{
+  gchar *ogv = g_build_filename (CBI_TEST_MODELS_DIR, "smpte-6.ogv", NULL);
+  gchar *props = g_strdup_printf ("batch=4 precision=auto "
+      "precision-check-location=\"%s\"", ogv);
+  GstBus *bus;
+  GstHarness *h;
+  GstStructure *s;
+  guint frames = 0, i;
+
+  h = precision_harness ("superres.onnx", props, &bus);
+  push_frames (h, 4, TRUE);
+  for (i = 0; i < 4; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  fail_unless (gst_structure_get_uint (s, "check-frames", &frames));
+  fail_unless_equals_int (frames, 4);
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+  g_free (props);
+  g_free (ogv);
+}
+
+GST_END_TEST;
+
+/* a file that is not there, or has no video (the model itself): the
+ * warm-up fails with the decoder's error, naming the file */
+GST_START_TEST (test_check_frames_that_cannot_be_read_fail_the_warmup)
+{
+  gchar *onnx = g_build_filename (CBI_TEST_MODELS_DIR, "conv-relu.onnx",
+      NULL);
+  const gchar *locations[2] = { "/nonexistent/check.png", onnx };
+  const GQuark domains[2] = { GST_RESOURCE_ERROR, GST_STREAM_ERROR };
+  guint i;
+
+  for (i = 0; i < 2; i++) {
+    gchar *props = g_strdup_printf ("batch=2 precision-check-location=\"%s\"",
+        locations[i]);
+    GstBus *bus;
+    GstHarness *h = precision_harness (NULL, props, &bus);
+    GstMessage *m;
+    GError *err = NULL;
+    gchar *debug = NULL;
+
+    push_frames (h, 2, FALSE);
+    m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+    fail_unless (m != NULL, "no error for %s", locations[i]);
+    gst_message_parse_error (m, &err, &debug);
+    fail_unless (err->domain == domains[i], "%s: %s", locations[i],
+        err->message);
+    fail_unless (strstr (err->message, "precision-check-location") != NULL
+        && strstr (err->message, locations[i]) != NULL, "%s", err->message);
+    fail_unless (gst_harness_try_pull (h) == NULL);
+    g_error_free (err);
+    g_free (debug);
+    gst_message_unref (m);
+    precision_teardown (h, bus);
+    g_free (props);
+  }
+  g_free (onnx);
+}
+
+GST_END_TEST;
+
 /* tf32 is a GPU's: where backend=auto runs on a backend without it (the
  * CPU, a GPU older than Ampere), float32 with a warning; so is fp16,
  * which no CPU of this build runs */
@@ -638,6 +748,9 @@ precision_suite (void)
   tcase_add_test (tc, test_bf16_superres_passes_and_allocates_nothing_after);
   tcase_add_test (tc, test_bf16_classifier_scores_report_top1_agreement);
   tcase_add_test (tc, test_bf16_holds_what_overflows_fp16);
+  tcase_add_test (tc, test_check_frames_from_a_picture_replace_the_test_frames);
+  tcase_add_test (tc, test_check_frames_from_a_video_fill_the_batch);
+  tcase_add_test (tc, test_check_frames_that_cannot_be_read_fail_the_warmup);
   tcase_add_test (tc, test_bf16_past_the_tolerance_fails_naming_the_output);
   tcase_add_test (tc, test_auto_steps_back_to_fp32_when_bf16_fails_the_check);
   tcase_add_test (tc, test_without_a_warmup_auto_runs_fp32_unchecked);

@@ -563,8 +563,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * GstCudaBatchInfer:precision:
    *
    * The arithmetic the model runs in. `fp32` (the default) is float32
-   * throughout. `bf16` gives the CPU backend's convolutions bfloat16
-   * operands, with float32 sums, where the CPU multiplies bfloat16 itself
+   * throughout. `bf16` gives the CPU backend's convolutions and matrix
+   * products bfloat16 operands, with float32 sums, where the CPU
+   * multiplies bfloat16 itself
    * (AVX512-BF16 or AMX; elsewhere it is refused); the activations
    * between two convolutions stay bfloat16, every other op runs in
    * float32; the convolutions that gain too little from it (thin and

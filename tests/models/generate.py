@@ -673,6 +673,7 @@ def main():
     save(bf16_cancel_model(), "bf16-cancel.onnx")
     save(fp16_overflow_model(), "fp16-overflow.onnx")
     save(half_shapes_model(np.random.default_rng(17)), "half-shapes.onnx")
+    save(bf16_products_model(np.random.default_rng(18)), "bf16-products.onnx")
     # a Resize whose sizes are floats (found by the fuzzer: the refusal
     # leaked the strings of the node's mode)
     save(model([helper.make_node("Resize", ["image", "", "", "sizes"],
@@ -779,6 +780,31 @@ def fp16_overflow_model():
         f32("w_heavy", heavy)],
         outputs=[helper.make_tensor_value_info(
             "output", TensorProto.FLOAT, ["N", 16, "H", "W"])])
+
+
+def bf16_products_model(g):
+    """matrix products heavy enough for bfloat16 at batch 8, on a fixed
+    48x64 input: the image's rows through two MatMuls (to 256 columns and
+    back, about the identity), and a Gemm (transB) of the whole frame to
+    64 scores"""
+    a = (g.standard_normal((64, 256)) / 8.0).astype(np.float32)
+    b = (a.T / 4.0).astype(np.float32)
+    w = (g.standard_normal((64, 3 * 48 * 64)) / 96.0).astype(np.float32)
+    image = helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                          ["N", 3, 48, 64])
+    return model([
+        helper.make_node("MatMul", ["image", "a"], ["wide"], name="widen"),
+        helper.make_node("MatMul", ["wide", "b"], ["output"], name="narrow"),
+        helper.make_node("Flatten", ["image"], ["flat"], name="flatten"),
+        helper.make_node("Gemm", ["flat", "w", "bias"], ["scores"],
+                         name="head", transB=1),
+    ], [f32("a", a), f32("b", b), f32("w", w),
+        f32("bias", g.standard_normal(64) * 0.1)],
+        inputs=[image],
+        outputs=[helper.make_tensor_value_info(
+                     "output", TensorProto.FLOAT, ["N", 3, 48, 64]),
+                 helper.make_tensor_value_info(
+                     "scores", TensorProto.FLOAT, ["N", 64])])
 
 
 def half_shapes_model(g):

@@ -83,6 +83,16 @@ cbi_cpu_conv_products (const CbiCpuPlan * plan, const CbiNode * n)
       * cbi_shape_count (&plan->shapes[t]);
 }
 
+gboolean
+cbi_cpu_bf16_pays (gdouble products, gdouble outputs, gdouble converted,
+    guint conversions)
+{
+  return products > 0.0
+      && products >= CBI_CPU_BF16_PRODUCTS_PER_VALUE * converted
+      && products >= CBI_CPU_BF16_SUMS_PER_OUTPUT * outputs
+      && products >= CBI_CPU_BF16_PRODUCTS_PER_CONVERSION * conversions;
+}
+
 void
 cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
 {
@@ -143,10 +153,8 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
     if (!cbi_cpu_is_conv (n) || n->inputs[0] == graph->input)
       continue;
     k = cbi_cpu_find (group, i);
-    plan->conv_bf16[i] = products[k] > 0.0
-        && products[k] >= CBI_CPU_BF16_PRODUCTS_PER_VALUE * converted[k]
-        && products[k] >= CBI_CPU_BF16_SUMS_PER_OUTPUT * outputs[k]
-        && products[k] >= CBI_CPU_BF16_PRODUCTS_PER_CONVERSION * conversions[k];
+    plan->conv_bf16[i] = cbi_cpu_bf16_pays (products[k], outputs[k],
+        converted[k], conversions[k]);
     if (k == i)
       GST_DEBUG ("convolutions with %s: %s (%.3g products, %.3g output "
           "values, %.3g values converted into them)", n->name,

@@ -119,7 +119,8 @@ typedef struct
    * convolutions that take bfloat16 operands (bf16.c), NULL in float32 */
   gboolean bf16;
   gboolean *conv_bf16;
-  guint bf16_convs;             /* the convolutions planned in bfloat16 */
+  guint bf16_ops;               /* the convolutions and matrix products
+                                 * planned in bfloat16 */
 } CbiCpuPlan;
 
 /* One oneDNN eltwise step: the form of an element-wise op (postops.c). */
@@ -168,6 +169,15 @@ gboolean cbi_cpu_plan_op (CbiCpuPlan * plan,
     const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error);
 dnnl_memory_t cbi_cpu_pooled_memory (CbiCpuPlan * plan,
     CbiMd md, const gchar * what, GError ** error);
+/* Whether oneDNN gives @pd a fast kernel, not its reference code; @impl
+ * receives the kernel's name (transfer none: @pd's). */
+gboolean cbi_cpu_fast_impl (const_dnnl_primitive_desc_t pd,
+    const gchar ** impl);
+/* Constant @data (desc @user_md) in the layout and type @md a primitive
+ * chose: @data itself where @md is @user_md, else a copy reordered once
+ * in the plan's memory, for @what. */
+dnnl_memory_t cbi_cpu_constant_in (CbiCpuPlan * plan, CbiMd user_md,
+    CbiMd md, gfloat * data, const gchar * what, GError ** error);
 gboolean cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error);
 /* The channels-last desc of 4-D @shape. */
 gboolean cbi_cpu_nhwc_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
@@ -266,6 +276,11 @@ gboolean cbi_cpu_plan_where (gpointer plan, const CbiNode * n,
 /* bf16.c: sets @plan->conv_bf16: which convolutions of the bfloat16 plan
  * take bfloat16 operands */
 void cbi_cpu_choose_bf16 (CbiCpuPlan * plan);
+/* bf16.c: whether ops that compute @products products into @outputs
+ * output values, converting @converted values in @conversions reorders
+ * into bfloat16, gain from it (the rules of the convolution groups) */
+gboolean cbi_cpu_bf16_pays (gdouble products, gdouble outputs,
+    gdouble converted, guint conversions);
 /* bf16.c: whether activation @out, written by a convolution with @post
  * fused (nullable), passes in bfloat16 to the convolutions that read it:
  * only convolutions read it, as their input; it is no output of the

@@ -8,42 +8,6 @@
 
 #include <string.h>
 
-/* The weights in the layout the primitive chose: the constant data itself
- * when that is plain, else a reordered copy made once in the pool. */
-static dnnl_memory_t
-cbi_cpu_weights (CbiCpuPlan * plan, CbiMd user_md, CbiMd md, gfloat * data,
-    GError ** error)
-{
-  dnnl_primitive_desc_t pd = NULL;
-  dnnl_primitive_t reorder = NULL;
-  dnnl_exec_arg_t args[2];
-  dnnl_memory_t user, mem;
-  gboolean ok;
-
-  user = cbi_cpu_memory (plan, user_md, data, error);
-  if (user == NULL || dnnl_memory_desc_equal (md, user_md))
-    return user;
-  mem = cbi_cpu_pooled_memory (plan, md, "convolution weights", error);
-  if (mem == NULL)
-    return NULL;
-  args[0].arg = DNNL_ARG_FROM;
-  args[0].memory = user;
-  args[1].arg = DNNL_ARG_TO;
-  args[1].memory = mem;
-  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, user_md,
-          plan->cpu->engine, md, plan->cpu->engine, NULL),
-      "weights reorder desc")
-      && DNNL_CHECK (dnnl_primitive_create (&reorder, pd), "weights reorder")
-      && DNNL_CHECK (dnnl_primitive_execute (reorder, plan->cpu->stream, 2,
-          args), "weights reorder execute")
-      && DNNL_CHECK (dnnl_stream_wait (plan->cpu->stream), "dnnl_stream_wait");
-  if (reorder)
-    dnnl_primitive_destroy (reorder);
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  return ok ? mem : NULL;
-}
-
 /* Activation @out was computed with 8 channels for the @shape's fewer:
  * a loop copies the real ones out, plain, where the layout is plain,
  * blocked by 8 or channels last (oneDNN's reorder of a channel slice is a
@@ -190,16 +154,6 @@ cbi_cpu_conv_takes_bf16 (CbiCpuPlan * plan, const CbiNode * m)
       && plan->conv_bf16[m - cbi_graph_node (plan->graph, 0)];
 }
 
-/* Whether @pd runs one of oneDNN's fast kernels, not its reference code. */
-static gboolean
-cbi_cpu_fast_impl (const_dnnl_primitive_desc_t pd, const gchar ** impl)
-{
-  *impl = NULL;
-  return dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
-      impl) == dnnl_success && *impl != NULL && !g_str_has_prefix (*impl,
-      "ref");
-}
-
 gboolean
 cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -343,13 +297,13 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
         && cbi_cpu_conv_with_residual (plan, &op, &res, &pd, &attr)) {
       residual = TRUE;
       out = res.out;
-      plan->bf16_convs += attempt == 0;
+      plan->bf16_ops += attempt == 0;
     } else if (!cbi_cpu_attr (post, &attr, error)) {
       goto done;
     } else if (attempt == 0) {
       if (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine)
           == dnnl_success && cbi_cpu_fast_impl (pd, &impl)) {
-        plan->bf16_convs++;
+        plan->bf16_ops++;
         break;
       }
       GST_DEBUG ("%s stays float32 (oneDNN: %s)", n->name,
@@ -366,9 +320,9 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0), error);
   if (xmem == NULL)
     goto done;
-  wmem = cbi_cpu_weights (plan, wmd_user,
+  wmem = cbi_cpu_constant_in (plan, wmd_user,
       dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0), wdata,
-      error);
+      "convolution weights", error);
   if (wmem == NULL)
     goto done;
   if (bdata && (bmem = cbi_cpu_memory (plan, bmd, bdata, error)) == NULL)

@@ -1,9 +1,123 @@
 /* cudabatchinfer: the CPU backend's Gemm and MatMul
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Both as oneDNN matmul.
+ * Both as oneDNN matmul. In a bfloat16 plan, a product that computes
+ * many products per value it converts (bf16.c's rules) takes bfloat16
+ * operands with float32 sums and output: its activation operands are
+ * converted by a reorder before it, constant ones once at planning.
  */
 #include "cbicpu.h"
+
+#include <string.h>
+
+/* @md's dims in bfloat16, row-major. */
+static gboolean
+cbi_cpu_bf16_md (CbiCpuPlan * plan, CbiMd md, CbiMd * out, GError ** error)
+{
+  static const dnnl_format_tag_t plain[] = { dnnl_a, dnnl_ab, dnnl_abc,
+    dnnl_abcd, dnnl_abcde, dnnl_abcdef
+  };
+  const gint rank = cbi_md_n_dims (md);
+  dnnl_dims_t dims;
+
+  memcpy (dims, cbi_md_dims (md), rank * sizeof (dnnl_dim_t));
+  return DNNL_CHECK (cbi_md_tag_typed (plan->descs, out, rank, dims,
+          dnnl_bf16, plain[rank - 1]), "bfloat16 desc");
+}
+
+/* @op (its src and weights float32, as bound in @args[0] and @args[1];
+ * @weights: the constant data of the weights, NULL where they are an
+ * activation) in bfloat16: the primitive desc (transfer full) with @attr,
+ * and @args bound to bfloat16 copies, or FALSE (nothing added) where
+ * oneDNN has no fast kernel for it. */
+static gboolean
+cbi_cpu_product_bf16 (CbiCpuPlan * plan, const CbiDnnlOp * op,
+    gfloat * weights, const_dnnl_primitive_attr_t attr,
+    dnnl_exec_arg_t * args, dnnl_primitive_desc_t * pd, GError ** error)
+{
+  CbiDnnlOp low = *op;
+  CbiMd wmd_any;
+  dnnl_memory_t x, w;
+  const gchar *impl;
+  dnnl_dims_t dims;
+  const gint rank = cbi_md_n_dims (op->weights);
+
+  memcpy (dims, cbi_md_dims (op->weights), rank * sizeof (dnnl_dim_t));
+  /* constant weights in the layout oneDNN packs them in */
+  if (!cbi_cpu_bf16_md (plan, op->src, &low.src, error)
+      || !(weights ? DNNL_CHECK (cbi_md_tag_typed (plan->descs, &wmd_any,
+                  rank, dims, dnnl_bf16, dnnl_format_tag_any),
+              "weights desc") : cbi_cpu_bf16_md (plan, op->weights,
+              &wmd_any, error)))
+    return FALSE;
+  low.weights = wmd_any;
+  if (cbi_dnnl_op_create (pd, &low, attr, plan->cpu->engine) != dnnl_success
+      || !cbi_cpu_fast_impl (*pd, &impl)) {
+    GST_DEBUG ("a matrix product stays float32 (oneDNN: %s)", *pd && impl ?
+        impl : "no bfloat16 primitive");
+    g_clear_pointer (pd, dnnl_primitive_desc_destroy);
+    return FALSE;
+  }
+  x = cbi_cpu_activation (plan, -1, low.src, error);
+  if (x == NULL || !cbi_cpu_add_reorder (plan, op->src, args[0].memory,
+          low.src, x, error))
+    goto failed;
+  if (weights) {
+    w = cbi_cpu_constant_in (plan, op->weights,
+        dnnl_primitive_desc_query_md (*pd, dnnl_query_weights_md, 0),
+        weights, "matrix product weights", error);
+  } else {
+    CbiMd wmd = dnnl_primitive_desc_query_md (*pd, dnnl_query_weights_md, 0);
+    w = cbi_cpu_activation (plan, -1, wmd, error);
+    if (w && !cbi_cpu_add_reorder (plan, op->weights, args[1].memory, wmd, w,
+            error))
+      w = NULL;
+  }
+  if (w == NULL)
+    goto failed;
+  args[0].memory = x;
+  args[1].memory = w;
+  return TRUE;
+
+failed:
+  g_clear_pointer (pd, dnnl_primitive_desc_destroy);
+  return FALSE;
+}
+
+/* The step of matrix product @op of node @n (and @post) on @args (src,
+ * weights, then bias), in bfloat16 where the plan is and it gains
+ * (@products products into @outputs values, @converted values converted
+ * in @conversions reorders), else float32. */
+static gboolean
+cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
+    const CbiNode * n, const CbiNode * post, dnnl_exec_arg_t * args,
+    gint n_args, gfloat * weights, gdouble products, gdouble outputs,
+    gdouble converted, guint conversions, GError ** error)
+{
+  const gint out = post ? post->output : n->output;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  GError *local = NULL;
+  gboolean ok;
+
+  if (!plan->bf16 || !cbi_cpu_bf16_pays (products, outputs, converted,
+          conversions))
+    return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
+  if (!cbi_cpu_attr (post, &attr, error))
+    return FALSE;
+  if (!cbi_cpu_product_bf16 (plan, op, weights, attr, args, &pd, &local)) {
+    dnnl_primitive_attr_destroy (attr);
+    if (local) {
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+    return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
+  }
+  ok = cbi_cpu_add_primitive_owned (TRUE, pd, attr, plan, args, n_args, out,
+      error) && cbi_cpu_post_own (plan, post, out, error);
+  plan->bf16_ops += ok;
+  return ok;
+}
 
 /* Gemm as a oneDNN matmul: alpha folds into a copy of B laid out [K, N],
  * beta C into a bias, both made once here. The bias is one row
@@ -25,6 +139,7 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
   CbiDnnlOp op = { CBI_DNNL_MATMUL, };
   dnnl_exec_arg_t args[3];
   gfloat *w, *bias = NULL;
+  guint ops;
 
   /* transA: the row-major [K, M] input read with swapped strides */
   if (n->ints[0]) {
@@ -63,7 +178,15 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
                   error))))
     return FALSE;
   op.bias = bias ? bias_md : NULL;
-  return cbi_cpu_plan_op (plan, &op, n, post, args, bias ? 3 : 2, error);
+  ops = plan->bf16_ops;
+  if (!cbi_cpu_add_product (plan, &op, n, post, args, bias ? 3 : 2, w,
+          (gdouble) m * k * cols, (gdouble) m * cols, (gdouble) m * k, 1,
+          error))
+    return FALSE;
+  /* the product reads the bfloat16 copy of the weights */
+  if (plan->bf16_ops > ops)
+    cbi_mem_plan_give_back (plan->memory, w);
+  return TRUE;
 }
 
 /* MatMul: both operands row-major with leading ones up to the output's
@@ -73,9 +196,12 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
 {
   const CbiShape *ys = &plan->shapes[n->output];
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  gfloat *weights = cbi_graph_tensor (plan->graph, n->inputs[1])->data;
   CbiMd md[2], own;
   CbiDnnlOp op = { CBI_DNNL_MATMUL, };
   dnnl_exec_arg_t args[2];
+  gdouble products, converted;
   gint i;
 
   for (i = 0; i < 2; i++) {
@@ -96,8 +222,13 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
   }
   op.src = md[0];
   op.weights = md[1];
+  /* each output value sums K products, K the first operand's last dim */
+  products = (gdouble) cbi_shape_count (ys) * as->dims[as->n_dims - 1];
+  converted = cbi_shape_count (as) + (weights ? 0.0 :
+      cbi_shape_count (&plan->shapes[n->inputs[1]]));
   return cbi_cpu_any_md (plan, &op.dst, ys, error)
-      && cbi_cpu_plan_op (plan, &op, n, post, args, 2, error);
+      && cbi_cpu_add_product (plan, &op, n, post, args, 2, weights, products,
+      cbi_shape_count (ys), converted, weights ? 1 : 2, error);
 }
 
 /* Gemm and MatMul. */

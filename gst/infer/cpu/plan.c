@@ -254,7 +254,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     goto failed;
   }
   cbi_mem_plan_done (plan->memory);
-  backend->low_precision_ops = plan->bf16_convs;
+  backend->low_precision_ops = plan->bf16_ops;
   /* the memories and primitives keep copies of the descs they need */
   g_clear_pointer (&plan->mds, g_free);
   g_clear_pointer (&plan->conv_bf16, g_free);

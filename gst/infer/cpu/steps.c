@@ -31,6 +31,53 @@ cbi_cpu_pooled_memory (CbiCpuPlan * plan, CbiMd md,
   return block ? cbi_cpu_memory (plan, md, block, error) : NULL;
 }
 
+/* Constant @data (desc @user_md) in the layout and type @md a primitive
+ * chose: the data itself where that is its own, else a reordered copy made
+ * once in the pool, for @what. */
+dnnl_memory_t
+cbi_cpu_constant_in (CbiCpuPlan * plan, CbiMd user_md, CbiMd md,
+    gfloat * data, const gchar * what, GError ** error)
+{
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_t reorder = NULL;
+  dnnl_exec_arg_t args[2];
+  dnnl_memory_t user, mem;
+  gboolean ok;
+
+  user = cbi_cpu_memory (plan, user_md, data, error);
+  if (user == NULL || dnnl_memory_desc_equal (md, user_md))
+    return user;
+  mem = cbi_cpu_pooled_memory (plan, md, what, error);
+  if (mem == NULL)
+    return NULL;
+  args[0].arg = DNNL_ARG_FROM;
+  args[0].memory = user;
+  args[1].arg = DNNL_ARG_TO;
+  args[1].memory = mem;
+  ok = DNNL_CHECK (dnnl_reorder_primitive_desc_create (&pd, user_md,
+          plan->cpu->engine, md, plan->cpu->engine, NULL),
+      "constant reorder desc")
+      && DNNL_CHECK (dnnl_primitive_create (&reorder, pd), "weights reorder")
+      && DNNL_CHECK (dnnl_primitive_execute (reorder, plan->cpu->stream, 2,
+          args), "constant reorder execute")
+      && DNNL_CHECK (dnnl_stream_wait (plan->cpu->stream), "dnnl_stream_wait");
+  if (reorder)
+    dnnl_primitive_destroy (reorder);
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  return ok ? mem : NULL;
+}
+
+/* Whether @pd runs one of oneDNN's fast kernels, not its reference code. */
+gboolean
+cbi_cpu_fast_impl (const_dnnl_primitive_desc_t pd, const gchar ** impl)
+{
+  *impl = NULL;
+  return dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
+      impl) == dnnl_success && *impl != NULL && !g_str_has_prefix (*impl,
+      "ref");
+}
+
 /* A memory for activation @tensor (-1: a copy in another layout), where
  * the memory plan puts it. */
 dnnl_memory_t

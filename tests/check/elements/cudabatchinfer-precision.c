@@ -596,6 +596,46 @@ assert_runs_or_warns (const gchar * precision)
   g_free (desc);
 }
 
+/* bf16-products.onnx: two MatMuls over the image's rows and a Gemm head
+ * (transB), heavy enough at batch 8 for bfloat16 operands; the image's
+ * frames and the scores both pass the check */
+GST_START_TEST (test_bf16_matrix_products_pass_the_check)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GstStructure *s;
+  gdouble rel = 1.0;
+  guint i, j;
+
+  if (!cpu_has_bf16 ()) {
+    assert_bf16_refused ();
+    return;
+  }
+  h = precision_harness ("bf16-products.onnx", "batch=8 precision=bf16", &bus);
+  push_frames_sized (h, 9, TRUE, 64, 48);
+  for (i = 0; i < 9; i++) {
+    GstBuffer *out = gst_harness_pull (h);
+    GstBatchMemoryMeta *m = gst_buffer_get_batch_memory_meta (out);
+    fail_unless (m != NULL && m->warmed_up);
+    fail_unless_equals_uint64 (m->fresh_allocations, 0);
+    gst_buffer_unref (out);
+  }
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "precision"), "bf16");
+  fail_unless_equals_int (stats_uint (h->element, "low-precision-ops"), 3);
+  for (j = 0; j < 2; j++) {
+    const GstStructure *a = accuracy_of (s, j);
+    fail_unless (gst_structure_get_double (a, "relative-error", &rel));
+    fail_unless (rel > 0.0 && rel < 0.01, "output %u: %g", j, rel);
+  }
+  fail_unless (gst_structure_has_field (accuracy_of (s, 1), "top1-agreement"));
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+}
+
+GST_END_TEST;
+
 /* precision-check-location: bf16-cancel.onnx loses nothing on black
  * frames (100 + 0 is exact in bfloat16): given a black picture, the
  * check passes where the test frames fail it by 25.1 %; the picture is
@@ -748,6 +788,7 @@ precision_suite (void)
   tcase_add_test (tc, test_bf16_superres_passes_and_allocates_nothing_after);
   tcase_add_test (tc, test_bf16_classifier_scores_report_top1_agreement);
   tcase_add_test (tc, test_bf16_holds_what_overflows_fp16);
+  tcase_add_test (tc, test_bf16_matrix_products_pass_the_check);
   tcase_add_test (tc, test_check_frames_from_a_picture_replace_the_test_frames);
   tcase_add_test (tc, test_check_frames_from_a_video_fill_the_batch);
   tcase_add_test (tc, test_check_frames_that_cannot_be_read_fail_the_warmup);

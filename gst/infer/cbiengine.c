@@ -1048,10 +1048,12 @@ cbi_warmup_reference_size (const CbiWarmupData * w)
 
 /* The plan for the current precision, from nothing: every plan dropped,
  * one dry batch (planning it: the warm-up's cost in @report), then the
- * timed ones; @ticket receives the last one's. */
+ * timed ones, but not where @untimed_if_unchanged and the precision
+ * changes no op (AUTO passes it over); @ticket receives the last one's. */
 static gboolean
 cbi_engine_warmup_runs (CbiEngine * engine, CbiWarmupData * w,
-    CbiBatchReport * report, guint * ticket, GError ** error)
+    gboolean untimed_if_unchanged, CbiBatchReport * report, guint * ticket,
+    GError ** error)
 {
   CbiBatchReport steady;
   guint64 timed = 0, peak_allocated, peak_reserved;
@@ -1062,6 +1064,8 @@ cbi_engine_warmup_runs (CbiEngine * engine, CbiWarmupData * w,
   ok = cbi_engine_run_frames (engine, &w->dry, ticket, report, error);
   peak_allocated = report->pool.peak_allocated_bytes;
   peak_reserved = report->pool.peak_reserved_bytes;
+  if (ok && untimed_if_unchanged && engine->backend->low_precision_ops == 0)
+    return TRUE;
   for (i = 0; ok && i < CBI_WARMUP_TIMED_BATCHES
       && (i < CBI_WARMUP_MIN_TIMED_BATCHES
           || timed < CBI_WARMUP_TIMED_BUDGET_NS); i++) {
@@ -1202,12 +1206,12 @@ cbi_engine_set_precision_error (CbiEngine * engine, const CbiWarmupData * w,
   if (a->nonfinite > 0)
     g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "precision %s "
         "overflows: output \"%s\" has %" G_GUINT64_FORMAT " NaN or infinite "
-        "values on the warm-up's test frames where fp32 has none", p, name,
+        "values on the warm-up's frames where fp32 has none", p, name,
         a->nonfinite);
   else
     g_set_error (error, CBI_ERROR, CBI_ERROR_PRECISION, "precision %s is "
         "too far from fp32: output \"%s\" differs from it by %.3g %% of its "
-        "largest value on the warm-up's test frames (max error %.4g%s), "
+        "largest value on the warm-up's frames (max error %.4g%s), "
         "past precision-tolerance (%.3g %%)", p, name,
         100.0 * a->relative_error, a->max_abs_error,
         w->info.image && worst == 0 ? " in byte values" : "",
@@ -1356,7 +1360,9 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     gdouble worst_error = G_MAXDOUBLE;
 
     engine->backend->precision = order[k];
-    ran = cbi_engine_warmup_runs (engine, &w, report, &ticket, &local)
+    /* one AUTO passes over where it changes nothing: no time for it */
+    ran = cbi_engine_warmup_runs (engine, &w, engine->precision ==
+        CBI_PRECISION_AUTO && k + 2 < n_order, report, &ticket, &local)
         && cbi_engine_scan_nonfinite (engine, &w, ticket, report, &local);
     report->precision = order[k];
     report->low_precision_ops = engine->backend->low_precision_ops;
@@ -1535,6 +1541,12 @@ void
 cbi_engine_set_replay (CbiEngine * engine, gboolean replay)
 {
   engine->replay = engine->backend->replay = replay;
+}
+
+CbiPrecision
+cbi_engine_get_precision (CbiEngine * engine)
+{
+  return engine->backend->precision;
 }
 
 gboolean

@@ -207,6 +207,11 @@ void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
 gboolean cbi_engine_warmup (CbiEngine * engine, const CbiFrameBatch * layout,
     CbiBatchReport * report, GError ** error);
 
+/* The precision the plans run in: the warm-up's choice after one, else
+ * what cbi_engine_set_precision() set (float32 for AUTO, and for one the
+ * backend backend=auto chose has not). */
+CbiPrecision cbi_engine_get_precision (CbiEngine * engine);
+
 /* The arithmetic of the plans from the next warm-up on (see
  * #CbiPrecision; the default is float32), and the largest relative error
  * (#CbiAccuracy.relative_error) of any output that a precision other than

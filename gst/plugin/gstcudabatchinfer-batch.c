@@ -767,7 +767,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   self->warm_width = width;
   self->warm_height = height;
   gst_cuda_batch_infer_note_backend (self);
-  /* NaN or infinities on the test frames: the model is broken (NaN
+  /* NaN or infinities on the warm-up's frames: the model is broken (NaN
    * weights), or overflows; its frames would come out black, without a
    * word */
   have_outputs = cbi_engine_frame_outputs (self->engine, height, width,
@@ -776,7 +776,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
       && (guint) r.nonfinite_output < outputs.n_outputs)
     GST_ELEMENT_WARNING (self, STREAM, FAILED, ("The model gives NaN or "
             "infinite values"), ("output %s: %" G_GUINT64_FORMAT " of its "
-            "values on the warm-up's test frames are NaN or infinite; check "
+            "values on the warm-up's frames are NaN or infinite; check "
             "the model's weights and the input mapping (input-scale, "
             "input-mean, input-std)", outputs.names[r.nonfinite_output],
             r.nonfinite_values));

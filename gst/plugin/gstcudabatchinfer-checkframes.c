@@ -12,20 +12,23 @@
 
 #include <string.h>
 
-/* the pipeline ends once it has given this many frames, and gives up
- * after this long without the next one (a source that never ends, or a
- * decoder that hangs) */
+/* the pipeline gives up when the next frame takes this long (a decoder
+ * that hangs); the frames it gave by then are used */
 #define CHECK_FRAMES_TIMEOUT (30 * GST_SECOND)
 
 typedef struct
 {
   GMutex lock;
-  GstElement *sink;
   GstVideoInfo info;
   guint max;
   GPtrArray *frames;            /* copies, rows packed */
+  gboolean out_of_memory;
+  gboolean video;               /* decodebin exposed a video stream */
 } CheckFrames;
 
+/* One frame: a copy, so that no decoder's pool waits for its buffers
+ * back; a message on the bus for each, which the waiting thread counts
+ * its timeout from, and one more once there are enough. */
 static void
 check_frames_handoff (GstElement * sink, GstBuffer * buffer, GstPad * pad,
     gpointer user_data)
@@ -35,28 +38,78 @@ check_frames_handoff (GstElement * sink, GstBuffer * buffer, GstPad * pad,
       * GST_VIDEO_INFO_COMP_PSTRIDE (&c->info, 0);
   const guint height = GST_VIDEO_INFO_HEIGHT (&c->info);
   GstVideoFrame frame;
-  gboolean full = FALSE;
-  guint8 *copy;
+  gboolean taken = FALSE, full;
+  guint8 *copy = NULL;
   guint y;
 
   g_mutex_lock (&c->lock);
-  /* a copy, so that no decoder's pool waits for its buffers back */
-  if (c->frames->len < c->max
+  if (c->frames->len < c->max && !c->out_of_memory
       && gst_video_frame_map (&frame, &c->info, buffer, GST_MAP_READ)) {
-    copy = g_malloc (row * height);
-    for (y = 0; y < height; y++)
+    copy = g_try_malloc (row * height);
+    for (y = 0; copy && y < height; y++)
       memcpy (copy + y * row, (const guint8 *) GST_VIDEO_FRAME_PLANE_DATA
           (&frame, 0) + (gsize) y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0),
           row);
     gst_video_frame_unmap (&frame);
-    g_ptr_array_add (c->frames, copy);
-    full = c->frames->len == c->max;
+    if (copy)
+      g_ptr_array_add (c->frames, copy);
+    c->out_of_memory = copy == NULL;
+    taken = TRUE;
   }
+  full = c->frames->len == c->max || c->out_of_memory;
   g_mutex_unlock (&c->lock);
-  /* enough: the bus tells the waiting thread */
-  if (full)
+  if (taken)
     gst_element_post_message (sink, gst_message_new_application
-        (GST_OBJECT (sink), gst_structure_new_empty ("check-frames-done")));
+        (GST_OBJECT (sink), gst_structure_new ("check-frame", "enough",
+                G_TYPE_BOOLEAN, full, NULL)));
+}
+
+static void
+check_frames_pad_added (GstElement * decodebin, GstPad * pad,
+    gpointer user_data)
+{
+  CheckFrames *c = user_data;
+  GstCaps *caps = gst_pad_get_current_caps (pad);
+
+  if (caps == NULL)
+    caps = gst_pad_query_caps (pad, NULL);
+  g_mutex_lock (&c->lock);
+  c->video = c->video || (!gst_caps_is_empty (caps)
+      && g_str_has_prefix (gst_structure_get_name (gst_caps_get_structure
+              (caps, 0)), "video/"));
+  g_mutex_unlock (&c->lock);
+  gst_caps_unref (caps);
+}
+
+/* Runs @pipeline until @c has its frames, the stream ends, fails, or the
+ * next frame takes too long. Returns the error message (transfer full),
+ * or %NULL. */
+static GstMessage *
+check_frames_run (GstElement * pipeline, GstBus * bus, gboolean * timed_out)
+{
+  GstMessage *msg = NULL;
+  gboolean done = FALSE;
+
+  *timed_out = FALSE;
+  if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE)
+    return gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  while (!done) {
+    msg = gst_bus_timed_pop_filtered (bus, CHECK_FRAMES_TIMEOUT,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
+    if (msg == NULL) {
+      *timed_out = TRUE;
+      break;
+    }
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
+      break;
+    done = GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS;
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_APPLICATION)
+      gst_structure_get_boolean (gst_message_get_structure (msg), "enough",
+          &done);
+    g_clear_pointer (&msg, gst_message_unref);
+  }
+  return msg;
 }
 
 GPtrArray *
@@ -64,16 +117,24 @@ gst_cuda_batch_infer_decode_check_frames (const gchar * location,
     const GstVideoInfo * info, guint max, GError ** error)
 {
   CheckFrames c = { 0, };
-  GstElement *pipeline, *src, *filter;
+  GstElement *pipeline, *src, *dec, *filter, *sink;
   GstCaps *caps;
   GstBus *bus;
-  GstMessage *msg = NULL;
+  GstMessage *msg;
   GError *err = NULL;
-  gboolean done = FALSE;
+  gchar *debug = NULL;
+  gboolean timed_out;
 
-  pipeline = gst_parse_launch ("filesrc name=src ! decodebin ! videoconvert "
-      "! videoscale ! capsfilter name=filter ! fakesink name=sink "
-      "signal-handoffs=true sync=false", &err);
+  /* a device or a pipe never ends, and may block the pipeline's start */
+  if (!g_file_test (location, G_FILE_TEST_IS_REGULAR)) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND,
+        "%s is not a file", location);
+    return NULL;
+  }
+  pipeline = gst_parse_launch_full ("filesrc name=src ! decodebin name=dec "
+      "! videoconvert ! videoscale ! capsfilter name=filter "
+      "! fakesink name=sink signal-handoffs=true sync=false", NULL,
+      GST_PARSE_FLAG_FATAL_ERRORS, &err);
   if (pipeline == NULL) {
     g_set_error (error, GST_CORE_ERROR, GST_CORE_ERROR_MISSING_PLUGIN,
         "cannot decode the check frames: %s (decodebin, videoconvert and "
@@ -81,14 +142,14 @@ gst_cuda_batch_infer_decode_check_frames (const gchar * location,
     g_clear_error (&err);
     return NULL;
   }
-  g_clear_error (&err);
   g_mutex_init (&c.lock);
   c.info = *info;
   c.max = max;
   c.frames = g_ptr_array_new_with_free_func (g_free);
   src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  dec = gst_bin_get_by_name (GST_BIN (pipeline), "dec");
   filter = gst_bin_get_by_name (GST_BIN (pipeline), "filter");
-  c.sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
   g_object_set (src, "location", location, NULL);
   /* the format and size of the frames the warm-up plans for: any rate,
    * any pixel aspect (the picture is stretched to the size) */
@@ -98,45 +159,51 @@ gst_cuda_batch_infer_decode_check_frames (const gchar * location,
       GST_VIDEO_INFO_HEIGHT (info), NULL);
   g_object_set (filter, "caps", caps, NULL);
   gst_caps_unref (caps);
-  g_signal_connect (c.sink, "handoff", G_CALLBACK (check_frames_handoff), &c);
+  g_signal_connect (sink, "handoff", G_CALLBACK (check_frames_handoff), &c);
+  g_signal_connect (dec, "pad-added", G_CALLBACK (check_frames_pad_added), &c);
 
   bus = gst_element_get_bus (pipeline);
-  if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
-      GST_STATE_CHANGE_FAILURE)
-    msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
-  while (!done && msg == NULL) {
-    msg = gst_bus_timed_pop_filtered (bus, CHECK_FRAMES_TIMEOUT,
-        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
-    if (msg == NULL)
-      break;
-    done = GST_MESSAGE_TYPE (msg) != GST_MESSAGE_ERROR;
-    if (done)
-      g_clear_pointer (&msg, gst_message_unref);
-  }
+  msg = check_frames_run (pipeline, bus, &timed_out);
   gst_element_set_state (pipeline, GST_STATE_NULL);
 
-  /* the streaming threads are gone: the frames are this thread's */
-  if (msg != NULL) {
-    gst_message_parse_error (msg, &err, NULL);
-    g_set_error (error, err->domain, err->code, "cannot decode the check "
-        "frames from %s: %s", location, err->message);
+  /* the streaming threads are gone: the frames are this thread's; a
+   * failure after the first frames leaves those */
+  if (c.out_of_memory) {
+    g_set_error (error, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NO_SPACE_LEFT,
+        "could not allocate the check frames of %s (%u of %u)", location,
+        c.frames->len + 1, max);
+  } else if (c.frames->len > 0) {
+    if (msg || timed_out)
+      GST_INFO ("%s: %u check frames, then %s", location, c.frames->len,
+          timed_out ? "a timeout" : "an error");
+  } else if (msg != NULL) {
+    gst_message_parse_error (msg, &err, &debug);
+    if (!c.video)
+      g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+          "%s has no video stream (%s)", location, err->message);
+    else
+      g_set_error (error, err->domain, err->code, "cannot decode the check "
+          "frames from %s: %s (%s)", location, err->message,
+          debug ? debug : "no details");
     g_clear_error (&err);
-  } else if (!done) {
+    g_free (debug);
+  } else if (timed_out) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
-        "%s gave no frame for %" GST_TIME_FORMAT ": the check frames must "
-        "come from a file that ends or gives %u frames", location,
-        GST_TIME_ARGS (CHECK_FRAMES_TIMEOUT), max);
-  } else if (c.frames->len == 0) {
-    g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
-        "%s has no video frame to check with", location);
+        "%s gave no frame for %" GST_TIME_FORMAT, location,
+        GST_TIME_ARGS (CHECK_FRAMES_TIMEOUT));
+  } else {
+    g_set_error (error, GST_STREAM_ERROR, c.video ? GST_STREAM_ERROR_FAILED :
+        GST_STREAM_ERROR_WRONG_TYPE, c.video ? "%s ended before its first "
+        "frame" : "%s has no video stream", location);
   }
-  if (msg != NULL || !done || c.frames->len == 0)
+  if (c.out_of_memory || c.frames->len == 0)
     g_clear_pointer (&c.frames, g_ptr_array_unref);
   g_clear_pointer (&msg, gst_message_unref);
   gst_object_unref (bus);
   gst_object_unref (src);
+  gst_object_unref (dec);
   gst_object_unref (filter);
-  gst_object_unref (c.sink);
+  gst_object_unref (sink);
   gst_object_unref (pipeline);
   g_mutex_clear (&c.lock);
   return c.frames;

@@ -565,22 +565,23 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * The arithmetic the model runs in. `fp32` (the default) is float32
    * throughout. `bf16` gives the CPU backend's convolutions and matrix
    * products bfloat16 operands, with float32 sums, where the CPU
-   * multiplies bfloat16 itself
-   * (AVX512-BF16 or AMX; elsewhere it is refused); the activations
+   * multiplies bfloat16 itself (AVX512-BF16 or AMX); the activations
    * between two convolutions stay bfloat16, every other op runs in
-   * float32; the convolutions that gain too little from it (thin and
-   * depthwise ones between float32 ops, whose conversions would cost
-   * more) stay float32 as well, and where none gains the model runs in
-   * float32, with a warning. `tf32` lets the CUDA backend's cuDNN
-   * convolutions and cuBLAS products use tf32 tensor cores (under
-   * `backend=auto`, a CPU runs float32 instead). `fp16` and `bf16` give
-   * the CUDA backend's convolutions that compute many products per value
-   * (channels in multiples of 8) 16-bit operands, channels last, on
-   * tensor cores, with float32 sums; every other op stays float32 (fp16:
-   * compute capability 7.0 or later, bf16: 8.0; the CPU has no fp16). A
-   * precision the backend cannot run fails READY→PAUSED,
-   * saying what it has; `auto` takes the fastest one that passes the
-   * accuracy check (below), float32 where none does.
+   * float32; the convolutions and products that gain too little from it
+   * (thin and depthwise ones between float32 ops, whose conversions
+   * would cost more) stay float32 as well, and where none gains the model
+   * runs in float32, with a warning. `tf32` lets the CUDA backend's cuDNN
+   * convolutions and cuBLAS products use tf32 tensor cores. `fp16` and
+   * `bf16` give the CUDA backend's convolutions that compute many
+   * products per value (channels in multiples of 8) 16-bit operands,
+   * channels last, on tensor cores, with float32 sums; every other op
+   * stays float32 (fp16: compute capability 7.0 or later, bf16 and tf32:
+   * 8.0; the CPU has no fp16 and no tf32). A precision the backend asked
+   * for by name (#GstCudaBatchInfer:backend) cannot run fails
+   * READY→PAUSED, saying what it has; under `backend=auto` the backend
+   * that runs does without it: float32, with a warning. `auto` takes the
+   * fastest one that passes the accuracy check (below), float32 where
+   * none does.
    *
    * With a precision other than fp32, the warm-up checks it: it runs its
    * test frames through a float32 plan first, drops that plan, and
@@ -862,8 +863,10 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
       self->model = g_value_dup_string (value);
       break;
     case PROP_PRECISION_CHECK_LOCATION:
+      /* "" (as gst-launch gives an empty value) is none */
       g_free (self->precision_check_location);
-      self->precision_check_location = g_value_dup_string (value);
+      self->precision_check_location = g_value_get_string (value)
+          && *g_value_get_string (value) ? g_value_dup_string (value) : NULL;
       break;
     case PROP_INPUT_MEAN:
       gst_cuda_batch_infer_set_channels_unlocked (self, pspec, value,

@@ -520,6 +520,16 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
     ok = FALSE;
     goto done;
   }
+  /* without a warm-up, nothing says so later */
+  if (!self->run_warmup && precision != CBI_PRECISION_AUTO
+      && cbi_engine_get_precision (self->engine) != precision)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("The model runs in fp32, "
+            "not %s", cbi_precision_name (precision)), ("the %s backend has "
+            "no %s", cbi_engine_backend_name (self->engine),
+            cbi_precision_name (precision)));
+  if (!self->run_warmup && self->run_check_location)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("precision-check-location "
+            "is not read: warmup is false"), ("%s", self->run_check_location));
   /* scaling is to the model's own size: a model that takes any size
    * takes each stream's as it is */
   self->run_scaling = gst_cuda_batch_infer_model_info (self, &info) ?

@@ -674,6 +674,15 @@ def main():
     save(fp16_overflow_model(), "fp16-overflow.onnx")
     save(half_shapes_model(np.random.default_rng(17)), "half-shapes.onnx")
     save(bf16_products_model(np.random.default_rng(18)), "bf16-products.onnx")
+    # NaN wherever the input is not 0, flattened (no image): what the
+    # warm-up's NaN scan counts tells which frames it ran
+    save(model([helper.make_node("Neg", ["image"], ["neg"], name="neg"),
+                helper.make_node("Sqrt", ["neg"], ["root"], name="sqrt"),
+                helper.make_node("Flatten", ["root"], ["output"],
+                                 name="flatten")], [],
+               outputs=[helper.make_tensor_value_info(
+                   "output", TensorProto.FLOAT, ["N", "HW3"])]),
+         "nan-unless-black.onnx")
     # a Resize whose sizes are floats (found by the fuzzer: the refusal
     # leaked the strings of the node's mode)
     save(model([helper.make_node("Resize", ["image", "", "", "sizes"],

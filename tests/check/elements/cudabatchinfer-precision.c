@@ -679,6 +679,47 @@ GST_START_TEST (test_check_frames_from_a_picture_replace_the_test_frames)
 
 GST_END_TEST;
 
+/* Whether cudabatchinfer (backend=cpu) with nan-unless-black.onnx (NaN
+ * for any input value but 0) and @props warns of NaN values at the
+ * warm-up. */
+static gboolean
+warns_of_nan (const gchar * props)
+{
+  GstBus *bus;
+  GstHarness *h = precision_harness ("nan-unless-black.onnx", props, &bus);
+  GstMessage *m;
+  gboolean nan = FALSE;
+
+  push_frames (h, 2, TRUE);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_buffer_unref (gst_harness_pull (h));
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING)) != NULL) {
+    GError *err = NULL;
+    gst_message_parse_warning (m, &err, NULL);
+    nan = nan || strstr (err->message, "NaN") != NULL;
+    g_error_free (err);
+    gst_message_unref (m);
+  }
+  precision_teardown (h, bus);
+  return nan;
+}
+
+/* the same without bfloat16, on any CPU: the test frames give NaN, the
+ * black picture none */
+GST_START_TEST (test_check_frames_are_what_the_warmup_runs_on_any_cpu)
+{
+  gchar *png = g_build_filename (CBI_TEST_MODELS_DIR, "black.png", NULL);
+  gchar *props = g_strdup_printf ("batch=2 precision-check-location=\"%s\"",
+      png);
+
+  fail_unless (warns_of_nan ("batch=2"));
+  fail_if (warns_of_nan (props));
+  g_free (props);
+  g_free (png);
+}
+
+GST_END_TEST;
+
 /* a video gives its first frames, up to the batch: the check on colour
  * bars runs superres in bf16 within the tolerance */
 GST_START_TEST (test_check_frames_from_a_video_fill_the_batch)
@@ -699,6 +740,10 @@ GST_START_TEST (test_check_frames_from_a_video_fill_the_batch)
   fail_unless (s != NULL);
   fail_unless (gst_structure_get_uint (s, "check-frames", &frames));
   fail_unless_equals_int (frames, 4);
+  /* auto's check ran on them */
+  if (cpu_has_bf16 ())
+    fail_unless_equals_string (gst_structure_get_string (s, "precision"),
+        "bf16");
   gst_structure_free (s);
   precision_teardown (h, bus);
   g_free (props);
@@ -742,6 +787,39 @@ GST_START_TEST (test_check_frames_that_cannot_be_read_fail_the_warmup)
     g_free (props);
   }
   g_free (onnx);
+}
+
+GST_END_TEST;
+
+/* warmup=false: nothing reads the check frames, and a precision the
+ * backend backend=auto took lacks runs fp32: both said at READY->PAUSED */
+GST_START_TEST (test_without_warmup_what_is_not_applied_is_warned_of)
+{
+  GstElement *e = gst_parse_launch ("cudabatchinfer batch=2 warmup=false "
+      "precision=fp16 precision-check-location=/nonexistent/check.png", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  GstMessage *m;
+  gboolean check = FALSE, fp32 = FALSE;
+
+  gst_element_set_bus (e, bus);
+  h = gst_harness_new_with_element (e, "sink", "src");
+  push_frames (h, 2, TRUE);
+  gst_buffer_unref (gst_harness_pull (h));
+  gst_buffer_unref (gst_harness_pull (h));
+  while ((m = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING)) != NULL) {
+    GError *err = NULL;
+    gst_message_parse_warning (m, &err, NULL);
+    check = check || strstr (err->message, "precision-check-location") != NULL;
+    fp32 = fp32 || strstr (err->message, "fp32, not fp16") != NULL;
+    g_error_free (err);
+    gst_message_unref (m);
+  }
+  fail_unless (check, "no warning of the check frames");
+  if (g_str_equal (stats_string (h->element, "backend"), "cpu"))
+    fail_unless (fp32, "no warning of fp32");
+  precision_teardown (h, bus);
+  gst_object_unref (e);
 }
 
 GST_END_TEST;
@@ -791,12 +869,14 @@ precision_suite (void)
   tcase_add_test (tc, test_bf16_matrix_products_pass_the_check);
   tcase_add_test (tc, test_check_frames_from_a_picture_replace_the_test_frames);
   tcase_add_test (tc, test_check_frames_from_a_video_fill_the_batch);
+  tcase_add_test (tc, test_check_frames_are_what_the_warmup_runs_on_any_cpu);
   tcase_add_test (tc, test_check_frames_that_cannot_be_read_fail_the_warmup);
   tcase_add_test (tc, test_bf16_past_the_tolerance_fails_naming_the_output);
   tcase_add_test (tc, test_auto_steps_back_to_fp32_when_bf16_fails_the_check);
   tcase_add_test (tc, test_without_a_warmup_auto_runs_fp32_unchecked);
   tcase_add_test (tc, test_bf16_that_changes_nothing_runs_fp32_with_a_warning);
   tcase_add_test (tc, test_gpu_precisions_under_backend_auto_run_fp32_without);
+  tcase_add_test (tc, test_without_warmup_what_is_not_applied_is_warned_of);
   tcase_add_test (tc, test_precision_properties_read_back_as_set);
   return s;
 }

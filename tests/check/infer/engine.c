@@ -4,6 +4,7 @@
  */
 #include <gst/check/gstcheck.h>
 #include <math.h>
+#include <string.h>
 
 #include "cbiengine.h"
 #include "cbierror.h"
@@ -289,6 +290,45 @@ GST_START_TEST (test_outputs_are_read_by_the_ticket_of_their_batch)
 
 GST_END_TEST;
 
+/* Frames given to the warm-up are its test frames: nan-unless-black.onnx
+ * gives NaN for every value of the input but 0, so the NaN scan counts
+ * the non-black values of the batch. Two frames, black and not, of 7
+ * pixels a row in rows of 24 bytes (3 bytes of padding, 0xff), fill 4
+ * slots in turn: 2 x 7 x 5 x 3 NaN, neither the padding nor the
+ * engine's own pattern read. */
+GST_START_TEST (test_warmup_runs_the_frames_it_is_given_in_turn)
+{
+  CbiEngine *e = cbi_test_cpu_engine_for_model ("nan-unless-black.onnx");
+  guint8 black[24 * 5], grey[24 * 5];
+  const guint8 *in[2] = { black, grey };
+  const gint stride[2] = { 24, 24 };
+  CbiFrameBatch layout = cbi_test_rgb_batch (7, 5, 4, in, NULL, stride);
+  CbiBatchReport r;
+  GError *err = NULL;
+  guint y;
+
+  for (y = 0; y < 5; y++) {
+    memset (black + y * 24, 0, 21);
+    memset (grey + y * 24, 0x10, 21);
+    memset (black + y * 24 + 21, 0xff, 3);
+    memset (grey + y * 24 + 21, 0xff, 3);
+  }
+  layout.n_frames = 2;
+  fail_unless (cbi_engine_warmup (e, &layout, &r, &err), "%s",
+      err ? err->message : "");
+  fail_unless_equals_int (r.nonfinite_output, 0);
+  fail_unless_equals_uint64 (r.nonfinite_values, 2 * 7 * 5 * 3);
+
+  /* without frames, its own pattern */
+  layout.n_frames = 0;
+  fail_unless (cbi_engine_warmup (e, &layout, &r, NULL));
+  fail_unless (r.nonfinite_values != 2 * 7 * 5 * 3, "%" G_GUINT64_FORMAT,
+      r.nonfinite_values);
+  cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
 /* The peak bytes a warm-up of @batch reserves on this CPU, without a limit:
  * oneDNN sizes its workspaces for the CPU it runs on. */
 static guint64
@@ -479,6 +519,7 @@ engine_suite (void)
 
   tcase_set_timeout (tc, 60);
   suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_warmup_runs_the_frames_it_is_given_in_turn);
   tcase_add_test (tc, test_default_model_draws_a_dark_line_on_an_edge);
   tcase_add_test (tc, test_engine_replans_only_for_a_new_shape);
   tcase_add_test (tc,

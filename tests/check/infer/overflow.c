@@ -29,6 +29,8 @@ static const CbiBackendIface *cpu_iface;
 /* whether fp16 changes no op of the model, as on a GPU where no
  * convolution is heavy enough for 16 bits while tf32 takes them all */
 static gboolean fp16_changes_nothing;
+/* and tf32 none either */
+static gboolean tf32_changes_nothing;
 static CbiBackendIface fp16_iface;
 /* per CPU plan: its outputs' value counts (a gint64 array) */
 static GHashTable *output_counts;
@@ -67,8 +69,8 @@ fp16_plan (CbiBackend * backend, const CbiGraph * graph,
     counts[i] = cbi_shape_count (&shapes[graph->outputs[i]]);
   g_hash_table_insert (output_counts, plan, counts);
   backend->low_precision_ops = (precision == CBI_PRECISION_FP16
-      && !fp16_changes_nothing) || precision == CBI_PRECISION_TF32 ?
-      graph->n_outputs : 0;
+      && !fp16_changes_nothing) || (precision == CBI_PRECISION_TF32
+      && !tf32_changes_nothing) ? graph->n_outputs : 0;
   return plan;
 }
 
@@ -135,7 +137,7 @@ fp16_engine (const gchar * model, CbiPrecision precision)
   CbiEngine *e;
 
   fail_unless (graph != NULL, "%s: %s", model, err ? err->message : "");
-  fp16_changes_nothing = FALSE;
+  fp16_changes_nothing = tf32_changes_nothing = FALSE;
   output_counts = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   rounded = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   e = cbi_engine_new_with_backends (fp16_table, G_N_ELEMENTS (fp16_table),
@@ -233,6 +235,18 @@ GST_START_TEST (test_auto_passes_over_a_precision_that_changes_nothing)
   fail_unless_equals_int (r.n_rejected, 0);
   fail_unless (r.checked);
   fail_unless_equals_int (r.low_precision_ops, 1);
+  /* only the precision kept was timed */
+  fail_unless (r.n_steady_samples >= CBI_WARMUP_MIN_TIMED_BATCHES);
+  fp16_engine_free (e);
+
+  /* neither changes anything: fp32, unchecked, nothing rejected */
+  e = fp16_engine ("fp16-overflow.onnx", CBI_PRECISION_AUTO);
+  fp16_changes_nothing = tf32_changes_nothing = TRUE;
+  fail_unless (warm_up (e, &r, &err), "%s", err ? err->message : "");
+  fail_unless_equals_int (r.precision, CBI_PRECISION_FP32);
+  fail_unless_equals_int (r.n_rejected, 0);
+  fail_unless (!r.checked);
+  fail_unless (r.n_steady_samples >= CBI_WARMUP_MIN_TIMED_BATCHES);
   fp16_engine_free (e);
 }
 

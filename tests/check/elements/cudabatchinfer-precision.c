@@ -274,6 +274,25 @@ assert_bytes_within (GstBuffer * in, GstBuffer * out, guint steps)
 
 /* Asserts that precision=bf16 fails READY->PAUSED on this CPU, saying
  * why. */
+/* Runs @n frames of @w x @ht through @model with @props on a harness
+ * (@h, its messages on @bus: the caller tears them down). Returns the
+ * warm-up message (transfer full). */
+static GstStructure *
+run_frames (const gchar * model, const gchar * props, guint n, guint w,
+    guint ht, GstHarness ** h, GstBus ** bus)
+{
+  GstStructure *s;
+  guint i;
+
+  *h = precision_harness (model, props, bus);
+  push_frames_sized (*h, n, TRUE, w, ht);
+  for (i = 0; i < n; i++)
+    gst_buffer_unref (gst_harness_pull (*h));
+  s = pop_warmup (*bus);
+  fail_unless (s != NULL, "no warm-up message");
+  return s;
+}
+
 static void
 assert_bf16_refused (void)
 {
@@ -363,19 +382,14 @@ GST_START_TEST (test_bf16_classifier_scores_report_top1_agreement)
   GstStructure *s;
   const GstStructure *a;
   gdouble top1 = -1.0, rel = 0.0;
-  guint i;
 
   if (!cpu_has_bf16 ()) {
     assert_bf16_refused ();
     return;
   }
   /* 320x240: its second convolution computes enough for bfloat16 */
-  h = precision_harness ("classifier.onnx", "batch=2 precision=bf16", &bus);
-  push_frames_sized (h, 2, TRUE, 320, 240);
-  for (i = 0; i < 2; i++)
-    gst_buffer_unref (gst_harness_pull (h));
-  s = pop_warmup (bus);
-  fail_unless (s != NULL);
+  s = run_frames ("classifier.onnx", "batch=2 precision=bf16", 2, 320, 240,
+      &h, &bus);
   a = accuracy_of (s, 0);
   fail_unless (gst_structure_get_double (a, "top1-agreement", &top1));
   /* two frames: none, one or both agree */
@@ -401,18 +415,13 @@ GST_START_TEST (test_bf16_holds_what_overflows_fp16)
   const GstStructure *a;
   gdouble rel = 1.0;
   guint64 nonfinite = 1;
-  guint i;
 
   if (!cpu_has_bf16 ()) {
     assert_bf16_refused ();
     return;
   }
-  h = precision_harness ("fp16-overflow.onnx", "batch=2 precision=bf16", &bus);
-  push_frames_sized (h, 2, TRUE, 64, 48);
-  for (i = 0; i < 2; i++)
-    gst_buffer_unref (gst_harness_pull (h));
-  s = pop_warmup (bus);
-  fail_unless (s != NULL);
+  s = run_frames ("fp16-overflow.onnx", "batch=2 precision=bf16", 2, 64,
+      48, &h, &bus);
   fail_unless_equals_string (gst_structure_get_string (s, "precision"), "bf16");
   fail_unless_equals_int (stats_uint (h->element, "low-precision-ops"), 1);
   a = accuracy_of (s, 0);
@@ -636,6 +645,19 @@ GST_START_TEST (test_bf16_matrix_products_pass_the_check)
 
 GST_END_TEST;
 
+/* "@props precision-check-location=<tests/models/@file>" (transfer
+ * full) */
+static gchar *
+with_check_location (const gchar * props, const gchar * file)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, file, NULL);
+  gchar *all = g_strdup_printf ("%s precision-check-location=\"%s\"",
+      props, path);
+
+  g_free (path);
+  return all;
+}
+
 /* precision-check-location: bf16-cancel.onnx loses nothing on black
  * frames (100 + 0 is exact in bfloat16): given a black picture, the
  * check passes where the test frames fail it by 25.1 %; the picture is
@@ -643,8 +665,7 @@ GST_END_TEST;
 GST_START_TEST (test_check_frames_from_a_picture_replace_the_test_frames)
 {
   gchar *png = g_build_filename (CBI_TEST_MODELS_DIR, "black.png", NULL);
-  gchar *props = g_strdup_printf ("batch=2 precision=bf16 "
-      "precision-check-location=\"%s\"", png);
+  gchar *props = with_check_location ("batch=2 precision=bf16", "black.png");
   GstBus *bus;
   GstHarness *h;
   GstStructure *s;
@@ -708,14 +729,11 @@ warns_of_nan (const gchar * props)
  * black picture none */
 GST_START_TEST (test_check_frames_are_what_the_warmup_runs_on_any_cpu)
 {
-  gchar *png = g_build_filename (CBI_TEST_MODELS_DIR, "black.png", NULL);
-  gchar *props = g_strdup_printf ("batch=2 precision-check-location=\"%s\"",
-      png);
+  gchar *props = with_check_location ("batch=2", "black.png");
 
   fail_unless (warns_of_nan ("batch=2"));
   fail_if (warns_of_nan (props));
   g_free (props);
-  g_free (png);
 }
 
 GST_END_TEST;
@@ -724,9 +742,8 @@ GST_END_TEST;
  * bars runs superres in bf16 within the tolerance */
 GST_START_TEST (test_check_frames_from_a_video_fill_the_batch)
 {
-  gchar *ogv = g_build_filename (CBI_TEST_MODELS_DIR, "smpte-6.ogv", NULL);
-  gchar *props = g_strdup_printf ("batch=4 precision=auto "
-      "precision-check-location=\"%s\"", ogv);
+  gchar *props = with_check_location ("batch=4 precision=auto",
+      "smpte-6.ogv");
   GstBus *bus;
   GstHarness *h;
   GstStructure *s;
@@ -747,7 +764,6 @@ GST_START_TEST (test_check_frames_from_a_video_fill_the_batch)
   gst_structure_free (s);
   precision_teardown (h, bus);
   g_free (props);
-  g_free (ogv);
 }
 
 GST_END_TEST;

@@ -18,6 +18,7 @@ struct _CbiMemPlan
   guint64 requested_bytes;
   /* planning only */
   GArray *spare;                /* CbiMemBlock: free for a later activation */
+  GArray *scratch;              /* CbiMemBlock: the node being planned's */
   guint *readers_left;          /* per tensor */
   CbiMemBlock *tensor_block;    /* per tensor */
 };
@@ -32,6 +33,7 @@ cbi_mem_plan_new (const CbiGraph * graph, CbiPool * pool)
   mp->pool = pool;
   mp->blocks = g_ptr_array_new ();
   mp->spare = g_array_new (FALSE, FALSE, sizeof (CbiMemBlock));
+  mp->scratch = g_array_new (FALSE, FALSE, sizeof (CbiMemBlock));
   mp->readers_left = g_new0 (guint, n_tensors);
   mp->tensor_block = g_new0 (CbiMemBlock, n_tensors);
   /* the lifetimes: one pass over the readers */
@@ -48,6 +50,7 @@ void
 cbi_mem_plan_done (CbiMemPlan * mp)
 {
   g_clear_pointer (&mp->spare, g_array_unref);
+  g_clear_pointer (&mp->scratch, g_array_unref);
   g_clear_pointer (&mp->readers_left, g_free);
   g_clear_pointer (&mp->tensor_block, g_free);
 }
@@ -84,15 +87,15 @@ cbi_mem_plan_give_back (CbiMemPlan * mp, gpointer block)
     cbi_pool_release (mp->pool, block);
 }
 
-gpointer
-cbi_mem_plan_activation (CbiMemPlan * mp, gint tensor, gsize size,
+/* @out: the smallest spare block of @size bytes or more, else a new one */
+static gboolean
+cbi_mem_plan_take (CbiMemPlan * mp, gsize size, CbiMemBlock * out,
     GError ** error)
 {
   CbiMemBlock b = { NULL, size };
   gint best = -1;
   guint i;
 
-  g_return_val_if_fail (mp->spare != NULL, NULL);
   mp->requested_bytes += size;
   for (i = 0; i < mp->spare->len; i++) {
     const CbiMemBlock *sp = &g_array_index (mp->spare, CbiMemBlock, i);
@@ -106,11 +109,36 @@ cbi_mem_plan_activation (CbiMemPlan * mp, gint tensor, gsize size,
   } else {
     b.block = cbi_mem_plan_alloc (mp, size, "activations", error);
     if (b.block == NULL)
-      return NULL;
+      return FALSE;
     mp->placed_bytes += size;
   }
+  *out = b;
+  return TRUE;
+}
+
+gpointer
+cbi_mem_plan_activation (CbiMemPlan * mp, gint tensor, gsize size,
+    GError ** error)
+{
+  CbiMemBlock b;
+
+  g_return_val_if_fail (mp->spare != NULL, NULL);
+  if (!cbi_mem_plan_take (mp, size, &b, error))
+    return NULL;
   if (tensor >= 0)
     mp->tensor_block[tensor] = b;
+  return b.block;
+}
+
+gpointer
+cbi_mem_plan_scratch (CbiMemPlan * mp, gsize size, GError ** error)
+{
+  CbiMemBlock b;
+
+  g_return_val_if_fail (mp->spare != NULL, NULL);
+  if (!cbi_mem_plan_take (mp, size, &b, error))
+    return NULL;
+  g_array_append_val (mp->scratch, b);
   return b.block;
 }
 
@@ -152,6 +180,8 @@ cbi_mem_plan_step_done (CbiMemPlan * mp, const CbiNode * n,
    * placed */
   if (post)
     cbi_mem_plan_node_done (mp, post);
+  g_array_append_vals (mp->spare, mp->scratch->data, mp->scratch->len);
+  g_array_set_size (mp->scratch, 0);
 }
 
 typedef struct

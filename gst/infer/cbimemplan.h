@@ -49,6 +49,12 @@ void cbi_mem_plan_give_back (CbiMemPlan * mp, gpointer block);
  * with @error set when the pool refuses. */
 gpointer cbi_mem_plan_activation (CbiMemPlan * mp, gint tensor, gsize size,
     GError ** error);
+/* Returns: (transfer none): a block of @size bytes that only the node
+ * being planned reads and writes (a conversion of an operand for its own
+ * primitive): free for the activations planned after it once
+ * cbi_mem_plan_step_done() runs. %NULL with @error set when the pool
+ * refuses. */
+gpointer cbi_mem_plan_scratch (CbiMemPlan * mp, gsize size, GError ** error);
 /* How many of the nodes that read activation @t are not planned yet. */
 guint cbi_mem_plan_readers_left (CbiMemPlan * mp, gint t);
 /* Activation @to takes over the block of activation @from, whose last

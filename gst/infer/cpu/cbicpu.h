@@ -169,6 +169,10 @@ gboolean cbi_cpu_plan_op (CbiCpuPlan * plan,
     const dnnl_exec_arg_t * inputs, gint n_inputs, GError ** error);
 dnnl_memory_t cbi_cpu_pooled_memory (CbiCpuPlan * plan,
     CbiMd md, const gchar * what, GError ** error);
+/* A memory of @md that only the node being planned uses: its block is
+ * free for the activations planned after it (cbi_mem_plan_scratch ()). */
+dnnl_memory_t cbi_cpu_scratch_memory (CbiCpuPlan * plan, CbiMd md,
+    GError ** error);
 /* Whether oneDNN gives @pd a fast kernel, not its reference code; @impl
  * receives the kernel's name (transfer none: @pd's). */
 gboolean cbi_cpu_fast_impl (const_dnnl_primitive_desc_t pd,

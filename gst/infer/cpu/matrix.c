@@ -31,8 +31,8 @@ cbi_cpu_bf16_md (CbiCpuPlan * plan, CbiMd md, CbiMd * out, GError ** error)
  * and @args bound to bfloat16 copies, or FALSE (nothing added) where
  * oneDNN has no fast kernel for it. */
 static gboolean
-cbi_cpu_product_bf16 (CbiCpuPlan * plan, const CbiDnnlOp * op,
-    gfloat * weights, const_dnnl_primitive_attr_t attr,
+cbi_cpu_product_bf16 (CbiCpuPlan * plan, const gchar * name,
+    const CbiDnnlOp * op, gfloat * weights, const_dnnl_primitive_attr_t attr,
     dnnl_exec_arg_t * args, dnnl_primitive_desc_t * pd, GError ** error)
 {
   CbiDnnlOp low = *op;
@@ -53,12 +53,14 @@ cbi_cpu_product_bf16 (CbiCpuPlan * plan, const CbiDnnlOp * op,
   low.weights = wmd_any;
   if (cbi_dnnl_op_create (pd, &low, attr, plan->cpu->engine) != dnnl_success
       || !cbi_cpu_fast_impl (*pd, &impl)) {
-    GST_DEBUG ("a matrix product stays float32 (oneDNN: %s)", *pd && impl ?
-        impl : "no bfloat16 primitive");
+    GST_DEBUG ("%s stays float32 (oneDNN: %s)", name, *pd && impl ? impl :
+        "no bfloat16 primitive");
     g_clear_pointer (pd, dnnl_primitive_desc_destroy);
     return FALSE;
   }
-  x = cbi_cpu_activation (plan, -1, low.src, error);
+  /* the copies only this product reads: their blocks are free for the
+   * activations after it */
+  x = cbi_cpu_scratch_memory (plan, low.src, error);
   if (x == NULL || !cbi_cpu_add_reorder (plan, op->src, args[0].memory,
           low.src, x, error))
     goto failed;
@@ -68,7 +70,7 @@ cbi_cpu_product_bf16 (CbiCpuPlan * plan, const CbiDnnlOp * op,
         weights, "matrix product weights", error);
   } else {
     CbiMd wmd = dnnl_primitive_desc_query_md (*pd, dnnl_query_weights_md, 0);
-    w = cbi_cpu_activation (plan, -1, wmd, error);
+    w = cbi_cpu_scratch_memory (plan, wmd, error);
     if (w && !cbi_cpu_add_reorder (plan, op->weights, args[1].memory, wmd, w,
             error))
       w = NULL;
@@ -103,9 +105,13 @@ cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
   if (!plan->bf16 || !cbi_cpu_bf16_pays (products, outputs, converted,
           conversions))
     return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
-  if (!cbi_cpu_attr (post, &attr, error))
+  if (!cbi_cpu_attr (post, &attr, error)) {
+    if (attr)
+      dnnl_primitive_attr_destroy (attr);
     return FALSE;
-  if (!cbi_cpu_product_bf16 (plan, op, weights, attr, args, &pd, &local)) {
+  }
+  if (!cbi_cpu_product_bf16 (plan, n->name, op, weights, attr, args, &pd,
+          &local)) {
     dnnl_primitive_attr_destroy (attr);
     if (local) {
       g_propagate_error (error, local);

@@ -78,6 +78,17 @@ cbi_cpu_fast_impl (const_dnnl_primitive_desc_t pd, const gchar ** impl)
       "ref");
 }
 
+/* A memory of desc @md that only the node being planned uses
+ * (cbi_mem_plan_scratch ()). */
+dnnl_memory_t
+cbi_cpu_scratch_memory (CbiCpuPlan * plan, CbiMd md, GError ** error)
+{
+  gpointer block = cbi_mem_plan_scratch (plan->memory,
+      dnnl_memory_desc_get_size (md), error);
+
+  return block ? cbi_cpu_memory (plan, md, block, error) : NULL;
+}
+
 /* A memory for activation @tensor (-1: a copy in another layout), where
  * the memory plan puts it. */
 dnnl_memory_t

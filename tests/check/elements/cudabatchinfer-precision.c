@@ -636,7 +636,7 @@ GST_START_TEST (test_bf16_matrix_products_pass_the_check)
   for (j = 0; j < 2; j++) {
     const GstStructure *a = accuracy_of (s, j);
     fail_unless (gst_structure_get_double (a, "relative-error", &rel));
-    fail_unless (rel > 0.0 && rel < 0.01, "output %u: %g", j, rel);
+    fail_unless (rel > 0.0 && rel < 0.02, "output %u: %g", j, rel);
   }
   fail_unless (gst_structure_has_field (accuracy_of (s, 1), "top1-agreement"));
   gst_structure_free (s);

@@ -301,6 +301,13 @@ gst_cuda_batch_infer_stream_loop (GstCbiStream * stream)
     gst_mini_object_unref (item);
     ret = flow;
   }
+  /* the element's count first: one who sees the stream's has it too */
+  STATS_LOCK (self);
+  if (ret == GST_FLOW_OK)
+    self->stats.frames_out++;
+  else
+    self->stats.frames_dropped++;
+  STATS_UNLOCK (self);
   STREAM_LOCK (stream);
   if (ret == GST_FLOW_OK)
     stream->frames_out++;
@@ -311,12 +318,6 @@ gst_cuda_batch_infer_stream_loop (GstCbiStream * stream)
   stream->pushing = FALSE;
   g_cond_broadcast (&stream->cond);
   STREAM_UNLOCK (stream);
-  STATS_LOCK (self);
-  if (ret == GST_FLOW_OK)
-    self->stats.frames_out++;
-  else
-    self->stats.frames_dropped++;
-  STATS_UNLOCK (self);
   if (ret != GST_FLOW_OK && ret != flow)
     GST_DEBUG_OBJECT (stream->srcpad, "push: %s", gst_flow_get_name (ret));
   gst_object_unref (self);

@@ -690,6 +690,14 @@ def main():
                [f32("sizes", [1, 3, 12, 16])]),
          "bad-resize-float-sizes.onnx", check=False)
 
+    # two Transposes in a row, the second's perm out of range (found by
+    # the fuzzer: fusing them read past the first's perm)
+    save(model([helper.make_node("Transpose", ["image"], ["t"], name="first",
+                                 perm=[0, 2, 3, 1]),
+                helper.make_node("Transpose", ["t"], ["output"],
+                                 name="second", perm=[0, 268435455, 1, 2])],
+               []), "bad-transpose-perm.onnx", check=False)
+
     # recurrent layers in forms the engine refuses: the last step's h read
     # by another node, and sequence lengths per sequence
     lstm = ops_lstm_model(np.random.default_rng(61))

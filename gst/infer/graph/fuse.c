@@ -410,6 +410,24 @@ cbi_fuse_private_transpose (CbiGraph * graph, gint t, guint * index)
   return NULL;
 }
 
+/* Whether @perm is a permutation of 0 .. @n - 1: shape inference refuses
+ * one that is not, later; composing it first would read past the other
+ * one's axes. */
+static gboolean
+cbi_fuse_is_permutation (const gint64 * perm, gint n)
+{
+  guint64 seen = 0;
+  gint d;
+
+  for (d = 0; d < n; d++) {
+    if (perm[d] < 0 || perm[d] >= n || perm[d] >= 64
+        || (seen & (G_GUINT64_CONSTANT (1) << perm[d])))
+      return FALSE;
+    seen |= G_GUINT64_CONSTANT (1) << perm[d];
+  }
+  return TRUE;
+}
+
 void
 cbi_graph_fuse_transposes (CbiGraph * graph)
 {
@@ -424,7 +442,9 @@ cbi_graph_fuse_transposes (CbiGraph * graph)
     if (n->op != CBI_OP_TRANSPOSE || n->n_ints == 0)
       continue;
     before = cbi_fuse_private_transpose (graph, n->inputs[0], &first);
-    if (before == NULL || before->n_ints != n->n_ints)
+    if (before == NULL || before->n_ints != n->n_ints
+        || !cbi_fuse_is_permutation (n->ints, n->n_ints)
+        || !cbi_fuse_is_permutation (before->ints, before->n_ints))
       continue;
     /* output axis d of the second is axis perm[d] of the first's input */
     for (d = 0; d < n->n_ints; d++) {

@@ -568,6 +568,27 @@ GST_START_TEST (test_computed_sizes_a_plan_cannot_run_fail_that_plan)
 
 GST_END_TEST;
 
+/* Two Transposes in a row, the second's perm out of range: the import
+ * leaves them apart (fusing them read past the first's perm: found by the
+ * fuzzer, seen by valgrind here) and shape inference refuses the perm. */
+GST_START_TEST (test_a_bad_perm_after_a_transpose_is_refused_not_fused)
+{
+  const CbiShape in = { 4, {1, 3, 4, 4} };
+  CbiGraph *g = load_or_fail ("bad-transpose-perm.onnx");
+  CbiShape shapes[8];
+  GError *err = NULL;
+
+  fail_unless (g->tensors->len <= G_N_ELEMENTS (shapes));
+  fail_unless_equals_int (g->nodes->len, 2);
+  fail_if (cbi_graph_infer_shapes (g, &in, shapes, &err));
+  fail_unless (strstr (err->message, "node second (Transpose): perm is not "
+          "a permutation") != NULL, "%s", err->message);
+  g_error_free (err);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
 /* image + Expand ([1, 1, 1, 1], [N, 3, 2048, 2048]) with N from the
  * input's shape: 48 MiB made at each plan is refused, naming the node,
  * without being made */
@@ -804,6 +825,7 @@ onnx_suite (void)
   tcase_add_test (tc, test_empty_bytes_are_no_model);
   tcase_add_test (tc, test_shapes_computed_at_plan_time_match_onnxruntime);
   tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);
+  tcase_add_test (tc, test_a_bad_perm_after_a_transpose_is_refused_not_fused);
   tcase_add_test (tc,
       test_a_float_computed_from_shapes_is_a_constant_of_each_plan);
   tcase_add_test (tc,

@@ -785,22 +785,29 @@ GST_START_TEST (test_check_frames_that_cannot_be_read_fail_the_warmup)
     GstHarness *h = precision_harness (NULL, props, &bus);
     GstMessage *m;
     GError *err = NULL;
-    gchar *debug = NULL;
+    GstBuffer *out;
+    gboolean pulled;
 
     push_frames (h, 2, FALSE);
     m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+    out = gst_harness_try_pull (h);
+    pulled = out != NULL;
+    if (out)
+      gst_buffer_unref (out);
+    /* the element gone before anything is asserted: a failure leaves no
+     * pipeline behind for the tests after it (valgrind runs them in one
+     * process) */
+    precision_teardown (h, bus);
+    g_free (props);
     fail_unless (m != NULL, "no error for %s", locations[i]);
-    gst_message_parse_error (m, &err, &debug);
+    gst_message_parse_error (m, &err, NULL);
+    gst_message_unref (m);
     fail_unless (err->domain == domains[i], "%s: %s", locations[i],
         err->message);
     fail_unless (strstr (err->message, "precision-check-location") != NULL
         && strstr (err->message, locations[i]) != NULL, "%s", err->message);
-    fail_unless (gst_harness_try_pull (h) == NULL);
+    fail_if (pulled);
     g_error_free (err);
-    g_free (debug);
-    gst_message_unref (m);
-    precision_teardown (h, bus);
-    g_free (props);
   }
   g_free (onnx);
 }

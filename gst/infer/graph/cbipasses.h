@@ -42,10 +42,13 @@ void cbi_graph_fuse_swish (CbiGraph * graph);
 void cbi_graph_fuse_affine (CbiGraph * graph);
 
 /* Folds every Add of a constant of one value per channel (C x 1 x 1 or
- * 1 x C x 1 x 1) right after a Conv, whose output nothing else reads, into
- * the Conv's bias, and every Mul by such a constant or by one value into
- * its weights and bias (new constants: the old ones may have other
- * readers), a Mul then an Add both (fuse.c). */
+ * 1 x C x 1 x 1) right after a Conv or ConvTranspose, whose output nothing
+ * else reads, into its bias, and every Mul by such a constant or by one
+ * value into its weights and bias (new constants: the old ones may have
+ * other readers), a Mul then an Add both; also through a DepthToSpace
+ * right after the convolution (a lowered ConvTranspose, a pixel shuffle),
+ * each channel's value then going to the s x s channels it gathers
+ * (fuse.c). */
 void cbi_graph_fold_conv_bias (CbiGraph * graph);
 
 /* Merges every Transpose that reads a Transpose, whose output nothing

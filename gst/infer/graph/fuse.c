@@ -556,31 +556,121 @@ cbi_fuse_release_constant (CbiGraph * graph, gint t)
   c->data = NULL;
 }
 
-/* Conv node @n's output multiplied by @scale (one value per output
- * channel, or @one for all), in its weights and bias. */
-static void
-cbi_fuse_scale_conv (CbiGraph * graph, CbiNode * n, const gfloat * scale,
-    gboolean one)
+/* The output channels of Conv or ConvTranspose @n: a ConvTranspose's
+ * weights are (in, out / group, kh, kw). */
+static gint64
+cbi_fuse_conv_channels (const CbiGraph * graph, const CbiNode * n)
 {
   const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
-  const gint64 c = w->dims[0];
+
+  return n->op == CBI_OP_CONV ? w->dims[0] : w->dims[1] * MAX (n->conv.group,
+      1);
+}
+
+/* Which value of a per-channel constant output channel @o of a
+ * convolution takes: itself, or through the DepthToSpace after it
+ * (block @s, @crd its mode; @channels the DepthToSpace's output
+ * channels) the channel it moves to. */
+static inline gint64
+cbi_fuse_channel_of (gint64 o, gint64 s, gboolean crd, gint64 channels)
+{
+  if (s == 1)
+    return o;
+  return crd ? o / (s * s) : o % channels;
+}
+
+/* Conv or ConvTranspose @n's output multiplied by @scale (one value per
+ * output channel, through a DepthToSpace of block @s as
+ * cbi_fuse_channel_of () maps them, or @one for all), in its weights and
+ * bias. */
+static void
+cbi_fuse_scale_conv (CbiGraph * graph, CbiNode * n, const gfloat * scale,
+    gboolean one, gint64 s, gboolean crd)
+{
+  const CbiTensorInfo *w = cbi_graph_tensor (graph, n->inputs[1]);
+  const gint64 c = cbi_fuse_conv_channels (graph, n);
+  const gboolean transpose = n->op == CBI_OP_CONV_TRANSPOSE;
   const gint n_dims = w->n_dims;
-  gint64 dims[CBI_MAX_DIMS], per = 1, k, i;
+  /* a ConvTranspose's input rows: each group's hold its out / group
+   * channels side by side */
+  const gint64 rows = w->dims[0], cols = transpose ? w->dims[1] : 1;
+  const gint64 per_group = rows / MAX (n->conv.group, 1);
+  gint64 dims[CBI_MAX_DIMS], per = 1, r, j, i;
   gfloat *weights, *bias;
   gint d;
 
   memcpy (dims, w->dims, sizeof (dims));
-  for (d = 1; d < n_dims; d++)
+  for (d = transpose ? 2 : 1; d < n_dims; d++)
     per *= dims[d];
-  weights = cbi_fuse_own_constant (graph, n, 1, c * per, "/scaled_weights",
-      n_dims, dims);
+  weights = cbi_fuse_own_constant (graph, n, 1, rows * cols * per,
+      "/scaled_weights", n_dims, dims);
   bias = cbi_fuse_own_constant (graph, n, 2, c, "/scaled_bias", 1, &c);
-  for (k = 0; k < c; k++) {
-    const gfloat f = scale[one ? 0 : k];
-    for (i = 0; i < per; i++)
-      weights[k * per + i] *= f;
-    bias[k] *= f;
+  for (r = 0; r < rows; r++)
+    for (j = 0; j < cols; j++) {
+      const gint64 o = transpose ? r / per_group * cols + j : r;
+      const gfloat f = scale[one ? 0 : cbi_fuse_channel_of (o, s, crd,
+              c / (s * s))];
+      for (i = 0; i < per; i++)
+        weights[(r * cols + j) * per + i] *= f;
+    }
+  for (r = 0; r < c; r++)
+    bias[r] *= scale[one ? 0 : cbi_fuse_channel_of (r, s, crd, c / (s * s))];
+}
+
+/* Folds node @at (an Add or Mul of a per-channel or, for a Mul, a single
+ * constant, reading @src, which nothing else reads) into Conv or
+ * ConvTranspose @n, whose output reaches it directly (@s 1) or through a
+ * DepthToSpace of block @s and mode @crd. Returns whether it did: @at is
+ * then gone. */
+static gboolean
+cbi_fuse_fold_into_conv (CbiGraph * graph, CbiNode * n, guint at, gint src,
+    gint64 s, gboolean crd)
+{
+  CbiNode *next = cbi_graph_node (graph, at);
+  const gint64 c = cbi_fuse_conv_channels (graph, n);
+  const gfloat *values, *one = NULL, *old;
+  gfloat *bias;
+  gint64 k;
+  gchar *name;
+  gint t;
+
+  if ((next->op != CBI_OP_ADD && next->op != CBI_OP_MUL)
+      || next->inputs[0] != src || !cbi_fuse_private (graph, src, 1)
+      || s > c || c % (s * s) != 0)
+    return FALSE;
+  values = cbi_fuse_channel_values (graph, next->inputs[1], c / (s * s));
+  if (next->op == CBI_OP_MUL) {
+    /* a scale per channel or for all (a dequantized Conv's,
+     * onnx/nodes-dynquant.c; a BatchNormalization written out) */
+    one = values ? NULL : cbi_fuse_scalar_value (graph, next->inputs[1]);
+    if (values == NULL && one == NULL)
+      return FALSE;
+    cbi_fuse_scale_conv (graph, n, values ? values : one, values == NULL, s,
+        crd);
+  } else {
+    if (values == NULL)
+      return FALSE;
+    old = n->n_inputs > 2 && n->inputs[2] >= 0 ?
+        cbi_graph_tensor (graph, n->inputs[2])->data : NULL;
+    bias = g_new (gfloat, c);
+    for (k = 0; k < c; k++)
+      bias[k] = (old ? old[k] : 0.0f) + values[cbi_fuse_channel_of (k, s,
+              crd, c / (s * s))];
+    name = g_strconcat (n->name, "/bias", NULL);
+    n->inputs[2] = cbi_graph_add_tensor (graph, name, 1, &c, bias);
+    n->n_inputs = 3;
+    g_free (name);
   }
+  /* what read the Add or Mul's output reads the convolution's, or the
+   * DepthToSpace's */
+  if (s > 1)
+    cbi_graph_node (graph, at - 1)->output = next->output;
+  else
+    n->output = next->output;
+  t = next->inputs[1];
+  g_array_remove_index (graph->nodes, at);
+  cbi_fuse_release_constant (graph, t);
+  return TRUE;
 }
 
 void
@@ -591,51 +681,23 @@ cbi_graph_fold_conv_bias (CbiGraph * graph)
   while (i + 1 < graph->nodes->len) {
     CbiNode *n = cbi_graph_node (graph, i), *next = cbi_graph_node (graph,
         i + 1);
-    const CbiTensorInfo *w;
-    const gfloat *values, *old;
-    gfloat *bias;
-    gint64 c, k;
-    gchar *name;
-    gint t;
+    gboolean folded = FALSE;
 
-    if (n->op != CBI_OP_CONV || (next->op != CBI_OP_ADD
-            && next->op != CBI_OP_MUL) || next->inputs[0] != n->output
-        || !cbi_fuse_private (graph, n->output, 1)) {
+    if (n->op != CBI_OP_CONV && n->op != CBI_OP_CONV_TRANSPOSE) {
       i++;
       continue;
     }
-    w = cbi_graph_tensor (graph, n->inputs[1]);
-    c = w->dims[0];
-    values = cbi_fuse_channel_values (graph, next->inputs[1], c);
-    if (next->op == CBI_OP_MUL) {
-      /* a scale per channel or for all (a dequantized Conv's,
-       * onnx/nodes-dynquant.c; a BatchNormalization written out) */
-      const gfloat *one = values ? NULL :
-          cbi_fuse_scalar_value (graph, next->inputs[1]);
-      if (values == NULL && one == NULL) {
-        i++;
-        continue;
-      }
-      cbi_fuse_scale_conv (graph, n, values ? values : one, values == NULL);
-    } else {
-      if (values == NULL) {
-        i++;
-        continue;
-      }
-      old = n->n_inputs > 2 && n->inputs[2] >= 0 ?
-          cbi_graph_tensor (graph, n->inputs[2])->data : NULL;
-      bias = g_new (gfloat, c);
-      for (k = 0; k < c; k++)
-        bias[k] = (old ? old[k] : 0.0f) + values[k];
-      name = g_strconcat (n->name, "/bias", NULL);
-      n->inputs[2] = cbi_graph_add_tensor (graph, name, 1, &c, bias);
-      n->n_inputs = 3;
-      g_free (name);
-    }
+    if (next->op == CBI_OP_DEPTH_TO_SPACE && next->inputs[0] == n->output
+        && next->n_ints > 0 && next->ints[0] > 1 && i + 2 < graph->nodes->len
+        && cbi_fuse_private (graph, n->output, 1))
+      /* a ConvTranspose lowered (subpixel.c), or a pixel shuffle: each
+       * value of the shuffled channel goes to its s x s phase channels */
+      folded = cbi_fuse_fold_into_conv (graph, n, i + 2, next->output,
+          next->ints[0], next->mode == 1);
+    else
+      folded = cbi_fuse_fold_into_conv (graph, n, i + 1, n->output, 1, FALSE);
     /* the next node may fold too: a Mul, then an Add */
-    n->output = next->output;
-    t = next->inputs[1];
-    g_array_remove_index (graph->nodes, i + 1);
-    cbi_fuse_release_constant (graph, t);
+    if (!folded)
+      i++;
   }
 }

@@ -1350,10 +1350,11 @@ def ops_pads_model(g):
 def ops_bn_model(g):
     """a BatchNormalization after ConvTranspose -> Add, as in a DBNet
     head: a per-channel scale and shift; then a ConvTranspose that stays
-    one (stride 1, two groups) with a per-channel Mul and Add after it,
-    and a pixel shuffle (Conv, DepthToSpace DCR) with a per-channel Add
-    after it: the importer folds every one of them into the convolution
-    before it"""
+    one (stride 1) with a per-channel Mul and Add after it, and a pixel
+    shuffle (Conv, DepthToSpace DCR) with a Mul by one value (the constant
+    first, as Paddle2ONNX writes it), a per-channel Add and an Add of one
+    value after it: the importer folds every one of them into the
+    convolution before it"""
     wt = (g.standard_normal((3, 4, 2, 2)) * 0.4).astype(np.float32)
     bias = (g.standard_normal((4, 1, 1)) * 0.1).astype(np.float32)
     gamma = g.uniform(0.5, 1.5, 4).astype(np.float32)
@@ -1381,12 +1382,17 @@ def ops_bn_model(g):
         helper.make_node("Conv", ["r2", "wp"], ["p"], name="phases"),
         helper.make_node("DepthToSpace", ["p"], ["s"], name="shuffle",
                          blocksize=2, mode="DCR"),
-        helper.make_node("Add", ["s", "shift3"], ["output"], name="shift3"),
+        helper.make_node("Mul", ["k3", "s"], ["ks"], name="scale3"),
+        helper.make_node("Add", ["ks", "shift3"], ["a3"], name="shift3"),
+        helper.make_node("Add", ["a3", "one_shift"], ["output"],
+                         name="shift_all"),
     ]
     inits = [f32("wt", wt), f32("bias", bias), f32("gamma", gamma),
              f32("beta", beta), f32("mean", mean), f32("var", var),
              f32("wg", wg), f32("scale2", scale2), f32("shift2", shift2),
-             f32("wp", wp), f32("shift3", shift3)]
+             f32("wp", wp), f32("shift3", shift3),
+             f32("k3", np.array([1.7], np.float32)),
+             f32("one_shift", np.array(-0.3, np.float32))]
     return model(nodes, inits)
 
 

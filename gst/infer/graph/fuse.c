@@ -617,10 +617,10 @@ cbi_fuse_scale_conv (CbiGraph * graph, CbiNode * n, const gfloat * scale,
     bias[r] *= scale[one ? 0 : cbi_fuse_channel_of (r, s, crd, c / (s * s))];
 }
 
-/* Folds node @at (an Add or Mul of a per-channel or, for a Mul, a single
- * constant, reading @src, which nothing else reads) into Conv or
- * ConvTranspose @n, whose output reaches it directly (@s 1) or through a
- * DepthToSpace of block @s and mode @crd. Returns whether it did: @at is
+/* Folds node @at (an Add or Mul of a per-channel or single-value
+ * constant, either operand, and @src, which nothing else reads) into Conv
+ * or ConvTranspose @n, whose output reaches it directly (@s 1) or through
+ * a DepthToSpace of block @s and mode @crd. Returns whether it did: @at is
  * then gone. */
 static gboolean
 cbi_fuse_fold_into_conv (CbiGraph * graph, CbiNode * n, guint at, gint src,
@@ -628,34 +628,45 @@ cbi_fuse_fold_into_conv (CbiGraph * graph, CbiNode * n, guint at, gint src,
 {
   CbiNode *next = cbi_graph_node (graph, at);
   const gint64 c = cbi_fuse_conv_channels (graph, n);
+  /* the convolution's output has its weights' rank */
+  const gint rank = cbi_graph_tensor (graph, n->inputs[1])->n_dims;
   const gfloat *values, *one = NULL, *old;
   gfloat *bias;
   gint64 k;
   gchar *name;
-  gint t;
+  gint t, side;
 
   if ((next->op != CBI_OP_ADD && next->op != CBI_OP_MUL)
-      || next->inputs[0] != src || !cbi_fuse_private (graph, src, 1)
+      || next->n_inputs != 2 || !cbi_fuse_private (graph, src, 1)
       || s > c || c % (s * s) != 0)
     return FALSE;
-  values = cbi_fuse_channel_values (graph, next->inputs[1], c / (s * s));
+  /* exporters write either order (Paddle2ONNX: the constant first) */
+  if (next->inputs[0] == src)
+    side = 1;
+  else if (next->inputs[1] == src)
+    side = 0;
+  else
+    return FALSE;
+  t = next->inputs[side];
+  /* a constant of more dims would broadcast the output to them */
+  if (t < 0 || cbi_graph_tensor (graph, t)->n_dims > rank)
+    return FALSE;
+  values = rank == 4 ? cbi_fuse_channel_values (graph, t, c / (s * s)) : NULL;
+  one = values ? NULL : cbi_fuse_scalar_value (graph, t);
+  if (values == NULL && one == NULL)
+    return FALSE;
   if (next->op == CBI_OP_MUL) {
     /* a scale per channel or for all (a dequantized Conv's,
      * onnx/nodes-dynquant.c; a BatchNormalization written out) */
-    one = values ? NULL : cbi_fuse_scalar_value (graph, next->inputs[1]);
-    if (values == NULL && one == NULL)
-      return FALSE;
     cbi_fuse_scale_conv (graph, n, values ? values : one, values == NULL, s,
         crd);
   } else {
-    if (values == NULL)
-      return FALSE;
     old = n->n_inputs > 2 && n->inputs[2] >= 0 ?
         cbi_graph_tensor (graph, n->inputs[2])->data : NULL;
     bias = g_new (gfloat, c);
     for (k = 0; k < c; k++)
-      bias[k] = (old ? old[k] : 0.0f) + values[cbi_fuse_channel_of (k, s,
-              crd, c / (s * s))];
+      bias[k] = (old ? old[k] : 0.0f) + (values ? values[cbi_fuse_channel_of
+              (k, s, crd, c / (s * s))] : one[0]);
     name = g_strconcat (n->name, "/bias", NULL);
     n->inputs[2] = cbi_graph_add_tensor (graph, name, 1, &c, bias);
     n->n_inputs = 3;
@@ -667,7 +678,6 @@ cbi_fuse_fold_into_conv (CbiGraph * graph, CbiNode * n, guint at, gint src,
     cbi_graph_node (graph, at - 1)->output = next->output;
   else
     n->output = next->output;
-  t = next->inputs[1];
   g_array_remove_index (graph->nodes, at);
   cbi_fuse_release_constant (graph, t);
   return TRUE;

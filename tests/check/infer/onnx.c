@@ -339,8 +339,8 @@ static const struct
    * ConvTranspose (a Conv, the Add and BatchNormalization's Mul and Add
    * folded in, a DepthToSpace), Relu (before the DepthToSpace), a
    * ConvTranspose of stride 1 (its Mul and Add folded in), Relu, Conv (the
-   * Add after its DepthToSpace DCR folded in), DepthToSpace; 13 nodes
-   * unfolded */
+   * Mul by one value, constant first, and the two Adds after its
+   * DepthToSpace DCR folded in), DepthToSpace; 15 nodes unfolded */
   {"ops-bn", 7, {4, {2, 3, 6, 8}}, {4, {2, 3, 24, 32}}, 1e-5f},
   /* a decomposed LayerNorm (ReduceMean, Sub, Pow, Sqrt, Div...: fused into
    * one LayerNormalization) and a LayerNormalization, then ReduceMax over

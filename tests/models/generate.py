@@ -1396,6 +1396,42 @@ def ops_bn_model(g):
     return model(nodes, inits)
 
 
+def ops_residual_scale_model(g):
+    """x + x * s, s a squeeze-and-excitation's scale, as PP-OCRv4's
+    residual SE layers write it: in one order, in the other (s first, the
+    product first), and once with the product read twice (which stays as
+    it is)"""
+    w1 = (g.standard_normal((8, 3, 3, 3)) * 0.4).astype(np.float32)
+    we1 = (g.standard_normal((8, 8, 1, 1)) * 0.4).astype(np.float32)
+    be1 = (g.standard_normal(8) * 0.1).astype(np.float32)
+    w2 = (g.standard_normal((8, 8, 1, 1)) * 0.4).astype(np.float32)
+    we2 = (g.standard_normal((8, 8, 1, 1)) * 0.4).astype(np.float32)
+    wo = (g.standard_normal((3, 8, 1, 1)) * 0.3).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w1"], ["x"], name="c1",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["x"], ["p1"], name="gap1"),
+        helper.make_node("Conv", ["p1", "we1", "be1"], ["e1"], name="se1"),
+        helper.make_node("HardSigmoid", ["e1"], ["s1"], name="hs1",
+                         alpha=0.2, beta=0.5),
+        helper.make_node("Mul", ["x", "s1"], ["xs1"], name="mul1"),
+        helper.make_node("Add", ["x", "xs1"], ["y1"], name="add1"),
+        helper.make_node("Conv", ["y1", "w2"], ["x2"], name="c2"),
+        helper.make_node("GlobalAveragePool", ["x2"], ["p2"], name="gap2"),
+        helper.make_node("Conv", ["p2", "we2"], ["e2"], name="se2"),
+        helper.make_node("Sigmoid", ["e2"], ["s2"], name="sig2"),
+        helper.make_node("Mul", ["s2", "x2"], ["xs2"], name="mul2"),
+        helper.make_node("Add", ["xs2", "x2"], ["y2"], name="add2"),
+        helper.make_node("Mul", ["y2", "p2"], ["xs3"], name="mul3"),
+        helper.make_node("Add", ["y2", "xs3"], ["y3"], name="add3"),
+        helper.make_node("Add", ["y3", "xs3"], ["y4"], name="add4"),
+        helper.make_node("Conv", ["y4", "wo"], ["output"], name="out"),
+    ]
+    inits = [f32("w1", w1), f32("we1", we1), f32("be1", be1),
+             f32("w2", w2), f32("we2", we2), f32("wo", wo)]
+    return model(nodes, inits)
+
+
 def ops_layer_norm_model(g):
     """a LayerNorm over the width as exporters decompose it: ReduceMean, Sub,
     Pow 2, ReduceMean, Add eps, Sqrt, Div, Mul, Add; then ReduceSum and
@@ -2027,6 +2063,7 @@ OPS_MODELS = (
     ("ops-lstm", ops_lstm_model, 61, FOLD_SHAPE),
     ("ops-gru-rnn", ops_gru_rnn_model, 62, FOLD_SHAPE),
     ("ops-swish", ops_swish_model, 63, FOLD_SHAPE),
+    ("ops-residual-scale", ops_residual_scale_model, 64, FOLD_SHAPE),
 )
 
 

@@ -41,6 +41,12 @@ void cbi_graph_fuse_swish (CbiGraph * graph);
  * whose intermediate results nothing else reads (fuse.c). */
 void cbi_graph_fuse_affine (CbiGraph * graph);
 
+/* Rewrites every x + x * s (each either way round, the product read
+ * nowhere else; s an activation, as a squeeze-and-excitation's scale in
+ * PP-OCRv4's residual SE layers) as x * (1 + s): one pass over x instead
+ * of two, 1 + s a Linear node over s's values (fuse.c). */
+void cbi_graph_fuse_residual_scale (CbiGraph * graph);
+
 /* Folds every Add of a constant of one value per channel (C x 1 x 1 or
  * 1 x C x 1 x 1) right after a Conv or ConvTranspose, whose output nothing
  * else reads, into its bias, and every Mul by such a constant or by one

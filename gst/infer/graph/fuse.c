@@ -282,6 +282,61 @@ cbi_graph_fuse_swish (CbiGraph * graph)
   }
 }
 
+void
+cbi_graph_fuse_residual_scale (CbiGraph * graph)
+{
+  guint k = 0;
+
+  while (k < graph->nodes->len) {
+    CbiNode *add = cbi_graph_node (graph, k), *mul = NULL, one;
+    gint side, j = -1, x = -1, scale = -1, m, i;
+    gchar *name;
+
+    /* Add (x, Mul (x, s)), each either way round, the Mul read only there */
+    for (side = 0; add->op == CBI_OP_ADD && add->n_inputs == 2 && side < 2;
+        side++) {
+      x = add->inputs[1 - side];
+      j = add->inputs[side] >= 0 && x >= 0
+          && cbi_fuse_private (graph, add->inputs[side], 1) ?
+          cbi_fuse_producer (graph, add->inputs[side]) : -1;
+      mul = j >= 0 ? cbi_graph_node (graph, j) : NULL;
+      if (mul && mul->op == CBI_OP_MUL && mul->n_inputs == 2
+          && mul->n_then == 0) {
+        for (m = 0; m < 2; m++)
+          if (mul->inputs[m] == x && mul->inputs[1 - m] != x
+              && mul->inputs[1 - m] >= 0)
+            scale = 1 - m;
+        if (scale >= 0)
+          break;
+      }
+    }
+    if (scale < 0 || cbi_graph_tensor (graph, x)->data != NULL) {
+      k++;
+      continue;
+    }
+    /* x (1 + s): 1 + s is over s's values, which broadcast into x's (a
+     * squeeze-and-excitation's one per channel); the Add's pass goes */
+    memset (&one, 0, sizeof (one));
+    one.op = CBI_OP_LINEAR;
+    one.name = g_strconcat (mul->name, "/plus_one", NULL);
+    one.n_inputs = 1;
+    one.inputs[0] = mul->inputs[scale];
+    for (i = 1; i < CBI_MAX_NODE_INPUTS; i++)
+      one.inputs[i] = -1;
+    one.alpha = 1.0f;
+    one.beta = 1.0f;
+    name = g_strconcat (one.name, ":0", NULL);
+    one.output = cbi_graph_add_tensor (graph, name, 0, NULL, NULL);
+    g_free (name);
+    mul->inputs[scale] = one.output;
+    mul->output = add->output;
+    g_array_remove_index (graph->nodes, k);
+    g_array_insert_val (graph->nodes, j, one);
+    /* the nodes from j on moved: look again from the Mul */
+    k = j + 1;
+  }
+}
+
 /* Whether node @n is a Mul, an Add or a Sub of an activation and a
  * constant of one value, as alpha x + beta into @alpha and @beta, x the
  * activation @x. */

@@ -408,6 +408,13 @@ static const struct
    * way round (Conv, Swish, Conv, Swish); where the Sigmoid has a second
    * reader, Conv, Sigmoid, Mul, Add */
   {"ops-swish", 8, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* x + x s as x (1 + s), s a squeeze-and-excitation's scale: Conv,
+   * GlobalAveragePool, Conv, HardSigmoid and 1 + s (one node), Mul, Conv,
+   * GlobalAveragePool, Conv, Sigmoid and 1 + s, Mul (the Add and the
+   * product either way round), then Mul, Add, Add (the product read
+   * twice: no rewrite), Conv; 16 nodes as written, 15 where either
+   * rewrite is missing */
+  {"ops-residual-scale", 14, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

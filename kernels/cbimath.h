@@ -319,7 +319,7 @@ cbi_unpack_map_init (CbiUnpackMap * m, int channels, const float *out_scale,
  * polynomial (Cephes' coefficients) and 2^n is built from its bits, in two
  * halves so that neither leaves the normal range. Within 1 ulp of e^x
  * where that is normal; 0 where it is subnormal
- * (below -87.336), +inf past 88.722, NaN for NaN. The CPU's softmax loop
+ * (below -87.33654), +inf past 88.722, NaN for NaN. The CPU's softmax loop
  * runs it. */
 CBI_HD float
 cbi_exp (float x)
@@ -327,7 +327,7 @@ cbi_exp (float x)
   /* 1.5 x 2^23: adding it rounds to an integer n, which the sum's low
    * mantissa bits then hold */
   const float shifter = 12582912.0f;
-  const float lo = -87.3365447505f, hi = 88.7228391117f;
+  const float lo = -87.33654022f, hi = 88.7228391117f;
   /* a NaN passes both comparisons through */
   const float c = x < lo ? lo : x > hi ? hi : x;
   const float t = c * 1.44269504088896341f + shifter;

@@ -1399,8 +1399,8 @@ def ops_bn_model(g):
 def ops_residual_scale_model(g):
     """x + x * s, s a squeeze-and-excitation's scale, as PP-OCRv4's
     residual SE layers write it: in one order, in the other (s first, the
-    product first), and once with the product read twice (which stays as
-    it is)"""
+    product first), and once with the product read twice and once with s
+    a constant (both stay as they are)"""
     w1 = (g.standard_normal((8, 3, 3, 3)) * 0.4).astype(np.float32)
     we1 = (g.standard_normal((8, 8, 1, 1)) * 0.4).astype(np.float32)
     be1 = (g.standard_normal(8) * 0.1).astype(np.float32)
@@ -1425,10 +1425,13 @@ def ops_residual_scale_model(g):
         helper.make_node("Mul", ["y2", "p2"], ["xs3"], name="mul3"),
         helper.make_node("Add", ["y2", "xs3"], ["y3"], name="add3"),
         helper.make_node("Add", ["y3", "xs3"], ["y4"], name="add4"),
-        helper.make_node("Conv", ["y4", "wo"], ["output"], name="out"),
+        helper.make_node("Mul", ["k5", "y4"], ["xs5"], name="mul5"),
+        helper.make_node("Add", ["y4", "xs5"], ["y5"], name="add5"),
+        helper.make_node("Conv", ["y5", "wo"], ["output"], name="out"),
     ]
     inits = [f32("w1", w1), f32("we1", we1), f32("be1", be1),
-             f32("w2", w2), f32("we2", we2), f32("wo", wo)]
+             f32("w2", w2), f32("we2", we2), f32("wo", wo),
+             f32("k5", g.uniform(0.5, 1.5, (1, 8, 1, 1)))]
     return model(nodes, inits)
 
 

@@ -282,6 +282,16 @@ cbi_graph_fuse_swish (CbiGraph * graph)
   }
 }
 
+/* Whether tensor @t is a float32 activation: neither a constant nor an
+ * int64 value computed from shapes. */
+static gboolean
+cbi_fuse_is_activation (const CbiGraph * graph, gint t)
+{
+  const CbiTensorInfo *info = cbi_graph_tensor (graph, t);
+
+  return info->data == NULL && info->dtype == CBI_DTYPE_FLOAT;
+}
+
 void
 cbi_graph_fuse_residual_scale (CbiGraph * graph)
 {
@@ -310,7 +320,11 @@ cbi_graph_fuse_residual_scale (CbiGraph * graph)
           break;
       }
     }
-    if (scale < 0 || cbi_graph_tensor (graph, x)->data != NULL) {
+    /* both activations of float32: no element-wise node reads a
+     * constant (the importer folds those) or a value computed from
+     * shapes */
+    if (scale < 0 || !cbi_fuse_is_activation (graph, x)
+        || !cbi_fuse_is_activation (graph, mul->inputs[scale])) {
       k++;
       continue;
     }

@@ -900,7 +900,7 @@ GST_END_TEST;
  * value (the ulp of its binade); beyond, 0 and +inf; NaN kept. */
 GST_START_TEST (test_exp_is_within_1_ulp_where_normal_and_0_or_inf_beyond)
 {
-  const float lo = -87.3365447505f, hi = 88.7228391117f;
+  const float lo = -87.33654022f, hi = 88.7228391117f;
   double worst = 0.0, at = 0.0;
   guint64 checked = 0;
   gint sign;
@@ -930,6 +930,9 @@ GST_START_TEST (test_exp_is_within_1_ulp_where_normal_and_0_or_inf_beyond)
   fail_unless_equals_float (cbi_exp (0.0f), 1.0f);
   fail_unless_equals_float (cbi_exp (-0.0f), 1.0f);
   fail_unless_equals_float (cbi_exp (-88.0f), 0.0f);
+  /* the first float whose e^x is normal, and the one below */
+  fail_unless (cbi_exp (lo) >= FLT_MIN, "%g", cbi_exp (lo));
+  fail_unless_equals_float (cbi_exp (nextafterf (lo, -INFINITY)), 0.0f);
   fail_unless_equals_float (cbi_exp (-INFINITY), 0.0f);
   fail_unless (isinf (cbi_exp (88.8f)) && cbi_exp (88.8f) > 0.0f);
   fail_unless (isinf (cbi_exp (INFINITY)));

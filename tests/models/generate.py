@@ -1397,8 +1397,9 @@ def ops_bn_model(g):
 
 
 def ops_residual_scale_model(g):
-    """x + x * s, s a squeeze-and-excitation's scale, as PP-OCRv4's
-    residual SE layers write it: in one order, in the other (s first, the
+    """x + x * s, s a squeeze-and-excitation's scale (its mean by
+    GlobalAveragePool, then by ReduceMean), as PP-OCRv4's residual SE
+    layers write it: in one order, in the other (s first, the
     product first), and once with the product read twice and once with s
     a constant (both stay as they are)"""
     w1 = (g.standard_normal((8, 3, 3, 3)) * 0.4).astype(np.float32)
@@ -1417,7 +1418,9 @@ def ops_residual_scale_model(g):
         helper.make_node("Mul", ["x", "s1"], ["xs1"], name="mul1"),
         helper.make_node("Add", ["x", "xs1"], ["y1"], name="add1"),
         helper.make_node("Conv", ["y1", "w2"], ["x2"], name="c2"),
-        helper.make_node("GlobalAveragePool", ["x2"], ["p2"], name="gap2"),
+        # the dynamo exporter's squeeze: a ReduceMean of each plane
+        helper.make_node("ReduceMean", ["x2"], ["p2"], name="mean2",
+                         axes=[-2, -1]),
         helper.make_node("Conv", ["p2", "we2"], ["e2"], name="se2"),
         helper.make_node("Sigmoid", ["e2"], ["s2"], name="sig2"),
         helper.make_node("Mul", ["s2", "x2"], ["xs2"], name="mul2"),

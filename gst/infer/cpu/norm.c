@@ -144,6 +144,7 @@ cbi_cpu_plan_reduce (gpointer user_plan, const CbiNode * n,
   CbiDnnlOp op = { CBI_DNNL_REDUCTION, alg, };
   CbiMd xmd, ymd;
   CbiShape kept = *xs;
+  gboolean plane_only = TRUE;
   gint d, i;
 
   if (n->op == CBI_OP_ARGMAX) {
@@ -166,11 +167,22 @@ cbi_cpu_plan_reduce (gpointer user_plan, const CbiNode * n,
 
   /* the kept shape: every reduced axis 1 */
   for (d = 0; d < xs->n_dims; d++) {
+    gboolean reduced = n->n_ints == 0;
     for (i = 0; i < n->n_ints; i++)
-      if (n->ints[i] == d || n->ints[i] + xs->n_dims == d)
-        kept.dims[d] = 1;
-    if (n->n_ints == 0)
+      reduced |= n->ints[i] == d || n->ints[i] + xs->n_dims == d;
+    if (reduced)
       kept.dims[d] = 1;
+    plane_only &= reduced == (d >= 2);
+  }
+  /* the mean of each plane, kept 4-D (the dynamo exporter's
+   * GlobalAveragePool): oneDNN's pooling reads the activation in the
+   * layout it has, where a reduction would take it row-major through a
+   * reorder */
+  if (n->op == CBI_OP_REDUCE_MEAN && plane_only && xs->n_dims == 4
+      && plan->shapes[n->output].n_dims == 4) {
+    CbiNode pool = *n;
+    pool.op = CBI_OP_GLOBAL_AVERAGE_POOL;
+    return cbi_cpu_plan_pool (plan, &pool, NULL, error);
   }
   return (args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &op.src, error))
       && cbi_cpu_shape_md (plan, &op.dst, &kept, error)

@@ -410,7 +410,9 @@ static const struct
   {"ops-swish", 8, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* x + x s as x (1 + s), s a squeeze-and-excitation's scale: Conv,
    * GlobalAveragePool, Conv, HardSigmoid and 1 + s (one node), Mul, Conv,
-   * GlobalAveragePool, Conv, Sigmoid and 1 + s, Mul (the Add and the
+   * ReduceMean of each plane (on the CPU a pooling, which reads the
+   * channels-last activation as it is), Conv, Sigmoid and 1 + s, Mul (the
+   * Add and the
    * product either way round), then Mul, Add, Add (the product read
    * twice: no rewrite), Mul, Add (s a constant: no rewrite), Conv; 18
    * nodes as written, 17 where either rewrite is missing */

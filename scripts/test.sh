@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, runs every test (with the GStreamer leaks
 # tracer on, and the ONNX backend node tests through the engine), then again
-# under valgrind (less the node tests and the kernels' host build) and in
+# under valgrind (two suites at a time; less the node tests and the
+# kernels' host build) and in
 # an AddressSanitizer/UBSan build, fuzzes the ONNX importer for 30 s, runs the real models of
 # tests/real-models/ (PyPI wheels, compared with onnxruntime, then each
 # through the element's pipeline), and ends with one summary line: the
@@ -52,9 +53,40 @@ else
   # memcheck (the ASan run below covers both); plot-memory is a Python
   # script driving gst-launch-1.0 (matplotlib's C extensions under memcheck
   # test nothing of ours): the plain run has it
-  step "the same suites under valgrind memcheck (leaks and memory errors)"
-  meson test -C build --setup valgrind --no-suite conformance \
-    --no-suite kernels-host --no-suite plot --print-errorlogs || status=$?
+  # The suites run one at a time (is_parallel false: in the plain run a
+  # test's OpenMP team takes every core), and memcheck runs all the
+  # threads of a process on one core: so two lanes of them run side by
+  # side, the tests dealt out in turn, each lane its own log.
+  step "the same suites under valgrind memcheck (leaks and memory errors), in two lanes"
+  mapfile -t vg_tests < <(meson test -C build --setup valgrind --no-rebuild \
+    --no-suite conformance --no-suite kernels-host --no-suite plot --list \
+    2>/dev/null | awk -F' / ' 'NF == 2 {print $2}')
+  vg_lanes=(build/meson-logs/valgrind-lane0.out build/meson-logs/valgrind-lane1.out)
+  vg_pids=()
+  for lane in 0 1; do
+    lane_tests=()
+    for i in "${!vg_tests[@]}"; do
+      if [ $((i % 2)) -eq "$lane" ]; then
+        lane_tests+=("${vg_tests[$i]}")
+      fi
+    done
+    # meson test with no test named runs them all: an empty lane runs none
+    rm -f "build/meson-logs/valgrind-lane$lane-valgrind.txt"
+    [ ${#lane_tests[@]} -gt 0 ] || continue
+    meson test -C build --setup valgrind --no-rebuild \
+      --logbase "valgrind-lane$lane" --print-errorlogs "${lane_tests[@]}" \
+      >"${vg_lanes[$lane]}" 2>&1 &
+    vg_pids+=($!)
+  done
+  for pid in "${vg_pids[@]}"; do
+    wait "$pid" || status=1
+  done
+  cat "${vg_lanes[@]}" 2>/dev/null || true
+  if [ ${#vg_tests[@]} -eq 0 ]; then
+    echo "== no test listed for valgrind: counted as an error"
+    status=1
+    extra_errors=$((extra_errors + 1))
+  fi
 
   step "the same suites under AddressSanitizer and UBSan"
   if [ ! -f build-asan/build.ninja ]; then
@@ -91,7 +123,9 @@ else
   # padded last batch included: 0 fresh allocations after warm-up
   step "real ONNX models through the element (tests/real-models/pipeline.py)"
   run_counted tests/real-models/pipeline.py real-models-pipeline.txt
-  logs+=(build/meson-logs/testlog-valgrind.txt build-asan/meson-logs/testlog.txt)
+  logs+=(build/meson-logs/valgrind-lane0-valgrind.txt
+    build/meson-logs/valgrind-lane1-valgrind.txt
+    build-asan/meson-logs/testlog.txt)
 fi
 
 # One line for all the gst-check suites of the runs (three, or one with

@@ -58,11 +58,22 @@ else
   # threads of a process on one core: so two lanes of them run side by
   # side, the tests dealt out in turn, each lane its own log.
   step "the same suites under valgrind memcheck (leaks and memory errors), in two lanes"
-  mapfile -t vg_tests < <(meson test -C build --setup valgrind --no-rebuild \
-    --no-suite conformance --no-suite kernels-host --no-suite plot --list \
-    2>/dev/null | awk -F' / ' 'NF == 2 {print $2}')
+  vg_args=(-C build --setup valgrind --no-rebuild --no-suite conformance
+    --no-suite kernels-host --no-suite plot)
+  mapfile -t vg_tests < <(meson test "${vg_args[@]}" --list 2>/dev/null \
+    | awk -F' / ' 'NF == 2 {print $2}')
   vg_lanes=(build/meson-logs/valgrind-lane0.out build/meson-logs/valgrind-lane1.out)
+  rm -f "${vg_lanes[@]}"
   vg_pids=()
+  # each lane in a process group of its own, killed whole if this script
+  # stops first (a background job ignores the terminal's Ctrl-C)
+  stop_lanes () {
+    for pid in "${vg_pids[@]}"; do
+      kill -- "-$pid" 2>/dev/null || true
+    done
+  }
+  trap stop_lanes EXIT
+  trap 'stop_lanes; exit 130' INT TERM HUP
   for lane in 0 1; do
     lane_tests=()
     for i in "${!vg_tests[@]}"; do
@@ -73,14 +84,15 @@ else
     # meson test with no test named runs them all: an empty lane runs none
     rm -f "build/meson-logs/valgrind-lane$lane-valgrind.txt"
     [ ${#lane_tests[@]} -gt 0 ] || continue
-    meson test -C build --setup valgrind --no-rebuild \
-      --logbase "valgrind-lane$lane" --print-errorlogs "${lane_tests[@]}" \
-      >"${vg_lanes[$lane]}" 2>&1 &
+    setsid -w meson test "${vg_args[@]}" --logbase "valgrind-lane$lane" \
+      --print-errorlogs "${lane_tests[@]}" >"${vg_lanes[$lane]}" 2>&1 &
     vg_pids+=($!)
   done
   for pid in "${vg_pids[@]}"; do
     wait "$pid" || status=1
   done
+  vg_pids=()
+  trap - EXIT INT TERM HUP
   cat "${vg_lanes[@]}" 2>/dev/null || true
   if [ ${#vg_tests[@]} -eq 0 ]; then
     echo "== no test listed for valgrind: counted as an error"

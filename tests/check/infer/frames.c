@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cbimath.h"
 #include "cbitestframes.h"
 
 /* 2x2 BGRx frames: pixel bytes B, G, R, x. */
@@ -93,6 +94,106 @@ GST_START_TEST (test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it)
   memset (back, 0, sizeof (back));
   cbi_unpack_frames (&b, t);
   fail_unless (memcmp (back, px, sizeof (px)) == 0);
+}
+
+GST_END_TEST;
+
+/* Output channel c of pixel x as the unpacking maps it, one value at a
+ * time: the reference the row loops must give byte for byte. */
+static guint8
+unpack_reference (const CbiFrameBatch * b, const gfloat * t, guint channels,
+    gboolean channels_last, guint width, guint x, guint c)
+{
+  CbiUnpackMap m;
+  const gsize plane = width;    /* one row */
+  guint k;
+
+  cbi_unpack_map_init (&m, channels, b->out_scale, b->out_offset);
+  k = c < 3 ? m.src[c] : 3;
+  return cbi_to_byte (channels_last ? t[x * channels + k] :
+      t[k * plane + x], m.inv[c], m.off[c]);
+}
+
+/* Every form of a row of 300 pixels (past one chunk of the row loops):
+ * planar and channels last, RGB, BGRx with the fourth byte copied or
+ * set, RGBA from a fourth channel, grey; values past 0..255 either way,
+ * NaN and halves among them. */
+GST_START_TEST (test_unpack_gives_each_byte_of_every_layout_and_format)
+{
+  enum
+  { W = 300 };
+  static const struct
+  {
+    guint pstride, channels;
+    guint offs[3];
+    gint extra;
+    gboolean copy;
+  } forms[] = {
+    {3, 3, {0, 1, 2}, -1, FALSE},
+    {3, 3, {2, 1, 0}, -1, FALSE},
+    {4, 3, {2, 1, 0}, 3, TRUE},
+    {4, 3, {1, 2, 3}, 0, FALSE},
+    {4, 4, {0, 1, 2}, 3, FALSE},
+    {3, 1, {0, 1, 2}, -1, FALSE},
+    {4, 1, {2, 1, 0}, 3, TRUE},
+  };
+  gfloat *t = g_new (gfloat, 4 * W);
+  guint8 *in_px = g_new (guint8, 4 * W), *out_px = g_new (guint8, 4 * W);
+  const guint8 *in[1] = { in_px };
+  guint8 *out[1] = { out_px };
+  gint stride[1];
+  guint f, cl, x, c;
+  CbiFrameBatch b;
+
+  for (x = 0; x < 4 * W; x++) {
+    t[x] = (x % 7 == 3) ? NAN : ((gint) (x * 37 % 601) - 150) / 255.0f;
+    in_px[x] = (guint8) (x * 13);
+  }
+  t[5] = 127.5f / 255.0f;
+  for (f = 0; f < G_N_ELEMENTS (forms); f++) {
+    for (cl = 0; cl < 2; cl++) {
+      memset (&b, 0, sizeof (b));
+      b.width = W;
+      b.height = 1;
+      b.pixel_stride = forms[f].pstride;
+      for (c = 0; c < 3; c++) {
+        b.rgb_offset[c] = forms[f].offs[c];
+        b.scale[c] = (c + 1) / 255.0f;
+        b.bias[c] = 0.1f * c;
+      }
+      b.extra_offset = forms[f].extra;
+      cbi_frame_batch_map_output_back (&b);
+      b.out_channels = forms[f].channels;
+      b.n_frames = b.n_slots = 1;
+      stride[0] = W * forms[f].pstride;
+      b.in = in;
+      b.in_stride = stride;
+      b.out = out;
+      b.out_stride = stride;
+      /* the fourth byte passes through only where the input has the
+       * output's size */
+      if (!forms[f].copy)
+        b.out_width = W, b.out_height = 1, b.width = W + 1;
+      memset (out_px, 0xaa, 4 * W);
+      if (cl)
+        cbi_unpack_frames_channels_last (&b, t);
+      else
+        cbi_unpack_frames (&b, t);
+      for (x = 0; x < W; x++) {
+        const guint8 *px = out_px + x * forms[f].pstride;
+        for (c = 0; c < 3; c++)
+          fail_unless_equals_int (px[forms[f].offs[c]],
+              unpack_reference (&b, t, forms[f].channels, cl, W, x, c));
+        if (forms[f].pstride == 4)
+          fail_unless_equals_int (px[forms[f].extra], forms[f].channels == 4 ?
+              unpack_reference (&b, t, 4, cl, W, x, 3) : forms[f].copy ?
+              in_px[x * 4 + forms[f].extra] : 255);
+      }
+    }
+  }
+  g_free (t);
+  g_free (in_px);
+  g_free (out_px);
 }
 
 GST_END_TEST;
@@ -374,6 +475,7 @@ frames_suite (void)
   tcase_add_test (tc,
       test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it);
   tcase_add_test (tc, test_unpack_clamps_and_copies_the_fourth_byte);
+  tcase_add_test (tc, test_unpack_gives_each_byte_of_every_layout_and_format);
   tcase_add_test (tc,
       test_letterbox_window_fills_the_limiting_side_and_centres);
   tcase_add_test (tc, test_stretch_to_half_size_averages_each_two_by_two_block);

@@ -125,10 +125,9 @@ unpack_row_chunked (const CbiFrameBatch * b, const CbiUnpackMap * m,
     gboolean copy_extra, const guint8 * in, guint8 * out, guint width)
 {
   const guint ps = b->pixel_stride, nc = m->channels;
-  /* model channel k's byte of pixel x: at [k][x] planar, [0][x nc + k]
-   * channels last */
-  guint8 bytes[4][UNPACK_CHUNK];
-  guint8 *flat = bytes[0];
+  /* model channel k's byte of pixel x: at [k x UNPACK_CHUNK + x] planar,
+   * [x nc + k] channels last */
+  guint8 bytes[4 * UNPACK_CHUNK];
   /* each pixel's bytes are the model's values in order */
   const gboolean same_order = ps == nc && b->rgb_offset[0] == 0
       && b->rgb_offset[1] == 1 && b->rgb_offset[2] == 2
@@ -141,12 +140,12 @@ unpack_row_chunked (const CbiFrameBatch * b, const CbiUnpackMap * m,
       const gfloat *p = s + (gsize) x0 * nc;
 #pragma omp simd
       for (x = 0; x < n * nc; x++)
-        flat[x] = cbi_to_byte (p[x], per->inv[x], per->off[x]);
+        bytes[x] = cbi_to_byte (p[x], per->inv[x], per->off[x]);
     } else {
       for (c = 0; c < nc; c++) {
         const gfloat *p = s + c * plane + x0;
         const gfloat inv = m->inv[c], off = m->off[c];
-        guint8 *d = bytes[c];
+        guint8 *d = bytes + c * UNPACK_CHUNK;
 #pragma omp simd
         for (x = 0; x < n; x++)
           d[x] = cbi_to_byte (p[x], inv, off);
@@ -154,7 +153,7 @@ unpack_row_chunked (const CbiFrameBatch * b, const CbiUnpackMap * m,
     }
     if (per && same_order) {
       /* the model's channels in the pixel's order: the row as it is */
-      memcpy (out + (gsize) x0 * ps, flat, (gsize) n * ps);
+      memcpy (out + (gsize) x0 * ps, bytes, (gsize) n * ps);
       continue;
     }
     for (c = 0; c < ps; c++) {
@@ -170,10 +169,10 @@ unpack_row_chunked (const CbiFrameBatch * b, const CbiUnpackMap * m,
           o[(gsize) x * 4] = 255;
       } else if (per) {
         for (x = 0; x < n; x++)
-          o[(gsize) x * ps] = flat[x * nc + k];
+          o[(gsize) x * ps] = bytes[x * nc + k];
       } else {
         for (x = 0; x < n; x++)
-          o[(gsize) x * ps] = bytes[k][x];
+          o[(gsize) x * ps] = bytes[k * UNPACK_CHUNK + x];
       }
     }
   }

@@ -6,7 +6,7 @@
  * family so the inner loops have fixed strides.
  */
 #include "cpu/frames.h"
-#include "cpu/loops.h"
+#include "cpu/wide.h"
 #include "cbimath.h"
 
 #include <string.h>

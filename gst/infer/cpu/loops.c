@@ -6,6 +6,7 @@
  * before each.
  */
 #include "cpu/loops.h"
+#include "cpu/wide.h"
 #include "cbimath.h"
 
 #include <math.h>

@@ -13,6 +13,7 @@
  * wide. Every buffer is the plan's, made once: a batch allocates nothing.
  */
 #include "cbicpu.h"
+#include "cpu/wide.h"
 #include "cbimath.h"
 #include "graph/cbishapes.h"
 

@@ -121,6 +121,13 @@ struct _CbiBackend
   guint low_precision_ops;      /* of the last plan made: its ops
                                  * (convolutions, matrix products) that
                                  * run below float32 (0 in float32) */
+  /* the plans take @precision for fewer ops, where it gains most (the
+   * CPU's bfloat16: the wide convolutions only), not wherever it runs
+   * faster: set by the warm-up after a plan failed its accuracy check */
+  gboolean precision_narrow;
+  gboolean precision_narrows;   /* of the last plan made: a plan with
+                                 * @precision_narrow would take @precision
+                                 * for fewer ops */
 };
 
 /* Makes a backend for device @device_id (ignored where there is one device).

@@ -1285,7 +1285,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   gdouble rejected_err[4];
   CbiWarmupCost cost = { 0, };
   gsize in_size, frames_size;
-  gboolean ok, busy;
+  gboolean ok, busy, narrowing = FALSE;
   guint i;
 
   n_order = cbi_engine_precisions (engine, order);
@@ -1359,6 +1359,9 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     gint worst = -1;
     gdouble worst_error = G_MAXDOUBLE;
 
+    if (!narrowing)
+      engine->backend->precision_narrow = FALSE;
+    narrowing = FALSE;
     engine->backend->precision = order[k];
     /* one AUTO passes over where it changes nothing: no time for it */
     ran = cbi_engine_warmup_runs (engine, &w, engine->precision ==
@@ -1394,6 +1397,19 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     }
     if (ran && !failed_check)
       break;
+    /* a precision taken wherever it runs faster that fails its check is
+     * tried again on fewer ops (the backend's narrower plan) before a
+     * wider precision or an error */
+    if (failed_check && engine->backend->precision_narrows
+        && !engine->backend->precision_narrow) {
+      GST_INFO ("%s on every op it speeds up fails the accuracy check "
+          "(%.3g %% on output %d): trying it on fewer ops",
+          cbi_precision_name (order[k]), 100.0 * worst_error, worst);
+      engine->backend->precision_narrow = narrowing = TRUE;
+      cbi_warmup_cost_add (&cost, report);
+      k--;
+      continue;
+    }
     /* under AUTO, a lower precision that fails its check, or cannot be
      * planned or run, gives way to the next wider one */
     if (k + 1 < n_order && !g_error_matches (local, CBI_ERROR, CBI_ERROR_BUSY)) {

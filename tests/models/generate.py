@@ -63,6 +63,10 @@ the committed files and never run this script.
   steps of 0.5 between 64 and 128) rounds 100 + x to halves, errors of up
   to a quarter of the output's range (the element's accuracy check
   refuses it).
+- bf16-narrow.onnx: the same shift by 100 after a 3x3 Conv and an Add
+  doubling its output, in 1x1 Convs 16 -> 16 -> 3 that the CPU's narrow
+  bfloat16 plan leaves float32 and its wide one does not: the check
+  refuses the wide plan and takes the narrow one.
 - conv-external.onnx + conv-external.bin: the same model with its first
   weights in an external data file.
 - bad-*.onnx: one defect each, named by the file (bad-resize-float-sizes:
@@ -671,6 +675,7 @@ def main():
                                  name="conv")], [f32("w", w_nan)]),
          "nan-weights.onnx")
     save(bf16_cancel_model(), "bf16-cancel.onnx")
+    save(bf16_narrow_model(), "bf16-narrow.onnx")
     save(fp16_overflow_model(), "fp16-overflow.onnx")
     save(half_shapes_model(np.random.default_rng(17)), "half-shapes.onnx")
     save(bf16_products_model(np.random.default_rng(18)), "bf16-products.onnx")
@@ -775,6 +780,40 @@ def bf16_cancel_model():
                          name="down"),
     ], [f32("w_up", up), f32("b_up", np.full(16, 100.0)),
         f32("w_mid", mid), f32("w_down", down),
+        f32("b_down", np.full(3, -100.0))])
+
+
+def bf16_narrow_model():
+    """the image to 16 channels (1x1), a 3x3 Conv 16 -> 16 passing them on
+    (its centre tap), an Add doubling them, then a 1x1 Conv 16 -> 16
+    halving them and adding 100 and a 1x1 Conv 16 -> 3 taking the 100 off:
+    the CPU backend's wide bfloat16 plan runs the last two in it and keeps
+    100 + x between them in bfloat16 (steps of 0.5: the check refuses
+    it), its narrow plan the 3x3 alone (the last two sum too few products
+    a value), which the check accepts"""
+    up = np.zeros((16, 3, 1, 1), np.float32)
+    for k in range(16):
+        up[k, k % 3, 0, 0] = 1.0
+    mid = np.zeros((16, 16, 3, 3), np.float32)
+    for k in range(16):
+        mid[k, k, 1, 1] = 1.0
+    shift = np.zeros((16, 16, 1, 1), np.float32)
+    for k in range(16):
+        shift[k, k, 0, 0] = 0.5
+    down = np.zeros((3, 16, 1, 1), np.float32)
+    for k in range(3):
+        down[k, k, 0, 0] = 1.0
+    return model([
+        helper.make_node("Conv", ["image", "w_up"], ["up"], name="up"),
+        helper.make_node("Conv", ["up", "w_mid"], ["mid"], name="mid",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["mid", "mid"], ["twice"], name="twice"),
+        helper.make_node("Conv", ["twice", "w_shift", "b_shift"],
+                         ["shifted"], name="shift"),
+        helper.make_node("Conv", ["shifted", "w_down", "b_down"], ["output"],
+                         name="down"),
+    ], [f32("w_up", up), f32("w_mid", mid), f32("w_shift", shift),
+        f32("b_shift", np.full(16, 100.0)), f32("w_down", down),
         f32("b_down", np.full(3, -100.0))])
 
 

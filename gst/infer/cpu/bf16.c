@@ -11,6 +11,13 @@
  * pay for its primitive; depthwise and thin convolutions between residual
  * additions (mobile networks) are bound by memory, and conversions would
  * only slow them down.
+ *
+ * Past the convolutions, an activation stays bfloat16 through the oneDNN
+ * primitives that keep the type of what they read (element-wise, binary,
+ * pooling, resampling, concatenation) where all it meets on the way is
+ * convolutions in bfloat16 and those primitives: the passes between
+ * convolutions then move half the bytes, and the next group reads its
+ * input without a conversion.
  */
 #include "cbicpu.h"
 
@@ -25,6 +32,9 @@
  * of a few microseconds) brings at least this many products: the
  * convolutions on a pooled vector (squeeze-and-excite) stay float32 */
 #define CBI_CPU_BF16_PRODUCTS_PER_CONVERSION 4e6
+/* the input channels per group a convolution of the wide plan sums at
+ * least, depthwise ones aside */
+#define CBI_CPU_BF16_MIN_CHANNELS 16
 
 static gboolean
 cbi_cpu_is_conv (const CbiNode * n)
@@ -84,13 +94,30 @@ cbi_cpu_conv_products (const CbiCpuPlan * plan, const CbiNode * n)
 }
 
 gboolean
-cbi_cpu_bf16_pays (gdouble products, gdouble outputs, gdouble converted,
-    guint conversions)
+cbi_cpu_bf16_pays (const CbiCpuPlan * plan, gdouble products,
+    gdouble outputs, gdouble converted, guint conversions)
 {
+  if (plan->bf16_wide)
+    return products > 0.0;
   return products > 0.0
       && products >= CBI_CPU_BF16_PRODUCTS_PER_VALUE * converted
       && products >= CBI_CPU_BF16_SUMS_PER_OUTPUT * outputs
       && products >= CBI_CPU_BF16_PRODUCTS_PER_CONVERSION * conversions;
+}
+
+/* In the wide plan, whether convolution @n takes bfloat16: not where it
+ * sums fewer than 16 input channels and is not depthwise, which oneDNN's
+ * bfloat16 kernels, taking the channels in blocks, run slower than its
+ * float32 ones */
+static gboolean
+cbi_cpu_conv_wide_bf16 (const CbiCpuPlan * plan, const CbiNode * n)
+{
+  const CbiTensorInfo *w = cbi_graph_tensor (plan->graph, n->inputs[1]);
+  const gint64 per_group = n->op == CBI_OP_CONV ? w->dims[1] :
+      w->dims[0] / n->conv.group;
+
+  return per_group >= CBI_CPU_BF16_MIN_CHANNELS
+      || (n->conv.group > 1 && per_group == 1);
 }
 
 void
@@ -153,8 +180,9 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
     if (!cbi_cpu_is_conv (n) || n->inputs[0] == graph->input)
       continue;
     k = cbi_cpu_find (group, i);
-    plan->conv_bf16[i] = cbi_cpu_bf16_pays (products[k], outputs[k],
-        converted[k], conversions[k]);
+    plan->conv_bf16[i] = cbi_cpu_bf16_pays (plan, products[k], outputs[k],
+        converted[k], conversions[k])
+        && (!plan->bf16_wide || cbi_cpu_conv_wide_bf16 (plan, n));
     if (k == i)
       GST_DEBUG ("convolutions with %s: %s (%.3g products, %.3g output "
           "values, %.3g values converted into them)", n->name,
@@ -167,4 +195,162 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
   g_free (outputs);
   g_free (converted);
   g_free (conversions);
+}
+
+/* Whether the ops that run in place on the output of node @n with @post
+ * fused (nullable) all have oneDNN forms: no loop of ours, which reads
+ * float32, runs on it. */
+static gboolean
+cbi_cpu_step_in_onednn (const CbiNode * n, const CbiNode * post)
+{
+  const CbiNode *last = post ? post : n;
+  CbiCpuEltwise steps[2];
+  guint i;
+
+  if (post) {
+    const CbiEltwiseStep own = { cbi_op_info (post->op)->eltwise,
+      post->alpha, post->beta
+    };
+    if (cbi_cpu_eltwise_form (&own, steps) == 0)
+      return FALSE;
+  }
+  for (i = 0; cbi_op_is_eltwise (last->op) && i < last->n_then; i++)
+    if (cbi_cpu_eltwise_form (&last->then[i], steps) == 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* How node @n of @plan reads its activations where they are bfloat16:
+ * @joined receives the inputs that go into a primitive of the type they
+ * have, whose output then has it too (the output's class takes theirs);
+ * @converting, those it reads through a reorder into the type its
+ * primitive wants (a convolution's input, a second operand that
+ * broadcasts); FALSE where some input must be float32 as it is (our
+ * loops, the views and copies), as cbi_cpu_plan_*() plan it. */
+static gboolean
+cbi_cpu_bf16_reads (const CbiCpuPlan * plan, const CbiNode * n,
+    guint64 * joined, guint64 * converting)
+{
+  const CbiGraph *graph = plan->graph;
+  const CbiOpInfo *info = cbi_op_info (n->op);
+  CbiCpuEltwise steps[2];
+  guint j;
+
+  *joined = *converting = 0;
+  switch (info->kind) {
+    case CBI_OP_KIND_CONV:
+      *converting = 1;
+      return TRUE;
+    case CBI_OP_KIND_ELTWISE:{
+      const CbiEltwiseStep own = { info->eltwise, n->alpha, n->beta };
+      *joined = 1;
+      return cbi_cpu_eltwise_form (&own, steps) > 0;
+    }
+    case CBI_OP_KIND_POOL:
+    case CBI_OP_KIND_RESIZE:
+      *joined = 1;
+      return TRUE;
+    case CBI_OP_KIND_CONCAT:
+      for (j = 0; j < n->n_inputs; j++)
+        if (cbi_graph_tensor (graph, n->inputs[j])->data != NULL)
+          return FALSE;
+      *joined = (G_GUINT64_CONSTANT (1) << n->n_inputs) - 1;
+      return TRUE;
+    case CBI_OP_KIND_BINARY:{
+      CbiNode swapped;
+      const CbiNode *m = cbi_node_binary_operands (graph, n, plan->shapes,
+          &swapped);
+      const CbiShape *ys = &plan->shapes[m->output];
+      guint first = m == n ? 0 : 1;
+      if (info->binary == CBI_K_POWER
+          || cbi_graph_tensor (graph, m->inputs[0])->data != NULL
+          || !cbi_shape_equal (&plan->shapes[m->inputs[0]], ys))
+        return FALSE;
+      *joined = G_GUINT64_CONSTANT (1) << first;
+      /* an operand of the output's shape joins too: where a convolution
+       * adds its result to it in place, the sum is in its type */
+      if (cbi_shape_equal (&plan->shapes[m->inputs[1]], ys))
+        *joined |= G_GUINT64_CONSTANT (1) << (1 - first);
+      else
+        *converting = G_GUINT64_CONSTANT (1) << (1 - first);
+      return TRUE;
+    }
+    default:
+      return FALSE;
+  }
+}
+
+/* Sets @plan->tensor_bf16: the activations that are bfloat16. They fall
+ * into classes, the tensors a primitive reads and writes in one type
+ * (cbi_cpu_bf16_reads ()); a class is bfloat16 where each of its tensors
+ * is written by a convolution in bfloat16 or a primitive of the class,
+ * and read by primitives of the class or through a conversion (by
+ * convolutions in bfloat16, or of one value per channel: a
+ * squeeze-and-excite); none is an output of the graph. The writers are
+ * what the class starts from: a class with no convolution in it is
+ * float32. The ops that compute shapes are left out: they read none of
+ * the values. */
+void
+cbi_cpu_choose_bf16_tensors (CbiCpuPlan * plan)
+{
+  const CbiGraph *graph = plan->graph;
+  const guint n_tensors = graph->tensors->len;
+  guint *class = g_new (guint, n_tensors);
+  gboolean *bad = g_new0 (gboolean, n_tensors);
+  gboolean *written = g_new0 (gboolean, n_tensors);
+  guint i, j, count = 0;
+
+  for (i = 0; i < n_tensors; i++)
+    class[i] = i;
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    const CbiNode *post = cbi_graph_fused_activation (graph, i);
+    const gint out = post ? post->output : n->output;
+    guint64 joined, converting;
+    gboolean reads = cbi_cpu_bf16_reads (plan, n, &joined, &converting);
+    gboolean writes = reads && cbi_cpu_step_in_onednn (n, post);
+    const gboolean is_conv = cbi_op_info (n->op)->kind == CBI_OP_KIND_CONV;
+    const gboolean conv_bf16 = is_conv && plan->conv_bf16[i];
+
+    if (post)
+      i++;
+    if (cbi_op_info (n->op)->kind == CBI_OP_KIND_SHAPE_VALUE)
+      continue;
+    if (is_conv)
+      writes = writes && conv_bf16;
+    for (j = 0; j < n->n_inputs; j++) {
+      const gint t = n->inputs[j];
+      const guint64 bit = G_GUINT64_CONSTANT (1) << j;
+      const CbiShape *s;
+      if (t < 0 || cbi_graph_tensor (graph, t)->data != NULL)
+        continue;
+      s = &plan->shapes[t];
+      if (!reads || !((joined | converting) & bit))
+        bad[t] = TRUE;
+      else if (joined & bit)
+        class[cbi_cpu_find (class, t)] = cbi_cpu_find (class, out);
+      else if (is_conv && j == 0 && !conv_bf16 && !(s->n_dims == 4
+              && s->dims[2] * s->dims[3] == 1))
+        bad[t] = TRUE;          /* a conversion of the whole activation */
+    }
+    if (!writes)
+      bad[out] = TRUE;
+    written[out] = TRUE;
+  }
+  bad[graph->input] = TRUE;
+  for (i = 0; i < graph->n_outputs; i++)
+    bad[graph->outputs[i]] = TRUE;
+  for (i = 0; i < n_tensors; i++)
+    if (bad[i])
+      bad[cbi_cpu_find (class, i)] = TRUE;
+  plan->tensor_bf16 = g_new0 (gboolean, n_tensors);
+  for (i = 0; i < n_tensors; i++) {
+    plan->tensor_bf16[i] = !bad[cbi_cpu_find (class, i)]
+        && cbi_graph_tensor (graph, i)->data == NULL;
+    count += plan->tensor_bf16[i] && written[i];
+  }
+  GST_DEBUG ("%u activations in bfloat16", count);
+  g_free (class);
+  g_free (bad);
+  g_free (written);
 }

@@ -118,7 +118,11 @@ typedef struct
   /* the plan runs in CBI_PRECISION_BF16; planning only: per node, the
    * convolutions that take bfloat16 operands (bf16.c), NULL in float32 */
   gboolean bf16;
+  /* every convolution and matrix product in bfloat16, not only those the
+   * rules of bf16.c choose (CbiBackend.precision_narrow unset) */
+  gboolean bf16_wide;
   gboolean *conv_bf16;
+  gboolean *tensor_bf16;        /* per tensor: bfloat16 (bf16.c) */
   guint bf16_ops;               /* the convolutions and matrix products
                                  * planned in bfloat16 */
 } CbiCpuPlan;
@@ -146,6 +150,10 @@ gboolean cbi_cpu_add_reorder (CbiCpuPlan * plan,
     CbiMd to_md, dnnl_memory_t to, GError ** error);
 gboolean cbi_cpu_any_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
     GError ** error);
+/* The desc of @shape in the layout a primitive chooses and the data type
+ * of @like (bfloat16 where a primitive keeps its input's, bf16.c). */
+gboolean cbi_cpu_any_md_as (CbiCpuPlan * plan, CbiMd * md,
+    const CbiShape * shape, CbiMd like, GError ** error);
 gboolean cbi_cpu_add_primitive (CbiCpuPlan * plan,
     const_dnnl_primitive_desc_t pd, const dnnl_exec_arg_t * inputs,
     gint n_inputs, gint out, GError ** error);
@@ -280,11 +288,16 @@ gboolean cbi_cpu_plan_where (gpointer plan, const CbiNode * n,
 /* bf16.c: sets @plan->conv_bf16: which convolutions of the bfloat16 plan
  * take bfloat16 operands */
 void cbi_cpu_choose_bf16 (CbiCpuPlan * plan);
+/* bf16.c: sets @plan->tensor_bf16 (after cbi_cpu_choose_bf16 ()): the
+ * activations that are bfloat16, from the convolutions in bfloat16
+ * through the oneDNN primitives that keep the type they read */
+void cbi_cpu_choose_bf16_tensors (CbiCpuPlan * plan);
 /* bf16.c: whether ops that compute @products products into @outputs
  * output values, converting @converted values in @conversions reorders
- * into bfloat16, gain from it (the rules of the convolution groups) */
-gboolean cbi_cpu_bf16_pays (gdouble products, gdouble outputs,
-    gdouble converted, guint conversions);
+ * into bfloat16, take it in @plan (the rules of the convolution groups in
+ * the narrow plan; any product in the wide one) */
+gboolean cbi_cpu_bf16_pays (const CbiCpuPlan * plan, gdouble products,
+    gdouble outputs, gdouble converted, guint conversions);
 /* bf16.c: whether activation @out, written by a convolution with @post
  * fused (nullable), passes in bfloat16 to the convolutions that read it:
  * only convolutions read it, as their input; it is no output of the

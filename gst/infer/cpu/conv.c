@@ -268,8 +268,8 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     const gchar *impl;
     in_type = attempt == 0 ? dnnl_bf16 : dnnl_f32;
     memcpy (xdims, plan->shapes[n->inputs[0]].dims, 4 * sizeof (gint64));
-    out_type = attempt == 0 && !widen && cbi_cpu_conv_takes_bf16 (plan, n)
-        && cbi_cpu_conv_link (plan->graph, post, out) ? dnnl_bf16 : dnnl_f32;
+    out_type = attempt == 0 && !widen && plan->tensor_bf16[out] ?
+        dnnl_bf16 : dnnl_f32;
     /* oneDNN's own choice of layout for bfloat16 is channel blocks: the
      * float32 ops around would reorder each activation they read; in
      * channels last (what it takes for float32 on AVX-512) they read it

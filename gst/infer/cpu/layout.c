@@ -20,7 +20,8 @@ cbi_cpu_plan_resize (gpointer user_plan, const CbiNode * n,
   CbiDnnlOp op = { CBI_DNNL_RESAMPLING, alg, plan->mds[n->inputs[0]], };
 
   op.factors = factors;
-  return cbi_cpu_any_md (plan, &op.dst, &plan->shapes[n->output], error)
+  return cbi_cpu_any_md_as (plan, &op.dst, &plan->shapes[n->output], op.src,
+      error)
       && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);
 }
 
@@ -37,7 +38,16 @@ cbi_cpu_plan_concat (gpointer user_plan, const CbiNode * n,
   gint64 outer, inner;
   gint axis;
   guint i;
+  gboolean bf16 = TRUE;
 
+  /* bfloat16 where every input is (bf16.c); an input of another type than
+   * the others (a convolution that found no bfloat16 kernel) joins
+   * converted, row-major */
+  for (i = 0; i < n->n_inputs; i++) {
+    gint t = n->inputs[i];
+    bf16 = bf16 && cbi_graph_tensor (plan->graph, t)->data == NULL
+        && cbi_md_data_type (plan->mds[t]) == dnnl_bf16;
+  }
   for (i = 0; i < n->n_inputs; i++) {
     gint t = n->inputs[i];
     gfloat *data = cbi_graph_tensor (plan->graph, t)->data;
@@ -47,14 +57,17 @@ cbi_cpu_plan_concat (gpointer user_plan, const CbiNode * n,
             || (args[i].memory = cbi_cpu_memory (plan, srcs[i], data,
                     error)) == NULL))
       return FALSE;
-    if (data == NULL) {
+    if (data == NULL && !bf16 && cbi_md_data_type (plan->mds[t]) != dnnl_f32) {
+      if ((args[i].memory = cbi_cpu_plain (plan, t, &srcs[i], error)) == NULL)
+        return FALSE;
+    } else if (data == NULL) {
       srcs[i] = plan->mds[t];
       args[i].memory = plan->mems[t];
     }
   }
   /* shape inference checked the axis */
   axis = cbi_node_concat_view (n, &plan->shapes[n->output], &outer, &inner);
-  ok = cbi_cpu_any_md (plan, &dst, &plan->shapes[n->output], error)
+  ok = cbi_cpu_any_md_as (plan, &dst, &plan->shapes[n->output], srcs[0], error)
       && cbi_cpu_attr (NULL, &attr, error)
       && DNNL_CHECK (cbi_dnnl_concat_create (&pd, dst, n->n_inputs, axis,
           srcs, attr, plan->cpu->engine), "concat primitive desc");

@@ -102,7 +102,7 @@ cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
   GError *local = NULL;
   gboolean ok;
 
-  if (!plan->bf16 || !cbi_cpu_bf16_pays (products, outputs, converted,
+  if (!plan->bf16 || !cbi_cpu_bf16_pays (plan, products, outputs, converted,
           conversions))
     return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
   if (!cbi_cpu_attr (post, &attr, error)) {

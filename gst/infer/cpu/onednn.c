@@ -115,6 +115,15 @@ cbi_md_dims (CbiMd md)
   return *dims;
 }
 
+dnnl_data_type_t
+cbi_md_data_type (CbiMd md)
+{
+  dnnl_data_type_t type = dnnl_data_type_undef;
+
+  dnnl_memory_desc_query (md, dnnl_query_data_type, &type);
+  return type;
+}
+
 dnnl_status_t
 cbi_dnnl_append_sum (dnnl_post_ops_t ops)
 {
@@ -257,6 +266,12 @@ const dnnl_dim_t *
 cbi_md_dims (CbiMd md)
 {
   return md->dims;
+}
+
+dnnl_data_type_t
+cbi_md_data_type (CbiMd md)
+{
+  return md->data_type;
 }
 
 dnnl_status_t

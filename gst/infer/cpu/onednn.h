@@ -55,6 +55,8 @@ dnnl_status_t cbi_md_submemory (CbiMdArena * arena, CbiMd * md, CbiMd parent,
  * @md. */
 gint cbi_md_n_dims (CbiMd md);
 const dnnl_dim_t *cbi_md_dims (CbiMd md);
+/* The data type of @md's values. */
+dnnl_data_type_t cbi_md_data_type (CbiMd md);
 
 /* Whether @md is a dense-or-strided plain layout (no blocks, padding or
  * offset): @strides (nullable) then receives its strides. */

@@ -38,6 +38,7 @@ cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
   g_ptr_array_free (plan->memories, TRUE);
   g_free (plan->mds);
   g_free (plan->conv_bf16);
+  g_free (plan->tensor_bf16);
   cbi_md_arena_free (plan->descs);
   g_free (plan->mems);
   g_free (plan);
@@ -219,8 +220,12 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->shapes = shapes;
   plan->conv_layout = cbi_cpu_conv_layout (graph, shapes);
   plan->bf16 = backend->precision == CBI_PRECISION_BF16;
-  if (plan->bf16)
+  plan->bf16_wide = plan->bf16 && !backend->precision_narrow;
+  backend->precision_narrows = plan->bf16_wide;
+  if (plan->bf16) {
     cbi_cpu_choose_bf16 (plan);
+    cbi_cpu_choose_bf16_tensors (plan);
+  }
 
   if (!cbi_cpu_shape_md (plan, &plan->mds[graph->input],
           &plan->shapes[graph->input], error))
@@ -258,6 +263,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   /* the memories and primitives keep copies of the descs they need */
   g_clear_pointer (&plan->mds, g_free);
   g_clear_pointer (&plan->conv_bf16, g_free);
+  g_clear_pointer (&plan->tensor_bf16, g_free);
   g_clear_pointer (&plan->descs, cbi_md_arena_free);
   plan->graph = NULL;
   plan->shapes = NULL;

@@ -50,6 +50,7 @@ cbi_cpu_plan_pool (gpointer user_plan, const CbiNode * n,
   op.dilation = dil;
   op.pad_l = pad_l;
   op.pad_r = pad_r;
-  return cbi_cpu_any_md (plan, &op.dst, &plan->shapes[n->output], error)
+  return cbi_cpu_any_md_as (plan, &op.dst, &plan->shapes[n->output], op.src,
+      error)
       && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);
 }

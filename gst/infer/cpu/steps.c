@@ -199,6 +199,17 @@ cbi_cpu_any_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
           dnnl_format_tag_any), "activation desc");
 }
 
+gboolean
+cbi_cpu_any_md_as (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
+    CbiMd like, GError ** error)
+{
+  dnnl_dims_t dims;
+
+  memcpy (dims, shape->dims, shape->n_dims * sizeof (gint64));
+  return DNNL_CHECK (cbi_md_tag_typed (plan->descs, md, shape->n_dims, dims,
+          cbi_md_data_type (like), dnnl_format_tag_any), "activation desc");
+}
+
 /* Adds a step copying @from into @to, converting the layout. */
 gboolean
 cbi_cpu_add_reorder (CbiCpuPlan * plan, CbiMd from_md,

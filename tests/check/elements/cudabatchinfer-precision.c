@@ -471,6 +471,55 @@ GST_START_TEST (test_bf16_past_the_tolerance_fails_naming_the_output)
 
 GST_END_TEST;
 
+/* bf16-narrow.onnx keeps 100 + x between two 1x1 convolutions that only
+ * the wide bfloat16 plan runs in bfloat16: the check refuses that plan,
+ * and the narrow one (its 3x3 convolution alone) passes; a tolerance past
+ * the wide plan's error keeps the wide plan */
+GST_START_TEST (test_bf16_that_fails_the_check_runs_on_fewer_convolutions)
+{
+  GstBus *bus;
+  GstHarness *h;
+  GstStructure *s;
+  GstBuffer *in = test_frame (0), *out;
+  gdouble rel = 1.0;
+  guint i;
+
+  if (!cpu_has_bf16 ()) {
+    assert_bf16_refused ();
+    gst_buffer_unref (in);
+    return;
+  }
+  h = precision_harness ("bf16-narrow.onnx", "batch=4 precision=bf16", &bus);
+  push_frames (h, 4, TRUE);
+  out = gst_harness_pull (h);
+  for (i = 1; i < 4; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  s = pop_warmup (bus);
+  fail_unless (s != NULL);
+  fail_unless_equals_string (gst_structure_get_string (s, "precision"), "bf16");
+  fail_unless (gst_structure_get_double (accuracy_of (s, 0), "relative-error",
+          &rel));
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+  fail_unless (rel <= 0.05, "relative error %g", rel);
+  fail_unless_equals_int (stats_uint (h->element, "low-precision-ops"), 1);
+  assert_bytes_within (in, out, 2);
+  gst_buffer_unref (out);
+  gst_structure_free (s);
+  precision_teardown (h, bus);
+
+  h = precision_harness ("bf16-narrow.onnx",
+      "batch=4 precision=bf16 precision-tolerance=0.5", &bus);
+  push_frames (h, 4, TRUE);
+  for (i = 0; i < 4; i++)
+    gst_buffer_unref (gst_harness_pull (h));
+  fail_unless_equals_int (stats_uint (h->element, "low-precision-ops"), 3);
+  fail_unless (stats_double (h->element, "precision-relative-error") > 0.05);
+  precision_teardown (h, bus);
+  gst_buffer_unref (in);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_auto_steps_back_to_fp32_when_bf16_fails_the_check)
 {
   GstBus *bus;
@@ -895,6 +944,8 @@ precision_suite (void)
   tcase_add_test (tc, test_check_frames_are_what_the_warmup_runs_on_any_cpu);
   tcase_add_test (tc, test_check_frames_that_cannot_be_read_fail_the_warmup);
   tcase_add_test (tc, test_bf16_past_the_tolerance_fails_naming_the_output);
+  tcase_add_test (tc,
+      test_bf16_that_fails_the_check_runs_on_fewer_convolutions);
   tcase_add_test (tc, test_auto_steps_back_to_fp32_when_bf16_fails_the_check);
   tcase_add_test (tc, test_without_a_warmup_auto_runs_fp32_unchecked);
   tcase_add_test (tc, test_bf16_that_changes_nothing_runs_fp32_with_a_warning);

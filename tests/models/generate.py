@@ -1982,6 +1982,34 @@ def ops_swish_model(g):
                          f32("w3", w(3, 4))])
 
 
+def ops_chain_postops_model(g):
+    """runs of element-wise ops of different algorithms, which the CPU
+    backend gives the producer as post-ops: after a Conv, HardSwish then
+    alpha x + beta (PP-LCNetV3); after a second Conv, Relu, Sigmoid, Tanh;
+    after an Add of the two, Relu then Neg (alpha x); then a last
+    Conv"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) * 0.4).astype(np.float32)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        node("HardSwish", ["c1"], ["h1"], name="hard_swish"),
+        node("Mul", ["h1", "s1"], ["m1"], name="scale1"),
+        node("Add", ["m1", "b1"], ["a1"], name="shift1"),
+        node("Conv", ["a1", "w2"], ["c2"], name="conv2"),
+        node("Relu", ["c2"], ["r2"], name="relu2"),
+        node("Sigmoid", ["r2"], ["g2"], name="sigmoid2"),
+        node("Tanh", ["g2"], ["t2"], name="tanh2"),
+        node("Add", ["a1", "t2"], ["sum"], name="sum"),
+        node("Relu", ["sum"], ["r3"], name="relu3"),
+        node("Neg", ["r3"], ["n3"], name="neg3"),
+        node("Conv", ["n3", "w3"], ["output"], name="conv3"),
+    ]
+    return model(nodes, [f32("w1", w(8, 3, 3)), f32("w2", w(8, 8, 1)),
+                         f32("w3", w(3, 8, 1)), f32("s1", 0.8),
+                         f32("b1", 0.1)])
+
+
 def recurrent_weights(g, dirs, gates, hidden, inputs):
     """W, R and B of an ONNX recurrent layer, small enough that no gate
     saturates"""
@@ -2109,6 +2137,7 @@ OPS_MODELS = (
     ("ops-gru-rnn", ops_gru_rnn_model, 62, FOLD_SHAPE),
     ("ops-swish", ops_swish_model, 63, FOLD_SHAPE),
     ("ops-residual-scale", ops_residual_scale_model, 64, FOLD_SHAPE),
+    ("ops-chain-postops", ops_chain_postops_model, 65, FOLD_SHAPE),
 )
 
 

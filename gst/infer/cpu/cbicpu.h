@@ -123,6 +123,9 @@ typedef struct
   gboolean bf16_wide;
   gboolean *conv_bf16;
   gboolean *tensor_bf16;        /* per tensor: bfloat16 (bf16.c) */
+  /* the activation whose merged ops the last primitive with it fused
+   * took as post-ops (cbi_cpu_attr_chain ()) */
+  const CbiNode *chained;
   guint bf16_ops;               /* the convolutions and matrix products
                                  * planned in bfloat16 */
 } CbiCpuPlan;
@@ -219,6 +222,11 @@ guint cbi_cpu_eltwise_form (const CbiEltwiseStep * e, CbiCpuEltwise steps[2]);
  * oneDNN's form of the own op of activation @post (nullable) */
 gboolean cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
     GError ** error);
+/* postops.c: cbi_cpu_attr () with, where oneDNN can take them, the ops
+ * merged after @post's own op as post-ops too: @plan's chained is then
+ * @post, whose steps in place cbi_cpu_add_in_place () leaves out */
+gboolean cbi_cpu_attr_chain (CbiCpuPlan * plan, const CbiNode * post,
+    dnnl_primitive_attr_t * attr, GError ** error);
 /* postops.c: an attribute with a user scratchpad and, as post-ops, the
  * sum (the result added to what the destination holds), then oneDNN's
  * one-step form of the own op of activation @post (nullable) */

@@ -298,7 +298,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       residual = TRUE;
       out = res.out;
       plan->bf16_ops += attempt == 0;
-    } else if (!cbi_cpu_attr (post, &attr, error)) {
+    } else if (!cbi_cpu_attr_chain (plan, post, &attr, error)) {
       goto done;
     } else if (attempt == 0) {
       if (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine)

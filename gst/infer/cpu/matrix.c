@@ -105,7 +105,7 @@ cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
   if (!plan->bf16 || !cbi_cpu_bf16_pays (plan, products, outputs, converted,
           conversions))
     return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
-  if (!cbi_cpu_attr (post, &attr, error)) {
+  if (!cbi_cpu_attr_chain (plan, post, &attr, error)) {
     if (attr)
       dnnl_primitive_attr_destroy (attr);
     return FALSE;

@@ -4,12 +4,15 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * A primitive takes the own op of its fused activation as its post-ops,
- * and the ops merged after it run as eltwise primitives of their own
- * (cbi_cpu_add_in_place()), for two reasons found on oneDNN 2.6. Its jit
+ * and the ops merged after it too (cbi_cpu_attr_chain ()), where each
+ * has a oneDNN form and no algorithm comes twice: oneDNN 2.6's jit
  * post-ops (AVX2 and AVX-512) give a second step of one algorithm the
- * parameters of the first: a convolution with post-ops 1.5 x, relu, 0.5 x
- * computes 1.5 x, relu, 1.5 x. And its brgemm convolutions run slower
- * with a second post-op than with a jit pass after them.
+ * parameters of the first (a convolution with post-ops 1.5 x, relu, 0.5 x
+ * computes 1.5 x, relu, 1.5 x). Otherwise the merged ops run as eltwise
+ * primitives of their own, in place (cbi_cpu_add_in_place ()): a pass
+ * over the output each, which PP-LCNetV3's HardSwish then alpha x + beta
+ * after every convolution made the largest share of the element-wise
+ * time of PP-OCRv4's detector.
  */
 #include "cbicpu.h"
 
@@ -170,6 +173,47 @@ cbi_cpu_attr (const CbiNode * post, dnnl_primitive_attr_t * attr,
   return cbi_cpu_attr_steps (steps, count, attr, error);
 }
 
+/* The post-ops of activation @post with the ops merged after its own op
+ * into @steps: their count, or 0 where one of them has no oneDNN form, or
+ * one algorithm would come twice (oneDNN 2.6's jit post-ops give a second
+ * step of an algorithm the parameters of the first). */
+static guint
+cbi_cpu_chain_steps (const CbiNode * post, CbiCpuEltwise * steps)
+{
+  const CbiEltwiseStep own = { cbi_op_info (post->op)->eltwise,
+    post->alpha, post->beta
+  };
+  guint count = cbi_cpu_eltwise_form (&own, steps), i, j, k;
+
+  if (count == 0 || !cbi_op_is_eltwise (post->op))
+    return 0;
+  for (i = 0; i < post->n_then; i++) {
+    guint more = cbi_cpu_eltwise_form (&post->then[i], steps + count);
+    if (more == 0)
+      return 0;
+    count += more;
+  }
+  for (j = 0; j < count; j++)
+    for (k = j + 1; k < count; k++)
+      if (steps[j].alg == steps[k].alg)
+        return 0;
+  return count;
+}
+
+gboolean
+cbi_cpu_attr_chain (CbiCpuPlan * plan, const CbiNode * post,
+    dnnl_primitive_attr_t * attr, GError ** error)
+{
+  CbiCpuEltwise steps[2 * CBI_MAX_ELTWISE_STEPS];
+  guint count;
+
+  if (post == NULL || post->n_then == 0
+      || (count = cbi_cpu_chain_steps (post, steps)) == 0)
+    return cbi_cpu_attr (post, attr, error);
+  plan->chained = post;
+  return cbi_cpu_attr_steps (steps, count, attr, error);
+}
+
 /* A oneDNN eltwise of step @step in place on output @out. One step each:
  * oneDNN 2.6 runs an eltwise with post-ops in its reference code, several
  * times slower than a pass each of its jit code. */
@@ -252,7 +296,12 @@ gboolean
 cbi_cpu_add_in_place (gpointer user_plan, const CbiNode * n,
     const CbiEltwiseStep * step, GError ** error)
 {
-  return cbi_cpu_add_step_in_place (user_plan, n->output, step, error);
+  CbiCpuPlan *plan = user_plan;
+
+  /* the primitive that wrote the output ran them as post-ops */
+  if (n == plan->chained)
+    return TRUE;
+  return cbi_cpu_add_step_in_place (plan, n->output, step, error);
 }
 
 /* A primitive for @op, node @n's, with activation @post (nullable)
@@ -268,7 +317,7 @@ cbi_cpu_plan_op (CbiCpuPlan * plan, const CbiDnnlOp * op,
   dnnl_primitive_attr_t attr = NULL;
   gboolean ok;
 
-  ok = cbi_cpu_attr (post, &attr, error)
+  ok = cbi_cpu_attr_chain (plan, post, &attr, error)
       && DNNL_CHECK (cbi_dnnl_op_create (&pd, op, attr, plan->cpu->engine),
       "primitive desc");
   return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, inputs,

@@ -131,6 +131,8 @@ else
   # not), each held to its documented tolerance
   step "the same models in bf16 (tests/real-models/run.py --precision bf16)"
   run_counted tests/real-models/run.py real-models-bf16.txt --precision bf16
+  step "the same models in bf16's wide plan (tests/real-models/run.py --precision bf16 --wide)"
+  run_counted tests/real-models/run.py real-models-bf16-wide.txt --precision bf16 --wide
   # each model in filesrc ! decodebin ! ... ! cudabatchinfer batch=8, its
   # padded last batch included: 0 fresh allocations after warm-up
   step "real ONNX models through the element (tests/real-models/pipeline.py)"

@@ -121,12 +121,13 @@ struct _CbiBackend
   guint low_precision_ops;      /* of the last plan made: its ops
                                  * (convolutions, matrix products) that
                                  * run below float32 (0 in float32) */
-  /* the plans take @precision for fewer ops, where it gains most (the
-   * CPU's bfloat16: the wide convolutions only), not wherever it runs
-   * faster: set by the warm-up after a plan failed its accuracy check */
-  gboolean precision_narrow;
-  gboolean precision_narrows;   /* of the last plan made: a plan with
-                                 * @precision_narrow would take @precision
+  /* the plans take @precision wherever it runs faster (the CPU's wide
+   * bfloat16 plan), not only for the ops that gain most from it: set by
+   * the warm-up while it checks them, and by tests
+   * (cbi_engine_set_precision_wide ()) */
+  gboolean precision_wide;
+  gboolean precision_narrows;   /* of the last plan made: one without
+                                 * @precision_wide would take @precision
                                  * for fewer ops */
 };
 

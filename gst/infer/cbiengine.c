@@ -1359,8 +1359,9 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     gint worst = -1;
     gdouble worst_error = G_MAXDOUBLE;
 
+    /* a plan checked by the warm-up is wide first */
     if (!narrowing)
-      engine->backend->precision_narrow = FALSE;
+      engine->backend->precision_wide = TRUE;
     narrowing = FALSE;
     engine->backend->precision = order[k];
     /* one AUTO passes over where it changes nothing: no time for it */
@@ -1397,16 +1398,19 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     }
     if (ran && !failed_check)
       break;
-    /* a precision taken wherever it runs faster that fails its check is
-     * tried again on fewer ops (the backend's narrower plan) before a
-     * wider precision or an error */
-    if (failed_check && engine->backend->precision_narrows
-        && !engine->backend->precision_narrow) {
-      GST_INFO ("%s on every op it speeds up fails the accuracy check "
-          "(%.3g %% on output %d): trying it on fewer ops",
-          cbi_precision_name (order[k]), 100.0 * worst_error, worst);
-      engine->backend->precision_narrow = narrowing = TRUE;
+    /* a precision taken wherever it runs faster that fails its check,
+     * or cannot be planned or run so, is tried again on fewer ops (the
+     * backend's narrow plan) before a wider precision or an error */
+    if (engine->backend->precision_wide && engine->backend->precision_narrows
+        && (failed_check || (!ran && !g_error_matches (local, CBI_ERROR,
+                    CBI_ERROR_BUSY)))) {
+      GST_INFO ("%s on every op it speeds up %s: trying it on fewer ops",
+          cbi_precision_name (order[k]), local ? local->message :
+          "fails the accuracy check");
+      engine->backend->precision_wide = FALSE;
+      narrowing = TRUE;
       cbi_warmup_cost_add (&cost, report);
+      g_clear_error (&local);
       k--;
       continue;
     }
@@ -1441,6 +1445,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     if (!busy) {
       cbi_engine_drop_plans (engine);
       engine->backend->precision = cbi_engine_plain_precision (engine);
+      engine->backend->precision_wide = FALSE;
     }
     return FALSE;
   }
@@ -1571,12 +1576,20 @@ cbi_engine_set_precision (CbiEngine * engine, CbiPrecision precision,
 {
   engine->precision = precision;
   engine->tolerance = tolerance;
-  /* what a plan made now (a tensor run without a warm-up) runs in */
+  /* what a plan made now (a tensor run without a warm-up) runs in: the
+   * narrow plan, as nothing checks it */
   engine->backend->precision = cbi_engine_plain_precision (engine);
+  engine->backend->precision_wide = FALSE;
   if (precision != CBI_PRECISION_AUTO
       && engine->backend->precision != precision)
     GST_WARNING ("the %s backend has no %s: it runs fp32",
         cbi_engine_backend_name (engine), cbi_precision_name (precision));
   return cbi_backend_has_precision (engine->backend,
       engine->backend->precision, error);
+}
+
+void
+cbi_engine_set_precision_wide (CbiEngine * engine, gboolean wide)
+{
+  engine->backend->precision_wide = wide;
 }

@@ -223,6 +223,15 @@ CbiPrecision cbi_engine_get_precision (CbiEngine * engine);
 gboolean cbi_engine_set_precision (CbiEngine * engine, CbiPrecision precision,
     gdouble tolerance, GError ** error);
 
+/* Whether the plans made from now on outside a warm-up (tensor runs) take
+ * the precision wherever the backend runs it faster (the CPU's wide
+ * bfloat16 plan), as a warm-up that checks them does first, rather than
+ * only for the ops that gain most (the default after
+ * cbi_engine_set_precision(), as nothing checks those plans): for tests
+ * that compare the outputs with a reference themselves. The next warm-up
+ * chooses again. */
+void cbi_engine_set_precision_wide (CbiEngine * engine, gboolean wide);
+
 /* Runs one batch of @batch->n_slots (planning that shape first if no plan
  * has it: @report->replanned), waiting for it: cbi_engine_submit(), then
  * cbi_engine_collect() and cbi_engine_release(). The image output is

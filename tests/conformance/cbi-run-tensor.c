@@ -3,14 +3,17 @@
  * (tests/conformance/onnx-node-tests.py)
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Usage: cbi-run-tensor [--backend=cpu|cuda] [--precision=NAME] MODEL.onnx
- *     INPUT.bin DIM[,DIM...] OUTDIR
+ * Usage: cbi-run-tensor [--backend=cpu|cuda] [--precision=NAME] [--wide]
+ *     MODEL.onnx INPUT.bin DIM[,DIM...] OUTDIR
  *
  * The backend is the CPU's unless --backend says otherwise (cuda needs a
  * build with CUDA and a GPU: the GPU check compares the two). The plan
  * runs in float32 unless --precision names another (fp32, tf32, bf16,
  * fp16: cbi_engine_set_precision(), unchecked: the caller compares);
- * a backend that cannot run it exits with status 4, saying why.
+ * a backend that cannot run it exits with status 4, saying why. --wide
+ * plans it as a warm-up that checks it does first
+ * (cbi_engine_set_precision_wide (): the CPU's wide bfloat16 plan), not
+ * as an unchecked plan does (its narrow one).
  *
  * INPUT.bin holds the model's one input as raw little-endian float32 in
  * row-major order, of the shape DIM,DIM,... (an empty string for a
@@ -139,6 +142,7 @@ main (int argc, char **argv)
   gsize size;
   CbiBackendKind backend = CBI_BACKEND_CPU;
   CbiPrecision precision = CBI_PRECISION_FP32;
+  gboolean wide = FALSE;
   int status;
 
   /* the engine logs through GStreamer debug categories */
@@ -149,6 +153,8 @@ main (int argc, char **argv)
       const gchar *name = arg + strlen ("--backend=");
       backend = strcmp (name, "cuda") == 0 ? CBI_BACKEND_CUDA :
           strcmp (name, "cpu") == 0 ? CBI_BACKEND_CPU : CBI_BACKEND_AUTO;
+    } else if (strcmp (arg, "--wide") == 0) {
+      wide = TRUE;
     } else if (g_str_has_prefix (arg, "--precision=")) {
       for (precision = CBI_PRECISION_FP32; precision < CBI_PRECISION_AUTO
           && strcmp (arg + strlen ("--precision="),
@@ -164,7 +170,7 @@ main (int argc, char **argv)
   if (argc != 5 || backend == CBI_BACKEND_AUTO
       || precision == CBI_PRECISION_AUTO || !parse_shape (argv[3], &shape)) {
     g_printerr ("usage: %s [--backend=cpu|cuda] [--precision=fp32|tf32|"
-        "bf16|fp16] MODEL.onnx INPUT.bin DIM[,DIM...] OUTDIR\n", argv[0]);
+        "bf16|fp16] [--wide] MODEL.onnx INPUT.bin DIM[,DIM...] OUTDIR\n", argv[0]);
     return EXIT_USAGE;
   }
   if (!g_file_test (argv[1], G_FILE_TEST_IS_REGULAR)) {
@@ -203,6 +209,7 @@ main (int argc, char **argv)
     g_free (input);
     return EXIT_NO_PRECISION;
   }
+  cbi_engine_set_precision_wide (engine, wide);
   if (cbi_engine_run_tensor (engine, &shape, (const gfloat *) input, &ticket,
           &report, &error))
     status = write_outputs (engine, ticket, argv[4]);

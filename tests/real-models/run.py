@@ -11,7 +11,7 @@ Usage, from the repository root, with the project's virtual environment
     .venv/bin/python3 tests/real-models/run.py
         [--runner build/tests/conformance/cbi-run-tensor] [--batch 8]
         [--cache DIR] [--tolerance 1e-4] [--threads 2] [-k SUBSTRING]
-        [--precision fp32|bf16|tf32|fp16]
+        [--precision fp32|bf16|tf32|fp16 [--wide]]
         [--ops] [--model FILE [--model FILE...] [--shape CxHxW]]
 
 Each package of PACKAGES is downloaded once, at its pinned version, with
@@ -39,7 +39,9 @@ max error over max |reference| within --tolerance.
 
 With --precision other than fp32 the engine plans in that precision
 (unchecked: this script is the check), each model held to its
-LOW_TOLERANCES figure; where the CPU backend cannot run it (bf16 needs
+LOW_TOLERANCES figure: as an unchecked plan (the CPU's narrow bf16 plan),
+or with --wide as the element's warm-up plans it first (the wide one,
+which the warm-up keeps where it passes its check); where the CPU backend cannot run it (bf16 needs
 AVX512-BF16 or AMX) each model is a SKIP line, and a line
 `N skipped: no PRECISION here` comes before the count.
 
@@ -119,11 +121,10 @@ TOLERANCES = {
 }
 # --precision past fp32: each model's tolerance, about twice what it
 # measured (docs/precision.md has the figures; the input is noise, harder
-# on a lower precision than pictures). The runner plans bf16 wide (every
-# convolution and matrix product but the image's: gst/infer/cpu/bf16.c)
-# with no check; the element's warm-up falls back to the narrow plan
-# where the wide one fails its check. A model not named here is held to
-# its TOLERANCES figure, else --tolerance
+# on a lower precision than pictures), in the wide bf16 plan (--wide:
+# every convolution and matrix product but the image's and the thin ones,
+# gst/infer/cpu/bf16.c), which the narrow one also holds to. A model not
+# named here is held to its TOLERANCES figure, else --tolerance
 LOW_QUANTILES = {
     "bf16": {
         # a probability map behind a steep sigmoid: a few pixels next to
@@ -232,17 +233,19 @@ def model_path(cache, package, inner):
     return dest
 
 
-def run_engine(runner, path, x, tmp, precision="fp32"):
+def run_engine(runner, path, x, tmp, precision="fp32", wide=False):
     """The engine's outputs for @x, or a reason it gave none (None, None
-    where the backend cannot run @precision on this machine)."""
+    where the backend cannot run @precision on this machine); @wide: the
+    plan a warm-up tries first (the runner's --wide)."""
     in_path = os.path.join(tmp, "input.bin")
     x.astype("<f4").tofile(in_path)
     out_dir = os.path.join(tmp, "out")
     os.makedirs(out_dir, exist_ok=True)
     try:
         proc = subprocess.run(
-            [runner, f"--precision={precision}", path, in_path,
-             ",".join(str(d) for d in x.shape), out_dir],
+            [runner, f"--precision={precision}"]
+            + (["--wide"] if wide else [])
+            + [path, in_path, ",".join(str(d) for d in x.shape), out_dir],
             capture_output=True, text=True, timeout=900)
     except subprocess.TimeoutExpired:
         return None, "the runner ran past 900 s"
@@ -371,6 +374,10 @@ def main():
         "CBI_REAL_MODELS_CACHE", DEFAULT_CACHE))
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--tolerance", type=float, default=1e-4)
+    ap.add_argument("--wide", action="store_true",
+                    help="past fp32, the plan the element's warm-up tries "
+                    "first (the CPU's wide bf16 plan), not the unchecked "
+                    "one")
     ap.add_argument("--precision", default="fp32",
                     choices=["fp32", "tf32", "bf16", "fp16"],
                     help="the engine's precision; past fp32 each model is "
@@ -427,7 +434,8 @@ def main():
             x = x[:fixed]
             note = f" (its batch is fixed to {fixed})"
         with tempfile.TemporaryDirectory() as tmp:
-            outs, why = run_engine(args.runner, path, x, tmp, args.precision)
+            outs, why = run_engine(args.runner, path, x, tmp, args.precision,
+                                   args.wide)
         if outs is None and why is None:
             skipped += 1
             print(f"SKIP {name}: this machine's CPU backend has no "

@@ -94,11 +94,9 @@ cbi_cpu_conv_products (const CbiCpuPlan * plan, const CbiNode * n)
 }
 
 gboolean
-cbi_cpu_bf16_pays (const CbiCpuPlan * plan, gdouble products,
-    gdouble outputs, gdouble converted, guint conversions)
+cbi_cpu_bf16_pays (gdouble products, gdouble outputs, gdouble converted,
+    guint conversions)
 {
-  if (plan->bf16_wide)
-    return products > 0.0;
   return products > 0.0
       && products >= CBI_CPU_BF16_PRODUCTS_PER_VALUE * converted
       && products >= CBI_CPU_BF16_SUMS_PER_OUTPUT * outputs
@@ -177,12 +175,15 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
   plan->conv_bf16 = g_new0 (gboolean, n_nodes);
   for (i = 0; i < n_nodes; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
+    gboolean pays, wide;
     if (!cbi_cpu_is_conv (n) || n->inputs[0] == graph->input)
       continue;
     k = cbi_cpu_find (group, i);
-    plan->conv_bf16[i] = cbi_cpu_bf16_pays (plan, products[k], outputs[k],
-        converted[k], conversions[k])
-        && (!plan->bf16_wide || cbi_cpu_conv_wide_bf16 (plan, n));
+    pays = cbi_cpu_bf16_pays (products[k], outputs[k], converted[k],
+        conversions[k]);
+    wide = plan->bf16_wide && cbi_cpu_conv_wide_bf16 (plan, n);
+    plan->conv_bf16[i] = pays || wide;
+    plan->wide_ops += wide && !pays;
     if (k == i)
       GST_DEBUG ("convolutions with %s: %s (%.3g products, %.3g output "
           "values, %.3g values converted into them)", n->name,
@@ -247,6 +248,9 @@ cbi_cpu_bf16_reads (const CbiCpuPlan * plan, const CbiNode * n,
       return cbi_cpu_eltwise_form (&own, steps) > 0;
     }
     case CBI_OP_KIND_POOL:
+      /* it converts its output where that is float32 (pool.c) */
+      *converting = 1;
+      return TRUE;
     case CBI_OP_KIND_RESIZE:
       *joined = 1;
       return TRUE;
@@ -325,16 +329,26 @@ cbi_cpu_choose_bf16_tensors (CbiCpuPlan * plan)
       if (t < 0 || cbi_graph_tensor (graph, t)->data != NULL)
         continue;
       s = &plan->shapes[t];
-      if (!reads || !((joined | converting) & bit))
+      if (!reads || !((joined | converting) & bit)) {
+        GST_LOG ("%s reads %s in float32", n->name,
+            cbi_graph_tensor (graph, t)->name);
         bad[t] = TRUE;
+      }
       else if (joined & bit)
         class[cbi_cpu_find (class, t)] = cbi_cpu_find (class, out);
       else if (is_conv && j == 0 && !conv_bf16 && !(s->n_dims == 4
               && s->dims[2] * s->dims[3] == 1))
+      {
+        GST_LOG ("%s converts all of %s", n->name,
+            cbi_graph_tensor (graph, t)->name);
         bad[t] = TRUE;          /* a conversion of the whole activation */
+      }
     }
-    if (!writes)
+    if (!writes) {
+      GST_LOG ("%s writes %s in float32", n->name,
+          cbi_graph_tensor (graph, out)->name);
       bad[out] = TRUE;
+    }
     written[out] = TRUE;
   }
   bad[graph->input] = TRUE;

@@ -118,9 +118,13 @@ typedef struct
   /* the plan runs in CBI_PRECISION_BF16; planning only: per node, the
    * convolutions that take bfloat16 operands (bf16.c), NULL in float32 */
   gboolean bf16;
-  /* every convolution and matrix product in bfloat16, not only those the
-   * rules of bf16.c choose (CbiBackend.precision_narrow unset) */
+  /* every convolution and matrix product in bfloat16 but the thin ones,
+   * not only those the rules of bf16.c choose, and activations in
+   * bfloat16 between them (CbiBackend.precision_wide) */
   gboolean bf16_wide;
+  guint wide_ops;               /* the convolutions and products in
+                                 * bfloat16 the rules alone would leave
+                                 * float32 */
   gboolean *conv_bf16;
   gboolean *tensor_bf16;        /* per tensor: bfloat16 (bf16.c) */
   /* the activation whose merged ops the last primitive with it fused
@@ -163,6 +167,11 @@ gboolean cbi_cpu_add_primitive (CbiCpuPlan * plan,
 void cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     CbiPool * staging);
 dnnl_memory_t cbi_cpu_in_layout (CbiCpuPlan * plan, gint t,
+    CbiMd md, GError ** error);
+/* cbi_cpu_in_layout () for the node being planned alone: a copy takes a
+ * block that the activations planned after the node get back
+ * (cbi_cpu_scratch_memory ()). */
+dnnl_memory_t cbi_cpu_in_layout_scratch (CbiCpuPlan * plan, gint t,
     CbiMd md, GError ** error);
 dnnl_memory_t cbi_cpu_memory (CbiCpuPlan * plan, CbiMd md,
     gpointer handle, GError ** error);
@@ -302,10 +311,9 @@ void cbi_cpu_choose_bf16 (CbiCpuPlan * plan);
 void cbi_cpu_choose_bf16_tensors (CbiCpuPlan * plan);
 /* bf16.c: whether ops that compute @products products into @outputs
  * output values, converting @converted values in @conversions reorders
- * into bfloat16, take it in @plan (the rules of the convolution groups in
- * the narrow plan; any product in the wide one) */
-gboolean cbi_cpu_bf16_pays (const CbiCpuPlan * plan, gdouble products,
-    gdouble outputs, gdouble converted, guint conversions);
+ * into bfloat16, gain from it (the rules of the convolution groups) */
+gboolean cbi_cpu_bf16_pays (gdouble products, gdouble outputs,
+    gdouble converted, guint conversions);
 /* bf16.c: whether activation @out, written by a convolution with @post
  * fused (nullable), passes in bfloat16 to the convolutions that read it:
  * only convolutions read it, as their input; it is no output of the

@@ -268,8 +268,9 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     const gchar *impl;
     in_type = attempt == 0 ? dnnl_bf16 : dnnl_f32;
     memcpy (xdims, plan->shapes[n->inputs[0]].dims, 4 * sizeof (gint64));
-    out_type = attempt == 0 && !widen && plan->tensor_bf16[out] ?
-        dnnl_bf16 : dnnl_f32;
+    out_type = attempt == 0 && !widen && (plan->bf16_wide ?
+        plan->tensor_bf16[out] : cbi_cpu_conv_link (plan->graph, post,
+            out)) ? dnnl_bf16 : dnnl_f32;
     /* oneDNN's own choice of layout for bfloat16 is channel blocks: the
      * float32 ops around would reorder each activation they read; in
      * channels last (what it takes for float32 on AVX-512) they read it
@@ -316,7 +317,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     }
   }
 
-  xmem = cbi_cpu_in_layout (plan, n->inputs[0],
+  xmem = cbi_cpu_in_layout_scratch (plan, n->inputs[0],
       dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0), error);
   if (xmem == NULL)
     goto done;

@@ -220,11 +220,11 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->shapes = shapes;
   plan->conv_layout = cbi_cpu_conv_layout (graph, shapes);
   plan->bf16 = backend->precision == CBI_PRECISION_BF16;
-  plan->bf16_wide = plan->bf16 && !backend->precision_narrow;
-  backend->precision_narrows = plan->bf16_wide;
+  plan->bf16_wide = plan->bf16 && backend->precision_wide;
   if (plan->bf16) {
     cbi_cpu_choose_bf16 (plan);
-    cbi_cpu_choose_bf16_tensors (plan);
+    if (plan->bf16_wide)
+      cbi_cpu_choose_bf16_tensors (plan);
   }
 
   if (!cbi_cpu_shape_md (plan, &plan->mds[graph->input],
@@ -260,6 +260,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   }
   cbi_mem_plan_done (plan->memory);
   backend->low_precision_ops = plan->bf16_ops;
+  backend->precision_narrows = plan->wide_ops > 0;
   /* the memories and primitives keep copies of the descs they need */
   g_clear_pointer (&plan->mds, g_free);
   g_clear_pointer (&plan->conv_bf16, g_free);

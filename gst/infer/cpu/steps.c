@@ -300,6 +300,21 @@ cbi_cpu_in_layout (CbiCpuPlan * plan, gint t, CbiMd md, GError ** error)
   return mem;
 }
 
+dnnl_memory_t
+cbi_cpu_in_layout_scratch (CbiCpuPlan * plan, gint t, CbiMd md,
+    GError ** error)
+{
+  dnnl_memory_t mem;
+
+  if (dnnl_memory_desc_equal (md, plan->mds[t]))
+    return plan->mems[t];
+  mem = cbi_cpu_scratch_memory (plan, md, error);
+  if (mem == NULL || !cbi_cpu_add_reorder (plan, plan->mds[t],
+          plan->mems[t], md, mem, error))
+    return NULL;
+  return mem;
+}
+
 /* Activation @t row-major, in its shape from @shapes. */
 dnnl_memory_t
 cbi_cpu_plain (CbiCpuPlan * plan, gint t, CbiMd * md, GError ** error)

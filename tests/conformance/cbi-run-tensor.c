@@ -170,7 +170,8 @@ main (int argc, char **argv)
   if (argc != 5 || backend == CBI_BACKEND_AUTO
       || precision == CBI_PRECISION_AUTO || !parse_shape (argv[3], &shape)) {
     g_printerr ("usage: %s [--backend=cpu|cuda] [--precision=fp32|tf32|"
-        "bf16|fp16] [--wide] MODEL.onnx INPUT.bin DIM[,DIM...] OUTDIR\n", argv[0]);
+        "bf16|fp16] [--wide] MODEL.onnx INPUT.bin DIM[,DIM...] OUTDIR\n",
+        argv[0]);
     return EXIT_USAGE;
   }
   if (!g_file_test (argv[1], G_FILE_TEST_IS_REGULAR)) {

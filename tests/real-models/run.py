@@ -122,7 +122,7 @@ TOLERANCES = {
 # --precision past fp32: each model's tolerance, about twice what it
 # measured (docs/precision.md has the figures; the input is noise, harder
 # on a lower precision than pictures), in the wide bf16 plan (--wide:
-# every convolution and matrix product but the image's and the thin ones,
+# every convolution and matrix product but the image's convolution,
 # gst/infer/cpu/bf16.c), which the narrow one also holds to. A model not
 # named here is held to its TOLERANCES figure, else --tolerance
 LOW_QUANTILES = {

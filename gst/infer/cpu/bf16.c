@@ -1,23 +1,26 @@
 /* cudabatchinfer: which convolutions of a bfloat16 plan take bfloat16
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * A convolution whose output only convolutions read passes it to them in
- * bfloat16; elsewhere the activations are float32, so a convolution that
- * takes bfloat16 from a float32 activation converts it first (a reorder:
- * a pass over it). Convolutions linked that way run in bfloat16 together
- * or not at all: a group runs in it where the products its convolutions
- * sum outnumber the values converted into it by far, its output values
- * each sum many products, and each conversion brings enough of them to
- * pay for its primitive; depthwise and thin convolutions between residual
- * additions (mobile networks) are bound by memory, and conversions would
- * only slow them down.
+ * A bfloat16 plan is made two ways. The wide plan, which the warm-up
+ * tries first, takes every convolution and matrix product but the
+ * image's convolution in bfloat16, and keeps the activations bfloat16
+ * through the oneDNN primitives that keep the type of what they read
+ * (element-wise, binary, pooling, resampling, concatenation) where all
+ * they meet on the way is those primitives and convolutions in bfloat16:
+ * the passes between convolutions then move half the bytes, and the
+ * memory-bound convolutions (depthwise, thin) too, and nothing is
+ * converted inside the network but at the ops that need float32.
  *
- * Past the convolutions, an activation stays bfloat16 through the oneDNN
- * primitives that keep the type of what they read (element-wise, binary,
- * pooling, resampling, concatenation) where all it meets on the way is
- * convolutions in bfloat16 and those primitives: the passes between
- * convolutions then move half the bytes, and the next group reads its
- * input without a conversion.
+ * The narrow plan, which the warm-up falls back to where the wide one
+ * fails its accuracy check (and which runs where nothing checks a plan),
+ * keeps fewer roundings: a convolution whose output only convolutions
+ * read passes it to them in bfloat16; elsewhere the activations are
+ * float32, so a convolution that takes bfloat16 from a float32
+ * activation converts it first (a reorder: a pass over it). Convolutions
+ * linked that way run in bfloat16 together or not at all: a group runs
+ * in it where the products its convolutions sum outnumber the values
+ * converted into it by far, its output values each sum many products,
+ * and each conversion brings enough of them to pay for its primitive.
  */
 #include "cbicpu.h"
 
@@ -32,9 +35,6 @@
  * of a few microseconds) brings at least this many products: the
  * convolutions on a pooled vector (squeeze-and-excite) stay float32 */
 #define CBI_CPU_BF16_PRODUCTS_PER_CONVERSION 4e6
-/* the input channels per group a convolution of the wide plan sums at
- * least, depthwise ones aside */
-#define CBI_CPU_BF16_MIN_CHANNELS 16
 
 static gboolean
 cbi_cpu_is_conv (const CbiNode * n)
@@ -103,21 +103,6 @@ cbi_cpu_bf16_pays (gdouble products, gdouble outputs, gdouble converted,
       && products >= CBI_CPU_BF16_PRODUCTS_PER_CONVERSION * conversions;
 }
 
-/* In the wide plan, whether convolution @n takes bfloat16: not where it
- * sums fewer than 16 input channels and is not depthwise, which oneDNN's
- * bfloat16 kernels, taking the channels in blocks, run slower than its
- * float32 ones */
-static gboolean
-cbi_cpu_conv_wide_bf16 (const CbiCpuPlan * plan, const CbiNode * n)
-{
-  const CbiTensorInfo *w = cbi_graph_tensor (plan->graph, n->inputs[1]);
-  const gint64 per_group = n->op == CBI_OP_CONV ? w->dims[1] :
-      w->dims[0] / n->conv.group;
-
-  return per_group >= CBI_CPU_BF16_MIN_CHANNELS
-      || (n->conv.group > 1 && per_group == 1);
-}
-
 void
 cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
 {
@@ -181,7 +166,7 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
     k = cbi_cpu_find (group, i);
     pays = cbi_cpu_bf16_pays (products[k], outputs[k], converted[k],
         conversions[k]);
-    wide = plan->bf16_wide && cbi_cpu_conv_wide_bf16 (plan, n);
+    wide = plan->bf16_wide;
     plan->conv_bf16[i] = pays || wide;
     plan->wide_ops += wide && !pays;
     if (k == i)
@@ -333,12 +318,10 @@ cbi_cpu_choose_bf16_tensors (CbiCpuPlan * plan)
         GST_LOG ("%s reads %s in float32", n->name,
             cbi_graph_tensor (graph, t)->name);
         bad[t] = TRUE;
-      }
-      else if (joined & bit)
+      } else if (joined & bit)
         class[cbi_cpu_find (class, t)] = cbi_cpu_find (class, out);
       else if (is_conv && j == 0 && !conv_bf16 && !(s->n_dims == 4
-              && s->dims[2] * s->dims[3] == 1))
-      {
+              && s->dims[2] * s->dims[3] == 1)) {
         GST_LOG ("%s converts all of %s", n->name,
             cbi_graph_tensor (graph, t)->name);
         bad[t] = TRUE;          /* a conversion of the whole activation */

@@ -118,9 +118,9 @@ typedef struct
   /* the plan runs in CBI_PRECISION_BF16; planning only: per node, the
    * convolutions that take bfloat16 operands (bf16.c), NULL in float32 */
   gboolean bf16;
-  /* every convolution and matrix product in bfloat16 but the thin ones,
-   * not only those the rules of bf16.c choose, and activations in
-   * bfloat16 between them (CbiBackend.precision_wide) */
+  /* every convolution and matrix product in bfloat16, not only those the
+   * rules of bf16.c choose, and activations in bfloat16 between them
+   * (CbiBackend.precision_wide) */
   gboolean bf16_wide;
   guint wide_ops;               /* the convolutions and products in
                                  * bfloat16 the rules alone would leave

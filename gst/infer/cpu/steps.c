@@ -301,8 +301,7 @@ cbi_cpu_in_layout (CbiCpuPlan * plan, gint t, CbiMd md, GError ** error)
 }
 
 dnnl_memory_t
-cbi_cpu_in_layout_scratch (CbiCpuPlan * plan, gint t, CbiMd md,
-    GError ** error)
+cbi_cpu_in_layout_scratch (CbiCpuPlan * plan, gint t, CbiMd md, GError ** error)
 {
   dnnl_memory_t mem;
 

@@ -565,12 +565,16 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * The arithmetic the model runs in. `fp32` (the default) is float32
    * throughout. `bf16` gives the CPU backend's convolutions and matrix
    * products bfloat16 operands, with float32 sums, where the CPU
-   * multiplies bfloat16 itself (AVX512-BF16 or AMX); the activations
-   * between two convolutions stay bfloat16, every other op runs in
-   * float32; the convolutions and products that gain too little from it
-   * (thin and depthwise ones between float32 ops, whose conversions
-   * would cost more) stay float32 as well, and where none gains the model
-   * runs in float32, with a warning. `tf32` lets the CUDA backend's cuDNN
+   * multiplies bfloat16 itself (AVX512-BF16 or AMX), all of them but the
+   * image's convolution, and keeps the activations bfloat16 through the
+   * element-wise, binary, pooling, resampling and Concat ops between them;
+   * the ops that need float32 (normalizations, recurrent layers, reshapes
+   * and copies) read float32. Where that plan fails the warm-up's
+   * accuracy check, a narrower one is checked in turn: only the
+   * convolutions that gain most take bfloat16 (thin and depthwise ones
+   * between float32 ops stay float32), and the activations between two
+   * of them; so it is without a warm-up. Where no convolution takes it,
+   * the model runs in float32, with a warning. `tf32` lets the CUDA backend's cuDNN
    * convolutions and cuBLAS products use tf32 tensor cores. `fp16` and
    * `bf16` give the CUDA backend's convolutions that compute many
    * products per value (channels in multiples of 8) 16-bit operands,

@@ -211,11 +211,13 @@ cbi_cpu_step_in_onednn (const CbiNode * n, const CbiNode * post)
  * have, whose output then has it too (the output's class takes theirs);
  * @converting, those it reads through a reorder into the type its
  * primitive wants (a convolution's input, a second operand that
- * broadcasts); FALSE where some input must be float32 as it is (our
- * loops, the views and copies), as cbi_cpu_plan_*() plan it. */
+ * broadcasts, the ops that read a row-major copy); @keeps, whether it
+ * writes its output in the type of what it joins (else float32); FALSE
+ * where some input must be float32 as it is (our loops, the views), as
+ * cbi_cpu_plan_*() plan it. */
 static gboolean
 cbi_cpu_bf16_reads (const CbiCpuPlan * plan, const CbiNode * n,
-    guint64 * joined, guint64 * converting)
+    guint64 * joined, guint64 * converting, gboolean * keeps)
 {
   const CbiGraph *graph = plan->graph;
   const CbiOpInfo *info = cbi_op_info (n->op);
@@ -223,9 +225,23 @@ cbi_cpu_bf16_reads (const CbiCpuPlan * plan, const CbiNode * n,
   guint j;
 
   *joined = *converting = 0;
+  *keeps = TRUE;
   switch (info->kind) {
     case CBI_OP_KIND_CONV:
       *converting = 1;
+      return TRUE;
+    case CBI_OP_KIND_SPLIT:
+      /* a part in the input's own layout and type (layout.c), else a
+       * float32 copy of rows of the input made row-major */
+      *joined = 1;
+      return TRUE;
+    case CBI_OP_KIND_COPY:
+    case CBI_OP_KIND_REDUCE:
+    case CBI_OP_KIND_LAYER_NORM:
+      /* they read their input converted, row-major (or pooled, pool.c),
+       * and write float32 */
+      *converting = 1;
+      *keeps = FALSE;
       return TRUE;
     case CBI_OP_KIND_ELTWISE:{
       const CbiEltwiseStep own = { info->eltwise, n->alpha, n->beta };
@@ -296,8 +312,10 @@ cbi_cpu_choose_bf16_tensors (CbiCpuPlan * plan)
     const CbiNode *post = cbi_graph_fused_activation (graph, i);
     const gint out = post ? post->output : n->output;
     guint64 joined, converting;
-    gboolean reads = cbi_cpu_bf16_reads (plan, n, &joined, &converting);
-    gboolean writes = reads && cbi_cpu_step_in_onednn (n, post);
+    gboolean keeps;
+    gboolean reads = cbi_cpu_bf16_reads (plan, n, &joined, &converting,
+        &keeps);
+    gboolean writes = reads && keeps && cbi_cpu_step_in_onednn (n, post);
     const gboolean is_conv = cbi_op_info (n->op)->kind == CBI_OP_KIND_CONV;
     const gboolean conv_bf16 = is_conv && plan->conv_bf16[i];
 

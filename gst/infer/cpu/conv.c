@@ -261,7 +261,8 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
 
   /* in bfloat16 (attempt 0, where bf16.c chose it: never the image's
    * convolution, whose input stays exact as packing writes it), the
-   * operands are, and the output is where only convolutions read it;
+   * operands are, and the output is where its readers take bfloat16
+   * (the wide plan's classes, the narrow plan's convolutions: bf16.c);
    * float32 (attempt 1) where oneDNN has no fast kernel for those types */
   for (attempt = cbi_cpu_conv_takes_bf16 (plan, n) ? 0 : 1;
       attempt < 2 && pd == NULL; attempt++) {

@@ -322,9 +322,18 @@ cbi_cpu_copy_part (CbiCpuPlan * plan, gint x, const dnnl_dims_t offsets,
       || cbi_md_submemory (plan->descs, &part, plan->mds[x], dims,
           offsets) != dnnl_success)
     return FALSE;
-  *ok = (ys->n_dims == 4 && cbi_cpu_read_channels_last (plan, out) ?
-      cbi_cpu_nhwc_md (plan, &ymd, ys, error) :
-      cbi_cpu_shape_md (plan, &ymd, ys, error))
+  /* a bfloat16 part stays so where its readers take it (bf16.c: a
+   * Split's, read by convolutions and Concats) */
+  if (ys->n_dims == 4 && cbi_cpu_read_channels_last (plan, out)
+      && cbi_md_data_type (part) == dnnl_bf16 && plan->tensor_bf16 != NULL
+      && plan->tensor_bf16[out])
+    *ok = DNNL_CHECK (cbi_md_tag_typed (plan->descs, &ymd, 4, dims,
+            dnnl_bf16, dnnl_acdb), "channels-last desc");
+  else
+    *ok = ys->n_dims == 4 && cbi_cpu_read_channels_last (plan, out) ?
+        cbi_cpu_nhwc_md (plan, &ymd, ys, error) :
+        cbi_cpu_shape_md (plan, &ymd, ys, error);
+  *ok = *ok
       && (from = cbi_cpu_view (plan, plan->mems[x], part, error)) != NULL
       && (to = cbi_cpu_new_output (plan, out, ymd, error)) != NULL
       && cbi_cpu_add_reorder (plan, part, from, ymd, to, error);

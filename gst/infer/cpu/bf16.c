@@ -236,6 +236,11 @@ cbi_cpu_bf16_reads (const CbiCpuPlan * plan, const CbiNode * n,
       *joined = 1;
       return TRUE;
     case CBI_OP_KIND_COPY:
+      if (cbi_cpu_slice_is_part (plan, n)) {
+        *joined = 1;            /* the same as a Split's part */
+        return TRUE;
+      }
+      /* fall through */
     case CBI_OP_KIND_REDUCE:
     case CBI_OP_KIND_LAYER_NORM:
       /* they read their input converted, row-major (or pooled, pool.c),

@@ -281,6 +281,10 @@ gboolean cbi_cpu_plan_pad (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_copy (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
+/* layout.c: whether node @n is a Slice of a range along each axis, which
+ * cbi_cpu_plan_copy () plans as a part of its input in the input's own
+ * layout */
+gboolean cbi_cpu_slice_is_part (const CbiCpuPlan * plan, const CbiNode * n);
 gboolean cbi_cpu_plan_reshape (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_permute (gpointer plan, const CbiNode * n,

@@ -323,7 +323,7 @@ cbi_cpu_copy_part (CbiCpuPlan * plan, gint x, const dnnl_dims_t offsets,
           offsets) != dnnl_success)
     return FALSE;
   /* a bfloat16 part stays so where its readers take it (bf16.c: a
-   * Split's, read by convolutions and Concats) */
+   * Split's or a Slice's, read by convolutions and Concats) */
   if (ys->n_dims == 4 && cbi_cpu_read_channels_last (plan, out)
       && cbi_md_data_type (part) == dnnl_bf16 && plan->tensor_bf16 != NULL
       && plan->tensor_bf16[out])
@@ -365,6 +365,15 @@ cbi_cpu_slice_offsets (const CbiCopyView * v, const CbiShape * xs,
     if (offsets[d] + v->dims[d] > xs->dims[d])
       return FALSE;
   return TRUE;
+}
+
+gboolean
+cbi_cpu_slice_is_part (const CbiCpuPlan * plan, const CbiNode * n)
+{
+  dnnl_dims_t offsets;
+
+  return n->op == CBI_OP_SLICE
+      && cbi_cpu_slice_offsets (&n->view, &plan->shapes[n->inputs[0]], offsets);
 }
 
 /* Slice, Gather and Expand: our strided copy of the input, row-major,

@@ -252,12 +252,15 @@ static const struct
   {"fold-mlp", 1, {4, {2, 4, 6, 8}}},
 };
 
-/* Runs @stem.tensor.in.bin (of @in_shape) through model @g on the CPU and
+/* Runs @stem.tensor.in.bin (of @in_shape) through model @g on the CPU in
+ * @precision (its wide plan: cbi_engine_set_precision_wide ()) and
  * compares with onnxruntime's @stem.tensor.out.bin (of @out_shape):
- * finite, and within @tolerance of the largest |reference|. Frees @g. */
-static void
-check_tensor_model (CbiGraph * g, const gchar * stem, const CbiShape * in_shape,
-    const CbiShape * out_shape, gfloat tolerance)
+ * finite, and within @tolerance of the largest |reference|. Frees @g.
+ * FALSE, nothing compared, where the CPU has no @precision. */
+static gboolean
+check_tensor_model_in (CbiGraph * g, const gchar * stem,
+    const CbiShape * in_shape, const CbiShape * out_shape, gfloat tolerance,
+    CbiPrecision precision)
 {
   gchar *in_name = g_strconcat (stem, ".tensor.in.bin", NULL);
   gchar *out_name = g_strconcat (stem, ".tensor.out.bin", NULL);
@@ -276,6 +279,17 @@ check_tensor_model (CbiGraph * g, const gchar * stem, const CbiShape * in_shape,
 
   e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &e_err);
   fail_unless (e != NULL, "%s", e_err ? e_err->message : "");
+  if (!cbi_engine_set_precision (e, precision, 0.0, &e_err)) {
+    fail_unless (g_error_matches (e_err, CBI_ERROR, CBI_ERROR_PRECISION));
+    g_clear_error (&e_err);
+    cbi_engine_free (e);
+    g_free (in);
+    g_free (expected);
+    g_free (in_name);
+    g_free (out_name);
+    return FALSE;
+  }
+  cbi_engine_set_precision_wide (e, TRUE);
   fail_unless (cbi_engine_run_tensor (e, in_shape, in, &ticket, &r, &e_err),
       "%s", e_err ? e_err->message : "");
   out = cbi_engine_get_output (e, ticket, 0, &shape, &e_err);
@@ -295,6 +309,15 @@ check_tensor_model (CbiGraph * g, const gchar * stem, const CbiShape * in_shape,
   g_free (expected);
   g_free (in_name);
   g_free (out_name);
+  return TRUE;
+}
+
+static void
+check_tensor_model (CbiGraph * g, const gchar * stem, const CbiShape * in_shape,
+    const CbiShape * out_shape, gfloat tolerance)
+{
+  check_tensor_model_in (g, stem, in_shape, out_shape, tolerance,
+      CBI_PRECISION_FP32);
 }
 
 GST_START_TEST (test_folded_models_match_onnxruntime)
@@ -430,6 +453,24 @@ static const struct
    * holds itself), Conv; the rest are shape computations */
   {"gather-long", 7, {4, {1, 3, 2, 80}}, {4, {1, 3, 2, 80}}, 1e-5f},
 };
+
+/* The same in bf16's wide plan, which keeps the activations bfloat16
+ * through the primitives between convolutions (cpu/bf16.c), wherever the
+ * CPU has bfloat16: within 5 % of the largest reference value (8 bits of
+ * mantissa, rounded at each activation) */
+GST_START_TEST (test_activation_ops_in_bf16_stay_near_onnxruntime)
+{
+  const gchar *stem = activation_models[__i__].stem;
+  gchar *file = g_strconcat (stem, ".onnx", NULL);
+  CbiGraph *g = load_or_fail (file);
+
+  if (!check_tensor_model_in (g, stem, &activation_models[__i__].in,
+          &activation_models[__i__].out, 5e-2f, CBI_PRECISION_BF16))
+    GST_INFO ("%s: no bf16 on this CPU, not compared", stem);
+  g_free (file);
+}
+
+GST_END_TEST;
 
 GST_START_TEST (test_activation_ops_match_onnxruntime)
 {
@@ -834,6 +875,8 @@ onnx_suite (void)
       G_N_ELEMENTS (folded_models));
   tcase_add_loop_test (tc, test_activation_ops_match_onnxruntime, 0,
       G_N_ELEMENTS (activation_models));
+  tcase_add_loop_test (tc, test_activation_ops_in_bf16_stay_near_onnxruntime,
+      0, G_N_ELEMENTS (activation_models));
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,
       G_N_ELEMENTS (bad_models));
   tcase_add_test (tc,

@@ -1593,3 +1593,9 @@ cbi_engine_set_precision_wide (CbiEngine * engine, gboolean wide)
 {
   engine->backend->precision_wide = wide;
 }
+
+guint
+cbi_engine_low_precision_ops (CbiEngine * engine)
+{
+  return engine->backend->low_precision_ops;
+}

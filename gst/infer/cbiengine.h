@@ -197,7 +197,12 @@ void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
  * tolerance, or NaN or infinities where float32 has none, fails the
  * warm-up with CBI_ERROR_PRECISION naming the output and the figure;
  * under AUTO the warm-up steps back to the next wider precision instead
- * (@report->rejected), down to float32, which is not checked. The float32
+ * (@report->rejected), down to float32, which is not checked. Before
+ * either, a plan that takes the precision wherever the backend runs it
+ * faster (the CPU's wide bfloat16 plan, which the warm-up tries first)
+ * and fails the check, or cannot be planned or run, is made again on
+ * fewer ops (its narrow plan) and checked in turn, where that plan
+ * differs; the narrow plan's figures are then the ones reported. The float32
  * plan's memory goes back before the warm-up ends: no batch after it
  * allocates.
  * The test frames are the engine's own (gradients under fine noise), or
@@ -231,6 +236,10 @@ gboolean cbi_engine_set_precision (CbiEngine * engine, CbiPrecision precision,
  * that compare the outputs with a reference themselves. The next warm-up
  * chooses again. */
 void cbi_engine_set_precision_wide (CbiEngine * engine, gboolean wide);
+
+/* The ops (convolutions, matrix products) of the last plan made that run
+ * below float32. */
+guint cbi_engine_low_precision_ops (CbiEngine * engine);
 
 /* Runs one batch of @batch->n_slots (planning that shape first if no plan
  * has it: @report->replanned), waiting for it: cbi_engine_submit(), then

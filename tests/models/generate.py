@@ -757,20 +757,21 @@ def f32(name, values):
     return numpy_helper.from_array(np.asarray(values, dtype=np.float32), name)
 
 
+def pass_on(out_channels, in_channels, size=1, value=1.0):
+    """Conv weights that give each output channel k its input channel
+    k % in_channels (at the centre tap of a @size x @size kernel), times
+    @value"""
+    w = np.zeros((out_channels, in_channels, size, size), np.float32)
+    for k in range(out_channels):
+        w[k, k % in_channels, size // 2, size // 2] = value
+    return w
+
+
 def bf16_cancel_model():
     """image + 100 in 16 channels, a 3x3 Conv to 64 channels that passes
     them on (its centre tap), then back to 3 channels - 100: the two
     convolutions after the image's are heavy enough for the CPU backend to
     run them in bfloat16"""
-    up = np.zeros((16, 3, 1, 1), np.float32)
-    for k in range(16):
-        up[k, k % 3, 0, 0] = 1.0
-    mid = np.zeros((64, 16, 3, 3), np.float32)
-    for k in range(64):
-        mid[k, k % 16, 1, 1] = 1.0
-    down = np.zeros((3, 64, 1, 1), np.float32)
-    for k in range(3):
-        down[k, k, 0, 0] = 1.0
     return model([
         helper.make_node("Conv", ["image", "w_up", "b_up"], ["shifted"],
                          name="up"),
@@ -778,8 +779,8 @@ def bf16_cancel_model():
                          pads=[1, 1, 1, 1]),
         helper.make_node("Conv", ["wide", "w_down", "b_down"], ["output"],
                          name="down"),
-    ], [f32("w_up", up), f32("b_up", np.full(16, 100.0)),
-        f32("w_mid", mid), f32("w_down", down),
+    ], [f32("w_up", pass_on(16, 3)), f32("b_up", np.full(16, 100.0)),
+        f32("w_mid", pass_on(64, 16, 3)), f32("w_down", pass_on(3, 64)),
         f32("b_down", np.full(3, -100.0))])
 
 
@@ -791,18 +792,6 @@ def bf16_narrow_model():
     100 + x between them in bfloat16 (steps of 0.5: the check refuses
     it), its narrow plan the 3x3 alone (the last two sum too few products
     a value), which the check accepts"""
-    up = np.zeros((16, 3, 1, 1), np.float32)
-    for k in range(16):
-        up[k, k % 3, 0, 0] = 1.0
-    mid = np.zeros((16, 16, 3, 3), np.float32)
-    for k in range(16):
-        mid[k, k, 1, 1] = 1.0
-    shift = np.zeros((16, 16, 1, 1), np.float32)
-    for k in range(16):
-        shift[k, k, 0, 0] = 0.5
-    down = np.zeros((3, 16, 1, 1), np.float32)
-    for k in range(3):
-        down[k, k, 0, 0] = 1.0
     return model([
         helper.make_node("Conv", ["image", "w_up"], ["up"], name="up"),
         helper.make_node("Conv", ["up", "w_mid"], ["mid"], name="mid",
@@ -812,8 +801,9 @@ def bf16_narrow_model():
                          ["shifted"], name="shift"),
         helper.make_node("Conv", ["shifted", "w_down", "b_down"], ["output"],
                          name="down"),
-    ], [f32("w_up", up), f32("w_mid", mid), f32("w_shift", shift),
-        f32("b_shift", np.full(16, 100.0)), f32("w_down", down),
+    ], [f32("w_up", pass_on(16, 3)), f32("w_mid", pass_on(16, 16, 3)),
+        f32("w_shift", pass_on(16, 16, value=0.5)),
+        f32("b_shift", np.full(16, 100.0)), f32("w_down", pass_on(3, 16)),
         f32("b_down", np.full(3, -100.0))])
 
 

@@ -160,15 +160,12 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
   plan->conv_bf16 = g_new0 (gboolean, n_nodes);
   for (i = 0; i < n_nodes; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
-    gboolean pays, wide;
     if (!cbi_cpu_is_conv (n) || n->inputs[0] == graph->input)
       continue;
     k = cbi_cpu_find (group, i);
-    pays = cbi_cpu_bf16_pays (products[k], outputs[k], converted[k],
+    plan->conv_bf16[i] = plan->bf16_wide
+        || cbi_cpu_bf16_pays (products[k], outputs[k], converted[k],
         conversions[k]);
-    wide = plan->bf16_wide;
-    plan->conv_bf16[i] = pays || wide;
-    plan->wide_ops += wide && !pays;
     if (k == i)
       GST_DEBUG ("convolutions with %s: %s (%.3g products, %.3g output "
           "values, %.3g values converted into them)", n->name,

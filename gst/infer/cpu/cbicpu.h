@@ -122,9 +122,6 @@ typedef struct
    * rules of bf16.c choose, and activations in bfloat16 between them
    * (CbiBackend.precision_wide) */
   gboolean bf16_wide;
-  guint wide_ops;               /* the convolutions and products in
-                                 * bfloat16 the rules alone would leave
-                                 * float32 */
   gboolean *conv_bf16;
   gboolean *tensor_bf16;        /* per tensor: bfloat16 (bf16.c) */
   /* the activation whose merged ops the last primitive with it fused

@@ -100,10 +100,10 @@ cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   GError *local = NULL;
-  gboolean ok, pays;
+  gboolean ok;
 
-  pays = cbi_cpu_bf16_pays (products, outputs, converted, conversions);
-  if (!plan->bf16 || !(pays || (plan->bf16_wide && products > 0.0)))
+  if (!plan->bf16 || !(plan->bf16_wide ? products > 0.0 :
+          cbi_cpu_bf16_pays (products, outputs, converted, conversions)))
     return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
   if (!cbi_cpu_attr_chain (plan, post, &attr, error)) {
     if (attr)
@@ -122,7 +122,6 @@ cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
   ok = cbi_cpu_add_primitive_owned (TRUE, pd, attr, plan, args, n_args, out,
       error) && cbi_cpu_post_own (plan, post, out, error);
   plan->bf16_ops += ok;
-  plan->wide_ops += ok && !pays;
   return ok;
 }
 

@@ -221,6 +221,8 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->conv_layout = cbi_cpu_conv_layout (graph, shapes);
   plan->bf16 = backend->precision == CBI_PRECISION_BF16;
   plan->bf16_wide = plan->bf16 && backend->precision_wide;
+  /* where the wide plan fails, the narrow one may not */
+  backend->precision_narrows = plan->bf16_wide;
   if (plan->bf16) {
     cbi_cpu_choose_bf16 (plan);
     if (plan->bf16_wide)
@@ -260,7 +262,9 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   }
   cbi_mem_plan_done (plan->memory);
   backend->low_precision_ops = plan->bf16_ops;
-  backend->precision_narrows = plan->wide_ops > 0;
+  /* the narrow plan differs where the wide one takes bfloat16 at all:
+   * more convolutions and products, or more activations */
+  backend->precision_narrows = plan->bf16_wide && plan->bf16_ops > 0;
   /* the memories and primitives keep copies of the descs they need */
   g_clear_pointer (&plan->mds, g_free);
   g_clear_pointer (&plan->conv_bf16, g_free);

@@ -4,8 +4,9 @@
 # under valgrind (two suites at a time; less the node tests and the
 # kernels' host build) and in
 # an AddressSanitizer/UBSan build, fuzzes the ONNX importer for 30 s, runs the real models of
-# tests/real-models/ (PyPI wheels, compared with onnxruntime, then each
-# through the element's pipeline), and ends with one summary line: the
+# tests/real-models/ (PyPI wheels, compared with onnxruntime in fp32 and in
+# bf16's narrow and wide plans, then each through the element's pipeline
+# in fp32 and in bf16), and ends with one summary line: the
 # gst-check suites' checks plus one per real model, per pipeline and per
 # check of bench/onednn-profile.py's log reading (which every run does).
 #
@@ -137,6 +138,8 @@ else
   # padded last batch included: 0 fresh allocations after warm-up
   step "real ONNX models through the element (tests/real-models/pipeline.py)"
   run_counted tests/real-models/pipeline.py real-models-pipeline.txt
+  step "the same in bf16 (tests/real-models/pipeline.py --precision bf16)"
+  run_counted tests/real-models/pipeline.py real-models-pipeline-bf16.txt --precision bf16
   logs+=(build/meson-logs/valgrind-lane0-valgrind.txt
     build/meson-logs/valgrind-lane1-valgrind.txt
     build-asan/meson-logs/testlog.txt)

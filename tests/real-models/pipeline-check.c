@@ -8,7 +8,9 @@
  * MEAN, STD and the output mapping are GStreamer arrays ("<0.5, 0.5, 0.5>").
  * With CBI_PIPELINE_SCALING set (stretch, letterbox), the frames go in at
  * their decoded size and the element scales them to the model's
- * (scaling=...); WIDTH and HEIGHT are then ignored.
+ * (scaling=...); WIDTH and HEIGHT are then ignored. With
+ * CBI_PIPELINE_PRECISION set (bf16, ...), the element runs in it
+ * (precision=...).
  *
  * The report, one `key value` a line: `frames` (buffers out of the element),
  * `timestamps` (ok when every frame has a PTS and duration, PTS never going
@@ -142,7 +144,7 @@ main (int argc, char **argv)
   GstStructure *stats = NULL;
   GstCaps *caps;
   GError *err = NULL;
-  gchar *desc, *out_map = NULL, *s, *size;
+  gchar *desc, *out_map = NULL, *s, *size, *precision = NULL;
   const gchar *scaling;
   Report r = { 0, TRUE, GST_CLOCK_TIME_NONE, 0, 0, 0, 0, 0, 0, 0, NULL };
   int status = 0;
@@ -163,12 +165,16 @@ main (int argc, char **argv)
   else
     size = g_strdup_printf ("videoscale ! video/x-raw,format=RGB,width=%s,"
         "height=%s ! cudabatchinfer", argv[3], argv[4]);
+  if (g_getenv ("CBI_PIPELINE_PRECISION"))
+    precision = g_strdup_printf ("precision=%s",
+        g_getenv ("CBI_PIPELINE_PRECISION"));
   desc = g_strdup_printf ("filesrc location=\"%s\" ! decodebin ! videoconvert"
       " ! %s name=infer model=\"%s\" batch=%s input-mean=\"%s\""
-      " input-std=\"%s\" channel-order=%s %s ! fakesink sync=false",
+      " input-std=\"%s\" channel-order=%s %s %s ! fakesink sync=false",
       argv[1], size, argv[2], argv[5], argv[6], argv[7], argv[8],
-      out_map ? out_map : "");
+      out_map ? out_map : "", precision ? precision : "");
   g_free (size);
+  g_free (precision);
   pipeline = gst_parse_launch (desc, &err);
   g_free (desc);
   g_free (out_map);

@@ -8,6 +8,7 @@ project's virtual environment (onnx, numpy, onnxruntime):
     .venv/bin/python3 tests/real-models/pipeline.py
         [--checker build/tests/cbi-pipeline-check]
         [--plugin-path build/gst/plugin] [--cache DIR] [-k SUBSTRING]
+        [--precision bf16]
 
 A short clip is encoded once per run (20 frames of a line of text, Theora
 in Ogg, in a temporary folder) and each model runs on it, its frames scaled
@@ -36,7 +37,13 @@ model passes when:
 - the detector, whose output is N x 1 x H x W, gives frames of the input's
   size, none of them one constant (a grey or black frame);
 - a model whose outputs do not keep the batch first (layout_cdla) is
-  refused with the element's error saying the model fixes its batch size.
+  refused with the element's error saying the model fixes its batch size;
+- with --precision (the element's precision property), the element's
+  stats say it ran in it, its warm-up's check passed (the CPU's bf16: its
+  wide plan, or the narrow one where the check refused that) and nothing
+  was allocated after the warm-up; on a CPU without bfloat16 (no
+  avx512_bf16 or amx_bf16 in /proc/cpuinfo) the element runs fp32 with a
+  warning, and each model is a SKIP line.
 
 The models come from the cache run.py fills (--cache, else
 $CBI_REAL_MODELS_CACHE, else /var/tmp/cbi-real-models), downloaded there
@@ -155,9 +162,21 @@ def slice_shapes(path, width, height):
             for o, v in zip(sess.get_outputs(), outs)]
 
 
-def judge(report, kind, path, width, height, out_size=None):
+def cpu_has_bf16():
+    """Whether the CPU multiplies bfloat16 (what oneDNN takes for bf16)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read().split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def judge(report, kind, path, width, height, out_size=None,
+          precision=None):
     """None when the report keeps every promise, else what it broke; an
-    image output is of @out_size (width, height), else of the input's."""
+    image output is of @out_size (width, height), else of the input's;
+    @precision: the one the element must say it ran in."""
     if kind == "refused":
         err = report.get("error", "")
         if "fixes its batch size" not in err:
@@ -184,6 +203,8 @@ def judge(report, kind, path, width, height, out_size=None):
         ("frames whose output is not one constant", report.get("varying"),
          str(FRAMES)),
     ]
+    if precision:
+        want.append(("stats precision", stats.get("precision"), precision))
     if kind == "tensor":
         want.append(("frames with a tensor meta", report.get("tensor-metas"),
                      str(FRAMES)))
@@ -220,11 +241,17 @@ def summary(report, kind):
     stats = report["stats"]
     out = (" ".join("x".join(map(str, t[1])) for t in report["tensors"])
            if kind == "tensor" else "frames " + caps_size(report["caps"]))
+    low = stats.get("precision", "fp32")
+    if low != "fp32":
+        low = (f", {low} ({stats.get('low-precision-ops')} ops, check "
+               f"{float(stats.get('precision-relative-error', -1)):.2g})")
+    else:
+        low = ""
     return (f"{out}; {report['frames']} frames, padded "
             f"{stats['padded-frames']}, fresh after warm-up "
             f"{stats['fresh-allocations-after-warmup']}, warm-up "
             f"{int(stats['warmup-time']) / 1e6:.0f} ms, batch "
-            f"{int(stats['steady-batch-time']) / 1e6:.0f} ms")
+            f"{int(stats['steady-batch-time']) / 1e6:.0f} ms{low}")
 
 
 def main():
@@ -234,6 +261,7 @@ def main():
     ap.add_argument("--cache", default=os.environ.get(
         "CBI_REAL_MODELS_CACHE", run.DEFAULT_CACHE))
     ap.add_argument("-k", default="", help="only models whose name has it")
+    ap.add_argument("--precision", help="the element's precision property")
     args = ap.parse_args()
 
     if not os.access(args.checker, os.X_OK):
@@ -242,8 +270,11 @@ def main():
         return 2
     env = dict(os.environ, GST_PLUGIN_PATH_1_0=os.path.abspath(
         args.plugin_path), GST_PLUGIN_PATH=os.path.abspath(args.plugin_path))
+    if args.precision:
+        env["CBI_PIPELINE_PRECISION"] = args.precision
+    skip = args.precision == "bf16" and not cpu_has_bf16()
 
-    passed = failed = 0
+    passed = failed = skipped = 0
     with tempfile.TemporaryDirectory(prefix="cbi-pipeline-") as tmp:
         clip = os.path.join(tmp, "clip.ogg")
         try:
@@ -277,10 +308,15 @@ def main():
                     why = (f"checker exit {proc.returncode}: " + " / ".join(
                         proc.stderr.strip().splitlines()[-3:]))
                 else:
-                    why = judge(report, kind, path, width, height, out_size)
+                    why = judge(report, kind, path, width, height, out_size,
+                                None if skip else args.precision)
                 origin = package or "in the tree"
                 label = name + (f" scaling={scaling}" if scaling else "")
-                if why is None:
+                if why is None and skip and kind != "refused":
+                    skipped += 1
+                    print(f"SKIP {label} ({origin}): this CPU has no "
+                          f"{args.precision}, the element ran fp32")
+                elif why is None:
                     passed += 1
                     print(f"PASS {label} ({origin}): "
                           f"{summary(report, kind)}")
@@ -288,6 +324,8 @@ def main():
                     failed += 1
                     print(f"FAIL {label} ({origin}): {why}")
                 sys.stdout.flush()
+    if skipped:
+        print(f"{skipped} skipped: no {args.precision} here")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

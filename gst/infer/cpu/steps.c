@@ -187,27 +187,31 @@ cbi_cpu_shape_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
       error);
 }
 
-/* A desc of @shape in whatever layout the primitive prefers. */
-gboolean
-cbi_cpu_any_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
-    GError ** error)
+/* A desc of @shape in whatever layout the primitive prefers, of values of
+ * @type. */
+static gboolean
+cbi_cpu_any_md_typed (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
+    dnnl_data_type_t type, GError ** error)
 {
   dnnl_dims_t dims;
 
   memcpy (dims, shape->dims, shape->n_dims * sizeof (gint64));
-  return DNNL_CHECK (cbi_md_tag (plan->descs, md, shape->n_dims, dims,
-          dnnl_format_tag_any), "activation desc");
+  return DNNL_CHECK (cbi_md_tag_typed (plan->descs, md, shape->n_dims, dims,
+          type, dnnl_format_tag_any), "activation desc");
+}
+
+gboolean
+cbi_cpu_any_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
+    GError ** error)
+{
+  return cbi_cpu_any_md_typed (plan, md, shape, dnnl_f32, error);
 }
 
 gboolean
 cbi_cpu_any_md_as (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
     CbiMd like, GError ** error)
 {
-  dnnl_dims_t dims;
-
-  memcpy (dims, shape->dims, shape->n_dims * sizeof (gint64));
-  return DNNL_CHECK (cbi_md_tag_typed (plan->descs, md, shape->n_dims, dims,
-          cbi_md_data_type (like), dnnl_format_tag_any), "activation desc");
+  return cbi_cpu_any_md_typed (plan, md, shape, cbi_md_data_type (like), error);
 }
 
 /* Adds a step copying @from into @to, converting the layout. */
@@ -285,33 +289,36 @@ cbi_cpu_add_primitive (CbiCpuPlan * plan,
 }
 
 /* Activation @t in layout @md: itself when it has it, else a copy made
- * by a reorder step, for a primitive or loop that needs that layout. */
-dnnl_memory_t
-cbi_cpu_in_layout (CbiCpuPlan * plan, gint t, CbiMd md, GError ** error)
+ * by a reorder step, in a block of its own (@scratch: one that the
+ * activations planned after the node get back). */
+static dnnl_memory_t
+cbi_cpu_converted (CbiCpuPlan * plan, gint t, CbiMd md, gboolean scratch,
+    GError ** error)
 {
   dnnl_memory_t mem;
 
   if (dnnl_memory_desc_equal (md, plan->mds[t]))
     return plan->mems[t];
-  mem = cbi_cpu_activation (plan, -1, md, error);
+  mem = scratch ? cbi_cpu_scratch_memory (plan, md, error) :
+      cbi_cpu_activation (plan, -1, md, error);
   if (mem == NULL || !cbi_cpu_add_reorder (plan, plan->mds[t],
           plan->mems[t], md, mem, error))
     return NULL;
   return mem;
 }
 
+/* Activation @t in layout @md, for a primitive or loop that needs that
+ * layout. */
+dnnl_memory_t
+cbi_cpu_in_layout (CbiCpuPlan * plan, gint t, CbiMd md, GError ** error)
+{
+  return cbi_cpu_converted (plan, t, md, FALSE, error);
+}
+
 dnnl_memory_t
 cbi_cpu_in_layout_scratch (CbiCpuPlan * plan, gint t, CbiMd md, GError ** error)
 {
-  dnnl_memory_t mem;
-
-  if (dnnl_memory_desc_equal (md, plan->mds[t]))
-    return plan->mems[t];
-  mem = cbi_cpu_scratch_memory (plan, md, error);
-  if (mem == NULL || !cbi_cpu_add_reorder (plan, plan->mds[t],
-          plan->mems[t], md, mem, error))
-    return NULL;
-  return mem;
+  return cbi_cpu_converted (plan, t, md, TRUE, error);
 }
 
 /* Activation @t row-major, in its shape from @shapes. */

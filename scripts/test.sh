@@ -57,7 +57,10 @@ else
   # The suites run one at a time (is_parallel false: in the plain run a
   # test's OpenMP team takes every core), and memcheck runs all the
   # threads of a process on one core: so two lanes of them run side by
-  # side, the tests dealt out in turn, each lane its own log.
+  # side, each its own log. The tests are dealt out longest first, each to
+  # the lane with the least time so far, by the plain run's durations
+  # (build/meson-logs/testlog.json; a test it lacks counts as none, and
+  # ties go to the lane with fewer tests).
   step "the same suites under valgrind memcheck (leaks and memory errors), in two lanes"
   vg_args=(-C build --setup valgrind --no-rebuild --no-suite conformance
     --no-suite kernels-host --no-suite plot)
@@ -75,11 +78,38 @@ else
   }
   trap stop_lanes EXIT
   trap 'stop_lanes; exit 130' INT TERM HUP
+  mapfile -t vg_dealt < <(.venv/bin/python3 - "${vg_tests[@]}" <<'PY'
+import json
+import sys
+
+took = {}
+try:
+    with open("build/meson-logs/testlog.json") as f:
+        for line in f:
+            t = json.loads(line)
+            took[t["name"].split(" / ")[-1]] = float(t.get("duration") or 0)
+except (OSError, ValueError):
+    pass
+lanes = [[0.0, 0], [0.0, 0]]
+for name in sorted(sys.argv[1:], key=lambda n: -took.get(n, 0.0)):
+    lane = min((0, 1), key=lambda k: (lanes[k][0], lanes[k][1]))
+    lanes[lane][0] += took.get(name, 0.0)
+    lanes[lane][1] += 1
+    print(lane, name)
+PY
+  )
+  # dealt in turn where that failed
+  if [ ${#vg_dealt[@]} -ne ${#vg_tests[@]} ]; then
+    vg_dealt=()
+    for i in "${!vg_tests[@]}"; do
+      vg_dealt+=("$((i % 2)) ${vg_tests[$i]}")
+    done
+  fi
   for lane in 0 1; do
     lane_tests=()
-    for i in "${!vg_tests[@]}"; do
-      if [ $((i % 2)) -eq "$lane" ]; then
-        lane_tests+=("${vg_tests[$i]}")
+    for line in "${vg_dealt[@]}"; do
+      if [ "${line%% *}" = "$lane" ]; then
+        lane_tests+=("${line#* }")
       fi
     done
     # meson test with no test named runs them all: an empty lane runs none

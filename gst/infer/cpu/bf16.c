@@ -103,8 +103,9 @@ cbi_cpu_bf16_pays (gdouble products, gdouble outputs, gdouble converted,
       && products >= CBI_CPU_BF16_PRODUCTS_PER_CONVERSION * conversions;
 }
 
-void
-cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
+/* The narrow plan's convolutions in bfloat16: the groups that gain. */
+static void
+cbi_cpu_choose_bf16_groups (CbiCpuPlan * plan)
 {
   const CbiGraph *graph = plan->graph;
   const guint n_nodes = graph->nodes->len;
@@ -163,9 +164,8 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
     if (!cbi_cpu_is_conv (n) || n->inputs[0] == graph->input)
       continue;
     k = cbi_cpu_find (group, i);
-    plan->conv_bf16[i] = plan->bf16_wide
-        || cbi_cpu_bf16_pays (products[k], outputs[k], converted[k],
-        conversions[k]);
+    plan->conv_bf16[i] = cbi_cpu_bf16_pays (products[k], outputs[k],
+        converted[k], conversions[k]);
     if (k == i)
       GST_DEBUG ("convolutions with %s: %s (%.3g products, %.3g output "
           "values, %.3g values converted into them)", n->name,
@@ -178,6 +178,24 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
   g_free (outputs);
   g_free (converted);
   g_free (conversions);
+}
+
+void
+cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
+{
+  const CbiGraph *graph = plan->graph;
+  guint i;
+
+  if (!plan->bf16_wide) {
+    cbi_cpu_choose_bf16_groups (plan);
+    return;
+  }
+  /* the wide plan: every convolution but the image's */
+  plan->conv_bf16 = g_new0 (gboolean, graph->nodes->len);
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (graph, i);
+    plan->conv_bf16[i] = cbi_cpu_is_conv (n) && n->inputs[0] != graph->input;
+  }
 }
 
 /* Whether the ops that run in place on the output of node @n with @post

@@ -2102,6 +2102,28 @@ def ops_gru_rnn_model(g):
     return model(nodes, inits + h_inits, outputs=[out])
 
 
+def ops_lstm_wide_model(g):
+    """A forward LSTM of 86 units (344 gate columns: the CPU's recurrent
+    product in blocks of 64, then 16, then one) for an odd batch (9: the
+    product's rows in pairs, the last alone), wide enough that a step's
+    product is shared out among threads (9 x 86 x 344 multiply-adds)"""
+    node = helper.make_node
+    w, r, b = recurrent_weights(g, 1, 4, 86, 24)
+    nodes = crnn_stem_nodes() + [
+        node("LSTM", ["seq", "W", "R", "B"], ["y"], name="lstm",
+             hidden_size=86),
+        node("Squeeze", ["y", "one"], ["s"], name="one_direction"),
+        node("Transpose", ["s"], ["output"], name="batch_first",
+             perm=[1, 0, 2]),
+    ]
+    inits = [f32("w0", (g.standard_normal((4, 3, 3, 3)) * 0.4)),
+             i64("columns", [0, 24, -1]), f32("W", w), f32("R", r * 0.3),
+             f32("B", b), i64("one", [1])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", "W", 86])
+    return model(nodes, inits, outputs=[out])
+
+
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
@@ -2125,6 +2147,7 @@ OPS_MODELS = (
     ("ops-channel-shuffle", ops_channel_shuffle_model, 60, FOLD_SHAPE),
     ("ops-lstm", ops_lstm_model, 61, FOLD_SHAPE),
     ("ops-gru-rnn", ops_gru_rnn_model, 62, FOLD_SHAPE),
+    ("ops-lstm-wide", ops_lstm_wide_model, 66, (9, 3, 6, 8)),
     ("ops-swish", ops_swish_model, 63, FOLD_SHAPE),
     ("ops-residual-scale", ops_residual_scale_model, 64, FOLD_SHAPE),
     ("ops-chain-postops", ops_chain_postops_model, 65, FOLD_SHAPE),

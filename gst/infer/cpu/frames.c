@@ -15,11 +15,13 @@
  * of another size than the model's is scaled in pieces of this many. */
 #define SCALE_CHUNK 256
 
-/* @n pixels of a row into @d: channel c of pixel x at @d[x * @xs + c *
- * @cs] (NCHW: 1 and the plane; channels last: 3 and 1). */
+/* @n pixels of a row into NCHW planes @plane apart at @d, a vector of
+ * pixels at a time: the iterations are independent, which GCC cannot
+ * prove of stores through a float pointer next to reads through a byte
+ * one. */
 G_ALWAYS_INLINE static inline void
 pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
-    const gsize xs, const gsize cs, const guint pstride, const guint n)
+    const gsize plane, const guint pstride, const guint n)
 {
   const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
   const guint o2 = b->rgb_offset[2];
@@ -27,26 +29,12 @@ pack_row (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
   const gfloat b0 = b->bias[0], b1 = b->bias[1], b2 = b->bias[2];
   guint x;
 
-  /* NCHW: one store into each plane, a vector of pixels at a time (the
-   * iterations are independent, which GCC cannot prove of stores through
-   * a float pointer next to reads through a byte one). Channels last
-   * stays scalar: vector stores three floats apart are slower than the
-   * memory they wait on. */
-  if (xs == 1) {
 #pragma omp simd
-    for (x = 0; x < n; x++) {
-      const guint8 *px = src + (gsize) x * pstride;
-      d[x] = cbi_from_byte (px[o0], s0, b0);
-      d[x + cs] = cbi_from_byte (px[o1], s1, b1);
-      d[x + 2 * cs] = cbi_from_byte (px[o2], s2, b2);
-    }
-    return;
-  }
   for (x = 0; x < n; x++) {
     const guint8 *px = src + (gsize) x * pstride;
-    d[x * xs] = cbi_from_byte (px[o0], s0, b0);
-    d[x * xs + cs] = cbi_from_byte (px[o1], s1, b1);
-    d[x * xs + 2 * cs] = cbi_from_byte (px[o2], s2, b2);
+    d[x] = cbi_from_byte (px[o0], s0, b0);
+    d[x + plane] = cbi_from_byte (px[o1], s1, b1);
+    d[x + 2 * plane] = cbi_from_byte (px[o2], s2, b2);
   }
 }
 
@@ -57,20 +45,78 @@ pack_row_planar (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
     const gsize plane, const guint pstride, const guint n)
 {
   if (pstride == 4)
-    pack_row (b, src, d, 1, plane, 4, n);
+    pack_row (b, src, d, plane, 4, n);
   else
-    pack_row (b, src, d, 1, plane, 3, n);
+    pack_row (b, src, d, plane, 3, n);
 }
 
-/* A row at @d, by pack_row_planar () in NCHW */
+/* Pixels of a channels-last row packed at a time: their bytes in the
+ * model's channel order, on the stack. */
+#define PACK_CHUNK 256
+
+/* The mapping of each value of a channels-last row: value j is model
+ * channel j mod 3, so that a loop over the row's values takes each one's
+ * scale and bias by its index. */
+typedef struct
+{
+  gfloat scale[3 * PACK_CHUNK], bias[3 * PACK_CHUNK];
+} PackPeriodic;
+
+static void
+pack_periodic_init (PackPeriodic * p, const CbiFrameBatch * b)
+{
+  guint j;
+
+  for (j = 0; j < 3 * PACK_CHUNK; j++) {
+    p->scale[j] = b->scale[j % 3];
+    p->bias[j] = b->bias[j % 3];
+  }
+}
+
+/* A row into channels last, each value as pack_row () computes it: the
+ * pixels' bytes in the model's order (the row itself where they are so already:
+ * RGB into RGB), then a loop over the values that vectorises (built for
+ * AVX-512 and AVX2 too). */
+CBI_CPU_WIDE static void
+pack_row_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
+    const guint8 * src, gfloat * d, const guint pstride, const guint n)
+{
+  const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
+  const guint o2 = b->rgb_offset[2];
+  const gboolean same_order = pstride == 3 && o0 == 0 && o1 == 1 && o2 == 2;
+  guint8 bytes[3 * PACK_CHUNK];
+  guint x0, x, j;
+
+  for (x0 = 0; x0 < n; x0 += PACK_CHUNK) {
+    const guint m = MIN (PACK_CHUNK, n - x0);
+    const guint8 *v = src + (gsize) x0 * pstride;
+    gfloat *o = d + (gsize) x0 * 3;
+    if (!same_order) {
+      for (x = 0; x < m; x++) {
+        const guint8 *px = v + (gsize) x * pstride;
+        bytes[3 * x] = px[o0];
+        bytes[3 * x + 1] = px[o1];
+        bytes[3 * x + 2] = px[o2];
+      }
+      v = bytes;
+    }
+#pragma omp simd
+    for (j = 0; j < 3 * m; j++)
+      o[j] = cbi_from_byte (v[j], per->scale[j], per->bias[j]);
+  }
+}
+
+/* A row at @d: planar by pack_row_planar (), channels last by
+ * pack_row_interleaved () with @per */
 G_ALWAYS_INLINE static inline void
-pack_row_in (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
-    const gsize xs, const gsize cs, const guint pstride, const guint n)
+pack_row_in (const CbiFrameBatch * b, const PackPeriodic * per,
+    const guint8 * src, gfloat * d, const gsize xs, const gsize cs,
+    const guint pstride, const guint n)
 {
   if (xs == 1)
     pack_row_planar (b, src, d, cs, pstride, n);
   else
-    pack_row (b, src, d, xs, cs, pstride, n);
+    pack_row_interleaved (b, per, src, d, pstride, n);
 }
 
 G_ALWAYS_INLINE static inline void
@@ -82,9 +128,12 @@ pack_frames (const CbiFrameBatch * b, gfloat * tensor,
   const gsize xs = channels_last ? 3 : 1, cs = channels_last ? 1 : plane;
   const gint rows = (gint) (b->n_frames * b->height);
   const gboolean scales = cbi_frame_batch_scales (b);
+  PackPeriodic per;
   gint row;
   guint i;
 
+  if (channels_last)
+    pack_periodic_init (&per, b);
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {
     guint f = row / b->height, y = row % b->height;
@@ -97,12 +146,12 @@ pack_frames (const CbiFrameBatch * b, gfloat * tensor,
       for (x = 0; x < b->width; x += n) {
         n = MIN (SCALE_CHUNK, b->width - x);
         cbi_frame_batch_scale_row_in (b, f, y, x, n, scaled);
-        pack_row_in (b, scaled, d + x * xs, xs, cs, b->pixel_stride, n);
+        pack_row_in (b, &per, scaled, d + x * xs, xs, cs, b->pixel_stride, n);
       }
     } else if (b->pixel_stride == 4) {
-      pack_row_in (b, src, d, xs, cs, 4, b->width);
+      pack_row_in (b, &per, src, d, xs, cs, 4, b->width);
     } else {
-      pack_row_in (b, src, d, xs, cs, 3, b->width);
+      pack_row_in (b, &per, src, d, xs, cs, 3, b->width);
     }
   }
 

@@ -63,28 +63,33 @@ GST_START_TEST (test_pack_puts_channels_in_model_order_and_fills_padding)
 
 GST_END_TEST;
 
-/* Rows wider than a vector with some left over (37 pixels), in each pixel
- * stride and layout: every value is exactly cbi_from_byte () of its
- * byte, as the CUDA kernel computes it. */
+/* Rows of 300 pixels (a chunk of 256 and some, vectors and some left
+ * over), in each pixel
+ * stride, channel order (BGR, and RGB: channels last then converts the
+ * row's bytes as they are) and layout: every value is exactly
+ * cbi_from_byte () of its byte, as the CUDA kernel computes it. */
 GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
 {
-  const guint w = 37, h = 3, stride = 4 * 40;
+  const guint w = 300, h = 3, stride = 4 * 304;
   const guint pstrides[2] = { 3, 4 };
   guint8 *frames = g_malloc (2 * h * stride);
   const guint8 *in[2] = { frames, frames + h * stride };
   const gint strides[2] = { stride, stride };
   gfloat *t = g_new (gfloat, 2 * 3 * w * h);
   CbiFrameBatch b;
-  guint i, k, f, y, x, c, last;
+  guint i, k, f, y, x, c, last, rgb;
 
   for (i = 0; i < 2 * h * stride; i++)
     frames[i] = (guint8) (i * 7 + i / 11);
-  for (k = 0; k < 2; k++) {
+  for (k = 0; k < 4; k++) {
     for (last = 0; last < 2; last++) {
+      rgb = k / 2;
       init_bgrx_batch (&b, 2, 2, CBI_PAD_ZERO);
+      for (c = 0; c < 3 && rgb; c++)
+        b.rgb_offset[c] = c;
       b.width = w;
       b.height = h;
-      b.pixel_stride = pstrides[k];
+      b.pixel_stride = pstrides[k % 2];
       b.scale[0] = 2.0f / 255.0f;
       b.bias[0] = -1.0f;
       b.scale[1] = 1.0f / 57.0f;
@@ -100,15 +105,15 @@ GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
         for (y = 0; y < h; y++)
           for (x = 0; x < w; x++)
             for (c = 0; c < 3; c++) {
-              const guint8 byte = in[f][y * stride + x * pstrides[k] +
+              const guint8 byte = in[f][y * stride + x * pstrides[k % 2] +
                   b.rgb_offset[c]];
               const gsize at = last ? ((f * h + y) * w + x) * 3 + c :
                   ((f * 3 + c) * h + y) * w + x;
               const gfloat want = cbi_from_byte (byte, b.scale[c], b.bias[c]);
               fail_unless (memcmp (&t[at], &want, sizeof (gfloat)) == 0,
-                  "pixel stride %u, %s: frame %u (%u, %u) channel %u is %g, "
-                  "not %g", pstrides[k], last ? "channels last" : "NCHW", f,
-                  x, y, c, t[at], want);
+                  "pixel stride %u, %s, %s: frame %u (%u, %u) channel %u is "
+                  "%g, not %g", pstrides[k % 2], rgb ? "RGB" : "BGR",
+                  last ? "channels last" : "NCHW", f, x, y, c, t[at], want);
             }
     }
   }

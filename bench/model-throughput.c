@@ -11,14 +11,16 @@
  *   model-throughput [--model file.onnx] [--batch 8] [--width 320]
  *                    [--height 240] [--batches 10] [--warmup 2]
  *                    [--backend auto] [--threads 0] [--precision fp32]
- *                    [--tolerance 0.05]
+ *                    [--tolerance 0.05] [--check-location FILE]
  *
  * Prints one line of key=value pairs, e.g.
  *   fps=123.4 frames=80 batches=10 seconds=0.648 batch-ms-median=64.2 ...
  * which bench/onnxruntime-compare.py reads. --threads sets the element's
  * threads property (0: OpenMP's default, OMP_NUM_THREADS where set),
- * --precision and --tolerance its precision and precision-tolerance
- * properties; the line gives the precision the
+ * --precision, --tolerance and --check-location its precision,
+ * precision-tolerance and precision-check-location properties (the
+ * check's frames: an image or clip like the stream's, rather than the
+ * warm-up's test frames); the line gives the precision the
  * warm-up settled on and its accuracy check's worst relative error
  * (precision-relative-error, -1 where nothing was checked).
  *
@@ -116,7 +118,7 @@ main (int argc, char **argv)
   gint batch = 8, width = 320, height = 240, batches = 10, warmup = 2;
   gint threads = 0;
   gchar *backend = NULL, *model = NULL, *batch_str, *caps_str, *out_str;
-  gchar *precision = NULL;
+  gchar *precision = NULL, *check_location = NULL;
   gdouble tolerance = 0.05;
   GOptionEntry entries[] = {
     {"model", 0, 0, G_OPTION_ARG_FILENAME, &model,
@@ -136,6 +138,9 @@ main (int argc, char **argv)
         "The element's precision property (fp32)", "NAME"},
     {"tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance,
         "The element's precision-tolerance property (0.05)", "T"},
+    {"check-location", 0, 0, G_OPTION_ARG_FILENAME, &check_location,
+        "The element's precision-check-location property (none: the "
+          "warm-up's test frames)", "FILE"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- element frames per second");
@@ -188,6 +193,8 @@ main (int argc, char **argv)
   gst_util_set_object_arg (G_OBJECT (infer), "precision",
       precision ? precision : "fp32");
   g_object_set (infer, "precision-tolerance", tolerance, NULL);
+  if (check_location)
+    g_object_set (infer, "precision-check-location", check_location, NULL);
   if (model)
     g_object_set (infer, "model", model, NULL);
   /* the harness gives the element no bus: ours keeps its error messages */
@@ -287,6 +294,7 @@ main (int argc, char **argv)
   g_free (batch_str);
   g_free (backend);
   g_free (precision);
+  g_free (check_location);
   g_free (model);
   return 0;
 }

@@ -69,15 +69,19 @@ def frames(batch, width, height):
 
 
 def run_element(args, model, plugin_path, helper, extra_env=None,
-                threads=None, precision="fp32", tolerance=0.05):
+                threads=None, precision="fp32", tolerance=0.05,
+                check_location=None):
     """the element's fields; its threads property is @threads where given,
-    else --threads; its precision properties @precision and @tolerance"""
+    else --threads; its precision properties @precision, @tolerance and
+    @check_location (None: the warm-up's test frames)"""
     env = dict(os.environ, GST_PLUGIN_PATH=plugin_path, **(extra_env or {}))
     cmd = [helper, "--model", model, "--batch", str(args.batch),
            "--width", str(args.width), "--height", str(args.height),
            "--batches", str(args.batches), "--warmup", str(args.warmup),
            "--threads", str(args.threads if threads is None else threads),
            "--precision", precision, "--tolerance", str(tolerance)]
+    if check_location:
+        cmd += ["--check-location", check_location]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stderr.strip() or p.stdout.strip()

@@ -9,16 +9,20 @@ options of bench/onnxruntime-compare.py. Prints per model the medians of
 the rounds' frames per second, the medians of the rounds' ratios bf16 /
 fp32 and bf16 / onnxruntime, and the warm-up's accuracy check of bf16:
 the worst output's largest error relative to its largest float32
-magnitude (the element's precision-relative-error, on its test frames).
+magnitude (the element's precision-relative-error, on its test frames,
+or with --check-location on the first frames of that image or clip).
 
   .venv/bin/python3 bench/precision-compare.py --model FILE [--model ...]
       [--width 320] [--height 240] [--batch 8] [--threads NCPU]
       [--batches 10] [--warmup 2] [--rounds 3] [--precision bf16]
-      [--tolerance 0.05]
+      [--tolerance 0.05] [--check-location FILE]
 
 --tolerance is the element's precision-tolerance: a model whose error
 on the warm-up's test frames is past it fails (the script says so); a
-larger one times it all the same.
+larger one times it all the same. --check-location is the element's
+precision-check-location: the check then runs on pictures like the
+stream's (text for a text recogniser), as a user would deploy it; the
+timed frames are the same either way.
 
 A CPU without bfloat16 arithmetic (no AVX512-BF16 or AMX) refuses bf16:
 the script says so and exits with status 2. Needs onnxruntime and numpy
@@ -52,6 +56,9 @@ def main():
                     help="the lower precision to time (bf16)")
     ap.add_argument("--tolerance", type=float, default=0.05,
                     help="the element's precision-tolerance (0.05)")
+    ap.add_argument("--check-location",
+                    help="the element's precision-check-location: an image "
+                    "or clip to check the lower precision on")
     ap.add_argument("--build-dir", default="build")
     args = ap.parse_args()
     plugin_path, helper = cmp.checked_paths(ap, args)
@@ -86,7 +93,8 @@ def main():
                     f = cmp.run_element(args, cmp.in_root(model),
                                         plugin_path, helper,
                                         precision=which,
-                                        tolerance=args.tolerance)
+                                        tolerance=args.tolerance,
+                                        check_location=args.check_location)
                     if which != "fp32" and f.get("precision") != which:
                         raise RuntimeError("ran in %s, not %s"
                                            % (f.get("precision"), which))

@@ -565,14 +565,16 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * The arithmetic the model runs in. `fp32` (the default) is float32
    * throughout. `bf16` gives the CPU backend's convolutions and matrix
    * products bfloat16 operands, with float32 sums, where the CPU
-   * multiplies bfloat16 itself (AVX512-BF16 or AMX), all of them but the
-   * image's convolution, and keeps the activations bfloat16 through the
+   * multiplies bfloat16 itself (AVX512-BF16 or AMX), all of them (the
+   * image's convolution too, the frames then packed in bfloat16), and
+   * keeps the activations bfloat16 through the
    * element-wise, binary, pooling, resampling and Concat ops between them;
    * the ops that need float32 (normalizations, recurrent layers, reshapes
    * and copies) read float32. Where that plan fails the warm-up's
    * accuracy check, a narrower one is checked in turn: only the
-   * convolutions that gain most take bfloat16 (thin and depthwise ones
-   * between float32 ops stay float32), and the activations between two
+   * convolutions that gain most take bfloat16 (the image's, and thin and
+   * depthwise ones between float32 ops stay float32), and the activations
+   * between two
    * of them; so it is without a warm-up. Where no convolution takes it,
    * the model runs in float32, with a warning. `tf32` lets the CUDA backend's cuDNN
    * convolutions and cuBLAS products use tf32 tensor cores. `fp16` and

@@ -85,6 +85,9 @@ the committed files and never run this script.
   (to float precision) where the first input channel is below -0.5 and 1
   where it is above 0.5 (taken with ImageNet mean and std: red 0 and red
   255).
+- no-products.onnx: HardSigmoid of the image, [N, 3, H, W] to
+  [N, 3, H, W]: no convolution or product, so no precision changes any of
+  its ops.
 - superres.frame.rgb, classifier.frame.rgb, style.frame.rgb: one 32x24
   RGB8 frame (gradients and a few shapes, no randomness), the raw frame
   the element receives.
@@ -169,6 +172,12 @@ def conv_relu_nodes():
                          value=numpy_helper.from_array(B2, "b2")),
         helper.make_node("Conv", ["r1", "w2", "b2"], ["output"], name="conv2"),
     ]
+
+
+def no_products_model():
+    """HardSigmoid of the image: no op a lower precision changes"""
+    return model([helper.make_node("HardSigmoid", ["image"], ["output"],
+                                   name="squash")], [])
 
 
 def bad_pool_model():
@@ -1267,6 +1276,7 @@ def shape_models():
                          to=TensorProto.FLOAT),
         helper.make_node("Mul", ["image", "sf"], ["output"], name="mul"),
     ], []), "shape-operand.onnx")
+    save(no_products_model(), "no-products.onnx")
     # Resize to 9x7 whatever the input: refused by each plan it does not
     # divide
     save(model([

@@ -37,7 +37,9 @@ cbi_cpu_upload (CbiBackend * backend, gpointer p, guint slot,
 {
   CbiCpuPlan *plan = p;
 
-  if (plan->input_reorder.prim)
+  if (plan->input_reorder.prim && plan->input_bf16)
+    cbi_pack_frames_channels_last_bf16 (batch, plan->input_channels_last);
+  else if (plan->input_reorder.prim)
     cbi_pack_frames_channels_last (batch, plan->input_channels_last);
   else
     cbi_pack_frames (batch, plan->input);

@@ -2,8 +2,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * A bfloat16 plan is made two ways. The wide plan, which the warm-up
- * tries first, takes every convolution and matrix product but the
- * image's convolution in bfloat16, and keeps the activations bfloat16
+ * tries first, takes every convolution and matrix product in bfloat16
+ * (the image's convolution too: packing then writes the image in
+ * bfloat16, plan.c), and keeps the activations bfloat16
  * through the oneDNN primitives that keep the type of what they read
  * (element-wise, binary, pooling, resampling, concatenation) where all
  * they meet on the way is those primitives and convolutions in bfloat16:
@@ -117,10 +118,10 @@ cbi_cpu_choose_bf16_groups (CbiCpuPlan * plan)
   guint *conversions = g_new0 (guint, n_nodes);
   guint i, j, k;
 
-  /* the image's convolution keeps float32 operands (conv.c) and writes
-   * float32: oneDNN has no kernel that reads float32 and writes bfloat16,
-   * so it stays out of the groups, and what it writes counts as converted
-   * into the group that reads it */
+  /* the image's convolution keeps float32 operands here (conv.c) and
+   * writes float32: oneDNN has no kernel that reads float32 and writes
+   * bfloat16, so it stays out of the groups, and what it writes counts as
+   * converted into the group that reads it */
   for (i = 0; i < graph->tensors->len; i++)
     writer[i] = -1;
   for (i = 0; i < n_nodes; i++) {
@@ -190,12 +191,11 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
     cbi_cpu_choose_bf16_groups (plan);
     return;
   }
-  /* the wide plan: every convolution but the image's */
+  /* the wide plan: every convolution, the image's too (packing then
+   * writes its input in bfloat16: plan.c) */
   plan->conv_bf16 = g_new0 (gboolean, graph->nodes->len);
-  for (i = 0; i < graph->nodes->len; i++) {
-    const CbiNode *n = cbi_graph_node (graph, i);
-    plan->conv_bf16[i] = cbi_cpu_is_conv (n) && n->inputs[0] != graph->input;
-  }
+  for (i = 0; i < graph->nodes->len; i++)
+    plan->conv_bf16[i] = cbi_cpu_is_conv (cbi_graph_node (graph, i));
 }
 
 /* Whether the ops that run in place on the output of node @n with @post

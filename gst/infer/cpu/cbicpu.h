@@ -93,9 +93,10 @@ typedef struct
   gfloat *input;                /* row-major (NCHW for images) */
   /* the reorder of the input to channels last, run only for a tensor
    * copied in (prim NULL: none); frames are packed straight into
-   * @input_channels_last */
+   * @input_channels_last: floats, or bfloat16 values where @input_bf16 */
   CbiCpuStep input_reorder;
-  gfloat *input_channels_last;
+  gpointer input_channels_last;
+  gboolean input_bf16;
   /* the reorder of output 0 from channels last to row-major, run only for
    * a batch read as a tensor (prim NULL: none); frames are unpacked
    * straight from @output_channels_last */

@@ -259,11 +259,14 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   op.pad_l = pad_l;
   op.pad_r = pad_r;
 
-  /* in bfloat16 (attempt 0, where bf16.c chose it: never the image's
-   * convolution, whose input stays exact as packing writes it), the
-   * operands are, and the output is where its readers take bfloat16
-   * (the wide plan's classes, the narrow plan's convolutions: bf16.c);
-   * float32 (attempt 1) where oneDNN has no fast kernel for those types */
+  /* in bfloat16 (attempt 0, where bf16.c chose it: the image's
+   * convolution in the wide plan only, its input then packed in bfloat16
+   * channels last: plan.c), the operands are, and the output is where
+   * its readers take bfloat16 (the wide plan's classes, the narrow
+   * plan's convolutions: bf16.c); float32 (attempt 1) where oneDNN has no
+   * fast kernel for those types. The image's in bfloat16 writes channels
+   * last in any network: oneDNN's one fast kernel for 3 channels in
+   * bfloat16 (brgconv) writes no channel blocks. */
   for (attempt = cbi_cpu_conv_takes_bf16 (plan, n) ? 0 : 1;
       attempt < 2 && pd == NULL; attempt++) {
     const gchar *impl;
@@ -279,14 +282,16 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     layout = transpose ? dnnl_format_tag_any : plan->conv_layout;
     if (attempt == 0 && layout == dnnl_format_tag_any)
       layout = dnnl_nhwc;
-    if (!(first ? cbi_cpu_shape_md (plan, &xmd, &plan->shapes[n->inputs[0]],
-                error) : DNNL_CHECK (cbi_md_tag_typed (plan->descs, &xmd,
-                    4, xdims, in_type, attempt == 0 ? layout :
+    if (!(first && attempt == 1 ? cbi_cpu_shape_md (plan, &xmd,
+                &plan->shapes[n->inputs[0]], error) :
+            DNNL_CHECK (cbi_md_tag_typed (plan->descs, &xmd, 4, xdims,
+                    in_type, first ? dnnl_nhwc : attempt == 0 ? layout :
                     dnnl_format_tag_any), "activation desc"))
         || !DNNL_CHECK (cbi_md_tag_typed (plan->descs, &wmd_any, wnd, wdims,
                 in_type, dnnl_format_tag_any), "weights desc")
         || !DNNL_CHECK (cbi_md_tag_typed (plan->descs, &ymd, 4, ydims,
-                out_type, layout), "dst desc"))
+                out_type, first && attempt == 0 ? dnnl_nhwc : layout),
+            "dst desc"))
       goto done;
     op.src = xmd;
     op.weights = wmd_any;

@@ -73,13 +73,14 @@ pack_periodic_init (PackPeriodic * p, const CbiFrameBatch * b)
   }
 }
 
-/* A row into channels last, each value as pack_row () computes it: the
- * pixels' bytes in the model's order (the row itself where they are so already:
- * RGB into RGB), then a loop over the values that vectorises (built for
- * AVX-512 and AVX2 too). */
-CBI_CPU_WIDE static void
-pack_row_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
-    const guint8 * src, gfloat * d, const guint pstride, const guint n)
+/* A row into channels last at @d, each value as pack_row () computes it
+ * (floats, or with @bf16 their bfloat16 roundings): the pixels' bytes in
+ * the model's order (the row itself where they are so already: RGB into
+ * RGB), then a loop over the values that vectorises. */
+G_ALWAYS_INLINE static inline void
+pack_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
+    const guint8 * src, gpointer d, const guint pstride, const guint n,
+    const gboolean bf16)
 {
   const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
   const guint o2 = b->rgb_offset[2];
@@ -90,7 +91,8 @@ pack_row_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
   for (x0 = 0; x0 < n; x0 += PACK_CHUNK) {
     const guint m = MIN (PACK_CHUNK, n - x0);
     const guint8 *v = src + (gsize) x0 * pstride;
-    gfloat *o = d + (gsize) x0 * 3;
+    gfloat *o = (gfloat *) d + (gsize) x0 * 3;
+    guint16 *h = (guint16 *) d + (gsize) x0 * 3;
     if (!same_order) {
       for (x = 0; x < m; x++) {
         const guint8 *px = v + (gsize) x * pstride;
@@ -100,32 +102,61 @@ pack_row_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
       }
       v = bytes;
     }
+    if (bf16) {
 #pragma omp simd
-    for (j = 0; j < 3 * m; j++)
-      o[j] = cbi_from_byte (v[j], per->scale[j], per->bias[j]);
+      for (j = 0; j < 3 * m; j++)
+        h[j] = cbi_bf16_from_float (cbi_from_byte (v[j], per->scale[j],
+                per->bias[j]));
+    } else {
+#pragma omp simd
+      for (j = 0; j < 3 * m; j++)
+        o[j] = cbi_from_byte (v[j], per->scale[j], per->bias[j]);
+    }
   }
 }
 
-/* A row at @d: planar by pack_row_planar (), channels last by
- * pack_row_interleaved () with @per */
-G_ALWAYS_INLINE static inline void
-pack_row_in (const CbiFrameBatch * b, const PackPeriodic * per,
-    const guint8 * src, gfloat * d, const gsize xs, const gsize cs,
-    const guint pstride, const guint n)
+/* pack_interleaved () into floats and into bfloat16, built for AVX-512
+ * and AVX2 too */
+CBI_CPU_WIDE static void
+pack_row_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
+    const guint8 * src, gfloat * d, const guint pstride, const guint n)
 {
-  if (xs == 1)
-    pack_row_planar (b, src, d, cs, pstride, n);
-  else
-    pack_row_interleaved (b, per, src, d, pstride, n);
+  pack_interleaved (b, per, src, d, pstride, n, FALSE);
 }
 
+CBI_CPU_WIDE static void
+pack_row_interleaved_bf16 (const CbiFrameBatch * b, const PackPeriodic * per,
+    const guint8 * src, guint16 * d, const guint pstride, const guint n)
+{
+  pack_interleaved (b, per, src, d, pstride, n, TRUE);
+}
+
+/* A row at element @at of @tensor: planar by pack_row_planar (), channels
+ * last by pack_row_interleaved () with @per, or its bfloat16 form with
+ * @bf16 (channels last only) */
 G_ALWAYS_INLINE static inline void
-pack_frames (const CbiFrameBatch * b, gfloat * tensor,
-    const gboolean channels_last)
+pack_row_in (const CbiFrameBatch * b, const PackPeriodic * per,
+    const guint8 * src, gpointer tensor, gsize at, const gsize xs,
+    const gsize cs, const guint pstride, const guint n, const gboolean bf16)
+{
+  if (bf16)
+    pack_row_interleaved_bf16 (b, per, src, (guint16 *) tensor + at, pstride,
+        n);
+  else if (xs == 1)
+    pack_row_planar (b, src, (gfloat *) tensor + at, cs, pstride, n);
+  else
+    pack_row_interleaved (b, per, src, (gfloat *) tensor + at, pstride, n);
+}
+
+/* @tensor: floats, or bfloat16 values with @bf16 (channels last only) */
+G_ALWAYS_INLINE static inline void
+pack_frames (const CbiFrameBatch * b, gpointer tensor,
+    const gboolean channels_last, const gboolean bf16)
 {
   const gsize plane = (gsize) b->width * b->height;
   const gsize slot = 3 * plane;
   const gsize xs = channels_last ? 3 : 1, cs = channels_last ? 1 : plane;
+  const gsize esize = bf16 ? sizeof (guint16) : sizeof (gfloat);
   const gint rows = (gint) (b->n_frames * b->height);
   const gboolean scales = cbi_frame_batch_scales (b);
   PackPeriodic per;
@@ -139,19 +170,20 @@ pack_frames (const CbiFrameBatch * b, gfloat * tensor,
     guint f = row / b->height, y = row % b->height;
     /* a scaled frame is read through its own size */
     const guint8 *src = scales ? NULL : b->in[f] + (gsize) y * b->in_stride[f];
-    gfloat *d = tensor + f * slot + (gsize) y * b->width * xs;
+    const gsize at = f * slot + (gsize) y * b->width * xs;
     if (scales) {
       guint8 scaled[SCALE_CHUNK * 4];
       guint x, n;
       for (x = 0; x < b->width; x += n) {
         n = MIN (SCALE_CHUNK, b->width - x);
         cbi_frame_batch_scale_row_in (b, f, y, x, n, scaled);
-        pack_row_in (b, &per, scaled, d + x * xs, xs, cs, b->pixel_stride, n);
+        pack_row_in (b, &per, scaled, tensor, at + x * xs, xs, cs,
+            b->pixel_stride, n, bf16);
       }
     } else if (b->pixel_stride == 4) {
-      pack_row_in (b, &per, src, d, xs, cs, 4, b->width);
+      pack_row_in (b, &per, src, tensor, at, xs, cs, 4, b->width, bf16);
     } else {
-      pack_row_in (b, &per, src, d, xs, cs, 3, b->width);
+      pack_row_in (b, &per, src, tensor, at, xs, cs, 3, b->width, bf16);
     }
   }
 
@@ -159,24 +191,30 @@ pack_frames (const CbiFrameBatch * b, gfloat * tensor,
   for (i = b->n_frames; i < b->n_slots; i++) {
     gint64 source = cbi_pack_source (i, b->n_frames,
         b->pad_mode == CBI_PAD_REPEAT_LAST);
+    guint8 *to = (guint8 *) tensor + i * slot * esize;
     if (source >= 0)
-      memcpy (tensor + i * slot, tensor + source * slot,
-          slot * sizeof (gfloat));
+      memcpy (to, (guint8 *) tensor + source * slot * esize, slot * esize);
     else
-      memset (tensor + i * slot, 0, slot * sizeof (gfloat));
+      memset (to, 0, slot * esize);
   }
 }
 
 void
 cbi_pack_frames (const CbiFrameBatch * b, gfloat * tensor)
 {
-  pack_frames (b, tensor, FALSE);
+  pack_frames (b, tensor, FALSE, FALSE);
 }
 
 void
 cbi_pack_frames_channels_last (const CbiFrameBatch * b, gfloat * tensor)
 {
-  pack_frames (b, tensor, TRUE);
+  pack_frames (b, tensor, TRUE, FALSE);
+}
+
+void
+cbi_pack_frames_channels_last_bf16 (const CbiFrameBatch * b, guint16 * tensor)
+{
+  pack_frames (b, tensor, TRUE, TRUE);
 }
 
 /* Pixels of a row unpacked at a time: their bytes, on the stack. */

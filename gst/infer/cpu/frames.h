@@ -17,6 +17,10 @@ void cbi_pack_frames (const CbiFrameBatch * batch, gfloat * tensor);
  * reorder. */
 void cbi_pack_frames_channels_last (const CbiFrameBatch * batch,
     gfloat * tensor);
+/* The same in bfloat16, each value rounded to nearest even: what a first
+ * convolution that runs in bfloat16 reads (a bf16 plan's). */
+void cbi_pack_frames_channels_last_bf16 (const CbiFrameBatch * batch,
+    guint16 * tensor);
 /* Host reference of unpacking: writes the first @n_frames slots of @tensor
  * (NCHW float, @out_channels channels of @out_width x @out_height) to the
  * output frames, clamped to 0..255. A fourth byte the model does not give

@@ -94,22 +94,28 @@ cbi_cpu_is_reorder (const CbiCpuStep * step, CbiMd from_md, CbiMd to_md)
       == dnnl_success && dnnl_memory_desc_equal (to_md, md[1]);
 }
 
-/* Where the plan begins with a reorder of the input to channels last,
- * and nothing else reads the input, the reorder is kept aside: packing
- * writes that layout itself (the reorder was a pass over the batch's
- * input, a tenth of a small classifier's batch); a tensor copied in runs
- * it. Its output is written before any other step runs either way. */
+/* Where the plan begins with a reorder of the input to channels last
+ * (float32, or bfloat16 for a first convolution in it), and nothing else
+ * reads the input, the reorder is kept aside: packing writes that layout
+ * and type itself (the reorder was a pass over the batch's input, a
+ * tenth of a small classifier's batch); a tensor copied in runs it. Its
+ * output is written before any other step runs either way. */
 static void
 cbi_cpu_keep_input_reorder (CbiCpuPlan * plan)
 {
   const CbiGraph *graph = plan->graph;
   const CbiShape *shape = &plan->shapes[graph->input];
-  CbiMd nhwc;
+  CbiMd nhwc, nhwc_bf16;
   CbiCpuStep *first;
+  dnnl_dims_t dims;
   guint i, j, readers = 0;
 
   if (plan->steps->len == 0 || shape->n_dims != 4 || shape->dims[1] != 3
       || !cbi_cpu_nhwc_md (plan, &nhwc, shape, NULL))
+    return;
+  memcpy (dims, shape->dims, 4 * sizeof (gint64));
+  if (cbi_md_tag_typed (plan->descs, &nhwc_bf16, 4, dims, dnnl_bf16,
+          dnnl_acdb) != dnnl_success)
     return;
   for (i = 0; i < graph->n_outputs; i++)
     if (graph->outputs[i] == graph->input)
@@ -126,14 +132,19 @@ cbi_cpu_keep_input_reorder (CbiCpuPlan * plan)
   }
   first = &g_array_index (plan->steps, CbiCpuStep, 0);
   if (readers != 1 || first->prim == NULL
-      || first->args[0].memory != plan->mems[graph->input]
-      || !cbi_cpu_is_reorder (first, plan->mds[graph->input], nhwc))
+      || first->args[0].memory != plan->mems[graph->input])
+    return;
+  plan->input_bf16 = cbi_cpu_is_reorder (first, plan->mds[graph->input],
+      nhwc_bf16);
+  if (!plan->input_bf16
+      && !cbi_cpu_is_reorder (first, plan->mds[graph->input], nhwc))
     return;
   dnnl_memory_get_data_handle (first->args[1].memory,
-      (void **) &plan->input_channels_last);
+      &plan->input_channels_last);
   plan->input_reorder = *first;
   g_array_remove_index (plan->steps, 0);
-  GST_DEBUG ("packing writes the input channels last");
+  GST_DEBUG ("packing writes the input channels last, in %s",
+      plan->input_bf16 ? "bfloat16" : "float32");
 }
 
 /* Where the plan ends with a plain copy of output 0 (3 or 4 channels, an

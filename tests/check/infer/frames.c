@@ -64,25 +64,28 @@ GST_START_TEST (test_pack_puts_channels_in_model_order_and_fills_padding)
 GST_END_TEST;
 
 /* Rows of 300 pixels (a chunk of 256 and some, vectors and some left
- * over), in each pixel
- * stride, channel order (BGR, and RGB: channels last then converts the
- * row's bytes as they are) and layout: every value is exactly
- * cbi_from_byte () of its byte, as the CUDA kernel computes it. */
+ * over), in each pixel stride, channel order (BGR, and RGB: channels last
+ * then converts the row's bytes as they are) and layout (NCHW, channels
+ * last, channels last in bfloat16): every value is exactly cbi_from_byte
+ * () of its byte, as the CUDA kernel computes it (in bfloat16, that
+ * value rounded by cbi_bf16_from_float ()). */
 GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
 {
   const guint w = 300, h = 3, stride = 4 * 304;
   const guint pstrides[2] = { 3, 4 };
+  const gchar *layouts[3] = { "NCHW", "channels last", "bfloat16" };
   guint8 *frames = g_malloc (2 * h * stride);
   const guint8 *in[2] = { frames, frames + h * stride };
   const gint strides[2] = { stride, stride };
   gfloat *t = g_new (gfloat, 2 * 3 * w * h);
+  guint16 *t16 = g_new (guint16, 2 * 3 * w * h);
   CbiFrameBatch b;
-  guint i, k, f, y, x, c, last, rgb;
+  guint i, k, f, y, x, c, layout, rgb;
 
   for (i = 0; i < 2 * h * stride; i++)
     frames[i] = (guint8) (i * 7 + i / 11);
   for (k = 0; k < 4; k++) {
-    for (last = 0; last < 2; last++) {
+    for (layout = 0; layout < 3; layout++) {
       rgb = k / 2;
       init_bgrx_batch (&b, 2, 2, CBI_PAD_ZERO);
       for (c = 0; c < 3 && rgb; c++)
@@ -97,26 +100,32 @@ GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
       b.bias[2] = -0.5f;
       b.in = in;
       b.in_stride = strides;
-      if (last)
+      if (layout == 0)
+        cbi_pack_frames (&b, t);
+      else if (layout == 1)
         cbi_pack_frames_channels_last (&b, t);
       else
-        cbi_pack_frames (&b, t);
+        cbi_pack_frames_channels_last_bf16 (&b, t16);
       for (f = 0; f < 2; f++)
         for (y = 0; y < h; y++)
           for (x = 0; x < w; x++)
             for (c = 0; c < 3; c++) {
               const guint8 byte = in[f][y * stride + x * pstrides[k % 2] +
                   b.rgb_offset[c]];
-              const gsize at = last ? ((f * h + y) * w + x) * 3 + c :
+              const gsize at = layout ? ((f * h + y) * w + x) * 3 + c :
                   ((f * 3 + c) * h + y) * w + x;
               const gfloat want = cbi_from_byte (byte, b.scale[c], b.bias[c]);
-              fail_unless (memcmp (&t[at], &want, sizeof (gfloat)) == 0,
-                  "pixel stride %u, %s, %s: frame %u (%u, %u) channel %u is "
-                  "%g, not %g", pstrides[k % 2], rgb ? "RGB" : "BGR",
-                  last ? "channels last" : "NCHW", f, x, y, c, t[at], want);
+              const gboolean same = layout == 2 ?
+                  t16[at] == cbi_bf16_from_float (want) :
+                  memcmp (&t[at], &want, sizeof (gfloat)) == 0;
+              fail_unless (same, "pixel stride %u, %s, %s: frame %u (%u, %u) "
+                  "channel %u is %g, not %g", pstrides[k % 2],
+                  rgb ? "RGB" : "BGR", layouts[layout], f, x, y, c,
+                  layout == 2 ? cbi_bf16_to_float (t16[at]) : t[at], want);
             }
     }
   }
+  g_free (t16);
   g_free (t);
   g_free (frames);
 }

@@ -50,26 +50,28 @@ pack_row_planar (const CbiFrameBatch * b, const guint8 * src, gfloat * d,
     pack_row (b, src, d, plane, 3, n);
 }
 
-/* Pixels of a channels-last row packed at a time: their bytes in the
- * model's channel order, on the stack. */
-#define PACK_CHUNK 256
+/* Pixels of a row packed or unpacked at a time: their bytes, on the
+ * stack. */
+#define ROW_CHUNK 256
 
-/* The mapping of each value of a channels-last row: value j is model
- * channel j mod 3, so that a loop over the row's values takes each one's
- * scale and bias by its index. */
+/* Two per-channel factors repeated along a channels-last row: value j of
+ * a row is channel j mod its channels, so that a loop over the row's
+ * values takes each one's by its index (packing: the scale and bias;
+ * unpacking: the inverse mapping). */
 typedef struct
 {
-  gfloat scale[3 * PACK_CHUNK], bias[3 * PACK_CHUNK];
-} PackPeriodic;
+  gfloat a[4 * ROW_CHUNK], b[4 * ROW_CHUNK];
+} RowPeriodic;
 
 static void
-pack_periodic_init (PackPeriodic * p, const CbiFrameBatch * b)
+row_periodic_init (RowPeriodic * p, const gfloat * a, const gfloat * b,
+    guint channels)
 {
   guint j;
 
-  for (j = 0; j < 3 * PACK_CHUNK; j++) {
-    p->scale[j] = b->scale[j % 3];
-    p->bias[j] = b->bias[j % 3];
+  for (j = 0; j < channels * ROW_CHUNK; j++) {
+    p->a[j] = a[j % channels];
+    p->b[j] = b[j % channels];
   }
 }
 
@@ -78,18 +80,18 @@ pack_periodic_init (PackPeriodic * p, const CbiFrameBatch * b)
  * the model's order (the row itself where they are so already: RGB into
  * RGB), then a loop over the values that vectorises. */
 G_ALWAYS_INLINE static inline void
-pack_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
+pack_interleaved (const CbiFrameBatch * b, const RowPeriodic * per,
     const guint8 * src, gpointer d, const guint pstride, const guint n,
     const gboolean bf16)
 {
   const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
   const guint o2 = b->rgb_offset[2];
   const gboolean same_order = pstride == 3 && o0 == 0 && o1 == 1 && o2 == 2;
-  guint8 bytes[3 * PACK_CHUNK];
+  guint8 bytes[3 * ROW_CHUNK];
   guint x0, x, j;
 
-  for (x0 = 0; x0 < n; x0 += PACK_CHUNK) {
-    const guint m = MIN (PACK_CHUNK, n - x0);
+  for (x0 = 0; x0 < n; x0 += ROW_CHUNK) {
+    const guint m = MIN (ROW_CHUNK, n - x0);
     const guint8 *v = src + (gsize) x0 * pstride;
     gfloat *o = (gfloat *) d + (gsize) x0 * 3;
     guint16 *h = (guint16 *) d + (gsize) x0 * 3;
@@ -105,12 +107,11 @@ pack_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
     if (bf16) {
 #pragma omp simd
       for (j = 0; j < 3 * m; j++)
-        h[j] = cbi_bf16_from_float (cbi_from_byte (v[j], per->scale[j],
-                per->bias[j]));
+        h[j] = cbi_bf16_from_float (cbi_from_byte (v[j], per->a[j], per->b[j]));
     } else {
 #pragma omp simd
       for (j = 0; j < 3 * m; j++)
-        o[j] = cbi_from_byte (v[j], per->scale[j], per->bias[j]);
+        o[j] = cbi_from_byte (v[j], per->a[j], per->b[j]);
     }
   }
 }
@@ -118,14 +119,14 @@ pack_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
 /* pack_interleaved () into floats and into bfloat16, built for AVX-512
  * and AVX2 too */
 CBI_CPU_WIDE static void
-pack_row_interleaved (const CbiFrameBatch * b, const PackPeriodic * per,
+pack_row_interleaved (const CbiFrameBatch * b, const RowPeriodic * per,
     const guint8 * src, gfloat * d, const guint pstride, const guint n)
 {
   pack_interleaved (b, per, src, d, pstride, n, FALSE);
 }
 
 CBI_CPU_WIDE static void
-pack_row_interleaved_bf16 (const CbiFrameBatch * b, const PackPeriodic * per,
+pack_row_interleaved_bf16 (const CbiFrameBatch * b, const RowPeriodic * per,
     const guint8 * src, guint16 * d, const guint pstride, const guint n)
 {
   pack_interleaved (b, per, src, d, pstride, n, TRUE);
@@ -135,7 +136,7 @@ pack_row_interleaved_bf16 (const CbiFrameBatch * b, const PackPeriodic * per,
  * last by pack_row_interleaved () with @per, or its bfloat16 form with
  * @bf16 (channels last only) */
 G_ALWAYS_INLINE static inline void
-pack_row_in (const CbiFrameBatch * b, const PackPeriodic * per,
+pack_row_in (const CbiFrameBatch * b, const RowPeriodic * per,
     const guint8 * src, gpointer tensor, gsize at, const gsize xs,
     const gsize cs, const guint pstride, const guint n, const gboolean bf16)
 {
@@ -159,12 +160,12 @@ pack_frames (const CbiFrameBatch * b, gpointer tensor,
   const gsize esize = bf16 ? sizeof (guint16) : sizeof (gfloat);
   const gint rows = (gint) (b->n_frames * b->height);
   const gboolean scales = cbi_frame_batch_scales (b);
-  PackPeriodic per;
+  RowPeriodic per;
   gint row;
   guint i;
 
   if (channels_last)
-    pack_periodic_init (&per, b);
+    row_periodic_init (&per, b->scale, b->bias, 3);
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {
     guint f = row / b->height, y = row % b->height;
@@ -217,28 +218,6 @@ cbi_pack_frames_channels_last_bf16 (const CbiFrameBatch * b, guint16 * tensor)
   pack_frames (b, tensor, TRUE, TRUE);
 }
 
-/* Pixels of a row unpacked at a time: their bytes, on the stack. */
-#define UNPACK_CHUNK 256
-
-/* The mapping of model channel k, repeated along a channels-last row:
- * value j of a row is channel j mod channels, so that a loop over the
- * row's values takes each one's mapping by its index. */
-typedef struct
-{
-  gfloat inv[4 * UNPACK_CHUNK], off[4 * UNPACK_CHUNK];
-} UnpackPeriodic;
-
-static void
-unpack_periodic_init (UnpackPeriodic * p, const CbiUnpackMap * m)
-{
-  guint j;
-
-  for (j = 0; j < (guint) m->channels * UNPACK_CHUNK; j++) {
-    p->inv[j] = m->inv[j % m->channels];
-    p->off[j] = m->off[j % m->channels];
-  }
-}
-
 /* A row of @width pixels, the same bytes as unpack_row (): each model
  * channel's bytes computed in a loop that vectorises (built for AVX-512
  * and AVX2 too), planar (@per NULL: channel k's values at @s + k x
@@ -246,31 +225,31 @@ unpack_periodic_init (UnpackPeriodic * p, const CbiUnpackMap * m)
  * into the pixels. */
 CBI_CPU_WIDE static void
 unpack_row_chunked (const CbiFrameBatch * b, const CbiUnpackMap * m,
-    const UnpackPeriodic * per, const gfloat * s, gsize plane,
+    const RowPeriodic * per, const gfloat * s, gsize plane,
     gboolean copy_extra, const guint8 * in, guint8 * out, guint width)
 {
   const guint ps = b->pixel_stride, nc = m->channels;
-  /* model channel k's byte of pixel x: at [k x UNPACK_CHUNK + x] planar,
+  /* model channel k's byte of pixel x: at [k x ROW_CHUNK + x] planar,
    * [x nc + k] channels last */
-  guint8 bytes[4 * UNPACK_CHUNK];
+  guint8 bytes[4 * ROW_CHUNK];
   /* each pixel's bytes are the model's values in order */
   const gboolean same_order = ps == nc && b->rgb_offset[0] == 0
       && b->rgb_offset[1] == 1 && b->rgb_offset[2] == 2
       && (ps == 3 || b->extra_offset == 3);
   guint x0, x, c;
 
-  for (x0 = 0; x0 < width; x0 += UNPACK_CHUNK) {
-    const guint n = MIN (UNPACK_CHUNK, width - x0);
+  for (x0 = 0; x0 < width; x0 += ROW_CHUNK) {
+    const guint n = MIN (ROW_CHUNK, width - x0);
     if (per) {
       const gfloat *p = s + (gsize) x0 * nc;
 #pragma omp simd
       for (x = 0; x < n * nc; x++)
-        bytes[x] = cbi_to_byte (p[x], per->inv[x], per->off[x]);
+        bytes[x] = cbi_to_byte (p[x], per->a[x], per->b[x]);
     } else {
       for (c = 0; c < nc; c++) {
         const gfloat *p = s + c * plane + x0;
         const gfloat inv = m->inv[c], off = m->off[c];
-        guint8 *d = bytes + c * UNPACK_CHUNK;
+        guint8 *d = bytes + c * ROW_CHUNK;
 #pragma omp simd
         for (x = 0; x < n; x++)
           d[x] = cbi_to_byte (p[x], inv, off);
@@ -297,7 +276,7 @@ unpack_row_chunked (const CbiFrameBatch * b, const CbiUnpackMap * m,
           o[(gsize) x * ps] = bytes[x * nc + k];
       } else {
         for (x = 0; x < n; x++)
-          o[(gsize) x * ps] = bytes[k * UNPACK_CHUNK + x];
+          o[(gsize) x * ps] = bytes[k * ROW_CHUNK + x];
       }
     }
   }
@@ -381,7 +360,7 @@ unpack_frames (const CbiFrameBatch * b, const gfloat * tensor,
   /* the fourth byte passes through only where the size is the input's */
   const gboolean copy_extra = width == b->width && height == b->height;
   CbiUnpackMap m;
-  UnpackPeriodic per;
+  RowPeriodic per;
   gsize xs;
   gint row;
 
@@ -393,7 +372,7 @@ unpack_frames (const CbiFrameBatch * b, const gfloat * tensor,
       b->out_scale, b->out_offset);
   xs = channels_last ? m.channels : 1;
   if (channels_last)
-    unpack_periodic_init (&per, &m);
+    row_periodic_init (&per, m.inv, m.off, m.channels);
 
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {

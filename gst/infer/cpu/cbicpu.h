@@ -305,8 +305,8 @@ gboolean cbi_cpu_plan_where (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 
 /* bf16.c: sets @plan->conv_bf16: which convolutions of the bfloat16 plan
- * take bfloat16 operands (the wide plan: all but the image's; the narrow
- * one: the groups that gain) */
+ * take bfloat16 operands (the wide plan: all, the image's too; the
+ * narrow one: the groups that gain) */
 void cbi_cpu_choose_bf16 (CbiCpuPlan * plan);
 /* bf16.c: sets @plan->tensor_bf16 (after cbi_cpu_choose_bf16 ()): the
  * activations that are bfloat16, from the convolutions in bfloat16

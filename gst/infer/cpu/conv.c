@@ -240,8 +240,10 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
    * channels (the first layer, reading the input) stay as the frames are
    * packed, NCHW, which oneDNN's direct kernel reads as they are into
    * blocks (blocked too, the channels padded to 16 and a Winograd kernel
-   * on them: 4x slower); in channels-last networks the input's reorder
-   * and oneDNN's choice cost less than a reorder of the first output */
+   * on them: 4x slower), in float32; in channels-last networks the
+   * input's reorder and oneDNN's choice cost less than a reorder of the
+   * first output. In bfloat16 the image is channels last in both (the
+   * loop below). */
   first = !transpose && n->inputs[0] == plan->graph->input
       && plan->shapes[n->inputs[0]].dims[1] <= 4
       && plan->conv_layout != dnnl_format_tag_any;

@@ -45,15 +45,17 @@ typedef struct
 
 /* Sixteen floats: GCC's and clang's vector extension, which each clone
  * of CBI_CPU_WIDE builds from the registers it has (one AVX-512, two
- * AVX2). The unaligned one loads and stores at any float. */
+ * AVX2). The unaligned one loads and stores at any float, and may alias
+ * the floats it reads. */
 typedef gfloat CbiCpuV16 __attribute__((vector_size (64)));
-typedef gfloat CbiCpuV16u __attribute__((vector_size (64), aligned (4)));
+typedef gfloat CbiCpuV16u
+    __attribute__((vector_size (64), aligned (4), __may_alias__));
 
-/* Rows @a0 and @a1 (@k values each) times @w (@k rows @ldw apart) into
- * @y0 and @y1, from column @c0 to @c1: 64 columns at once (both rows:
- * eight sums, in registers from the first row of @w to the last, so that
- * neither a store and its reload nor one multiply-add's latency holds up
- * the next), then 16, then one. Each sum adds a row of @w per value of
+/* Rows @a0 and @a1 (@k values each) times @w (@k rows @ldw apart, @cols
+ * columns) into @y0 and @y1: 64 columns at once (both rows: eight sums,
+ * which AVX-512's registers hold from the first row of @w to the last, so
+ * that neither a store and its reload nor one multiply-add's latency
+ * holds up the next), then 16, then one. Each sum adds a row of @w per value of
  * @a, in order. Inlined into each clone of its caller, whose registers
  * it needs. */
 static inline G_ALWAYS_INLINE void

@@ -68,17 +68,19 @@ GST_END_TEST;
  * then converts the row's bytes as they are) and layout (NCHW, channels
  * last, channels last in bfloat16): every value is exactly cbi_from_byte
  * () of its byte, as the CUDA kernel computes it (in bfloat16, that
- * value rounded by cbi_bf16_from_float ()). */
+ * value rounded by cbi_bf16_from_float ()); the two padding slots after
+ * them repeat the last frame's or are zeros, in every layout. */
 GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
 {
   const guint w = 300, h = 3, stride = 4 * 304;
   const guint pstrides[2] = { 3, 4 };
   const gchar *layouts[3] = { "NCHW", "channels last", "bfloat16" };
+  const gsize slot = 3 * w * h;
   guint8 *frames = g_malloc (2 * h * stride);
   const guint8 *in[2] = { frames, frames + h * stride };
   const gint strides[2] = { stride, stride };
-  gfloat *t = g_new (gfloat, 2 * 3 * w * h);
-  guint16 *t16 = g_new (guint16, 2 * 3 * w * h);
+  gfloat *t = g_new (gfloat, 4 * slot);
+  guint16 *t16 = g_new (guint16, 4 * slot);
   CbiFrameBatch b;
   guint i, k, f, y, x, c, layout, rgb;
 
@@ -86,8 +88,11 @@ GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
     frames[i] = (guint8) (i * 7 + i / 11);
   for (k = 0; k < 4; k++) {
     for (layout = 0; layout < 3; layout++) {
+      const gboolean repeat = (k + layout) % 2 == 1;
+      const gsize esize = layout == 2 ? sizeof (guint16) : sizeof (gfloat);
+      const guint8 *packed = layout == 2 ? (guint8 *) t16 : (guint8 *) t;
       rgb = k / 2;
-      init_bgrx_batch (&b, 2, 2, CBI_PAD_ZERO);
+      init_bgrx_batch (&b, 2, 4, repeat ? CBI_PAD_REPEAT_LAST : CBI_PAD_ZERO);
       for (c = 0; c < 3 && rgb; c++)
         b.rgb_offset[c] = c;
       b.width = w;
@@ -123,6 +128,11 @@ GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
                   rgb ? "RGB" : "BGR", layouts[layout], f, x, y, c,
                   layout == 2 ? cbi_bf16_to_float (t16[at]) : t[at], want);
             }
+      for (f = 2; f < 4; f++)
+        for (i = 0; i < slot * esize; i++)
+          fail_unless (packed[f * slot * esize + i] ==
+              (repeat ? packed[slot * esize + i] : 0), "%s: padding slot %u, "
+              "byte %u", layouts[layout], f, i);
     }
   }
   g_free (t16);

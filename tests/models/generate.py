@@ -2116,7 +2116,8 @@ def ops_lstm_wide_model(g):
     """A forward LSTM of 86 units (344 gate columns: the CPU's recurrent
     product in blocks of 64, then 16, then one) for an odd batch (9: the
     product's rows in pairs, the last alone), wide enough that a step's
-    product is shared out among threads (9 x 86 x 344 multiply-adds)"""
+    product is shared out among threads (9 x 86 x 344 multiply-adds), in
+    column blocks of 256 and 88"""
     node = helper.make_node
     w, r, b = recurrent_weights(g, 1, 4, 86, 24)
     nodes = crnn_stem_nodes() + [

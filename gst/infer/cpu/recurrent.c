@@ -19,9 +19,11 @@
 
 #include <string.h>
 
-/* one step's product, in multiply-adds, from which its rows are shared
- * out among the threads */
+/* one step's product, in multiply-adds, from which it is shared out
+ * among the threads */
 #define CBI_CPU_RECURRENT_THREADED (G_GINT64_CONSTANT (1) << 18)
+/* and the columns of a block a thread takes then (a multiple of 64) */
+#define CBI_CPU_RECURRENT_COLUMNS 256
 
 /* One direction @d of a recurrent layer of cells @op, walked by
  * cbi_cpu_run_recurrent () over @walk's buffers; @zeros: gates x hidden
@@ -51,20 +53,21 @@ typedef gfloat CbiCpuV16 __attribute__((vector_size (64)));
 typedef gfloat CbiCpuV16u
     __attribute__((vector_size (64), aligned (4), __may_alias__));
 
-/* Rows @a0 and @a1 (@k values each) times @w (@k rows @ldw apart, @cols
- * columns) into @y0 and @y1: 64 columns at once (both rows: eight sums,
- * which AVX-512's registers hold from the first row of @w to the last, so
- * that neither a store and its reload nor one multiply-add's latency
- * holds up the next), then 16, then one. Each sum adds a row of @w per value of
- * @a, in order. Inlined into each clone of its caller, whose registers
- * it needs. */
+/* Rows @a0 and @a1 (@k values each) times @w (@k rows @ldw apart) into
+ * @y0 and @y1, columns @c0 to @c1: 64 columns at once (both rows: eight
+ * sums, which AVX-512's registers hold from the first row of @w to the
+ * last, so that neither a store and its reload nor one multiply-add's
+ * latency holds up the next), then 16, then one. Each sum adds a row of
+ * @w per value of @a, in order. Inlined into each clone of its caller,
+ * whose registers it needs. */
 static inline G_ALWAYS_INLINE void
 cbi_cpu_recurrent_pair (const gfloat * a0, const gfloat * a1, gint64 k,
-    const gfloat * w, gint64 ldw, gint64 cols, gfloat * y0, gfloat * y1)
+    const gfloat * w, gint64 ldw, gint64 c0, gint64 c1, gfloat * y0,
+    gfloat * y1)
 {
-  gint64 c = 0, j;
+  gint64 c = c0, j;
 
-  for (; c + 64 <= cols; c += 64) {
+  for (; c + 64 <= c1; c += 64) {
     CbiCpuV16 s00 = { 0 }, s01 = { 0 }, s02 = { 0 }, s03 = { 0 };
     CbiCpuV16 s10 = { 0 }, s11 = { 0 }, s12 = { 0 }, s13 = { 0 };
     for (j = 0; j < k; j++) {
@@ -88,7 +91,7 @@ cbi_cpu_recurrent_pair (const gfloat * a0, const gfloat * a1, gint64 k,
     ((CbiCpuV16u *) (y1 + c))[2] = s12;
     ((CbiCpuV16u *) (y1 + c))[3] = s13;
   }
-  for (; c + 16 <= cols; c += 16) {
+  for (; c + 16 <= c1; c += 16) {
     CbiCpuV16 s0 = { 0 }, s1 = { 0 };
     for (j = 0; j < k; j++) {
       const CbiCpuV16 wv = *(const CbiCpuV16u *) (w + j * ldw + c);
@@ -98,7 +101,7 @@ cbi_cpu_recurrent_pair (const gfloat * a0, const gfloat * a1, gint64 k,
     *(CbiCpuV16u *) (y0 + c) = s0;
     *(CbiCpuV16u *) (y1 + c) = s1;
   }
-  for (; c < cols; c++) {
+  for (; c < c1; c++) {
     gfloat s0 = 0.0f, s1 = 0.0f;
     for (j = 0; j < k; j++) {
       s0 += a0[j] * w[j * ldw + c];
@@ -112,28 +115,33 @@ cbi_cpu_recurrent_pair (const gfloat * a0, const gfloat * a1, gint64 k,
 /* @y (@rows x @cols, rows @ldy apart) = @a (@rows x @k, dense) @w (@k x
  * @cols, dense), two rows at a time (an odd last row twice over, which
  * writes the same sums twice). A step's product is shared out among the
- * threads only where it is wide: an OpenMP region costs more than a
- * narrow step computes, even one that an if clause keeps on one thread. */
+ * threads only where it is wide (an OpenMP region costs more than a
+ * narrow step computes, even one that an if clause keeps on one thread),
+ * in pairs of rows by blocks of columns, so that a batch of one or two
+ * keeps every thread busy too. */
 CBI_CPU_WIDE static void
 cbi_cpu_recurrent_product (const gfloat * a, gint64 rows, gint64 k,
     const gfloat * w, gint64 cols, gfloat * y, gint64 ldy)
 {
   const gint64 pairs = (rows + 1) / 2;
-  gint64 p;
+  const gint64 blocks = (cols + CBI_CPU_RECURRENT_COLUMNS - 1) /
+      CBI_CPU_RECURRENT_COLUMNS;
+  gint64 p, item;
 
   if (rows * k * cols < CBI_CPU_RECURRENT_THREADED) {
     for (p = 0; p < pairs; p++) {
       const gint64 i0 = 2 * p, i1 = MIN (i0 + 1, rows - 1);
-      cbi_cpu_recurrent_pair (a + i0 * k, a + i1 * k, k, w, cols, cols,
+      cbi_cpu_recurrent_pair (a + i0 * k, a + i1 * k, k, w, cols, 0, cols,
           y + i0 * ldy, y + i1 * ldy);
     }
     return;
   }
 #pragma omp parallel for schedule(static)
-  for (p = 0; p < pairs; p++) {
-    const gint64 i0 = 2 * p, i1 = MIN (i0 + 1, rows - 1);
-    cbi_cpu_recurrent_pair (a + i0 * k, a + i1 * k, k, w, cols, cols,
-        y + i0 * ldy, y + i1 * ldy);
+  for (item = 0; item < pairs * blocks; item++) {
+    const gint64 i0 = 2 * (item / blocks), i1 = MIN (i0 + 1, rows - 1);
+    const gint64 c0 = (item % blocks) * CBI_CPU_RECURRENT_COLUMNS;
+    cbi_cpu_recurrent_pair (a + i0 * k, a + i1 * k, k, w, cols, c0,
+        MIN (c0 + CBI_CPU_RECURRENT_COLUMNS, cols), y + i0 * ldy, y + i1 * ldy);
   }
 }
 

@@ -442,8 +442,8 @@ static const struct
   {"ops-gru-rnn", 15, {4, {2, 3, 6, 8}}, {3, {2, 8, 3}}, 1e-5f},
   /* a forward LSTM of 86 units for a batch of 9: the CPU's recurrent
    * product in every block width, its rows in pairs but the last, shared
-   * out among threads (Conv, Reshape, Transpose, LSTM, Squeeze,
-   * Transpose) */
+   * out among threads in two blocks of columns (Conv, Reshape, Transpose,
+   * LSTM, Squeeze, Transpose) */
   {"ops-lstm-wide", 6, {4, {9, 3, 6, 8}}, {3, {9, 8, 86}}, 1e-5f},
   /* x * Sigmoid (x) after Conv as one Swish, the Mul's operands either
    * way round (Conv, Swish, Conv, Swish); where the Sigmoid has a second

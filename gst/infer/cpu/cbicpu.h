@@ -222,6 +222,18 @@ gboolean cbi_cpu_add_primitive_owned (gboolean ok, dnnl_primitive_desc_t pd,
     dnnl_primitive_attr_t attr, CbiCpuPlan * plan,
     const dnnl_exec_arg_t * inputs, gint n_inputs, gint out, GError ** error);
 
+/* matrix.c: matmul @op (its src and weights float32, as bound in
+ * @args[0] and @args[1]; @weights: the constant data of the weights
+ * (caller's), NULL where they are an activation) in bfloat16, its sums
+ * and output float32: the primitive desc (transfer full) with @attr, and
+ * @args bound to bfloat16 copies (the plan's: the weights converted
+ * once, an activation by a reorder before the product), or FALSE,
+ * nothing added, where oneDNN has no fast kernel for it (@error set only
+ * where planning failed). @name names the node in the log. */
+gboolean cbi_cpu_product_bf16 (CbiCpuPlan * plan, const gchar * name,
+    const CbiDnnlOp * op, gfloat * weights, const_dnnl_primitive_attr_t attr,
+    dnnl_exec_arg_t * args, dnnl_primitive_desc_t * pd, GError ** error);
+
 /* postops.c: oneDNN's form of element-wise op @e: one or two eltwise
  * steps, or 0 where it has none */
 guint cbi_cpu_eltwise_form (const CbiEltwiseStep * e, CbiCpuEltwise steps[2]);

@@ -25,12 +25,7 @@ cbi_cpu_bf16_md (CbiCpuPlan * plan, CbiMd md, CbiMd * out, GError ** error)
           dnnl_bf16, plain[rank - 1]), "bfloat16 desc");
 }
 
-/* @op (its src and weights float32, as bound in @args[0] and @args[1];
- * @weights: the constant data of the weights, NULL where they are an
- * activation) in bfloat16: the primitive desc (transfer full) with @attr,
- * and @args bound to bfloat16 copies, or FALSE (nothing added) where
- * oneDNN has no fast kernel for it. */
-static gboolean
+gboolean
 cbi_cpu_product_bf16 (CbiCpuPlan * plan, const gchar * name,
     const CbiDnnlOp * op, gfloat * weights, const_dnnl_primitive_attr_t attr,
     dnnl_exec_arg_t * args, dnnl_primitive_desc_t * pd, GError ** error)

@@ -285,7 +285,9 @@ cbi_cpu_recurrent_state (CbiCpuPlan * plan, const CbiNode * n, guint i,
 }
 
 /* Adds the oneDNN matmul of the sequence [steps x batch, input] by
- * @wt into the input product @xw. */
+ * @wt into the input product @xw (float32): in bfloat16 operands in the
+ * wide bfloat16 plan, as its matrix products are (matrix.c), the steps
+ * after it float32 either way. */
 static gboolean
 cbi_cpu_recurrent_input (CbiCpuPlan * plan, const CbiNode * n,
     const CbiRecurrent * r, const gfloat * wt, gfloat * xw, GError ** error)
@@ -299,7 +301,8 @@ cbi_cpu_recurrent_input (CbiCpuPlan * plan, const CbiNode * n,
   dnnl_primitive_attr_t attr = NULL;
   dnnl_exec_arg_t args[3];
   dnnl_memory_t x;
-  gboolean ok;
+  GError *local = NULL;
+  gboolean ok, bf16;
   CbiMd md;
 
   args[0].arg = DNNL_ARG_SRC;
@@ -315,10 +318,19 @@ cbi_cpu_recurrent_input (CbiCpuPlan * plan, const CbiNode * n,
       || !(args[2].memory = cbi_cpu_memory (plan, op.dst, xw, error)))
     return FALSE;
   /* its destination is in @args: a step "in place" */
-  ok = cbi_cpu_attr (NULL, &attr, error)
-      && DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine),
-      "recurrent input product");
-  return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, 3, -1, error);
+  ok = cbi_cpu_attr (NULL, &attr, error);
+  bf16 = ok && plan->bf16 && plan->bf16_wide && cbi_cpu_product_bf16 (plan,
+      n->name, &op, (gfloat *) wt, attr, args, &pd, &local);
+  if (local) {
+    g_propagate_error (error, local);
+    ok = FALSE;
+  } else if (ok && !bf16) {
+    ok = DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr, plan->cpu->engine),
+        "recurrent input product");
+  }
+  ok = cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, 3, -1, error);
+  plan->bf16_ops += ok && bf16;
+  return ok;
 }
 
 /* The plan's copy of @bytes for @what, zeroed. */

@@ -281,7 +281,8 @@ check_tensor_model_in (CbiGraph * g, const gchar * stem,
   for (i = 0; i < g->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (g, i);
     const CbiOpKind kind = cbi_op_info (n->op)->kind;
-    products += kind == CBI_OP_KIND_CONV || kind == CBI_OP_KIND_MATRIX;
+    products += kind == CBI_OP_KIND_CONV || kind == CBI_OP_KIND_MATRIX
+        || kind == CBI_OP_KIND_RECURRENT;
   }
   e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &e_err);
   fail_unless (e != NULL, "%s", e_err ? e_err->message : "");
@@ -299,8 +300,8 @@ check_tensor_model_in (CbiGraph * g, const gchar * stem,
   fail_unless (cbi_engine_run_tensor (e, in_shape, in, &ticket, &r, &e_err),
       "%s", e_err ? e_err->message : "");
   /* the wide plan takes every convolution and product, the image's
-   * convolution too (one without a fast bfloat16 kernel on this CPU stays
-   * float32) */
+   * convolution and a recurrent layer's input product too (one without a
+   * fast bfloat16 kernel on this CPU stays float32) */
   if (precision != CBI_PRECISION_FP32)
     fail_unless ((products > 0) == (cbi_engine_low_precision_ops (e) > 0)
         && cbi_engine_low_precision_ops (e) <= products, "%s: %u of %u",

@@ -112,37 +112,46 @@ cbi_cpu_recurrent_pair (const gfloat * a0, const gfloat * a1, gint64 k,
   }
 }
 
+/* Item @item of cbi_cpu_recurrent_product (): rows 2 @item / @blocks
+ * and the next (the same one past the last row) over columns @width
+ * (@item mod @blocks) to that plus @width, within @cols. */
+static inline G_ALWAYS_INLINE void
+cbi_cpu_recurrent_item (const gfloat * a, gint64 rows, gint64 k,
+    const gfloat * w, gint64 cols, gfloat * y, gint64 ldy, gint64 item,
+    gint64 width, gint64 blocks)
+{
+  const gint64 i0 = 2 * (item / blocks), i1 = MIN (i0 + 1, rows - 1);
+  const gint64 c0 = (item % blocks) * width;
+
+  cbi_cpu_recurrent_pair (a + i0 * k, a + i1 * k, k, w, cols, c0,
+      MIN (c0 + width, cols), y + i0 * ldy, y + i1 * ldy);
+}
+
 /* @y (@rows x @cols, rows @ldy apart) = @a (@rows x @k, dense) @w (@k x
  * @cols, dense), two rows at a time (an odd last row twice over, which
  * writes the same sums twice). A step's product is shared out among the
  * threads only where it is wide (an OpenMP region costs more than a
  * narrow step computes, even one that an if clause keeps on one thread),
  * in pairs of rows by blocks of columns, so that a batch of one or two
- * keeps every thread busy too. */
+ * keeps every thread busy too; a narrow one takes whole rows. */
 CBI_CPU_WIDE static void
 cbi_cpu_recurrent_product (const gfloat * a, gint64 rows, gint64 k,
     const gfloat * w, gint64 cols, gfloat * y, gint64 ldy)
 {
-  const gint64 pairs = (rows + 1) / 2;
-  const gint64 blocks = (cols + CBI_CPU_RECURRENT_COLUMNS - 1) /
-      CBI_CPU_RECURRENT_COLUMNS;
-  gint64 p, item;
+  const gboolean wide = rows * k * cols >= CBI_CPU_RECURRENT_THREADED;
+  const gint64 width = wide ? CBI_CPU_RECURRENT_COLUMNS : MAX (cols, 1);
+  const gint64 blocks = (cols + width - 1) / width;
+  const gint64 items = (rows + 1) / 2 * blocks;
+  gint64 item;
 
-  if (rows * k * cols < CBI_CPU_RECURRENT_THREADED) {
-    for (p = 0; p < pairs; p++) {
-      const gint64 i0 = 2 * p, i1 = MIN (i0 + 1, rows - 1);
-      cbi_cpu_recurrent_pair (a + i0 * k, a + i1 * k, k, w, cols, 0, cols,
-          y + i0 * ldy, y + i1 * ldy);
-    }
+  if (!wide) {
+    for (item = 0; item < items; item++)
+      cbi_cpu_recurrent_item (a, rows, k, w, cols, y, ldy, item, width, blocks);
     return;
   }
 #pragma omp parallel for schedule(static)
-  for (item = 0; item < pairs * blocks; item++) {
-    const gint64 i0 = 2 * (item / blocks), i1 = MIN (i0 + 1, rows - 1);
-    const gint64 c0 = (item % blocks) * CBI_CPU_RECURRENT_COLUMNS;
-    cbi_cpu_recurrent_pair (a + i0 * k, a + i1 * k, k, w, cols, c0,
-        MIN (c0 + CBI_CPU_RECURRENT_COLUMNS, cols), y + i0 * ldy, y + i1 * ldy);
-  }
+  for (item = 0; item < items; item++)
+    cbi_cpu_recurrent_item (a, rows, k, w, cols, y, ldy, item, width, blocks);
 }
 
 /* Row @b of @cell: its units' gate sums read straight (@zeros, at least

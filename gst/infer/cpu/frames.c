@@ -9,6 +9,7 @@
 #include "cpu/wide.h"
 #include "cbimath.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Pixels scaled at a time into a buffer on the stack: a row of a frame
@@ -75,14 +76,26 @@ row_periodic_init (RowPeriodic * p, const gfloat * a, const gfloat * b,
   }
 }
 
+/* cbi_bf16_from_float () of a value that is not NaN (infinities
+ * included), without the NaN case's compare and blend, which cost as much
+ * as the rest of the packing loop */
+G_ALWAYS_INLINE static inline guint16
+bf16_from_number (gfloat f)
+{
+  const guint32 x = cbi_float_bits (f);
+
+  return (guint16) ((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
 /* A row into channels last at @d, each value as pack_row () computes it
- * (floats, or with @bf16 their bfloat16 roundings): the pixels' bytes in
+ * (floats, or with @bf16 their bfloat16 roundings; @numbers: the batch's
+ * scales and biases are finite, so no value is NaN): the pixels' bytes in
  * the model's order (the row itself where they are so already: RGB into
  * RGB), then a loop over the values that vectorises. */
 G_ALWAYS_INLINE static inline void
 pack_interleaved (const CbiFrameBatch * b, const RowPeriodic * per,
     const guint8 * src, gpointer d, const guint pstride, const guint n,
-    const gboolean bf16)
+    const gboolean bf16, const gboolean numbers)
 {
   const guint o0 = b->rgb_offset[0], o1 = b->rgb_offset[1];
   const guint o2 = b->rgb_offset[2];
@@ -104,7 +117,11 @@ pack_interleaved (const CbiFrameBatch * b, const RowPeriodic * per,
       }
       v = bytes;
     }
-    if (bf16) {
+    if (bf16 && numbers) {
+#pragma omp simd
+      for (j = 0; j < 3 * m; j++)
+        h[j] = bf16_from_number (cbi_from_byte (v[j], per->a[j], per->b[j]));
+    } else if (bf16) {
 #pragma omp simd
       for (j = 0; j < 3 * m; j++)
         h[j] = cbi_bf16_from_float (cbi_from_byte (v[j], per->a[j], per->b[j]));
@@ -122,27 +139,32 @@ CBI_CPU_WIDE static void
 pack_row_interleaved (const CbiFrameBatch * b, const RowPeriodic * per,
     const guint8 * src, gfloat * d, const guint pstride, const guint n)
 {
-  pack_interleaved (b, per, src, d, pstride, n, FALSE);
+  pack_interleaved (b, per, src, d, pstride, n, FALSE, FALSE);
 }
 
 CBI_CPU_WIDE static void
 pack_row_interleaved_bf16 (const CbiFrameBatch * b, const RowPeriodic * per,
-    const guint8 * src, guint16 * d, const guint pstride, const guint n)
+    const guint8 * src, guint16 * d, const guint pstride, const guint n,
+    const gboolean numbers)
 {
-  pack_interleaved (b, per, src, d, pstride, n, TRUE);
+  if (numbers)
+    pack_interleaved (b, per, src, d, pstride, n, TRUE, TRUE);
+  else
+    pack_interleaved (b, per, src, d, pstride, n, TRUE, FALSE);
 }
 
 /* A row at element @at of @tensor: planar by pack_row_planar (), channels
  * last by pack_row_interleaved () with @per, or its bfloat16 form with
- * @bf16 (channels last only) */
+ * @bf16 (channels last only; @numbers as pack_interleaved ()) */
 G_ALWAYS_INLINE static inline void
 pack_row_in (const CbiFrameBatch * b, const RowPeriodic * per,
     const guint8 * src, gpointer tensor, gsize at, const gsize xs,
-    const gsize cs, const guint pstride, const guint n, const gboolean bf16)
+    const gsize cs, const guint pstride, const guint n, const gboolean bf16,
+    const gboolean numbers)
 {
   if (bf16)
     pack_row_interleaved_bf16 (b, per, src, (guint16 *) tensor + at, pstride,
-        n);
+        n, numbers);
   else if (xs == 1)
     pack_row_planar (b, src, (gfloat *) tensor + at, cs, pstride, n);
   else
@@ -160,9 +182,13 @@ pack_frames (const CbiFrameBatch * b, gpointer tensor,
   const gsize esize = bf16 ? sizeof (guint16) : sizeof (gfloat);
   const gint rows = (gint) (b->n_frames * b->height);
   const gboolean scales = cbi_frame_batch_scales (b);
+  gboolean numbers = TRUE;
   RowPeriodic per;
   gint row;
   guint i;
+
+  for (i = 0; i < 3; i++)
+    numbers = numbers && isfinite (b->scale[i]) && isfinite (b->bias[i]);
 
   if (channels_last)
     row_periodic_init (&per, b->scale, b->bias, 3);
@@ -179,12 +205,14 @@ pack_frames (const CbiFrameBatch * b, gpointer tensor,
         n = MIN (SCALE_CHUNK, b->width - x);
         cbi_frame_batch_scale_row_in (b, f, y, x, n, scaled);
         pack_row_in (b, &per, scaled, tensor, at + x * xs, xs, cs,
-            b->pixel_stride, n, bf16);
+            b->pixel_stride, n, bf16, numbers);
       }
     } else if (b->pixel_stride == 4) {
-      pack_row_in (b, &per, src, tensor, at, xs, cs, 4, b->width, bf16);
+      pack_row_in (b, &per, src, tensor, at, xs, cs, 4, b->width, bf16,
+          numbers);
     } else {
-      pack_row_in (b, &per, src, tensor, at, xs, cs, 3, b->width, bf16);
+      pack_row_in (b, &per, src, tensor, at, xs, cs, 3, b->width, bf16,
+          numbers);
     }
   }
 

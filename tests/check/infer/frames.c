@@ -86,12 +86,15 @@ GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
 
   for (i = 0; i < 2 * h * stride; i++)
     frames[i] = (guint8) (i * 7 + i / 11);
-  for (k = 0; k < 4; k++) {
+  /* k 4: a NaN scale; k 5: ties; both: a scale that overflows to
+   * infinity (packing has a faster bfloat16 rounding for batches whose
+   * values are all numbers) */
+  for (k = 0; k < 6; k++) {
     for (layout = 0; layout < 3; layout++) {
       const gboolean repeat = (k + layout) % 2 == 1;
       const gsize esize = layout == 2 ? sizeof (guint16) : sizeof (gfloat);
       const guint8 *packed = layout == 2 ? (guint8 *) t16 : (guint8 *) t;
-      rgb = k / 2;
+      rgb = k / 2 == 1;
       init_bgrx_batch (&b, 2, 4, repeat ? CBI_PAD_REPEAT_LAST : CBI_PAD_ZERO);
       for (c = 0; c < 3 && rgb; c++)
         b.rgb_offset[c] = c;
@@ -103,6 +106,19 @@ GST_START_TEST (test_pack_of_wide_rows_gives_each_pixel_exactly)
       b.scale[1] = 1.0f / 57.0f;
       b.bias[1] = 0.125f;
       b.bias[2] = -0.5f;
+      if (k == 4) {
+        /* a NaN whose payload a rounding's carry would make -0 */
+        const guint32 nan_bits = 0x7fffffffu;
+        memcpy (&b.scale[1], &nan_bits, sizeof (gfloat));
+      }
+      if (k == 5) {
+        /* byte x (1 + 3/256) is halfway between two bfloat16 values, the
+         * lower one odd: ties round to even */
+        b.scale[0] = 1.01171875f;
+        b.bias[0] = 0.0f;
+      }
+      if (k >= 4)
+        b.scale[2] = 3e36f;
       b.in = in;
       b.in_stride = strides;
       if (layout == 0)

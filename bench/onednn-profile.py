@@ -20,8 +20,8 @@ the engine's own loops (the line "the engine's own") come on top.
 
   python3 bench/onednn-profile.py --model FILE [--width 320] [--height 240]
       [--batch 8] [--threads 2] [--batches 20] [--peak GFLOPS]
-      [--precision fp32|bf16]
-      [--build-dir build] [--log FILE] [--top N]
+      [--precision fp32|bf16] [--input-mean ARRAY] [--input-std ARRAY]
+      [--channel-order rgb|bgr] [--build-dir build] [--log FILE] [--top N]
 
 --log reads a saved ONEDNN_VERBOSE=1 log of model-throughput instead of
 running it. Needs a build with -Dbench=enabled; only Python's standard
@@ -158,6 +158,9 @@ def run_model(args):
            "--height", str(args.height), "--batch", str(args.batch),
            "--threads", str(args.threads), "--batches", str(args.batches),
            "--backend", "cpu", "--precision", args.precision]
+    for k in ("input_mean", "input_std", "channel_order"):
+        if getattr(args, k):
+            cmd += ["--" + k.replace("_", "-"), getattr(args, k)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit("model-throughput failed (%d): %s" %
@@ -178,6 +181,12 @@ def main():
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
                     help="the element's precision, and the peak to compare "
                     "with (fp32)")
+    # the model's normalisation: the accuracy check, and so which bf16
+    # plan runs, depends on it
+    ap.add_argument("--input-mean", help="the element's input-mean, a "
+                    "GStreamer array: \"<0.5, 0.5, 0.5>\"")
+    ap.add_argument("--input-std", help="the element's input-std, likewise")
+    ap.add_argument("--channel-order", help="the element's channel-order")
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     ap.add_argument("--log", help="a saved ONEDNN_VERBOSE=1 log to read")
     ap.add_argument("--top", type=int, default=10,

@@ -166,9 +166,11 @@ void cbi_cpu_free_plan (CbiBackend * backend, gpointer p, CbiPool * pool,
     CbiPool * staging);
 dnnl_memory_t cbi_cpu_in_layout (CbiCpuPlan * plan, gint t,
     CbiMd md, GError ** error);
-/* cbi_cpu_in_layout () for the node being planned alone: a copy takes a
- * block that the activations planned after the node get back
- * (cbi_cpu_scratch_memory ()). */
+/* cbi_cpu_in_layout () for the node being planned alone, which only
+ * reads it: a copy takes a block that the activations planned after the
+ * node get back (cbi_cpu_scratch_memory ()), and where @md puts every
+ * value where @t's layout has it (cbi_md_same_places ()) the node reads
+ * @t's data through a view instead. */
 dnnl_memory_t cbi_cpu_in_layout_scratch (CbiCpuPlan * plan, gint t,
     CbiMd md, GError ** error);
 dnnl_memory_t cbi_cpu_memory (CbiCpuPlan * plan, CbiMd md,

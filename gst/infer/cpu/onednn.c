@@ -14,6 +14,17 @@ struct _CbiMdArena
   GPtrArray *descs;
 };
 
+/* What cbi_md_element_strides () reads of a blocked layout. */
+typedef struct
+{
+  int n_dims;
+  int n_blocks;
+  const dnnl_dim_t *dims;
+  const dnnl_dim_t *strides;
+  const dnnl_dim_t *blocks;
+  const dnnl_dim_t *block_dims;
+} CbiMdBlocking;
+
 #if DNNL_VERSION_MAJOR >= 3
 
 static void
@@ -94,6 +105,45 @@ cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides)
     return FALSE;
   if (strides)
     memcpy (strides, *own, n * sizeof (dnnl_dim_t));
+  return TRUE;
+}
+
+/* @md's blocking: its strides and inner blocks (transfer none: @md's),
+ * or FALSE for a layout of another kind, or with an offset or padding. */
+static gboolean
+cbi_md_blocking (CbiMd md, CbiMdBlocking * b)
+{
+  dnnl_format_kind_t kind = dnnl_format_kind_undef;
+  const dnnl_dims_t *dims = NULL, *padded = NULL, *strides = NULL;
+  const dnnl_dims_t *blks = NULL, *idxs = NULL;
+  dnnl_dim_t offset = -1;
+  int n = 0;
+
+  if (dnnl_memory_desc_query (md, dnnl_query_format_kind, &kind)
+      != dnnl_success || kind != dnnl_blocked
+      || dnnl_memory_desc_query (md, dnnl_query_submemory_offset_s64,
+          &offset) != dnnl_success || offset != 0
+      || dnnl_memory_desc_query (md, dnnl_query_ndims_s32, &n) != dnnl_success
+      || dnnl_memory_desc_query (md, dnnl_query_dims, &dims) != dnnl_success
+      || dnnl_memory_desc_query (md, dnnl_query_padded_dims, &padded)
+      != dnnl_success
+      || memcmp (*dims, *padded, n * sizeof (dnnl_dim_t)) != 0
+      || dnnl_memory_desc_query (md, dnnl_query_strides, &strides)
+      != dnnl_success
+      || dnnl_memory_desc_query (md, dnnl_query_inner_nblks_s32, &b->n_blocks)
+      != dnnl_success)
+    return FALSE;
+  if (b->n_blocks > 0
+      && (dnnl_memory_desc_query (md, dnnl_query_inner_blks, &blks)
+          != dnnl_success
+          || dnnl_memory_desc_query (md, dnnl_query_inner_idxs, &idxs)
+          != dnnl_success))
+    return FALSE;
+  b->n_dims = n;
+  b->dims = *dims;
+  b->strides = *strides;
+  b->blocks = blks ? *blks : NULL;
+  b->block_dims = idxs ? *idxs : NULL;
   return TRUE;
 }
 
@@ -256,6 +306,22 @@ cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides)
   return TRUE;
 }
 
+static gboolean
+cbi_md_blocking (CbiMd md, CbiMdBlocking * b)
+{
+  if (md->format_kind != dnnl_blocked || md->offset0 != 0
+      || memcmp (md->dims, md->padded_dims,
+          md->ndims * sizeof (dnnl_dim_t)) != 0)
+    return FALSE;
+  b->n_dims = md->ndims;
+  b->dims = md->dims;
+  b->strides = md->format_desc.blocking.strides;
+  b->n_blocks = md->format_desc.blocking.inner_nblks;
+  b->blocks = md->format_desc.blocking.inner_blks;
+  b->block_dims = md->format_desc.blocking.inner_idxs;
+  return TRUE;
+}
+
 gint
 cbi_md_n_dims (CbiMd md)
 {
@@ -406,4 +472,46 @@ cbi_md_tag (CbiMdArena * arena, CbiMd * md, gint n_dims,
     const dnnl_dims_t dims, dnnl_format_tag_t tag)
 {
   return cbi_md_tag_typed (arena, md, n_dims, dims, dnnl_f32, tag);
+}
+
+/* The distance between neighbours along each dimension of @md, where
+ * that is one figure per dimension: a blocked layout whose inner blocks
+ * each take the whole of a dimension (so a dimension's outer index is
+ * always 0), as a block of 16 channels does for 16 channels. */
+static gboolean
+cbi_md_element_strides (CbiMd md, dnnl_dims_t strides)
+{
+  CbiMdBlocking b;
+  dnnl_dim_t inner = 1;
+  gint d, k;
+
+  if (!cbi_md_blocking (md, &b))
+    return FALSE;
+  memcpy (strides, b.strides, b.n_dims * sizeof (dnnl_dim_t));
+  for (k = b.n_blocks - 1; k >= 0; k--) {
+    d = b.block_dims[k];
+    if (b.blocks[k] != b.dims[d])
+      return FALSE;
+    strides[d] = inner;
+    inner *= b.blocks[k];
+  }
+  return TRUE;
+}
+
+gboolean
+cbi_md_same_places (CbiMd a, CbiMd b)
+{
+  dnnl_dims_t sa, sb;
+  const dnnl_dim_t *dims = cbi_md_dims (a);
+  gint n = cbi_md_n_dims (a), d;
+
+  if (n != cbi_md_n_dims (b) || cbi_md_data_type (a) != cbi_md_data_type (b)
+      || memcmp (dims, cbi_md_dims (b), n * sizeof (dnnl_dim_t)) != 0
+      || dnnl_memory_desc_get_size (a) != dnnl_memory_desc_get_size (b)
+      || !cbi_md_element_strides (a, sa) || !cbi_md_element_strides (b, sb))
+    return FALSE;
+  for (d = 0; d < n; d++)
+    if (dims[d] > 1 && sa[d] != sb[d])
+      return FALSE;
+  return TRUE;
 }

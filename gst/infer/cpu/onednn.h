@@ -62,6 +62,13 @@ dnnl_data_type_t cbi_md_data_type (CbiMd md);
  * offset): @strides (nullable) then receives its strides. */
 gboolean cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides);
 
+/* Whether @a and @b put every element at the same place: the same
+ * dimensions, data type and size, and layouts that differ only where it
+ * moves nothing (a block that takes a dimension whole, the stride of a
+ * dimension of 1), as channels last and blocks of 16 channels do for 16
+ * channels. A primitive that reads one can read the other's data. */
+gboolean cbi_md_same_places (CbiMd a, CbiMd b);
+
 /* Appends the sum post-op (the destination's values before the
  * primitive added to its result) to @ops. */
 dnnl_status_t cbi_dnnl_append_sum (dnnl_post_ops_t ops);

@@ -290,7 +290,8 @@ cbi_cpu_add_primitive (CbiCpuPlan * plan,
 
 /* Activation @t in layout @md: itself when it has it, else a copy made
  * by a reorder step, in a block of its own (@scratch: one that the
- * activations planned after the node get back). */
+ * activations planned after the node get back; the node only reads it,
+ * so a view where the layouts differ in name only). */
 static dnnl_memory_t
 cbi_cpu_converted (CbiCpuPlan * plan, gint t, CbiMd md, gboolean scratch,
     GError ** error)
@@ -299,6 +300,10 @@ cbi_cpu_converted (CbiCpuPlan * plan, gint t, CbiMd md, gboolean scratch,
 
   if (dnnl_memory_desc_equal (md, plan->mds[t]))
     return plan->mems[t];
+  /* where the two layouts put every value at the same place a reorder
+   * would copy the bytes as they are */
+  if (scratch && cbi_md_same_places (md, plan->mds[t]))
+    return cbi_cpu_view (plan, plan->mems[t], md, error);
   mem = scratch ? cbi_cpu_scratch_memory (plan, md, error) :
       cbi_cpu_activation (plan, -1, md, error);
   if (mem == NULL || !cbi_cpu_add_reorder (plan, plan->mds[t],

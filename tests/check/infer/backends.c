@@ -548,6 +548,47 @@ GST_START_TEST
 
 GST_END_TEST;
 
+/* A convolution reads its input through a view rather than a reorder
+ * where its layout and the input's put every value at the same place: the
+ * CRNNs' first convolution writes channels last, and with 16 channels
+ * that is the blocks of 16 channels the next one reads. */
+static gboolean
+same_places (gint n, const dnnl_dim_t * dims, dnnl_data_type_t ta,
+    dnnl_format_tag_t a, dnnl_data_type_t tb, dnnl_format_tag_t b)
+{
+  CbiMdArena *arena = cbi_md_arena_new ();
+  CbiMd ma = NULL, mb = NULL;
+  gboolean same;
+
+  fail_unless (cbi_md_tag_typed (arena, &ma, n, dims, ta, a) == dnnl_success);
+  fail_unless (cbi_md_tag_typed (arena, &mb, n, dims, tb, b) == dnnl_success);
+  same = cbi_md_same_places (ma, mb);
+  fail_unless_equals_int (cbi_md_same_places (mb, ma), same);
+  cbi_md_arena_free (arena);
+  return same;
+}
+
+GST_START_TEST (test_layouts_alike_in_all_but_name_share_their_data)
+{
+  const dnnl_dim_t c16[4] = { 8, 16, 16, 160 }, c32[4] = { 8, 32, 16, 160 };
+  const dnnl_dim_t c24[4] = { 8, 24, 1, 1 }, v16[4] = { 8, 16, 1, 1 };
+
+  fail_unless (same_places (4, c16, dnnl_bf16, dnnl_acdb, dnnl_bf16,
+          dnnl_aBcd16b));
+  fail_unless (same_places (4, c16, dnnl_f32, dnnl_acdb, dnnl_f32,
+          dnnl_aBcd16b));
+  /* one value per channel: row-major and channels last alike (the
+   * strides of dimensions of 1 differ) */
+  fail_unless (same_places (4, v16, dnnl_f32, dnnl_abcd, dnnl_f32, dnnl_acdb));
+  /* two blocks of channels, a padded block, a transposition, a type */
+  fail_if (same_places (4, c32, dnnl_bf16, dnnl_acdb, dnnl_bf16, dnnl_aBcd16b));
+  fail_if (same_places (4, c24, dnnl_f32, dnnl_abcd, dnnl_f32, dnnl_aBcd16b));
+  fail_if (same_places (4, c16, dnnl_f32, dnnl_abcd, dnnl_f32, dnnl_acdb));
+  fail_if (same_places (4, c16, dnnl_f32, dnnl_acdb, dnnl_bf16, dnnl_acdb));
+}
+
+GST_END_TEST;
+
 static Suite *
 backends_suite (void)
 {
@@ -563,6 +604,7 @@ backends_suite (void)
   tcase_add_test (tc, test_every_backend_of_this_build_runs_every_op);
   tcase_add_test (tc,
       test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum);
+  tcase_add_test (tc, test_layouts_alike_in_all_but_name_share_their_data);
   tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);
   tcase_add_test (tc, test_the_first_algorithm_whose_workspace_fits_is_taken);
   tcase_add_test (tc, test_a_team_with_the_cores_to_itself_stays_a_team);

@@ -14,7 +14,8 @@ struct _CbiMdArena
   GPtrArray *descs;
 };
 
-/* What cbi_md_element_strides () reads of a blocked layout. */
+/* What cbi_md_plain_strides () and cbi_md_element_strides () read of a
+ * blocked layout. */
 typedef struct
 {
   int n_dims;
@@ -80,32 +81,6 @@ cbi_md_submemory (CbiMdArena * arena, CbiMd * md, CbiMd parent,
       dnnl_memory_desc_create_submemory (&made, parent, dims, offsets);
 
   return cbi_md_take (arena, md, status, made);
-}
-
-gboolean
-cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides)
-{
-  dnnl_format_kind_t kind = dnnl_format_kind_undef;
-  const dnnl_dims_t *dims = NULL, *padded = NULL, *own = NULL;
-  int n = 0, blocks = -1;
-  dnnl_dim_t offset = -1;
-
-  if (dnnl_memory_desc_query (md, dnnl_query_format_kind, &kind)
-      != dnnl_success || kind != dnnl_blocked
-      || dnnl_memory_desc_query (md, dnnl_query_inner_nblks_s32, &blocks)
-      != dnnl_success || blocks != 0
-      || dnnl_memory_desc_query (md, dnnl_query_submemory_offset_s64,
-          &offset) != dnnl_success || offset != 0
-      || dnnl_memory_desc_query (md, dnnl_query_ndims_s32, &n) != dnnl_success
-      || dnnl_memory_desc_query (md, dnnl_query_dims, &dims) != dnnl_success
-      || dnnl_memory_desc_query (md, dnnl_query_padded_dims, &padded)
-      != dnnl_success
-      || memcmp (*dims, *padded, n * sizeof (dnnl_dim_t)) != 0
-      || dnnl_memory_desc_query (md, dnnl_query_strides, &own) != dnnl_success)
-    return FALSE;
-  if (strides)
-    memcpy (strides, *own, n * sizeof (dnnl_dim_t));
-  return TRUE;
 }
 
 /* @md's blocking: its strides and inner blocks (transfer none: @md's),
@@ -292,20 +267,6 @@ cbi_md_submemory (CbiMdArena * arena, CbiMd * md, CbiMd parent,
   return dnnl_memory_desc_init_submemory (made, parent, dims, offsets);
 }
 
-gboolean
-cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides)
-{
-  if (md->format_kind != dnnl_blocked
-      || md->format_desc.blocking.inner_nblks != 0 || md->offset0 != 0
-      || memcmp (md->dims, md->padded_dims,
-          md->ndims * sizeof (dnnl_dim_t)) != 0)
-    return FALSE;
-  if (strides)
-    memcpy (strides, md->format_desc.blocking.strides,
-        md->ndims * sizeof (dnnl_dim_t));
-  return TRUE;
-}
-
 static gboolean
 cbi_md_blocking (CbiMd md, CbiMdBlocking * b)
 {
@@ -472,6 +433,18 @@ cbi_md_tag (CbiMdArena * arena, CbiMd * md, gint n_dims,
     const dnnl_dims_t dims, dnnl_format_tag_t tag)
 {
   return cbi_md_tag_typed (arena, md, n_dims, dims, dnnl_f32, tag);
+}
+
+gboolean
+cbi_md_plain_strides (CbiMd md, dnnl_dims_t strides)
+{
+  CbiMdBlocking b;
+
+  if (!cbi_md_blocking (md, &b) || b.n_blocks != 0)
+    return FALSE;
+  if (strides)
+    memcpy (strides, b.strides, b.n_dims * sizeof (dnnl_dim_t));
+  return TRUE;
 }
 
 /* The distance between neighbours along each dimension of @md, where

@@ -580,7 +580,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * convolutions and cuBLAS products use tf32 tensor cores. `fp16` and
    * `bf16` give the CUDA backend's convolutions that compute many
    * products per value (channels in multiples of 8) 16-bit operands,
-   * channels last, on tensor cores, with float32 sums; every other op
+   * channels last, on tensor cores, with float32 sums, and its cuBLAS
+   * products (Gemm, MatMul, a recurrent layer's input product) 16-bit
+   * math on their float32 operands; every other op
    * stays float32 (fp16: compute capability 7.0 or later, bf16 and tf32:
    * 8.0; the CPU has no fp16 and no tf32). A precision the backend asked
    * for by name (#GstCudaBatchInfer:backend) cannot run fails

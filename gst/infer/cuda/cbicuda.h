@@ -110,8 +110,14 @@ struct _CbiCudaPlan
   gboolean exhaustive;          /* search the algorithms */
   gboolean tf32;                /* CBI_PRECISION_TF32: tensor cores may
                                  * cut float32 products to tf32 (cuDNN's
-                                 * default math, cuBLAS's TF32 mode set
-                                 * before each batch) */
+                                 * default math, cuBLAS's @products) */
+  cublasComputeType_t products; /* the compute type of Gemm, MatMul and a
+                                 * recurrent layer's input product: float32
+                                 * (pedantic), or down-converting their
+                                 * float32 operands to tf32, bfloat16 or
+                                 * half under the precision (each call
+                                 * names it: the handle's math mode, which
+                                 * the plans share, does not apply) */
   gboolean half;                /* CBI_PRECISION_FP16 or BF16: the
                                  * convolutions that gain take 16-bit
                                  * operands of @half_type (conv.c) */
@@ -121,7 +127,8 @@ struct _CbiCudaPlan
                                  * after another */
   guint low_precision_ops;      /* the convolutions planned in 16 bits or
                                  * whose algorithm may use tensor cores
-                                 * under tf32, and tf32's cuBLAS steps */
+                                 * under tf32, and the matrix products
+                                 * whose @products is not float32 */
   gsize search_bytes;           /* the search's workspace: fixed while the
                                  * planners raise workspace_bytes */
   gboolean uses_cublas;

@@ -3,7 +3,10 @@
  *
  * Row-major Y[M, N] = A[M, K] B[K, N] is the column-major Y^T = B^T A^T:
  * cuBLAS's A is our B. Gemm's alpha folds into a copy of B, beta C into a
- * bias that a copy puts in Y first.
+ * bias that a copy puts in Y first. The operands stay float32 in memory
+ * under every precision: the plan's compute type lets cuBLAS convert them
+ * to tf32, bfloat16 or half on their way into the tensor cores, with
+ * float32 sums, so no conversion step and no 16-bit copy is needed.
  */
 #include "cbicuda.h"
 
@@ -17,6 +20,7 @@ typedef struct
   gboolean trans_b;
   gfloat alpha, beta;
   gint64 batches, stride_a, stride_b, stride_y;
+  cublasComputeType_t compute;
 } CbiCudaGemm;
 
 static gboolean
@@ -29,10 +33,12 @@ cbi_cuda_run_gemm (CbiCuda * cuda, CbiCudaPlan * plan, gconstpointer params,
               g->n * sizeof (gfloat), cudaMemcpyDeviceToDevice, stream),
           "gemm bias"))
     return FALSE;
-  return CUBLAS_CHECK (cublasSgemmStridedBatched (cuda->cublas, CUBLAS_OP_N,
-          g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g->m, g->n, g->k,
-          &g->alpha, g->w, g->m, g->stride_b, g->io.x, g->ldb, g->stride_a,
-          &g->beta, g->io.y, g->m, g->stride_y, g->batches), "gemm");
+  return CUBLAS_CHECK (cublasGemmStridedBatchedEx (cuda->cublas,
+          CUBLAS_OP_N, g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g->m, g->n,
+          g->k, &g->alpha, g->w, CUDA_R_32F, g->m, g->stride_b, g->io.x,
+          CUDA_R_32F, g->ldb, g->stride_a, &g->beta, g->io.y, CUDA_R_32F,
+          g->m, g->stride_y, g->batches, g->compute, CUBLAS_GEMM_DEFAULT),
+      "gemm");
 }
 
 /* A MatMul whose batch dimensions broadcast otherwise than "all" or "one
@@ -132,7 +138,8 @@ cbi_cuda_plan_matrix (gpointer user_plan, const CbiNode * n,
   for (d = 0; d < bs->n_dims - 2; d++)
     b_batches *= bs->dims[d];
   plan->uses_cublas = TRUE;
-  plan->low_precision_ops += plan->tf32;
+  plan->low_precision_ops += plan->products != CUBLAS_COMPUTE_32F_PEDANTIC;
+  g.compute = plan->products;
   g.io.x = plan->tensors[n->inputs[0]];
   g.io.y = plan->tensors[out];
   g.m = cols;

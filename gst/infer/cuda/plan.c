@@ -172,6 +172,20 @@ cbi_cuda_plan_new (CbiBackend * backend, const CbiGraph * graph,
       || backend->precision == CBI_PRECISION_BF16;
   plan->half_type = backend->precision == CBI_PRECISION_BF16 ?
       CBI_K_HALF_BF16 : CBI_K_HALF_FP16;
+  switch (backend->precision) {
+    case CBI_PRECISION_TF32:
+      plan->products = CUBLAS_COMPUTE_32F_FAST_TF32;
+      break;
+    case CBI_PRECISION_BF16:
+      plan->products = CUBLAS_COMPUTE_32F_FAST_16BF;
+      break;
+    case CBI_PRECISION_FP16:
+      plan->products = CUBLAS_COMPUTE_32F_FAST_16F;
+      break;
+    default:
+      plan->products = CUBLAS_COMPUTE_32F_PEDANTIC;
+      break;
+  }
   return plan;
 }
 

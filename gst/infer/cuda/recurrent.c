@@ -5,7 +5,11 @@
  * the whole sequence by every direction's input weights, then for each
  * direction and time step the product of the previous h by the recurrent
  * weights and the cell kernel (kernels/recurrent.cu) writing that step's
- * h into its place in Y, all queued on the batch's stream in order.
+ * h into its place in Y, all queued on the batch's stream in order. The
+ * sequence's product takes the plan's compute type (bfloat16 or half
+ * operands under those precisions, as the CPU's wide bfloat16 plan
+ * takes bfloat16 there); the steps' products stay float32 (tf32 under
+ * tf32), as on the CPU: their rounding would carry from step to step.
  */
 #include "cbicuda.h"
 #include "graph/cbishapes.h"
@@ -17,6 +21,7 @@ typedef struct
   const gfloat *a, *w;
   gfloat *y;
   gint rows, cols, k, ldy;
+  cublasComputeType_t compute;
 } CbiCudaProduct;
 
 static gboolean
@@ -26,9 +31,10 @@ cbi_cuda_run_product (CbiCuda * cuda, CbiCudaPlan * plan,
   const CbiCudaProduct *p = params;
   const gfloat one = 1.0f, zero = 0.0f;
 
-  return CUBLAS_CHECK (cublasSgemm (cuda->cublas, CUBLAS_OP_N, CUBLAS_OP_N,
-          p->cols, p->rows, p->k, &one, p->w, p->cols, p->a, p->k, &zero,
-          p->y, p->ldy), "recurrent product");
+  return CUBLAS_CHECK (cublasGemmEx (cuda->cublas, CUBLAS_OP_N, CUBLAS_OP_N,
+          p->cols, p->rows, p->k, &one, p->w, CUDA_R_32F, p->cols, p->a,
+          CUDA_R_32F, p->k, &zero, p->y, CUDA_R_32F, p->ldy, p->compute,
+          CUBLAS_GEMM_DEFAULT), "recurrent product");
 }
 
 typedef struct
@@ -51,11 +57,11 @@ typedef struct
 } CbiCudaRecurrentWalk;
 
 /* Queues @y (@rows x @cols, rows @ldy apart) = @a (@rows x @k) @w (@k x
- * @cols), within cuBLAS's int sizes. */
+ * @cols) in @compute, within cuBLAS's int sizes. */
 static gboolean
 cbi_cuda_add_product (CbiCudaPlan * plan, const CbiNode * n,
     const gfloat * a, gint64 rows, gint64 k, const gfloat * w, gint64 cols,
-    gfloat * y, gint64 ldy, GError ** error)
+    gfloat * y, gint64 ldy, cublasComputeType_t compute, GError ** error)
 {
   CbiCudaProduct *p;
 
@@ -75,6 +81,7 @@ cbi_cuda_add_product (CbiCudaPlan * plan, const CbiNode * n,
   p->cols = cols;
   p->k = k;
   p->ldy = ldy;
+  p->compute = compute;
   return TRUE;
 }
 
@@ -85,7 +92,9 @@ cbi_cuda_step_product (gpointer data, const gfloat * a, const gfloat * w,
   const CbiCudaRecurrentWalk *wk = data;
 
   return cbi_cuda_add_product (wk->plan, wk->n, a, wk->r->batch,
-      wk->r->hidden, w, cols, y, wk->r->gates * wk->r->hidden, error);
+      wk->r->hidden, w, cols, y, wk->r->gates * wk->r->hidden,
+      wk->plan->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 :
+      CUBLAS_COMPUTE_32F_PEDANTIC, error);
 }
 
 static gboolean
@@ -142,7 +151,7 @@ cbi_cuda_plan_recurrent (gpointer user_plan, const CbiNode * n,
   bh = r.batch * r.hidden;
   reset_first = n->op == CBI_OP_GRU && !r.reset_after;
   plan->uses_cublas = TRUE;
-  plan->low_precision_ops += plan->tf32;
+  plan->low_precision_ops += plan->products != CUBLAS_COMPUTE_32F_PEDANTIC;
 
   /* the constants made on the host, laid out as the CPU's */
   wt = g_new (gfloat, r.input * cols);
@@ -181,7 +190,7 @@ cbi_cuda_plan_recurrent (gpointer user_plan, const CbiNode * n,
       /* the input product: the whole sequence at once */
       || !cbi_cuda_add_product (plan, n, plan->tensors[n->inputs[0]],
           r.steps * r.batch, r.input, dwt, cols, (gfloat *) walk.xw, cols,
-          error))
+          plan->products, error))
     goto done;
 
   walk.y = plan->tensors[n->output];

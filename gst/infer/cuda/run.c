@@ -79,14 +79,11 @@ cbi_cuda_compute (CbiBackend * backend, gpointer p, guint slot, GError ** error)
   if (!cbi_cuda_select (cuda, error)
       || !cbi_cuda_use_stream (cuda, stream, error))
     return FALSE;
-  /* the handle is shared by the plans: each brings its workspace and its
-   * math mode (tf32 or not) */
-  if (plan->uses_cublas && (!CUBLAS_CHECK (cublasSetWorkspace
-              (cuda->cublas, plan->cublas_workspace,
-                  CBI_CUDA_CUBLAS_WORKSPACE), "cublasSetWorkspace")
-          || !CUBLAS_CHECK (cublasSetMathMode (cuda->cublas, plan->tf32 ?
-                  CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
-              "cublasSetMathMode")))
+  /* the handle is shared by the plans: each brings its workspace (its
+   * products name their compute type in each call) */
+  if (plan->uses_cublas && !CUBLAS_CHECK (cublasSetWorkspace (cuda->cublas,
+              plan->cublas_workspace, CBI_CUDA_CUBLAS_WORKSPACE),
+          "cublasSetWorkspace"))
     return FALSE;
   if (backend->replay && plan->graph == NULL && !plan->graph_failed
       && plan->runs > 0)

@@ -314,6 +314,27 @@ GST_START_TEST (test_cuda_fp16_and_bf16_pass_and_allocate_nothing_after)
 
 GST_END_TEST;
 
+/* cuBLAS's products take each precision's compute type: bf16-products
+ * .onnx's two MatMuls and Gemm head, with float32 operands in memory,
+ * all run in tf32, bf16 and fp16 within the check; a recurrent layer's
+ * sequence product does too, its steps in float32 */
+GST_START_TEST (test_cuda_matrix_products_run_in_each_precision)
+{
+  const gchar *precisions[] = { "tf32", "bf16", "fp16" };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (precisions); i++) {
+    fail_unless_equals_int (assert_precision_passes ("bf16-products.onnx",
+            precisions[i], ""), 3);
+    fail_unless (assert_precision_passes ("ops-lstm.onnx", precisions[i],
+            "") >= 1);
+    fail_unless (assert_precision_passes ("ops-gru-rnn.onnx", precisions[i],
+            "cuda-graph=true") >= 1);
+  }
+}
+
+GST_END_TEST;
+
 /* fp16-overflow.onnx gives values past fp16's largest: its check fails
  * naming the output, and auto steps back to bf16 */
 GST_START_TEST (test_cuda_fp16_overflow_fails_and_auto_takes_bf16)
@@ -565,6 +586,7 @@ cudabatchinfer_cuda_suite (void)
   tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
   tcase_add_test (tc, test_cuda_tf32_passes_and_allocates_nothing_after);
   tcase_add_test (tc, test_cuda_fp16_and_bf16_pass_and_allocate_nothing_after);
+  tcase_add_test (tc, test_cuda_matrix_products_run_in_each_precision);
   tcase_add_test (tc, test_cuda_fp16_overflow_fails_and_auto_takes_bf16);
   tcase_add_test (tc,
       test_heuristic_and_exhaustive_search_give_the_same_frames);

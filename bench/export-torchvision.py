@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Exports torchvision networks to ONNX as users export them, for the
-benchmarks (bench/onnxruntime-compare.py) and the real-model checks.
+"""Exports torchvision networks (and ultralytics' YOLOv8n) to ONNX as users
+export them, for the benchmarks (bench/onnxruntime-compare.py,
+bench/precision-compare.py) and the real-model checks.
 
 Each network of NETWORKS, built with random weights (torch.manual_seed(0),
 weights=None: nothing is downloaded), goes out through both of PyTorch's
@@ -8,7 +9,14 @@ exporters: the TorchScript one (torch.onnx.export(dynamo=False,
 opset_version=17)) and the dynamo one (dynamo=True, the default since
 torch 2.9, which writes the weights to a .onnx.data file beside the
 model). The batch dimension is dynamic; height and width are fixed at
---size (the networks' own 224). Files go to --out (default
+--size (the networks' own 224). The full-width counterparts of the
+thinned models that tests/real-models/exported/ commits are here too:
+MobileNetV3-Small, LR-ASPP on MobileNetV3-Large (its "out" score map, 21
+classes) and YOLOv8n (ultralytics' n scale, 80 classes, the raw head as
+ultralytics' exporter writes it: TorchScript exporter only, as for the
+tree's yolov8t; its anchors make --size part of the model, so export it
+with --size 320 to time it at 320x320; needs ultralytics, the line
+below). Files go to --out (default
 /var/tmp/cbi-torch-models) as NAME-torchscript.onnx and NAME-dynamo.onnx;
 one that is there already is kept (--force makes it again).
 
@@ -16,7 +24,7 @@ Needs torch, torchvision and onnxscript, which the project's venv does not
 hold (they pull gigabytes of CUDA libraries): run it with a Python that
 has them, e.g. `python3 -m venv /var/tmp/torch-venv` and
 `/var/tmp/torch-venv/bin/pip install torch==2.9.1 torchvision==0.24.1
-onnxscript`:
+onnxscript` (and `ultralytics==8.3.40` for yolov8n):
 
   /var/tmp/torch-venv/bin/python3 bench/export-torchvision.py
       [--out DIR] [--size 224] [--force] [NAME...]
@@ -39,19 +47,77 @@ NETWORKS = {
     # grouped convolutions with a bias
     "resnext50_32x4d": "resnext50_32x4d",
     "mobilenet_v2": "mobilenet_v2",
+    # the full widths of the thinned exports of tests/real-models/
+    "mobilenet_v3_small": "mobilenet_v3_small",
+    "lraspp_mobilenet_v3_large": "segmentation.lraspp_mobilenet_v3_large",
+    "yolov8n": None,
 }
+
+
+def build(name):
+    """network @name with random weights, in eval mode"""
+    import torchvision
+
+    if name == "yolov8n":
+        return build_yolov8n()
+    module = torchvision.models
+    *packages, attr = NETWORKS[name].split(".")
+    for package in packages:
+        module = getattr(module, package)
+    if packages == ["segmentation"]:
+        return SegmentationOut(getattr(module, attr)(
+            weights=None, weights_backbone=None)).eval()
+    return getattr(module, attr)(weights=None).eval()
+
+
+def SegmentationOut(model):
+    """torchvision's segmenters return a dict: its "out" score map"""
+    import torch
+
+    class Out(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x):
+            return self.model(x)["out"]
+
+    return Out()
+
+
+def build_yolov8n():
+    """ultralytics' YOLOv8n from its yaml, set up as its ONNX exporter
+    sets it: the raw head, no NMS"""
+    import ultralytics
+    import yaml
+    from ultralytics.nn.tasks import DetectionModel
+
+    with open(os.path.join(os.path.dirname(ultralytics.__file__),
+                           "cfg/models/v8/yolov8.yaml")) as f:
+        cfg = yaml.safe_load(f)
+    cfg["scale"] = "n"
+    model = DetectionModel(cfg, ch=3, nc=80, verbose=False).eval()
+    for module in model.modules():
+        if hasattr(module, "export"):
+            module.export = True
+        if hasattr(module, "format"):
+            module.format = "onnx"
+    return model
 
 
 def export(name, exporter, out, size, force):
     import torch
-    import torchvision
 
     path = os.path.join(out, "%s-%s.onnx" % (name, exporter))
     if os.path.exists(path) and not force:
         return path
     torch.manual_seed(0)
-    model = getattr(torchvision.models, NETWORKS[name])(weights=None).eval()
+    model = build(name)
     x = torch.randn(2, 3, size, size)
+    if name == "yolov8n":
+        if exporter != "torchscript":
+            return None
+        model(x)  # ultralytics' dry run: the anchors for @size
     if exporter == "torchscript":
         torch.onnx.export(model, (x,), path, dynamo=False, opset_version=17,
                           input_names=["input"], output_names=["output"],
@@ -87,8 +153,9 @@ def main():
     for name in names:
         for exporter in ("torchscript", "dynamo"):
             try:
-                print(export(name, exporter, args.out, args.size, args.force),
-                      flush=True)
+                path = export(name, exporter, args.out, args.size, args.force)
+                if path:
+                    print(path, flush=True)
             except Exception as e:  # an exporter's failure is a result
                 failed += 1
                 first = str(e).strip().splitlines()[0] if str(e) else ""

@@ -7,7 +7,12 @@ then with precision=bf16, then onnxruntime in float32 (the order turns
 each round, so a busy spell of a shared machine hits all three), with the
 options of bench/onnxruntime-compare.py. Prints per model the medians of
 the rounds' frames per second, the medians of the rounds' ratios bf16 /
-fp32 and bf16 / onnxruntime, and the warm-up's accuracy check of bf16:
+fp32 and bf16 / onnxruntime, the ratio of the engine's times a batch
+(model-throughput's engine-ms-median: the median over the rounds of each
+round's fp32 time over its bf16 time; it leaves out the pipeline around
+the engine, whose share is the same in both precisions, and of the
+three figures it moves least when a shared machine has a busy spell),
+and the warm-up's accuracy check of bf16:
 the worst output's largest error relative to its largest float32
 magnitude (the element's precision-relative-error, on its test frames,
 or with --check-location on the first frames of that image or clip).
@@ -72,15 +77,16 @@ def main():
     print("load average before: %.2f %.2f %.2f" % os.getloadavg())
     print()
     low = args.precision
-    head = "%-32s %9s %9s %9s %9s %9s %10s" % (
+    head = "%-32s %9s %9s %9s %9s %9s %9s %10s" % (
         "model", "fp32 fps", low + " fps", "ort fps", low + "/fp32",
-        low + "/ort", "rel error")
+        low + "/ort", "engine", "rel error")
     print(head)
     print("-" * len(head))
     failed = []
     for model in args.model:
         name = os.path.splitext(os.path.basename(model))[0][:32]
         fp32, lowp, ort, errors = [], [], [], []
+        engine = {"fp32": [], low: []}
         try:
             for r in range(args.rounds):
                 order = [("fp32", fp32), (low, lowp), ("ort", ort)]
@@ -99,24 +105,28 @@ def main():
                         raise RuntimeError("ran in %s, not %s"
                                            % (f.get("precision"), which))
                     into.append(float(f["fps"]))
+                    engine[which].append(float(f["engine-ms-median"]))
                     if which != "fp32":
                         errors.append(float(f["precision-relative-error"]))
         except RuntimeError as e:
             failed.append((name, str(e)))
             print("%-32s failed (below)" % name)
             continue
-        print("%-32s %9.1f %9.1f %9.1f %9.2f %9.2f %10.4f" % (
+        print("%-32s %9.1f %9.1f %9.1f %9.2f %9.2f %9.2f %10.4f" % (
             name, statistics.median(fp32), statistics.median(lowp),
             statistics.median(ort),
             statistics.median(b / f for b, f in zip(lowp, fp32)),
             statistics.median(b / o for b, o in zip(lowp, ort)),
+            statistics.median(f / b for f, b in zip(engine["fp32"],
+                                                    engine[low])),
             max(errors)))
         sys.stdout.flush()
     print("\nload average after: %.2f %.2f %.2f" % os.getloadavg())
     for name, err in failed:
         print("\n%s: %s" % (name, err))
     print("\nratios: medians over the rounds of each round's ratio; "
-          "rel error: the warm-up's accuracy check,\nthe worst output's "
+          "engine: fp32's engine time a batch over %s's;\nrel error: the "
+          "warm-up's accuracy check, the worst output's " % low +
           "largest error over its largest float32 magnitude (the worst "
           "round).")
     if failed and all("bfloat16" in e for _, e in failed):

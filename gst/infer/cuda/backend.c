@@ -236,9 +236,10 @@ cbi_backend_cuda_new (gint device_id, GError ** error)
       || !CUBLAS_CHECK (cublasCreate (&cuda->cublas), "cublasCreate")
       || !CUBLAS_CHECK (cublasSetStream (cuda->cublas, cuda->stream),
           "cublasSetStream")
-      /* plain FP32, as the CPU backend computes */
+      /* each product names its compute type (CbiCudaPlan's products):
+       * the handle's own math mode leaves it as it is */
       || !CUBLAS_CHECK (cublasSetMathMode (cuda->cublas,
-              CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"))
+              CUBLAS_DEFAULT_MATH), "cublasSetMathMode"))
     goto failed;
   cbi_cuda_thread_leave (entered);
   return backend;

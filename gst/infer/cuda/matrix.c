@@ -137,6 +137,16 @@ cbi_cuda_plan_matrix (gpointer user_plan, const CbiNode * n,
     a_batches *= as->dims[d];
   for (d = 0; d < bs->n_dims - 2; d++)
     b_batches *= bs->dims[d];
+  /* cuBLAS takes int sizes; the rows of every A matrix may go in one */
+  if (rows * a_batches > G_MAXINT32 || cols > G_MAXINT32 || k > G_MAXINT32
+      || batches > G_MAXINT32) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "node %s: a matrix "
+        "product of %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " by %"
+        G_GINT64_FORMAT " x %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+        " times) is past cuBLAS's int sizes", n->name, rows * a_batches, k,
+        k, cols, batches);
+    return FALSE;
+  }
   plan->uses_cublas = TRUE;
   plan->low_precision_ops += plan->products != CUBLAS_COMPUTE_32F_PEDANTIC;
   g.compute = plan->products;

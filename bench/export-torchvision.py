@@ -33,8 +33,11 @@ Prints one line per file: its path, or why it failed (exit status 1 when
 one failed).
 """
 import argparse
+import importlib.util
 import os
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 NETWORKS = {
     # the networks of issue 25's table
@@ -86,23 +89,14 @@ def SegmentationOut(model):
 
 
 def build_yolov8n():
-    """ultralytics' YOLOv8n from its yaml, set up as its ONNX exporter
-    sets it: the raw head, no NMS"""
-    import ultralytics
-    import yaml
-    from ultralytics.nn.tasks import DetectionModel
-
-    with open(os.path.join(os.path.dirname(ultralytics.__file__),
-                           "cfg/models/v8/yolov8.yaml")) as f:
-        cfg = yaml.safe_load(f)
-    cfg["scale"] = "n"
-    model = DetectionModel(cfg, ch=3, nc=80, verbose=False).eval()
-    for module in model.modules():
-        if hasattr(module, "export"):
-            module.export = True
-        if hasattr(module, "format"):
-            module.format = "onnx"
-    return model
+    """ultralytics' YOLOv8n (80 classes) as tests/real-models/export-torch.py
+    builds its thinned one: set up as ultralytics' ONNX exporter sets it"""
+    spec = importlib.util.spec_from_file_location(
+        "export_torch", os.path.join(os.path.dirname(HERE), "tests",
+                                     "real-models", "export-torch.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.yolov8_for_export("n", 80)
 
 
 def export(name, exporter, out, size, force):

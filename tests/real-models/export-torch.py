@@ -111,27 +111,37 @@ def vision_models():
     export_both(SegmentationOut(seg).eval(), "lraspp_mobilenet_v3_x025",
                 torch.randn(2, 3, 256, 256))
 
+    torch.manual_seed(0)
+    det = yolov8_for_export("t", 4, [0.33, 0.0625, 1024])
+    # and ultralytics' dry run, which makes the anchors for the export's
+    # size constants
+    x = torch.randn(2, 3, 320, 320)
+    det(x)
+    export_both(det, "yolov8t", x, dynamo=False)
+
+
+def yolov8_for_export(scale, nc, scales=None):
+    """ultralytics' YOLOv8 built from its yaml at @scale (one of the
+    yaml's, or @scales: [depth, width, max channels]) for @nc classes,
+    with what ultralytics' exporter sets: the raw head, no NMS
+    (bench/export-torchvision.py builds its YOLOv8n here too)"""
     import ultralytics
     import yaml
     from ultralytics.nn.tasks import DetectionModel
-    torch.manual_seed(0)
     with open(os.path.join(os.path.dirname(ultralytics.__file__),
                            "cfg/models/v8/yolov8.yaml")) as f:
         cfg = yaml.safe_load(f)
-    cfg["scales"] = {"t": [0.33, 0.0625, 1024]}
-    cfg["scale"] = "t"
-    cfg["nc"] = 4
-    det = DetectionModel(cfg, ch=3, nc=4, verbose=False).eval()
-    # what ultralytics' exporter sets: the raw head, no NMS; and its dry
-    # run, which makes the anchors for the export's size constants
+    if scales:
+        cfg["scales"] = {scale: scales}
+    cfg["scale"] = scale
+    cfg["nc"] = nc
+    det = DetectionModel(cfg, ch=3, nc=nc, verbose=False).eval()
     for module in det.modules():
         if hasattr(module, "export"):
             module.export = True
         if hasattr(module, "format"):
             module.format = "onnx"
-    x = torch.randn(2, 3, 320, 320)
-    det(x)
-    export_both(det, "yolov8t", x, dynamo=False)
+    return det
 
 
 def main():

@@ -7,7 +7,7 @@
  * says which op sent it to the CPU otherwise.
  */
 #include "cbibackend.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 
 #include <gst/gst.h>
 

@@ -1,7 +1,7 @@
 /* cudabatchinfer: engine errors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "cbierror.h"
+#include "cbitypes.h"
 
 GQuark
 cbi_error_quark (void)

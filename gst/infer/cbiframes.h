@@ -1,48 +1,12 @@
-/* cudabatchinfer: a batch of video frames as the engine sees it
+/* cudabatchinfer: scaling frames of other sizes to a batch's, shared by
+ * the backends (the batch itself, CbiFrameBatch, is in cbitypes.h)
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
 
-#include <glib.h>
+#include "cbitypes.h"
 
 G_BEGIN_DECLS
-
-/* Batches that may be on their way through an engine at once: submitted,
- * not yet collected. */
-#define CBI_MAX_INFLIGHT 8
-
-/**
- * CbiPadMode:
- * @CBI_PAD_REPEAT_LAST: fill empty slots with the last real frame
- * @CBI_PAD_ZERO: fill empty slots with zeros
- * @CBI_PAD_NONE: run the batch at its real size
- */
-typedef enum
-{
-  CBI_PAD_REPEAT_LAST,
-  CBI_PAD_ZERO,
-  CBI_PAD_NONE,
-} CbiPadMode;
-
-/**
- * CbiScaling:
- * @CBI_SCALE_NONE: every frame has the batch's size
- * @CBI_SCALE_STRETCH: each frame is scaled to the batch's size, its aspect
- *   ratio not kept
- * @CBI_SCALE_LETTERBOX: each frame is scaled to fit the batch's size with
- *   its aspect ratio kept, centred, the rest black (symmetric padding)
- *
- * How frames of other sizes than the batch's become its slots. Scaling is
- * bilinear, on the bytes (CbiScaleWalk, cbi_scale_mix()), and rounded to
- * bytes before the input mapping, so that every backend packs the same
- * values.
- */
-typedef enum
-{
-  CBI_SCALE_NONE,
-  CBI_SCALE_STRETCH,
-  CBI_SCALE_LETTERBOX,
-} CbiScaling;
 
 /**
  * CbiScaleWindow:
@@ -61,75 +25,6 @@ typedef struct
   guint height;
 } CbiScaleWindow;
 
-/**
- * CbiFrameBatch:
- * @width: frame width in pixels
- * @height: frame height in pixels
- * @pixel_stride: bytes per pixel (3 or 4)
- * @rgb_offset: byte offsets, within a pixel, of the model's channels 0, 1
- *   and 2 (red, green, blue for an RGB model; blue first for BGR)
- * @extra_offset: byte offset of the fourth byte (alpha or padding), which
- *   goes from input to output untouched where the sizes match and nothing
- *   is scaled (else 255, or the model's fourth channel); -1 for 3-byte
- *   formats
- * @scale: per model channel: input value = byte x @scale + @bias
- * @bias: per model channel
- * @out_scale: per model channel of an image output: output byte = value x
- *   @out_scale + @out_offset, rounded and clamped to 0..255;
- *   cbi_frame_batch_map_output_back() sets the inverse of the input's
- * @out_offset: per model channel
- * @n_frames: real frames; 0 for a dry run
- * @n_slots: tensor batch size; slots past @n_frames are padding
- * @pad_mode: how padding slots are filled
- * @in: (array length=n_frames): input pixels, one row pointer per frame
- * @in_stride: (array length=n_frames): input row strides in bytes
- * @out: (array length=n_frames) (nullable): output pixels, in @in's pixel
- *   layout, @out_width x @out_height; %NULL when the results are read as
- *   tensors instead
- * @out_stride: (array length=n_frames): output row strides in bytes
- * @out_width: output frame width; 0: @width
- * @out_height: output frame height; 0: @height
- * @out_channels: channels of the model's image output: 3, or 1 (grey,
- *   written to the three colour bytes) or 4 (the fourth written to the
- *   alpha byte, scaled as channel 0 without its offset); 0: 3
- * @scaling: how frames of their own size become slots of @width x
- *   @height; with %CBI_SCALE_NONE the arrays below are ignored
- * @in_width: (array length=n_frames): each input frame's width
- * @in_height: (array length=n_frames): each input frame's height
- * @out_frame_width: (array length=n_frames): each output frame's width:
- *   the model's output over the frame's window, scaled to it
- * @out_frame_height: (array length=n_frames): each output frame's height
- *
- * Borrowed pointers only: the engine reads @in and writes @out during
- * cbi_engine_run() and keeps nothing.
- */
-typedef struct
-{
-  guint width;
-  guint height;
-  guint pixel_stride;
-  guint rgb_offset[3];
-  gint extra_offset;
-  gfloat scale[3];
-  gfloat bias[3];
-  gfloat out_scale[3];
-  gfloat out_offset[3];
-  guint n_frames;
-  guint n_slots;
-  CbiPadMode pad_mode;
-  const guint8 *const *in;
-  const gint *in_stride;
-  guint8 *const *out;
-  const gint *out_stride;
-  guint out_width;
-  guint out_height;
-  guint out_channels;
-  CbiScaling scaling;
-  const guint *in_width;
-  const guint *in_height;
-  const guint *out_frame_width;
-  const guint *out_frame_height;
-} CbiFrameBatch;
 
 /* Sets @batch's output mapping to the inverse of its input mapping, so
  * that an image model's output maps back to bytes as its input came in. */

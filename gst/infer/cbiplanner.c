@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "cbiplanner.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 
 gboolean
 cbi_node_unsupported (const CbiNode * n, const gchar * backend_name,

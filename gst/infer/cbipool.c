@@ -8,7 +8,7 @@
  * reports, so nothing else may allocate tensor memory behind the pool.
  */
 #include "cbipool.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include "cbitypes.h"
 
 G_BEGIN_DECLS
 
@@ -26,24 +26,6 @@ typedef struct
   gpointer user_data;
 } CbiAllocator;
 
-/**
- * CbiPoolStats:
- *
- * Snapshot of a pool's counters. Byte counts are what the pool holds:
- * @allocated_bytes is handed out to users, @reserved_bytes is what the pool
- * got from its allocator (handed out plus cached). Fresh counters are
- * cumulative since the pool was made.
- */
-typedef struct
-{
-  guint64 allocated_bytes;
-  guint64 reserved_bytes;
-  guint64 peak_allocated_bytes;
-  guint64 peak_reserved_bytes;
-  guint64 fresh_allocations;
-  guint64 fresh_bytes;
-  guint64 failed_allocations;
-} CbiPoolStats;
 
 typedef struct _CbiPool CbiPool;
 

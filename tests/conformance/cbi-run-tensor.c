@@ -35,7 +35,7 @@
 #include <gst/gst.h>
 
 #include "cbiengine.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "onnx/cbionnx.h"
 
 #define EXIT_RUN_FAILED 1

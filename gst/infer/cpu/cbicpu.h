@@ -11,7 +11,7 @@
 #include "cbibackend.h"
 #include "cpu/frames.h"
 #include "cpu/loops.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "cbimemplan.h"
 #include "cpu/onednn.h"
 

@@ -4,7 +4,7 @@
  * As graph/recurrent.c lays them out: one oneDNN matmul of the whole
  * sequence by every direction's input weights, then one loop of ours per
  * direction that walks its time steps: the product of the previous h by
- * the recurrent weights, then cbi_recurrent_unit () (kernels/cbimath.h,
+ * the recurrent weights, then cbi_recurrent_unit () (math/cbimath.h,
  * the CUDA kernel's math) for each unit, writing that step's h straight
  * into its place in Y. A step's product is small (batch x hidden x gates
  * x hidden): a oneDNN primitive a step costs more in calls than it

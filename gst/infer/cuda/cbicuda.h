@@ -10,7 +10,7 @@
 
 #include "cbibackend.h"
 #include "cbicudalimits.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "cbikernels.h"
 #include "cbimemplan.h"
 

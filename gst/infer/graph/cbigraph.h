@@ -8,16 +8,13 @@
  */
 #pragma once
 
-#include <glib.h>
+#include "cbitypes.h"
 
 G_BEGIN_DECLS
 
-/* DepthToSpace is a 6-D transposition; image ops take 4-D (NCHW) */
-#define CBI_MAX_DIMS 6
+/* (CBI_MAX_DIMS, CBI_MAX_OUTPUTS, CbiShape and the CbiGraph type are the
+ * engine's public types: cbitypes.h) */
 #define CBI_MAX_NODE_INPUTS 8
-#define CBI_MAX_OUTPUTS 8
-
-typedef struct _CbiGraph CbiGraph;
 
 /* Element-wise ops carry their parameters in CbiNode.alpha and .beta:
  * RELU (alpha: the negative slope, 0 for Relu, as LeakyRelu), CLIP (alpha
@@ -150,18 +147,6 @@ typedef struct
   const gint64 *long_index;
 } CbiCopyView;
 
-/**
- * CbiShape:
- * @n_dims: the rank
- * @dims: the dimensions, outermost first
- *
- * The shape of one tensor for one planned input shape.
- */
-typedef struct
-{
-  gint n_dims;
-  gint64 dims[CBI_MAX_DIMS];
-} CbiShape;
 
 /**
  * CbiPadFill:
@@ -233,7 +218,7 @@ typedef struct
 
 /**
  * CbiEltwiseStep:
- * @op: a CbiKEltwise (kernels/cbimath.h)
+ * @op: a CbiKEltwise (math/cbimath.h)
  * @alpha: its first parameter, as a node's @alpha
  * @beta: its second parameter, as a node's @beta
  *
@@ -378,7 +363,6 @@ gint cbi_graph_add_ints (CbiGraph * graph, const gchar * name, gint n_dims,
 /* Whether @t is a graph output. */
 gboolean cbi_graph_is_output (const CbiGraph * graph, gint t);
 
-gint64 cbi_shape_count (const CbiShape * shape);
 gboolean cbi_shape_equal (const CbiShape * a, const CbiShape * b);
 /* The shape @a and @b broadcast to together, as numpy (and ONNX's
  * multidirectional broadcasting) align them from the right, into @out;

@@ -86,7 +86,7 @@ typedef enum
  * CbiOpInfo:
  * @name: the ONNX name
  * @kind: its family
- * @eltwise: for an element-wise op, the CbiKEltwise (kernels/cbimath.h)
+ * @eltwise: for an element-wise op, the CbiKEltwise (math/cbimath.h)
  *   it computes; else -1
  * @binary: for Add, Sub, Mul, Div and PRelu, the CbiKBinary; else -1
  * @spatial: it takes 4-D NCHW images

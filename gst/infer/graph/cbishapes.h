@@ -62,7 +62,7 @@ void cbi_node_pads (const CbiGraph * graph, const CbiNode * n,
 gboolean cbi_node_reduce_view (const CbiNode * n, const CbiShape * input,
     gint64 * outer, gint64 * r, gint64 * inner);
 
-/* The CbiKReduce (kernels/cbimath.h) reduction node @n computes. */
+/* The CbiKReduce (math/cbimath.h) reduction node @n computes. */
 gint cbi_node_reduce_op (const CbiNode * n);
 
 /* Split node @n (one output of an ONNX Split, on CbiNode.axis: parts of
@@ -225,7 +225,7 @@ void cbi_recurrent_weights (const CbiGraph * graph, const CbiNode * n,
  * for LSTM and RNN). CbiKCell reads them so. */
 void cbi_recurrent_bias (const CbiGraph * graph, const CbiNode * n,
     const CbiRecurrent * r, gfloat * bias, gfloat * r_bias);
-/* Sets @cell (a CbiKCell, kernels/cbimath.h: its @op is the caller's) to
+/* Sets @cell (a CbiKCell, math/cbimath.h: its @op is the caller's) to
  * step @s (counted from where direction @d starts: its last time step
  * when it walks backwards) of direction @d over @w's buffers: this step's
  * input product, the previous h (NULL on the first step without

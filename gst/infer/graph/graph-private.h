@@ -12,7 +12,7 @@
 
 #include "graph/cbiops.h"
 #include "graph/cbishapes.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 
 G_BEGIN_DECLS
 

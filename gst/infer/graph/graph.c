@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "graph/graph-private.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "cbimath.h"
 
 #include <string.h>

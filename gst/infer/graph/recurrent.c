@@ -5,7 +5,7 @@
  * Both backends run a layer alike: one matrix product of the whole
  * sequence by every direction's input weights, then per time step the
  * product of the previous h by the recurrent weights and the cell's own
- * math (kernels/cbimath.h, cbi_recurrent_unit ()). What they multiply
+ * math (math/cbimath.h, cbi_recurrent_unit ()). What they multiply
  * by is made here, once per plan, from ONNX's W [dirs, gates x hidden,
  * input], R [dirs, gates x hidden, hidden] and B [dirs, 2 x gates x
  * hidden].

@@ -8,7 +8,7 @@
  * about.
  */
 #include "onnx/onnx-private.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 
 #include <glib/gstdio.h>
 #include <sys/stat.h>

@@ -5,7 +5,7 @@
  * What a model computes from its weights alone, once, at load: Swin V2's
  * continuous position bias is a small MLP (MatMul, Relu, MatMul, Sigmoid)
  * over a constant table of relative coordinates. The element-wise ops
- * compute as the backends do (cbi_eltwise () of kernels/cbimath.h);
+ * compute as the backends do (cbi_eltwise () of math/cbimath.h);
  * MatMul sums in double, rounded once. fold.c has the dispatch.
  */
 #include "onnx/onnx-private.h"

@@ -6,7 +6,7 @@
  * it was about.
  */
 #include "onnx/onnx-private.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 
 #include <glib/gstdio.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 #include "cbibackend.h"
 #include "cbidefaultmodel.h"
 #include "graph/cbiops.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "cbiworker.h"
 #include "cbitestgraph.h"
 #include "onnx/cbionnx.h"

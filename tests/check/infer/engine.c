@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cbiengine.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "cbitestengine.h"
 #include "cbitestframes.h"
 #include "cbicudaprobe.h"

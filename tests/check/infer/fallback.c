@@ -12,7 +12,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "cbibackend.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "cbitestframes.h"
 #include "cbitestgraph.h"
 

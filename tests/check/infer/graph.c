@@ -9,7 +9,7 @@
 #include "cbidefaultmodel.h"
 #include "graph/cbipasses.h"
 #include "graph/cbishapes.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 
 GST_START_TEST (test_default_model_keeps_the_frame_size)
 {

@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "cbiengine.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "onnx/cbionnx.h"
 #include "graph/cbiops.h"
 #include "graph/cbipasses.h"

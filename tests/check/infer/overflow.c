@@ -4,7 +4,7 @@
  *
  * No backend of a machine without a GPU has fp16: here the engine is
  * given a table whose "cuda" backend is the CPU backend whose outputs,
- * under fp16, pass through binary16 (kernels/cbimath.h, the rounding the
+ * under fp16, pass through binary16 (math/cbimath.h, the rounding the
  * CUDA backend's conversions run), as a half-precision convolution that
  * writes them would give them. tests/models/fp16-overflow.onnx was made
  * to give values past fp16's largest, 65504: the check must see the
@@ -16,7 +16,7 @@
 
 #include "cbibackend.h"
 #include "cbiengine.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "cbimath.h"
 #include "onnx/cbionnx.h"
 #include "cbitestframes.h"

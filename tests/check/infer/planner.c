@@ -11,7 +11,7 @@
 #include <gst/check/gstcheck.h>
 
 #include "cbiplanner.h"
-#include "cbierror.h"
+#include "cbitypes.h"
 #include "graph/cbipasses.h"
 
 /* what the recording backend was asked, one line a call */

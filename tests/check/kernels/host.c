@@ -3,7 +3,7 @@
  *
  * The .cu files of kernels/ built for the host (CBI_K_HOST,
  * cbikernels-host.h), so on any machine, each kernel against the math of
- * kernels/cbimath.h or plain loops, on shapes chosen to break index math:
+ * math/cbimath.h or plain loops, on shapes chosen to break index math:
  * one element; odd sizes; the same with the int64_t path forced
  * (cbi_k_host_int_limit); a count past 65535 blocks of 256 threads, so
  * that the grid-stride loops run their tail; and Binary and Where in

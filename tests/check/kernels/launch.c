@@ -5,7 +5,7 @@
  * given arguments it cannot run returns cudaErrorInvalidValue, both
  * without a CUDA call, and a real launch without a GPU returns a CUDA
  * error, never an abort. On a machine with a GPU every kernel's output is
- * checked against the CPU math of kernels/cbimath.h and plain loops;
+ * checked against the CPU math of math/cbimath.h and plain loops;
  * without one those tests are not registered (the program says so), and
  * the test of a launch without a device is registered only there.
  * (tests/check/kernels/host.c runs every kernel on the CPU, on any

@@ -1,5 +1,5 @@
 /* GStreamer cudabatchinfer: the per-element math of the CUDA kernels
- * (kernels/cbimath.h), checked on the CPU against plain formulas
+ * (math/cbimath.h), checked on the CPU against plain formulas
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The kernels call these functions and nothing else for their math, so

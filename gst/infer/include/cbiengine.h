@@ -1,6 +1,9 @@
 /* cudabatchinfer: the inference engine, the element's only way in
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
+ * The engine's public header, with the types it shares (cbitypes.h): the
+ * element's build sees gst/infer/include/ and nothing else of the engine.
+ *
  * Open (a model on a backend), warm up (plan a shape and run it dry), run
  * batches, read statistics, free. One caller at a time, but for
  * cbi_engine_collect(), cbi_engine_get_output() and cbi_engine_release(),
@@ -12,10 +15,7 @@
  */
 #pragma once
 
-#include "cbiframes.h"
-#include "graph/cbigraph.h"
-#include "cbipool.h"
-#include "cbiprecision.h"
+#include "cbitypes.h"
 
 G_BEGIN_DECLS
 /**
@@ -106,6 +106,12 @@ typedef struct
   gint rejected_output[4];
   gdouble rejected_error[4];
 } CbiBatchReport;
+
+/* Returns: (transfer full) (nullable): the model of the ONNX file @path
+ * (nullable: %NULL is the embedded pencil-sketch model), for
+ * cbi_engine_new(); %NULL with @error set (CBI_ERROR_MODEL) where the file
+ * cannot be read or holds what the engine cannot run, naming it. */
+CbiGraph *cbi_engine_load_model (const gchar * path, GError ** error);
 
 /* Returns: (transfer full) (nullable): an engine running @graph (transfer
  * full, freed even on failure) on the backend @kind; @used_fallback is set

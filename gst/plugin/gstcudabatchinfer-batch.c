@@ -1,86 +1,27 @@
-/* GStreamer cudabatchinfer element: frames in, batches out
+/* GStreamer cudabatchinfer element: batches made, submitted and collected
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 /* The streaming thread collects frames until a batch is full (or a drain
  * point, the deadline or the flush signal cuts it short), submits the
  * batch to the engine and puts it in the ring of batches in flight; the
  * src pad task collects it here: results, timestamps, metas, stats and the
- * batch's message. The warm-up is a dry batch. */
+ * batch's message. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
-#include "gstcudabatchinfer-private.h"
+#include "gstcudabatchinfer-batch.h"
+#include "gstcudabatchinfer-engine.h"
+#include "gstcudabatchinfer-route.h"
+#include "gstcudabatchinfer-timeout.h"
+#include "gstcbitensormeta.h"
 
-#include <math.h>
 #include <string.h>
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
 #include <gst/cudabatchinfer/gstbatchtensormeta.h>
 
-#include "cbierror.h"
-#include "gstcbitensormeta.h"
-
 /* every model output fits one tensor meta */
 G_STATIC_ASSERT (CBI_MAX_OUTPUTS <= GST_BATCH_TENSOR_MAX_TENSORS);
-
-/* Posts @error (from the engine) as an element error for @step. */
-void
-gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,
-    const gchar * step, const GError * error)
-{
-  gchar *text = g_strdup_printf ("%s failed: %s", step, error->message);
-
-  switch (error->code) {
-    case CBI_ERROR_MEMORY:
-      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s", text),
-          ("raise or unset the memory-limit property, or lower batch"));
-      break;
-    case CBI_ERROR_NO_BACKEND:
-      GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("%s", text),
-          ("backend=cpu always works"));
-      break;
-    case CBI_ERROR_MODEL:
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text), (NULL));
-      break;
-    case CBI_ERROR_SHAPE:
-      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", text), (NULL));
-      break;
-    case CBI_ERROR_PRECISION:
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text),
-          ("precision=fp32 always runs; precision=auto takes the fastest "
-              "that passes; a larger precision-tolerance accepts more "
-              "error"));
-      break;
-    default:
-      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("%s", text), (NULL));
-      break;
-  }
-  g_free (text);
-}
-
-static void
-gst_cuda_batch_infer_describe_layout (GstCudaBatchInfer * self,
-    const GstVideoInfo * info, CbiFrameBatch * fb)
-{
-  const GstVideoFormatInfo *finfo = info->finfo;
-  guint c, sum = 0;
-
-  fb->width = GST_VIDEO_INFO_WIDTH (info);
-  fb->height = GST_VIDEO_INFO_HEIGHT (info);
-  fb->pixel_stride = GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
-  for (c = 0; c < 3; c++) {
-    /* model channel c reads colour c, or 2 - c for a BGR model */
-    guint colour = self->run_bgr ? 2 - c : c;
-    fb->rgb_offset[c] = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, colour);
-    sum += fb->rgb_offset[c];
-    fb->scale[c] = self->run_scale[c];
-    fb->bias[c] = self->run_bias[c];
-    fb->out_scale[c] = self->run_out_scale[c];
-    fb->out_offset[c] = self->run_out_offset[c];
-  }
-  /* the one byte of a 4-byte pixel that is not R, G or B */
-  fb->extra_offset = fb->pixel_stride == 4 ? (gint) (0 + 1 + 2 + 3 - sum) : -1;
-}
 
 static void
 gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
@@ -105,14 +46,6 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
   STATS_UNLOCK (self);
 }
 
-/* Whether frame @i of @batch may be mapped as the caps say. A video meta
- * that contradicts them (another format or number of planes, a smaller
- * size: what gst_video_frame_map() requires of it, a larger meta being a
- * padded frame the caps' frame is cropped from) is an error of the
- * stream, posted here: the map checks the same with
- * g_return_val_if_fail(), a critical, not an error. Nor does the map
- * check that the meta's plane lies within the buffer, which the batch's
- * packing reads whole: the frames take one plane. */
 /* Frame @i's frames (@in: its pad's caps), the output frames it gives
  * (@out) and the pool of their buffers: with scaling, those of the pad it
  * came on; without, every pad's are the element's. With the batch lock,
@@ -136,8 +69,16 @@ gst_cuda_batch_infer_frame_infos (GstCudaBatchInfer * self,
   }
 }
 
+/* Whether frame @i of @batch may be mapped as the caps say. A video meta
+ * that contradicts them (another format or number of planes, a smaller
+ * size: what gst_video_frame_map() requires of it, a larger meta being a
+ * padded frame the caps' frame is cropped from) is an error of the
+ * stream, posted here: the map checks the same with
+ * g_return_val_if_fail(), a critical, not an error. Nor does the map
+ * check that the meta's plane lies within the buffer, which the batch's
+ * packing reads whole: the frames take one plane. */
 static gboolean
-gst_cuda_batch_infer_check_meta (GstCudaBatchInfer * self,
+gst_cuda_batch_infer_meta_fits (GstCudaBatchInfer * self,
     const GstCbiBatch * batch, guint i)
 {
   const GstVideoInfo *info, *out_info;
@@ -302,7 +243,7 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
   guint i;
 
   for (i = 0; i < batch->n; i++)
-    if (!gst_cuda_batch_infer_check_meta (self, batch, i))
+    if (!gst_cuda_batch_infer_meta_fits (self, batch, i))
       return GST_FLOW_ERROR;
   for (; self->out.image && batch->n_out < batch->n; batch->n_out++) {
     const GstVideoInfo *in, *out;
@@ -391,10 +332,6 @@ gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
   m->device_id = r->device_id;
 }
 
-/* Waits for the engine to finish @batch, then makes its output buffers:
- * results, timestamps and metas. Called from the src pad task, or right
- * after the submission where the engine works synchronously. Touches only
- * state that changes while nothing is in flight. */
 GstFlowReturn
 gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
 {
@@ -460,12 +397,31 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
   return GST_FLOW_OK;
 }
 
-/* Moves the pending frames into a batch and submits it, waiting while
- * max-inflight batches are in flight (not when @may_wait is FALSE: then
- * the frames stay pending). Called with the sink pad's STREAM_LOCK held,
- * from the streaming thread, the timeout task or the flush signal. @reason
- * is for the log. */
-static GstFlowReturn
+void
+gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
+{
+  guint i, lost;
+
+  if (batch->submitted)
+    cbi_engine_release (self->engine, batch->ticket);
+  /* a frame of a stream that has not gone to its queue is dropped there,
+   * so that the stream's events behind it go on */
+  for (i = 0; i < batch->n; i++)
+    if (batch->tags[i].stream) {
+      gst_cuda_batch_infer_deliver (self, &batch->tags[i], NULL);
+      batch->tags[i].stream = NULL;
+    }
+  lost = gst_cbi_batch_reset (batch);
+  if (lost == 0)
+    return;
+  GST_DEBUG_OBJECT (self, "dropping %u frames of batch %" G_GUINT64_FORMAT,
+      lost, batch->index);
+  STATS_LOCK (self);
+  self->stats.frames_dropped += lost;
+  STATS_UNLOCK (self);
+}
+
+GstFlowReturn
 gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
     const gchar * reason, gboolean may_wait)
 {
@@ -564,274 +520,35 @@ gst_cuda_batch_infer_try_process (GstCudaBatchInfer * self,
 }
 
 GstFlowReturn
-gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buffer)
+gst_cuda_batch_infer_add_frame (GstCudaBatchInfer * self, GstBuffer * buffer,
+    const GstCbiFrameTag * tag, const GstSegment * segment)
 {
-  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
-  GstFlowReturn ret;
-  GstClockTime pts;
+  GstClockTime pts = GST_BUFFER_PTS (buffer);
 
-  if (!self->have_caps) {
-    /* caps that failed have posted their error already */
-    if (self->refused_caps == NULL)
-      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
-          ("a buffer arrived before caps"));
-    gst_buffer_unref (buffer);
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  if (!gst_cuda_batch_infer_check_frames (self, pad, &self->sink_info)) {
-    gst_buffer_unref (buffer);
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  self->sink_streaming = TRUE;
-  INFLIGHT_LOCK (self);
-  ret = self->src_flow;
-  INFLIGHT_UNLOCK (self);
-  if (ret != GST_FLOW_OK) {
-    /* a batch pushed by the src pad task failed downstream */
-    STATS_LOCK (self);
-    self->stats.frames_in++;
-    self->stats.frames_dropped++;
-    STATS_UNLOCK (self);
-    gst_buffer_unref (buffer);
-    return ret;
-  }
-
-  GST_LOG_OBJECT (self, "frame %" GST_TIME_FORMAT,
-      GST_TIME_ARGS (GST_BUFFER_PTS (buffer)));
-  STATS_LOCK (self);
-  self->stats.frames_in++;
-  STATS_UNLOCK (self);
-
-  pts = GST_BUFFER_PTS (buffer);
-  if (gst_cbi_batcher_push (&self->batcher, buffer, NULL))
+  if (gst_cbi_batcher_push (&self->batcher, buffer, tag))
     return gst_cuda_batch_infer_process (self, "full");
   if (self->batcher.count == 1)
-    gst_cuda_batch_infer_timer_arm (self, &self->segment, pts);
+    gst_cuda_batch_infer_timer_arm (self, segment, pts);
   return GST_FLOW_OK;
 }
 
-/* The flush action signal: submits the partial batch from the caller's
- * thread, serialised with the streaming thread by the stream lock, and
- * returns once it is pushed. From the src pad task itself (a sync bus
- * handler, or downstream in its chain) it neither blocks nor waits: it
- * submits if the streaming thread is not busy and a place is free. */
 void
-gst_cuda_batch_infer_flush (GstCudaBatchInfer * self)
+gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
+    GstCbiStream * stream, const gchar * reason)
 {
-  gboolean in_push_thread =
-      g_atomic_pointer_get (&self->push_thread) == g_thread_self ();
-
-  if (in_push_thread) {
-    if (!GST_PAD_STREAM_TRYLOCK (self->sinkpad)) {
-      GST_DEBUG_OBJECT (self, "flush from downstream while a batch is "
-          "being made: nothing to add");
-      return;
-    }
-  } else {
-    GST_PAD_STREAM_LOCK (self->sinkpad);
-  }
-  /* the always sink pad is activated with the element, request pads or
-   * not */
-  if (self->engine && gst_pad_is_active (self->sinkpad)) {
-    if (in_push_thread)
-      gst_cuda_batch_infer_process_full (self, "flush signal", FALSE);
-    else
-      gst_cuda_batch_infer_drain (self, "flush signal");
-  }
-  GST_PAD_STREAM_UNLOCK (self->sinkpad);
-}
-
-/* The accuracy check's worst relative error (G_MAXDOUBLE: NaN or
- * infinities), or -1 where nothing was checked. */
-static gdouble
-gst_cuda_batch_infer_worst_error (const CbiBatchReport * r,
-    const CbiOutputInfo * outputs)
-{
-  gdouble worst = -1.0;
-  guint i;
-
-  for (i = 0; r->checked && outputs && i < outputs->n_outputs; i++)
-    worst = MAX (worst, r->accuracy[i].nonfinite > 0 ? G_MAXDOUBLE :
-        r->accuracy[i].relative_error);
-  return worst;
-}
-
-/* Appends @s (transfer full: taken) to the array @array. */
-static void
-gst_cuda_batch_infer_append_structure (GValue * array, GstStructure * s)
-{
-  GValue v = G_VALUE_INIT;
-
-  g_value_init (&v, GST_TYPE_STRUCTURE);
-  g_value_take_boxed (&v, s);
-  gst_value_array_append_and_take_value (array, &v);
-}
-
-/* The warm-up message's accuracy figures: `accuracy`, one
- * `cudabatchinfer-accuracy` structure per output where the check ran,
- * and `precision-rejected`, one per precision auto tried and left. */
-static void
-gst_cuda_batch_infer_describe_accuracy (GstStructure * s,
-    const CbiBatchReport * r, const CbiOutputInfo * outputs)
-{
-  GValue array = G_VALUE_INIT, rejected = G_VALUE_INIT;
-  guint i;
-
-  if (r->checked) {
-    g_value_init (&array, GST_TYPE_ARRAY);
-    for (i = 0; i < outputs->n_outputs; i++) {
-      const CbiAccuracy *a = &r->accuracy[i];
-      GstStructure *o = gst_structure_new ("cudabatchinfer-accuracy",
-          "output", G_TYPE_STRING, outputs->names[i],
-          "max-abs-error", G_TYPE_DOUBLE, a->max_abs_error,
-          "relative-error", G_TYPE_DOUBLE, a->relative_error,
-          "nonfinite-values", G_TYPE_UINT64, a->nonfinite, NULL);
-      if (outputs->image && i == 0)
-        gst_structure_set (o, "psnr", G_TYPE_DOUBLE, isfinite (a->psnr) ?
-            a->psnr : G_MAXDOUBLE, NULL);
-      if (a->top1_agreement >= 0.0)
-        gst_structure_set (o, "top1-agreement", G_TYPE_DOUBLE,
-            a->top1_agreement, NULL);
-      gst_cuda_batch_infer_append_structure (&array, o);
-    }
-    gst_structure_take_value (s, "accuracy", &array);
-  }
-  if (r->n_rejected == 0)
+  if (self->engine == NULL
+      || !gst_cbi_batcher_has_stream (&self->batcher, stream))
     return;
-  g_value_init (&rejected, GST_TYPE_ARRAY);
-  for (i = 0; i < r->n_rejected; i++) {
-    GstStructure *left = gst_structure_new ("cudabatchinfer-precision-rejected",
-        "precision", G_TYPE_STRING, cbi_precision_name (r->rejected[i]),
-        "relative-error", G_TYPE_DOUBLE, r->rejected_error[i], NULL);
-    /* no output where it could not be planned or run */
-    if (r->rejected_output[i] >= 0
-        && (guint) r->rejected_output[i] < outputs->n_outputs)
-      gst_structure_set (left, "output", G_TYPE_STRING,
-          outputs->names[r->rejected_output[i]], NULL);
-    gst_cuda_batch_infer_append_structure (&rejected, left);
-  }
-  gst_structure_take_value (s, "precision-rejected", &rejected);
+  if (g_atomic_pointer_get (&self->push_thread) == g_thread_self ())
+    gst_cuda_batch_infer_try_process (self, reason);
+  else
+    gst_cuda_batch_infer_process (self, reason);
 }
 
-gboolean
-gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
-    const GstVideoInfo * info)
+void
+gst_cuda_batch_infer_deadline (GstCudaBatchInfer * self)
 {
-  guint width = GST_VIDEO_INFO_WIDTH (info);
-  guint height = GST_VIDEO_INFO_HEIGHT (info);
-  CbiFrameBatch layout = { 0, };
-  CbiBatchReport r;
-  CbiOutputInfo outputs;
-  GError *error = NULL;
-  GstStructure *s;
-  guint64 output_buffer_bytes;
-  gboolean have_outputs;
-  gdouble worst;
-  CbiPrecision asked;
-  GPtrArray *check = NULL;
-  gint *strides = NULL;
-  guint i, check_frames = 0;
-  gboolean ok;
-
-  gst_cuda_batch_infer_describe_layout (self, info, &layout);
-  layout.n_slots = self->run_batch;
-  if (self->run_check_location) {
-    check = gst_cuda_batch_infer_decode_check_frames
-        (self->run_check_location, info, self->run_batch, &error);
-    if (check == NULL) {
-      gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR,
-          error->domain, error->code, g_strdup_printf ("Could not read the "
-              "frames of precision-check-location %s",
-              self->run_check_location), g_strdup (error->message),
-          __FILE__, GST_FUNCTION, __LINE__);
-      g_clear_error (&error);
-      return FALSE;
-    }
-    check_frames = check->len;
-    strides = g_new (gint, check_frames);
-    for (i = 0; i < check_frames; i++)
-      strides[i] = width * GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
-    layout.n_frames = check_frames;
-    layout.in = (const guint8 * const *) check->pdata;
-    layout.in_stride = strides;
-  }
-  ok = cbi_engine_warmup (self->engine, &layout, &r, &error);
-  g_free (strides);
-  g_clear_pointer (&check, g_ptr_array_unref);
-  if (!ok) {
-    gst_cuda_batch_infer_post_engine_error (self, "Warm-up", error);
-    g_clear_error (&error);
-    return FALSE;
-  }
-  self->warm_width = width;
-  self->warm_height = height;
-  gst_cuda_batch_infer_note_backend (self);
-  /* NaN or infinities on the warm-up's frames: the model is broken (NaN
-   * weights), or overflows; its frames would come out black, without a
-   * word */
-  have_outputs = cbi_engine_frame_outputs (self->engine, height, width,
-      &outputs, NULL);
-  if (r.nonfinite_output >= 0 && have_outputs
-      && (guint) r.nonfinite_output < outputs.n_outputs)
-    GST_ELEMENT_WARNING (self, STREAM, FAILED, ("The model gives NaN or "
-            "infinite values"), ("output %s: %" G_GUINT64_FORMAT " of its "
-            "values on the warm-up's frames are NaN or infinite; check "
-            "the model's weights and the input mapping (input-scale, "
-            "input-mean, input-std)", outputs.names[r.nonfinite_output],
-            r.nonfinite_values));
-  worst = gst_cuda_batch_infer_worst_error (&r, have_outputs ? &outputs : NULL);
-  asked = self->run_precision;
-  if (asked != CBI_PRECISION_AUTO && asked != r.precision)
-    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS, ("The model runs in fp32, "
-            "not %s", cbi_precision_name (asked)), ("the %s backend has no "
-            "%s, or no op of this model gains from it there",
-            r.backend, cbi_precision_name (asked)));
-
-  STATS_LOCK (self);
-  self->stats.warmup_time += r.time_ns;
-  self->stats.steady_batch_time = r.steady_time_ns;
-  self->stats.latency_batch_time = r.latency_time_ns;
-  self->stats.precision = cbi_precision_name (r.precision);
-  self->stats.precision_error = worst;
-  self->stats.low_precision_ops = r.low_precision_ops;
-  self->stats.reserved_bytes = r.pool.reserved_bytes;
-  output_buffer_bytes = self->stats.output_buffer_bytes;
-  STATS_UNLOCK (self);
-
-  s = gst_structure_new ("cudabatchinfer-warmup",
-      "batch-size", G_TYPE_UINT, self->run_batch,
-      "width", G_TYPE_UINT, width,
-      "height", G_TYPE_UINT, height,
-      "fresh-allocations", G_TYPE_UINT64, r.fresh_allocations,
-      "fresh-bytes", G_TYPE_UINT64, r.fresh_bytes,
-      "peak-allocated-bytes", G_TYPE_UINT64, r.pool.peak_allocated_bytes,
-      "peak-reserved-bytes", G_TYPE_UINT64, r.pool.peak_reserved_bytes,
-      "allocated-bytes", G_TYPE_UINT64, r.pool.allocated_bytes,
-      "reserved-bytes", G_TYPE_UINT64, r.pool.reserved_bytes,
-      "workspace-bytes", G_TYPE_UINT64, r.workspace_bytes,
-      "output-buffer-bytes", G_TYPE_UINT64, output_buffer_bytes,
-      "threads", G_TYPE_UINT, r.threads,
-      "warmup-time", G_TYPE_UINT64, r.time_ns,
-      "steady-batch-time", G_TYPE_UINT64, r.steady_time_ns,
-      "latency-batch-time", G_TYPE_UINT64, r.latency_time_ns,
-      "backend", G_TYPE_STRING, r.backend,
-      "device-id", G_TYPE_INT, r.device_id,
-      "device-free-bytes", G_TYPE_UINT64, r.device_free_bytes, NULL);
-  if (cbi_engine_fallback_reason (self->engine))
-    gst_structure_set (s, "fallback-reason", G_TYPE_STRING,
-        cbi_engine_fallback_reason (self->engine), NULL);
-  gst_structure_set (s, "precision", G_TYPE_STRING,
-      cbi_precision_name (r.precision), "low-precision-ops",
-      G_TYPE_UINT, r.low_precision_ops, "check-frames", G_TYPE_UINT,
-      check_frames, NULL);
-  if (have_outputs)
-    gst_cuda_batch_infer_describe_accuracy (s, &r, &outputs);
-  GST_INFO_OBJECT (self, "warmed up: %" GST_PTR_FORMAT, s);
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_element (GST_OBJECT (self), s));
-  /* the batch time is part of the latency: ask for it to be queried again */
-  gst_element_post_message (GST_ELEMENT (self),
-      gst_message_new_latency (GST_OBJECT (self)));
-  return TRUE;
+  /* a failure is the src pad task's to report, or an error posted */
+  if (self->engine)
+    gst_cuda_batch_infer_process (self, "batch-timeout");
 }

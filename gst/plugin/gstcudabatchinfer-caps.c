@@ -1,4 +1,4 @@
-/* GStreamer cudabatchinfer element: caps, events, queries and pools
+/* GStreamer cudabatchinfer element: the always pads' functions, and caps
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 /* What the pads are told and asked: caps (which size the output pools,
@@ -9,197 +9,15 @@
 #include "config.h"
 #endif
 
-#include "gstcudabatchinfer-private.h"
-#include "gstcbimodelinfo.h"
+#include "gstcudabatchinfer-caps.h"
+#include "gstcudabatchinfer-batch.h"
+#include "gstcudabatchinfer-pools.h"
+#include "gstcudabatchinfer-push.h"
+#include "gstcudabatchinfer-route.h"
+#include "gstcudabatchinfer-timeout.h"
+#include "gstcudabatchinfer-warmup.h"
 
-/* Pools. */
-
-void
-gst_cuda_batch_infer_clear_pool (GstBufferPool ** pool)
-{
-  if (*pool) {
-    gst_buffer_pool_set_active (*pool, FALSE);
-    gst_clear_object (pool);
-  }
-}
-
-/* The pool's buffers are allocated but never written: the first batch
- * would pay the page faults. Writing one batch of them here, before the
- * first frame, is the output side of the warm-up. */
-static void
-gst_cuda_batch_infer_touch_pool (GstBufferPool * pool, guint n)
-{
-  GstBuffer **buffers = g_new0 (GstBuffer *, n);
-  guint i, got;
-
-  for (got = 0; got < n; got++)
-    if (gst_buffer_pool_acquire_buffer (pool, &buffers[got], NULL)
-        != GST_FLOW_OK)
-      break;
-  for (i = 0; i < got; i++) {
-    gst_buffer_memset (buffers[i], 0, 0, gst_buffer_get_size (buffers[i]));
-    gst_buffer_unref (buffers[i]);
-  }
-  g_free (buffers);
-}
-
-/* The bytes of the element's own output buffers for frames that come out
- * as @out_info, or as @out's tensors: a batch for each batch in flight. */
-static guint64
-gst_cuda_batch_infer_output_bytes (GstCudaBatchInfer * self,
-    const GstVideoInfo * out_info, const CbiOutputInfo * out)
-{
-  guint64 frame = 0;
-  guint o;
-
-  if (out->image)
-    frame = GST_VIDEO_INFO_SIZE (out_info);
-  else
-    for (o = 0; o < out->n_outputs; o++)
-      frame += cbi_shape_count (&out->shapes[o]) * sizeof (gfloat);
-  return frame * self->run_batch * self->run_inflight;
-}
-
-/* memory-limit covers the output buffers too: counts @bytes of them
- * against it before they are allocated, and gives the engine what is
- * left. Posts an error when they alone do not fit. */
-static gboolean
-gst_cuda_batch_infer_budget (GstCudaBatchInfer * self, guint64 bytes)
-{
-  const guint64 limit = self->run_memory_limit;
-
-  if (limit > 0 && bytes >= limit) {
-    /* the stats count only output buffers that were let in */
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-        ("The output buffers (%u frames, %" G_GUINT64_FORMAT " bytes) do "
-            "not fit the memory limit of %" G_GUINT64_FORMAT " bytes",
-            self->run_batch * self->run_inflight, bytes, limit),
-        ("raise or unset the memory-limit property, or lower batch or "
-            "max-inflight"));
-    return FALSE;
-  }
-  STATS_LOCK (self);
-  self->out_pool_bytes = bytes;
-  self->stats.output_buffer_bytes = bytes + self->streams_pool_bytes;
-  STATS_UNLOCK (self);
-  if (limit > 0)
-    cbi_engine_set_memory_limit (self->engine, limit - bytes);
-  return TRUE;
-}
-
-/* The budget for frames of @info before caps give their output format:
- * the model's output for them, in the input's format. A size the model
- * cannot take is the warm-up's to report. */
-gboolean
-gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
-    const GstVideoInfo * info)
-{
-  GstVideoInfo out_info;
-  CbiOutputInfo out;
-
-  if (!cbi_engine_frame_outputs (self->engine, GST_VIDEO_INFO_HEIGHT (info),
-          GST_VIDEO_INFO_WIDTH (info), &out, NULL))
-    return TRUE;
-  gst_video_info_set_format (&out_info, GST_VIDEO_INFO_FORMAT (info),
-      out.width, out.height);
-  return gst_cuda_batch_infer_budget (self,
-      gst_cuda_batch_infer_output_bytes (self, &out_info, &out));
-}
-
-/* A pool of @n buffers (and more on demand) of frames of @caps, @info,
- * in *@pool (replaced). */
-static gboolean
-gst_cuda_batch_infer_setup_pool (GstCudaBatchInfer * self, GstCaps * caps,
-    const GstVideoInfo * info, GstBufferPool ** pool, guint n)
-{
-  GstStructure *config;
-
-  gst_cuda_batch_infer_clear_pool (pool);
-  *pool = gst_video_buffer_pool_new ();
-  config = gst_buffer_pool_get_config (*pool);
-  gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (info),
-      n, 0);
-  if (!gst_buffer_pool_set_config (*pool, config)
-      || !gst_buffer_pool_set_active (*pool, TRUE)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-        ("Could not allocate %u output buffers of %" G_GSIZE_FORMAT " bytes",
-            n, GST_VIDEO_INFO_SIZE (info)), (NULL));
-    gst_clear_object (pool);
-    return FALSE;
-  }
-  gst_cuda_batch_infer_touch_pool (*pool, n);
-  return TRUE;
-}
-
-/* The GstTensorMeta id of each tensor output: from the model's modelinfo
- * file, else its name. Posts an error for a modelinfo that says something
- * else of an output than the element gives. */
-static gboolean
-gst_cuda_batch_infer_tensor_ids (GstCudaBatchInfer * self)
-{
-  GError *error = NULL;
-  gboolean ok = TRUE;
-  guint o;
-
-  for (o = 0; ok && o < self->out.n_outputs; o++) {
-    const gchar *name = self->tensors[o].name;
-
-    ok = gst_cbi_modelinfo_output_id (self->modelinfo, name,
-        &self->tensor_ids[o], &error);
-    if (ok)
-      GST_INFO_OBJECT (self, "output %s goes out as GstTensorMeta id %s",
-          name, g_quark_to_string (self->tensor_ids[o]));
-  }
-  if (!ok) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Invalid modelinfo file %s: %s", self->modelinfo_path,
-            error->message), (NULL));
-    g_clear_error (&error);
-  }
-  return ok;
-}
-
-/* Tensor outputs: a pool of buffers for one frame's slice of them all. */
-static gboolean
-gst_cuda_batch_infer_setup_tensor_pool (GstCudaBatchInfer * self)
-{
-  GstStructure *config;
-  gsize size = 0;
-  guint o;
-  gint d;
-
-  /* the same layout for every frame: described (names interned) once */
-  for (o = 0; o < self->out.n_outputs; o++) {
-    GstBatchTensor *t = &self->tensors[o];
-    const CbiShape *one = &self->out.shapes[o];
-    t->name = g_intern_string (self->out.names[o]);
-    t->n_dims = one->n_dims;
-    for (d = 0; d < one->n_dims; d++)
-      t->dims[d] = one->dims[d];
-    t->data_type = GST_BATCH_TENSOR_DATA_TYPE_FLOAT32;
-    t->offset = size;
-    t->size = cbi_shape_count (one) * sizeof (gfloat);
-    size += t->size;
-  }
-  if (self->run_tensor_meta && !gst_cuda_batch_infer_tensor_ids (self))
-    return FALSE;
-  gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
-  self->tensor_pool = gst_buffer_pool_new ();
-  config = gst_buffer_pool_get_config (self->tensor_pool);
-  gst_buffer_pool_config_set_params (config, NULL, size,
-      self->run_batch * self->run_inflight, 0);
-  if (!gst_buffer_pool_set_config (self->tensor_pool, config)
-      || !gst_buffer_pool_set_active (self->tensor_pool, TRUE)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-        ("Could not allocate %u tensor buffers of %" G_GSIZE_FORMAT " bytes",
-            self->run_batch * self->run_inflight, size), (NULL));
-    gst_clear_object (&self->tensor_pool);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-/* Caps and events. */
+/* Caps. */
 
 /* The output caps for input @caps: the same, but for the size of an
  * image output that has another size; scaled frames come out at their own
@@ -225,7 +43,7 @@ gst_cuda_batch_infer_output_caps (GstCudaBatchInfer * self, GstCaps * caps,
 
 /* With scaling, frames of any size batch together; without, they all
  * have the element's. */
-gboolean
+static gboolean
 gst_cuda_batch_infer_same_frames (GstCudaBatchInfer * self,
     const GstVideoInfo * info)
 {
@@ -246,41 +64,6 @@ gst_cuda_batch_infer_pad_outputs (GstCudaBatchInfer * self,
 
   *out_info = own ? &stream->out_info : &self->out_info;
   *pool = own ? &stream->out_pool : &self->out_pool;
-}
-
-/* With scaling, a stream's own pool of @bytes of output buffers counts
- * against memory-limit with the element's and the engine's memory, in
- * place of what its pool held before. Posts an error naming the pad where
- * it does not fit. */
-static gboolean
-gst_cuda_batch_infer_budget_stream (GstCudaBatchInfer * self,
-    GstCbiStream * stream, const GstVideoInfo * info, guint n)
-{
-  const guint64 limit = self->run_memory_limit;
-  const guint64 bytes = (guint64) GST_VIDEO_INFO_SIZE (info) * n;
-  guint64 others, reserved;
-
-  STATS_LOCK (self);
-  others = self->out_pool_bytes + self->streams_pool_bytes - stream->pool_bytes;
-  reserved = self->stats.reserved_bytes;
-  if (limit == 0 || others + reserved + bytes <= limit) {
-    self->streams_pool_bytes += bytes - stream->pool_bytes;
-    stream->pool_bytes = bytes;
-    self->stats.output_buffer_bytes = others + bytes;
-    STATS_UNLOCK (self);
-    return TRUE;
-  }
-  STATS_UNLOCK (self);
-  GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-      ("The output buffers of %s:%s (%u frames of %dx%d, %" G_GUINT64_FORMAT
-          " bytes) do not fit the memory limit of %" G_GUINT64_FORMAT
-          " bytes", GST_DEBUG_PAD_NAME (stream->srcpad), n,
-          GST_VIDEO_INFO_WIDTH (info), GST_VIDEO_INFO_HEIGHT (info), bytes,
-          limit), ("%" G_GUINT64_FORMAT " bytes of other output buffers, %"
-          G_GUINT64_FORMAT " bytes reserved by the engine; raise or unset "
-          "memory-limit, or scale the stream down before the pad", others,
-          reserved));
-  return FALSE;
 }
 
 /* Sets up what comes out of a pad for its frames @caps, @info: the output
@@ -322,7 +105,7 @@ gst_cuda_batch_infer_pad_output (GstCudaBatchInfer * self,
 }
 
 gboolean
-gst_cuda_batch_infer_check_frames (GstCudaBatchInfer * self, GstPad * pad,
+gst_cuda_batch_infer_frames_match (GstCudaBatchInfer * self, GstPad * pad,
     const GstVideoInfo * info)
 {
   if (gst_cuda_batch_infer_same_frames (self, info))
@@ -357,6 +140,32 @@ gst_cuda_batch_infer_caps_holder (GstCudaBatchInfer * self,
   }
   g_mutex_unlock (&self->streams_lock);
   return holder;
+}
+
+/* Before @stream's frames change size (scaling): its pending frames go in
+ * a batch of their own size, or, where none can be submitted now (from
+ * the always src pad's task), are dropped with a warning. With the batch
+ * lock. */
+static void
+gst_cuda_batch_infer_stream_resize (GstCudaBatchInfer * self,
+    GstCbiStream * stream)
+{
+  guint i, dropped;
+
+  gst_cuda_batch_infer_stream_submit (self, stream, "caps change");
+  if (!gst_cbi_batcher_has_stream (&self->batcher, stream))
+    return;
+  /* only from the always src pad's task, which cannot wait for a place
+   * in flight (a pipeline that loops back into the element) */
+  for (i = 0; i < self->batcher.count; i++)
+    if (self->batcher.tags[i].stream == stream)
+      gst_cuda_batch_infer_deliver (self, &self->batcher.tags[i], NULL);
+  dropped = gst_cbi_batcher_drop_stream (&self->batcher, stream);
+  GST_WARNING_OBJECT (stream->sinkpad, "dropping %u frames of the old size: "
+      "no place in flight for them", dropped);
+  STATS_LOCK (self);
+  self->stats.frames_dropped += dropped;
+  STATS_UNLOCK (self);
 }
 
 /* Caps on a request pad: frames like those the element batches already
@@ -542,11 +351,55 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
   return ok;
 }
 
+/* The always sink pad. */
+
+GstFlowReturn
+gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
+    GstBuffer * buffer)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (parent);
+  GstFlowReturn ret;
+
+  if (!self->have_caps) {
+    /* caps that failed have posted their error already */
+    if (self->refused_caps == NULL)
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, (NULL),
+          ("a buffer arrived before caps"));
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (!gst_cuda_batch_infer_frames_match (self, pad, &self->sink_info)) {
+    gst_buffer_unref (buffer);
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  self->sink_streaming = TRUE;
+  INFLIGHT_LOCK (self);
+  ret = self->src_flow;
+  INFLIGHT_UNLOCK (self);
+  if (ret != GST_FLOW_OK) {
+    /* a batch pushed by the src pad task failed downstream */
+    STATS_LOCK (self);
+    self->stats.frames_in++;
+    self->stats.frames_dropped++;
+    STATS_UNLOCK (self);
+    gst_buffer_unref (buffer);
+    return ret;
+  }
+
+  GST_LOG_OBJECT (self, "frame %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (GST_BUFFER_PTS (buffer)));
+  STATS_LOCK (self);
+  self->stats.frames_in++;
+  STATS_UNLOCK (self);
+
+  return gst_cuda_batch_infer_add_frame (self, buffer, NULL, &self->segment);
+}
+
 gboolean
 gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
 {
-  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (parent);
   guint dropped;
 
   GST_LOG_OBJECT (self, "event %" GST_PTR_FORMAT, event);
@@ -704,7 +557,7 @@ gboolean
 gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
     GstQuery * query)
 {
-  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (parent);
 
   switch (GST_QUERY_TYPE (query)) {
     case GST_QUERY_CAPS:
@@ -723,21 +576,6 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
     default:
       return gst_pad_query_default (pad, parent, query);
   }
-}
-
-/* How long @n frames last at the caps' framerate, or GST_CLOCK_TIME_NONE
- * when the caps give none. From any thread. */
-GstClockTime
-gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self, guint n)
-{
-  gint fps_n, fps_d;
-
-  STATS_LOCK (self);
-  fps_n = self->fps_n;
-  fps_d = self->fps_d;
-  STATS_UNLOCK (self);
-  return fps_n > 0 ? gst_util_uint64_scale_int (n * GST_SECOND, fps_d, fps_n)
-      : GST_CLOCK_TIME_NONE;
 }
 
 /* What batching adds to latency: waiting for N-1 more frames (or for
@@ -775,7 +613,7 @@ gboolean
 gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
     GstQuery * query)
 {
-  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (parent);
 
   if (GST_QUERY_TYPE (query) == GST_QUERY_LATENCY) {
     GstClockTime min, max, ours;

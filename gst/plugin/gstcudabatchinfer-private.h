@@ -9,24 +9,41 @@
 
 #include "gstcudabatchinfer.h"
 #include "gstcbibatcher.h"
+#include "gstcbiinflight.h"
 #include "cbiengine.h"
 
 G_BEGIN_DECLS
 /*
- * The element's files, one job each:
+ * The element's files, one job each, in layers: a file calls the files
+ * below it and none above (its header says what it offers; the test
+ * plugin-call-circles checks that no two object files call each other,
+ * even through others):
  *
- * gstcudabatchinfer.c           the type, its pads and its state changes
+ * gstcudabatchinfer.c           the type, its pads, its state changes
  * gstcudabatchinfer-props.c     properties, their enums and the stats
- * gstcudabatchinfer-caps.c      caps, events, queries, latency and pools
- * gstcudabatchinfer-batch.c     frames in: batches submitted, collected
- *                               (results, metas, stats, messages), warm-up
- * gstcudabatchinfer-inflight.c  the ring of batches in flight and the src
- *                               pad task that pushes them
- * gstcudabatchinfer-timeout.c   the batch deadline (batch-timeout) and its
- *                               task
- * gstcudabatchinfer-streams.c   the request pads sink_%u and src_%u: one
- *                               stream each, its queue of results and the
- *                               src pad task that pushes them
+ * gstcudabatchinfer-streams.c   the request pads sink_%u and src_%u:
+ *                               requested, released, their chain, events
+ *                               and queries
+ * gstcudabatchinfer-caps.c      the always pads' chain, events and
+ *                               queries; caps on any sink pad; latency
+ * gstcudabatchinfer-push.c      the src pad task that collects and pushes
+ *                               batches; drains, flushes, the flush signal
+ * gstcudabatchinfer-batch.c     frames in: batches cut, submitted and
+ *                               collected (results, metas, stats, messages)
+ * gstcudabatchinfer-warmup.c    the warm-up's dry batch and its message
+ * gstcudabatchinfer-pools.c     output pools and the memory limit
+ * gstcudabatchinfer-route.c     results routed to their streams: queues,
+ *                               held events, src_K's task
+ * gstcudabatchinfer-timeout.c   the batch deadline and its task, which
+ *                               calls the function it was given
+ * gstcudabatchinfer-engine.c    the frames' layout for the engine, its
+ *                               errors posted, its backend noted
+ * gstcudabatchinfer-checkfile.c the precision check's pictures, decoded
+ *                               from precision-check-location
+ * gstcbiinflight.c, gstcbibatcher.c, gstcbitensormeta.c,
+ * gstcbimodelinfo.c             self-contained: the ring of batches in
+ *                               flight, the pending frames, upstream's
+ *                               GstTensorMeta, modelinfo files
  *
  * Threads: the sink pad's streaming thread (chain, serialised events and
  * queries) fills and submits batches; the src pad task collects and pushes
@@ -68,6 +85,12 @@ G_BEGIN_DECLS
  * src pad task (with its stream lock held), only tries the sink pad stream
  * lock, and gives up when it is busy.
  */
+/* What a pad function, a property accessor or a task casts its element
+ * with, unchecked, as gstqueue.c's pad functions do: the pads and the
+ * tasks are the element's own. The checked cast calls the type's
+ * get_type() in gstcudabatchinfer.c, the top of the files' layers. */
+#define GST_CUDA_BATCH_INFER_CAST(obj) ((GstCudaBatchInfer *) (obj))
+
 #define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
 /**
  * GstCudaBatchInferPadMode:
@@ -179,94 +202,6 @@ typedef enum
   GST_CUDA_BATCH_INFER_PRECISION_FP16 = CBI_PRECISION_FP16,
   GST_CUDA_BATCH_INFER_PRECISION_AUTO = CBI_PRECISION_AUTO,
 } GstCudaBatchInferPrecision;
-
-/**
- * GstCbiBatch:
- * @frames: (array length=n): the input buffers, owned
- * @out_buffers: (array length=n_out): output buffers, owned until pushed
- * @tensor_data: per frame, its slice of the tensor outputs, owned until
- *   attached
- * @in_frames: the mapped inputs, @mapped of them
- * @out_frames: the mapped outputs (image outputs), @mapped of them
- * @in_data: plane data of @in_frames, for the engine
- * @in_strides: their strides
- * @out_data: plane data of @out_frames
- * @out_strides: their strides
- * @in_width: each frame's width, for scaling
- * @in_height: each frame's height
- * @out_width: each output frame's width
- * @out_height: each output frame's height
- * @n: frames in the batch
- * @n_out: output buffers held
- * @mapped: frames mapped, in and out
- * @submitted: the engine holds the batch, under @ticket
- * @ticket: its engine slot
- * @collected: its results are in @out_buffers, with their metas
- * @warmed_up: it ran on the warmed-up shape
- * @tags: (array length=n): where each frame's result goes
- * @index: its number in the stream
- * @fb: what the engine was given
- * @report: what the engine measured
- * @message: (nullable): the batch's element message, owned until posted
- * @held: (array length=n): per frame, a reference to its stream (a
- *   GstCbiStream, %NULL for the always pad) while the batch is submitted:
- *   with scaling, the frame is read through its stream's caps, and a
- *   stream released meanwhile (from the always src pad's task, which does
- *   not wait for its frames) stays alive until then
- *
- * A batch on its way through the element. Every array is allocated once,
- * for the element's batch size, so a batch allocates nothing.
- */
-typedef struct
-{
-  GstBuffer **frames;
-  GstCbiFrameTag *tags;
-  GstBuffer **out_buffers;
-  GstBuffer **tensor_data;
-  GstVideoFrame *in_frames;
-  GstVideoFrame *out_frames;
-  const guint8 **in_data;
-  gint *in_strides;
-  guint8 **out_data;
-  gint *out_strides;
-  guint *in_width;
-  guint *in_height;
-  guint *out_width;
-  guint *out_height;
-  guint n;
-  guint n_out;
-  guint mapped;
-  gboolean submitted;
-  guint ticket;
-  gboolean collected;
-  gboolean warmed_up;
-  guint64 index;
-  CbiFrameBatch fb;
-  CbiBatchReport report;
-  GstMessage *message;
-  gpointer *held;
-} GstCbiBatch;
-
-/**
- * GstCbiInflight:
- * @batches: (array length=capacity): a ring of batches
- * @capacity: batches that may be in flight at once
- * @head: the oldest batch in flight
- * @count: batches in flight, from @head on
- *
- * The batches submitted and not yet pushed, in order. The element's
- * inflight_lock guards @head and @count (the ring's functions that read
- * them end in _unlocked); a batch's contents belong to one
- * thread at a time: the streaming thread fills the next one, then, once
- * pushed into the ring, the src pad task collects, pushes and pops it.
- */
-typedef struct
-{
-  GstCbiBatch *batches;
-  guint capacity;
-  guint head;
-  guint count;
-} GstCbiInflight;
 
 typedef struct
 {
@@ -479,9 +414,10 @@ struct _GstCudaBatchInfer
   GThread *push_thread;         /* the src pad task's; atomic */
 
   /* submits a partial batch when its batch-timeout passes; set in init,
-   * the lock is the task's own */
+   * the lock is the task's own; the task calls timer_deadline_func */
   GstTask *timeout_task;
   GRecMutex timeout_task_lock;
+  void (*timer_deadline_func) (GstCudaBatchInfer * self);
 
   /* timeout of a partial batch: timer_lock */
   GMutex timer_lock;
@@ -613,189 +549,13 @@ GST_DEBUG_CATEGORY_EXTERN (gst_cuda_batch_infer_debug);
 #define BATCH_LOCK(self) GST_PAD_STREAM_LOCK ((self)->sinkpad)
 #define BATCH_UNLOCK(self) GST_PAD_STREAM_UNLOCK ((self)->sinkpad)
 
-/* gstcudabatchinfer-props.c */
+/* a stream's lock (GstCbiStream.lock) */
+#define STREAM_LOCK(s) g_mutex_lock (&(s)->lock)
+#define STREAM_UNLOCK(s) g_mutex_unlock (&(s)->lock)
+
+/* Each file's functions are declared in its own header, which says what
+ * it may call: see the list at the top. props.c's two: */
 void gst_cuda_batch_infer_install_properties (GObjectClass * klass);
 void gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self);
-
-/* gstcudabatchinfer-caps.c: the pads' functions and the pools */
-gboolean gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event);
-gboolean gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query);
-gboolean gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
-    GstQuery * query);
-/* Counts the output buffers of frames of @info against memory-limit, and
- * gives the engine the rest; posts an error when they alone do not fit. */
-gboolean gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
-    const GstVideoInfo * info);
-/* Submits the batch when it holds a frame of @stream (@reason for the
- * log): at once from the always src pad's task, else waiting for a place.
- * With the batch lock. */
-void gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
-    GstCbiStream * stream, const gchar * reason);
-
-/* Before @stream's frames change size (scaling): its pending frames go in
- * a batch of their own size, or, where none can be submitted now (from
- * the always src pad's task), are dropped with a warning. With the batch
- * lock. */
-void gst_cuda_batch_infer_stream_resize (GstCudaBatchInfer * self,
-    GstCbiStream * stream);
-
-/* Takes a reference to the stream of each frame of @batch (batch->held)
- * and drops, from the batch, the frames of streams released or flushed
- * since they came (counted as dropped). With the batch lock, before the
- * batch is submitted. */
-void gst_cuda_batch_infer_hold_streams (GstCudaBatchInfer * self,
-    GstCbiBatch * batch);
-/* Gives back what gst_cuda_batch_infer_hold_streams() took. */
-void gst_cuda_batch_infer_unhold_streams (GstCbiBatch * batch);
-
-/* Drops the streams' own output pools (scaling): with the engine. */
-void gst_cuda_batch_infer_clear_stream_pools (GstCudaBatchInfer * self);
-
-/* Deactivates and unrefs *@pool, if any, and sets it to %NULL. */
-void gst_cuda_batch_infer_clear_pool (GstBufferPool ** pool);
-
-/* gstcudabatchinfer-batch.c */
-GstFlowReturn gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
-    GstBuffer * buffer);
-/* Submits the pending frames as a batch (padded as pad-mode says),
- * waiting for a free place in the ring. With the sink pad's STREAM_LOCK. */
-GstFlowReturn gst_cuda_batch_infer_process (GstCudaBatchInfer * self,
-    const gchar * reason);
-/* The same without waiting: where no place is free, the frames stay
- * pending. */
-GstFlowReturn gst_cuda_batch_infer_try_process (GstCudaBatchInfer * self,
-    const gchar * reason);
-/* Waits for the engine to finish @batch (transfer none) and makes its
- * output buffers. */
-GstFlowReturn gst_cuda_batch_infer_collect (GstCudaBatchInfer * self,
-    GstCbiBatch * batch);
-/* The flush action signal's handler. */
-void gst_cuda_batch_infer_flush (GstCudaBatchInfer * self);
-/* Copies the engine's backend (and why auto is not on CUDA) into the
- * stats; warns when auto left CUDA. With the STREAM_LOCK. */
-void gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self);
-/* Runs a dry batch of frames of @info and posts its message; posts an
- * error and returns %FALSE when it fails. With the sink pad's STREAM_LOCK. */
-gboolean gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
-    const GstVideoInfo * info);
-/* gstcudabatchinfer-checkframes.c: up to @max frames of @info's format
- * and size (rows packed: width x pixel stride bytes apart), the first of
- * the image or video file @location, decoded, converted and scaled.
- * Returns: (transfer full) (element-type guint8*): at least one frame,
- * or %NULL with @error set (the decoding pipeline's domain and code). */
-GPtrArray *gst_cuda_batch_infer_decode_check_frames (const gchar * location,
-    const GstVideoInfo * info, guint max, GError ** error);
-/* Posts @error (transfer none, from the engine) as an element error for
- * @step. */
-void gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,
-    const gchar * step, const GError * error);
-
-/* gstcudabatchinfer-inflight.c: the ring */
-void gst_cbi_inflight_init (GstCbiInflight * inflight, guint capacity,
-    guint batch_size);
-/* Frees the arrays; the batches must be empty (gst_cbi_batch_reset()). */
-void gst_cbi_inflight_clear (GstCbiInflight * inflight);
-/* Returns: (transfer none) (nullable): the batch to fill next, %NULL when
- * @capacity are in flight. With the element's inflight_lock. */
-GstCbiBatch *gst_cbi_inflight_next_unlocked (GstCbiInflight * inflight);
-/* The batch of gst_cbi_inflight_next_unlocked() is now in flight. With the
- * element's inflight_lock. */
-void gst_cbi_inflight_push_unlocked (GstCbiInflight * inflight);
-/* Unmaps the frames @batch mapped (@mapped of each). */
-void gst_cbi_batch_unmap (GstCbiBatch * batch);
-
-/* gstcudabatchinfer-inflight.c: the element's side of it */
-/* Gives @batch's engine slot back and empties it, counting the frames that
- * will not come out. */
-void gst_cuda_batch_infer_discard (GstCudaBatchInfer * self,
-    GstCbiBatch * batch);
-/* Submits the pending frames and waits until every batch in flight is
- * pushed. With the sink pad's STREAM_LOCK. */
-GstFlowReturn gst_cuda_batch_infer_drain (GstCudaBatchInfer * self,
-    const gchar * reason);
-/* Empties every batch in flight without pushing it; only while the src
- * pad task is paused or stopped. */
-void gst_cuda_batch_infer_discard_inflight (GstCudaBatchInfer * self);
-void gst_cuda_batch_infer_start_flushing (GstCudaBatchInfer * self);
-gboolean gst_cuda_batch_infer_stop_flushing (GstCudaBatchInfer * self);
-gboolean gst_cuda_batch_infer_src_activate_mode (GstPad * pad,
-    GstObject * parent, GstPadMode mode, gboolean active);
-
-/* gstcudabatchinfer-timeout.c */
-void gst_cuda_batch_infer_timer_init (GstCudaBatchInfer * self);
-void gst_cuda_batch_infer_timer_finalize (GstCudaBatchInfer * self);
-/* How long @n frames last at the caps' framerate, or GST_CLOCK_TIME_NONE
- * (gstcudabatchinfer-caps.c). */
-GstClockTime gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self,
-    guint n);
-/* Arms the deadline of a batch whose first frame has timestamp @pts in
- * @segment. */
-void gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
-    const GstSegment * segment, GstClockTime pts);
-void gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self);
-/* Disarms the timer and pauses (@flushing) or lets run its task. */
-void gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
-    gboolean flushing);
-/* Starts the timeout task. With inflight_lock held, src_active checked
- * under it: a deactivation clears that flag under the lock, then stops
- * the task. */
-gboolean gst_cuda_batch_infer_timer_start_unlocked (GstCudaBatchInfer * self);
-/* Stops the timeout task and waits until it has. */
-gboolean gst_cuda_batch_infer_timer_stop (GstCudaBatchInfer * self);
-
-/* gstcudabatchinfer-streams.c */
-/* The pad templates sink_%u and src_%u. */
-void gst_cuda_batch_infer_add_stream_templates (GstElementClass * klass);
-GstPad *gst_cuda_batch_infer_request_new_pad (GstElement * element,
-    GstPadTemplate * templ, const gchar * name, const GstCaps * caps);
-void gst_cuda_batch_infer_release_pad (GstElement * element, GstPad * pad);
-/* Returns: (transfer full): an iterator over @pad's pair: sink_K with
- * src_K, sink with src. */
-GstIterator *gst_cuda_batch_infer_iterate_internal_links (GstPad * pad,
-    GstObject * parent);
-/* Returns: (transfer none): the pad paired with @pad. */
-GstPad *gst_cuda_batch_infer_pair (GstCudaBatchInfer * self, GstPad * pad);
-/* Hands the result of a frame tagged @tag (a stream's) to its stream's
- * queue: @buffer (transfer full, nullable: %NULL when the frame was
- * dropped). A stream that is gone, flushed since or flushing drops it. */
-void gst_cuda_batch_infer_deliver (GstCudaBatchInfer * self,
-    GstCbiFrameTag * tag, GstBuffer * buffer);
-/* Each stream's frames-in, -out and -dropped, as an array of structures
- * (transfer full), or %NULL without request pads. */
-GValue *gst_cuda_batch_infer_streams_stats (GstCudaBatchInfer * self);
-/* The bitmask of the request pads (index < 64) in @batch, and how many
- * streams (the always pad counts as one) it holds. */
-guint gst_cuda_batch_infer_stream_mix (const GstCbiBatch * batch,
-    guint64 * mask);
-/* Queues serialised @event (transfer full) for src_K, behind the frames
- * of @stream that came before it. */
-void gst_cuda_batch_infer_stream_event (GstCudaBatchInfer * self,
-    GstCbiStream * stream, GstEvent * event);
-/* Drops the pending frames, each through its stream; returns how many. */
-guint gst_cuda_batch_infer_drop_pending (GstCudaBatchInfer * self);
-/* Wakes every stream's waiters: the element's state changed. */
-void gst_cuda_batch_infer_wake_streams (GstCudaBatchInfer * self);
-/* For a new run: the streams' counters, caps and serials start again. */
-void gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self);
-/* Frees the streams and their table (finalize). */
-void gst_cuda_batch_infer_free_streams (GstCudaBatchInfer * self);
-
-/* gstcudabatchinfer-caps.c, for the streams */
-/* Accepts @caps on @stream's sink pad (nullable: the always pad); posts an
- * error when it cannot. With the batch lock. */
-gboolean gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
-    GstCbiStream * stream, GstCaps * caps);
-/* Answers a CAPS query on @stream's sink pad. */
-gboolean gst_cuda_batch_infer_stream_query_caps (GstCudaBatchInfer * self,
-    GstCbiStream * stream, GstPad * pad, GstQuery * query);
-/* Whether frames of @info batch with those of the element's caps. */
-gboolean gst_cuda_batch_infer_same_frames (GstCudaBatchInfer * self,
-    const GstVideoInfo * info);
-/* The same for a frame that came on @pad with its caps @info; posts an
- * error naming both when not. With the batch lock. */
-gboolean gst_cuda_batch_infer_check_frames (GstCudaBatchInfer * self,
-    GstPad * pad, const GstVideoInfo * info);
 
 G_END_DECLS

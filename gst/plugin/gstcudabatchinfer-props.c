@@ -9,6 +9,7 @@
 #endif
 
 #include "gstcudabatchinfer-private.h"
+#include "gstcudabatchinfer-route.h"
 
 enum
 {
@@ -848,7 +849,7 @@ static void
 gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
-  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (object);
   GstClockTime old_timeout;
   gboolean latency_changed;
 
@@ -962,7 +963,7 @@ static void
 gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
-  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (object);
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (object);
 
   if (prop_id == PROP_STATS) {
     g_value_take_boxed (value, gst_cuda_batch_infer_stats_structure (self));

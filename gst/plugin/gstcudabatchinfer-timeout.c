@@ -15,13 +15,28 @@
 #include "config.h"
 #endif
 
-#include "gstcudabatchinfer-private.h"
+#include "gstcudabatchinfer-timeout.h"
 
 static void gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self);
 
-void
-gst_cuda_batch_infer_timer_init (GstCudaBatchInfer * self)
+GstClockTime
+gst_cuda_batch_infer_frames_duration (GstCudaBatchInfer * self, guint n)
 {
+  gint fps_n, fps_d;
+
+  STATS_LOCK (self);
+  fps_n = self->fps_n;
+  fps_d = self->fps_d;
+  STATS_UNLOCK (self);
+  return fps_n > 0 ? gst_util_uint64_scale_int (n * GST_SECOND, fps_d, fps_n)
+      : GST_CLOCK_TIME_NONE;
+}
+
+void
+gst_cuda_batch_infer_timer_init (GstCudaBatchInfer * self,
+    GstCbiDeadlineFunc deadline)
+{
+  self->timer_deadline_func = deadline;
   g_mutex_init (&self->timer_lock);
   g_cond_init (&self->timer_cond);
   self->timer_deadline = GST_CLOCK_TIME_NONE;
@@ -170,12 +185,10 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   TIMER_LOCK (self);
   fire = generation == self->timer_generation && !self->timer_flushing;
   TIMER_UNLOCK (self);
-  /* a failure is the src pad task's to report, or an error posted */
-  if (fire && self->engine)
-    gst_cuda_batch_infer_process (self, "batch-timeout");
+  if (fire)
+    self->timer_deadline_func (self);
   BATCH_UNLOCK (self);
 }
-
 
 gboolean
 gst_cuda_batch_infer_timer_start_unlocked (GstCudaBatchInfer * self)

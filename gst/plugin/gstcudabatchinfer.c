@@ -130,14 +130,20 @@
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
-#include "cbidefaultmodel.h"
 #endif
 
 #include "gstcudabatchinfer-private.h"
+#include "gstcudabatchinfer-batch.h"
+#include "gstcudabatchinfer-caps.h"
+#include "gstcudabatchinfer-engine.h"
+#include "gstcudabatchinfer-pools.h"
+#include "gstcudabatchinfer-push.h"
+#include "gstcudabatchinfer-route.h"
+#include "gstcudabatchinfer-streams.h"
+#include "gstcudabatchinfer-timeout.h"
+#include "gstcudabatchinfer-warmup.h"
 #include "gstcbimodelinfo.h"
 #include "gstcbitensormeta.h"
-
-#include "onnx/cbionnx.h"
 
 GST_DEBUG_CATEGORY (gst_cuda_batch_infer_debug);
 
@@ -254,7 +260,7 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
   g_cond_init (&self->turn_cond);
   g_mutex_init (&self->inflight_lock);
   g_cond_init (&self->inflight_cond);
-  gst_cuda_batch_infer_timer_init (self);
+  gst_cuda_batch_infer_timer_init (self, gst_cuda_batch_infer_deadline);
 }
 
 static void
@@ -382,25 +388,6 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   gst_clear_caps (&self->refused_caps);
 }
 
-void
-gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self)
-{
-  const gchar *backend = cbi_engine_backend_name (self->engine);
-  const gchar *reason = cbi_engine_fallback_reason (self->engine);
-  gboolean changed;
-
-  STATS_LOCK (self);
-  changed = self->stats.backend != backend;
-  if (changed) {
-    self->stats.backend = backend;
-    g_free (self->stats.fallback_reason);
-    self->stats.fallback_reason = g_strdup (reason);
-  }
-  STATS_UNLOCK (self);
-  if (changed && reason)
-    GST_WARNING_OBJECT (self, "running on the CPU: %s", reason);
-}
-
 static gboolean
 gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
 {
@@ -493,7 +480,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
         self->modelinfo_path : "the output names (no modelinfo file)");
   }
 
-  graph = model ? cbi_onnx_load (model, &error) : cbi_default_model_new ();
+  graph = cbi_engine_load_model (model, &error);
   if (graph == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("Cannot load model \"%s\": %s", model, error->message), (NULL));

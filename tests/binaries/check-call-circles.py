@@ -5,7 +5,8 @@ way: no circle of calls between two or more of its objects.
 Usage: check-call-circles.py LIBRARY.a
 
 nm lists, for each object file, the symbols it defines and the ones it
-uses. An object that uses a symbol another object defines calls it. The
+uses. An object that uses a function another object defines calls it (a
+variable shared, such as a debug category, is not a call). The
 check finds the strongly connected components of that graph (Tarjan);
 any component of two or more objects is a circle, printed with the
 symbols that close it, and fails the check (exit status 1). Exit status
@@ -34,7 +35,7 @@ def read_symbols(lib):
         objects.add(obj)
         if m["type"] == "U":
             uses[obj].add(m["sym"])
-        elif m["type"] in "TDBRWV":
+        elif m["type"] in "TW":
             defines.setdefault(m["sym"], obj)
     return objects, defines, uses
 

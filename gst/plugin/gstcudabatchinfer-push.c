@@ -1,5 +1,4 @@
-/* GStreamer cudabatchinfer element: batches between their submission and
- * their push
+/* GStreamer cudabatchinfer element: the src pad's task, drains and flushes
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 /* The streaming thread submits a batch into the ring; the src pad task
@@ -10,192 +9,10 @@
 #include "config.h"
 #endif
 
-#include "gstcudabatchinfer-private.h"
-
-#include <string.h>
-
-/* The ring. */
-
-static void
-gst_cbi_batch_init (GstCbiBatch * batch, guint n)
-{
-  batch->frames = g_new0 (GstBuffer *, n);
-  batch->tags = g_new0 (GstCbiFrameTag, n);
-  batch->out_buffers = g_new0 (GstBuffer *, n);
-  batch->tensor_data = g_new0 (GstBuffer *, n);
-  batch->in_frames = g_new0 (GstVideoFrame, n);
-  batch->out_frames = g_new0 (GstVideoFrame, n);
-  batch->in_data = g_new0 (const guint8 *, n);
-  batch->in_strides = g_new0 (gint, n);
-  batch->out_data = g_new0 (guint8 *, n);
-  batch->out_strides = g_new0 (gint, n);
-  batch->in_width = g_new0 (guint, n);
-  batch->in_height = g_new0 (guint, n);
-  batch->out_width = g_new0 (guint, n);
-  batch->out_height = g_new0 (guint, n);
-  batch->held = g_new0 (gpointer, n);
-}
-
-/* Unrefs what @batch still holds (its frames, outputs, tensors and
- * message; unmapped first) and makes it empty. Returns: how many of its
- * frames had not gone out. The caller gives its engine slot back. */
-static guint
-gst_cbi_batch_reset (GstCbiBatch * batch)
-{
-  guint i, lost = 0;
-
-  gst_cbi_batch_unmap (batch);
-  /* a frame not collected yet is one that does not come out */
-  for (i = 0; i < batch->n; i++) {
-    if (!batch->collected && batch->frames[i])
-      lost++;
-    gst_clear_buffer (&batch->frames[i]);
-    gst_clear_buffer (&batch->tensor_data[i]);
-  }
-  for (i = 0; i < batch->n_out; i++) {
-    if (batch->collected && batch->out_buffers[i])
-      lost++;
-    gst_clear_buffer (&batch->out_buffers[i]);
-  }
-  gst_clear_message (&batch->message);
-  batch->n = batch->n_out = 0;
-  batch->submitted = batch->collected = FALSE;
-  return lost;
-}
-
-static void
-gst_cbi_batch_clear (GstCbiBatch * batch)
-{
-  gst_cbi_batch_reset (batch);
-  g_free (batch->frames);
-  g_free (batch->tags);
-  g_free (batch->out_buffers);
-  g_free (batch->tensor_data);
-  g_free (batch->in_frames);
-  g_free (batch->out_frames);
-  g_free (batch->in_data);
-  g_free (batch->in_strides);
-  g_free (batch->out_data);
-  g_free (batch->out_strides);
-  g_free (batch->in_width);
-  g_free (batch->in_height);
-  g_free (batch->out_width);
-  g_free (batch->out_height);
-  g_free (batch->held);
-}
-
-void
-gst_cbi_batch_unmap (GstCbiBatch * batch)
-{
-  guint i;
-
-  for (i = 0; i < batch->mapped; i++) {
-    gst_video_frame_unmap (&batch->in_frames[i]);
-    if (batch->out_frames[i].buffer)
-      gst_video_frame_unmap (&batch->out_frames[i]);
-    memset (&batch->out_frames[i], 0, sizeof (GstVideoFrame));
-  }
-  batch->mapped = 0;
-}
-
-void
-gst_cbi_inflight_init (GstCbiInflight * inflight, guint capacity,
-    guint batch_size)
-{
-  guint i;
-
-  inflight->batches = g_new0 (GstCbiBatch, capacity);
-  for (i = 0; i < capacity; i++)
-    gst_cbi_batch_init (&inflight->batches[i], batch_size);
-  inflight->capacity = capacity;
-  inflight->head = inflight->count = 0;
-}
-
-void
-gst_cbi_inflight_clear (GstCbiInflight * inflight)
-{
-  guint i;
-
-  for (i = 0; i < inflight->capacity; i++)
-    gst_cbi_batch_clear (&inflight->batches[i]);
-  g_clear_pointer (&inflight->batches, g_free);
-  inflight->capacity = inflight->head = inflight->count = 0;
-}
-
-GstCbiBatch *
-gst_cbi_inflight_next_unlocked (GstCbiInflight * inflight)
-{
-  if (inflight->count == inflight->capacity)
-    return NULL;
-  return &inflight->batches[(inflight->head + inflight->count)
-      % inflight->capacity];
-}
-
-void
-gst_cbi_inflight_push_unlocked (GstCbiInflight * inflight)
-{
-  g_return_if_fail (inflight->count < inflight->capacity);
-
-  inflight->count++;
-}
-
-/* Returns: (transfer none) (nullable): the oldest batch in flight. With
- * the element's inflight_lock. */
-static GstCbiBatch *
-gst_cbi_inflight_peek_unlocked (GstCbiInflight * inflight)
-{
-  return inflight->count ? &inflight->batches[inflight->head] : NULL;
-}
-
-/* Whether @batch holds a frame of a request pad. */
-static gboolean
-gst_cbi_batch_has_streams (const GstCbiBatch * batch)
-{
-  guint i;
-
-  for (i = 0; i < batch->n; i++)
-    if (batch->tags[i].stream)
-      return TRUE;
-  return FALSE;
-}
-
-/* The oldest batch is done with. With the element's inflight_lock. */
-static void
-gst_cbi_inflight_pop_unlocked (GstCbiInflight * inflight)
-{
-  g_return_if_fail (inflight->count > 0);
-
-  inflight->head = (inflight->head + 1) % inflight->capacity;
-  inflight->count--;
-}
-
-/* The element's side: the src pad task, drains and flushes. */
-
-/* Gives the batch's engine slot back and empties it, counting the frames
- * that will not come out. */
-void
-gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
-{
-  guint i, lost;
-
-  if (batch->submitted)
-    cbi_engine_release (self->engine, batch->ticket);
-  /* a frame of a stream that has not gone to its queue is dropped there,
-   * so that the stream's events behind it go on */
-  for (i = 0; i < batch->n; i++)
-    if (batch->tags[i].stream) {
-      gst_cuda_batch_infer_deliver (self, &batch->tags[i], NULL);
-      batch->tags[i].stream = NULL;
-    }
-  lost = gst_cbi_batch_reset (batch);
-  if (lost == 0)
-    return;
-  GST_DEBUG_OBJECT (self, "dropping %u frames of batch %" G_GUINT64_FORMAT,
-      lost, batch->index);
-  STATS_LOCK (self);
-  self->stats.frames_dropped += lost;
-  STATS_UNLOCK (self);
-}
+#include "gstcudabatchinfer-push.h"
+#include "gstcudabatchinfer-batch.h"
+#include "gstcudabatchinfer-route.h"
+#include "gstcudabatchinfer-timeout.h"
 
 /* Pushes a collected batch's buffers, in order, one push per frame and not
  * a buffer list: downstream gets each buffer writable, so an in-place
@@ -305,9 +122,6 @@ gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
   INFLIGHT_UNLOCK (self);
 }
 
-/* Submits the pending frames, then waits until every batch in flight has
- * been pushed: what a drain point (EOS, a serialised event, new caps, a
- * drain query) needs before it goes on. */
 GstFlowReturn
 gst_cuda_batch_infer_drain (GstCudaBatchInfer * self, const gchar * reason)
 {
@@ -322,8 +136,6 @@ gst_cuda_batch_infer_drain (GstCudaBatchInfer * self, const gchar * reason)
   return ret;
 }
 
-/* Empties every batch in flight without pushing it. Only while the src pad
- * task is paused or stopped. */
 void
 gst_cuda_batch_infer_discard_inflight (GstCudaBatchInfer * self)
 {
@@ -339,7 +151,6 @@ gst_cuda_batch_infer_discard_inflight (GstCudaBatchInfer * self)
   INFLIGHT_UNLOCK (self);
 }
 
-/* Wakes whatever waits on the batches in flight and the timer. */
 void
 gst_cuda_batch_infer_start_flushing (GstCudaBatchInfer * self)
 {
@@ -350,8 +161,6 @@ gst_cuda_batch_infer_start_flushing (GstCudaBatchInfer * self)
   INFLIGHT_UNLOCK (self);
 }
 
-/* Clears the flushing state and (re)starts both tasks, unless the src pad
- * was deactivated meanwhile: under the lock that deactivation takes. */
 gboolean
 gst_cuda_batch_infer_stop_flushing (GstCudaBatchInfer * self)
 {
@@ -374,7 +183,7 @@ gboolean
 gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
     GstPadMode mode, gboolean active)
 {
-  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER (parent);
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (parent);
   gboolean ok;
 
   if (mode != GST_PAD_MODE_PUSH)
@@ -388,4 +197,35 @@ gst_cuda_batch_infer_src_activate_mode (GstPad * pad, GstObject * parent,
   g_atomic_pointer_set (&self->push_thread, NULL);
   ok = gst_cuda_batch_infer_timer_stop (self);
   return gst_pad_stop_task (pad) && ok;
+}
+
+/* The flush action signal: submits the partial batch from the caller's
+ * thread, serialised with the streaming thread by the stream lock, and
+ * returns once it is pushed. From the src pad task itself (a sync bus
+ * handler, or downstream in its chain) it neither blocks nor waits: it
+ * submits if the streaming thread is not busy and a place is free. */
+void
+gst_cuda_batch_infer_flush (GstCudaBatchInfer * self)
+{
+  gboolean in_push_thread =
+      g_atomic_pointer_get (&self->push_thread) == g_thread_self ();
+
+  if (in_push_thread) {
+    if (!GST_PAD_STREAM_TRYLOCK (self->sinkpad)) {
+      GST_DEBUG_OBJECT (self, "flush from downstream while a batch is "
+          "being made: nothing to add");
+      return;
+    }
+  } else {
+    GST_PAD_STREAM_LOCK (self->sinkpad);
+  }
+  /* the always sink pad is activated with the element, request pads or
+   * not */
+  if (self->engine && gst_pad_is_active (self->sinkpad)) {
+    if (in_push_thread)
+      gst_cuda_batch_infer_process_full (self, "flush signal", FALSE);
+    else
+      gst_cuda_batch_infer_drain (self, "flush signal");
+  }
+  GST_PAD_STREAM_UNLOCK (self->sinkpad);
 }

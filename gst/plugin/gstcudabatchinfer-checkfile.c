@@ -8,13 +8,13 @@
  * the warm-up only, before the first batch, and is gone when the warm-up
  * ends: nothing of it stays for the batches after.
  */
-#include "gstcudabatchinfer-private.h"
+#include "gstcudabatchinfer-checkfile.h"
 
 #include <string.h>
 
 /* the pipeline gives up when the next frame takes this long (a decoder
  * that hangs); the frames it gave by then are used */
-#define CHECK_FRAMES_TIMEOUT (30 * GST_SECOND)
+#define CHECK_FILE_TIMEOUT (30 * GST_SECOND)
 
 typedef struct
 {
@@ -24,16 +24,16 @@ typedef struct
   GPtrArray *frames;            /* copies, rows packed */
   gboolean out_of_memory;
   gboolean video;               /* decodebin exposed a video stream */
-} CheckFrames;
+} CheckFile;
 
 /* One frame: a copy, so that no decoder's pool waits for its buffers
  * back; a message on the bus for each, which the waiting thread counts
  * its timeout from, and one more once there are enough. */
 static void
-check_frames_handoff (GstElement * sink, GstBuffer * buffer, GstPad * pad,
+check_file_handoff (GstElement * sink, GstBuffer * buffer, GstPad * pad,
     gpointer user_data)
 {
-  CheckFrames *c = user_data;
+  CheckFile *c = user_data;
   const gsize row = (gsize) GST_VIDEO_INFO_WIDTH (&c->info)
       * GST_VIDEO_INFO_COMP_PSTRIDE (&c->info, 0);
   const guint height = GST_VIDEO_INFO_HEIGHT (&c->info);
@@ -65,10 +65,9 @@ check_frames_handoff (GstElement * sink, GstBuffer * buffer, GstPad * pad,
 }
 
 static void
-check_frames_pad_added (GstElement * decodebin, GstPad * pad,
-    gpointer user_data)
+check_file_pad_added (GstElement * decodebin, GstPad * pad, gpointer user_data)
 {
-  CheckFrames *c = user_data;
+  CheckFile *c = user_data;
   GstCaps *caps = gst_pad_get_current_caps (pad);
 
   if (caps == NULL)
@@ -85,7 +84,7 @@ check_frames_pad_added (GstElement * decodebin, GstPad * pad,
  * next frame takes too long. Returns the error message (transfer full),
  * or %NULL. */
 static GstMessage *
-check_frames_run (GstElement * pipeline, GstBus * bus, gboolean * timed_out)
+check_file_run (GstElement * pipeline, GstBus * bus, gboolean * timed_out)
 {
   GstMessage *msg = NULL;
   gboolean done = FALSE;
@@ -95,7 +94,7 @@ check_frames_run (GstElement * pipeline, GstBus * bus, gboolean * timed_out)
       GST_STATE_CHANGE_FAILURE)
     return gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
   while (!done) {
-    msg = gst_bus_timed_pop_filtered (bus, CHECK_FRAMES_TIMEOUT,
+    msg = gst_bus_timed_pop_filtered (bus, CHECK_FILE_TIMEOUT,
         GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
     if (msg == NULL) {
       *timed_out = TRUE;
@@ -113,10 +112,10 @@ check_frames_run (GstElement * pipeline, GstBus * bus, gboolean * timed_out)
 }
 
 GPtrArray *
-gst_cuda_batch_infer_decode_check_frames (const gchar * location,
+gst_cuda_batch_infer_decode_check_file (const gchar * location,
     const GstVideoInfo * info, guint max, GError ** error)
 {
-  CheckFrames c = { 0, };
+  CheckFile c = { 0, };
   GstElement *pipeline, *src, *dec, *filter, *sink;
   GstCaps *caps;
   GstBus *bus;
@@ -159,11 +158,11 @@ gst_cuda_batch_infer_decode_check_frames (const gchar * location,
       GST_VIDEO_INFO_HEIGHT (info), NULL);
   g_object_set (filter, "caps", caps, NULL);
   gst_caps_unref (caps);
-  g_signal_connect (sink, "handoff", G_CALLBACK (check_frames_handoff), &c);
-  g_signal_connect (dec, "pad-added", G_CALLBACK (check_frames_pad_added), &c);
+  g_signal_connect (sink, "handoff", G_CALLBACK (check_file_handoff), &c);
+  g_signal_connect (dec, "pad-added", G_CALLBACK (check_file_pad_added), &c);
 
   bus = gst_element_get_bus (pipeline);
-  msg = check_frames_run (pipeline, bus, &timed_out);
+  msg = check_file_run (pipeline, bus, &timed_out);
   gst_element_set_state (pipeline, GST_STATE_NULL);
 
   /* the streaming threads are gone: the frames are this thread's; a
@@ -190,7 +189,7 @@ gst_cuda_batch_infer_decode_check_frames (const gchar * location,
   } else if (timed_out) {
     g_set_error (error, GST_STREAM_ERROR, GST_STREAM_ERROR_FAILED,
         "%s gave no frame for %" GST_TIME_FORMAT, location,
-        GST_TIME_ARGS (CHECK_FRAMES_TIMEOUT));
+        GST_TIME_ARGS (CHECK_FILE_TIMEOUT));
   } else {
     g_set_error (error, GST_STREAM_ERROR, c.video ? GST_STREAM_ERROR_FAILED :
         GST_STREAM_ERROR_WRONG_TYPE, c.video ? "%s ended before its first "

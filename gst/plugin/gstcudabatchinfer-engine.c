@@ -1,0 +1,85 @@
+/* GStreamer cudabatchinfer element: its side of the engine
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstcudabatchinfer-engine.h"
+
+void
+gst_cuda_batch_infer_describe_layout (GstCudaBatchInfer * self,
+    const GstVideoInfo * info, CbiFrameBatch * fb)
+{
+  const GstVideoFormatInfo *finfo = info->finfo;
+  guint c, sum = 0;
+
+  fb->width = GST_VIDEO_INFO_WIDTH (info);
+  fb->height = GST_VIDEO_INFO_HEIGHT (info);
+  fb->pixel_stride = GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
+  for (c = 0; c < 3; c++) {
+    /* model channel c reads colour c, or 2 - c for a BGR model */
+    guint colour = self->run_bgr ? 2 - c : c;
+    fb->rgb_offset[c] = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, colour);
+    sum += fb->rgb_offset[c];
+    fb->scale[c] = self->run_scale[c];
+    fb->bias[c] = self->run_bias[c];
+    fb->out_scale[c] = self->run_out_scale[c];
+    fb->out_offset[c] = self->run_out_offset[c];
+  }
+  /* the one byte of a 4-byte pixel that is not R, G or B */
+  fb->extra_offset = fb->pixel_stride == 4 ? (gint) (0 + 1 + 2 + 3 - sum) : -1;
+}
+
+void
+gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,
+    const gchar * step, const GError * error)
+{
+  gchar *text = g_strdup_printf ("%s failed: %s", step, error->message);
+
+  switch (error->code) {
+    case CBI_ERROR_MEMORY:
+      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s", text),
+          ("raise or unset the memory-limit property, or lower batch"));
+      break;
+    case CBI_ERROR_NO_BACKEND:
+      GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("%s", text),
+          ("backend=cpu always works"));
+      break;
+    case CBI_ERROR_MODEL:
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text), (NULL));
+      break;
+    case CBI_ERROR_SHAPE:
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", text), (NULL));
+      break;
+    case CBI_ERROR_PRECISION:
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text),
+          ("precision=fp32 always runs; precision=auto takes the fastest "
+              "that passes; a larger precision-tolerance accepts more "
+              "error"));
+      break;
+    default:
+      GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("%s", text), (NULL));
+      break;
+  }
+  g_free (text);
+}
+
+void
+gst_cuda_batch_infer_note_backend (GstCudaBatchInfer * self)
+{
+  const gchar *backend = cbi_engine_backend_name (self->engine);
+  const gchar *reason = cbi_engine_fallback_reason (self->engine);
+  gboolean changed;
+
+  STATS_LOCK (self);
+  changed = self->stats.backend != backend;
+  if (changed) {
+    self->stats.backend = backend;
+    g_free (self->stats.fallback_reason);
+    self->stats.fallback_reason = g_strdup (reason);
+  }
+  STATS_UNLOCK (self);
+  if (changed && reason)
+    GST_WARNING_OBJECT (self, "running on the CPU: %s", reason);
+}

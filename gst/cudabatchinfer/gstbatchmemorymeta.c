@@ -40,6 +40,7 @@ gst_batch_memory_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
   m->batch_time = GST_CLOCK_TIME_NONE;
   m->backend = g_intern_static_string ("");
   m->stream = -1;
+  m->inferred = TRUE;
   return TRUE;
 }
 
@@ -153,5 +154,7 @@ gst_batch_memory_meta_to_structure (const GstBatchMemoryMeta * meta)
       "device-fresh-bytes", G_TYPE_UINT64, meta->device_fresh_bytes,
       "stream", G_TYPE_INT, meta->stream,
       "streams", G_TYPE_UINT, meta->streams,
-      "stream-mask", G_TYPE_UINT64, meta->stream_mask, NULL);
+      "stream-mask", G_TYPE_UINT64, meta->stream_mask,
+      "inferred", G_TYPE_BOOLEAN, meta->inferred,
+      "skipped", G_TYPE_UINT, meta->skipped, NULL);
 }

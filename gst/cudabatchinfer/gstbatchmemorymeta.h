@@ -30,7 +30,8 @@ typedef struct _GstBatchMemoryMeta GstBatchMemoryMeta;
  * @batch_size: slots the engine ran, padding included
  * @frames: real frames in the batch
  * @padded: padding slots in the batch (@batch_size - @frames)
- * @frame_index: this frame's slot in the batch
+ * @frame_index: this frame's place among the frames of the batch, 0 the
+ *   first: its slot, but where frames skipping inference ride along
  * @warmed_up: %TRUE when a warm-up ran for the shape of this batch
  * @replanned: %TRUE when the engine had to plan a new shape for this batch
  * @allocated_bytes: bytes the engine's pool had handed out after the batch
@@ -58,6 +59,11 @@ typedef struct _GstBatchMemoryMeta GstBatchMemoryMeta;
  *   counts as one)
  * @stream_mask: bit K set when a frame of sink_K was in the batch, for
  *   K < 64 (higher pads are counted in @streams only)
+ * @inferred: %TRUE when the model ran on this frame; %FALSE for a frame
+ *   that skipped inference (the element's interval) and goes out with the
+ *   last result of its stream, riding in this batch
+ * @skipped: frames of the batch that skipped inference (not counted in
+ *   @frames, which are the frames the model ran on)
  *
  * Memory statistics of the batch a frame was computed in, attached by the
  * cudabatchinfer element to every output buffer. Every figure comes from
@@ -94,6 +100,8 @@ struct _GstBatchMemoryMeta
   gint stream;
   guint streams;
   guint64 stream_mask;
+  gboolean inferred;
+  guint skipped;
 };
 
 GST_CUDABATCHINFER_API GType gst_batch_memory_meta_api_get_type (void);

@@ -7,23 +7,24 @@
 #include <string.h>
 
 static void
-gst_cbi_batch_init (GstCbiBatch * batch, guint n)
+gst_cbi_batch_init (GstCbiBatch * batch, guint slots, guint n)
 {
   batch->frames = g_new0 (GstBuffer *, n);
   batch->tags = g_new0 (GstCbiFrameTag, n);
+  batch->slots = g_new0 (gint, n);
   batch->out_buffers = g_new0 (GstBuffer *, n);
-  batch->tensor_data = g_new0 (GstBuffer *, n);
-  batch->in_frames = g_new0 (GstVideoFrame, n);
-  batch->out_frames = g_new0 (GstVideoFrame, n);
-  batch->in_data = g_new0 (const guint8 *, n);
-  batch->in_strides = g_new0 (gint, n);
-  batch->out_data = g_new0 (guint8 *, n);
-  batch->out_strides = g_new0 (gint, n);
-  batch->in_width = g_new0 (guint, n);
-  batch->in_height = g_new0 (guint, n);
-  batch->out_width = g_new0 (guint, n);
-  batch->out_height = g_new0 (guint, n);
   batch->held = g_new0 (gpointer, n);
+  batch->tensor_data = g_new0 (GstBuffer *, slots);
+  batch->in_frames = g_new0 (GstVideoFrame, slots);
+  batch->out_frames = g_new0 (GstVideoFrame, slots);
+  batch->in_data = g_new0 (const guint8 *, slots);
+  batch->in_strides = g_new0 (gint, slots);
+  batch->out_data = g_new0 (guint8 *, slots);
+  batch->out_strides = g_new0 (gint, slots);
+  batch->in_width = g_new0 (guint, slots);
+  batch->in_height = g_new0 (guint, slots);
+  batch->out_width = g_new0 (guint, slots);
+  batch->out_height = g_new0 (guint, slots);
 }
 
 void
@@ -51,15 +52,16 @@ gst_cbi_batch_reset (GstCbiBatch * batch)
     if (!batch->collected && batch->frames[i])
       lost++;
     gst_clear_buffer (&batch->frames[i]);
-    gst_clear_buffer (&batch->tensor_data[i]);
   }
+  for (i = 0; i < batch->n_infer; i++)
+    gst_clear_buffer (&batch->tensor_data[i]);
   for (i = 0; i < batch->n_out; i++) {
     if (batch->collected && batch->out_buffers[i])
       lost++;
     gst_clear_buffer (&batch->out_buffers[i]);
   }
   gst_clear_message (&batch->message);
-  batch->n = batch->n_out = 0;
+  batch->n = batch->n_infer = batch->n_out = 0;
   batch->submitted = batch->collected = FALSE;
   return lost;
 }
@@ -70,6 +72,7 @@ gst_cbi_batch_clear (GstCbiBatch * batch)
   gst_cbi_batch_reset (batch);
   g_free (batch->frames);
   g_free (batch->tags);
+  g_free (batch->slots);
   g_free (batch->out_buffers);
   g_free (batch->tensor_data);
   g_free (batch->in_frames);
@@ -98,13 +101,13 @@ gst_cbi_batch_has_streams (const GstCbiBatch * batch)
 
 void
 gst_cbi_inflight_init (GstCbiInflight * inflight, guint capacity,
-    guint batch_size)
+    guint batch_size, guint frames)
 {
   guint i;
 
   inflight->batches = g_new0 (GstCbiBatch, capacity);
   for (i = 0; i < capacity; i++)
-    gst_cbi_batch_init (&inflight->batches[i], batch_size);
+    gst_cbi_batch_init (&inflight->batches[i], batch_size, frames);
   inflight->capacity = capacity;
   inflight->head = inflight->count = 0;
 }

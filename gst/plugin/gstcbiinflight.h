@@ -17,46 +17,57 @@
 G_BEGIN_DECLS
 /**
  * GstCbiBatch:
- * @frames: (array length=n): the input buffers, owned
- * @out_buffers: (array length=n_out): output buffers, owned until pushed
- * @tensor_data: per frame, its slice of the tensor outputs, owned until
+ * @frames: (array length=n): the input buffers, in the order they came,
+ *   owned
+ * @tags: (array length=n): where each frame's result goes, and whether it
+ *   skips inference
+ * @slots: (array length=n): each frame's slot in the engine's batch, -1
+ *   for a frame that skips inference
+ * @out_buffers: (array length=n_out): each frame's output buffer, owned
+ *   until pushed
+ * @held: (array length=n): per frame, a reference to its stream (a
+ *   GstCbiStream, %NULL for the always pad) from the batch's submission to
+ *   its end: with scaling, the frame is read through its stream's caps,
+ *   and its results go out with what the stream keeps of its last
+ *   (interval), so a stream released meanwhile (from the always src pad's
+ *   task, which does not wait for its frames) stays alive until then
+ * @tensor_data: per slot, its slice of the tensor outputs, owned until
  *   attached
- * @in_frames: the mapped inputs, @mapped of them
- * @out_frames: the mapped outputs (image outputs), @mapped of them
+ * @in_frames: per slot, the mapped input, @mapped of them
+ * @out_frames: per slot, the mapped output (image outputs)
  * @in_data: plane data of @in_frames, for the engine
  * @in_strides: their strides
  * @out_data: plane data of @out_frames
  * @out_strides: their strides
- * @in_width: each frame's width, for scaling
- * @in_height: each frame's height
- * @out_width: each output frame's width
- * @out_height: each output frame's height
+ * @in_width: each slot's frame width, for scaling
+ * @in_height: each slot's frame height
+ * @out_width: each slot's output frame width
+ * @out_height: each slot's output frame height
  * @n: frames in the batch
- * @n_out: output buffers held
- * @mapped: frames mapped, in and out
+ * @n_infer: of them, the frames inferred: the slots used
+ * @n_out: frames whose @out_buffers may hold a buffer
+ * @mapped: slots mapped, in and out
  * @submitted: the engine holds the batch, under @ticket
  * @ticket: its engine slot
  * @collected: its results are in @out_buffers, with their metas
  * @warmed_up: it ran on the warmed-up shape
- * @tags: (array length=n): where each frame's result goes
  * @index: its number in the stream
  * @fb: what the engine was given
  * @report: what the engine measured
  * @message: (nullable): the batch's element message, owned until posted
- * @held: (array length=n): per frame, a reference to its stream (a
- *   GstCbiStream, %NULL for the always pad) while the batch is submitted:
- *   with scaling, the frame is read through its stream's caps, and a
- *   stream released meanwhile (from the always src pad's task, which does
- *   not wait for its frames) stays alive until then
  *
- * A batch on its way through the element. Every array is allocated once,
- * for the element's batch size, so a batch allocates nothing.
+ * A batch on its way through the element: the frames to infer, and the
+ * frames that skip inference riding along in their order. Every array is
+ * allocated once, for the element's batch size (the slots) and the
+ * frames a batch may hold, so a batch allocates nothing.
  */
 typedef struct
 {
   GstBuffer **frames;
   GstCbiFrameTag *tags;
+  gint *slots;
   GstBuffer **out_buffers;
+  gpointer *held;
   GstBuffer **tensor_data;
   GstVideoFrame *in_frames;
   GstVideoFrame *out_frames;
@@ -69,6 +80,7 @@ typedef struct
   guint *out_width;
   guint *out_height;
   guint n;
+  guint n_infer;
   guint n_out;
   guint mapped;
   gboolean submitted;
@@ -79,7 +91,6 @@ typedef struct
   CbiFrameBatch fb;
   CbiBatchReport report;
   GstMessage *message;
-  gpointer *held;
 } GstCbiBatch;
 
 /**
@@ -104,10 +115,10 @@ typedef struct
   guint count;
 } GstCbiInflight;
 
-/* Allocates @capacity batches of @batch_size frames each: every array a
- * batch needs, once. */
+/* Allocates @capacity batches of @batch_size slots and @frames frames
+ * each: every array a batch needs, once. */
 void gst_cbi_inflight_init (GstCbiInflight * inflight, guint capacity,
-    guint batch_size);
+    guint batch_size, guint frames);
 /* Frees the arrays and what the batches still hold (their buffers are
  * unreffed, their frames unmapped). */
 void gst_cbi_inflight_clear (GstCbiInflight * inflight);

@@ -118,7 +118,8 @@ gst_cuda_batch_infer_meta_fits (GstCudaBatchInfer * self,
   return FALSE;
 }
 
-/* Maps @batch's frames and, for an image output, its output buffers.
+/* Maps the frames of @batch to infer and, for an image output, their
+ * output buffers, each in its slot.
  * Returns: whether all were mapped (batch->mapped says how many were). */
 static gboolean
 gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
@@ -126,41 +127,44 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
   const GstVideoInfo *in, *out;
   GstBufferPool *pool;
   guint i;
+  gint s;
 
   for (i = 0; i < batch->n; i++) {
+    if ((s = batch->slots[i]) < 0)
+      continue;
     gst_cuda_batch_infer_frame_infos (self, batch, i, &in, &out, &pool);
-    batch->in_width[i] = GST_VIDEO_INFO_WIDTH (in);
-    batch->in_height[i] = GST_VIDEO_INFO_HEIGHT (in);
-    batch->out_width[i] = GST_VIDEO_INFO_WIDTH (out);
-    batch->out_height[i] = GST_VIDEO_INFO_HEIGHT (out);
-    if (!gst_video_frame_map (&batch->in_frames[i], in, batch->frames[i],
+    batch->in_width[s] = GST_VIDEO_INFO_WIDTH (in);
+    batch->in_height[s] = GST_VIDEO_INFO_HEIGHT (in);
+    batch->out_width[s] = GST_VIDEO_INFO_WIDTH (out);
+    batch->out_height[s] = GST_VIDEO_INFO_HEIGHT (out);
+    if (!gst_video_frame_map (&batch->in_frames[s], in, batch->frames[i],
             GST_MAP_READ))
       return FALSE;
-    batch->in_data[i] = GST_VIDEO_FRAME_PLANE_DATA (&batch->in_frames[i], 0);
-    batch->in_strides[i] =
-        GST_VIDEO_FRAME_PLANE_STRIDE (&batch->in_frames[i], 0);
+    batch->in_data[s] = GST_VIDEO_FRAME_PLANE_DATA (&batch->in_frames[s], 0);
+    batch->in_strides[s] =
+        GST_VIDEO_FRAME_PLANE_STRIDE (&batch->in_frames[s], 0);
     if (self->out.image) {
-      if (!gst_video_frame_map (&batch->out_frames[i], out,
+      if (!gst_video_frame_map (&batch->out_frames[s], out,
               batch->out_buffers[i], GST_MAP_WRITE)) {
-        gst_video_frame_unmap (&batch->in_frames[i]);
+        gst_video_frame_unmap (&batch->in_frames[s]);
         return FALSE;
       }
-      batch->out_data[i] =
-          GST_VIDEO_FRAME_PLANE_DATA (&batch->out_frames[i], 0);
-      batch->out_strides[i] =
-          GST_VIDEO_FRAME_PLANE_STRIDE (&batch->out_frames[i], 0);
+      batch->out_data[s] =
+          GST_VIDEO_FRAME_PLANE_DATA (&batch->out_frames[s], 0);
+      batch->out_strides[s] =
+          GST_VIDEO_FRAME_PLANE_STRIDE (&batch->out_frames[s], 0);
     }
-    batch->mapped = i + 1;
+    batch->mapped = s + 1;
   }
   return TRUE;
 }
 
-/* Copies frame @i's slice of every model output, @outputs (the whole
+/* Copies slot @s's slice of every model output, @outputs (the whole
  * batch's, read once per batch), into a buffer of the tensor pool, laid
  * out as self->tensors. */
 static GstFlowReturn
 gst_cuda_batch_infer_slice_tensors (GstCudaBatchInfer * self,
-    GstCbiBatch * batch, guint i, const gfloat * const *outputs)
+    GstCbiBatch * batch, guint s, const gfloat * const *outputs)
 {
   GstBuffer *data = NULL;
   GstFlowReturn ret;
@@ -176,34 +180,36 @@ gst_cuda_batch_infer_slice_tensors (GstCudaBatchInfer * self,
   }
   for (o = 0; o < self->out.n_outputs; o++) {
     const GstBatchTensor *t = &self->tensors[o];
-    memcpy (map.data + t->offset, (const guint8 *) outputs[o] + i * t->size,
+    memcpy (map.data + t->offset, (const guint8 *) outputs[o] + s * t->size,
         t->size);
   }
   gst_buffer_unmap (data, &map);
-  batch->tensor_data[i] = data;
+  batch->tensor_data[s] = data;
   return GST_FLOW_OK;
 }
 
 /* The output buffer of frame @i of a batch of tensor outputs: the input
  * frame itself, stolen from the batch so that it stays writable when
- * upstream kept no reference, with its tensors attached. */
+ * upstream kept no reference, with the tensors of @data attached (nullable:
+ * a skipped frame of a stream with no result yet passes without). */
 static GstBuffer *
 gst_cuda_batch_infer_pass_through (GstCudaBatchInfer * self,
-    GstCbiBatch * batch, guint i)
+    GstCbiBatch * batch, guint i, GstBuffer * data)
 {
   GstBuffer *out = gst_buffer_make_writable (batch->frames[i]);
   GstBatchTensorMeta *m;
 
   batch->frames[i] = NULL;
-  m = gst_buffer_add_batch_tensor_meta (out, batch->tensor_data[i],
-      self->out.n_outputs, self->tensors);
+  if (data == NULL)
+    return out;
+  m = gst_buffer_add_batch_tensor_meta (out, data, self->out.n_outputs,
+      self->tensors);
   if (m == NULL)
     GST_WARNING_OBJECT (self, "could not attach the tensors of frame %u", i);
   else if (self->run_tensor_meta
       && !gst_cbi_tensor_meta_add (out, m, self->tensor_ids))
     GST_WARNING_OBJECT (self, "could not attach the GstTensorMeta of frame "
         "%u", i);
-  gst_clear_buffer (&batch->tensor_data[i]);
   return out;
 }
 
@@ -214,7 +220,7 @@ gst_cuda_batch_infer_batch_message (GstCudaBatchInfer * self,
   GstStructure *s = gst_batch_memory_meta_to_structure (meta);
 
   /* what is the frame's, not the batch's */
-  gst_structure_remove_fields (s, "frame-index", "stream", NULL);
+  gst_structure_remove_fields (s, "frame-index", "stream", "inferred", NULL);
   return gst_message_new_element (GST_OBJECT (self), s);
 }
 
@@ -231,8 +237,9 @@ gst_cuda_batch_infer_batch_failed (GstCudaBatchInfer * self,
   return GST_FLOW_ERROR;
 }
 
-/* Gets output buffers for @batch, maps it and hands it to the engine.
- * Called with the sink pad's STREAM_LOCK. */
+/* Gets output buffers for @batch's frames to infer, maps them and hands
+ * them to the engine, each in its slot; a batch whose frames all skip
+ * inference goes to no engine. With the batch lock. */
 static GstFlowReturn
 gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
     GstCudaBatchInferPadMode pad_mode, const gchar * reason)
@@ -242,17 +249,22 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
   GstFlowReturn ret;
   guint i;
 
+  batch->n_infer = 0;
+  batch->n_out = batch->n;
   for (i = 0; i < batch->n; i++)
-    if (!gst_cuda_batch_infer_meta_fits (self, batch, i))
-      return GST_FLOW_ERROR;
-  for (; self->out.image && batch->n_out < batch->n; batch->n_out++) {
+    batch->slots[i] = batch->tags[i].skip ? -1 : (gint) batch->n_infer++;
+  for (i = 0; i < batch->n; i++) {
     const GstVideoInfo *in, *out;
     GstBufferPool *pool;
 
-    gst_cuda_batch_infer_frame_infos (self, batch, batch->n_out, &in, &out,
-        &pool);
-    ret = gst_buffer_pool_acquire_buffer (pool,
-        &batch->out_buffers[batch->n_out], NULL);
+    if (batch->slots[i] < 0)
+      continue;
+    if (!gst_cuda_batch_infer_meta_fits (self, batch, i))
+      return GST_FLOW_ERROR;
+    if (!self->out.image)
+      continue;
+    gst_cuda_batch_infer_frame_infos (self, batch, i, &in, &out, &pool);
+    ret = gst_buffer_pool_acquire_buffer (pool, &batch->out_buffers[i], NULL);
     if (ret == GST_FLOW_ERROR)
       GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
           ("Could not get an output buffer"), ("batch %" G_GUINT64_FORMAT,
@@ -260,16 +272,28 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
     if (ret != GST_FLOW_OK)
       return ret;
   }
+
+  memset (fb, 0, sizeof (*fb));
+  if (batch->n_infer == 0) {
+    /* what its frames' meta says: the pool as it is, nothing run */
+    memset (&batch->report, 0, sizeof (batch->report));
+    batch->report.backend = cbi_engine_backend_name (self->engine);
+    batch->report.device_id = cbi_engine_device_id (self->engine);
+    cbi_engine_get_pool_stats (self->engine, &batch->report.pool);
+    batch->warmed_up = self->warm_width > 0;
+    GST_DEBUG_OBJECT (self, "batch %" G_GUINT64_FORMAT ": %u frames, all "
+        "skipping inference (%s)", batch->index, batch->n, reason);
+    return GST_FLOW_OK;
+  }
   if (!gst_cuda_batch_infer_map (self, batch)) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not map a video frame"),
-        ("frame %u of batch %" G_GUINT64_FORMAT, batch->mapped, batch->index));
+        ("slot %u of batch %" G_GUINT64_FORMAT, batch->mapped, batch->index));
     return GST_FLOW_ERROR;
   }
 
-  memset (fb, 0, sizeof (*fb));
   gst_cuda_batch_infer_describe_layout (self, &self->in_info, fb);
-  fb->n_frames = batch->n;
-  fb->n_slots = pad_mode == GST_CUDA_BATCH_INFER_PAD_NONE ? batch->n :
+  fb->n_frames = batch->n_infer;
+  fb->n_slots = pad_mode == GST_CUDA_BATCH_INFER_PAD_NONE ? batch->n_infer :
       self->run_batch;
   fb->pad_mode = (CbiPadMode) pad_mode;
   fb->in = batch->in_data;
@@ -290,7 +314,8 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
       && fb->n_slots == self->run_batch;
 
   GST_DEBUG_OBJECT (self, "batch %" G_GUINT64_FORMAT ": %u frames in %u "
-      "slots (%s)", batch->index, batch->n, fb->n_slots, reason);
+      "slots, %u more skipping inference (%s)", batch->index, batch->n_infer,
+      fb->n_slots, batch->n - batch->n_infer, reason);
   if (!cbi_engine_submit (self->engine, fb, &batch->ticket, &batch->report,
           &error))
     return gst_cuda_batch_infer_batch_failed (self, batch, error);
@@ -308,6 +333,8 @@ gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
   const CbiBatchReport *r = &batch->report;
 
   m->stream = batch->tags[frame_index].index;
+  m->inferred = batch->slots[frame_index] >= 0;
+  m->skipped = batch->n - batch->n_infer;
   m->streams = streams;
   m->stream_mask = stream_mask;
   m->batch_index = batch->index;
@@ -332,42 +359,218 @@ gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
   m->device_id = r->device_id;
 }
 
+/* The skipping and dropping state of the pad a frame tagged @tag came on:
+ * the always sink pad's, or its stream's (which the batch holds). */
+static GstCbiPadState *
+gst_cuda_batch_infer_pad_state (GstCudaBatchInfer * self,
+    const GstCbiFrameTag * tag)
+{
+  return tag->stream ? &((GstCbiStream *) tag->stream)->pad : &self->pad;
+}
+
+/* Whether frames tagged @a and @b came on the same pad, in the same run
+ * of its stream (no flush between). */
+static gboolean
+gst_cuda_batch_infer_same_pad (const GstCbiFrameTag * a,
+    const GstCbiFrameTag * b)
+{
+  return a->stream == b->stream && a->serial == b->serial;
+}
+
+/* A skipped frame's output buffer for an image output: a copy of @result
+ * (its pad's last), with frame @i's timestamps and flags. */
+static GstFlowReturn
+gst_cuda_batch_infer_copy_result (GstCudaBatchInfer * self,
+    GstCbiBatch * batch, guint i, GstBuffer * result)
+{
+  const GstVideoInfo *in, *out;
+  GstVideoFrame src, dst;
+  GstBufferPool *pool;
+  GstBuffer *copy = NULL;
+  GstFlowReturn ret;
+  gboolean ok;
+
+  gst_cuda_batch_infer_frame_infos (self, batch, i, &in, &out, &pool);
+  ret = gst_buffer_pool_acquire_buffer (pool, &copy, NULL);
+  if (ret == GST_FLOW_ERROR)
+    GST_ELEMENT_ERROR (self, RESOURCE, FAILED,
+        ("Could not get an output buffer"), ("batch %" G_GUINT64_FORMAT,
+            batch->index));
+  if (ret != GST_FLOW_OK)
+    return ret;
+  ok = gst_video_frame_map (&src, out, result, GST_MAP_READ);
+  if (ok) {
+    ok = gst_video_frame_map (&dst, out, copy, GST_MAP_WRITE);
+    if (ok) {
+      ok = gst_video_frame_copy (&dst, &src);
+      gst_video_frame_unmap (&dst);
+    }
+    gst_video_frame_unmap (&src);
+  }
+  if (!ok) {
+    /* the result is of frames of another size (caps changed since) */
+    GST_DEBUG_OBJECT (self, "frame %u of batch %" G_GUINT64_FORMAT ": its "
+        "stream's last result is of other frames: dropped", i, batch->index);
+    gst_buffer_unref (copy);
+    return GST_FLOW_OK;
+  }
+  gst_buffer_copy_into (copy, batch->frames[i],
+      GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+  batch->out_buffers[i] = copy;
+  return GST_FLOW_OK;
+}
+
+/* Makes frame @i's output buffer, out_buffers[i]: an inferred frame's
+ * result; for a frame that skipped inference, the last result of its pad
+ * before it (in this batch, or kept from an earlier one): a copy of the
+ * image, or a reference to the tensors. A skipped frame with no result of
+ * its pad to go with (its stream's first ones lost) passes with no
+ * tensors, or, for an image output, is dropped (out_buffers[i] %NULL). */
+static GstFlowReturn
+gst_cuda_batch_infer_output (GstCudaBatchInfer * self, GstCbiBatch * batch,
+    guint i)
+{
+  GstBuffer *image = NULL, *tensors = NULL;
+  GstCbiPadState *pad;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gint j, s = batch->slots[i];
+
+  if (s >= 0 && self->out.image) {
+    gst_buffer_copy_into (batch->out_buffers[i], batch->frames[i],
+        GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+    return GST_FLOW_OK;
+  }
+  if (s >= 0) {
+    batch->out_buffers[i] = gst_cuda_batch_infer_pass_through (self, batch, i,
+        batch->tensor_data[s]);
+    return GST_FLOW_OK;
+  }
+
+  for (j = (gint) i - 1; j >= 0; j--)
+    if (batch->slots[j] >= 0
+        && gst_cuda_batch_infer_same_pad (&batch->tags[j], &batch->tags[i]))
+      break;
+  if (j >= 0 && self->out.image) {
+    image = gst_buffer_ref (batch->out_buffers[j]);
+  } else if (j >= 0) {
+    tensors = gst_buffer_ref (batch->tensor_data[batch->slots[j]]);
+  } else {
+    pad = gst_cuda_batch_infer_pad_state (self, &batch->tags[i]);
+    STATS_LOCK (self);
+    if (pad->last_serial == batch->tags[i].serial) {
+      image = pad->last_image ? gst_buffer_ref (pad->last_image) : NULL;
+      tensors = pad->last_tensors ? gst_buffer_ref (pad->last_tensors) : NULL;
+    }
+    STATS_UNLOCK (self);
+  }
+
+  if (!self->out.image)
+    batch->out_buffers[i] = gst_cuda_batch_infer_pass_through (self, batch, i,
+        tensors);
+  else if (image)
+    ret = gst_cuda_batch_infer_copy_result (self, batch, i, image);
+  else
+    GST_DEBUG_OBJECT (self, "frame %u of batch %" G_GUINT64_FORMAT ": no "
+        "result of its stream to go out with: dropped", i, batch->index);
+  gst_clear_buffer (&image);
+  gst_clear_buffer (&tensors);
+  return ret;
+}
+
+/* With interval, what the skipped frames of later batches go out with:
+ * each pad's last inferred frame of @batch, kept in its pad state. */
+static void
+gst_cuda_batch_infer_keep_results (GstCudaBatchInfer * self,
+    GstCbiBatch * batch)
+{
+  GstCbiPadState *pad;
+  guint i, j;
+
+  for (i = 0; i < batch->n; i++) {
+    if (batch->slots[i] < 0 || batch->out_buffers[i] == NULL)
+      continue;
+    for (j = i + 1; j < batch->n; j++)
+      if (batch->slots[j] >= 0
+          && gst_cuda_batch_infer_same_pad (&batch->tags[j], &batch->tags[i]))
+        break;
+    if (j < batch->n)
+      continue;
+    pad = gst_cuda_batch_infer_pad_state (self, &batch->tags[i]);
+    STATS_LOCK (self);
+    gst_buffer_replace (&pad->last_image, self->out.image ?
+        batch->out_buffers[i] : NULL);
+    gst_buffer_replace (&pad->last_tensors, self->out.image ? NULL :
+        batch->tensor_data[batch->slots[i]]);
+    pad->last_serial = batch->tags[i].serial;
+    STATS_UNLOCK (self);
+  }
+}
+
+/* Counts @batch's frames that came out inferred or skipping it, per pad
+ * and in all. */
+static void
+gst_cuda_batch_infer_count_outputs (GstCudaBatchInfer * self,
+    const GstCbiBatch * batch)
+{
+  GstCbiPadState *pad;
+  guint i;
+
+  STATS_LOCK (self);
+  for (i = 0; i < batch->n; i++) {
+    if (batch->out_buffers[i] == NULL)
+      continue;
+    pad = gst_cuda_batch_infer_pad_state (self, &batch->tags[i]);
+    if (batch->slots[i] >= 0) {
+      pad->inferred++;
+      self->stats.frames_inferred++;
+    } else {
+      pad->skipped++;
+      self->stats.frames_skipped++;
+    }
+  }
+  STATS_UNLOCK (self);
+}
+
 GstFlowReturn
 gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
 {
   const gfloat *outputs[CBI_MAX_OUTPUTS];
+  GstBatchMemoryMeta *meta;
   GError *error = NULL;
+  GstFlowReturn ret;
   gboolean post;
   guint i, streams;
   guint64 stream_mask;
 
-  if (!cbi_engine_collect (self->engine, batch->ticket, &batch->fb,
-          &batch->report, &error))
-    return gst_cuda_batch_infer_batch_failed (self, batch, error);
-  gst_cbi_batch_unmap (batch);
+  if (batch->n_infer > 0) {
+    if (!cbi_engine_collect (self->engine, batch->ticket, &batch->fb,
+            &batch->report, &error))
+      return gst_cuda_batch_infer_batch_failed (self, batch, error);
+    gst_cbi_batch_unmap (batch);
 
-  /* tensor outputs are read once, then sliced per frame */
-  for (i = 0; !self->out.image && i < self->out.n_outputs; i++) {
-    CbiShape shape;
-    if ((outputs[i] = cbi_engine_get_output (self->engine, batch->ticket,
-                i, &shape, &error)) == NULL) {
-      GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read output %s: "
-              "%s", self->tensors[i].name, error->message), (NULL));
-      g_clear_error (&error);
-      return GST_FLOW_ERROR;
+    /* tensor outputs are read once, then sliced per slot */
+    for (i = 0; !self->out.image && i < self->out.n_outputs; i++) {
+      CbiShape shape;
+      if ((outputs[i] = cbi_engine_get_output (self->engine, batch->ticket,
+                  i, &shape, &error)) == NULL) {
+        GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read output %s: "
+                "%s", self->tensors[i].name, error->message), (NULL));
+        g_clear_error (&error);
+        return GST_FLOW_ERROR;
+      }
     }
+    for (i = 0; !self->out.image && i < batch->n_infer; i++) {
+      ret = gst_cuda_batch_infer_slice_tensors (self, batch, i, outputs);
+      if (ret != GST_FLOW_OK)
+        return ret;
+    }
+    cbi_engine_release (self->engine, batch->ticket);
+    batch->submitted = FALSE;
   }
-  for (i = 0; !self->out.image && i < batch->n; i++) {
-    GstFlowReturn ret = gst_cuda_batch_infer_slice_tensors (self, batch, i,
-        outputs);
-    if (ret != GST_FLOW_OK)
+  for (i = 0; i < batch->n; i++)
+    if ((ret = gst_cuda_batch_infer_output (self, batch, i)) != GST_FLOW_OK)
       return ret;
-  }
-  cbi_engine_release (self->engine, batch->ticket);
-  batch->submitted = FALSE;
-  for (i = 0; !self->out.image && i < batch->n; i++)
-    batch->out_buffers[batch->n_out++] =
-        gst_cuda_batch_infer_pass_through (self, batch, i);
+  gst_cuda_batch_infer_count_outputs (self, batch);
 
   GST_OBJECT_LOCK (self);
   post = self->post_messages;
@@ -375,11 +578,10 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
   streams = gst_cuda_batch_infer_stream_mix (batch, &stream_mask);
   for (i = 0; i < batch->n; i++) {
     GstBuffer *out = batch->out_buffers[i];
-    GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (out);
 
-    if (self->out.image)
-      gst_buffer_copy_into (out, batch->frames[i],
-          GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS, 0, -1);
+    if (out == NULL)
+      continue;
+    meta = gst_buffer_get_batch_memory_meta (out);
     if (meta == NULL) {
       meta = gst_buffer_add_batch_memory_meta (out);
       /* stays on the buffer through our pool: no allocation next time (a
@@ -388,11 +590,15 @@ gst_cuda_batch_infer_collect (GstCudaBatchInfer * self, GstCbiBatch * batch)
         GST_META_FLAG_SET (meta, GST_META_FLAG_POOLED);
     }
     gst_cuda_batch_infer_fill_meta (self, meta, batch, i, streams, stream_mask);
-    if (i == 0 && post)
+    if (post && batch->message == NULL)
       batch->message = gst_cuda_batch_infer_batch_message (self, meta);
   }
-  gst_cuda_batch_infer_update_stats (self, &batch->report,
-      batch->fb.n_slots - batch->n);
+  /* after the metas: a result kept is no longer writable */
+  if (self->run_interval > 1)
+    gst_cuda_batch_infer_keep_results (self, batch);
+  if (batch->n_infer > 0)
+    gst_cuda_batch_infer_update_stats (self, &batch->report,
+        batch->fb.n_slots - batch->n_infer);
   batch->collected = TRUE;
   return GST_FLOW_OK;
 }
@@ -411,6 +617,7 @@ gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
       gst_cuda_batch_infer_deliver (self, &batch->tags[i], NULL);
       batch->tags[i].stream = NULL;
     }
+  gst_cuda_batch_infer_unhold_streams (batch);
   lost = gst_cbi_batch_reset (batch);
   if (lost == 0)
     return;
@@ -482,8 +689,13 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   GST_OBJECT_LOCK (self);
   pad_mode = self->pad_mode;
   GST_OBJECT_UNLOCK (self);
-  batch->n = gst_cbi_batcher_take (&self->batcher, &batch->frames,
-      &batch->tags);
+  batch->n = gst_cbi_batcher_take (&self->batcher, batch->frames,
+      batch->tags, self->run_capacity);
+  self->due = FALSE;
+  /* frames left behind (a second batch waiting, or skipped frames) get
+   * the deadline of their oldest */
+  if (self->batcher.count > 0)
+    gst_cuda_batch_infer_timer_arm (self, self->batcher.tags[0].running);
   gst_cuda_batch_infer_hold_streams (self, batch);
   if (batch->n == 0) {
     gst_cuda_batch_infer_discard (self, batch);
@@ -491,8 +703,8 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   }
   batch->index = self->batch_index++;
   ret = gst_cuda_batch_infer_submit (self, batch, pad_mode, reason);
-  gst_cuda_batch_infer_unhold_streams (batch);
-  if (ret == GST_FLOW_OK && !cbi_engine_is_async (self->engine))
+  if (ret == GST_FLOW_OK && (batch->n_infer == 0
+          || !cbi_engine_is_async (self->engine)))
     ret = gst_cuda_batch_infer_collect (self, batch);
   if (ret != GST_FLOW_OK) {
     gst_cuda_batch_infer_discard (self, batch);
@@ -519,16 +731,234 @@ gst_cuda_batch_infer_try_process (GstCudaBatchInfer * self,
   return gst_cuda_batch_infer_process_full (self, reason, FALSE);
 }
 
-GstFlowReturn
-gst_cuda_batch_infer_add_frame (GstCudaBatchInfer * self, GstBuffer * buffer,
-    const GstCbiFrameTag * tag, const GstSegment * segment)
+/* Whether the frame with running time @running is late for the sink, as
+ * the last QoS event on @pad's src pad said (GstBaseTransform's rule). */
+static gboolean
+gst_cuda_batch_infer_late (GstCudaBatchInfer * self, GstCbiPadState * pad,
+    GstClockTime running, GstClockTime * earliest, gdouble * proportion)
 {
-  GstClockTime pts = GST_BUFFER_PTS (buffer);
+  gboolean late;
 
-  if (gst_cbi_batcher_push (&self->batcher, buffer, tag))
-    return gst_cuda_batch_infer_process (self, "full");
+  STATS_LOCK (self);
+  *earliest = pad->qos_earliest;
+  *proportion = pad->qos_proportion;
+  late = GST_CLOCK_TIME_IS_VALID (running) && GST_CLOCK_TIME_IS_VALID
+      (*earliest) && running <= *earliest;
+  STATS_UNLOCK (self);
+  return late;
+}
+
+/* Counts @buffer (transfer full: unreffed), a frame of @stream (nullable:
+ * the always pad) with running time @running, dropped @late for the sink
+ * or else shed by drop-policy, and posts a QoS message for it: the
+ * pad's frames processed and dropped, @jitter how late it was (late) or
+ * how long it had waited (shed). */
+static void
+gst_cuda_batch_infer_drop_frame (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstBuffer * buffer, GstClockTime running,
+    gboolean late, GstClockTimeDiff jitter, gdouble proportion)
+{
+  GstCbiPadState *pad = stream ? &stream->pad : &self->pad;
+  const GstSegment *segment = stream ? &stream->segment : &self->segment;
+  GstClockTime pts = GST_BUFFER_PTS (buffer);
+  guint64 processed, dropped;
+  GstMessage *msg;
+
+  STATS_LOCK (self);
+  if (late) {
+    pad->late++;
+    self->stats.frames_late++;
+  } else {
+    pad->shed++;
+    self->stats.frames_shed++;
+  }
+  processed = pad->admitted - pad->shed;
+  dropped = pad->late + pad->shed;
+  if (stream == NULL)
+    self->stats.frames_dropped++;
+  STATS_UNLOCK (self);
+  if (stream)
+    gst_cuda_batch_infer_count_dropped (self, stream, 1);
+  GST_DEBUG_OBJECT (stream ? stream->sinkpad : self->sinkpad, "dropping "
+      "the frame of %" GST_TIME_FORMAT ": %s", GST_TIME_ARGS (pts), late ?
+      "late for the sink" : "drop-policy");
+
+  msg = gst_message_new_qos (GST_OBJECT_CAST (self), FALSE, running,
+      segment->format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID (pts) ?
+      gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts) :
+      GST_CLOCK_TIME_NONE, pts, GST_BUFFER_DURATION (buffer));
+  gst_message_set_qos_values (msg, jitter, proportion, 1000000);
+  gst_message_set_qos_stats (msg, GST_FORMAT_BUFFERS, processed, dropped);
+  gst_structure_set (gst_message_writable_structure (msg),
+      "pad", G_TYPE_STRING, GST_OBJECT_NAME (stream ? stream->sinkpad :
+          self->sinkpad), "reason", G_TYPE_STRING, late ? "late" :
+      "drop-policy", NULL);
+  gst_element_post_message (GST_ELEMENT_CAST (self), msg);
+  gst_buffer_unref (buffer);
+}
+
+/* Sheds pending frame @index (not in a batch yet) by drop-policy: out of
+ * the batcher, to its stream as dropped, counted and posted. */
+static void
+gst_cuda_batch_infer_shed (GstCudaBatchInfer * self, guint index,
+    GstClockTime newest)
+{
+  GstCbiFrameTag tag;
+  GstBuffer *frame = gst_cbi_batcher_remove (&self->batcher, index, &tag);
+
+  if (tag.stream)
+    gst_cuda_batch_infer_deliver (self, &tag, NULL);
+  gst_cuda_batch_infer_drop_frame (self, tag.stream, frame, tag.running,
+      FALSE, GST_CLOCK_TIME_IS_VALID (newest)
+      && GST_CLOCK_TIME_IS_VALID (tag.running) ? GST_CLOCK_DIFF (tag.running,
+          newest) : 0, 1.0);
+  self->due = TRUE;
+}
+
+/* Whether @stream's (nullable: the always pad's) oldest pending frame came
+ * max-latency or more before its newest, @newest. */
+static gboolean
+gst_cuda_batch_infer_overdue (GstCudaBatchInfer * self, GstCbiStream * stream,
+    GstClockTime newest, GstClockTime max_latency)
+{
+  gint oldest = gst_cbi_batcher_oldest (&self->batcher, stream);
+  GstClockTime first;
+
+  if (max_latency == 0 || oldest < 0 || !GST_CLOCK_TIME_IS_VALID (newest))
+    return FALSE;
+  first = self->batcher.tags[oldest].running;
+  return GST_CLOCK_TIME_IS_VALID (first) && newest >= first
+      && newest - first >= max_latency;
+}
+
+/* How long ago, on the pipeline clock, the frame of running time
+ * @running was due: 0 where it is not yet, or there is no clock. */
+static GstClockTime
+gst_cuda_batch_infer_age (GstCudaBatchInfer * self, GstClockTime running)
+{
+  GstClockTime now = GST_CLOCK_TIME_NONE, base_time;
+  GstClock *clock;
+
+  GST_OBJECT_LOCK (self);
+  clock = GST_ELEMENT_CLOCK (self) ? gst_object_ref (GST_ELEMENT_CLOCK (self))
+      : NULL;
+  base_time = GST_ELEMENT_CAST (self)->base_time;
+  GST_OBJECT_UNLOCK (self);
+  if (clock) {
+    now = gst_clock_get_time (clock);
+    gst_object_unref (clock);
+  }
+  if (!GST_CLOCK_TIME_IS_VALID (now) || !GST_CLOCK_TIME_IS_VALID (running)
+      || now < base_time || now - base_time <= running)
+    return 0;
+  return now - base_time - running;
+}
+
+/* Whether a place in flight is free for a batch now. */
+static gboolean
+gst_cuda_batch_infer_place_free (GstCudaBatchInfer * self)
+{
+  gboolean free;
+
+  INFLIGHT_LOCK (self);
+  free = !self->inflight_flushing
+      && gst_cbi_inflight_next_unlocked (&self->inflight) != NULL;
+  INFLIGHT_UNLOCK (self);
+  return free;
+}
+
+/* Under a drop-policy, after a frame of @stream with running time
+ * @newest came: the pending frames go when a place in flight is free and
+ * they make a batch, or are due; else they wait, within their bounds. */
+static GstFlowReturn
+gst_cuda_batch_infer_bound (GstCudaBatchInfer * self, GstCbiStream * stream,
+    GstClockTime newest, GstClockTime max_latency)
+{
+  GstCbiBatcher *b = &self->batcher;
+  gboolean overdue =
+      gst_cuda_batch_infer_overdue (self, stream, newest, max_latency);
+  GstFlowReturn ret = GST_FLOW_OK;
+  guint limit;
+  gint oldest;
+
+  if (gst_cuda_batch_infer_place_free (self)) {
+    if (gst_cbi_batcher_ready (b) || overdue || self->due)
+      ret = gst_cuda_batch_infer_try_process (self, overdue ? "max-latency" :
+          "full");
+  } else if (self->run_drop_policy ==
+      GST_CUDA_BATCH_INFER_DROP_POLICY_LATEST_ONLY) {
+    /* the pad's newest frame alone waits for the next place */
+    while ((oldest = gst_cbi_batcher_oldest (b, stream)) >= 0
+        && (guint) oldest < b->count - 1)
+      gst_cuda_batch_infer_shed (self, oldest, newest);
+  } else {
+    while (gst_cuda_batch_infer_overdue (self, stream, newest, max_latency))
+      gst_cuda_batch_infer_shed (self, gst_cbi_batcher_oldest (b, stream),
+          newest);
+  }
+  /* two batches' frames wait at most (and with max-latency, what it lets
+   * wait, up to the batcher's capacity), room left for the next: the
+   * pad's oldest goes, or where the new frame is its only one, the
+   * oldest of all */
+  limit = max_latency > 0 ? b->capacity : 2 * self->run_capacity;
+  while (b->count >= limit) {
+    oldest = gst_cbi_batcher_oldest (b, stream);
+    gst_cuda_batch_infer_shed (self, oldest >= 0
+        && (guint) oldest < b->count - 1 ? (guint) oldest : 0, newest);
+  }
+  return ret;
+}
+
+GstFlowReturn
+gst_cuda_batch_infer_add_frame (GstCudaBatchInfer * self,
+    GstCbiStream * stream, GstBuffer * buffer, const GstSegment * segment)
+{
+  GstCbiPadState *pad = stream ? &stream->pad : &self->pad;
+  GstCbiFrameTag tag = { stream, stream ? stream->serial : 0,
+    stream ? (gint) stream->index : -1, GST_CLOCK_TIME_NONE, FALSE
+  };
+  GstClockTime pts = GST_BUFFER_PTS (buffer), max_latency, earliest, age;
+  gdouble proportion;
+  gboolean qos, ready;
+
+  GST_OBJECT_LOCK (self);
+  qos = self->qos;
+  max_latency = self->max_latency;
+  GST_OBJECT_UNLOCK (self);
+  if (segment->format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID (pts))
+    tag.running = gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts);
+  if (qos && gst_cuda_batch_infer_late (self, pad, tag.running, &earliest,
+          &proportion)) {
+    gst_cuda_batch_infer_drop_frame (self, stream, buffer, tag.running, TRUE,
+        GST_CLOCK_DIFF (tag.running, earliest), proportion);
+    return GST_FLOW_OK;
+  }
+
+  /* under a drop-policy, a frame that waited upstream past max-latency
+   * (a CPU batch held the streaming thread meanwhile) is not taken in */
+  if (self->run_drop_policy != GST_CUDA_BATCH_INFER_DROP_POLICY_NONE
+      && max_latency > 0
+      && (age = gst_cuda_batch_infer_age (self, tag.running)) > max_latency) {
+    gst_cuda_batch_infer_drop_frame (self, stream, buffer, tag.running, FALSE,
+        age, 1.0);
+    return GST_FLOW_OK;
+  }
+
+  /* every interval-th frame of a pad is inferred, the first one first */
+  tag.skip = pad->skip_left > 0;
+  pad->skip_left = tag.skip ? pad->skip_left - 1 : self->run_interval - 1;
+  pad->admitted++;
+  if (stream)
+    gst_cuda_batch_infer_stream_admit (stream);
+  ready = gst_cbi_batcher_push (&self->batcher, buffer, &tag);
   if (self->batcher.count == 1)
-    gst_cuda_batch_infer_timer_arm (self, segment, pts);
+    gst_cuda_batch_infer_timer_arm (self, tag.running);
+  if (self->run_drop_policy != GST_CUDA_BATCH_INFER_DROP_POLICY_NONE)
+    return gst_cuda_batch_infer_bound (self, stream, tag.running, max_latency);
+  if (ready)
+    return gst_cuda_batch_infer_process (self, "full");
+  if (gst_cuda_batch_infer_overdue (self, stream, tag.running, max_latency))
+    return gst_cuda_batch_infer_process (self, "max-latency");
   return GST_FLOW_OK;
 }
 
@@ -536,19 +966,38 @@ void
 gst_cuda_batch_infer_stream_submit (GstCudaBatchInfer * self,
     GstCbiStream * stream, const gchar * reason)
 {
-  if (self->engine == NULL
-      || !gst_cbi_batcher_has_stream (&self->batcher, stream))
-    return;
-  if (g_atomic_pointer_get (&self->push_thread) == g_thread_self ())
-    gst_cuda_batch_infer_try_process (self, reason);
-  else
-    gst_cuda_batch_infer_process (self, reason);
+  gboolean from_push_task =
+      g_atomic_pointer_get (&self->push_thread) == g_thread_self ();
+  guint before;
+
+  /* as many batches as hold its frames (with a drop-policy, two may wait) */
+  while (self->engine && gst_cbi_batcher_has_stream (&self->batcher, stream)) {
+    before = self->batcher.count;
+    if ((from_push_task ? gst_cuda_batch_infer_try_process (self, reason) :
+            gst_cuda_batch_infer_process (self, reason)) != GST_FLOW_OK
+        || self->batcher.count == before)
+      break;
+  }
 }
 
 void
-gst_cuda_batch_infer_deadline (GstCudaBatchInfer * self)
+gst_cuda_batch_infer_deadline (GstCudaBatchInfer * self, gboolean place_freed)
 {
   /* a failure is the src pad task's to report, or an error posted */
-  if (self->engine)
-    gst_cuda_batch_infer_process (self, "batch-timeout");
+  if (self->engine == NULL)
+    return;
+  if (self->run_drop_policy == GST_CUDA_BATCH_INFER_DROP_POLICY_NONE) {
+    if (!place_freed)
+      gst_cuda_batch_infer_process (self, "batch-timeout");
+    return;
+  }
+  /* under a drop-policy the streaming thread never waits for a place in
+   * flight, nor does this task: frames whose deadline passed go at the
+   * first place free */
+  if (!place_freed)
+    self->due = TRUE;
+  if (self->batcher.count > 0 && (self->due
+          || gst_cbi_batcher_ready (&self->batcher)))
+    gst_cuda_batch_infer_try_process (self, place_freed ? "place freed" :
+        "batch-timeout");
 }

@@ -250,6 +250,9 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
         ("invalid caps %" GST_PTR_FORMAT, caps));
     return FALSE;
   }
+  /* the pad's first frame of new caps is inferred (interval): its earlier
+   * results are of other frames */
+  (stream ? &stream->pad : &self->pad)->skip_left = 0;
   if (stream) {
     stream->have_caps = FALSE;
     if (gst_cuda_batch_infer_join_caps (self, stream, caps, &info, &out_caps,
@@ -392,7 +395,7 @@ gst_cuda_batch_infer_chain (GstPad * pad, GstObject * parent,
   self->stats.frames_in++;
   STATS_UNLOCK (self);
 
-  return gst_cuda_batch_infer_add_frame (self, buffer, NULL, &self->segment);
+  return gst_cuda_batch_infer_add_frame (self, NULL, buffer, &self->segment);
 }
 
 gboolean
@@ -428,6 +431,8 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       /* the task is paused once this returns: the batches are ours */
       gst_pad_pause_task (self->srcpad);
       gst_cuda_batch_infer_discard_inflight (self);
+      /* after the seek: the first frame inferred, no QoS of before */
+      gst_cuda_batch_infer_pad_state_clear (self, &self->pad, FALSE);
       /* not once the src pad is deactivated (first, on the way down) */
       gst_cuda_batch_infer_stop_flushing (self);
       return gst_pad_event_default (pad, parent, event);
@@ -578,35 +583,47 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
   }
 }
 
-/* What batching adds to latency: waiting for N-1 more frames (or for
- * batch-timeout, whichever is shorter) plus one batch's processing: the
- * 90th percentile of the warm-up's batches, not their median, which half
- * of the batches exceed: under load, by enough for a live sink to drop
- * their frames as late.
- * @bounded is FALSE when the wait has no bound: no framerate and no
- * batch-timeout. */
-static GstClockTime
-gst_cuda_batch_infer_latency (GstCudaBatchInfer * self, gboolean * bounded)
+GstClockTime
+gst_cuda_batch_infer_latency (GstCudaBatchInfer * self,
+    GstClockTime batch_time, gboolean * bounded)
 {
-  GstClockTime wait, timeout, batch_time;
-  guint batch;
+  GstClockTime wait, timeout;
+  guint batch, interval;
+  gboolean is_bounded;
 
   /* the query comes from any thread: what it reads of the run is copied
    * under the object lock when the engine comes and goes */
   GST_OBJECT_LOCK (self);
   timeout = self->batch_timeout;
   batch = self->query_batch ? self->query_batch : self->batch;
+  interval = self->interval;
   GST_OBJECT_UNLOCK (self);
+  if (!GST_CLOCK_TIME_IS_VALID (batch_time)) {
+    STATS_LOCK (self);
+    batch_time = self->stats.latency_batch_time;
+    STATS_UNLOCK (self);
+  }
 
-  STATS_LOCK (self);
-  batch_time = self->stats.latency_batch_time;
-  STATS_UNLOCK (self);
-
-  wait = gst_cuda_batch_infer_frames_duration (self, batch - 1);
+  /* a batch of one stream waits for its last frame to infer, interval
+   * frames apart */
+  wait = gst_cuda_batch_infer_frames_duration (self, batch * interval - 1);
   if (timeout > 0 && (!GST_CLOCK_TIME_IS_VALID (wait) || timeout < wait))
     wait = timeout;
-  *bounded = GST_CLOCK_TIME_IS_VALID (wait);
-  return (*bounded ? wait : 0) + batch_time;
+  is_bounded = GST_CLOCK_TIME_IS_VALID (wait);
+  if (bounded)
+    *bounded = is_bounded;
+  return (is_bounded ? wait : 0) + batch_time;
+}
+
+gboolean
+gst_cuda_batch_infer_src_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (parent);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_QOS)
+    gst_cuda_batch_infer_pad_state_qos (self, &self->pad, event);
+  return gst_pad_event_default (pad, parent, event);
 }
 
 gboolean
@@ -622,7 +639,7 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
     if (!gst_pad_peer_query (gst_cuda_batch_infer_pair (self, pad), query))
       return FALSE;
     gst_query_parse_latency (query, &live, &min, &max);
-    ours = gst_cuda_batch_infer_latency (self, &bounded);
+    ours = gst_cuda_batch_infer_latency (self, GST_CLOCK_TIME_NONE, &bounded);
     GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency%s",
         GST_TIME_ARGS (ours), bounded ? "" : " (and an unbounded wait)");
     min += ours;

@@ -21,6 +21,17 @@ gboolean gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event);
 gboolean gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
     GstQuery * query);
+/* The always src pad's event function: QoS events are kept (frames late
+ * for the sink are dropped, not inferred), then go upstream. */
+gboolean gst_cuda_batch_infer_src_event (GstPad * pad, GstObject * parent,
+    GstEvent * event);
+/* What the element adds to the latency: waiting for a batch, batch x
+ * interval - 1 frame durations at the caps' framerate or batch-timeout if
+ * that is shorter, plus one batch's time, @batch_time (NONE: the stats'
+ * latency-batch-time). @bounded (nullable): FALSE when the wait has no
+ * bound (no framerate, no batch-timeout): then only the batch time. */
+GstClockTime gst_cuda_batch_infer_latency (GstCudaBatchInfer * self,
+    GstClockTime batch_time, gboolean * bounded);
 /* Every src pad's query function: latency, caps. */
 gboolean gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
     GstQuery * query);

@@ -203,11 +203,82 @@ typedef enum
   GST_CUDA_BATCH_INFER_PRECISION_AUTO = CBI_PRECISION_AUTO,
 } GstCudaBatchInferPrecision;
 
+/**
+ * GstCudaBatchInferDropPolicy:
+ * @GST_CUDA_BATCH_INFER_DROP_POLICY_NONE: no frame is dropped: while every
+ *   place in flight is taken, the streaming thread waits for one (upstream
+ *   waits with it); #GstCudaBatchInfer:max-latency cuts a batch short
+ *   instead of dropping
+ * @GST_CUDA_BATCH_INFER_DROP_POLICY_OLDEST: the streaming thread never
+ *   waits for a place in flight; past #GstCudaBatchInfer:max-latency (or
+ *   two batches of pending frames), a pad's oldest pending frames are
+ *   dropped
+ * @GST_CUDA_BATCH_INFER_DROP_POLICY_LATEST_ONLY: the streaming thread never
+ *   waits for a place in flight; while none is free, each pad keeps only
+ *   its newest pending frame
+ *
+ * What the element does with frames that come faster than the model runs.
+ *
+ * Since: 1.0
+ */
+typedef enum
+{
+  GST_CUDA_BATCH_INFER_DROP_POLICY_NONE,
+  GST_CUDA_BATCH_INFER_DROP_POLICY_OLDEST,
+  GST_CUDA_BATCH_INFER_DROP_POLICY_LATEST_ONLY,
+} GstCudaBatchInferDropPolicy;
+
+/* Under a drop-policy with max-latency, the frames that may wait beyond
+ * two batches' worth, at most */
+#define GST_CUDA_BATCH_INFER_DROP_POLICY_EXTRA_FRAMES 256
+
+/**
+ * GstCbiPadState:
+ * @skip_left: frames still to pass without inference before the next
+ *   inferred one (interval; the batch lock)
+ * @admitted: frames taken into the batches since the start (the batch
+ *   lock)
+ * @qos_earliest: the running time before which a frame is late for the
+ *   sink, from the last QoS event on the pad's src pad, or NONE (the stats
+ *   lock, as the rest)
+ * @qos_proportion: that event's proportion
+ * @inferred: frames that went out inferred
+ * @skipped: frames that went out with an earlier result (interval)
+ * @late: frames dropped late for the sink (QoS)
+ * @shed: frames dropped by drop-policy
+ * @last_image: (nullable): the output buffer of the pad's last inferred
+ *   frame, an image output, a reference: what its skipped frames go out
+ *   with (the src pad task)
+ * @last_tensors: (nullable): that frame's tensor data, a reference
+ * @last_serial: the stream's serial those results are of
+ *
+ * What the element keeps for one sink pad to skip and drop frames: the
+ * always sink pad's in the element, sink_K's in its stream.
+ */
+typedef struct
+{
+  guint skip_left;
+  guint64 admitted;
+  GstClockTime qos_earliest;
+  gdouble qos_proportion;
+  guint64 inferred;
+  guint64 skipped;
+  guint64 late;
+  guint64 shed;
+  GstBuffer *last_image;
+  GstBuffer *last_tensors;
+  guint64 last_serial;
+} GstCbiPadState;
+
 typedef struct
 {
   guint64 frames_in;
   guint64 frames_out;
   guint64 frames_dropped;
+  guint64 frames_inferred;
+  guint64 frames_skipped;
+  guint64 frames_late;
+  guint64 frames_shed;
   guint64 batches;
   guint64 padded_frames;
   guint64 single_thread_batches;
@@ -269,6 +340,7 @@ typedef struct
  * @frames_in: frames that came in on sink_K
  * @frames_out: frames pushed on src_K
  * @frames_dropped: frames that did not come out
+ * @pad: what skipping and dropping keep for sink_K
  *
  * One stream of an element with request pads; refcounted (g_atomic_rc_box):
  * the element's table holds a reference and each of its pads one, so a
@@ -304,6 +376,7 @@ typedef struct
   guint64 frames_in;
   guint64 frames_out;
   guint64 frames_dropped;
+  GstCbiPadState pad;
 } GstCbiStream;
 
 struct _GstCudaBatchInfer
@@ -341,6 +414,10 @@ struct _GstCudaBatchInfer
   GstCudaBatchInferPrecision precision;
   gdouble precision_tolerance;
   gchar *precision_check_location;
+  guint interval;
+  GstClockTime max_latency;
+  GstCudaBatchInferDropPolicy drop_policy;
+  gboolean qos;
 
   /* what queries, from any thread, read of the run: OBJECT_LOCK; written
    * when the engine comes and goes (start, stop) */
@@ -373,6 +450,14 @@ struct _GstCudaBatchInfer
                                  * size; else none */
   GstCbiBatcher batcher;
   guint run_inflight;
+  guint run_interval;           /* interval, for this run */
+  GstCudaBatchInferDropPolicy run_drop_policy;
+  guint run_capacity;           /* frames the batcher and a batch hold */
+  gboolean due;                 /* under a drop-policy, the pending frames
+                                 * go as soon as a place in flight frees,
+                                 * full or not: frames were shed, or their
+                                 * deadline passed, since the last batch */
+  GstCbiPadState pad;           /* the always sink pad's */
   GstVideoInfo in_info;
   GstVideoInfo out_info;
   CbiOutputInfo out;            /* what the model gives for in_info */
@@ -417,12 +502,16 @@ struct _GstCudaBatchInfer
    * the lock is the task's own; the task calls timer_deadline_func */
   GstTask *timeout_task;
   GRecMutex timeout_task_lock;
-  void (*timer_deadline_func) (GstCudaBatchInfer * self);
+  void (*timer_deadline_func) (GstCudaBatchInfer * self,
+      gboolean place_freed);
 
   /* timeout of a partial batch: timer_lock */
   GMutex timer_lock;
   GCond timer_cond;
   gboolean timer_flushing;
+  gboolean timer_now;           /* fire without waiting on the clock: a
+                                 * place in flight freed for frames that
+                                 * wait (drop-policy) */
   GstClockTime timer_deadline;  /* clock time; NONE when not armed */
   guint64 timer_generation;
   GstClockID timer_id;

@@ -9,6 +9,7 @@
 #endif
 
 #include "gstcudabatchinfer-private.h"
+#include "gstcudabatchinfer-caps.h"
 #include "gstcudabatchinfer-route.h"
 
 enum
@@ -38,6 +39,10 @@ enum
   PROP_PRECISION,
   PROP_PRECISION_TOLERANCE,
   PROP_PRECISION_CHECK_LOCATION,
+  PROP_INTERVAL,
+  PROP_MAX_LATENCY,
+  PROP_DROP_POLICY,
+  PROP_QOS,
   PROP_STATS,
 };
 
@@ -64,6 +69,11 @@ enum
 #define DEFAULT_PRECISION_TOLERANCE 0.05
 #define DEFAULT_PRECISION_CHECK_LOCATION NULL
 #define MAX_THREADS 1024
+#define DEFAULT_INTERVAL 1
+#define MAX_INTERVAL 1000
+#define DEFAULT_MAX_LATENCY 0
+#define DEFAULT_DROP_POLICY GST_CUDA_BATCH_INFER_DROP_POLICY_NONE
+#define DEFAULT_QOS TRUE
 
 /* The element's enums, one after the other in one array, each ended by a
  * zeroed value, as g_enum_register_static() takes them. */
@@ -75,6 +85,7 @@ enum
   ENUM_ALGO_SEARCH = 11,
   ENUM_SCALING = 14,
   ENUM_PRECISION = 18,
+  ENUM_DROP_POLICY = 24,
 };
 
 static GEnumValue enum_values[] = {
@@ -118,6 +129,15 @@ static GEnumValue enum_values[] = {
   {GST_CUDA_BATCH_INFER_PRECISION_AUTO,
       "The fastest that passes the warm-up's accuracy check", "auto"},
   {0, NULL, NULL},
+  {GST_CUDA_BATCH_INFER_DROP_POLICY_NONE,
+      "Drop nothing: wait for a place in flight (upstream waits)", "none"},
+  {GST_CUDA_BATCH_INFER_DROP_POLICY_OLDEST,
+        "Never wait: drop a pad's oldest pending frames past max-latency",
+      "oldest"},
+  {GST_CUDA_BATCH_INFER_DROP_POLICY_LATEST_ONLY,
+        "Never wait: while no place is free, keep a pad's newest frame only",
+      "latest-only"},
+  {0, NULL, NULL},
 };
 
 /* Registers, once, the enum whose values start at enum_values[@first]. */
@@ -156,6 +176,9 @@ gst_cuda_batch_infer_enum_get_type (guint first, const gchar * name)
 #define GST_TYPE_CUDA_BATCH_INFER_PRECISION \
   (gst_cuda_batch_infer_enum_get_type (ENUM_PRECISION, \
       "GstCudaBatchInferPrecision"))
+#define GST_TYPE_CUDA_BATCH_INFER_DROP_POLICY \
+  (gst_cuda_batch_infer_enum_get_type (ENUM_DROP_POLICY, \
+      "GstCudaBatchInferDropPolicy"))
 
 static void gst_cuda_batch_infer_set_property (GObject * object,
     guint prop_id, const GValue * value, GParamSpec * pspec);
@@ -658,12 +681,106 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   /**
+   * GstCudaBatchInfer:interval:
+   *
+   * Infer every interval-th frame of each stream (each sink pad): the
+   * first frame of a stream, of a flushing seek and of new caps, then
+   * every interval-th after it. The frames between skip inference: they
+   * ride in the batches in their order, take no slot, and go out with
+   * their own timestamps and the last result of their stream: an image
+   * output's last frame, copied, or, for tensor outputs, the frame
+   * itself with the last result's #GstBatchTensorMeta (and GstTensorMeta),
+   * a reference to the same tensors. Their #GstBatchMemoryMeta says
+   * `inferred` %FALSE. A batch takes #GstCudaBatchInfer:batch frames to
+   * infer, so it waits for batch x interval frames of one stream, which
+   * the LATENCY query counts. 1 infers every frame.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_INTERVAL,
+      g_param_spec_uint ("interval", "Interval",
+          "Infer every interval-th frame of each stream; the others go out "
+          "with its last result (1 = every frame)", 1, MAX_INTERVAL,
+          DEFAULT_INTERVAL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:max-latency:
+   *
+   * The longest a sink pad's pending frames (those not in a batch yet)
+   * may span, by their running times: when a frame comes max-latency or
+   * more after the oldest pending frame of its pad, the pending frames go
+   * as a batch now, padded, where a place in flight is free; where none
+   * is, #GstCudaBatchInfer:drop-policy says what happens (with `none`, the
+   * streaming thread waits for a place, then they go). It bounds the wait
+   * by the frames' timestamps, where #GstCudaBatchInfer:batch-timeout
+   * bounds it on the clock; the LATENCY query does not count it. 0: no
+   * bound but a full batch.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_MAX_LATENCY,
+      g_param_spec_uint64 ("max-latency", "Maximum latency",
+          "Most time a pad's pending frames may span, in nanoseconds, "
+          "before they go or drop-policy drops them (0 = a full batch)", 0,
+          G_MAXUINT64, DEFAULT_MAX_LATENCY, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+
+  /**
+   * GstCudaBatchInfer:drop-policy:
+   *
+   * What happens to frames that come faster than the model runs, once
+   * every place in flight (#GstCudaBatchInfer:max-inflight) is taken.
+   * `none` drops nothing: the streaming thread waits for a place, and
+   * upstream with it, so a live source's frames pile up before the
+   * element and their latency grows. `oldest` and `latest-only` never
+   * wait: frames stay pending (two batches' worth at most) until a place
+   * frees, then go at once, full batch or not. Under `oldest`, a pad's
+   * oldest pending frames are dropped while they span
+   * #GstCudaBatchInfer:max-latency or more; under `latest-only`, each pad
+   * keeps only its newest pending frame. Each dropped frame is counted in
+   * #GstCudaBatchInfer:stats (`frames-shed`, and its stream's) and posted
+   * as a QoS message (GST_FORMAT_BUFFERS, the pad's frames processed and
+   * dropped; fields `pad` and `reason` "drop-policy"). Frames in = frames
+   * out + frames dropped, always.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_DROP_POLICY,
+      g_param_spec_enum ("drop-policy", "Drop policy",
+          "What happens to frames that come faster than the model runs",
+          GST_TYPE_CUDA_BATCH_INFER_DROP_POLICY, DEFAULT_DROP_POLICY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:qos:
+   *
+   * Honour the QoS events downstream sends: a frame whose running time
+   * is already past what the last one says (the sink would drop it as
+   * late) is dropped on arrival, not inferred, as GstBaseTransform does,
+   * counted (`frames-late`) and posted as a QoS message (`reason` "late").
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_QOS,
+      g_param_spec_boolean ("qos", "QoS",
+          "Drop frames downstream's QoS events say are late, uninferred",
+          DEFAULT_QOS, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+
+  /**
    * GstCudaBatchInfer:stats:
    *
    * Counters since the last READY→PAUSED, as a `cudabatchinfer-stats`
    * structure: `frames-in`, `frames-out` (pushed), `frames-dropped` (by
-   * flushing seeks, state changes, failed batches and pushes downstream
-   * refused), `batches`, `padded-frames`, `single-thread-batches` (run
+   * flushing seeks, state changes, failed batches, pushes downstream
+   * refused, QoS and drop-policy), `frames-inferred` and `frames-skipped`
+   * (the frames that came out of batches inferred, or with an earlier
+   * result: #GstCudaBatchInfer:interval), `frames-late` (dropped late for
+   * the sink: #GstCudaBatchInfer:qos), `frames-shed` (dropped by
+   * #GstCudaBatchInfer:drop-policy), `latency` (what the element adds in
+   * the LATENCY query now, ns: see the element's documentation), `batches`, `padded-frames`, `single-thread-batches` (run
    * on one thread of the CPU backend while other threads kept the cores
    * busy: see #GstCudaBatchInfer:threads), `replans`,
    * `warmup-time`, `steady-batch-time` (the median of the warm-up's timed
@@ -687,8 +804,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * below float32). With request pads, `streams`
    * is an array with a `cudabatchinfer-stream` structure per stream, in
    * the order the pads were requested: `pad` (sink_K), `frames-in`,
-   * `frames-out`, `frames-dropped` and `queued` (results waiting for
-   * src_K's task); the element's counters add up every stream's.
+   * `frames-out`, `frames-dropped`, `frames-inferred`, `frames-skipped`,
+   * `frames-late`, `frames-shed` and `queued` (results waiting for src_K's
+   * task); the element's counters add up every stream's.
    *
    * A batch's `frames-out` are added once all its pushes have returned, so
    * a pad probe downstream may see a frame before it is counted; after
@@ -707,6 +825,7 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_ALGO_SEARCH, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_SCALING, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_PRECISION, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_CUDA_BATCH_INFER_DROP_POLICY, 0);
 }
 
 void
@@ -736,6 +855,10 @@ gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self)
   self->scaling = DEFAULT_SCALING;
   self->precision = DEFAULT_PRECISION;
   self->precision_tolerance = DEFAULT_PRECISION_TOLERANCE;
+  self->interval = DEFAULT_INTERVAL;
+  self->max_latency = DEFAULT_MAX_LATENCY;
+  self->drop_policy = DEFAULT_DROP_POLICY;
+  self->qos = DEFAULT_QOS;
 }
 
 /* A per-channel array property: 1 value for all channels, or 3, or, where
@@ -795,6 +918,10 @@ static const gsize plain_fields[PROP_STATS + 1] = {
   [PROP_PRECISION] = G_STRUCT_OFFSET (GstCudaBatchInfer, precision),
   [PROP_PRECISION_TOLERANCE] = G_STRUCT_OFFSET (GstCudaBatchInfer,
       precision_tolerance),
+  [PROP_INTERVAL] = G_STRUCT_OFFSET (GstCudaBatchInfer, interval),
+  [PROP_MAX_LATENCY] = G_STRUCT_OFFSET (GstCudaBatchInfer, max_latency),
+  [PROP_DROP_POLICY] = G_STRUCT_OFFSET (GstCudaBatchInfer, drop_policy),
+  [PROP_QOS] = G_STRUCT_OFFSET (GstCudaBatchInfer, qos),
 };
 
 /* enum fields are read and written as gint */
@@ -804,6 +931,7 @@ G_STATIC_ASSERT (sizeof (GstCudaBatchInferChannelOrder) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferAlgoSearch) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferScaling) == sizeof (gint));
 G_STATIC_ASSERT (sizeof (GstCudaBatchInferPrecision) == sizeof (gint));
+G_STATIC_ASSERT (sizeof (GstCudaBatchInferDropPolicy) == sizeof (gint));
 
 /* Stores plain @value in @field, which has its type. */
 static void
@@ -925,6 +1053,12 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
       "frames-in", G_TYPE_UINT64, s.frames_in,
       "frames-out", G_TYPE_UINT64, s.frames_out,
       "frames-dropped", G_TYPE_UINT64, s.frames_dropped,
+      "frames-inferred", G_TYPE_UINT64, s.frames_inferred,
+      "frames-skipped", G_TYPE_UINT64, s.frames_skipped,
+      "frames-late", G_TYPE_UINT64, s.frames_late,
+      "frames-shed", G_TYPE_UINT64, s.frames_shed,
+      "latency", G_TYPE_UINT64, gst_cuda_batch_infer_latency (self,
+          s.latency_batch_time, NULL),
       "batches", G_TYPE_UINT64, s.batches,
       "padded-frames", G_TYPE_UINT64, s.padded_frames,
       "single-thread-batches", G_TYPE_UINT64, s.single_thread_batches,

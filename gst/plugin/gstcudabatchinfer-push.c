@@ -44,11 +44,15 @@ gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
       break;
     out = batch->out_buffers[i];
     batch->out_buffers[i] = NULL;
+    /* a skipped frame with no result to go with: its stream's counts it */
+    refused += out == NULL;
     if (batch->tags[i].stream) {
       gst_cuda_batch_infer_deliver (self, &batch->tags[i], out);
       batch->tags[i].stream = NULL;
       continue;
     }
+    if (out == NULL)
+      continue;
     /* after a refusal, the always pad's frames are dropped; the streams'
      * go on to their queues */
     if (ret != GST_FLOW_OK) {
@@ -120,12 +124,20 @@ gst_cuda_batch_infer_push_loop (GstCudaBatchInfer * self)
   }
   INFLIGHT_BROADCAST (self);
   INFLIGHT_UNLOCK (self);
+  /* under a drop-policy frames wait for this place, not the streaming
+   * thread: the timeout task submits them */
+  if (self->run_drop_policy != GST_CUDA_BATCH_INFER_DROP_POLICY_NONE)
+    gst_cuda_batch_infer_timer_fire_now (self);
 }
 
 GstFlowReturn
 gst_cuda_batch_infer_drain (GstCudaBatchInfer * self, const gchar * reason)
 {
-  GstFlowReturn ret = gst_cuda_batch_infer_process (self, reason);
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  /* every pending frame: with a drop-policy, two batches may wait */
+  while (ret == GST_FLOW_OK && self->batcher.count > 0)
+    ret = gst_cuda_batch_infer_process (self, reason);
 
   INFLIGHT_LOCK (self);
   while (!self->inflight_flushing && self->inflight.count > 0)

@@ -58,8 +58,52 @@ gst_cuda_batch_infer_stream_clear (GstCbiStream * stream)
   gst_cuda_batch_infer_flush_queue_unlocked (stream);
   gst_clear_caps (&stream->refused_caps);
   gst_cuda_batch_infer_clear_pool (&stream->out_pool);
+  /* the last reference: nothing reads these any more */
+  gst_clear_buffer (&stream->pad.last_image);
+  gst_clear_buffer (&stream->pad.last_tensors);
   g_mutex_clear (&stream->lock);
   g_cond_clear (&stream->cond);
+}
+
+void
+gst_cuda_batch_infer_pad_state_clear (GstCudaBatchInfer * self,
+    GstCbiPadState * pad, gboolean counters)
+{
+  pad->skip_left = 0;
+  STATS_LOCK (self);
+  gst_clear_buffer (&pad->last_image);
+  gst_clear_buffer (&pad->last_tensors);
+  pad->qos_earliest = GST_CLOCK_TIME_NONE;
+  pad->qos_proportion = 1.0;
+  if (counters)
+    pad->admitted = pad->inferred = pad->skipped = pad->late = pad->shed = 0;
+  STATS_UNLOCK (self);
+}
+
+void
+gst_cuda_batch_infer_pad_state_qos (GstCudaBatchInfer * self,
+    GstCbiPadState * pad, GstEvent * event)
+{
+  GstClockTimeDiff diff;
+  GstClockTime timestamp;
+  gdouble proportion;
+
+  gst_event_parse_qos (event, NULL, &proportion, &diff, &timestamp);
+  STATS_LOCK (self);
+  pad->qos_proportion = proportion;
+  /* as GstBaseTransform: frames up to there are late */
+  pad->qos_earliest = GST_CLOCK_TIME_IS_VALID (timestamp) ?
+      (GstClockTime) MAX ((GstClockTimeDiff) timestamp + diff, 0) :
+      GST_CLOCK_TIME_NONE;
+  STATS_UNLOCK (self);
+}
+
+void
+gst_cuda_batch_infer_stream_admit (GstCbiStream * stream)
+{
+  STREAM_LOCK (stream);
+  stream->in_count++;
+  STREAM_UNLOCK (stream);
 }
 
 GstCbiStream *
@@ -76,6 +120,8 @@ gst_cuda_batch_infer_stream_new (guint index, guint64 serial)
   g_queue_init (&stream->queue);
   g_queue_init (&stream->held);
   gst_segment_init (&stream->segment, GST_FORMAT_UNDEFINED);
+  stream->pad.qos_earliest = GST_CLOCK_TIME_NONE;
+  stream->pad.qos_proportion = 1.0;
   return stream;
 }
 
@@ -481,6 +527,13 @@ gst_cuda_batch_infer_streams_stats (GstCudaBatchInfer * self)
         "frames-dropped", G_TYPE_UINT64, stream->frames_dropped,
         "queued", G_TYPE_UINT, stream->queued, NULL);
     STREAM_UNLOCK (stream);
+    STATS_LOCK (self);
+    gst_structure_set (s,
+        "frames-inferred", G_TYPE_UINT64, stream->pad.inferred,
+        "frames-skipped", G_TYPE_UINT64, stream->pad.skipped,
+        "frames-late", G_TYPE_UINT64, stream->pad.late,
+        "frames-shed", G_TYPE_UINT64, stream->pad.shed, NULL);
+    STATS_UNLOCK (self);
     g_value_init (&v, GST_TYPE_STRUCTURE);
     g_value_take_boxed (&v, s);
     gst_value_array_append_and_take_value (array, &v);
@@ -510,6 +563,7 @@ gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self)
     stream->frames_in = stream->frames_out = stream->frames_dropped = 0;
     stream->flow = GST_FLOW_OK;
     STREAM_UNLOCK (stream);
+    gst_cuda_batch_infer_pad_state_clear (self, &stream->pad, TRUE);
   }
   g_mutex_unlock (&self->streams_lock);
 }

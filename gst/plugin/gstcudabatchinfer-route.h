@@ -4,8 +4,9 @@
  * The request pads' streams (GstCbiStream): their life, each frame's
  * result handed to its stream's queue (or dropped there), serialised
  * events held behind the frames before them, src_K's task that pushes
- * the queue, and what the batches hold of the streams. Calls nothing of
- * the element's but the pools (a stream's own).
+ * the queue, and what the batches hold of the streams; and what every
+ * sink pad keeps to skip and drop frames (GstCbiPadState). Calls nothing
+ * of the element's but the pools (a stream's own).
  */
 #pragma once
 
@@ -13,6 +14,19 @@
 
 G_BEGIN_DECLS
 
+/* Empties @pad (the always pad's or a stream's): the results its skipped
+ * frames would go out with, the last QoS event, the interval's count;
+ * with @counters, its counts too (a new run). With the batch lock, or no
+ * thread streaming. */
+void gst_cuda_batch_infer_pad_state_clear (GstCudaBatchInfer * self,
+    GstCbiPadState * pad, gboolean counters);
+/* Keeps what a QoS event @event (transfer none) from downstream of @pad's
+ * src pad says: the running time before which frames are late. */
+void gst_cuda_batch_infer_pad_state_qos (GstCudaBatchInfer * self,
+    GstCbiPadState * pad, GstEvent * event);
+/* A frame of @stream went into the pending frames: what its events wait
+ * for counts it. */
+void gst_cuda_batch_infer_stream_admit (GstCbiStream * stream);
 /* Returns: (transfer full): a new stream K of @index, tagged @serial, its
  * src_K flushing until started; its pads are the caller's to make. */
 GstCbiStream *gst_cuda_batch_infer_stream_new (guint index, guint64 serial);

@@ -50,6 +50,21 @@ gst_cuda_batch_infer_stream_src_activate_mode (GstPad * pad,
   return gst_cuda_batch_infer_stream_set_flushing (self, stream, !active, TRUE);
 }
 
+/* src_K's events: a QoS event is kept for sink_K's frames (those late
+ * for src_K's sink are dropped, not inferred), then goes upstream of
+ * sink_K. */
+static gboolean
+gst_cuda_batch_infer_stream_src_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (parent);
+  GstCbiStream *stream = gst_pad_get_element_private (pad);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_QOS)
+    gst_cuda_batch_infer_pad_state_qos (self, &stream->pad, event);
+  return gst_pad_event_default (pad, parent, event);
+}
+
 static gboolean
 gst_cuda_batch_infer_stream_sink_activate_mode (GstPad * pad,
     GstObject * parent, GstPadMode mode, gboolean active)
@@ -98,7 +113,6 @@ gst_cuda_batch_infer_stream_chain (GstPad * pad, GstObject * parent,
 {
   GstCudaBatchInfer *self = GST_CUDA_BATCH_INFER_CAST (parent);
   GstCbiStream *stream = gst_pad_get_element_private (pad);
-  GstCbiFrameTag tag;
   GstFlowReturn ret;
   GstClockTime pts = GST_BUFFER_PTS (buffer);
 
@@ -144,13 +158,7 @@ gst_cuda_batch_infer_stream_chain (GstPad * pad, GstObject * parent,
   }
 
   GST_LOG_OBJECT (pad, "frame %" GST_TIME_FORMAT, GST_TIME_ARGS (pts));
-  tag.stream = stream;
-  tag.serial = stream->serial;
-  tag.index = stream->index;
-  STREAM_LOCK (stream);
-  stream->in_count++;
-  STREAM_UNLOCK (stream);
-  ret = gst_cuda_batch_infer_add_frame (self, buffer, &tag, &stream->segment);
+  ret = gst_cuda_batch_infer_add_frame (self, stream, buffer, &stream->segment);
   gst_cuda_batch_infer_turn_give (self);
   if (ret == GST_FLOW_OK) {
     STREAM_LOCK (stream);
@@ -176,6 +184,8 @@ gst_cuda_batch_infer_stream_flush_stop (GstCudaBatchInfer * self,
   if (self->batcher.count == 0)
     gst_cuda_batch_infer_timer_disarm (self);
   stream->eos = FALSE;
+  /* after the seek: the first frame inferred, no QoS of before */
+  gst_cuda_batch_infer_pad_state_clear (self, &stream->pad, FALSE);
   BATCH_UNLOCK (self);
   if (dropped)
     GST_DEBUG_OBJECT (stream->sinkpad, "flushing dropped %u pending frames",
@@ -321,6 +331,8 @@ gst_cuda_batch_infer_stream_pad (GstCudaBatchInfer * self,
   } else {
     gst_pad_set_query_function (pad,
         GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_src_query));
+    gst_pad_set_event_function (pad,
+        GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_stream_src_event));
     gst_pad_set_activatemode_function (pad,
         GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_stream_src_activate_mode));
   }

@@ -66,7 +66,8 @@ gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self)
   TIMER_UNLOCK (self);
 }
 
-/* Called when the first frame of a batch, with timestamp @pts, arrives.
+/* Called when the first frame of a batch, with running time @running,
+ * arrives.
  * The batch times out @timeout after the frame's running time on the
  * pipeline clock: a frame that reached us late (downstream was busy) has
  * already waited that long. It never waits more than @timeout from now.
@@ -78,10 +79,9 @@ gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self)
  * still: on 2 cores a 240 fps source with batch 8 and a 33 ms timeout fell
  * into runs of one-frame batches (52 of 169 batches in 960 frames). */
 void
-gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
-    const GstSegment * segment, GstClockTime pts)
+gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self, GstClockTime running)
 {
-  GstClockTime timeout, base_time, now, running, deadline, grace;
+  GstClockTime timeout, base_time, now, deadline, grace;
   GstClock *clock;
   guint batch;
 
@@ -99,9 +99,6 @@ gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
 
   now = gst_clock_get_time (clock);
   deadline = now + timeout;
-  running = segment->format == GST_FORMAT_TIME ?
-      gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts) :
-      GST_CLOCK_TIME_NONE;
   if (GST_CLOCK_TIME_IS_VALID (running))
     deadline = MIN (deadline, base_time + running + timeout);
 
@@ -121,11 +118,23 @@ gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
 }
 
 void
+gst_cuda_batch_infer_timer_fire_now (GstCudaBatchInfer * self)
+{
+  TIMER_LOCK (self);
+  self->timer_now = TRUE;
+  if (self->timer_id)
+    gst_clock_id_unschedule (self->timer_id);
+  TIMER_SIGNAL (self);
+  TIMER_UNLOCK (self);
+}
+
+void
 gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,
     gboolean flushing)
 {
   TIMER_LOCK (self);
   self->timer_flushing = flushing;
+  self->timer_now = FALSE;
   self->timer_deadline = GST_CLOCK_TIME_NONE;
   self->timer_generation++;
   if (self->timer_id)
@@ -147,13 +156,28 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   gboolean fire;
 
   TIMER_LOCK (self);
-  while (!self->timer_flushing && self->timer_deadline == GST_CLOCK_TIME_NONE)
+  while (!self->timer_flushing && !self->timer_now
+      && self->timer_deadline == GST_CLOCK_TIME_NONE)
     TIMER_WAIT (self);
   if (self->timer_flushing) {
     /* under the lock: clearing the flag restarts the task after this
      * pause, never before it */
     gst_task_pause (self->timeout_task);
     TIMER_UNLOCK (self);
+    return;
+  }
+  if (self->timer_now) {
+    /* a place in flight freed: no clock to wait on (a deadline armed
+     * stays, and is waited for on the next turn) */
+    self->timer_now = FALSE;
+    TIMER_UNLOCK (self);
+    BATCH_LOCK (self);
+    TIMER_LOCK (self);
+    fire = !self->timer_flushing;
+    TIMER_UNLOCK (self);
+    if (fire)
+      self->timer_deadline_func (self, TRUE);
+    BATCH_UNLOCK (self);
     return;
   }
   deadline = self->timer_deadline;
@@ -186,7 +210,7 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   fire = generation == self->timer_generation && !self->timer_flushing;
   TIMER_UNLOCK (self);
   if (fire)
-    self->timer_deadline_func (self);
+    self->timer_deadline_func (self, FALSE);
   BATCH_UNLOCK (self);
 }
 

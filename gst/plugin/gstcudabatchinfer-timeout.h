@@ -15,20 +15,27 @@ G_BEGIN_DECLS
  * GstCbiDeadlineFunc:
  * @self: the element
  *
- * What the timeout task does at a deadline, with the batch lock held (the
- * always sink pad's STREAM_LOCK): submit the partial batch.
+ * @place_freed: %TRUE: called for gst_cuda_batch_infer_timer_fire_now ();
+ *   %FALSE: the deadline armed passed
+ *
+ * What the timeout task does, with the batch lock held (the always sink
+ * pad's STREAM_LOCK): submit the partial batch.
  */
-typedef void (*GstCbiDeadlineFunc) (GstCudaBatchInfer * self);
+typedef void (*GstCbiDeadlineFunc) (GstCudaBatchInfer * self,
+    gboolean place_freed);
 
 /* Makes the timer and its task (not started), which calls @deadline. */
 void gst_cuda_batch_infer_timer_init (GstCudaBatchInfer * self,
     GstCbiDeadlineFunc deadline);
 void gst_cuda_batch_infer_timer_finalize (GstCudaBatchInfer * self);
-/* Arms the deadline of a batch whose first frame has timestamp @pts in
- * @segment: batch-timeout after its running time on the pipeline clock,
- * never more than that from now. */
+/* Arms the deadline of a batch whose first frame has running time
+ * @running (or NONE): batch-timeout after it on the pipeline clock, never
+ * more than that from now. */
 void gst_cuda_batch_infer_timer_arm (GstCudaBatchInfer * self,
-    const GstSegment * segment, GstClockTime pts);
+    GstClockTime running);
+/* Has the task call its function now, without a deadline (a place in
+ * flight freed); a deadline armed stays armed. */
+void gst_cuda_batch_infer_timer_fire_now (GstCudaBatchInfer * self);
 void gst_cuda_batch_infer_timer_disarm (GstCudaBatchInfer * self);
 /* Disarms the timer and pauses (@flushing) or lets run its task. */
 void gst_cuda_batch_infer_timer_set_flushing (GstCudaBatchInfer * self,

@@ -248,6 +248,8 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
       GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_sink_event));
   self->srcpad = gst_cuda_batch_infer_add_pad (self, &src_template,
       GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_src_query));
+  gst_pad_set_event_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_src_event));
   gst_pad_set_activatemode_function (self->srcpad,
       GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_src_activate_mode));
 
@@ -261,6 +263,8 @@ gst_cuda_batch_infer_init (GstCudaBatchInfer * self)
   g_mutex_init (&self->inflight_lock);
   g_cond_init (&self->inflight_cond);
   gst_cuda_batch_infer_timer_init (self, gst_cuda_batch_infer_deadline);
+  self->pad.qos_earliest = GST_CLOCK_TIME_NONE;
+  self->pad.qos_proportion = 1.0;
 }
 
 static void
@@ -368,6 +372,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   self->stats.frames_dropped += dropped;
   STATS_UNLOCK (self);
   gst_cbi_batcher_clear (&self->batcher);
+  gst_cuda_batch_infer_pad_state_clear (self, &self->pad, FALSE);
   /* the tasks are stopped: what is still in flight is dropped */
   if (self->engine)
     gst_cuda_batch_infer_discard_inflight (self);
@@ -410,6 +415,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   GST_OBJECT_LOCK (self);
   n = self->run_batch = self->batch;
   self->run_inflight = self->max_inflight;
+  self->run_interval = self->interval;
+  self->run_drop_policy = self->drop_policy;
   self->run_warmup = self->warmup;
   warmup_caps = self->warmup_caps ? gst_caps_ref (self->warmup_caps) : NULL;
   model = g_strdup (self->model);
@@ -446,6 +453,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   self->batch_index = 0;
   self->warm_width = self->warm_height = 0;
   gst_cuda_batch_infer_reset_streams (self);
+  gst_cuda_batch_infer_pad_state_clear (self, &self->pad, TRUE);
+  self->due = FALSE;
   gst_clear_caps (&self->refused_caps);
   gst_segment_init (&self->segment, GST_FORMAT_UNDEFINED);
   INFLIGHT_LOCK (self);
@@ -533,8 +542,18 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   GST_INFO_OBJECT (self, "engine on %s, batch %u",
       cbi_engine_backend_name (self->engine), n);
 
-  gst_cbi_batcher_init (&self->batcher, n);
-  gst_cbi_inflight_init (&self->inflight, self->run_inflight, n);
+  /* a batch holds its n frames to infer and the frames that skip
+   * inference between and around them; under a drop-policy, frames wait
+   * for a place in flight behind it: a second batch's, and with
+   * max-latency, as many as it lets wait and DROP_POLICY_EXTRA_FRAMES
+   * more at most */
+  self->run_capacity = n * self->run_interval + self->run_interval - 1;
+  gst_cbi_batcher_init (&self->batcher, n,
+      self->run_drop_policy == GST_CUDA_BATCH_INFER_DROP_POLICY_NONE ?
+      self->run_capacity : 2 * self->run_capacity +
+      GST_CUDA_BATCH_INFER_DROP_POLICY_EXTRA_FRAMES);
+  gst_cbi_inflight_init (&self->inflight, self->run_inflight, n,
+      self->run_capacity);
   if (!cbi_engine_set_inflight (self->engine, self->run_inflight, &error)) {
     gst_cuda_batch_infer_post_engine_error (self, "Opening the backend", error);
     g_clear_error (&error);

@@ -22,6 +22,11 @@ the committed files and never run this script.
 - identity-fixed.onnx: a 1x1 Conv with identity weights and a fixed 8x8
   input size: what goes in comes out, so the element's scaling of frames
   to the model's size and back can be checked by their bytes.
+- slow-matmul.onnx: a fixed 32x24 image, flattened, times a 2304 x 2048
+  matrix made at load (the outer product of two constant vectors, Mul,
+  folded): 4.7 million multiply-adds a frame for a file of 17 KB, and a
+  tensor output (N x 2048). The overload tests run it; their pace comes
+  from the pushes they hold, not from its speed, which the CPU sets.
 - eltwise.onnx, eltwise.in.bin, eltwise.out.bin: a Conv followed by every
   element-wise op the engine takes (LeakyRelu fused into the Conv, Sigmoid
   and Tanh on one tensor, their Add, HardSigmoid, HardSwish, Elu, Clip with
@@ -557,6 +562,24 @@ def identity_fixed_model():
                                       ["N", 3, 8, 8])])
 
 
+def slow_matmul_model():
+    g = np.random.default_rng(2304)
+    col = (g.standard_normal((2304, 1)) * 0.05).astype(np.float32)
+    row = (g.standard_normal((1, 2048)) * 0.05).astype(np.float32)
+    nodes = [
+        helper.make_node("Flatten", ["image"], ["flat"], name="flatten",
+                         axis=1),
+        helper.make_node("Mul", ["col", "row"], ["w"], name="weights"),
+        helper.make_node("MatMul", ["flat", "w"], ["scores"], name="matmul"),
+    ]
+    return model(nodes, [numpy_helper.from_array(col, "col"),
+                         numpy_helper.from_array(row, "row")], inputs=[
+        helper.make_tensor_value_info("image", TensorProto.FLOAT,
+                                      ["N", 3, 24, 32])], outputs=[
+        helper.make_tensor_value_info("scores", TensorProto.FLOAT,
+                                      ["N", 2048])])
+
+
 def main():
     good = model(conv_relu_nodes(), conv_relu_inits())
     save(good, "conv-relu.onnx")
@@ -567,6 +590,7 @@ def main():
                                       ["N", 3, 6, 8])])
     save(fixed, "conv-fixed.onnx")
     save(identity_fixed_model(), "identity-fixed.onnx")
+    save(slow_matmul_model(), "slow-matmul.onnx")
     zoo = eltwise_model()
     save(zoo, "eltwise.onnx")
     write_reference(zoo, "eltwise")

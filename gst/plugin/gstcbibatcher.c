@@ -36,7 +36,7 @@ gst_cbi_batcher_push (GstCbiBatcher * batcher, GstBuffer * buffer,
     const GstCbiFrameTag * tag)
 {
   static const GstCbiFrameTag none = { NULL, 0, -1, GST_CLOCK_TIME_NONE,
-    FALSE
+    FALSE, 0
   };
 
   if (G_UNLIKELY (batcher->count >= batcher->capacity)) {
@@ -87,16 +87,23 @@ gst_cbi_batcher_drop_stream (GstCbiBatcher * batcher, gpointer stream)
 gboolean
 gst_cbi_batcher_has_stream (const GstCbiBatcher * batcher, gpointer stream)
 {
-  return gst_cbi_batcher_oldest (batcher, stream) >= 0;
-}
-
-gint
-gst_cbi_batcher_oldest (const GstCbiBatcher * batcher, gpointer stream)
-{
   guint i;
 
   for (i = 0; i < batcher->count; i++)
     if (batcher->tags[i].stream == stream)
+      return TRUE;
+  return FALSE;
+}
+
+gint
+gst_cbi_batcher_oldest (const GstCbiBatcher * batcher, gpointer stream,
+    guint64 serial)
+{
+  guint i;
+
+  for (i = 0; i < batcher->count; i++)
+    if (batcher->tags[i].stream == stream
+        && batcher->tags[i].serial == serial)
       return (gint) i;
   return -1;
 }
@@ -123,7 +130,8 @@ gst_cbi_batcher_remove (GstCbiBatcher * batcher, guint index,
   /* the skipped frames behind it would have no result of theirs to go
    * out with: the first of them takes its place */
   for (i = index; i < batcher->count; i++) {
-    if (batcher->tags[i].stream != tag->stream)
+    if (batcher->tags[i].stream != tag->stream
+        || batcher->tags[i].serial != tag->serial)
       continue;
     if (batcher->tags[i].skip) {
       batcher->tags[i].skip = FALSE;

@@ -19,6 +19,8 @@ G_BEGIN_DECLS
  * @skip: the frame passes without inference (the element's interval): it
  *   takes no slot of the batch it rides in, and goes out with the last
  *   result of its stream
+ * @seq: its place among its stream's frames since the last flush, 1 the
+ *   first; 0 for the always pads
  *
  * Where a pending frame's result goes, and how it is handled.
  */
@@ -29,6 +31,7 @@ G_BEGIN_DECLS
   gint index;
   GstClockTime running;
   gboolean skip;
+  guint64 seq;
 } GstCbiFrameTag;
 
 /**
@@ -78,8 +81,11 @@ guint gst_cbi_batcher_drop_stream (GstCbiBatcher * batcher, gpointer stream);
 /* Whether a frame of @stream is pending. */
 gboolean gst_cbi_batcher_has_stream (const GstCbiBatcher * batcher,
     gpointer stream);
-/* The index of @stream's oldest pending frame, or -1. */
-gint gst_cbi_batcher_oldest (const GstCbiBatcher * batcher, gpointer stream);
+/* The index of the oldest pending frame of @stream tagged @serial (a
+ * stream released, whose frames still wait, and a new one at its address
+ * differ by it), or -1. */
+gint gst_cbi_batcher_oldest (const GstCbiBatcher * batcher, gpointer stream,
+    guint64 serial);
 /* Takes pending frame @index out, the others keeping their order, its tag
  * into @tag. Where it was to be inferred and its stream's next pending
  * frame is to skip, that one is inferred in its place: a skipped frame

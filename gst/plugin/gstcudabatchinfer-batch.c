@@ -412,6 +412,9 @@ gst_cuda_batch_infer_copy_result (GstCudaBatchInfer * self,
     GST_DEBUG_OBJECT (self, "frame %u of batch %" G_GUINT64_FORMAT ": its "
         "stream's last result is of other frames: dropped", i, batch->index);
     gst_buffer_unref (copy);
+    STATS_LOCK (self);
+    self->stats.frames_dropped++;
+    STATS_UNLOCK (self);
     return GST_FLOW_OK;
   }
   gst_buffer_copy_into (copy, batch->frames[i],
@@ -469,9 +472,15 @@ gst_cuda_batch_infer_output (GstCudaBatchInfer * self, GstCbiBatch * batch,
         tensors);
   else if (image)
     ret = gst_cuda_batch_infer_copy_result (self, batch, i, image);
-  else
+  else {
+    /* counted now: its batch may be discarded before it is pushed; its
+     * stream counts it where the batch hands it over */
     GST_DEBUG_OBJECT (self, "frame %u of batch %" G_GUINT64_FORMAT ": no "
         "result of its stream to go out with: dropped", i, batch->index);
+    STATS_LOCK (self);
+    self->stats.frames_dropped++;
+    STATS_UNLOCK (self);
+  }
   gst_clear_buffer (&image);
   gst_clear_buffer (&tensors);
   return ret;
@@ -703,8 +712,10 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   }
   batch->index = self->batch_index++;
   ret = gst_cuda_batch_infer_submit (self, batch, pad_mode, reason);
-  if (ret == GST_FLOW_OK && (batch->n_infer == 0
-          || !cbi_engine_is_async (self->engine)))
+  /* (a batch of frames that all skip inference too: on a queueing engine
+   * the src pad task collects it after the batch before, whose results
+   * its frames take) */
+  if (ret == GST_FLOW_OK && !cbi_engine_is_async (self->engine))
     ret = gst_cuda_batch_infer_collect (self, batch);
   if (ret != GST_FLOW_OK) {
     gst_cuda_batch_infer_discard (self, batch);
@@ -750,16 +761,19 @@ gst_cuda_batch_infer_late (GstCudaBatchInfer * self, GstCbiPadState * pad,
 
 /* Counts @buffer (transfer full: unreffed), a frame of @stream (nullable:
  * the always pad) with running time @running, dropped @late for the sink
- * or else shed by drop-policy, and posts a QoS message for it: the
- * pad's frames processed and dropped, @jitter how late it was (late) or
- * how long it had waited (shed). */
+ * or else shed by drop-policy, and posts a QoS message for it: the pad's
+ * frames processed and dropped, @jitter how late it was (late) or how
+ * long it had waited (shed). @admitted: it was pending, and its stream has
+ * counted it dropped already; @stream_time: for the message (NONE: not
+ * read from another pad's segment, which its own thread writes). */
 static void
 gst_cuda_batch_infer_drop_frame (GstCudaBatchInfer * self,
-    GstCbiStream * stream, GstBuffer * buffer, GstClockTime running,
-    gboolean late, GstClockTimeDiff jitter, gdouble proportion)
+    GstCbiStream * stream, gboolean admitted, GstBuffer * buffer,
+    GstClockTime running, GstClockTime stream_time, gboolean late,
+    GstClockTimeDiff jitter, gdouble proportion)
 {
   GstCbiPadState *pad = stream ? &stream->pad : &self->pad;
-  const GstSegment *segment = stream ? &stream->segment : &self->segment;
+  GstPad *sinkpad = stream ? stream->sinkpad : self->sinkpad;
   GstClockTime pts = GST_BUFFER_PTS (buffer);
   guint64 processed, dropped;
   GstMessage *msg;
@@ -774,45 +788,62 @@ gst_cuda_batch_infer_drop_frame (GstCudaBatchInfer * self,
   }
   processed = pad->admitted - pad->shed;
   dropped = pad->late + pad->shed;
-  if (stream == NULL)
+  if (stream == NULL || admitted)
     self->stats.frames_dropped++;
   STATS_UNLOCK (self);
-  if (stream)
+  if (stream && !admitted)
     gst_cuda_batch_infer_count_dropped (self, stream, 1);
-  GST_DEBUG_OBJECT (stream ? stream->sinkpad : self->sinkpad, "dropping "
-      "the frame of %" GST_TIME_FORMAT ": %s", GST_TIME_ARGS (pts), late ?
-      "late for the sink" : "drop-policy");
+  GST_DEBUG_OBJECT (sinkpad, "dropping the frame of %" GST_TIME_FORMAT ": %s",
+      GST_TIME_ARGS (pts), late ? "late for the sink" : "drop-policy");
 
   msg = gst_message_new_qos (GST_OBJECT_CAST (self), FALSE, running,
-      segment->format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID (pts) ?
-      gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts) :
-      GST_CLOCK_TIME_NONE, pts, GST_BUFFER_DURATION (buffer));
+      stream_time, pts, GST_BUFFER_DURATION (buffer));
   gst_message_set_qos_values (msg, jitter, proportion, 1000000);
   gst_message_set_qos_stats (msg, GST_FORMAT_BUFFERS, processed, dropped);
   gst_structure_set (gst_message_writable_structure (msg),
-      "pad", G_TYPE_STRING, GST_OBJECT_NAME (stream ? stream->sinkpad :
-          self->sinkpad), "reason", G_TYPE_STRING, late ? "late" :
-      "drop-policy", NULL);
+      "pad", G_TYPE_STRING, GST_OBJECT_NAME (sinkpad),
+      "reason", G_TYPE_STRING, late ? "late" : "drop-policy", NULL);
   gst_element_post_message (GST_ELEMENT_CAST (self), msg);
   gst_buffer_unref (buffer);
 }
 
 /* Sheds pending frame @index (not in a batch yet) by drop-policy: out of
- * the batcher, to its stream as dropped, counted and posted. */
+ * the batcher, to its stream as dropped, counted and posted. With the
+ * batch lock. */
 static void
 gst_cuda_batch_infer_shed (GstCudaBatchInfer * self, guint index,
     GstClockTime newest)
 {
   GstCbiFrameTag tag;
   GstBuffer *frame = gst_cbi_batcher_remove (&self->batcher, index, &tag);
+  GstCbiStream *stream = NULL;
 
-  if (tag.stream)
+  self->due = TRUE;
+  if (tag.stream) {
+    /* not followed where it is gone: its memory may be too (released
+     * from the always src pad's task, its frames left pending) */
+    stream = gst_cuda_batch_infer_stream_of_tag (self, &tag);
     gst_cuda_batch_infer_deliver (self, &tag, NULL);
-  gst_cuda_batch_infer_drop_frame (self, tag.stream, frame, tag.running,
-      FALSE, GST_CLOCK_TIME_IS_VALID (newest)
+    if (stream == NULL) {
+      gst_buffer_unref (frame);
+      STATS_LOCK (self);
+      self->stats.frames_dropped++;
+      self->stats.frames_shed++;
+      STATS_UNLOCK (self);
+      return;
+    }
+  }
+  /* its pad's next frame is inferred where none of its frames to infer
+   * is left pending (the one after it took its place otherwise) */
+  if (!tag.skip && gst_cbi_batcher_oldest (&self->batcher, tag.stream,
+          tag.serial) < 0)
+    (stream ? &stream->pad : &self->pad)->skip_left = 0;
+  gst_cuda_batch_infer_drop_frame (self, stream, TRUE, frame, tag.running,
+      GST_CLOCK_TIME_NONE, FALSE, GST_CLOCK_TIME_IS_VALID (newest)
       && GST_CLOCK_TIME_IS_VALID (tag.running) ? GST_CLOCK_DIFF (tag.running,
           newest) : 0, 1.0);
-  self->due = TRUE;
+  if (stream)
+    gst_cuda_batch_infer_stream_unref (stream);
 }
 
 /* Whether @stream's (nullable: the always pad's) oldest pending frame came
@@ -821,7 +852,8 @@ static gboolean
 gst_cuda_batch_infer_overdue (GstCudaBatchInfer * self, GstCbiStream * stream,
     GstClockTime newest, GstClockTime max_latency)
 {
-  gint oldest = gst_cbi_batcher_oldest (&self->batcher, stream);
+  gint oldest = gst_cbi_batcher_oldest (&self->batcher, stream,
+      stream ? stream->serial : 0);
   GstClockTime first;
 
   if (max_latency == 0 || oldest < 0 || !GST_CLOCK_TIME_IS_VALID (newest))
@@ -831,12 +863,15 @@ gst_cuda_batch_infer_overdue (GstCudaBatchInfer * self, GstCbiStream * stream,
       && newest - first >= max_latency;
 }
 
-/* How long ago, on the pipeline clock, the frame of running time
- * @running was due: 0 where it is not yet, or there is no clock. */
+/* How long the frame of running time @running, a frame of @pad, waited
+ * before it came, on the pipeline clock and beyond what upstream said its
+ * frames take (its latency): 0 where it is not late, or there is no
+ * clock. */
 static GstClockTime
-gst_cuda_batch_infer_age (GstCudaBatchInfer * self, GstClockTime running)
+gst_cuda_batch_infer_age (GstCudaBatchInfer * self, GstCbiPadState * pad,
+    GstClockTime running)
 {
-  GstClockTime now = GST_CLOCK_TIME_NONE, base_time;
+  GstClockTime now = GST_CLOCK_TIME_NONE, base_time, upstream;
   GstClock *clock;
 
   GST_OBJECT_LOCK (self);
@@ -848,10 +883,29 @@ gst_cuda_batch_infer_age (GstCudaBatchInfer * self, GstClockTime running)
     now = gst_clock_get_time (clock);
     gst_object_unref (clock);
   }
+  STATS_LOCK (self);
+  upstream = pad->upstream_latency;
+  STATS_UNLOCK (self);
   if (!GST_CLOCK_TIME_IS_VALID (now) || !GST_CLOCK_TIME_IS_VALID (running)
-      || now < base_time || now - base_time <= running)
+      || now < base_time || now - base_time <= running + upstream)
     return 0;
-  return now - base_time - running;
+  return now - base_time - running - upstream;
+}
+
+/* Under a drop-policy, the most a frame may have waited upstream when it
+ * comes: max-latency, or under latest-only without it, one frame (a newer
+ * frame is behind it); 0: no bound. */
+static GstClockTime
+gst_cuda_batch_infer_arrival_bound (GstCudaBatchInfer * self,
+    GstClockTime max_latency)
+{
+  GstClockTime frame;
+
+  if (max_latency > 0 || self->run_drop_policy !=
+      GST_CUDA_BATCH_INFER_DROP_POLICY_LATEST_ONLY)
+    return max_latency;
+  frame = gst_cuda_batch_infer_frames_duration (self, 1);
+  return GST_CLOCK_TIME_IS_VALID (frame) ? frame : 0;
 }
 
 /* Whether a place in flight is free for a batch now. */
@@ -877,6 +931,7 @@ gst_cuda_batch_infer_bound (GstCudaBatchInfer * self, GstCbiStream * stream,
   GstCbiBatcher *b = &self->batcher;
   gboolean overdue =
       gst_cuda_batch_infer_overdue (self, stream, newest, max_latency);
+  const guint64 serial = stream ? stream->serial : 0;
   GstFlowReturn ret = GST_FLOW_OK;
   guint limit;
   gint oldest;
@@ -888,12 +943,13 @@ gst_cuda_batch_infer_bound (GstCudaBatchInfer * self, GstCbiStream * stream,
   } else if (self->run_drop_policy ==
       GST_CUDA_BATCH_INFER_DROP_POLICY_LATEST_ONLY) {
     /* the pad's newest frame alone waits for the next place */
-    while ((oldest = gst_cbi_batcher_oldest (b, stream)) >= 0
+    while ((oldest = gst_cbi_batcher_oldest (b, stream, serial)) >= 0
         && (guint) oldest < b->count - 1)
       gst_cuda_batch_infer_shed (self, oldest, newest);
   } else {
     while (gst_cuda_batch_infer_overdue (self, stream, newest, max_latency))
-      gst_cuda_batch_infer_shed (self, gst_cbi_batcher_oldest (b, stream),
+      gst_cuda_batch_infer_shed (self, gst_cbi_batcher_oldest (b, stream,
+              serial),
           newest);
   }
   /* two batches' frames wait at most (and with max-latency, what it lets
@@ -902,7 +958,7 @@ gst_cuda_batch_infer_bound (GstCudaBatchInfer * self, GstCbiStream * stream,
    * oldest of all */
   limit = max_latency > 0 ? b->capacity : 2 * self->run_capacity;
   while (b->count >= limit) {
-    oldest = gst_cbi_batcher_oldest (b, stream);
+    oldest = gst_cbi_batcher_oldest (b, stream, serial);
     gst_cuda_batch_infer_shed (self, oldest >= 0
         && (guint) oldest < b->count - 1 ? (guint) oldest : 0, newest);
   }
@@ -915,9 +971,10 @@ gst_cuda_batch_infer_add_frame (GstCudaBatchInfer * self,
 {
   GstCbiPadState *pad = stream ? &stream->pad : &self->pad;
   GstCbiFrameTag tag = { stream, stream ? stream->serial : 0,
-    stream ? (gint) stream->index : -1, GST_CLOCK_TIME_NONE, FALSE
+    stream ? (gint) stream->index : -1, GST_CLOCK_TIME_NONE, FALSE, 0
   };
-  GstClockTime pts = GST_BUFFER_PTS (buffer), max_latency, earliest, age;
+  GstClockTime pts = GST_BUFFER_PTS (buffer), max_latency, earliest, age,
+      bound, stream_time = GST_CLOCK_TIME_NONE;
   gdouble proportion;
   gboolean qos, ready;
 
@@ -925,22 +982,25 @@ gst_cuda_batch_infer_add_frame (GstCudaBatchInfer * self,
   qos = self->qos;
   max_latency = self->max_latency;
   GST_OBJECT_UNLOCK (self);
-  if (segment->format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID (pts))
+  if (segment->format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID (pts)) {
     tag.running = gst_segment_to_running_time (segment, GST_FORMAT_TIME, pts);
+    stream_time = gst_segment_to_stream_time (segment, GST_FORMAT_TIME, pts);
+  }
   if (qos && gst_cuda_batch_infer_late (self, pad, tag.running, &earliest,
           &proportion)) {
-    gst_cuda_batch_infer_drop_frame (self, stream, buffer, tag.running, TRUE,
-        GST_CLOCK_DIFF (tag.running, earliest), proportion);
+    gst_cuda_batch_infer_drop_frame (self, stream, FALSE, buffer,
+        tag.running, stream_time, TRUE, GST_CLOCK_DIFF (tag.running,
+            earliest), proportion);
     return GST_FLOW_OK;
   }
 
-  /* under a drop-policy, a frame that waited upstream past max-latency
-   * (a CPU batch held the streaming thread meanwhile) is not taken in */
+  /* under a drop-policy, a frame that waited upstream past its bound (a
+   * CPU batch held the streaming thread meanwhile) is not taken in */
   if (self->run_drop_policy != GST_CUDA_BATCH_INFER_DROP_POLICY_NONE
-      && max_latency > 0
-      && (age = gst_cuda_batch_infer_age (self, tag.running)) > max_latency) {
-    gst_cuda_batch_infer_drop_frame (self, stream, buffer, tag.running, FALSE,
-        age, 1.0);
+      && (bound = gst_cuda_batch_infer_arrival_bound (self, max_latency)) > 0
+      && (age = gst_cuda_batch_infer_age (self, pad, tag.running)) > bound) {
+    gst_cuda_batch_infer_drop_frame (self, stream, FALSE, buffer,
+        tag.running, stream_time, FALSE, age, 1.0);
     return GST_FLOW_OK;
   }
 
@@ -949,7 +1009,7 @@ gst_cuda_batch_infer_add_frame (GstCudaBatchInfer * self,
   pad->skip_left = tag.skip ? pad->skip_left - 1 : self->run_interval - 1;
   pad->admitted++;
   if (stream)
-    gst_cuda_batch_infer_stream_admit (stream);
+    tag.seq = gst_cuda_batch_infer_stream_admit (stream);
   ready = gst_cbi_batcher_push (&self->batcher, buffer, &tag);
   if (self->batcher.count == 1)
     gst_cuda_batch_infer_timer_arm (self, tag.running);

@@ -639,6 +639,13 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
     if (!gst_pad_peer_query (gst_cuda_batch_infer_pair (self, pad), query))
       return FALSE;
     gst_query_parse_latency (query, &live, &min, &max);
+    /* how late upstream's frames come by their nature: not a wait of
+     * theirs that drop-policy should count */
+    STATS_LOCK (self);
+    (pad == self->srcpad ? &self->pad : &((GstCbiStream *)
+            gst_pad_get_element_private (pad))->pad)->upstream_latency = live ?
+        min : 0;
+    STATS_UNLOCK (self);
     ours = gst_cuda_batch_infer_latency (self, GST_CLOCK_TIME_NONE, &bounded);
     GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency%s",
         GST_TIME_ARGS (ours), bounded ? "" : " (and an unbounded wait)");

@@ -242,6 +242,9 @@ typedef enum
  *   sink, from the last QoS event on the pad's src pad, or NONE (the stats
  *   lock, as the rest)
  * @qos_proportion: that event's proportion
+ * @upstream_latency: the least latency upstream of the pad said it has in
+ *   the last LATENCY query, where live: how late its frames come by their
+ *   nature
  * @inferred: frames that went out inferred
  * @skipped: frames that went out with an earlier result (interval)
  * @late: frames dropped late for the sink (QoS)
@@ -261,6 +264,7 @@ typedef struct
   guint64 admitted;
   GstClockTime qos_earliest;
   gdouble qos_proportion;
+  GstClockTime upstream_latency;
   guint64 inferred;
   guint64 skipped;
   guint64 late;

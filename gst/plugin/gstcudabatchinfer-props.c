@@ -776,8 +776,10 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * structure: `frames-in`, `frames-out` (pushed), `frames-dropped` (by
    * flushing seeks, state changes, failed batches, pushes downstream
    * refused, QoS and drop-policy), `frames-inferred` and `frames-skipped`
-   * (the frames that came out of batches inferred, or with an earlier
-   * result: #GstCudaBatchInfer:interval), `frames-late` (dropped late for
+   * (the frames the model ran on, and those that rode along with an
+   * earlier result: #GstCudaBatchInfer:interval; counted when their batch
+   * is collected, so a frame flushed after counts in `frames-dropped`
+   * too), `frames-late` (dropped late for
    * the sink: #GstCudaBatchInfer:qos), `frames-shed` (dropped by
    * #GstCudaBatchInfer:drop-policy), `latency` (what the element adds in
    * the LATENCY query now, ns: see the element's documentation), `batches`, `padded-frames`, `single-thread-batches` (run

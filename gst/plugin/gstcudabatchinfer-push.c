@@ -44,8 +44,8 @@ gst_cuda_batch_infer_push_batch (GstCudaBatchInfer * self, GstCbiBatch * batch,
       break;
     out = batch->out_buffers[i];
     batch->out_buffers[i] = NULL;
-    /* a skipped frame with no result to go with: its stream's counts it */
-    refused += out == NULL;
+    /* (a skipped frame with no result to go with is NULL, counted where
+     * it was made; its stream counts it here) */
     if (batch->tags[i].stream) {
       gst_cuda_batch_infer_deliver (self, &batch->tags[i], out);
       batch->tags[i].stream = NULL;

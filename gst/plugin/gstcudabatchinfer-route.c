@@ -19,7 +19,12 @@
 typedef struct
 {
   GstEvent *event;
-  guint64 mark;                 /* queued once out_count reaches it */
+  guint64 mark;                 /* the frames before it: in_count then */
+  guint64 remaining;            /* of them, those not out yet: it is queued
+                                 * once none is. Counted by the frames'
+                                 * places (their tags' seq), not by how many
+                                 * left: a frame shed after it leaves before
+                                 * the ones in flight before it */
 } GstCbiHeldEvent;
 
 guint
@@ -75,8 +80,10 @@ gst_cuda_batch_infer_pad_state_clear (GstCudaBatchInfer * self,
   gst_clear_buffer (&pad->last_tensors);
   pad->qos_earliest = GST_CLOCK_TIME_NONE;
   pad->qos_proportion = 1.0;
-  if (counters)
+  if (counters) {
+    pad->upstream_latency = 0;
     pad->admitted = pad->inferred = pad->skipped = pad->late = pad->shed = 0;
+  }
   STATS_UNLOCK (self);
 }
 
@@ -98,12 +105,29 @@ gst_cuda_batch_infer_pad_state_qos (GstCudaBatchInfer * self,
   STATS_UNLOCK (self);
 }
 
-void
+guint64
 gst_cuda_batch_infer_stream_admit (GstCbiStream * stream)
 {
+  guint64 seq;
+
   STREAM_LOCK (stream);
-  stream->in_count++;
+  seq = ++stream->in_count;
   STREAM_UNLOCK (stream);
+  return seq;
+}
+
+GstCbiStream *
+gst_cuda_batch_infer_stream_of_tag (GstCudaBatchInfer * self,
+    const GstCbiFrameTag * tag)
+{
+  GstCbiStream *stream = NULL;
+
+  g_mutex_lock (&self->streams_lock);
+  if (g_ptr_array_find (self->streams, tag->stream, NULL)
+      && ((GstCbiStream *) tag->stream)->serial == tag->serial)
+    stream = g_atomic_rc_box_acquire (tag->stream);
+  g_mutex_unlock (&self->streams_lock);
+  return stream;
 }
 
 GstCbiStream *
@@ -182,8 +206,7 @@ gst_cuda_batch_infer_release_held_unlocked (GstCbiStream * stream)
 {
   GstCbiHeldEvent *held;
 
-  while ((held = g_queue_peek_head (&stream->held))
-      && held->mark <= stream->out_count) {
+  while ((held = g_queue_peek_head (&stream->held)) && held->remaining == 0) {
     g_queue_pop_head (&stream->held);
     g_queue_push_tail (&stream->queue, held->event);
     g_free (held);
@@ -209,6 +232,7 @@ gst_cuda_batch_infer_stream_event (GstCudaBatchInfer * self,
     GstCbiHeldEvent *held = g_new (GstCbiHeldEvent, 1);
     held->event = event;
     held->mark = stream->in_count;
+    held->remaining = stream->in_count - stream->out_count;
     g_queue_push_tail (&stream->held, held);
   }
   g_cond_broadcast (&stream->cond);
@@ -231,8 +255,15 @@ gst_cuda_batch_infer_deliver (GstCudaBatchInfer * self, GstCbiFrameTag * tag,
     stream->frames_dropped++;
     STREAM_UNLOCK (stream);
   } else if (found) {
+    GList *l;
+
     STREAM_LOCK (stream);
     stream->out_count++;
+    for (l = stream->held.head; l; l = l->next) {
+      GstCbiHeldEvent *held = l->data;
+      if (tag->seq <= held->mark)
+        held->remaining--;
+    }
     if (buffer && !stream->flushing) {
       g_queue_push_tail (&stream->queue, buffer);
       stream->queued++;
@@ -569,7 +600,7 @@ gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self)
 }
 
 void
-gst_cuda_batch_infer_clear_stream_pools (GstCudaBatchInfer * self)
+gst_cuda_batch_infer_stop_streams (GstCudaBatchInfer * self)
 {
   guint i;
 
@@ -577,6 +608,7 @@ gst_cuda_batch_infer_clear_stream_pools (GstCudaBatchInfer * self)
   for (i = 0; i < self->streams->len; i++) {
     GstCbiStream *stream = g_ptr_array_index (self->streams, i);
     gst_cuda_batch_infer_clear_pool (&stream->out_pool);
+    gst_cuda_batch_infer_pad_state_clear (self, &stream->pad, FALSE);
   }
   g_mutex_unlock (&self->streams_lock);
 }

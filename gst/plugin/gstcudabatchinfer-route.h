@@ -25,8 +25,14 @@ void gst_cuda_batch_infer_pad_state_clear (GstCudaBatchInfer * self,
 void gst_cuda_batch_infer_pad_state_qos (GstCudaBatchInfer * self,
     GstCbiPadState * pad, GstEvent * event);
 /* A frame of @stream went into the pending frames: what its events wait
- * for counts it. */
-void gst_cuda_batch_infer_stream_admit (GstCbiStream * stream);
+ * for counts it. Returns: its place among them (GstCbiFrameTag.seq). */
+guint64 gst_cuda_batch_infer_stream_admit (GstCbiStream * stream);
+/* Returns: (transfer full) (nullable): the stream of a frame tagged @tag,
+ * a reference, where it is still the element's and not flushed since the
+ * frame came; %NULL where it was released (its memory may be gone) or
+ * flushed. */
+GstCbiStream *gst_cuda_batch_infer_stream_of_tag (GstCudaBatchInfer * self,
+    const GstCbiFrameTag * tag);
 /* Returns: (transfer full): a new stream K of @index, tagged @serial, its
  * src_K flushing until started; its pads are the caller's to make. */
 GstCbiStream *gst_cuda_batch_infer_stream_new (guint index, guint64 serial);
@@ -92,8 +98,10 @@ void gst_cuda_batch_infer_wake_streams (GstCudaBatchInfer * self);
 GValue *gst_cuda_batch_infer_streams_stats (GstCudaBatchInfer * self);
 /* For a new run (READY→PAUSED): counters and caps start again. */
 void gst_cuda_batch_infer_reset_streams (GstCudaBatchInfer * self);
-/* Drops the streams' own output pools (scaling): with the engine. */
-void gst_cuda_batch_infer_clear_stream_pools (GstCudaBatchInfer * self);
+/* Drops what the streams hold of the run, with the engine: their own
+ * output pools (scaling) and the results their skipped frames would go
+ * out with (interval). */
+void gst_cuda_batch_infer_stop_streams (GstCudaBatchInfer * self);
 /* At finalize: what is left (pads the application never released). */
 void gst_cuda_batch_infer_free_streams (GstCudaBatchInfer * self);
 

@@ -193,7 +193,9 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   gst_object_unref (clock);
 
   TIMER_LOCK (self);
-  fire = generation == self->timer_generation && !self->timer_flushing;
+  /* a place freed meanwhile: that first (the deadline stays) */
+  fire = generation == self->timer_generation && !self->timer_flushing
+      && !self->timer_now;
   if (fire)
     self->timer_id = id;
   TIMER_UNLOCK (self);
@@ -211,6 +213,13 @@ gst_cuda_batch_infer_timeout_loop (GstCudaBatchInfer * self)
   TIMER_UNLOCK (self);
   if (fire)
     self->timer_deadline_func (self, FALSE);
+  /* a deadline fires once: where the function left it armed as it was (a
+   * drop-policy with no place in flight free: the frames are due, and go
+   * when a place frees), it would fire again at once, and again */
+  TIMER_LOCK (self);
+  if (fire && generation == self->timer_generation)
+    self->timer_deadline = GST_CLOCK_TIME_NONE;
+  TIMER_UNLOCK (self);
   BATCH_UNLOCK (self);
 }
 

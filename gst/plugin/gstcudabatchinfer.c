@@ -105,6 +105,36 @@
  * ]|
  * Two streams of other sizes share the batches of a model of 640x640.
  *
+ * ## Live streams under load
+ *
+ * A live source faster than the model piles up latency: the streaming
+ * thread waits for each batch, and the frames captured meanwhile come
+ * ever later. #GstCudaBatchInfer:interval infers every k-th frame of each
+ * stream only (the others go out with its last result, their
+ * #GstBatchMemoryMeta saying `inferred` %FALSE);
+ * #GstCudaBatchInfer:qos drops uninferred the frames downstream's QoS
+ * events say are late for the sink, as GstBaseTransform does; and
+ * #GstCudaBatchInfer:drop-policy with #GstCudaBatchInfer:max-latency bounds
+ * how long frames wait, dropping the oldest (or keeping each pad's newest
+ * only) instead of holding the streaming thread. Each dropped frame is
+ * counted in #GstCudaBatchInfer:stats, per stream too, and posted as a QoS
+ * message; frames in = frames out + frames dropped.
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=RGB ! \
+ *     cudabatchinfer model=segmenter.onnx batch=1 drop-policy=oldest \
+ *     max-latency=200000000 ! videoconvert ! autovideosink
+ * ]|
+ * |[
+ * gst-launch-1.0 v4l2src ! videoconvert ! video/x-raw,format=RGB ! \
+ *     cudabatchinfer model=detector.onnx batch=8 interval=3 \
+ *     batch-timeout=100000000 ! fakesink
+ * ]|
+ *
+ * The LATENCY query adds, exactly, min ((batch x interval - 1) frame
+ * durations at the caps' framerate, #GstCudaBatchInfer:batch-timeout)
+ * plus `latency-batch-time` (the 90th percentile of the warm-up's timed
+ * batches); #GstCudaBatchInfer:stats has the sum as `latency`.
+ *
  * ## Precision
  *
  * #GstCudaBatchInfer:precision runs the model in less than float32:
@@ -379,7 +409,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
   gst_cbi_inflight_clear (&self->inflight);
   gst_cuda_batch_infer_clear_pool (&self->out_pool);
   gst_cuda_batch_infer_clear_pool (&self->tensor_pool);
-  gst_cuda_batch_infer_clear_stream_pools (self);
+  gst_cuda_batch_infer_stop_streams (self);
   GST_OBJECT_LOCK (self);
   self->resizes = FALSE;
   self->query_batch = 0;

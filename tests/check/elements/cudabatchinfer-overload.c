@@ -10,6 +10,8 @@
 #include <gst/cudabatchinfer/gstbatchmemorymeta.h>
 #include <gst/cudabatchinfer/gstbatchtensormeta.h>
 
+#include "cbicudaprobe.h"
+
 #define W 32
 #define H 24
 #define CAPS_RGB "video/x-raw,format=RGB,width=32,height=24,framerate=30/1"
@@ -36,12 +38,17 @@ make_frame (guint i)
   return buf;
 }
 
-/* An element of "cudabatchinfer backend=cpu @props" with its bus, and a
- * harness on its always pads (PLAYING), caps set. */
+/* The backends the loop tests run on: the CPU, and CUDA where a device is
+ * usable (the suite registers the second turn only there). */
+static const gchar *backends[] = { "cpu", "cuda" };
+
+/* An element of "cudabatchinfer backend=@backend @props" with its bus,
+ * and a harness on its always pads (PLAYING), caps set. */
 static GstHarness *
-harness_new (const gchar * props, GstBus ** bus)
+harness_new_on (const gchar * backend, const gchar * props, GstBus ** bus)
 {
-  gchar *desc = g_strdup_printf ("cudabatchinfer backend=cpu %s", props);
+  gchar *desc = g_strdup_printf ("cudabatchinfer backend=%s %s", backend,
+      props);
   GstElement *e = gst_parse_launch (desc, NULL);
   GstHarness *h;
 
@@ -53,6 +60,12 @@ harness_new (const gchar * props, GstBus ** bus)
   gst_object_unref (e);
   gst_harness_set_src_caps_str (h, CAPS_RGB);
   return h;
+}
+
+static GstHarness *
+harness_new (const gchar * props, GstBus ** bus)
+{
+  return harness_new_on ("cpu", props, bus);
 }
 
 static void
@@ -144,7 +157,7 @@ same_bytes (GstBuffer * a, GstBuffer * b)
 GST_START_TEST (test_interval_infers_every_kth_frame_and_repeats_its_image)
 {
   GstBus *bus;
-  GstHarness *h = harness_new ("batch=2 interval=3", &bus);
+  GstHarness *h = harness_new_on (backends[__i__], "batch=2 interval=3", &bus);
   GstBuffer *last = NULL, *out;
   guint i;
 
@@ -176,7 +189,8 @@ GST_END_TEST;
 GST_START_TEST
     (test_interval_skipped_frames_carry_the_last_tensors_by_reference) {
   GstBus *bus;
-  GstHarness *h = harness_new (SLOW_MATMUL " batch=2 interval=2", &bus);
+  GstHarness *h =
+      harness_new_on (backends[__i__], SLOW_MATMUL " batch=2 interval=2", &bus);
   GstBatchTensorMeta *tm;
   GstBuffer *out, *data = NULL;
   guint i;
@@ -509,7 +523,8 @@ assert_latency_within (Gate * g, guint count, GstClockTime bound)
 GST_START_TEST (test_oldest_policy_keeps_a_live_source_within_max_latency)
 {
   GstBus *bus;
-  GstHarness *h = harness_new (SLOW_MATMUL " batch=1 max-inflight=1 "
+  GstHarness *h = harness_new_on (backends[__i__],
+      SLOW_MATMUL " batch=1 max-inflight=1 "
       "drop-policy=oldest max-latency=100000000", &bus);
   const guint64 expected[] = { 0, 1, 4, 7, 10, 13, 16, 19, 21, 22, 23 };
   guint64 processed = 0, dropped = 0;
@@ -545,8 +560,8 @@ GST_END_TEST;
 GST_START_TEST (test_latest_only_policy_sends_the_newest_frame)
 {
   GstBus *bus;
-  GstHarness *h = harness_new (SLOW_MATMUL " batch=1 max-inflight=1 "
-      "drop-policy=latest-only", &bus);
+  GstHarness *h = harness_new_on (backends[__i__],
+      SLOW_MATMUL " batch=1 max-inflight=1 " "drop-policy=latest-only", &bus);
   const guint64 expected[] = { 0, 3, 6, 9, 12, 15, 18, 21, 23 };
   GArray *out;
   Gate g;
@@ -644,6 +659,31 @@ GST_START_TEST (test_frames_older_than_max_latency_are_shed_on_arrival)
 
 GST_END_TEST;
 
+GST_START_TEST (test_latest_only_sheds_frames_a_frame_late_on_arrival)
+{
+  GstBus *bus;
+  GstHarness *h = harness_new ("batch=1 drop-policy=latest-only", &bus);
+  GstTestClock *clock;
+  guint i;
+
+  gst_harness_use_testclock (h);
+  clock = gst_harness_get_testclock (h);
+  /* at frame 5's time, a frame more than a frame old has a newer one
+   * behind it */
+  gst_test_clock_set_time (clock, pts_of (5));
+  for (i = 0; i < 6; i++)
+    push (h, i);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  for (i = 4; i < 6; i++)
+    gst_buffer_unref (pull_frame (h, i, TRUE));
+  fail_unless_equals_uint64 (stat_of (h->element, "frames-shed"), 4);
+  fail_unless_equals_uint64 (assert_frames_add_up (h->element), 2);
+  gst_object_unref (clock);
+  harness_free (h, bus);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_drop_policy_counts_each_stream_and_keeps_its_order)
 {
   GstElement *e = gst_parse_launch ("cudabatchinfer backend=cpu batch=2 "
@@ -685,10 +725,98 @@ GST_START_TEST (test_drop_policy_counts_each_stream_and_keeps_its_order)
 
 GST_END_TEST;
 
+/* Holds the always src pad's task in the sync handler of the first batch's
+ * message (post-messages=true) until released: its place in flight stays
+ * taken, for request pads too, whose results it hands over. */
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean held;
+  gboolean released;
+} BatchHold;
+
+static GstBusSyncReply
+hold_first_batch (GstBus * bus, GstMessage * msg, gpointer data)
+{
+  BatchHold *b = data;
+
+  if (!gst_message_has_name (msg, "cudabatchinfer-batch"))
+    return GST_BUS_PASS;
+  g_mutex_lock (&b->lock);
+  if (!b->held) {
+    b->held = TRUE;
+    g_cond_broadcast (&b->cond);
+    while (!b->released)
+      g_cond_wait (&b->cond, &b->lock);
+  }
+  g_mutex_unlock (&b->lock);
+  return GST_BUS_PASS;
+}
+
+GST_START_TEST
+    (test_an_event_waits_for_the_frames_before_it_when_later_ones_are_shed) {
+  GstElement *e = gst_parse_launch ("cudabatchinfer backend=cpu batch=1 "
+      "max-inflight=1 drop-policy=latest-only post-messages=true", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstHarness *h;
+  GstStructure *mark = gst_structure_new_empty ("mark");
+  GstEvent *event;
+  GstBuffer *out;
+  BatchHold b = { 0, };
+
+  g_mutex_init (&b.lock);
+  g_cond_init (&b.cond);
+  gst_element_set_bus (e, bus);
+  gst_bus_set_sync_handler (bus, hold_first_batch, &b, NULL);
+  h = stream_harness (e, 0);
+  /* frame 0 in flight, held; then 1, an event, 2 and 3, which shed 1 and
+   * 2: the event goes out after frame 0, not before it */
+  push (h, 0);
+  g_mutex_lock (&b.lock);
+  while (!b.held)
+    g_cond_wait (&b.cond, &b.lock);
+  g_mutex_unlock (&b.lock);
+  push (h, 1);
+  fail_unless (gst_harness_push_event (h,
+          gst_event_new_custom (GST_EVENT_CUSTOM_DOWNSTREAM, mark)));
+  push (h, 2);
+  push (h, 3);
+  g_mutex_lock (&b.lock);
+  b.released = TRUE;
+  g_cond_broadcast (&b.cond);
+  g_mutex_unlock (&b.lock);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  out = pull_frame (h, 0, TRUE);
+  gst_buffer_unref (out);
+  while ((event = gst_harness_pull_event (h))
+      && GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_DOWNSTREAM)
+    gst_event_unref (event);
+  fail_unless (event != NULL, "the event did not come out");
+  gst_event_unref (event);
+  gst_buffer_unref (pull_frame (h, 3, TRUE));
+  wait_eos (h);
+  /* each frame counted once: in 4 = out 2 + dropped 2 */
+  fail_unless_equals_uint64 (stream_stat_of (e, 0, "frames-in"), 4);
+  fail_unless_equals_uint64 (stream_stat_of (e, 0, "frames-out"), 2);
+  fail_unless_equals_uint64 (stream_stat_of (e, 0, "frames-dropped"), 2);
+  fail_unless_equals_uint64 (stream_stat_of (e, 0, "frames-shed"), 2);
+  fail_unless_equals_uint64 (assert_frames_add_up (e), 2);
+  gst_harness_teardown (h);
+  gst_bus_set_flushing (bus, TRUE);
+  gst_object_unref (bus);
+  gst_object_unref (e);
+  g_mutex_clear (&b.lock);
+  g_cond_clear (&b.cond);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_interval_and_drop_policy_keep_every_frame_accounted)
 {
   GstBus *bus;
-  GstHarness *h = harness_new ("batch=2 max-inflight=1 interval=2 "
+  GstHarness *h = harness_new_on (backends[__i__],
+      "batch=2 max-inflight=1 interval=2 "
       "drop-policy=oldest max-latency=150000000", &bus);
   guint64 out, pulled = 0;
   GstBuffer *buf;
@@ -800,26 +928,34 @@ overload_suite (void)
 {
   Suite *s = suite_create ("cudabatchinfer-overload");
   TCase *tc = tcase_create ("general");
+  /* on CUDA too where a device is: its batches are collected from the
+   * device while the next is queued, its places in flight held longer */
+  gint n = cbi_test_have_cuda ("the overload tests on a GPU") ? 2 : 1;
 
   suite_add_tcase (s, tc);
-  tcase_add_test (tc,
-      test_interval_infers_every_kth_frame_and_repeats_its_image);
-  tcase_add_test (tc,
-      test_interval_skipped_frames_carry_the_last_tensors_by_reference);
+  tcase_add_loop_test (tc,
+      test_interval_infers_every_kth_frame_and_repeats_its_image, 0, n);
+  tcase_add_loop_test (tc,
+      test_interval_skipped_frames_carry_the_last_tensors_by_reference, 0, n);
   tcase_add_test (tc, test_interval_starts_again_after_a_flushing_seek);
   tcase_add_test (tc, test_interval_counts_each_stream_on_its_own);
   tcase_add_test (tc,
       test_qos_drops_frames_already_late_for_the_sink_uninferred);
   tcase_add_test (tc, test_qos_false_infers_late_frames_all_the_same);
-  tcase_add_test (tc,
-      test_oldest_policy_keeps_a_live_source_within_max_latency);
-  tcase_add_test (tc, test_latest_only_policy_sends_the_newest_frame);
+  tcase_add_loop_test (tc,
+      test_oldest_policy_keeps_a_live_source_within_max_latency, 0, n);
+  tcase_add_loop_test (tc, test_latest_only_policy_sends_the_newest_frame, 0,
+      n);
   tcase_add_test (tc,
       test_drop_policy_fills_whole_batches_while_the_model_keeps_up);
   tcase_add_test (tc, test_max_latency_without_a_policy_cuts_the_batch_short);
   tcase_add_test (tc, test_frames_older_than_max_latency_are_shed_on_arrival);
+  tcase_add_test (tc, test_latest_only_sheds_frames_a_frame_late_on_arrival);
   tcase_add_test (tc, test_drop_policy_counts_each_stream_and_keeps_its_order);
-  tcase_add_test (tc, test_interval_and_drop_policy_keep_every_frame_accounted);
+  tcase_add_loop_test (tc,
+      test_interval_and_drop_policy_keep_every_frame_accounted, 0, n);
+  tcase_add_test (tc,
+      test_an_event_waits_for_the_frames_before_it_when_later_ones_are_shed);
   tcase_add_test (tc, test_latency_is_the_documented_formula_exactly);
   tcase_add_test (tc, test_a_live_pipeline_reports_the_documented_latency);
   return s;

@@ -188,8 +188,8 @@ GST_START_TEST (test_batcher_remove_lets_the_next_skipped_frame_be_inferred)
   push_tagged (&b, &c, FALSE, 1);
   push_tagged (&b, &a, TRUE, 2);
   push_tagged (&b, &a, TRUE, 3);
-  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, &a), 0);
-  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, &c), 1);
+  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, &a, 1), 0);
+  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, &c, 1), 1);
   out = gst_cbi_batcher_remove (&b, 0, &tag);
   fail_unless (out != NULL && tag.running == 0 && !tag.skip);
   gst_buffer_unref (out);
@@ -203,8 +203,11 @@ GST_START_TEST (test_batcher_remove_lets_the_next_skipped_frame_be_inferred)
   fail_unless (tag.skip);
   gst_buffer_unref (out);
   fail_unless_equals_int (b.inferred, 2);
-  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, &a), 1);
-  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, NULL), -1);
+  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, &a, 1), 1);
+  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, NULL, 0), -1);
+  /* another stream at the same address (a released one's frames still
+   * waiting) is told apart by its serial */
+  fail_unless_equals_int (gst_cbi_batcher_oldest (&b, &a, 2), -1);
   gst_cbi_batcher_clear (&b);
 }
 

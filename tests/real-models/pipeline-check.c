@@ -76,7 +76,7 @@ bytes_vary (const guint8 * v, gsize n)
 
 /* "labels I,I,...\n" of @t's rows onto @out */
 static void
-append_labels (GString * out, const GstBatchTensorMeta * tm,
+append_labels (GString * out, GstBatchTensorMeta * tm,
     const GstBatchTensor * t)
 {
   const gfloat *v = gst_batch_tensor_meta_get_data (tm, t);

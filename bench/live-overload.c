@@ -25,50 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct
-{
-  GMutex lock;
-  GArray *latency_ms;           /* gdouble, one per frame out */
-  GstElement *pipeline;
-  GstClockTime first, last;     /* running times of the first and last */
-} Run;
+#include "latency-probe.h"
 
 typedef struct
 {
   guint64 in, out, shed;
-  gdouble p50, p95, max, fps;
   GstClockTime steady;          /* the warm-up's median batch */
+  LatencySummary latency;
 } Result;
-
-static void
-on_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, Run * run)
-{
-  GstClock *clock = gst_element_get_clock (run->pipeline);
-  GstClockTime now, pts = GST_BUFFER_PTS (buf);
-  gdouble ms;
-
-  if (clock == NULL || !GST_CLOCK_TIME_IS_VALID (pts)) {
-    gst_clear_object (&clock);
-    return;
-  }
-  now = gst_clock_get_time (clock) - gst_element_get_base_time (run->pipeline);
-  gst_object_unref (clock);
-  ms = ((gdouble) now - (gdouble) pts) / 1e6;
-  g_mutex_lock (&run->lock);
-  g_array_append_val (run->latency_ms, ms);
-  if (!GST_CLOCK_TIME_IS_VALID (run->first))
-    run->first = now;
-  run->last = now;
-  g_mutex_unlock (&run->lock);
-}
-
-static gint
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
-
-  return x < y ? -1 : x > y;
-}
 
 static guint64
 stat_of (GstElement * e, const gchar * field)
@@ -88,23 +52,19 @@ run_pipeline (const gchar * desc, Result * res)
 {
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (desc, &error), *inf, *sink;
+  LatencyProbe probe;
   GstMessage *msg;
   GstBus *bus;
-  Run run;
   gboolean ok;
-  guint n;
 
   if (pipeline == NULL) {
     g_printerr ("live-overload: %s\n", error->message);
     g_clear_error (&error);
     return FALSE;
   }
-  g_mutex_init (&run.lock);
-  run.latency_ms = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  run.pipeline = pipeline;
-  run.first = run.last = GST_CLOCK_TIME_NONE;
+  latency_probe_init (&probe, pipeline);
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "out");
-  g_signal_connect (sink, "handoff", G_CALLBACK (on_handoff), &run);
+  latency_probe_watch (&probe, sink);
   gst_object_unref (sink);
   inf = gst_bin_get_by_name (GST_BIN (pipeline), "inf");
   bus = gst_element_get_bus (pipeline);
@@ -126,18 +86,7 @@ run_pipeline (const gchar * desc, Result * res)
   gst_object_unref (inf);
   gst_object_unref (bus);
   gst_object_unref (pipeline);
-
-  n = run.latency_ms->len;
-  if (ok && n > 1) {
-    g_array_sort (run.latency_ms, cmp_double);
-    res->p50 = g_array_index (run.latency_ms, gdouble, n / 2);
-    res->p95 = g_array_index (run.latency_ms, gdouble, n * 95 / 100);
-    res->max = g_array_index (run.latency_ms, gdouble, n - 1);
-    res->fps = (n - 1) / ((run.last - run.first) / 1e9);
-  }
-  g_array_unref (run.latency_ms);
-  g_mutex_clear (&run.lock);
-  return ok && n > 1;
+  return latency_probe_finish (&probe, &res->latency) && ok;
 }
 
 int
@@ -215,7 +164,8 @@ main (int argc, char **argv)
     }
     g_print ("| %s | %" G_GUINT64_FORMAT " | %" G_GUINT64_FORMAT " | %"
         G_GUINT64_FORMAT " | %.1f | %.1f | %.1f | %.1f |\n", policies[p],
-        res.in, res.out, res.shed, res.fps, res.p50, res.p95, res.max);
+        res.in, res.out, res.shed, res.latency.fps, res.latency.p50,
+        res.latency.p95, res.latency.max);
   }
   g_string_free (common, TRUE);
   g_string_free (desc, TRUE);

@@ -21,43 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct
-{
-  GMutex lock;
-  GArray *latency_ms;           /* gdouble, one per frame out */
-  GstElement *pipeline;
-  GstClockTime first, last;     /* running times of the first and last */
-} Run;
-
-static void
-on_handoff (GstElement * sink, GstBuffer * buf, GstPad * pad, Run * run)
-{
-  GstClock *clock = gst_element_get_clock (run->pipeline);
-  GstClockTime now, pts = GST_BUFFER_PTS (buf);
-  gdouble ms;
-
-  if (clock == NULL || !GST_CLOCK_TIME_IS_VALID (pts)) {
-    gst_clear_object (&clock);
-    return;
-  }
-  now = gst_clock_get_time (clock) - gst_element_get_base_time (run->pipeline);
-  gst_object_unref (clock);
-  ms = ((gdouble) now - (gdouble) pts) / 1e6;
-  g_mutex_lock (&run->lock);
-  g_array_append_val (run->latency_ms, ms);
-  if (!GST_CLOCK_TIME_IS_VALID (run->first))
-    run->first = now;
-  run->last = now;
-  g_mutex_unlock (&run->lock);
-}
-
-static gint
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
-
-  return x < y ? -1 : x > y;
-}
+#include "latency-probe.h"
 
 /* The source of stream @k and its caps, with num-buffers for @seconds. */
 static void
@@ -68,20 +32,14 @@ append_source (GString * desc, guint k, guint frames, gint width, gint height)
       "framerate=30/1", frames, k % 20, width, height);
 }
 
-typedef struct
-{
-  gdouble p50, p95, fps;
-  guint frames;
-} Result;
-
 static gboolean
-run_pipeline (const gchar * desc, guint streams, Result * res)
+run_pipeline (const gchar * desc, guint streams, LatencySummary * res)
 {
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (desc, &error);
+  LatencyProbe probe;
   GstMessage *msg;
   GstBus *bus;
-  Run run;
   guint k;
   gboolean ok;
 
@@ -90,14 +48,11 @@ run_pipeline (const gchar * desc, guint streams, Result * res)
     g_clear_error (&error);
     return FALSE;
   }
-  g_mutex_init (&run.lock);
-  run.latency_ms = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  run.pipeline = pipeline;
-  run.first = run.last = GST_CLOCK_TIME_NONE;
+  latency_probe_init (&probe, pipeline);
   for (k = 0; k < streams; k++) {
     gchar *name = g_strdup_printf ("out%u", k);
     GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), name);
-    g_signal_connect (sink, "handoff", G_CALLBACK (on_handoff), &run);
+    latency_probe_watch (&probe, sink);
     gst_object_unref (sink);
     g_free (name);
   }
@@ -115,17 +70,7 @@ run_pipeline (const gchar * desc, guint streams, Result * res)
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (bus);
   gst_object_unref (pipeline);
-
-  res->frames = run.latency_ms->len;
-  if (ok && res->frames > 1) {
-    g_array_sort (run.latency_ms, cmp_double);
-    res->p50 = g_array_index (run.latency_ms, gdouble, res->frames / 2);
-    res->p95 = g_array_index (run.latency_ms, gdouble, res->frames * 95 / 100);
-    res->fps = (res->frames - 1) / ((run.last - run.first) / 1e9);
-  }
-  g_array_unref (run.latency_ms);
-  g_mutex_clear (&run.lock);
-  return ok && res->frames > 1;
+  return latency_probe_finish (&probe, res) && ok;
 }
 
 int
@@ -171,7 +116,7 @@ main (int argc, char **argv)
     guint streams = (guint) g_ascii_strtoull (counts[c], NULL, 10), k;
     GString *common = g_string_new (NULL);
     GString *shared, *separate;
-    Result rs = { 0, }, rp = { 0, };
+    LatencySummary rs = { 0, }, rp = { 0, };
     gboolean ok;
 
     if (streams == 0)

@@ -632,54 +632,46 @@ GST_START_TEST (test_max_latency_without_a_policy_cuts_the_batch_short)
 
 GST_END_TEST;
 
-GST_START_TEST (test_frames_older_than_max_latency_are_shed_on_arrival)
+/* Frames 0 to @n - 1 of a live source come at once, at frame @n - 1's
+ * time on the clock (a CPU batch held the streaming thread while they
+ * waited upstream), into "cudabatchinfer @props": frames @first_kept on
+ * come out, the ones before are shed on arrival. */
+static void
+assert_shed_on_arrival (const gchar * props, guint n, guint first_kept)
 {
   GstBus *bus;
-  GstHarness *h = harness_new ("batch=2 drop-policy=oldest "
-      "max-latency=100000000", &bus);
+  GstHarness *h = harness_new (props, &bus);
   GstTestClock *clock;
   guint i;
 
   gst_harness_use_testclock (h);
   clock = gst_harness_get_testclock (h);
-  /* a CPU batch held the streaming thread: frames 0 to 10 waited
-   * upstream, and come now, at frame 10's time, back to back */
-  gst_test_clock_set_time (clock, pts_of (10));
-  for (i = 0; i < 11; i++)
+  gst_test_clock_set_time (clock, pts_of (n - 1));
+  for (i = 0; i < n; i++)
     push (h, i);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  /* more than 100 ms old: frames 0 to 6 */
-  for (i = 7; i < 11; i++)
+  for (i = first_kept; i < n; i++)
     gst_buffer_unref (pull_frame (h, i, TRUE));
-  fail_unless_equals_uint64 (stat_of (h->element, "frames-shed"), 7);
-  fail_unless_equals_uint64 (assert_frames_add_up (h->element), 4);
+  fail_unless_equals_uint64 (stat_of (h->element, "frames-shed"), first_kept);
+  fail_unless_equals_uint64 (assert_frames_add_up (h->element), n - first_kept);
   gst_object_unref (clock);
   harness_free (h, bus);
+}
+
+GST_START_TEST (test_frames_older_than_max_latency_are_shed_on_arrival)
+{
+  /* at frame 10's time, frames 0 to 6 are more than 100 ms old */
+  assert_shed_on_arrival ("batch=2 drop-policy=oldest max-latency=100000000",
+      11, 7);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_latest_only_sheds_frames_a_frame_late_on_arrival)
 {
-  GstBus *bus;
-  GstHarness *h = harness_new ("batch=1 drop-policy=latest-only", &bus);
-  GstTestClock *clock;
-  guint i;
-
-  gst_harness_use_testclock (h);
-  clock = gst_harness_get_testclock (h);
-  /* at frame 5's time, a frame more than a frame old has a newer one
-   * behind it */
-  gst_test_clock_set_time (clock, pts_of (5));
-  for (i = 0; i < 6; i++)
-    push (h, i);
-  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  for (i = 4; i < 6; i++)
-    gst_buffer_unref (pull_frame (h, i, TRUE));
-  fail_unless_equals_uint64 (stat_of (h->element, "frames-shed"), 4);
-  fail_unless_equals_uint64 (assert_frames_add_up (h->element), 2);
-  gst_object_unref (clock);
-  harness_free (h, bus);
+  /* at frame 5's time, a frame more than a frame old (0 to 3) has a newer
+   * one behind it */
+  assert_shed_on_arrival ("batch=1 drop-policy=latest-only", 6, 4);
 }
 
 GST_END_TEST;

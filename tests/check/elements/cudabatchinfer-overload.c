@@ -520,6 +520,25 @@ assert_latency_within (Gate * g, guint count, GstClockTime bound)
   }
 }
 
+/* run_live_source () for 24 frames: the frames that come out, pulled and
+ * in the order they passed the gate, are @expected. */
+static void
+expect_live_outputs (GstHarness * h, Gate * g, const guint64 * expected,
+    guint n)
+{
+  GArray *out;
+  guint i;
+
+  gst_harness_use_testclock (h);
+  out = run_live_source (h, g, 24);
+  for (i = 0; i < n; i++)
+    gst_buffer_unref (pull_frame (h, expected[i], TRUE));
+  fail_unless_equals_int (out->len, n);
+  for (i = 0; i < out->len; i++)
+    fail_unless_equals_uint64 (g_array_index (out, guint64, i), expected[i]);
+  g_array_unref (out);
+}
+
 GST_START_TEST (test_oldest_policy_keeps_a_live_source_within_max_latency)
 {
   GstBus *bus;
@@ -528,19 +547,11 @@ GST_START_TEST (test_oldest_policy_keeps_a_live_source_within_max_latency)
       "drop-policy=oldest max-latency=100000000", &bus);
   const guint64 expected[] = { 0, 1, 4, 7, 10, 13, 16, 19, 21, 22, 23 };
   guint64 processed = 0, dropped = 0;
-  GArray *out;
   Gate g;
-  guint i;
 
-  gst_harness_use_testclock (h);
-  out = run_live_source (h, &g, 24);
   /* frames wait until three span 100 ms; then the oldest is dropped for
    * each new one while no place is free; at EOS the last ones go */
-  for (i = 0; i < G_N_ELEMENTS (expected); i++)
-    gst_buffer_unref (pull_frame (h, expected[i], TRUE));
-  fail_unless_equals_int (out->len, G_N_ELEMENTS (expected));
-  for (i = 0; i < out->len; i++)
-    fail_unless_equals_uint64 (g_array_index (out, guint64, i), expected[i]);
+  expect_live_outputs (h, &g, expected, G_N_ELEMENTS (expected));
   /* while the source runs, no frame is more than 100 ms old when its
    * batch goes, nor more than 100 + 100 when its result does */
   assert_latency_within (&g, 8, 200 * GST_MSECOND);
@@ -550,7 +561,6 @@ GST_START_TEST (test_oldest_policy_keeps_a_live_source_within_max_latency)
           &dropped), 13);
   fail_unless_equals_uint64 (dropped, 13);
   fail_unless_equals_uint64 (processed, 11);
-  g_array_unref (out);
   gate_free (&g);
   harness_free (h, bus);
 }
@@ -563,22 +573,13 @@ GST_START_TEST (test_latest_only_policy_sends_the_newest_frame)
   GstHarness *h = harness_new_on (backends[__i__],
       SLOW_MATMUL " batch=1 max-inflight=1 " "drop-policy=latest-only", &bus);
   const guint64 expected[] = { 0, 3, 6, 9, 12, 15, 18, 21, 23 };
-  GArray *out;
   Gate g;
-  guint i;
 
-  gst_harness_use_testclock (h);
-  out = run_live_source (h, &g, 24);
-  for (i = 0; i < G_N_ELEMENTS (expected); i++)
-    gst_buffer_unref (pull_frame (h, expected[i], TRUE));
-  fail_unless_equals_int (out->len, G_N_ELEMENTS (expected));
-  for (i = 0; i < out->len; i++)
-    fail_unless_equals_uint64 (g_array_index (out, guint64, i), expected[i]);
+  expect_live_outputs (h, &g, expected, G_N_ELEMENTS (expected));
   /* the freshest frame goes: each result 100 ms after its frame */
   assert_latency_within (&g, 8, 100 * GST_MSECOND);
   fail_unless_equals_uint64 (stat_of (h->element, "frames-shed"), 15);
   fail_unless_equals_uint64 (assert_frames_add_up (h->element), 9);
-  g_array_unref (out);
   gate_free (&g);
   harness_free (h, bus);
 }

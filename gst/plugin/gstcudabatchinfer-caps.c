@@ -10,6 +10,7 @@
 #endif
 
 #include "gstcudabatchinfer-caps.h"
+#include "gstcudabatchinfer-admit.h"
 #include "gstcudabatchinfer-batch.h"
 #include "gstcudabatchinfer-pools.h"
 #include "gstcudabatchinfer-push.h"

@@ -26,6 +26,9 @@ G_BEGIN_DECLS
  *                               and queries
  * gstcudabatchinfer-caps.c      the always pads' chain, events and
  *                               queries; caps on any sink pad; latency
+ * gstcudabatchinfer-admit.c     frames taken in or not: QoS, interval,
+ *                               max-latency, drop-policy; the deadline's
+ *                               function
  * gstcudabatchinfer-push.c      the src pad task that collects and pushes
  *                               batches; drains, flushes, the flush signal
  * gstcudabatchinfer-batch.c     frames in: batches cut, submitted and

@@ -15,6 +15,7 @@
 #endif
 
 #include "gstcudabatchinfer-streams.h"
+#include "gstcudabatchinfer-admit.h"
 #include "gstcudabatchinfer-batch.h"
 #include "gstcudabatchinfer-caps.h"
 #include "gstcudabatchinfer-route.h"

@@ -163,7 +163,7 @@
 #endif
 
 #include "gstcudabatchinfer-private.h"
-#include "gstcudabatchinfer-batch.h"
+#include "gstcudabatchinfer-admit.h"
 #include "gstcudabatchinfer-caps.h"
 #include "gstcudabatchinfer-engine.h"
 #include "gstcudabatchinfer-pools.h"

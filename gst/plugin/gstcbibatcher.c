@@ -102,8 +102,7 @@ gst_cbi_batcher_oldest (const GstCbiBatcher * batcher, gpointer stream,
   guint i;
 
   for (i = 0; i < batcher->count; i++)
-    if (batcher->tags[i].stream == stream
-        && batcher->tags[i].serial == serial)
+    if (batcher->tags[i].stream == stream && batcher->tags[i].serial == serial)
       return (gint) i;
   return -1;
 }

@@ -46,7 +46,7 @@ gst_cuda_batch_infer_drop_frame (GstCudaBatchInfer * self,
     GstClockTime running, GstClockTime stream_time, gboolean late,
     GstClockTimeDiff jitter, gdouble proportion)
 {
-  GstCbiPadState *pad = stream ? &stream->pad : &self->pad;
+  GstCbiPadState *pad = gst_cuda_batch_infer_pad_state (self, stream);
   GstPad *sinkpad = stream ? stream->sinkpad : self->sinkpad;
   GstClockTime pts = GST_BUFFER_PTS (buffer);
   guint64 processed, dropped;
@@ -101,9 +101,9 @@ gst_cuda_batch_infer_shed (GstCudaBatchInfer * self, guint index,
     if (stream == NULL) {
       gst_buffer_unref (frame);
       STATS_LOCK (self);
-      self->stats.frames_dropped++;
       self->stats.frames_shed++;
       STATS_UNLOCK (self);
+      gst_cuda_batch_infer_count_dropped (self, NULL, 1);
       return;
     }
   }
@@ -111,7 +111,7 @@ gst_cuda_batch_infer_shed (GstCudaBatchInfer * self, guint index,
    * is left pending (the one after it took its place otherwise) */
   if (!tag.skip && gst_cbi_batcher_oldest (&self->batcher, tag.stream,
           tag.serial) < 0)
-    (stream ? &stream->pad : &self->pad)->skip_left = 0;
+    gst_cuda_batch_infer_pad_state (self, stream)->skip_left = 0;
   gst_cuda_batch_infer_drop_frame (self, stream, TRUE, frame, tag.running,
       GST_CLOCK_TIME_NONE, FALSE, GST_CLOCK_TIME_IS_VALID (newest)
       && GST_CLOCK_TIME_IS_VALID (tag.running) ? GST_CLOCK_DIFF (tag.running,
@@ -126,11 +126,14 @@ static gboolean
 gst_cuda_batch_infer_overdue (GstCudaBatchInfer * self, GstCbiStream * stream,
     GstClockTime newest, GstClockTime max_latency)
 {
-  gint oldest = gst_cbi_batcher_oldest (&self->batcher, stream,
-      stream ? stream->serial : 0);
   GstClockTime first;
+  gint oldest;
 
-  if (max_latency == 0 || oldest < 0 || !GST_CLOCK_TIME_IS_VALID (newest))
+  if (max_latency == 0 || !GST_CLOCK_TIME_IS_VALID (newest))
+    return FALSE;
+  oldest = gst_cbi_batcher_oldest (&self->batcher, stream,
+      stream ? stream->serial : 0);
+  if (oldest < 0)
     return FALSE;
   first = self->batcher.tags[oldest].running;
   return GST_CLOCK_TIME_IS_VALID (first) && newest >= first
@@ -242,7 +245,7 @@ GstFlowReturn
 gst_cuda_batch_infer_add_frame (GstCudaBatchInfer * self,
     GstCbiStream * stream, GstBuffer * buffer, const GstSegment * segment)
 {
-  GstCbiPadState *pad = stream ? &stream->pad : &self->pad;
+  GstCbiPadState *pad = gst_cuda_batch_infer_pad_state (self, stream);
   GstCbiFrameTag tag = { stream, stream ? stream->serial : 0,
     stream ? (gint) stream->index : -1, GST_CLOCK_TIME_NONE, FALSE, 0
   };

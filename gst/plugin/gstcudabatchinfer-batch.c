@@ -359,15 +359,6 @@ gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
   m->device_id = r->device_id;
 }
 
-/* The skipping and dropping state of the pad a frame tagged @tag came on:
- * the always sink pad's, or its stream's (which the batch holds). */
-static GstCbiPadState *
-gst_cuda_batch_infer_pad_state (GstCudaBatchInfer * self,
-    const GstCbiFrameTag * tag)
-{
-  return tag->stream ? &((GstCbiStream *) tag->stream)->pad : &self->pad;
-}
-
 /* Whether frames tagged @a and @b came on the same pad, in the same run
  * of its stream (no flush between). */
 static gboolean
@@ -412,9 +403,7 @@ gst_cuda_batch_infer_copy_result (GstCudaBatchInfer * self,
     GST_DEBUG_OBJECT (self, "frame %u of batch %" G_GUINT64_FORMAT ": its "
         "stream's last result is of other frames: dropped", i, batch->index);
     gst_buffer_unref (copy);
-    STATS_LOCK (self);
-    self->stats.frames_dropped++;
-    STATS_UNLOCK (self);
+    gst_cuda_batch_infer_count_dropped (self, NULL, 1);
     return GST_FLOW_OK;
   }
   gst_buffer_copy_into (copy, batch->frames[i],
@@ -458,7 +447,7 @@ gst_cuda_batch_infer_output (GstCudaBatchInfer * self, GstCbiBatch * batch,
   } else if (j >= 0) {
     tensors = gst_buffer_ref (batch->tensor_data[batch->slots[j]]);
   } else {
-    pad = gst_cuda_batch_infer_pad_state (self, &batch->tags[i]);
+    pad = gst_cuda_batch_infer_pad_state (self, batch->tags[i].stream);
     STATS_LOCK (self);
     if (pad->last_serial == batch->tags[i].serial) {
       image = pad->last_image ? gst_buffer_ref (pad->last_image) : NULL;
@@ -477,9 +466,7 @@ gst_cuda_batch_infer_output (GstCudaBatchInfer * self, GstCbiBatch * batch,
      * stream counts it where the batch hands it over */
     GST_DEBUG_OBJECT (self, "frame %u of batch %" G_GUINT64_FORMAT ": no "
         "result of its stream to go out with: dropped", i, batch->index);
-    STATS_LOCK (self);
-    self->stats.frames_dropped++;
-    STATS_UNLOCK (self);
+    gst_cuda_batch_infer_count_dropped (self, NULL, 1);
   }
   gst_clear_buffer (&image);
   gst_clear_buffer (&tensors);
@@ -504,7 +491,7 @@ gst_cuda_batch_infer_keep_results (GstCudaBatchInfer * self,
         break;
     if (j < batch->n)
       continue;
-    pad = gst_cuda_batch_infer_pad_state (self, &batch->tags[i]);
+    pad = gst_cuda_batch_infer_pad_state (self, batch->tags[i].stream);
     STATS_LOCK (self);
     gst_buffer_replace (&pad->last_image, self->out.image ?
         batch->out_buffers[i] : NULL);
@@ -528,7 +515,7 @@ gst_cuda_batch_infer_count_outputs (GstCudaBatchInfer * self,
   for (i = 0; i < batch->n; i++) {
     if (batch->out_buffers[i] == NULL)
       continue;
-    pad = gst_cuda_batch_infer_pad_state (self, &batch->tags[i]);
+    pad = gst_cuda_batch_infer_pad_state (self, batch->tags[i].stream);
     if (batch->slots[i] >= 0) {
       pad->inferred++;
       self->stats.frames_inferred++;
@@ -632,9 +619,7 @@ gst_cuda_batch_infer_discard (GstCudaBatchInfer * self, GstCbiBatch * batch)
     return;
   GST_DEBUG_OBJECT (self, "dropping %u frames of batch %" G_GUINT64_FORMAT,
       lost, batch->index);
-  STATS_LOCK (self);
-  self->stats.frames_dropped += lost;
-  STATS_UNLOCK (self);
+  gst_cuda_batch_infer_count_dropped (self, NULL, lost);
 }
 
 GstFlowReturn
@@ -664,9 +649,7 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
       && (dropped = gst_cbi_batcher_drop_stream (&self->batcher, NULL)) > 0) {
     /* what the always src pad's downstream said is for its frames only:
      * the request pads' go on */
-    STATS_LOCK (self);
-    self->stats.frames_dropped += dropped;
-    STATS_UNLOCK (self);
+    gst_cuda_batch_infer_count_dropped (self, NULL, dropped);
   }
   if (self->batcher.count == 0) {
     gst_cuda_batch_infer_timer_disarm (self);
@@ -687,9 +670,7 @@ gst_cuda_batch_infer_process_full (GstCudaBatchInfer * self,
   if (ret != GST_FLOW_OK) {
     /* flushing, or downstream refused what went before */
     dropped = gst_cuda_batch_infer_drop_pending (self);
-    STATS_LOCK (self);
-    self->stats.frames_dropped += dropped;
-    STATS_UNLOCK (self);
+    gst_cuda_batch_infer_count_dropped (self, NULL, dropped);
     GST_DEBUG_OBJECT (self, "dropping %u pending frames: %s", dropped,
         gst_flow_get_name (ret));
     return ret;

@@ -164,9 +164,7 @@ gst_cuda_batch_infer_stream_resize (GstCudaBatchInfer * self,
   dropped = gst_cbi_batcher_drop_stream (&self->batcher, stream);
   GST_WARNING_OBJECT (stream->sinkpad, "dropping %u frames of the old size: "
       "no place in flight for them", dropped);
-  STATS_LOCK (self);
-  self->stats.frames_dropped += dropped;
-  STATS_UNLOCK (self);
+  gst_cuda_batch_infer_count_dropped (self, NULL, dropped);
 }
 
 /* Caps on a request pad: frames like those the element batches already
@@ -253,7 +251,7 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
   }
   /* the pad's first frame of new caps is inferred (interval): its earlier
    * results are of other frames */
-  (stream ? &stream->pad : &self->pad)->skip_left = 0;
+  gst_cuda_batch_infer_pad_state (self, stream)->skip_left = 0;
   if (stream) {
     stream->have_caps = FALSE;
     if (gst_cuda_batch_infer_join_caps (self, stream, caps, &info, &out_caps,
@@ -424,9 +422,7 @@ gst_cuda_batch_infer_sink_event (GstPad * pad, GstObject * parent,
       return gst_pad_event_default (pad, parent, event);
     case GST_EVENT_FLUSH_STOP:
       dropped = gst_cuda_batch_infer_drop_pending (self);
-      STATS_LOCK (self);
-      self->stats.frames_dropped += dropped;
-      STATS_UNLOCK (self);
+      gst_cuda_batch_infer_count_dropped (self, NULL, dropped);
       if (dropped)
         GST_DEBUG_OBJECT (self, "flushing dropped %u pending frames", dropped);
       /* the task is paused once this returns: the batches are ours */
@@ -643,9 +639,8 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
     /* how late upstream's frames come by their nature: not a wait of
      * theirs that drop-policy should count */
     STATS_LOCK (self);
-    (pad == self->srcpad ? &self->pad : &((GstCbiStream *)
-            gst_pad_get_element_private (pad))->pad)->upstream_latency = live ?
-        min : 0;
+    gst_cuda_batch_infer_pad_state (self, pad == self->srcpad ? NULL :
+        gst_pad_get_element_private (pad))->upstream_latency = live ? min : 0;
     STATS_UNLOCK (self);
     ours = gst_cuda_batch_infer_latency (self, GST_CLOCK_TIME_NONE, &bounded);
     GST_DEBUG_OBJECT (self, "adding %" GST_TIME_FORMAT " of latency%s",

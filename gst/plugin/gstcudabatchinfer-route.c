@@ -70,6 +70,12 @@ gst_cuda_batch_infer_stream_clear (GstCbiStream * stream)
   g_cond_clear (&stream->cond);
 }
 
+GstCbiPadState *
+gst_cuda_batch_infer_pad_state (GstCudaBatchInfer * self, GstCbiStream * stream)
+{
+  return stream ? &stream->pad : &self->pad;
+}
+
 void
 gst_cuda_batch_infer_pad_state_clear (GstCudaBatchInfer * self,
     GstCbiPadState * pad, gboolean counters)
@@ -191,9 +197,11 @@ gst_cuda_batch_infer_count_dropped (GstCudaBatchInfer * self,
 {
   if (n == 0)
     return;
-  STREAM_LOCK (stream);
-  stream->frames_dropped += n;
-  STREAM_UNLOCK (stream);
+  if (stream) {
+    STREAM_LOCK (stream);
+    stream->frames_dropped += n;
+    STREAM_UNLOCK (stream);
+  }
   STATS_LOCK (self);
   self->stats.frames_dropped += n;
   STATS_UNLOCK (self);
@@ -278,9 +286,7 @@ gst_cuda_batch_infer_deliver (GstCudaBatchInfer * self, GstCbiFrameTag * tag,
   g_mutex_unlock (&self->streams_lock);
   if (dropped) {
     gst_buffer_unref (buffer);
-    STATS_LOCK (self);
-    self->stats.frames_dropped++;
-    STATS_UNLOCK (self);
+    gst_cuda_batch_infer_count_dropped (self, NULL, 1);
   }
 }
 
@@ -502,9 +508,7 @@ gst_cuda_batch_infer_hold_streams (GstCudaBatchInfer * self,
   if (dropped == 0)
     return;
   GST_DEBUG_OBJECT (self, "dropping %u frames of released streams", dropped);
-  STATS_LOCK (self);
-  self->stats.frames_dropped += dropped;
-  STATS_UNLOCK (self);
+  gst_cuda_batch_infer_count_dropped (self, NULL, dropped);
 }
 
 void

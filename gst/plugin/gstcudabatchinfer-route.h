@@ -14,6 +14,10 @@
 
 G_BEGIN_DECLS
 
+/* Returns: (transfer none): what skipping and dropping keep for the sink
+ * pad of @stream (nullable: the always pad). */
+GstCbiPadState *gst_cuda_batch_infer_pad_state (GstCudaBatchInfer * self,
+    GstCbiStream * stream);
 /* Empties @pad (the always pad's or a stream's): the results its skipped
  * frames would go out with, the last QoS event, the interval's count;
  * with @counters, its counts too (a new run). With the batch lock, or no
@@ -44,7 +48,8 @@ GstPad *gst_cuda_batch_infer_pair (GstCudaBatchInfer * self, GstPad * pad);
 /* Returns: (transfer full): an iterator over @pad's pair: sink_K with
  * src_K, sink with src. */
 GstIterator *gst_cuda_batch_infer_iterate_internal_links (GstPad * pad, GstObject * parent);
-/* Counts @n frames of @stream dropped, there and in the element's stats. */
+/* Counts @n frames of @stream (nullable: the always pad, or a stream
+ * counted already) dropped, there and in the element's stats. */
 void gst_cuda_batch_infer_count_dropped (GstCudaBatchInfer * self,
     GstCbiStream * stream, guint n);
 /* Empties the queue and the held events: buffers are dropped (returns

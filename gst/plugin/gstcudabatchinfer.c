@@ -398,9 +398,7 @@ gst_cuda_batch_infer_stop (GstCudaBatchInfer * self)
 {
   guint dropped = gst_cuda_batch_infer_drop_pending (self);
 
-  STATS_LOCK (self);
-  self->stats.frames_dropped += dropped;
-  STATS_UNLOCK (self);
+  gst_cuda_batch_infer_count_dropped (self, NULL, dropped);
   gst_cbi_batcher_clear (&self->batcher);
   gst_cuda_batch_infer_pad_state_clear (self, &self->pad, FALSE);
   /* the tasks are stopped: what is still in flight is dropped */

@@ -67,6 +67,33 @@ cudaError_t cbi_k_pack (const uint8_t * frames, float *tensor,
     const CbiKFrames * f, int n_frames, int n_slots, int repeat_last,
     cudaStream_t stream);
 
+/**
+ * CbiKYuv:
+ * @to_rgb: the coefficients of cbi_yuv_to_rgb () (CbiYuvMatrix's)
+ */
+typedef struct
+{
+  int32_t to_rgb[5];
+} CbiKYuv;
+
+/* Bytes of one 4:2:0 frame of @width x @height in device memory: its
+ * luma (rows @width apart), then its Cb, then its Cr samples (rows
+ * (@width + 1) / 2 apart, (@height + 1) / 2 rows). */
+static inline int64_t
+cbi_k_yuv_frame_bytes (int width, int height)
+{
+  return (int64_t) width * height
+      + 2 * (int64_t) ((width + 1) / 2) * ((height + 1) / 2);
+}
+
+/* Packs @n_frames 4:2:0 frames of @f's size, laid out as
+ * cbi_k_yuv_frame_bytes () says, frame after frame, into @tensor as
+ * cbi_k_pack () does: each pixel converted to R'G'B' bytes by @yuv (the
+ * chroma of its 2x2 block), @f->rgb_offset indexing red, green, blue. */
+cudaError_t cbi_k_pack_yuv (const uint8_t * frames, float *tensor,
+    const CbiKFrames * f, const CbiKYuv * yuv, int n_frames, int n_slots,
+    int repeat_last, cudaStream_t stream);
+
 /* Unpacks the first @n_frames slots of @tensor (@channels x @out_height x
  * @out_width per slot; @channels 1, 3 or 4) into packed frames of
  * @out_width x @out_height with @f's pixel layout: byte = value x

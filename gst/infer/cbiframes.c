@@ -4,7 +4,11 @@
 #include "cbiframes.h"
 #include "cbimath.h"
 
+#include <math.h>
 #include <string.h>
+
+/* Pixels of output rows converted to 4:2:0 at a time (even) */
+#define OUT_CHUNK 256
 
 void
 cbi_frame_batch_map_output_back (CbiFrameBatch * b)
@@ -14,6 +18,95 @@ cbi_frame_batch_map_output_back (CbiFrameBatch * b)
   for (c = 0; c < 3; c++)
     cbi_byte_mapping (b->scale[c], b->bias[c], &b->out_scale[c],
         &b->out_offset[c]);
+}
+
+void
+cbi_yuv_matrix_init (CbiYuvMatrix * m, gdouble kr, gdouble kb,
+    gboolean full_range)
+{
+  const gdouble kg = 1.0 - kr - kb;
+  /* a byte's step in R'G'B' over its step in luma or chroma */
+  const gdouble ys = full_range ? 1.0 : 255.0 / 219.0;
+  const gdouble cs = full_range ? 1.0 : 255.0 / 224.0;
+
+  /* rounded as videoconvert rounds its matrix, in 1/256 */
+  m->to_rgb[0] = (gint32) rint (256.0 * ys);
+  m->to_rgb[1] = (gint32) rint (256.0 * 2.0 * (1.0 - kr) * cs);
+  m->to_rgb[2] = (gint32) rint (256.0 * 2.0 * (1.0 - kb) * cs);
+  m->to_rgb[3] = (gint32) rint (-256.0 * 2.0 * kb * (1.0 - kb) / kg * cs);
+  m->to_rgb[4] = (gint32) rint (-256.0 * 2.0 * kr * (1.0 - kr) / kg * cs);
+  m->to_luma[0] = (gint32) rint (256.0 * kr / ys);
+  m->to_luma[1] = (gint32) rint (256.0 * kg / ys);
+  m->to_luma[2] = (gint32) rint (256.0 * kb / ys);
+  m->to_luma[3] = full_range ? 0 : 16 * 256;
+  m->to_cb[0] = (gint32) rint (256.0 * -kr / (2.0 * (1.0 - kb)) / cs);
+  m->to_cb[1] = (gint32) rint (256.0 * -kg / (2.0 * (1.0 - kb)) / cs);
+  m->to_cb[2] = (gint32) rint (256.0 * 0.5 / cs);
+  m->to_cb[3] = 128 * 256;
+  m->to_cr[0] = (gint32) rint (256.0 * 0.5 / cs);
+  m->to_cr[1] = (gint32) rint (256.0 * -kg / (2.0 * (1.0 - kr)) / cs);
+  m->to_cr[2] = (gint32) rint (256.0 * -kb / (2.0 * (1.0 - kr)) / cs);
+  m->to_cr[3] = 128 * 256;
+}
+
+void
+cbi_frame_batch_yuv_row (const CbiFrameBatch * b, guint f, guint y, guint x,
+    guint n, guint8 * rgb)
+{
+  const guint8 *luma = b->in[f] + (gsize) y * b->in_stride[f];
+  const gsize crow = (gsize) (y / 2) * b->in_chroma_stride[f];
+  const guint8 *cb = b->in_cb[f] + crow, *cr = b->in_cr[f] + crow;
+  const gint32 *k = b->yuv[f].to_rgb;
+  const guint step = b->chroma_step;
+  guint i;
+
+  /* each chroma sample stands for the 2x2 pixels it covers, as in
+   * videoconvert's I420 path */
+  for (i = x; i < x + n; i++) {
+    const gsize c = (gsize) (i / 2) * step;
+    cbi_yuv_to_rgb (k, luma[i], cb[c], cr[c], rgb + (gsize) (i - x) * 3);
+  }
+}
+
+void
+cbi_frame_batch_yuv_rows_out (const CbiFrameBatch * b, guint f, guint y,
+    guint x, guint n, const guint8 * rgb0, const guint8 * rgb1)
+{
+  const CbiYuvMatrix *m = &b->yuv[f];
+  guint8 *l0 = b->out[f] + (gsize) y * b->out_stride[f];
+  const gsize crow = (gsize) (y / 2) * b->out_chroma_stride[f];
+  guint8 *cb = b->out_cb[f] + crow, *cr = b->out_cr[f] + crow;
+  const guint step = b->chroma_step;
+  guint i, j;
+
+  for (i = 0; i < n; i++) {
+    const guint8 *p = rgb0 + (gsize) i * 3;
+    l0[x + i] = cbi_rgb_to_yuv (m->to_luma, p[0], p[1], p[2]);
+  }
+  if (rgb1) {
+    guint8 *l1 = l0 + b->out_stride[f];
+    for (i = 0; i < n; i++) {
+      const guint8 *p = rgb1 + (gsize) i * 3;
+      l1[x + i] = cbi_rgb_to_yuv (m->to_luma, p[0], p[1], p[2]);
+    }
+  }
+  /* a chroma sample is the rounded mean of the (up to) 2x2 pixels' */
+  for (i = 0; i < n; i += 2) {
+    const guint w = MIN (2, n - i), count = w * (rgb1 ? 2 : 1);
+    guint su = 0, sv = 0;
+    for (j = 0; j < w; j++) {
+      const guint8 *p = rgb0 + (gsize) (i + j) * 3;
+      su += cbi_rgb_to_yuv (m->to_cb, p[0], p[1], p[2]);
+      sv += cbi_rgb_to_yuv (m->to_cr, p[0], p[1], p[2]);
+      if (rgb1) {
+        p = rgb1 + (gsize) (i + j) * 3;
+        su += cbi_rgb_to_yuv (m->to_cb, p[0], p[1], p[2]);
+        sv += cbi_rgb_to_yuv (m->to_cr, p[0], p[1], p[2]);
+      }
+    }
+    cb[(gsize) ((x + i) / 2) * step] = (guint8) ((su + count / 2) / count);
+    cr[(gsize) ((x + i) / 2) * step] = (guint8) ((sv + count / 2) / count);
+  }
 }
 
 void
@@ -68,6 +161,32 @@ cbi_frame_batch_out_window (const CbiFrameBatch * b, guint f,
   w->height = MAX (MIN (y1, height), w->y + 1) - w->y;
 }
 
+/* cbi_frame_batch_scale_row_in ()'s picture for 4:2:0 frames: each of
+ * the four pixels around a position converted to R'G'B', then mixed, as
+ * videoconvert and then the scaling would. */
+static void
+scale_row_in_yuv (const CbiFrameBatch * b, guint f, const CbiScaleWindow * w,
+    guint first, guint end, guint x, guint y0, guint y1, guint fy, guint8 * row)
+{
+  CbiScaleWalk walk;
+  guint i, c;
+
+  cbi_scale_walk_init (&walk, first - w->x, w->width, 0, b->in_width[f]);
+  for (i = first; i < end; i++) {
+    guint8 *px = row + (gsize) (i - x) * 3;
+    guint8 a[3], b1[3], c1[3], d[3];
+    guint x0, x1, fx;
+
+    cbi_scale_walk_next (&walk, &x0, &x1, &fx);
+    cbi_frame_batch_yuv_row (b, f, y0, x0, 1, a);
+    cbi_frame_batch_yuv_row (b, f, y0, x1, 1, b1);
+    cbi_frame_batch_yuv_row (b, f, y1, x0, 1, c1);
+    cbi_frame_batch_yuv_row (b, f, y1, x1, 1, d);
+    for (c = 0; c < 3; c++)
+      px[c] = cbi_scale_mix (a[c], b1[c], c1[c], d[c], fx, fy);
+  }
+}
+
 void
 cbi_frame_batch_scale_row_in (const CbiFrameBatch * b, guint f, guint y,
     guint x, guint n, guint8 * row)
@@ -93,6 +212,10 @@ cbi_frame_batch_scale_row_in (const CbiFrameBatch * b, guint f, guint y,
     return;
   cbi_scale_walk_init (&walk, y - w.y, w.height, 0, ih);
   cbi_scale_walk_next (&walk, &y0, &y1, &fy);
+  if (b->layout == CBI_PIXELS_YUV420) {
+    scale_row_in_yuv (b, f, &w, first, end, x, y0, y1, fy, row);
+    return;
+  }
   r0 = b->in[f] + (gsize) y0 *b->in_stride[f];
   r1 = b->in[f] + (gsize) y1 *b->in_stride[f];
   cbi_scale_walk_init (&walk, first - w.x, w.width, 0, iw);
@@ -114,25 +237,65 @@ cbi_frame_batch_scale_row_in (const CbiFrameBatch * b, guint f, guint y,
 
 void
 cbi_frame_batch_scale_row_out (const CbiFrameBatch * b, guint f, guint y,
-    const guint8 * frame, gsize stride, guint8 * row)
+    guint x, guint n, const guint8 * frame, gsize stride, guint8 * row)
 {
   const guint ps = b->pixel_stride;
   const guint ow = b->out_frame_width[f], oh = b->out_frame_height[f];
   const guint8 *r0, *r1;
   CbiScaleWindow w;
   CbiScaleWalk walk;
-  guint y0, y1, fy, x, x0, x1, fx, c;
+  guint y0, y1, fy, i, x0, x1, fx, c;
 
   cbi_frame_batch_out_window (b, f, &w);
   cbi_scale_walk_init (&walk, y, oh, w.y, w.height);
   cbi_scale_walk_next (&walk, &y0, &y1, &fy);
   r0 = frame + y0 * stride;
   r1 = frame + y1 * stride;
-  cbi_scale_walk_init (&walk, 0, ow, w.x, w.width);
-  for (x = 0; x < ow; x++) {
+  cbi_scale_walk_init (&walk, x, ow, w.x, w.width);
+  for (i = 0; i < n; i++) {
     cbi_scale_walk_next (&walk, &x0, &x1, &fx);
     for (c = 0; c < ps; c++)
-      row[(gsize) x * ps + c] = cbi_scale_mix (r0[x0 * ps + c],
+      row[(gsize) i * ps + c] = cbi_scale_mix (r0[x0 * ps + c],
           r0[x1 * ps + c], r1[x0 * ps + c], r1[x1 * ps + c], fx, fy);
   }
+}
+
+void
+cbi_frame_batch_write_out (const CbiFrameBatch * b, guint f,
+    const guint8 * frame, gsize stride)
+{
+  const gboolean scales = cbi_frame_batch_scales (b);
+  const guint ow = scales ? b->out_frame_width[f] :
+      b->out_width ? b->out_width : b->width;
+  const guint oh = scales ? b->out_frame_height[f] :
+      b->out_height ? b->out_height : b->height;
+  const gsize row = (gsize) ow * b->pixel_stride;
+  /* R'G'B' pixels of two rows, a piece at a time */
+  guint8 rgb[2][OUT_CHUNK * 3];
+  guint y, x, n, r;
+
+  if (b->layout != CBI_PIXELS_YUV420) {
+    for (y = 0; y < oh; y++)
+      if (scales)
+        cbi_frame_batch_scale_row_out (b, f, y, 0, ow, frame, stride,
+            b->out[f] + (gsize) y * b->out_stride[f]);
+      else
+        memcpy (b->out[f] + (gsize) y * b->out_stride[f],
+            frame + y * stride, row);
+    return;
+  }
+  for (y = 0; y < oh; y += 2)
+    for (x = 0; x < ow; x += n) {
+      const guint rows = MIN (2, oh - y);
+      n = MIN (OUT_CHUNK, ow - x);
+      for (r = 0; r < rows; r++)
+        if (scales)
+          cbi_frame_batch_scale_row_out (b, f, y + r, x, n, frame, stride,
+              rgb[r]);
+        else
+          memcpy (rgb[r], frame + (y + r) * stride + (gsize) x * 3,
+              (gsize) n * 3);
+      cbi_frame_batch_yuv_rows_out (b, f, y, x, n, rgb[0],
+          rows > 1 ? rgb[1] : NULL);
+    }
 }

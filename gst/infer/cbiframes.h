@@ -124,12 +124,33 @@ void cbi_frame_batch_scale_row_in (const CbiFrameBatch * batch, guint f,
 void cbi_frame_batch_out_window (const CbiFrameBatch * batch, guint f,
     CbiScaleWindow * window);
 
-/* Writes row @y of output frame @f of @batch (out_frame_width[f] pixels)
- * from the model's output for it as bytes, @frame (@batch's output size,
- * rows @stride bytes apart, in the frames' pixel layout): the frame's
- * window (cbi_frame_batch_out_window()) scaled to its size. */
+/* Writes pixels @x .. @x + @n - 1 of row @y of output frame @f of @batch
+ * (out_frame_width[f] pixels a row) to @row, from the model's output for
+ * it as bytes, @frame (@batch's output size, rows @stride bytes apart, in
+ * the frames' pixel layout): the frame's window
+ * (cbi_frame_batch_out_window()) scaled to its size. */
 void cbi_frame_batch_scale_row_out (const CbiFrameBatch * batch, guint f,
-    guint y, const guint8 * frame, gsize stride, guint8 * row);
+    guint y, guint x, guint n, const guint8 * frame, gsize stride,
+    guint8 * row);
+
+/* Writes output frame @f of @batch from the model's output for it as
+ * bytes, @frame (@batch's output size, rows @stride bytes apart, in the
+ * frames' pixel layout; R'G'B' for %CBI_PIXELS_YUV420): copied, or scaled
+ * to the frame's size, and turned to 4:2:0 where the frames are. */
+void cbi_frame_batch_write_out (const CbiFrameBatch * batch, guint f,
+    const guint8 * frame, gsize stride);
+
+/* Writes the R'G'B' bytes (3 a pixel, red first) of pixels @x .. @x + @n
+ * - 1 of row @y of 4:2:0 frame @f of @batch to @rgb. */
+void cbi_frame_batch_yuv_row (const CbiFrameBatch * batch, guint f, guint y,
+    guint x, guint n, guint8 * rgb);
+
+/* Writes pixels @x .. @x + @n - 1 (@x even) of rows @y (even) and @y + 1
+ * of 4:2:0 output frame @f of @batch from their R'G'B' bytes, @rgb0 and
+ * @rgb1 (%NULL where row @y is the last): their luma, and the chroma row
+ * they share, each sample the mean of the pixels it covers. */
+void cbi_frame_batch_yuv_rows_out (const CbiFrameBatch * batch, guint f,
+    guint y, guint x, guint n, const guint8 * rgb0, const guint8 * rgb1);
 
 /* Whether @batch's frames are scaled, not packed as they are. */
 static inline gboolean

@@ -19,6 +19,10 @@ gst_cbi_batch_init (GstCbiBatch * batch, guint slots, guint n)
   batch->out_frames = g_new0 (GstVideoFrame, slots);
   batch->in_data = g_new0 (const guint8 *, slots);
   batch->in_strides = g_new0 (gint, slots);
+  batch->n_slots = slots;
+  batch->chroma = g_new0 (guint8 *, 4 * slots);
+  batch->chroma_strides = g_new0 (gint, 2 * slots);
+  batch->yuv = g_new0 (CbiYuvMatrix, slots);
   batch->out_data = g_new0 (guint8 *, slots);
   batch->out_strides = g_new0 (gint, slots);
   batch->in_width = g_new0 (guint, slots);
@@ -79,6 +83,9 @@ gst_cbi_batch_clear (GstCbiBatch * batch)
   g_free (batch->out_frames);
   g_free (batch->in_data);
   g_free (batch->in_strides);
+  g_free (batch->chroma);
+  g_free (batch->chroma_strides);
+  g_free (batch->yuv);
   g_free (batch->out_data);
   g_free (batch->out_strides);
   g_free (batch->in_width);

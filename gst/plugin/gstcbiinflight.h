@@ -39,10 +39,17 @@ G_BEGIN_DECLS
  * @in_strides: their strides
  * @out_data: plane data of @out_frames
  * @out_strides: their strides
+ * @chroma: for 4:2:0 frames, per slot the first Cb sample of each input
+ *   (from 0), Cr (from slots), and Cb and Cr of each output (from 2 and 3
+ *   times slots)
+ * @chroma_strides: their chroma rows' strides, in (from 0) and out (from
+ *   slots)
+ * @yuv: for 4:2:0 frames, per slot its colorimetry's conversions
  * @in_width: each slot's frame width, for scaling
  * @in_height: each slot's frame height
  * @out_width: each slot's output frame width
  * @out_height: each slot's output frame height
+ * @n_slots: the slots its per-slot arrays hold
  * @n: frames in the batch
  * @n_infer: of them, the frames inferred: the slots used
  * @n_out: frames whose @out_buffers may hold a buffer
@@ -75,10 +82,14 @@ typedef struct
   gint *in_strides;
   guint8 **out_data;
   gint *out_strides;
+  guint8 **chroma;
+  gint *chroma_strides;
+  CbiYuvMatrix *yuv;
   guint *in_width;
   guint *in_height;
   guint *out_width;
   guint *out_height;
+  guint n_slots;
   guint n;
   guint n_infer;
   guint n_out;

@@ -118,6 +118,22 @@ gst_cuda_batch_infer_meta_fits (GstCudaBatchInfer * self,
   return FALSE;
 }
 
+/* Notes where 4:2:0 @frame's chroma lies for slot @s: an input's (@which
+ * 0) or an output's (1). GstVideoFrame's components are Cb and Cr in
+ * every 4:2:0 format, whichever plane and order they take. */
+static void
+gst_cuda_batch_infer_map_chroma (GstCbiBatch * batch,
+    const GstVideoFrame * frame, gint s, guint which)
+{
+  const guint slots = batch->n_slots;
+
+  batch->chroma[2 * which * slots + s] = GST_VIDEO_FRAME_COMP_DATA (frame, 1);
+  batch->chroma[(2 * which + 1) * slots + s] =
+      GST_VIDEO_FRAME_COMP_DATA (frame, 2);
+  batch->chroma_strides[which * slots + s] =
+      GST_VIDEO_FRAME_COMP_STRIDE (frame, 1);
+}
+
 /* Maps the frames of @batch to infer and, for an image output, their
  * output buffers, each in its slot.
  * Returns: whether all were mapped (batch->mapped says how many were). */
@@ -143,6 +159,10 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
     batch->in_data[s] = GST_VIDEO_FRAME_PLANE_DATA (&batch->in_frames[s], 0);
     batch->in_strides[s] =
         GST_VIDEO_FRAME_PLANE_STRIDE (&batch->in_frames[s], 0);
+    if (gst_cuda_batch_infer_is_yuv420 (in)) {
+      gst_cuda_batch_infer_map_chroma (batch, &batch->in_frames[s], s, 0);
+      gst_cuda_batch_infer_yuv_matrix (in, &batch->yuv[s]);
+    }
     if (self->out.image) {
       if (!gst_video_frame_map (&batch->out_frames[s], out,
               batch->out_buffers[i], GST_MAP_WRITE)) {
@@ -153,6 +173,8 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
           GST_VIDEO_FRAME_PLANE_DATA (&batch->out_frames[s], 0);
       batch->out_strides[s] =
           GST_VIDEO_FRAME_PLANE_STRIDE (&batch->out_frames[s], 0);
+      if (gst_cuda_batch_infer_is_yuv420 (out))
+        gst_cuda_batch_infer_map_chroma (batch, &batch->out_frames[s], s, 1);
     }
     batch->mapped = s + 1;
   }
@@ -308,6 +330,16 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
   fb->in_height = batch->in_height;
   fb->out_frame_width = batch->out_width;
   fb->out_frame_height = batch->out_height;
+  if (fb->layout == CBI_PIXELS_YUV420) {
+    const guint slots = batch->n_slots;
+    fb->in_cb = (const guint8 * const *) batch->chroma;
+    fb->in_cr = (const guint8 * const *) batch->chroma + slots;
+    fb->in_chroma_stride = batch->chroma_strides;
+    fb->out_cb = batch->chroma + 2 * slots;
+    fb->out_cr = batch->chroma + 3 * slots;
+    fb->out_chroma_stride = batch->chroma_strides + slots;
+    fb->yuv = batch->yuv;
+  }
   batch->warmed_up =
       self->warm_width == (guint) GST_VIDEO_INFO_WIDTH (&self->in_info)
       && self->warm_height == (guint) GST_VIDEO_INFO_HEIGHT (&self->in_info)

@@ -279,6 +279,8 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
     cbi_engine_input_shape (self->engine, &channels, &height, &width);
     gst_video_info_set_format (&batch_info, GST_VIDEO_INFO_FORMAT (&info),
         width, height);
+    batch_info.colorimetry = info.colorimetry;
+    batch_info.chroma_site = info.chroma_site;
   }
   if (!cbi_engine_frame_outputs (self->engine, batch_info.height,
           batch_info.width, &out, &error)) {

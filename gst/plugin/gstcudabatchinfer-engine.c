@@ -7,20 +7,39 @@
 
 #include "gstcudabatchinfer-engine.h"
 
+/* Whether frames of @info are 8-bit Y'CbCr 4:2:0, which the engine
+ * converts itself. */
+gboolean
+gst_cuda_batch_infer_is_yuv420 (const GstVideoInfo * info)
+{
+  switch (GST_VIDEO_INFO_FORMAT (info)) {
+    case GST_VIDEO_FORMAT_I420:
+    case GST_VIDEO_FORMAT_YV12:
+    case GST_VIDEO_FORMAT_NV12:
+    case GST_VIDEO_FORMAT_NV21:
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
 void
 gst_cuda_batch_infer_describe_layout (GstCudaBatchInfer * self,
     const GstVideoInfo * info, CbiFrameBatch * fb)
 {
   const GstVideoFormatInfo *finfo = info->finfo;
+  const gboolean yuv = gst_cuda_batch_infer_is_yuv420 (info);
   guint c, sum = 0;
 
   fb->width = GST_VIDEO_INFO_WIDTH (info);
   fb->height = GST_VIDEO_INFO_HEIGHT (info);
-  fb->pixel_stride = GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
+  /* the engine sees 4:2:0 frames as R'G'B' bytes, red first */
+  fb->pixel_stride = yuv ? 3 : GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
   for (c = 0; c < 3; c++) {
     /* model channel c reads colour c, or 2 - c for a BGR model */
     guint colour = self->run_bgr ? 2 - c : c;
-    fb->rgb_offset[c] = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, colour);
+    fb->rgb_offset[c] = yuv ? colour :
+        (guint) GST_VIDEO_FORMAT_INFO_POFFSET (finfo, colour);
     sum += fb->rgb_offset[c];
     fb->scale[c] = self->run_scale[c];
     fb->bias[c] = self->run_bias[c];
@@ -29,6 +48,26 @@ gst_cuda_batch_infer_describe_layout (GstCudaBatchInfer * self,
   }
   /* the one byte of a 4-byte pixel that is not R, G or B */
   fb->extra_offset = fb->pixel_stride == 4 ? (gint) (0 + 1 + 2 + 3 - sum) : -1;
+  fb->layout = yuv ? CBI_PIXELS_YUV420 : CBI_PIXELS_PACKED;
+  if (yuv)
+    fb->chroma_step = GST_VIDEO_INFO_COMP_PSTRIDE (info, 1);
+}
+
+void
+gst_cuda_batch_infer_yuv_matrix (const GstVideoInfo * info,
+    CbiYuvMatrix * matrix)
+{
+  gdouble kr = 0.299, kb = 0.114;
+
+  /* an unknown matrix is BT.601's */
+  if (!gst_video_color_matrix_get_Kr_Kb (info->colorimetry.matrix, &kr, &kb)
+      || info->colorimetry.matrix == GST_VIDEO_COLOR_MATRIX_RGB) {
+    kr = 0.299;
+    kb = 0.114;
+  }
+  /* and an unknown range full, as videoconvert takes it */
+  cbi_yuv_matrix_init (matrix, kr, kb,
+      info->colorimetry.range != GST_VIDEO_COLOR_RANGE_16_235);
 }
 
 void

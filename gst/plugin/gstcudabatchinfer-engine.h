@@ -10,9 +10,16 @@
 
 G_BEGIN_DECLS
 
+/* Whether frames of @info are 8-bit Y'CbCr 4:2:0 (I420, YV12, NV12, NV21),
+ * which the engine converts in its packing and unpacking. */
+gboolean gst_cuda_batch_infer_is_yuv420 (const GstVideoInfo * info);
+/* Fills @matrix with the conversions of @info's colorimetry. */
+void gst_cuda_batch_infer_yuv_matrix (const GstVideoInfo * info,
+    CbiYuvMatrix * matrix);
 /* Fills @fb's frame layout (size, pixel stride, the model's channels'
- * bytes, the input and output mappings) for frames of @info; the rest of
- * @fb is the caller's. */
+ * bytes, the input and output mappings; for 4:2:0, the chroma's step) for
+ * frames of @info; the rest of @fb (4:2:0 frames' colorimetries
+ * included) is the caller's. */
 void gst_cuda_batch_infer_describe_layout (GstCudaBatchInfer * self,
     const GstVideoInfo * info, CbiFrameBatch * fb);
 /* Posts @error (transfer none, from the engine) as an element error for

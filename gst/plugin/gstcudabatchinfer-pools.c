@@ -88,6 +88,7 @@ gst_cuda_batch_infer_budget_for (GstCudaBatchInfer * self,
     return TRUE;
   gst_video_info_set_format (&out_info, GST_VIDEO_INFO_FORMAT (info),
       out.width, out.height);
+  out_info.colorimetry = info->colorimetry;
   return gst_cuda_batch_infer_budget (self,
       gst_cuda_batch_infer_output_bytes (self, &out_info, &out));
 }

@@ -94,7 +94,7 @@ G_BEGIN_DECLS
  * get_type() in gstcudabatchinfer.c, the top of the files' layers. */
 #define GST_CUDA_BATCH_INFER_CAST(obj) ((GstCudaBatchInfer *) (obj))
 
-#define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA }"
+#define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA, I420, YV12, NV12, NV21 }"
 /**
  * GstCudaBatchInferPadMode:
  * @GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST: fill a short batch with copies of

@@ -95,6 +95,7 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   guint width = GST_VIDEO_INFO_WIDTH (info);
   guint height = GST_VIDEO_INFO_HEIGHT (info);
   CbiFrameBatch layout = { 0, };
+  GstVideoInfo rgb_info;
   CbiBatchReport r;
   CbiOutputInfo outputs;
   GError *error = NULL;
@@ -108,6 +109,13 @@ gst_cuda_batch_infer_run_warmup (GstCudaBatchInfer * self,
   guint i, check_frames = 0;
   gboolean ok;
 
+  /* 4:2:0 frames warm up as the R'G'B' frames the engine sees them as:
+   * the plan, its memory and the accuracy check are the same, only the
+   * packing's first step differs */
+  if (gst_cuda_batch_infer_is_yuv420 (info)) {
+    gst_video_info_set_format (&rgb_info, GST_VIDEO_FORMAT_RGB, width, height);
+    info = &rgb_info;
+  }
   gst_cuda_batch_infer_describe_layout (self, info, &layout);
   layout.n_slots = self->run_batch;
   if (self->run_check_location) {

@@ -55,6 +55,15 @@
  * ]|
  * The second line prints a `cudabatchinfer-batch` message per batch with
  * its memory figures.
+ * |[
+ * gst-launch-1.0 filesrc location=video.mp4 ! decodebin ! \
+ *     cudabatchinfer batch=16 ! videoconvert ! autovideosink
+ * ]|
+ * Decoders' 8-bit 4:2:0 frames (I420, YV12, NV12, NV21) need no
+ * videoconvert before the element: it converts them to R'G'B' as it packs
+ * them, by their caps' colorimetry (BT.601 or BT.709, limited or full
+ * range), to the bytes videoconvert's I420 to RGB conversion gives; an
+ * image output goes back to the input's 4:2:0 format.
  |[
  * gst-launch-1.0 videotestsrc num-buffers=60 ! video/x-raw,format=RGB,\
  *     width=320,height=240 ! cudabatchinfer model=superres.onnx batch=8 ! \

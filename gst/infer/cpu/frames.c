@@ -8,6 +8,7 @@
 #include "cpu/frames.h"
 #include "cpu/wide.h"
 #include "cbimath.h"
+#include "cbiframes.h"
 
 #include <math.h>
 #include <string.h>
@@ -171,6 +172,122 @@ pack_row_in (const CbiFrameBatch * b, const RowPeriodic * per,
     pack_row_interleaved (b, per, src, (gfloat *) tensor + at, pstride, n);
 }
 
+/* cbi_yuv_term () in 16-bit lanes (the byte's two's complement repeated,
+ * a high-half product: one instruction where there are such vectors) */
+G_ALWAYS_INLINE static inline gint16
+yuv_term16 (guint8 byte, gint16 k)
+{
+  const gint16 w = (gint16) (guint16) ((guint16) (byte ^ 0x80) * 257u);
+
+  return (gint16) (((gint32) w * k) >> 16);
+}
+
+/* cbi_yuv_clamp () of a 16-bit sum */
+G_ALWAYS_INLINE static inline guint8
+yuv_clamp16 (gint16 v)
+{
+  return (guint8) (CLAMP (v, -128, 127) + 128);
+}
+
+/* yuv_row ()'s bytes as three planes (red, green, blue), a pair of
+ * pixels and their chroma at a time: loads and stores in groups of two
+ * bytes, which vectorise, where a chroma index of x / 2, 3-byte pixels or
+ * float stores in pairs do not */
+G_ALWAYS_INLINE static inline void
+yuv_planes (const gint32 * k, const guint8 * luma, const guint8 * cb,
+    const guint8 * cr, const guint step, const guint n, guint8 * restrict r,
+    guint8 * restrict g, guint8 * restrict bl)
+{
+  const gint16 k0 = k[0], k1 = k[1], k2 = k[2], k3 = k[3], k4 = k[4];
+  const guint pairs = n / 2;
+  guint j;
+
+#pragma omp simd
+  for (j = 0; j < pairs; j++) {
+    const guint8 u = cb[j * step], v = cr[j * step];
+    const gint16 rv = yuv_term16 (v, k1);
+    const gint16 guv = yuv_term16 (u, k3) + yuv_term16 (v, k4);
+    const gint16 bu = yuv_term16 (u, k2);
+    const gint16 l0 = yuv_term16 (luma[2 * j], k0);
+    const gint16 l1 = yuv_term16 (luma[2 * j + 1], k0);
+    r[2 * j] = yuv_clamp16 (l0 + rv);
+    r[2 * j + 1] = yuv_clamp16 (l1 + rv);
+    g[2 * j] = yuv_clamp16 (l0 + guv);
+    g[2 * j + 1] = yuv_clamp16 (l1 + guv);
+    bl[2 * j] = yuv_clamp16 (l0 + bu);
+    bl[2 * j + 1] = yuv_clamp16 (l1 + bu);
+  }
+  if (n % 2) {
+    const guint8 u = cb[pairs * step], v = cr[pairs * step];
+    const gint16 l = yuv_term16 (luma[n - 1], k0);
+    r[n - 1] = yuv_clamp16 (l + yuv_term16 (v, k1));
+    g[n - 1] = yuv_clamp16 (l + yuv_term16 (u, k3) + yuv_term16 (v, k4));
+    bl[n - 1] = yuv_clamp16 (l + yuv_term16 (u, k2));
+  }
+}
+
+/* Row @y of 4:2:0 frame @f of @b into NCHW planes @plane apart at @d, a
+ * piece at a time: its R'G'B' bytes as planes, then each model channel's
+ * values from its colour's plane. Built for wider vectors. */
+CBI_CPU_WIDE static void
+pack_row_yuv_planar (const CbiFrameBatch * b, guint f, guint y, gfloat * d,
+    const gsize plane)
+{
+  const guint8 *luma = b->in[f] + (gsize) y * b->in_stride[f];
+  const gsize at = (gsize) (y / 2) * b->in_chroma_stride[f];
+  const guint8 *cb = b->in_cb[f] + at, *cr = b->in_cr[f] + at;
+  const gint32 *k = b->yuv[f].to_rgb;
+  guint8 rgb[3][ROW_CHUNK];
+  guint x0, x, c;
+
+  /* pieces of an even width, so that each starts a chroma sample */
+  for (x0 = 0; x0 < b->width; x0 += ROW_CHUNK) {
+    const guint n = MIN (ROW_CHUNK, b->width - x0);
+    const gsize ca = (gsize) (x0 / 2) * b->chroma_step;
+    if (b->chroma_step == 2)
+      yuv_planes (k, luma + x0, cb + ca, cr + ca, 2, n, rgb[0], rgb[1], rgb[2]);
+    else
+      yuv_planes (k, luma + x0, cb + ca, cr + ca, 1, n, rgb[0], rgb[1], rgb[2]);
+    for (c = 0; c < 3; c++) {
+      const guint8 *v = rgb[b->rgb_offset[c]];
+      const gfloat sc = b->scale[c], bc = b->bias[c];
+      gfloat *o = d + c * plane + x0;
+#pragma omp simd
+      for (x = 0; x < n; x++)
+        o[x] = cbi_from_byte (v[x], sc, bc);
+    }
+  }
+}
+
+/* Pixels @x (even) to @x + @n (at most ROW_CHUNK) of row @y of 4:2:0
+ * frame @f of @b as 3-byte pixels in the model's channel order at
+ * @bytes, for a channels-last pack. Built for wider vectors. */
+CBI_CPU_WIDE static void
+yuv_row_model_order (const CbiFrameBatch * b, guint f, guint y, guint x,
+    guint n, guint8 * bytes)
+{
+  const guint8 *luma = b->in[f] + (gsize) y * b->in_stride[f] + x;
+  const gsize at = (gsize) (y / 2) * b->in_chroma_stride[f]
+      + (gsize) (x / 2) * b->chroma_step;
+  const guint8 *cb = b->in_cb[f] + at, *cr = b->in_cr[f] + at;
+  const gint32 *k = b->yuv[f].to_rgb;
+  guint8 rgb[3][ROW_CHUNK];
+  const guint8 *c0 = rgb[b->rgb_offset[0]], *c1 = rgb[b->rgb_offset[1]];
+  const guint8 *c2 = rgb[b->rgb_offset[2]];
+  guint i;
+
+  if (b->chroma_step == 2)
+    yuv_planes (k, luma, cb, cr, 2, n, rgb[0], rgb[1], rgb[2]);
+  else
+    yuv_planes (k, luma, cb, cr, 1, n, rgb[0], rgb[1], rgb[2]);
+#pragma omp simd
+  for (i = 0; i < n; i++) {
+    bytes[3 * i] = c0[i];
+    bytes[3 * i + 1] = c1[i];
+    bytes[3 * i + 2] = c2[i];
+  }
+}
+
 /* @tensor: floats, or bfloat16 values with @bf16 (channels last only) */
 G_ALWAYS_INLINE static inline void
 pack_frames (const CbiFrameBatch * b, gpointer tensor,
@@ -183,6 +300,7 @@ pack_frames (const CbiFrameBatch * b, gpointer tensor,
   const gint rows = (gint) (b->n_frames * b->height);
   const gboolean scales = cbi_frame_batch_scales (b);
   gboolean numbers = TRUE;
+  CbiFrameBatch ordered;
   RowPeriodic per;
   gint row;
   guint i;
@@ -192,11 +310,16 @@ pack_frames (const CbiFrameBatch * b, gpointer tensor,
 
   if (channels_last)
     row_periodic_init (&per, b->scale, b->bias, 3);
+  /* 4:2:0 rows come to the channels-last pack in the model's order */
+  ordered = *b;
+  for (i = 0; i < 3; i++)
+    ordered.rgb_offset[i] = i;
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {
     guint f = row / b->height, y = row % b->height;
     /* a scaled frame is read through its own size */
-    const guint8 *src = scales ? NULL : b->in[f] + (gsize) y * b->in_stride[f];
+    const guint8 *src = scales || b->layout == CBI_PIXELS_YUV420 ? NULL :
+        b->in[f] + (gsize) y * b->in_stride[f];
     const gsize at = f * slot + (gsize) y * b->width * xs;
     if (scales) {
       guint8 scaled[SCALE_CHUNK * 4];
@@ -206,6 +329,20 @@ pack_frames (const CbiFrameBatch * b, gpointer tensor,
         cbi_frame_batch_scale_row_in (b, f, y, x, n, scaled);
         pack_row_in (b, &per, scaled, tensor, at + x * xs, xs, cs,
             b->pixel_stride, n, bf16, numbers);
+      }
+    } else if (b->layout == CBI_PIXELS_YUV420 && !bf16 && xs == 1) {
+      pack_row_yuv_planar (b, f, y, (gfloat *) tensor + at, cs);
+    } else if (b->layout == CBI_PIXELS_YUV420) {
+      /* converted a piece at a time, while the piece is in cache, to
+       * bytes in the model's order, which the channels-last pack takes
+       * as they are */
+      guint8 bytes[ROW_CHUNK * 3];
+      guint x, n;
+      for (x = 0; x < b->width; x += n) {
+        n = MIN (ROW_CHUNK, b->width - x);
+        yuv_row_model_order (b, f, y, x, n, bytes);
+        pack_row_in (&ordered, &per, bytes, tensor, at + x * xs, xs, cs, 3,
+            n, bf16, numbers);
       }
     } else if (b->pixel_stride == 4) {
       pack_row_in (b, &per, src, tensor, at, xs, cs, 4, b->width, bf16,
@@ -322,8 +459,43 @@ unpack_mix (const gfloat * p00, const gfloat * p01, const gfloat * p10,
           inv, off), fx, fy);
 }
 
+/* Pixels @x .. @x + @n - 1 of row @y of output frame @f, scaled from its
+ * window @w of the model's output for it, @slot (@width x @height;
+ * channel k at k x @cs, pixel steps @xs), to @px in the frames' pixel
+ * layout. */
+static void
+unpack_scaled_row (const CbiFrameBatch * b, const CbiUnpackMap * m,
+    const gfloat * slot, const CbiScaleWindow * w, guint width, gsize xs,
+    gsize cs, guint f, guint y, guint x, guint n, guint8 * out)
+{
+  const guint ow = b->out_frame_width[f], oh = b->out_frame_height[f];
+  const guint ps = b->pixel_stride;
+  guint y0, y1, i, x0, x1, c, fx, fy;
+  CbiScaleWalk walk;
+
+  cbi_scale_walk_init (&walk, y, oh, w->y, w->height);
+  cbi_scale_walk_next (&walk, &y0, &y1, &fy);
+  cbi_scale_walk_init (&walk, x, ow, w->x, w->width);
+  for (i = 0; i < n; i++) {
+    const gfloat *p00, *p01, *p10, *p11;
+    guint8 *px = out + (gsize) i * ps;
+
+    cbi_scale_walk_next (&walk, &x0, &x1, &fx);
+    p00 = slot + ((gsize) y0 * width + x0) * xs;
+    p01 = slot + ((gsize) y0 * width + x1) * xs;
+    p10 = slot + ((gsize) y1 * width + x0) * xs;
+    p11 = slot + ((gsize) y1 * width + x1) * xs;
+    for (c = 0; c < 3; c++)
+      px[b->rgb_offset[c]] = unpack_mix (p00, p01, p10, p11,
+          m->src[c] * cs, m->inv[c], m->off[c], fx, fy);
+    if (ps == 4)
+      px[b->extra_offset] = m->channels == 4 ? unpack_mix (p00, p01, p10,
+          p11, 3 * cs, m->inv[3], m->off[3], fx, fy) : 255;
+  }
+}
+
 /* Output frames of their own sizes: each is its window of the model's
- * output, scaled. */
+ * output, scaled; 4:2:0 ones two rows at a time, a piece at a time. */
 static void
 unpack_scaled (const CbiFrameBatch * b, const gfloat * tensor,
     const gboolean channels_last)
@@ -331,7 +503,7 @@ unpack_scaled (const CbiFrameBatch * b, const gfloat * tensor,
   const guint width = b->out_width ? b->out_width : b->width;
   const guint height = b->out_height ? b->out_height : b->height;
   const gsize plane = (gsize) width * height;
-  const guint ps = b->pixel_stride;
+  const gboolean yuv = b->layout == CBI_PIXELS_YUV420;
   CbiUnpackMap m;
   gsize xs, cs;
   guint f;
@@ -344,36 +516,52 @@ unpack_scaled (const CbiFrameBatch * b, const gfloat * tensor,
   for (f = 0; f < b->n_frames; f++) {
     const gfloat *slot = tensor + f * m.channels * plane;
     const guint ow = b->out_frame_width[f], oh = b->out_frame_height[f];
+    const gint rows = yuv ? (gint) ((oh + 1) / 2) : (gint) oh;
     CbiScaleWindow w;
-    gint y;
+    gint r;
 
     cbi_frame_batch_out_window (b, f, &w);
 #pragma omp parallel for schedule(static)
-    for (y = 0; y < (gint) oh; y++) {
-      guint8 *out = b->out[f] + (gsize) y * b->out_stride[f];
-      guint y0, y1, x, x0, x1, c, fx, fy;
-      CbiScaleWalk walk;
-
-      cbi_scale_walk_init (&walk, y, oh, w.y, w.height);
-      cbi_scale_walk_next (&walk, &y0, &y1, &fy);
-      cbi_scale_walk_init (&walk, 0, ow, w.x, w.width);
-      for (x = 0; x < ow; x++) {
-        const gfloat *p00, *p01, *p10, *p11;
-        guint8 *px = out + (gsize) x * ps;
-
-        cbi_scale_walk_next (&walk, &x0, &x1, &fx);
-        p00 = slot + ((gsize) y0 * width + x0) * xs;
-        p01 = slot + ((gsize) y0 * width + x1) * xs;
-        p10 = slot + ((gsize) y1 * width + x0) * xs;
-        p11 = slot + ((gsize) y1 * width + x1) * xs;
-        for (c = 0; c < 3; c++)
-          px[b->rgb_offset[c]] = unpack_mix (p00, p01, p10, p11,
-              m.src[c] * cs, m.inv[c], m.off[c], fx, fy);
-        if (ps == 4)
-          px[b->extra_offset] = m.channels == 4 ? unpack_mix (p00, p01, p10,
-              p11, 3 * cs, m.inv[3], m.off[3], fx, fy) : 255;
+    for (r = 0; r < rows; r++) {
+      guint8 rgb[2][ROW_CHUNK * 3];
+      guint x, n, y = 2 * (guint) r;
+      if (!yuv) {
+        unpack_scaled_row (b, &m, slot, &w, width, xs, cs, f, r, 0, ow,
+            b->out[f] + (gsize) r * b->out_stride[f]);
+        continue;
+      }
+      for (x = 0; x < ow; x += n) {
+        n = MIN (ROW_CHUNK, ow - x);
+        unpack_scaled_row (b, &m, slot, &w, width, xs, cs, f, y, x, n, rgb[0]);
+        if (y + 1 < oh)
+          unpack_scaled_row (b, &m, slot, &w, width, xs, cs, f, y + 1, x, n,
+              rgb[1]);
+        cbi_frame_batch_yuv_rows_out (b, f, y, x, n, rgb[0],
+            y + 1 < oh ? rgb[1] : NULL);
       }
     }
+  }
+}
+
+/* Rows @y and @y + 1 (where there is one) of 4:2:0 output frame @f from
+ * @s, the model's output for row @y (row @y + 1 @row_step values on): a
+ * piece at a time unpacked to R'G'B' bytes and converted. */
+static void
+unpack_yuv_rows (const CbiFrameBatch * b, const CbiUnpackMap * m,
+    const RowPeriodic * per, const gfloat * s, gsize row_step, gsize plane,
+    gsize xs, guint f, guint y, guint width, guint height)
+{
+  guint8 rgb[2][ROW_CHUNK * 3];
+  const gboolean two = y + 1 < height;
+  guint x, n;
+
+  for (x = 0; x < width; x += n) {
+    n = MIN (ROW_CHUNK, width - x);
+    unpack_row_chunked (b, m, per, s + x * xs, plane, FALSE, NULL, rgb[0], n);
+    if (two)
+      unpack_row_chunked (b, m, per, s + row_step + x * xs, plane, FALSE,
+          NULL, rgb[1], n);
+    cbi_frame_batch_yuv_rows_out (b, f, y, x, n, rgb[0], two ? rgb[1] : NULL);
   }
 }
 
@@ -402,6 +590,17 @@ unpack_frames (const CbiFrameBatch * b, const gfloat * tensor,
   if (channels_last)
     row_periodic_init (&per, m.inv, m.off, m.channels);
 
+  if (b->layout == CBI_PIXELS_YUV420) {
+    const guint pairs = (height + 1) / 2;
+#pragma omp parallel for schedule(static)
+    for (row = 0; row < (gint) (b->n_frames * pairs); row++) {
+      guint f = row / pairs, y = 2 * (row % pairs);
+      unpack_yuv_rows (b, &m, channels_last ? &per : NULL,
+          tensor + f * m.channels * plane + (gsize) y * width * xs,
+          (gsize) width * xs, plane, xs, f, y, width, height);
+    }
+    return;
+  }
 #pragma omp parallel for schedule(static)
   for (row = 0; row < rows; row++) {
     guint f = row / height, y = row % height;

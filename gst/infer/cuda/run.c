@@ -135,41 +135,108 @@ cbi_cuda_begin_slot (CbiCuda * cuda, CbiCudaPlan * plan, guint k,
   return slot;
 }
 
+/* Whether every 4:2:0 frame of @batch has the first one's colorimetry. */
+static gboolean
+cbi_cuda_one_matrix (const CbiFrameBatch * batch)
+{
+  guint i;
+
+  for (i = 1; i < batch->n_frames; i++)
+    if (memcmp (&batch->yuv[i], &batch->yuv[0], sizeof (CbiYuvMatrix)) != 0)
+      return FALSE;
+  return TRUE;
+}
+
 /* Frames are copied row by row into pinned staging (the one copy on the
  * way in) and sent in one copy, which overlaps the batch before computing;
  * they are packed into the input once that batch's layers are done. */
+/* Stages 4:2:0 frame @i of @batch at @to as cbi_k_yuv_frame_bytes ()
+ * lays it out: luma rows, then Cb, then Cr, each packed. */
+static void
+cbi_cuda_stage_yuv (const CbiFrameBatch * batch, guint i, guint8 * to)
+{
+  const guint w = batch->width, h = batch->height;
+  const guint cw = (w + 1) / 2, ch = (h + 1) / 2;
+  guint8 *cb = to + (gsize) w * h, *cr = cb + (gsize) cw *ch;
+  guint y, x;
+
+  for (y = 0; y < h; y++)
+    memcpy (to + (gsize) y * w, batch->in[i] + (gsize) y *
+        batch->in_stride[i], w);
+  for (y = 0; y < ch; y++) {
+    const gsize row = (gsize) y * batch->in_chroma_stride[i];
+    const guint8 *u = batch->in_cb[i] + row, *v = batch->in_cr[i] + row;
+    if (batch->chroma_step == 1) {
+      memcpy (cb + (gsize) y * cw, u, cw);
+      memcpy (cr + (gsize) y * cw, v, cw);
+    } else {
+      for (x = 0; x < cw; x++) {
+        cb[(gsize) y * cw + x] = u[(gsize) x * batch->chroma_step];
+        cr[(gsize) y * cw + x] = v[(gsize) x * batch->chroma_step];
+      }
+    }
+  }
+}
+
+/* Frames are copied row by row into pinned staging (the one copy on the
+ * way in) and sent in one copy, which overlaps the batch before computing;
+ * they are packed into the input once that batch's layers are done.
+ * 4:2:0 frames travel as they are and are converted in the pack kernel;
+ * those scaled, or of several colorimetries, become R'G'B' in the copy. */
 gboolean
 cbi_cuda_upload (CbiBackend * backend, gpointer p, guint k,
     const CbiFrameBatch * batch, GError ** error)
 {
   CbiCuda *cuda = backend->context;
   CbiCudaPlan *plan = p;
+  const gboolean scales = cbi_frame_batch_scales (batch);
+  /* the kernel takes one matrix: frames of several colorimetries become
+   * R'G'B' in the copy */
+  const gboolean yuv = batch->layout == CBI_PIXELS_YUV420 && !scales
+      && cbi_cuda_one_matrix (batch);
   const gsize row = (gsize) batch->width * batch->pixel_stride;
-  const gsize frame = row * batch->height;
+  const gsize frame = yuv ? (gsize) cbi_k_yuv_frame_bytes (batch->width,
+      batch->height) : row * batch->height;
   cudaStream_t stream = cuda->slot_streams[k];
   CbiCudaSlot *slot;
   CbiKFrames f;
+  CbiKYuv kyuv;
   guint i, y;
 
   if ((slot = cbi_cuda_begin_slot (cuda, plan, k, error)) == NULL)
     return FALSE;
   /* a frame of another size is scaled in this copy: staging, the upload
    * and the pack kernel see the model's size whatever the streams' */
-  for (i = 0; i < batch->n_frames; i++)
+  for (i = 0; i < batch->n_frames; i++) {
+    if (yuv) {
+      cbi_cuda_stage_yuv (batch, i, slot->staging_in + i * frame);
+      continue;
+    }
     for (y = 0; y < batch->height; y++)
-      if (cbi_frame_batch_scales (batch))
+      if (batch->layout == CBI_PIXELS_YUV420 && !scales)
+        cbi_frame_batch_yuv_row (batch, i, y, 0, batch->width,
+            slot->staging_in + i * frame + y * row);
+      else if (scales)
         cbi_frame_batch_scale_row_in (batch, i, y, 0, batch->width,
             slot->staging_in + i * frame + y * row);
       else
         memcpy (slot->staging_in + i * frame + y * row,
             batch->in[i] + (gsize) y * batch->in_stride[i], row);
+  }
   cbi_cuda_frames_layout (batch, &f);
-  return CUDA_CHECK (cudaMemcpyAsync (slot->frames_in, slot->staging_in,
-          frame * batch->n_frames, cudaMemcpyHostToDevice, stream),
-      "frame upload")
-      && CUDA_CHECK (cudaStreamWaitEvent (stream, cuda->computed, 0),
-      "waiting for the batch before")
-      && CUDA_CHECK (cbi_k_pack (slot->frames_in, plan->input, &f,
+  if (yuv)
+    memcpy (kyuv.to_rgb, batch->yuv[0].to_rgb, sizeof (kyuv.to_rgb));
+  if (!CUDA_CHECK (cudaMemcpyAsync (slot->frames_in, slot->staging_in,
+              frame * batch->n_frames, cudaMemcpyHostToDevice, stream),
+          "frame upload")
+      || !CUDA_CHECK (cudaStreamWaitEvent (stream, cuda->computed, 0),
+          "waiting for the batch before"))
+    return FALSE;
+  if (yuv)
+    return CUDA_CHECK (cbi_k_pack_yuv (slot->frames_in, plan->input, &f,
+            &kyuv, batch->n_frames, batch->n_slots,
+            batch->pad_mode == CBI_PAD_REPEAT_LAST, stream), "frame packing");
+  return CUDA_CHECK (cbi_k_pack (slot->frames_in, plan->input, &f,
           batch->n_frames, batch->n_slots,
           batch->pad_mode == CBI_PAD_REPEAT_LAST, stream), "frame packing");
 }
@@ -248,26 +315,18 @@ cbi_cuda_finish (CbiBackend * backend, gpointer p, guint k,
 {
   CbiCuda *cuda = backend->context;
   CbiCudaSlot *slot = &((CbiCudaPlan *) p)->slots[k];
-  guint i, y;
+  guint i;
 
   if (!cbi_cuda_select (cuda, error)
       || !CUDA_CHECK (cudaStreamSynchronize (cuda->slot_streams[k]), "batch"))
     return FALSE;
   slot->queued = FALSE;
+  /* a frame of another size gets its window scaled back in this copy,
+   * and 4:2:0 frames their R'G'B' converted */
   for (i = 0; slot->unpacked && batch && batch->out && i < slot->out_frames;
-      i++) {
-    const guint8 *frame = slot->staging_out + i * slot->out_height *
-        slot->out_row;
-    /* a frame of another size gets its window scaled back in this copy */
-    if (cbi_frame_batch_scales (batch))
-      for (y = 0; y < batch->out_frame_height[i]; y++)
-        cbi_frame_batch_scale_row_out (batch, i, y, frame, slot->out_row,
-            batch->out[i] + (gsize) y * batch->out_stride[i]);
-    else
-      for (y = 0; y < slot->out_height; y++)
-        memcpy (batch->out[i] + (gsize) y * batch->out_stride[i],
-            frame + y * slot->out_row, slot->out_row);
-  }
+      i++)
+    cbi_frame_batch_write_out (batch, i, slot->staging_out + i *
+        slot->out_height * slot->out_row, slot->out_row);
   return TRUE;
 }
 

@@ -142,6 +142,13 @@ gint cbi_engine_device_id (CbiEngine * engine);
 /* Whether CUDA support was compiled in. */
 gboolean cbi_engine_has_cuda (void);
 
+/* Fills @matrix with the conversions between 8-bit Y'CbCr and R'G'B' of
+ * the colour matrix of luma weights @kr and @kb (as
+ * gst_video_color_matrix_get_Kr_Kb() gives them) in limited range (luma
+ * 16-235, chroma 16-240) or @full_range (0-255). @matrix: (out caller-allocates). */
+void cbi_yuv_matrix_init (CbiYuvMatrix * matrix, gdouble kr, gdouble kb,
+    gboolean full_range);
+
 /* Model input channels and its fixed height/width (-1 where symbolic). */
 void cbi_engine_input_shape (CbiEngine * engine, gint64 * channels,
     gint64 * height, gint64 * width);

@@ -74,6 +74,50 @@ typedef enum
 } CbiScaling;
 
 /**
+ * CbiYuvMatrix:
+ * @to_rgb: Y'CbCr to R'G'B' in 1/256: luma's gain, Cr's in red, Cb's in
+ *   blue, Cb's and Cr's in green
+ * @to_luma: R'G'B' bytes to luma in 1/256: the weights of red, green
+ *   and blue (Kr, 1 - Kr - Kb, Kb) over the range's luma gain, then the
+ *   offset (16 or 0)
+ * @to_cb: the same to Cb (offset 128)
+ * @to_cr: the same to Cr
+ *
+ * A colorimetry's conversions between 8-bit Y'CbCr and R'G'B' bytes, made
+ * by cbi_yuv_matrix_init (). Both are GStreamer videoconvert's 8-bit
+ * arithmetic: inward its I420 to RGB path, bit for bit; outward its RGB
+ * to 4:4:4 step, each chroma sample then the rounded mean of the (up to)
+ * 2x2 pixels' samples it stands for.
+ */
+typedef struct
+{
+  gint32 to_rgb[5];
+  gint32 to_luma[4];
+  gint32 to_cb[4];
+  gint32 to_cr[4];
+} CbiYuvMatrix;
+
+/**
+ * CbiPixelLayout:
+ * @CBI_PIXELS_PACKED: one plane of 3- or 4-byte pixels (@pixel_stride,
+ *   @rgb_offset, @extra_offset)
+ * @CBI_PIXELS_YUV420: 8-bit Y'CbCr 4:2:0 (I420, YV12, NV12, NV21): a
+ *   plane of luma at @in, and one Cb and one Cr sample for each 2x2
+ *   pixels at @in_cb and @in_cr, @chroma_step bytes apart in a row. The
+ *   engine sees R'G'B' pixels of 3 bytes (each frame's converted by its
+ *   @yuv; @pixel_stride
+ *   3, @rgb_offset 0, 1, 2 or 2, 1, 0), and writes an image output back to
+ *   4:2:0 at @out, @out_cb and @out_cr
+ *
+ * How a batch's frames lie in memory.
+ */
+typedef enum
+{
+  CBI_PIXELS_PACKED,
+  CBI_PIXELS_YUV420,
+} CbiPixelLayout;
+
+/**
  * CbiFrameBatch:
  * @width: frame width in pixels
  * @height: frame height in pixels
@@ -111,6 +155,21 @@ typedef enum
  * @out_frame_width: (array length=n_frames): each output frame's width:
  *   the model's output over the frame's window, scaled to it
  * @out_frame_height: (array length=n_frames): each output frame's height
+ * @layout: how the frames lie in memory; %CBI_PIXELS_PACKED (0) unless
+ *   set
+ * @yuv: (array length=n_frames): for %CBI_PIXELS_YUV420, each frame's
+ *   colorimetry's conversions (streams of one format may differ)
+ * @chroma_step: bytes from one chroma sample to the next in a row: 1 for
+ *   planes of their own (I420, YV12), 2 for one interleaved plane (NV12,
+ *   NV21)
+ * @in_cb: (array length=n_frames): for %CBI_PIXELS_YUV420, each frame's
+ *   first Cb sample
+ * @in_cr: (array length=n_frames): the same for Cr
+ * @in_chroma_stride: (array length=n_frames): chroma rows' strides
+ * @out_cb: (array length=n_frames) (nullable): for %CBI_PIXELS_YUV420 and
+ *   an image output, each output frame's first Cb sample
+ * @out_cr: (array length=n_frames) (nullable): the same for Cr
+ * @out_chroma_stride: (array length=n_frames): output chroma rows' strides
  *
  * Borrowed pointers only: the engine reads @in and writes @out during
  * cbi_engine_run() and keeps nothing.
@@ -141,6 +200,15 @@ typedef struct
   const guint *in_height;
   const guint *out_frame_width;
   const guint *out_frame_height;
+  CbiPixelLayout layout;
+  const CbiYuvMatrix *yuv;
+  guint chroma_step;
+  const guint8 *const *in_cb;
+  const guint8 *const *in_cr;
+  const gint *in_chroma_stride;
+  guint8 *const *out_cb;
+  guint8 *const *out_cr;
+  const gint *out_chroma_stride;
 } CbiFrameBatch;
 
 /**

@@ -311,6 +311,57 @@ cbi_unpack_map_init (CbiUnpackMap * m, int channels, const float *out_scale,
   }
 }
 
+/* ---- Y'CbCr 4:2:0 ---------------------------------------------------- */
+
+/* Inward the arithmetic is GStreamer videoconvert's 8-bit I420 to RGB
+ * path, step for step (each byte less 128 spread to 16 bits, multiplied
+ * by a coefficient keeping the high 16 bits, summed, saturated), so that
+ * frames packed from 4:2:0 equal frames videoconvert turned to RGB first,
+ * byte for byte. The coefficients, in 1/256, are CbiYuvMatrix's to_rgb
+ * (cbitypes.h), made by cbi_yuv_matrix_init (). */
+
+/* One byte's term: (@byte - 128) spread to 16 bits (its two's complement
+ * byte repeated), times @k, the high 16 bits. */
+CBI_HD int32_t
+cbi_yuv_term (int32_t byte, int32_t k)
+{
+  const int32_t s = byte - 128;
+
+  return ((s * 257 + (s < 0 ? 256 : 0)) * k) >> 16;
+}
+
+/* A sum of terms saturated to a signed byte, then 128 added back. */
+CBI_HD uint8_t
+cbi_yuv_clamp (int32_t v)
+{
+  v = v < -128 ? -128 : v > 127 ? 127 : v;
+  return (uint8_t) (v + 128);
+}
+
+/* The R'G'B' bytes of luma @y and chroma @u (Cb) and @v (Cr). */
+CBI_HD void
+cbi_yuv_to_rgb (const int32_t * k, int32_t y, int32_t u, int32_t v,
+    uint8_t rgb[3])
+{
+  const int32_t l = cbi_yuv_term (y, k[0]);
+
+  rgb[0] = cbi_yuv_clamp (l + cbi_yuv_term (v, k[1]));
+  rgb[1] = cbi_yuv_clamp (l + cbi_yuv_term (u, k[3]) + cbi_yuv_term (v,
+          k[4]));
+  rgb[2] = cbi_yuv_clamp (l + cbi_yuv_term (u, k[2]));
+}
+
+/* Outward: R'G'B' bytes @r @g @b to a luma or chroma byte by @k (in
+ * 1/256: the weights of red, green, blue, then the offset), truncated and
+ * clamped as videoconvert's 8-bit matrix does. */
+CBI_HD uint8_t
+cbi_rgb_to_yuv (const int32_t * k, int32_t r, int32_t g, int32_t b)
+{
+  const int32_t v = (k[0] * r + k[1] * g + k[2] * b + k[3]) >> 8;
+
+  return (uint8_t) (v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
 /* ---- exponential ------------------------------------------------------ */
 
 /* e^@x in plain arithmetic that a compiler vectorises (a loop calling

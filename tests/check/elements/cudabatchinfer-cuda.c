@@ -72,6 +72,48 @@ run_sized (const gchar * props, const gchar * backend, guint n, guint w,
   return outs;
 }
 
+/* Runs @n frames of @caps (4:2:0 of some size: varied bytes) through
+ * "cudabatchinfer @props backend=@backend" and returns the outputs
+ * (transfer full). */
+static GPtrArray *
+run_caps (const gchar * props, const gchar * backend, guint n,
+    const gchar * caps)
+{
+  gchar *desc = g_strdup_printf ("cudabatchinfer %s backend=%s", props,
+      backend);
+  GstHarness *h_ = gst_harness_new_parse (desc);
+  GPtrArray *outs = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) gst_buffer_unref);
+  GstCaps *c = gst_caps_from_string (caps);
+  GstVideoInfo info;
+  guint i;
+  gsize b;
+
+  fail_unless (gst_video_info_from_caps (&info, c));
+  gst_harness_set_src_caps (h_, c);
+  gst_harness_set_sink_caps_str (h_, "video/x-raw");
+  for (i = 0; i < n; i++) {
+    GstBuffer *buf = gst_buffer_new_allocate (NULL, info.size, NULL);
+    GstMapInfo map;
+    gst_buffer_map (buf, &map, GST_MAP_WRITE);
+    for (b = 0; b < map.size; b++)
+      map.data[b] = (guint8) ((b * 7 + i * 31 + (b / info.width) * 3) % 251);
+    gst_buffer_unmap (buf, &map);
+    GST_BUFFER_PTS (buf) = i * GST_SECOND / 30;
+    GST_BUFFER_DURATION (buf) = GST_SECOND / 30;
+    fail_unless_equals_int (gst_harness_push (h_, buf), GST_FLOW_OK);
+  }
+  fail_unless (gst_harness_push_event (h_, gst_event_new_eos ()));
+  for (i = 0; i < n; i++) {
+    GstBuffer *out = gst_harness_pull (h_);
+    fail_unless (out != NULL, "%s: no output %u", desc, i);
+    g_ptr_array_add (outs, out);
+  }
+  gst_harness_teardown (h_);
+  g_free (desc);
+  return outs;
+}
+
 /* run_sized () at the suite's frame size */
 static GPtrArray *
 run (const gchar * props, const gchar * backend, guint n)
@@ -159,6 +201,41 @@ GST_START_TEST (test_cuda_scales_frames_as_the_cpu)
       g_free (props);
     }
   g_free (model);
+}
+
+GST_END_TEST;
+
+/* 4:2:0 frames, planar and interleaved, in two colorimetries, at the
+ * model's size (converted in the pack kernel) and scaled (converted in
+ * the staging copy): the CUDA backend gives the CPU's frames. */
+GST_START_TEST (test_cuda_packs_and_unpacks_yuv420_as_the_cpu)
+{
+  static const gchar *formats[] = { "I420", "NV12", "NV21", "YV12" };
+  static const gchar *colorimetries[] = { "bt601", "1:3:5:1" };
+  gchar *conv = model_prop ("conv-relu.onnx");
+  gchar *fixed = model_prop ("conv-fixed.onnx");
+  guint f, c, scaled, i;
+
+  for (f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (c = 0; c < G_N_ELEMENTS (colorimetries); c++)
+      for (scaled = 0; scaled < 2; scaled++) {
+        gchar *props = g_strdup_printf ("%s batch=4%s", scaled ? fixed : conv,
+            scaled ? " scaling=letterbox" : "");
+        gchar *caps = g_strdup_printf ("video/x-raw,format=%s,width=%u,"
+            "height=%u,framerate=30/1,colorimetry=%s", formats[f],
+            scaled ? 13 : W, scaled ? 29 : H, colorimetries[c]);
+        GPtrArray *cpu = run_caps (props, "cpu", 6, caps);
+        GPtrArray *gpu = run_caps (props, "cuda", 6, caps);
+        for (i = 0; i < cpu->len; i++)
+          assert_same_results (g_ptr_array_index (cpu, i),
+              g_ptr_array_index (gpu, i), caps);
+        g_ptr_array_unref (cpu);
+        g_ptr_array_unref (gpu);
+        g_free (caps);
+        g_free (props);
+      }
+  g_free (conv);
+  g_free (fixed);
 }
 
 GST_END_TEST;
@@ -602,6 +679,7 @@ cudabatchinfer_cuda_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_cuda_gives_the_cpu_results_on_every_test_model);
   tcase_add_test (tc, test_cuda_scales_frames_as_the_cpu);
+  tcase_add_test (tc, test_cuda_packs_and_unpacks_yuv420_as_the_cpu);
   tcase_add_test (tc, test_cuda_maps_a_probability_map_to_bytes_as_the_cpu);
   tcase_add_test (tc, test_cuda_batches_after_warmup_allocate_nothing);
   tcase_add_test (tc, test_cuda_tf32_passes_and_allocates_nothing_after);

@@ -1265,7 +1265,7 @@ GST_START_TEST (test_warmup_caps_in_a_format_it_cannot_take_fail_the_start)
 {
   GstElement *e = gst_element_factory_make ("cudabatchinfer", NULL);
   GstCaps *caps =
-      gst_caps_from_string ("video/x-raw,format=I420,width=32,height=24");
+      gst_caps_from_string ("video/x-raw,format=Y444,width=32,height=24");
 
   g_object_set (e, "warmup-caps", caps, NULL);
   gst_caps_unref (caps);

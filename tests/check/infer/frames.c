@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cbiengine.h"
 #include "cbimath.h"
 #include "cbitestframes.h"
 
@@ -510,7 +511,8 @@ GST_START_TEST (test_scaled_unpack_matches_the_bytes_path_of_the_gpu)
   cbi_unpack_frames (&b, t);
   b.scaling = CBI_SCALE_LETTERBOX;
   for (y = 0; y < oh; y++)
-    cbi_frame_batch_scale_row_out (&b, 0, y, model, W * 4, gpu + y * ow * 4);
+    cbi_frame_batch_scale_row_out (&b, 0, y, 0, ow, model, W * 4,
+        gpu + y * ow * 4);
   /* the fourth byte too: opaque on both */
   for (i = 0; i < sizeof (cpu); i++)
     fail_unless (cpu[i] == gpu[i] && (i % 4 != 3 || cpu[i] == 255),
@@ -559,6 +561,217 @@ GST_START_TEST (test_letterbox_window_of_a_resizing_output_is_the_input_doubled)
 
 GST_END_TEST;
 
+/* ---- 4:2:0 ---- */
+
+/* A 4:2:0 frame of @w x @h with rows @pad bytes longer than needed, in
+ * planes of their own (@step 1: I420) or with Cb and Cr interleaved
+ * (@step 2: NV12); varied bytes, @seed apart. */
+typedef struct
+{
+  guint8 luma[16 * 16], chroma[2 * 16 * 16];
+  const guint8 *cb, *cr;
+  gint stride, chroma_stride;
+} Yuv420Frame;
+
+static void
+yuv420_frame_init (Yuv420Frame * y, guint w, guint h, guint step, guint pad,
+    guint seed)
+{
+  guint i;
+
+  g_assert (w + pad <= 16 && h <= 16);
+  for (i = 0; i < sizeof (y->luma); i++)
+    y->luma[i] = (guint8) (i * 37 + seed * 11 + 5);
+  for (i = 0; i < sizeof (y->chroma); i++)
+    y->chroma[i] = (guint8) (i * 53 + seed * 29 + 17);
+  y->stride = w + pad;
+  y->chroma_stride = ((w + 1) / 2) * step + pad;
+  y->cb = y->chroma;
+  y->cr = step == 2 ? y->chroma + 1 : y->chroma + 8 * 16;
+}
+
+/* The R'G'B' bytes videoconvert gives for pixel (@x, @y) of @f. */
+static void
+yuv420_pixel (const Yuv420Frame * f, const CbiYuvMatrix * m, guint step,
+    guint x, guint y, guint8 * rgb)
+{
+  const gsize c = (gsize) (y / 2) * f->chroma_stride + (x / 2) * step;
+
+  cbi_yuv_to_rgb (m->to_rgb, f->luma[y * f->stride + x], f->cb[c], f->cr[c],
+      rgb);
+}
+
+/* 4:2:0 frames of odd sizes, planar and interleaved, each of its own
+ * colorimetry, pack to exactly the values of their R'G'B' conversion
+ * packed as RGB (and BGR for a BGR model), NCHW and channels last,
+ * whole or scaled (letterboxed), and the padding slot repeats the last. */
+GST_START_TEST (test_yuv420_pack_equals_the_pack_of_its_rgb_conversion)
+{
+  const guint w = 7, h = 5;
+  CbiYuvMatrix m[2];
+  guint step, bgr, scaled, layout;
+
+  cbi_yuv_matrix_init (&m[0], 0.299, 0.114, FALSE);
+  cbi_yuv_matrix_init (&m[1], 0.2126, 0.0722, TRUE);
+  for (step = 1; step <= 2; step++)
+    for (bgr = 0; bgr < 2; bgr++)
+      for (scaled = 0; scaled < 2; scaled++)
+        for (layout = 0; layout < 2; layout++) {
+          Yuv420Frame yf[2];
+          guint8 rgb[2][16 * 16 * 3];
+          const guint8 *in[2], *rgb_in[2] = { rgb[0], rgb[1] };
+          const guint8 *cb[2], *cr[2];
+          gint stride[2], cstride[2], rgb_stride[2] = { w * 3, w * 3 };
+          const guint iw[2] = { w, w }, ih[2] = { h, h };
+          gfloat t[3 * 3 * 16 * 16], want[3 * 3 * 16 * 16];
+          CbiFrameBatch b, r;
+          guint f, x, y, c;
+
+          memset (&b, 0, sizeof (b));
+          /* scaled: into a model of 6x6, letterboxed */
+          b.width = scaled ? 6 : w;
+          b.height = scaled ? 6 : h;
+          b.pixel_stride = 3;
+          for (c = 0; c < 3; c++) {
+            b.rgb_offset[c] = bgr ? 2 - c : c;
+            b.scale[c] = 1.0f / (50.0f + c);
+            b.bias[c] = -0.5f + 0.25f * c;
+          }
+          b.extra_offset = -1;
+          b.n_frames = 2;
+          b.n_slots = 3;
+          b.pad_mode = CBI_PAD_REPEAT_LAST;
+          b.scaling = scaled ? CBI_SCALE_LETTERBOX : CBI_SCALE_NONE;
+          b.in_width = iw;
+          b.in_height = ih;
+          r = b;
+          for (f = 0; f < 2; f++) {
+            yuv420_frame_init (&yf[f], w, h, step, 3, f);
+            in[f] = yf[f].luma;
+            cb[f] = yf[f].cb;
+            cr[f] = yf[f].cr;
+            stride[f] = yf[f].stride;
+            cstride[f] = yf[f].chroma_stride;
+            for (y = 0; y < h; y++)
+              for (x = 0; x < w; x++)
+                yuv420_pixel (&yf[f], &m[f], step, x, y,
+                    rgb[f] + (y * w + x) * 3);
+          }
+          b.layout = CBI_PIXELS_YUV420;
+          b.yuv = m;
+          b.chroma_step = step;
+          b.in = in;
+          b.in_stride = stride;
+          b.in_cb = cb;
+          b.in_cr = cr;
+          b.in_chroma_stride = cstride;
+          r.in = rgb_in;
+          r.in_stride = rgb_stride;
+          if (layout) {
+            cbi_pack_frames_channels_last (&b, t);
+            cbi_pack_frames_channels_last (&r, want);
+          } else {
+            cbi_pack_frames (&b, t);
+            cbi_pack_frames (&r, want);
+          }
+          fail_unless (memcmp (t, want, 3 * 3 * b.width * b.height *
+                  sizeof (gfloat)) == 0, "step %u, bgr %u, scaled %u, "
+              "channels last %u", step, bgr, scaled, layout);
+        }
+}
+
+GST_END_TEST;
+
+/* Unpacking to 4:2:0 of an odd size: each luma byte is its pixel's, each
+ * chroma byte the rounded mean of the (up to) 2x2 pixels it covers, as
+ * cbi_rgb_to_yuv () gives them; no byte past the planes is written. */
+GST_START_TEST (test_yuv420_unpack_writes_luma_and_each_blocks_mean_chroma)
+{
+  const guint w = 5, h = 3, cw = 3, ch = 2;
+  CbiYuvMatrix m;
+  guint step;
+
+  cbi_yuv_matrix_init (&m, 0.2126, 0.0722, FALSE);
+  for (step = 1; step <= 2; step++) {
+    guint8 luma[16 * 16], chroma[2 * 16 * 16];
+    guint8 *out[1] = { luma }, *cb[1] = { chroma }, *cr[1];
+    const gint stride[1] = { 8 }, cstride[1] = { 8 };
+    guint8 rgb[5 * 3 * 3];
+    gfloat t[3 * 5 * 3];
+    CbiFrameBatch b;
+    guint x, y, c, i;
+
+    cr[0] = step == 2 ? chroma + 1 : chroma + 64;
+    memset (&b, 0, sizeof (b));
+    b.width = w;
+    b.height = h;
+    b.pixel_stride = 3;
+    b.extra_offset = -1;
+    for (c = 0; c < 3; c++) {
+      b.rgb_offset[c] = c;
+      b.scale[c] = 1.0f / 255.0f;
+    }
+    cbi_frame_batch_map_output_back (&b);
+    b.n_frames = b.n_slots = 1;
+    b.layout = CBI_PIXELS_YUV420;
+    b.yuv = &m;
+    b.chroma_step = step;
+    b.out = out;
+    b.out_stride = stride;
+    b.out_cb = cb;
+    b.out_cr = cr;
+    b.out_chroma_stride = cstride;
+    for (i = 0; i < sizeof (rgb); i++)
+      rgb[i] = (guint8) (i * 41 + 3);
+    /* NCHW values whose bytes are rgb */
+    for (y = 0; y < h; y++)
+      for (x = 0; x < w; x++)
+        for (c = 0; c < 3; c++)
+          t[c * w * h + y * w + x] = rgb[(y * w + x) * 3 + c] / 255.0f;
+    memset (luma, 0xab, sizeof (luma));
+    memset (chroma, 0xab, sizeof (chroma));
+    cbi_unpack_frames (&b, t);
+
+    for (y = 0; y < 16; y++)
+      for (x = 0; x < 8; x++) {
+        const guint8 *p = rgb + (y * w + x) * 3;
+        if (y < h && x < w) {
+          fail_unless_equals_int (luma[y * 8 + x],
+              cbi_rgb_to_yuv (m.to_luma, p[0], p[1], p[2]));
+        } else {
+          fail_unless_equals_int (luma[y * 8 + x], 0xab);
+        }
+      }
+    for (y = 0; y < ch; y++)
+      for (x = 0; x < cw; x++) {
+        guint su = 0, sv = 0, n = 0, dx, dy;
+        for (dy = 0; dy < 2; dy++)
+          for (dx = 0; dx < 2; dx++) {
+            const guint px = 2 * x + dx, py = 2 * y + dy;
+            const guint8 *p = rgb + (py * w + px) * 3;
+            if (px >= w || py >= h)
+              continue;
+            su += cbi_rgb_to_yuv (m.to_cb, p[0], p[1], p[2]);
+            sv += cbi_rgb_to_yuv (m.to_cr, p[0], p[1], p[2]);
+            n++;
+          }
+        fail_unless_equals_int (cb[0][y * 8 + x * step], (su + n / 2) / n);
+        fail_unless_equals_int (cr[0][y * 8 + x * step], (sv + n / 2) / n);
+      }
+    /* past each chroma row, and past the rows */
+    if (step == 1) {
+      fail_unless_equals_int (chroma[cw], 0xab);
+      fail_unless_equals_int (chroma[64 + cw], 0xab);
+      fail_unless_equals_int (chroma[ch * 8], 0xab);
+    } else {
+      fail_unless_equals_int (chroma[2 * cw], 0xab);
+      fail_unless_equals_int (chroma[ch * 8], 0xab);
+    }
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 frames_suite (void)
 {
@@ -567,6 +780,9 @@ frames_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_pack_puts_channels_in_model_order_and_fills_padding);
+  tcase_add_test (tc, test_yuv420_pack_equals_the_pack_of_its_rgb_conversion);
+  tcase_add_test (tc,
+      test_yuv420_unpack_writes_luma_and_each_blocks_mean_chroma);
   tcase_add_test (tc,
       test_pack_scales_and_shifts_each_channel_and_unpack_undoes_it);
   tcase_add_test (tc, test_pack_of_wide_rows_gives_each_pixel_exactly);

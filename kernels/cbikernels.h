@@ -70,15 +70,25 @@ cudaError_t cbi_k_pack (const uint8_t * frames, float *tensor,
 /**
  * CbiKYuv:
  * @to_rgb: the coefficients of cbi_yuv_to_rgb () (CbiYuvMatrix's)
+ * @chroma_step: bytes from one Cb (or Cr) sample to the next in a row: 1
+ *   for planes of their own, 2 for an interleaved plane
+ * @cb_offset: where Cb starts, from the end of the luma: 0 for I420's
+ *   planes and NV12, 1 for NV21
+ * @cr_offset: where Cr starts: ((@width + 1) / 2) x ((@height + 1) / 2)
+ *   for I420's planes, 1 for NV12, 0 for NV21
  */
 typedef struct
 {
   int32_t to_rgb[5];
+  int chroma_step;
+  int cb_offset;
+  int cr_offset;
 } CbiKYuv;
 
 /* Bytes of one 4:2:0 frame of @width x @height in device memory: its
- * luma (rows @width apart), then its Cb, then its Cr samples (rows
- * (@width + 1) / 2 apart, (@height + 1) / 2 rows). */
+ * luma (rows @width apart), then its chroma: a plane of Cb then one of Cr
+ * (rows (@width + 1) / 2 apart, (@height + 1) / 2 rows), or one plane of
+ * both interleaved (rows twice as long). */
 static inline int64_t
 cbi_k_yuv_frame_bytes (int width, int height)
 {
@@ -87,9 +97,10 @@ cbi_k_yuv_frame_bytes (int width, int height)
 }
 
 /* Packs @n_frames 4:2:0 frames of @f's size, laid out as
- * cbi_k_yuv_frame_bytes () says, frame after frame, into @tensor as
- * cbi_k_pack () does: each pixel converted to R'G'B' bytes by @yuv (the
- * chroma of its 2x2 block), @f->rgb_offset indexing red, green, blue. */
+ * cbi_k_yuv_frame_bytes () says (the chroma as @yuv says), frame after
+ * frame, into @tensor as cbi_k_pack () does: each pixel converted to
+ * R'G'B' bytes by @yuv (the chroma of its 2x2 block), @f->rgb_offset
+ * indexing red, green, blue. */
 cudaError_t cbi_k_pack_yuv (const uint8_t * frames, float *tensor,
     const CbiKFrames * f, const CbiKYuv * yuv, int n_frames, int n_slots,
     int repeat_last, cudaStream_t stream);

@@ -16,8 +16,7 @@ cbi_k_pack_yuv_kernel (const uint8_t * frames, float *tensor, CbiKFrames f,
     CbiKYuv yuv, I plane, I count, I frame_bytes, int n_frames,
     int repeat_last)
 {
-  const I cw = (f.width + 1) / 2;
-  const I chroma = cw * ((f.height + 1) / 2);
+  const I crow = (I) ((f.width + 1) / 2) * yuv.chroma_step;
 
   CBI_K_FOR (I, i, count) {
     I slot = i / plane;
@@ -31,11 +30,12 @@ cbi_k_pack_yuv_kernel (const uint8_t * frames, float *tensor, CbiKFrames f,
       d[2 * plane] = 0.0f;
     } else {
       const uint8_t *luma = frames + src * frame_bytes;
+      const uint8_t *chroma = luma + plane;
       I y = p / f.width, x = p - y * f.width;
-      I c = (y / 2) * cw + x / 2;
+      I c = (y / 2) * crow + (x / 2) * yuv.chroma_step;
       uint8_t rgb[3];
-      cbi_yuv_to_rgb (yuv.to_rgb, luma[p], luma[plane + c],
-          luma[plane + chroma + c], rgb);
+      cbi_yuv_to_rgb (yuv.to_rgb, luma[p], chroma[c + yuv.cb_offset],
+          chroma[c + yuv.cr_offset], rgb);
       d[0] = cbi_from_byte (rgb[f.rgb_offset[0]], f.scale[0], f.bias[0]);
       d[plane] = cbi_from_byte (rgb[f.rgb_offset[1]], f.scale[1], f.bias[1]);
       d[2 * plane] = cbi_from_byte (rgb[f.rgb_offset[2]], f.scale[2],
@@ -54,7 +54,9 @@ cbi_k_pack_yuv (const uint8_t * frames, float *tensor, const CbiKFrames * f,
   int c;
 
   if (f == NULL || yuv == NULL || f->width < 0 || f->height < 0
-      || n_frames < 0 || n_slots < 0 || n_frames > n_slots)
+      || n_frames < 0 || n_slots < 0 || n_frames > n_slots
+      || (yuv->chroma_step != 1 && yuv->chroma_step != 2)
+      || yuv->cb_offset < 0 || yuv->cr_offset < 0)
     return cudaErrorInvalidValue;
   for (c = 0; c < 3; c++)
     if (f->rgb_offset[c] < 0 || f->rgb_offset[c] > 2)

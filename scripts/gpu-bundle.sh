@@ -113,8 +113,19 @@ strip --strip-debug "${ours[@]}"
 plugins_dir=$(pkg-config --variable=pluginsdir gstreamer-1.0)
 scanner=$(pkg-config --variable=pluginscannerdir gstreamer-1.0)/gst-plugin-scanner
 gst_plugins=(coreelements coretracers videotestsrc)
+# the 4:2:0 suite's decoding and videoconvert, and, where this machine has
+# gst-plugins-bad's nvcodec, cudaupload for the CUDA memory suite
+optional_plugins=(ogg theora videoconvertscale playback typefindfunctions png
+  nvcodec)
 plugin_files=()
 for p in "${gst_plugins[@]}"; do plugin_files+=("$plugins_dir/libgst$p.so"); done
+for p in "${optional_plugins[@]}"; do
+  if [ -e "$plugins_dir/libgst$p.so" ]; then
+    plugin_files+=("$plugins_dir/libgst$p.so")
+  else
+    echo "gpu-bundle: no $p plugin here: the tests that need it skip" >&2
+  fi
+done
 seeds=("${ours[@]}" "$scanner" "${plugin_files[@]}")
 
 # what the machine provides: glibc (tied to its loader) and GCC's runtime

@@ -18,8 +18,14 @@
 #    none, from the bundle's fallback (cudart, cuDNN's front library and a
 #    cuBLAS stub: the plugin loads, the CUDA backend finds no device);
 # 4. test suite: the whole suite; the CUDA suite (elements_cudabatchinfer-
-#    cuda) compares every test model on CUDA with the CPU backend and checks
-#    that no batch after warm-up allocates; from the bundle, each binary
+#    cuda) compares every test model on CUDA with the CPU backend (4:2:0
+#    frames too: converted in the pack kernel, and in the staging copy
+#    where scaled) and checks that no batch after warm-up allocates; the
+#    CUDA memory suite (elements_cudabatchinfer-cudamem) runs cudaupload's
+#    frames (RGBA, NV12, I420), where gst-plugins-bad's nvcodec is here,
+#    and checks that every one is read on the GPU (frames-on-device, no
+#    host copy) with the system memory path's results; from the bundle,
+#    each binary
 #    runs with the environment tests/meson.build gives the tests (no meson
 #    test: its build files carry the building machine's paths);
 # 5-6. node tests: the ONNX node tests on the CPU and CUDA backends (the
@@ -344,11 +350,14 @@ run_test () {
 # warm-up message naming cuda; 20 batches after the warm-up with no fresh
 # allocation and the device's free memory constant; and a 3840x2160
 # batch of 16 through 32 channels with algo-search=heuristic, past cuDNN's
-# 2^31 elements a tensor, against batches of one. Test NAME|CASES each.
+# 2^31 elements a tensor, against batches of one; 4:2:0 frames packed on
+# the device as on the CPU; cudaupload's frames read on the GPU. Test
+# NAME|CASES each.
 smoke_cases=(
   "kernels_launch|"
   "elements_cudabatchinfer|test_warmup_message_and_stats_name_the_backend_and_why"
-  "elements_cudabatchinfer-cuda|test_cuda_batches_after_warmup_allocate_nothing,test_a_4k_batch_past_cudnns_tensor_limit_gives_every_frame"
+  "elements_cudabatchinfer-cuda|test_cuda_batches_after_warmup_allocate_nothing,test_a_4k_batch_past_cudnns_tensor_limit_gives_every_frame,test_cuda_packs_and_unpacks_yuv420_as_the_cpu"
+  "elements_cudabatchinfer-cudamem|"
 )
 
 step_smoke () {
@@ -546,7 +555,7 @@ if [ -n "$bundle" ]; then run_step bundle "gpu-bundle/" step_bundle
 else run_step build "" step_build
 fi
 run_step "runtime libraries" "ldd" step_libs
-run_step smoke "kernels, warm-up on cuda, memory over 20 batches, a 4K batch of 16" \
+run_step smoke "kernels, warm-up on cuda, memory over 20 batches, a 4K batch of 16, 4:2:0, CUDA memory" \
   step_smoke
 if [ -n "$bundle" ]; then run_step "test suite" "" step_tests_bundle
 else run_step "test suite" "meson test" step_tests_build

@@ -56,17 +56,13 @@ if [ -z "$clang_major" ]; then
 fi
 packages+=("libclang-rt-$clang_major-dev")
 
-# where the distribution's GStreamer has upstream's tensor meta (1.26 and
-# later: Debian 13), its headers, for the test that reads the element's
-# GstTensorMeta back with upstream's API (the plugin itself needs none)
-gst_version=$(dpkg-query -W -f='${Version}' libgstreamer1.0-dev 2>/dev/null || true)
-if [ -z "$gst_version" ]; then
-  gst_version=$(apt-cache show --no-all-versions libgstreamer1.0-dev 2>/dev/null \
-    | sed -n 's/^Version: //p' | head -n 1)
-fi
-if [ -n "$gst_version" ] && dpkg --compare-versions "$gst_version" ge 1.26; then
-  packages+=(libgstreamer-plugins-bad1.0-dev)
-fi
+# gst-plugins-bad's libraries' headers: GStreamer's CUDA library (1.22 and
+# later), for frames in memory:CUDAMemory where the CUDA backend is built
+# (it needs cuda.h: without CUDA it is left out), and, where the
+# distribution has upstream's tensor meta (1.26 and later: Debian 13), its
+# headers, for the test that reads the element's GstTensorMeta back with
+# upstream's API (the plugin itself needs none)
+packages+=(libgstreamer-plugins-bad1.0-dev)
 
 missing=()
 for p in "${packages[@]}"; do

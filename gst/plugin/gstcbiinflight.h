@@ -49,6 +49,7 @@ G_BEGIN_DECLS
  * @in_height: each slot's frame height
  * @out_width: each slot's output frame width
  * @out_height: each slot's output frame height
+ * @on_device: its frames are mapped on the GPU (CUDA memory), read there
  * @n_slots: the slots its per-slot arrays hold
  * @n: frames in the batch
  * @n_infer: of them, the frames inferred: the slots used
@@ -89,6 +90,7 @@ typedef struct
   guint *in_height;
   guint *out_width;
   guint *out_height;
+  gboolean on_device;
   guint n_slots;
   guint n;
   guint n_infer;

@@ -11,6 +11,7 @@
 #endif
 
 #include "gstcudabatchinfer-batch.h"
+#include "gstcudabatchinfer-cudamem.h"
 #include "gstcudabatchinfer-engine.h"
 #include "gstcudabatchinfer-route.h"
 #include "gstcudabatchinfer-timeout.h"
@@ -145,6 +146,15 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
   guint i;
   gint s;
 
+  /* frames in the engine's CUDA context are read on the device where all
+   * of the batch's are and the CUDA backend packs them as they are */
+  batch->on_device = self->cuda_primary != NULL
+      && self->run_scaling == CBI_SCALE_NONE
+      && g_str_equal (cbi_engine_backend_name (self->engine), "cuda");
+  for (i = 0; i < batch->n && batch->on_device; i++)
+    batch->on_device = batch->slots[i] < 0
+        || gst_cuda_batch_infer_reads_on_device (self, batch->frames[i]);
+
   for (i = 0; i < batch->n; i++) {
     if ((s = batch->slots[i]) < 0)
       continue;
@@ -153,7 +163,9 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
     batch->in_height[s] = GST_VIDEO_INFO_HEIGHT (in);
     batch->out_width[s] = GST_VIDEO_INFO_WIDTH (out);
     batch->out_height[s] = GST_VIDEO_INFO_HEIGHT (out);
-    if (!gst_video_frame_map (&batch->in_frames[s], in, batch->frames[i],
+    if (batch->on_device ? !gst_cuda_batch_infer_map_on_device (self,
+            &batch->in_frames[s], in, batch->frames[i]) :
+        !gst_video_frame_map (&batch->in_frames[s], in, batch->frames[i],
             GST_MAP_READ))
       return FALSE;
     batch->in_data[s] = GST_VIDEO_FRAME_PLANE_DATA (&batch->in_frames[s], 0);
@@ -340,6 +352,7 @@ gst_cuda_batch_infer_submit (GstCudaBatchInfer * self, GstCbiBatch * batch,
     fb->out_chroma_stride = batch->chroma_strides + slots;
     fb->yuv = batch->yuv;
   }
+  fb->in_device = batch->on_device;
   batch->warmed_up =
       self->warm_width == (guint) GST_VIDEO_INFO_WIDTH (&self->in_info)
       && self->warm_height == (guint) GST_VIDEO_INFO_HEIGHT (&self->in_info)
@@ -551,6 +564,7 @@ gst_cuda_batch_infer_count_outputs (GstCudaBatchInfer * self,
     if (batch->slots[i] >= 0) {
       pad->inferred++;
       self->stats.frames_inferred++;
+      self->stats.frames_on_device += batch->on_device;
     } else {
       pad->skipped++;
       self->stats.frames_skipped++;

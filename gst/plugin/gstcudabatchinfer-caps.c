@@ -10,6 +10,7 @@
 #endif
 
 #include "gstcudabatchinfer-caps.h"
+#include "gstcudabatchinfer-cudamem.h"
 #include "gstcudabatchinfer-admit.h"
 #include "gstcudabatchinfer-batch.h"
 #include "gstcudabatchinfer-pools.h"
@@ -27,7 +28,8 @@ static GstCaps *
 gst_cuda_batch_infer_output_caps (GstCudaBatchInfer * self, GstCaps * caps,
     const GstVideoInfo * info)
 {
-  GstCaps *out_caps = gst_caps_copy (caps);
+  /* results go out in system memory, wherever the frames came from */
+  GstCaps *out_caps = gst_cuda_batch_infer_to_system_memory (caps);
   gint width = self->out.width, height = self->out.height;
 
   if (self->out.image && self->run_scaling != CBI_SCALE_NONE) {
@@ -474,21 +476,28 @@ gst_cuda_batch_infer_any_size (GstCaps * caps)
   return res;
 }
 
-/* CAPS for a model whose output size differs from its input's: the
- * other side's caps, size removed, as the proxying would give them. */
+/* CAPS for a model whose output size differs from its input's
+ * (@resizes), or a src pad whose upstream may give CUDA memory: the other
+ * side's caps, size removed for the one, in system memory, as the
+ * proxying would give them. */
 static gboolean
 gst_cuda_batch_infer_query_caps_resized (GstCudaBatchInfer * self,
-    GstPad * pad, GstQuery * query)
+    GstPad * pad, GstQuery * query, gboolean resizes)
 {
   GstPad *other = gst_cuda_batch_infer_pair (self, pad);
   GstCaps *filter, *peer_filter = NULL, *peer, *templ, *res;
+  /* upstream is asked without a filter: its CUDA memory is ours */
+  const gboolean from_cuda = GST_PAD_IS_SRC (pad) && self->cuda_context;
 
   gst_query_parse_caps (query, &filter);
-  if (filter)
-    peer_filter = gst_cuda_batch_infer_any_size (filter);
+  if (filter && !from_cuda)
+    peer_filter = resizes ? gst_cuda_batch_infer_any_size (filter) :
+        gst_caps_ref (filter);
   peer = gst_pad_peer_query_caps (other, peer_filter);
   templ = gst_pad_get_pad_template_caps (pad);
-  res = gst_cuda_batch_infer_any_size (peer);
+  res = resizes ? gst_cuda_batch_infer_any_size (peer) : gst_caps_ref (peer);
+  if (from_cuda)
+    gst_caps_take (&res, gst_cuda_batch_infer_to_system_memory (res));
   gst_caps_take (&res, gst_caps_intersect (res, templ));
   if (filter)
     gst_caps_take (&res, gst_caps_intersect_full (filter, res,
@@ -503,20 +512,20 @@ gst_cuda_batch_infer_query_caps_resized (GstCudaBatchInfer * self,
 }
 
 /* Caps queries proxy through the element (PROXY_CAPS) but for a resizing
- * model, once it is loaded. */
+ * model, once it is loaded: system memory, whatever the other side. */
 static gboolean
-gst_cuda_batch_infer_query_caps (GstCudaBatchInfer * self, GstPad * pad,
-    GstObject * parent, GstQuery * query)
+gst_cuda_batch_infer_query_system_caps (GstCudaBatchInfer * self,
+    GstPad * pad, GstObject * parent, GstQuery * query)
 {
   gboolean resizes;
 
   GST_OBJECT_LOCK (self);
   resizes = self->resizes;
   GST_OBJECT_UNLOCK (self);
-  if (!resizes)
+  if (!resizes && (GST_PAD_IS_SINK (pad) || !self->cuda_context))
     return gst_pad_query_default (pad, parent, query);
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
-    return gst_cuda_batch_infer_query_caps_resized (self, pad, query);
+    return gst_cuda_batch_infer_query_caps_resized (self, pad, query, resizes);
   else {
     GstCaps *caps, *allowed;
     gst_query_parse_accept_caps (query, &caps);
@@ -526,6 +535,97 @@ gst_cuda_batch_infer_query_caps (GstCudaBatchInfer * self, GstPad * pad,
     gst_caps_unref (allowed);
     return TRUE;
   }
+}
+
+/* A sink pad's CAPS query where frames may come in CUDA memory: the
+ * system memory caps (asked with the filter in system memory), each also
+ * in CUDA memory, first. */
+static gboolean
+gst_cuda_batch_infer_query_cuda_caps (GstCudaBatchInfer * self, GstPad * pad,
+    GstObject * parent, GstQuery * query)
+{
+  GstCaps *filter, *system_filter = NULL, *res, *cuda;
+  GstQuery *system;
+  gboolean ok;
+
+  gst_query_parse_caps (query, &filter);
+  if (filter)
+    system_filter = gst_cuda_batch_infer_to_system_memory (filter);
+  system = gst_query_new_caps (system_filter);
+  ok = gst_cuda_batch_infer_query_system_caps (self, pad, parent, system);
+  if (ok) {
+    gst_query_parse_caps_result (system, &res);
+    /* what the template gave in CUDA memory against ANY is made anew */
+    res = gst_cuda_batch_infer_without_cuda_memory (res);
+    cuda = gst_caps_copy (res);
+    gst_caps_set_features_simple (cuda,
+        gst_caps_features_new (GST_CUDA_BATCH_INFER_CUDA_MEMORY, NULL));
+    res = gst_caps_merge (cuda, res);
+    if (filter)
+      gst_caps_take (&res, gst_caps_intersect_full (filter, res,
+              GST_CAPS_INTERSECT_FIRST));
+    gst_query_set_caps_result (query, res);
+    gst_caps_unref (res);
+  }
+  gst_query_unref (system);
+  gst_clear_caps (&system_filter);
+  return ok;
+}
+
+/* A sink pad's caps query where frames cannot come in CUDA memory (no
+ * driver, or no GStreamer CUDA library): what the template would let
+ * through in CUDA memory is taken out. */
+static gboolean
+gst_cuda_batch_infer_query_no_cuda_caps (GstCudaBatchInfer * self,
+    GstPad * pad, GstObject * parent, GstQuery * query)
+{
+  GstCaps *caps;
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS) {
+    gst_query_parse_accept_caps (query, &caps);
+    if (gst_cuda_batch_infer_is_cuda_memory (caps)) {
+      gst_query_set_accept_caps_result (query, FALSE);
+      return TRUE;
+    }
+    return gst_cuda_batch_infer_query_system_caps (self, pad, parent, query);
+  }
+  if (!gst_cuda_batch_infer_query_system_caps (self, pad, parent, query))
+    return FALSE;
+  gst_query_parse_caps_result (query, &caps);
+  caps = gst_cuda_batch_infer_without_cuda_memory (caps);
+  gst_query_set_caps_result (query, caps);
+  gst_caps_unref (caps);
+  return TRUE;
+}
+
+/* Caps queries: system memory through the element; on a sink pad, where
+ * the element reads CUDA memory, that too. Caps in CUDA memory are
+ * accepted where their system memory form is. */
+static gboolean
+gst_cuda_batch_infer_query_caps (GstCudaBatchInfer * self, GstPad * pad,
+    GstObject * parent, GstQuery * query)
+{
+  GstCaps *caps, *system_caps;
+  GstQuery *system;
+  gboolean ok, result;
+
+  if (!GST_PAD_IS_SINK (pad))
+    return gst_cuda_batch_infer_query_system_caps (self, pad, parent, query);
+  if (!self->cuda_context)
+    return gst_cuda_batch_infer_query_no_cuda_caps (self, pad, parent, query);
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS)
+    return gst_cuda_batch_infer_query_cuda_caps (self, pad, parent, query);
+  gst_query_parse_accept_caps (query, &caps);
+  if (!gst_cuda_batch_infer_is_cuda_memory (caps))
+    return gst_cuda_batch_infer_query_system_caps (self, pad, parent, query);
+  system_caps = gst_cuda_batch_infer_to_system_memory (caps);
+  system = gst_query_new_accept_caps (system_caps);
+  ok = gst_cuda_batch_infer_query_system_caps (self, pad, parent, system);
+  gst_query_parse_accept_caps_result (system, &result);
+  gst_query_set_accept_caps_result (query, ok && result);
+  gst_query_unref (system);
+  gst_caps_unref (system_caps);
+  return TRUE;
 }
 
 gboolean
@@ -574,9 +674,15 @@ gst_cuda_batch_infer_sink_query (GstPad * pad, GstObject * parent,
       return gst_pad_query_default (pad, parent, query);
     case GST_QUERY_ALLOCATION:
       /* frames are mapped with gst_video_frame_map: any strides will do.
-       * Output buffers come from the element's own pool. */
+       * Output buffers come from the element's own pool. Frames in CUDA
+       * memory: a pool of the element's context, where upstream has none */
+      gst_cuda_batch_infer_cuda_propose_pool (self, query);
       gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
       return TRUE;
+    case GST_QUERY_CONTEXT:
+      if (gst_cuda_batch_infer_cuda_query_context (self, query))
+        return TRUE;
+      return gst_pad_query_default (pad, parent, query);
     default:
       return gst_pad_query_default (pad, parent, query);
   }
@@ -658,5 +764,8 @@ gst_cuda_batch_infer_src_query (GstPad * pad, GstObject * parent,
   if (GST_QUERY_TYPE (query) == GST_QUERY_CAPS
       || GST_QUERY_TYPE (query) == GST_QUERY_ACCEPT_CAPS)
     return gst_cuda_batch_infer_query_caps (self, pad, parent, query);
+  if (GST_QUERY_TYPE (query) == GST_QUERY_CONTEXT
+      && gst_cuda_batch_infer_cuda_query_context (self, query))
+    return TRUE;
   return gst_pad_query_default (pad, parent, query);
 }

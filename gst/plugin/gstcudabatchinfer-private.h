@@ -43,6 +43,9 @@ G_BEGIN_DECLS
  *                               errors posted, its backend noted
  * gstcudabatchinfer-checkfile.c the precision check's pictures, decoded
  *                               from precision-check-location
+ * gstcudabatchinfer-cudamem.c   frames in memory:CUDAMemory: the shared
+ *                               CUDA context, the pool proposed, frames
+ *                               mapped on the device
  * gstcbiinflight.c, gstcbibatcher.c, gstcbitensormeta.c,
  * gstcbimodelinfo.c             self-contained: the ring of batches in
  *                               flight, the pending frames, upstream's
@@ -95,6 +98,15 @@ G_BEGIN_DECLS
 #define GST_CUDA_BATCH_INFER_CAST(obj) ((GstCudaBatchInfer *) (obj))
 
 #define VIDEO_FORMATS "{ RGB, BGR, RGBx, BGRx, RGBA, BGRA, I420, YV12, NV12, NV21 }"
+/* the sink pads' caps: frames in a GPU's memory too, where the plugin is
+ * built with GStreamer's CUDA library (gstcudabatchinfer-cudamem.c), first
+ * so that they are preferred; the src pads give system memory */
+#ifdef HAVE_GST_CUDA
+#define SINK_CAPS GST_VIDEO_CAPS_MAKE_WITH_FEATURES ("memory:CUDAMemory", \
+    VIDEO_FORMATS) "; " GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)
+#else
+#define SINK_CAPS GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)
+#endif
 /**
  * GstCudaBatchInferPadMode:
  * @GST_CUDA_BATCH_INFER_PAD_REPEAT_LAST: fill a short batch with copies of
@@ -283,6 +295,7 @@ typedef struct
   guint64 frames_out;
   guint64 frames_dropped;
   guint64 frames_inferred;
+  guint64 frames_on_device;     /* of them, read on the GPU: CUDA memory */
   guint64 frames_skipped;
   guint64 frames_late;
   guint64 frames_shed;
@@ -467,6 +480,12 @@ struct _GstCudaBatchInfer
   GstCbiPadState pad;           /* the always sink pad's */
   GstVideoInfo in_info;
   GstVideoInfo out_info;
+  gpointer cuda_context;        /* (GstCudaContext) the pipeline's CUDA
+                                 * context, from READY; NULL without CUDA
+                                 * memory (gstcudabatchinfer-cudamem.c) */
+  gpointer cuda_primary;        /* cuda_context where it is the engine's
+                                 * (primary) one, whose frames are read on
+                                 * the device; else NULL */
   CbiOutputInfo out;            /* what the model gives for in_info */
   GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
   GstBatchTensor tensors[CBI_MAX_OUTPUTS];      /* their layout in a buffer */

@@ -779,7 +779,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * (the frames the model ran on, and those that rode along with an
    * earlier result: #GstCudaBatchInfer:interval; counted when their batch
    * is collected, so a frame flushed after counts in `frames-dropped`
-   * too), `frames-late` (dropped late for
+   * too), `frames-on-device` (of the frames inferred, those that came in
+   * CUDA memory and were read on the GPU, with no copy through the
+   * host), `frames-late` (dropped late for
    * the sink: #GstCudaBatchInfer:qos), `frames-shed` (dropped by
    * #GstCudaBatchInfer:drop-policy), `latency` (what the element adds in
    * the LATENCY query now, ns: see the element's documentation), `batches`, `padded-frames`, `single-thread-batches` (run
@@ -1056,6 +1058,7 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
       "frames-out", G_TYPE_UINT64, s.frames_out,
       "frames-dropped", G_TYPE_UINT64, s.frames_dropped,
       "frames-inferred", G_TYPE_UINT64, s.frames_inferred,
+      "frames-on-device", G_TYPE_UINT64, s.frames_on_device,
       "frames-skipped", G_TYPE_UINT64, s.frames_skipped,
       "frames-late", G_TYPE_UINT64, s.frames_late,
       "frames-shed", G_TYPE_UINT64, s.frames_shed,

@@ -23,7 +23,7 @@
 
 static GstStaticPadTemplate stream_sink_template =
 GST_STATIC_PAD_TEMPLATE ("sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+    GST_STATIC_CAPS (SINK_CAPS));
 
 static GstStaticPadTemplate stream_src_template =
 GST_STATIC_PAD_TEMPLATE ("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES,

@@ -174,6 +174,7 @@
 #include "gstcudabatchinfer-private.h"
 #include "gstcudabatchinfer-admit.h"
 #include "gstcudabatchinfer-caps.h"
+#include "gstcudabatchinfer-cudamem.h"
 #include "gstcudabatchinfer-engine.h"
 #include "gstcudabatchinfer-pools.h"
 #include "gstcudabatchinfer-push.h"
@@ -196,8 +197,7 @@ enum
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (VIDEO_FORMATS)));
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (SINK_CAPS));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
@@ -209,6 +209,8 @@ static guint signals[LAST_SIGNAL];
 G_DEFINE_TYPE (GstCudaBatchInfer, gst_cuda_batch_infer, GST_TYPE_ELEMENT);
 
 static void gst_cuda_batch_infer_finalize (GObject * object);
+static void gst_cuda_batch_infer_set_context (GstElement * element,
+    GstContext * context);
 static GstStateChangeReturn gst_cuda_batch_infer_change_state (GstElement *
     element, GstStateChange transition);
 
@@ -243,6 +245,8 @@ gst_cuda_batch_infer_class_init (GstCudaBatchInferClass * klass)
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_change_state);
+  element_class->set_context =
+      GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_set_context);
   element_class->request_new_pad =
       GST_DEBUG_FUNCPTR (gst_cuda_batch_infer_request_new_pad);
   element_class->release_pad =
@@ -625,6 +629,9 @@ gst_cuda_batch_infer_change_state (GstElement * element,
 
   gboolean ok;
 
+  /* before upstream's CUDA elements open: they take the context offered */
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY)
+    gst_cuda_batch_infer_cuda_open (self);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     GST_PAD_STREAM_LOCK (self->sinkpad);
     ok = gst_cuda_batch_infer_start (self);
@@ -648,5 +655,17 @@ gst_cuda_batch_infer_change_state (GstElement * element,
     gst_cuda_batch_infer_stop (self);
     GST_PAD_STREAM_UNLOCK (self->sinkpad);
   }
+  if (transition == GST_STATE_CHANGE_READY_TO_NULL
+      || (ret == GST_STATE_CHANGE_FAILURE
+          && transition == GST_STATE_CHANGE_NULL_TO_READY))
+    gst_cuda_batch_infer_cuda_close (self);
   return ret;
+}
+
+static void
+gst_cuda_batch_infer_set_context (GstElement * element, GstContext * context)
+{
+  gst_cuda_batch_infer_cuda_set_context (GST_CUDA_BATCH_INFER (element),
+      context);
+  GST_ELEMENT_CLASS (parent_class)->set_context (element, context);
 }

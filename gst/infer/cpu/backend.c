@@ -37,6 +37,11 @@ cbi_cpu_upload (CbiBackend * backend, gpointer p, guint slot,
 {
   CbiCpuPlan *plan = p;
 
+  if (batch->in_device) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "frames in a GPU's "
+        "memory reached the cpu backend: only the cuda backend reads them");
+    return FALSE;
+  }
   if (plan->input_reorder.prim && plan->input_bf16)
     cbi_pack_frames_channels_last_bf16 (batch, plan->input_channels_last);
   else if (plan->input_reorder.prim)

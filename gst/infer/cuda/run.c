@@ -147,42 +147,72 @@ cbi_cuda_one_matrix (const CbiFrameBatch * batch)
   return TRUE;
 }
 
-/* Frames are copied row by row into pinned staging (the one copy on the
- * way in) and sent in one copy, which overlaps the batch before computing;
- * they are packed into the input once that batch's layers are done. */
-/* Stages 4:2:0 frame @i of @batch at @to as cbi_k_yuv_frame_bytes ()
- * lays it out: luma rows, then Cb, then Cr, each packed. */
-static void
-cbi_cuda_stage_yuv (const CbiFrameBatch * batch, guint i, guint8 * to)
+/* Where the chroma of 4:2:0 frame @i of @batch starts (Cb's plane, or
+ * the interleaved plane), and the kernel's view of it. */
+static const guint8 *
+cbi_cuda_chroma_layout (const CbiFrameBatch * batch, guint i, CbiKYuv * k)
+{
+  const guint cw = (batch->width + 1) / 2, ch = (batch->height + 1) / 2;
+  const guint8 *cb = batch->in_cb[i], *cr = batch->in_cr[i];
+
+  memcpy (k->to_rgb, batch->yuv[i].to_rgb, sizeof (k->to_rgb));
+  k->chroma_step = batch->chroma_step == 2 ? 2 : 1;
+  if (k->chroma_step == 1) {
+    k->cb_offset = 0;
+    k->cr_offset = (gint) (cw * ch);
+    return cb;
+  }
+  /* NV12 (Cb first) or NV21: the plane as it is */
+  k->cb_offset = cb > cr ? 1 : 0;
+  k->cr_offset = cb > cr ? 0 : 1;
+  return MIN (cb, cr);
+}
+
+/* Copies 4:2:0 frame @i of @batch to @to as cbi_k_yuv_frame_bytes ()
+ * lays it out: luma rows, then the chroma's, packed; from the host into
+ * staging, or on the device (@batch->in_device) on @stream. */
+static gboolean
+cbi_cuda_copy_yuv (const CbiFrameBatch * batch, guint i, guint8 * to,
+    cudaStream_t stream, GError ** error)
 {
   const guint w = batch->width, h = batch->height;
   const guint cw = (w + 1) / 2, ch = (h + 1) / 2;
-  guint8 *cb = to + (gsize) w * h, *cr = cb + (gsize) cw *ch;
-  guint y, x;
+  const gsize stride = batch->in_chroma_stride[i];
+  guint8 *chroma = to + (gsize) w * h;
+  CbiKYuv k;
+  const guint8 *from = cbi_cuda_chroma_layout (batch, i, &k);
+  /* a row of the interleaved plane, or of one of two planes */
+  const gsize row = (gsize) cw * k.chroma_step;
+  guint y;
 
+  if (batch->in_device)
+    return CUDA_CHECK (cudaMemcpy2DAsync (to, w, batch->in[i],
+            batch->in_stride[i], w, h, cudaMemcpyDeviceToDevice, stream),
+        "luma copy on the device")
+        && CUDA_CHECK (cudaMemcpy2DAsync (chroma, row, from, stride, row, ch,
+            cudaMemcpyDeviceToDevice, stream), "chroma copy on the device")
+        && (k.chroma_step == 2 || CUDA_CHECK (cudaMemcpy2DAsync (chroma +
+                (gsize) cw * ch, cw, batch->in_cr[i], stride, cw, ch,
+                cudaMemcpyDeviceToDevice, stream),
+            "chroma copy on the device"));
   for (y = 0; y < h; y++)
     memcpy (to + (gsize) y * w, batch->in[i] + (gsize) y *
         batch->in_stride[i], w);
   for (y = 0; y < ch; y++) {
-    const gsize row = (gsize) y * batch->in_chroma_stride[i];
-    const guint8 *u = batch->in_cb[i] + row, *v = batch->in_cr[i] + row;
-    if (batch->chroma_step == 1) {
-      memcpy (cb + (gsize) y * cw, u, cw);
-      memcpy (cr + (gsize) y * cw, v, cw);
-    } else {
-      for (x = 0; x < cw; x++) {
-        cb[(gsize) y * cw + x] = u[(gsize) x * batch->chroma_step];
-        cr[(gsize) y * cw + x] = v[(gsize) x * batch->chroma_step];
-      }
-    }
+    memcpy (chroma + y * row, from + y * stride, row);
+    if (k.chroma_step == 1)
+      memcpy (chroma + (gsize) cw * ch + y * row, batch->in_cr[i] + y *
+          stride, row);
   }
+  return TRUE;
 }
 
 /* Frames are copied row by row into pinned staging (the one copy on the
  * way in) and sent in one copy, which overlaps the batch before computing;
  * they are packed into the input once that batch's layers are done.
  * 4:2:0 frames travel as they are and are converted in the pack kernel;
- * those scaled, or of several colorimetries, become R'G'B' in the copy. */
+ * those scaled, or of several colorimetries, become R'G'B' in the copy.
+ * Frames already on the device are copied there into the batch's. */
 gboolean
 cbi_cuda_upload (CbiBackend * backend, gpointer p, guint k,
     const CbiFrameBatch * batch, GError ** error)
@@ -205,11 +235,30 @@ cbi_cuda_upload (CbiBackend * backend, gpointer p, guint k,
 
   if ((slot = cbi_cuda_begin_slot (cuda, plan, k, error)) == NULL)
     return FALSE;
+  if (batch->in_device && (scales || (batch->layout == CBI_PIXELS_YUV420
+              && !yuv))) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "frames in the GPU's "
+        "memory cannot be scaled, nor be of several colorimetries in a "
+        "batch");
+    return FALSE;
+  }
+  /* from the device: copied there, a frame at a time, into the batch's
+   * frames; nothing crosses to the host */
+  if (batch->in_device) {
+    for (i = 0; i < batch->n_frames; i++)
+      if (!(yuv ? cbi_cuda_copy_yuv (batch, i, slot->frames_in + i * frame,
+                  stream, error) : CUDA_CHECK (cudaMemcpy2DAsync
+                  (slot->frames_in + i * frame, row, batch->in[i],
+                      batch->in_stride[i], row, batch->height,
+                      cudaMemcpyDeviceToDevice, stream),
+                  "frame copy on the device")))
+        return FALSE;
+  }
   /* a frame of another size is scaled in this copy: staging, the upload
    * and the pack kernel see the model's size whatever the streams' */
-  for (i = 0; i < batch->n_frames; i++) {
+  for (i = 0; !batch->in_device && i < batch->n_frames; i++) {
     if (yuv) {
-      cbi_cuda_stage_yuv (batch, i, slot->staging_in + i * frame);
+      cbi_cuda_copy_yuv (batch, i, slot->staging_in + i * frame, stream, NULL);
       continue;
     }
     for (y = 0; y < batch->height; y++)
@@ -225,10 +274,10 @@ cbi_cuda_upload (CbiBackend * backend, gpointer p, guint k,
   }
   cbi_cuda_frames_layout (batch, &f);
   if (yuv)
-    memcpy (kyuv.to_rgb, batch->yuv[0].to_rgb, sizeof (kyuv.to_rgb));
-  if (!CUDA_CHECK (cudaMemcpyAsync (slot->frames_in, slot->staging_in,
-              frame * batch->n_frames, cudaMemcpyHostToDevice, stream),
-          "frame upload")
+    cbi_cuda_chroma_layout (batch, 0, &kyuv);
+  if ((!batch->in_device && !CUDA_CHECK (cudaMemcpyAsync (slot->frames_in,
+                  slot->staging_in, frame * batch->n_frames,
+                  cudaMemcpyHostToDevice, stream), "frame upload"))
       || !CUDA_CHECK (cudaStreamWaitEvent (stream, cuda->computed, 0),
           "waiting for the batch before"))
     return FALSE;

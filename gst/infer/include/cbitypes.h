@@ -170,6 +170,10 @@ typedef enum
  *   an image output, each output frame's first Cb sample
  * @out_cr: (array length=n_frames) (nullable): the same for Cr
  * @out_chroma_stride: (array length=n_frames): output chroma rows' strides
+ * @in_device: @in (and @in_cb, @in_cr) are pointers in the memory of the
+ *   engine's CUDA device, not the host's: the CUDA backend copies them
+ *   into the batch on the device; the CPU backend, and scaling, refuse
+ *   them
  *
  * Borrowed pointers only: the engine reads @in and writes @out during
  * cbi_engine_run() and keeps nothing.
@@ -209,6 +213,7 @@ typedef struct
   guint8 *const *out_cb;
   guint8 *const *out_cr;
   const gint *out_chroma_stride;
+  gboolean in_device;
 } CbiFrameBatch;
 
 /**

@@ -299,9 +299,12 @@ check_pack_yuv (Shape s)
   const int height = s == SHAPE_ONE ? 1 : s == SHAPE_TAIL ? 1833 : 7;
   const int64_t plane = (int64_t) width * height;
   const int64_t frame = cbi_k_yuv_frame_bytes (width, height);
-  const int64_t chroma = (int64_t) ((width + 1) / 2) * ((height + 1) / 2);
-  /* BT.709, limited range, as cbi_yuv_matrix_init () makes it */
-  const CbiKYuv yuv = { {298, 459, 541, -55, -136} };
+  /* BT.709, limited range, as cbi_yuv_matrix_init () makes it; planes of
+   * their own, or interleaved as NV21 (Cr first) */
+  const CbiKYuv layouts[2] = {
+    {{298, 459, 541, -55, -136}, 1, 0, ((width + 1) / 2) * ((height + 1) / 2)},
+    {{298, 459, 541, -55, -136}, 2, 1, 0},
+  };
   const int n_frames = s == SHAPE_ONE ? 1 : 2;
   /* the tail: more pixels than one pass of the grid */
   const int n_slots = s == SHAPE_TAIL ? 5 : 3;
@@ -311,39 +314,45 @@ check_pack_yuv (Shape s)
   CbiKFrames f;
   Compare cmp;
   int64_t i;
+  int l;
 
-  frames_format (&f, width, height, 3);
-  /* a BGR model: channel 0 reads blue */
-  f.rgb_offset[0] = 2;
-  f.rgb_offset[2] = 0;
-  frames = g_new (guint8, n_frames * frame);
-  for (i = 0; i < n_frames * frame; i++)
-    frames[i] = frame_byte (i);
-  tensor = unwritten_floats (n);
-  assert_cuda (cbi_k_pack_yuv (frames, tensor, &f, &yuv, n_frames, n_slots,
-          1, NULL));
-  assert_launch (s, TRUE, FALSE, n_slots * plane);
+  for (l = 0; l < 2; l++) {
+    const CbiKYuv yuv = layouts[l];
+    frames_format (&f, width, height, 3);
+    /* a BGR model: channel 0 reads blue */
+    f.rgb_offset[0] = 2;
+    f.rgb_offset[2] = 0;
+    frames = g_new (guint8, n_frames * frame);
+    for (i = 0; i < n_frames * frame; i++)
+      frames[i] = frame_byte (i);
+    tensor = unwritten_floats (n);
+    assert_cuda (cbi_k_pack_yuv (frames, tensor, &f, &yuv, n_frames, n_slots,
+            1, NULL));
+    assert_launch (s, TRUE, FALSE, n_slots * plane);
 
-  compare_init (&cmp, s, g_strdup_printf ("pack of %d 4:2:0 frames of "
-          "%dx%d into %d slots", n_frames, width, height, n_slots));
-  for (i = 0; i < n; i++) {
-    const int64_t slot = i / (3 * plane), c = i / plane % 3, p = i % plane;
-    const int64_t src = MIN (slot, n_frames - 1);
-    const guint8 *luma = frames + src * frame;
-    const int64_t x = p % width, y = p / width;
-    const int64_t k = (y / 2) * ((width + 1) / 2) + x / 2;
-    guint8 rgb[3];
-    float want;
+    compare_init (&cmp, s, g_strdup_printf ("pack of %d 4:2:0 frames of "
+            "%dx%d into %d slots, chroma step %d", n_frames, width, height,
+            n_slots, yuv.chroma_step));
+    for (i = 0; i < n; i++) {
+      const int64_t slot = i / (3 * plane), c = i / plane % 3, p = i % plane;
+      const int64_t src = MIN (slot, n_frames - 1);
+      const guint8 *luma = frames + src * frame;
+      const int64_t x = p % width, y = p / width;
+      const int64_t k = (y / 2) * ((width + 1) / 2) * yuv.chroma_step
+          + x / 2 * yuv.chroma_step;
+      guint8 rgb[3];
+      float want;
 
-    cbi_yuv_to_rgb (yuv.to_rgb, luma[p], luma[plane + k],
-        luma[plane + chroma + k], rgb);
-    want = cbi_from_byte (rgb[f.rgb_offset[c]], f.scale[c], f.bias[c]);
-    if (!compare (&cmp, i, tensor[i], want, 0.0))
-      break;
+      cbi_yuv_to_rgb (yuv.to_rgb, luma[p], luma[plane + k + yuv.cb_offset],
+          luma[plane + k + yuv.cr_offset], rgb);
+      want = cbi_from_byte (rgb[f.rgb_offset[c]], f.scale[c], f.bias[c]);
+      if (!compare (&cmp, i, tensor[i], want, 0.0))
+        break;
+    }
+    compare_done (&cmp);
+    g_free (frames);
+    g_free (tensor);
   }
-  compare_done (&cmp);
-  g_free (frames);
-  g_free (tensor);
 }
 
 GST_START_TEST

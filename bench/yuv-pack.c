@@ -16,10 +16,16 @@
  *                runs it (one thread), for every frame of the batch
  *   unpack-rgb   an image output back to RGB frames
  *   unpack-i420  the same to I420 frames
+ *   stage-rgb    the CUDA backend's host side for RGB frames: their rows
+ *                copied into (pinned) staging, as cuda/run.c does; the
+ *                GPU packs them
+ *   stage-i420   the same for I420 frames: their three planes' rows
  * Prints the median of each, per pixel, and the ratios measured in this
  * one run: pack-i420 / pack-rgb, and (convert + pack-rgb) / pack-i420,
  * what a pipeline with videoconvert spends on each frame over what it
- * spends without.
+ * spends without, on the CPU backend, and (convert + stage-rgb) /
+ * stage-i420, the same on the CPU of a pipeline whose model runs on a
+ * GPU.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -37,11 +43,12 @@
 
 enum
 { PACK_RGB, PACK_I420, PACK_NV12, NHWC_RGB, NHWC_I420, CONVERT, UNPACK_RGB,
-  UNPACK_I420, WAYS
+  UNPACK_I420, STAGE_RGB, STAGE_I420, WAYS
 };
 
 static const gchar *names[WAYS] = { "pack-rgb", "pack-i420", "pack-nv12",
-  "nhwc-rgb", "nhwc-i420", "convert", "unpack-rgb", "unpack-i420"
+  "nhwc-rgb", "nhwc-i420", "convert", "unpack-rgb", "unpack-i420",
+  "stage-rgb", "stage-i420"
 };
 
 static gint
@@ -57,6 +64,27 @@ median_ns (GArray * times)
 {
   g_array_sort (times, compare_times);
   return g_array_index (times, gint64, times->len / 2) * 1000.0;
+}
+
+/* The CUDA backend's way in on the host (cuda/run.c): each frame's rows,
+ * and a 4:2:0 frame's chroma rows, copied into staging. */
+static void
+stage (const CbiFrameBatch * b, guint8 * staging)
+{
+  const gboolean yuv = b->layout == CBI_PIXELS_YUV420;
+  const gsize row = (gsize) b->width * (yuv ? 1 : b->pixel_stride);
+  const gsize crow = (gsize) (b->width + 1) / 2, ch = (b->height + 1) / 2;
+  guint8 *to = staging;
+  guint i, y;
+
+  for (i = 0; i < b->n_frames; i++) {
+    for (y = 0; y < b->height; y++, to += row)
+      memcpy (to, b->in[i] + (gsize) y * b->in_stride[i], row);
+    for (y = 0; yuv && y < ch; y++, to += 2 * crow) {
+      memcpy (to, b->in_cb[i] + y * b->in_chroma_stride[i], crow);
+      memcpy (to + crow, b->in_cr[i] + y * b->in_chroma_stride[i], crow);
+    }
+  }
 }
 
 /* Frames of @info, @n of them in @buffers, mapped into @frames. */
@@ -142,6 +170,7 @@ main (int argc, char **argv)
   GArray *times[WAYS];
   gdouble ns[WAYS];
   gfloat *tensor;
+  guint8 *staging;
   guint i, k, r;
 
   gst_init (&argc, &argv);
@@ -182,6 +211,7 @@ main (int argc, char **argv)
       gst_structure_new ("options", GST_VIDEO_CONVERTER_OPT_THREADS,
           G_TYPE_UINT, 1, NULL));
   tensor = g_malloc ((gsize) n * 3 * w * h * sizeof (gfloat));
+  staging = g_malloc ((gsize) n * 3 * w * h);
 
   for (k = 0; k < WAYS; k++)
     times[k] = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -200,6 +230,10 @@ main (int argc, char **argv)
         case NHWC_RGB:
         case NHWC_I420:
           cbi_pack_frames_channels_last (&batch[k - NHWC_RGB], tensor);
+          break;
+        case STAGE_RGB:
+        case STAGE_I420:
+          stage (&batch[k - STAGE_RGB], staging);
           break;
         case CONVERT:
           for (i = 0; i < n; i++)
@@ -232,6 +266,9 @@ main (int argc, char **argv)
       ns[NHWC_I420] / ns[NHWC_RGB], ns[UNPACK_I420] / ns[UNPACK_RGB],
       (ns[CONVERT] + ns[PACK_RGB]) / ns[PACK_I420],
       (ns[CONVERT] + ns[NHWC_RGB]) / ns[NHWC_I420]);
+  printf ("ratio stage-i420/stage-rgb=%.2f (convert+stage-rgb)/stage-i420=%.2f"
+      "\n", ns[STAGE_I420] / ns[STAGE_RGB],
+      (ns[CONVERT] + ns[STAGE_RGB]) / ns[STAGE_I420]);
 
   gst_video_converter_free (convert);
   for (k = 0; k < 3; k++) {
@@ -246,5 +283,6 @@ main (int argc, char **argv)
   }
   g_free (yuv);
   g_free (tensor);
+  g_free (staging);
   return 0;
 }

@@ -17,24 +17,11 @@
  */
 #include "cpu/frames.h"
 
+#include "median.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static gint
-compare_times (gconstpointer a, gconstpointer b)
-{
-  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
-
-  return x < y ? -1 : x > y;
-}
-
-static gdouble
-median_ns (GArray * times)
-{
-  g_array_sort (times, compare_times);
-  return g_array_index (times, gint64, times->len / 2) * 1000.0;
-}
 
 /* The batch of @n frames of @w x @h at @data, packed to @mw x @mh. */
 static CbiFrameBatch
@@ -163,7 +150,7 @@ main (int argc, char **argv)
   printf ("scale-pack: batch=%u from=%ux%u to=%ux%u runs=%u\n", n, fw, fh, mw,
       mh, runs);
   for (k = 0; k < 4; k++) {
-    ns[k] = median_ns (times[k]);
+    ns[k] = bench_median_ns (times[k]);
     printf ("%-9s median=%.2f ms  %.2f ns/model-pixel\n", names[k],
         ns[k] / 1e6, ns[k] / ((gdouble) n * mw * mh));
     g_array_unref (times[k]);

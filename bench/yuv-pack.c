@@ -33,6 +33,8 @@
 #include "cbiengine.h"
 
 #include <gst/video/video.h>
+#include "median.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,21 +52,6 @@ static const gchar *names[WAYS] = { "pack-rgb", "pack-i420", "pack-nv12",
   "nhwc-rgb", "nhwc-i420", "convert", "unpack-rgb", "unpack-i420",
   "stage-rgb", "stage-i420"
 };
-
-static gint
-compare_times (gconstpointer a, gconstpointer b)
-{
-  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
-
-  return x < y ? -1 : x > y;
-}
-
-static gdouble
-median_ns (GArray * times)
-{
-  g_array_sort (times, compare_times);
-  return g_array_index (times, gint64, times->len / 2) * 1000.0;
-}
 
 /* The CUDA backend's way in on the host (cuda/run.c): each frame's rows,
  * and a 4:2:0 frame's chroma rows, copied into staging. */
@@ -253,7 +240,7 @@ main (int argc, char **argv)
   printf ("yuv-pack: batch=%u size=%ux%u runs=%u threads=%u\n", n, w, h,
       runs, threads);
   for (k = 0; k < WAYS; k++) {
-    ns[k] = median_ns (times[k]);
+    ns[k] = bench_median_ns (times[k]);
     printf ("%-11s median=%.2f ms  %.2f ns/pixel\n", names[k], ns[k] / 1e6,
         ns[k] / ((gdouble) n * w * h));
     g_array_unref (times[k]);

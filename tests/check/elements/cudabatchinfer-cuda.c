@@ -23,58 +23,37 @@
 #define H 48
 #define FRAME_DURATION (GST_SECOND / 30)
 
-/* Frame @i of @w x @h RGBx: a pattern of position and frame number. */
+/* Frame @i of @info: a pattern of position (in its first plane's rows,
+ * and on through the others) and frame number. */
 static GstBuffer *
-make_frame_sized (guint i, guint w, guint h)
+make_frame (guint i, const GstVideoInfo * info)
 {
-  GstBuffer *buf = gst_buffer_new_allocate (NULL, (gsize) w * h * 4, NULL);
+  const gsize row = GST_VIDEO_INFO_PLANE_STRIDE (info, 0);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, info->size, NULL);
   GstMapInfo map;
   gsize p;
 
   gst_buffer_map (buf, &map, GST_MAP_WRITE);
-  for (p = 0; p < (gsize) w * h * 4; p++)
-    map.data[p] = (guint8) ((p % (w * 4)) * 3 + (p / (w * 4)) * 5 + i * 11);
+  for (p = 0; p < map.size; p++)
+    map.data[p] = (guint8) ((p % row) * 3 + (p / row) * 5 + i * 11);
   gst_buffer_unmap (buf, &map);
   GST_BUFFER_PTS (buf) = i * FRAME_DURATION;
   GST_BUFFER_DURATION (buf) = FRAME_DURATION;
   return buf;
 }
 
-/* Runs @n frames of @w x @h through "cudabatchinfer @props
- * backend=@backend" and returns the outputs (transfer full). */
-static GPtrArray *
-run_sized (const gchar * props, const gchar * backend, guint n, guint w,
-    guint h)
+/* make_frame () of RGBx frames of @w x @h */
+static GstBuffer *
+make_frame_sized (guint i, guint w, guint h)
 {
-  gchar *desc = g_strdup_printf ("cudabatchinfer %s backend=%s", props,
-      backend);
-  gchar *caps = g_strdup_printf ("video/x-raw,format=RGBx,width=%u,"
-      "height=%u,framerate=30/1", w, h);
-  GstHarness *h_ = gst_harness_new_parse (desc);
-  GPtrArray *outs = g_ptr_array_new_with_free_func (
-      (GDestroyNotify) gst_buffer_unref);
-  guint i;
+  GstVideoInfo info;
 
-  gst_harness_set_src_caps_str (h_, caps);
-  gst_harness_set_sink_caps_str (h_, "video/x-raw");
-  for (i = 0; i < n; i++)
-    fail_unless_equals_int (gst_harness_push (h_, make_frame_sized (i, w, h)),
-        GST_FLOW_OK);
-  fail_unless (gst_harness_push_event (h_, gst_event_new_eos ()));
-  for (i = 0; i < n; i++) {
-    GstBuffer *out = gst_harness_pull (h_);
-    fail_unless (out != NULL, "%s: no output %u", desc, i);
-    g_ptr_array_add (outs, out);
-  }
-  gst_harness_teardown (h_);
-  g_free (caps);
-  g_free (desc);
-  return outs;
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGBx, w, h);
+  return make_frame (i, &info);
 }
 
-/* Runs @n frames of @caps (4:2:0 of some size: varied bytes) through
- * "cudabatchinfer @props backend=@backend" and returns the outputs
- * (transfer full). */
+/* Runs @n frames of @caps through "cudabatchinfer @props
+ * backend=@backend" and returns the outputs (transfer full). */
 static GPtrArray *
 run_caps (const gchar * props, const gchar * backend, guint n,
     const gchar * caps)
@@ -87,22 +66,13 @@ run_caps (const gchar * props, const gchar * backend, guint n,
   GstCaps *c = gst_caps_from_string (caps);
   GstVideoInfo info;
   guint i;
-  gsize b;
 
   fail_unless (gst_video_info_from_caps (&info, c));
   gst_harness_set_src_caps (h_, c);
   gst_harness_set_sink_caps_str (h_, "video/x-raw");
-  for (i = 0; i < n; i++) {
-    GstBuffer *buf = gst_buffer_new_allocate (NULL, info.size, NULL);
-    GstMapInfo map;
-    gst_buffer_map (buf, &map, GST_MAP_WRITE);
-    for (b = 0; b < map.size; b++)
-      map.data[b] = (guint8) ((b * 7 + i * 31 + (b / info.width) * 3) % 251);
-    gst_buffer_unmap (buf, &map);
-    GST_BUFFER_PTS (buf) = i * GST_SECOND / 30;
-    GST_BUFFER_DURATION (buf) = GST_SECOND / 30;
-    fail_unless_equals_int (gst_harness_push (h_, buf), GST_FLOW_OK);
-  }
+  for (i = 0; i < n; i++)
+    fail_unless_equals_int (gst_harness_push (h_, make_frame (i, &info)),
+        GST_FLOW_OK);
   fail_unless (gst_harness_push_event (h_, gst_event_new_eos ()));
   for (i = 0; i < n; i++) {
     GstBuffer *out = gst_harness_pull (h_);
@@ -111,6 +81,19 @@ run_caps (const gchar * props, const gchar * backend, guint n,
   }
   gst_harness_teardown (h_);
   g_free (desc);
+  return outs;
+}
+
+/* run_caps () of @n RGBx frames of @w x @h */
+static GPtrArray *
+run_sized (const gchar * props, const gchar * backend, guint n, guint w,
+    guint h)
+{
+  gchar *caps = g_strdup_printf ("video/x-raw,format=RGBx,width=%u,"
+      "height=%u,framerate=30/1", w, h);
+  GPtrArray *outs = run_caps (props, backend, n, caps);
+
+  g_free (caps);
   return outs;
 }
 

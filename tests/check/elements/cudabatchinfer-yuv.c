@@ -109,6 +109,57 @@ assert_same_tensors (GstBuffer * a, GstBuffer * b, const gchar * what)
   }
 }
 
+/**
+ * Runs:
+ * @a: (out): the frames of formats[@f] in colorimetries[@c] straight into
+ *   "cudabatchinfer batch=4 backend=cpu @element", and @caps_a, the caps
+ *   at the sink
+ * @b: (out): the same frames in I420 through videoconvert to RGB into the
+ *   same element, then @back (a launch line's piece, or "") and @caps_b
+ *
+ * Each direction's buffers, transfer full.
+ */
+typedef struct
+{
+  GPtrArray *a, *b;
+  GstCaps *caps_a, *caps_b;
+  gchar *what;
+} Runs;
+
+static void
+runs_init (Runs * r, guint f, guint c, const gchar * element,
+    const gchar * back)
+{
+  gchar *src = source (formats[f], colorimetries[c]);
+  gchar *i420 = source ("I420", colorimetries[c]);
+  gchar *direct = g_strdup_printf ("%s ! cudabatchinfer batch=4 backend=cpu "
+      "%s ! fakesink name=out", src, element);
+  gchar *converted = g_strdup_printf ("%s ! videoconvert "
+      "! video/x-raw,format=RGB ! cudabatchinfer batch=4 backend=cpu %s %s "
+      "! fakesink name=out", i420, element, back);
+
+  r->what = g_strdup_printf ("%s, %s %s", element, formats[f],
+      colorimetries[c]);
+  r->a = run_pipeline (direct, &r->caps_a);
+  r->b = run_pipeline (converted, &r->caps_b);
+  fail_unless_equals_int (r->a->len, FRAMES);
+  fail_unless_equals_int (r->b->len, FRAMES);
+  g_free (direct);
+  g_free (converted);
+  g_free (src);
+  g_free (i420);
+}
+
+static void
+runs_clear (Runs * r)
+{
+  g_ptr_array_unref (r->a);
+  g_ptr_array_unref (r->b);
+  gst_caps_unref (r->caps_a);
+  gst_caps_unref (r->caps_b);
+  g_free (r->what);
+}
+
 /* A classifier on 4:2:0 frames gives the very values it gives on
  * videoconvert's RGB of them: the element packs the same bytes. The
  * reference is videoconvert's I420 to RGB for every format: for NV12 and
@@ -117,43 +168,25 @@ assert_same_tensors (GstBuffer * a, GstBuffer * b, const gchar * what)
  * block's chroma whatever the plane order. */
 GST_START_TEST (test_yuv420_frames_infer_as_videoconvert_rgb_of_them)
 {
+  gchar *model = g_strdup_printf ("model=\"%s/classifier.onnx\"",
+      CBI_TEST_MODELS_DIR);
   guint f, c, i;
 
   for (f = 0; f < G_N_ELEMENTS (formats); f++)
     for (c = 0; c < n_colorimetries (); c++) {
-      gchar *src = source (formats[f], colorimetries[c]);
-      gchar *i420 = source ("I420", colorimetries[c]);
-      gchar *direct = g_strdup_printf ("%s ! cudabatchinfer batch=4 "
-          "backend=cpu model=\"%s/classifier.onnx\" ! fakesink name=out",
-          src, CBI_TEST_MODELS_DIR);
-      gchar *converted = g_strdup_printf ("%s ! videoconvert "
-          "! video/x-raw,format=RGB ! cudabatchinfer batch=4 backend=cpu "
-          "model=\"%s/classifier.onnx\" ! fakesink name=out", i420,
-          CBI_TEST_MODELS_DIR);
-      gchar *what = g_strdup_printf ("%s %s", formats[f], colorimetries[c]);
-      GstCaps *caps_a, *caps_b;
-      GPtrArray *a = run_pipeline (direct, &caps_a);
-      GPtrArray *b = run_pipeline (converted, &caps_b);
       GstVideoInfo info;
+      Runs r;
 
+      runs_init (&r, f, c, model, "");
       /* the element took the decoder's format, no conversion between */
-      fail_unless (gst_video_info_from_caps (&info, caps_a));
+      fail_unless (gst_video_info_from_caps (&info, r.caps_a));
       fail_unless_equals_string (GST_VIDEO_INFO_NAME (&info), formats[f]);
-      fail_unless_equals_int (a->len, FRAMES);
-      fail_unless_equals_int (b->len, FRAMES);
       for (i = 0; i < FRAMES; i++)
-        assert_same_tensors (g_ptr_array_index (a, i),
-            g_ptr_array_index (b, i), what);
-      g_ptr_array_unref (a);
-      g_ptr_array_unref (b);
-      gst_caps_unref (caps_a);
-      gst_caps_unref (caps_b);
-      g_free (what);
-      g_free (direct);
-      g_free (converted);
-      g_free (src);
-      g_free (i420);
+        assert_same_tensors (g_ptr_array_index (r.a, i),
+            g_ptr_array_index (r.b, i), r.what);
+      runs_clear (&r);
     }
+  g_free (model);
 }
 
 GST_END_TEST;
@@ -207,39 +240,24 @@ compare_frames (GPtrArray * a, GstCaps * caps_a, GPtrArray * b,
 static void
 check_image_output (const gchar * model, const gchar * props)
 {
+  gchar *element = g_strdup_printf ("model=\"%s/%s\" %s", CBI_TEST_MODELS_DIR,
+      model, props);
   guint f, c;
 
   for (f = 0; f < G_N_ELEMENTS (formats); f++)
     for (c = 0; c < n_colorimetries (); c++) {
-      gchar *src = source (formats[f], colorimetries[c]);
-      gchar *i420 = source ("I420", colorimetries[c]);
-      gchar *direct = g_strdup_printf ("%s ! cudabatchinfer batch=4 "
-          "backend=cpu model=\"%s/%s\" %s ! fakesink name=out", src,
-          CBI_TEST_MODELS_DIR, model, props);
-      gchar *converted = g_strdup_printf ("%s ! videoconvert "
-          "! video/x-raw,format=RGB ! cudabatchinfer batch=4 backend=cpu "
-          "model=\"%s/%s\" %s ! videoconvert "
-          "! video/x-raw,format=%s,colorimetry=%s ! fakesink name=out", i420,
-          CBI_TEST_MODELS_DIR, model, props, formats[f], colorimetries[c]);
-      gchar *what = g_strdup_printf ("%s %s %s", model, formats[f],
+      gchar *back = g_strdup_printf ("! videoconvert "
+          "! video/x-raw,format=%s,colorimetry=%s", formats[f],
           colorimetries[c]);
-      GstCaps *caps_a, *caps_b;
-      GPtrArray *a = run_pipeline (direct, &caps_a);
-      GPtrArray *b = run_pipeline (converted, &caps_b);
+      Runs r;
 
-      fail_unless_equals_int (a->len, FRAMES);
-      GST_INFO ("%s: within %u", what, compare_frames (a, caps_a, b, caps_b,
-              1, what));
-      g_ptr_array_unref (a);
-      g_ptr_array_unref (b);
-      gst_caps_unref (caps_a);
-      gst_caps_unref (caps_b);
-      g_free (what);
-      g_free (direct);
-      g_free (converted);
-      g_free (src);
-      g_free (i420);
+      runs_init (&r, f, c, element, back);
+      GST_INFO ("%s: within %u", r.what, compare_frames (r.a, r.caps_a, r.b,
+              r.caps_b, 1, r.what));
+      runs_clear (&r);
+      g_free (back);
     }
+  g_free (element);
 }
 
 GST_START_TEST (test_yuv420_image_output_is_within_one_of_videoconvert)

@@ -84,10 +84,11 @@ GST_START_TEST (test_without_a_gpu_the_pads_offer_system_memory_only)
 
   /* system memory frames still run */
   gst_harness_set_src_caps (h, gst_caps_ref (system));
-  for (i = 0; i < 2; i++)
-    fail_unless_equals_int (gst_harness_push (h,
-            gst_buffer_new_allocate (NULL, 64 * 48 * 3 / 2, NULL)),
-        GST_FLOW_OK);
+  for (i = 0; i < 2; i++) {
+    GstBuffer *frame = gst_buffer_new_allocate (NULL, 64 * 48 * 3 / 2, NULL);
+    gst_buffer_memset (frame, 0, 128 + i, 64 * 48 * 3 / 2);
+    fail_unless_equals_int (gst_harness_push (h, frame), GST_FLOW_OK);
+  }
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
   for (i = 0; i < 2; i++) {
     out = gst_harness_pull (h);

@@ -628,7 +628,8 @@ cbi_engine_submit_input (CbiEngine * engine, const CbiShape * shape,
   call.slot = k;
   cbi_engine_call (engine, cbi_engine_compute, &call);
   cbi_engine_leave (engine, entered);
-  if (!call.ok && !engine->warming_up
+  /* frames in a GPU's memory cannot go to the CPU: such a batch fails */
+  if (!call.ok && !engine->warming_up && !(batch && batch->in_device)
       && cbi_engine_fall_back (engine, "in a batch", error)) {
     /* the same batch on the CPU, from its first slot */
     memset (report, 0, sizeof (*report));

@@ -143,17 +143,27 @@ gst_cuda_batch_infer_map (GstCudaBatchInfer * self, GstCbiBatch * batch)
 {
   const GstVideoInfo *in, *out;
   GstBufferPool *pool;
+  const GstVideoInfo *first = NULL;
   guint i;
   gint s;
 
   /* frames in the engine's CUDA context are read on the device where all
-   * of the batch's are and the CUDA backend packs them as they are */
+   * of the batch's are, of one colorimetry (the pack kernel takes one),
+   * and the CUDA backend packs them as they are */
   batch->on_device = self->cuda_primary != NULL
       && self->run_scaling == CBI_SCALE_NONE
-      && g_str_equal (cbi_engine_backend_name (self->engine), "cuda");
-  for (i = 0; i < batch->n && batch->on_device; i++)
-    batch->on_device = batch->slots[i] < 0
-        || gst_cuda_batch_infer_reads_on_device (self, batch->frames[i]);
+      && g_str_equal (cbi_engine_backend_name (self->engine), "cuda")
+      && cbi_engine_device_id (self->engine) == self->cuda_device;
+  for (i = 0; i < batch->n && batch->on_device; i++) {
+    if (batch->slots[i] < 0)
+      continue;
+    gst_cuda_batch_infer_frame_infos (self, batch, i, &in, &out, &pool);
+    if (first == NULL)
+      first = in;
+    batch->on_device = gst_cuda_batch_infer_reads_on_device (self,
+        batch->frames[i]) && gst_video_colorimetry_is_equal
+        (&in->colorimetry, &first->colorimetry);
+  }
 
   for (i = 0; i < batch->n; i++) {
     if ((s = batch->slots[i]) < 0)

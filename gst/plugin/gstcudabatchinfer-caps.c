@@ -340,6 +340,13 @@ gst_cuda_batch_infer_set_caps (GstCudaBatchInfer * self,
     if (self->run_scaling == CBI_SCALE_NONE)
       gst_caps_set_simple (frames, "width", G_TYPE_INT, info.width,
           "height", G_TYPE_INT, info.height, NULL);
+    /* in either memory, where the element reads CUDA memory */
+    if (self->cuda_context) {
+      GstCaps *cuda = gst_caps_copy (frames);
+      gst_caps_set_features_simple (cuda,
+          gst_caps_features_new (GST_CUDA_BATCH_INFER_CUDA_MEMORY, NULL));
+      frames = gst_caps_merge (cuda, frames);
+    }
     GST_OBJECT_LOCK (self);
     gst_caps_take (&self->frames_caps, frames);
     GST_OBJECT_UNLOCK (self);

@@ -34,9 +34,10 @@ gst_cuda_batch_infer_to_system_memory (const GstCaps * caps)
   GstCaps *res = gst_caps_copy (caps);
   guint i;
 
+  /* in their order: upstream's preference */
   for (i = 0; i < gst_caps_get_size (res); i++)
     gst_caps_set_features (res, i, NULL);
-  return gst_caps_simplify (res);
+  return res;
 }
 
 GstCaps *
@@ -141,21 +142,34 @@ gst_cuda_batch_infer_cuda_open (GstCudaBatchInfer * self)
 {
   GstCudaContext *context;
   GstContext *shared;
+  gboolean cpu, have;
   gint device;
 
-  if (self->cuda_context || !gst_cuda_batch_infer_cuda_memory_usable (self))
-    return;
   GST_OBJECT_LOCK (self);
   device = self->device_id;
+  /* the CPU backend would read every frame through the host */
+  cpu = self->backend == GST_CUDA_BATCH_INFER_BACKEND_CPU;
+  have = self->cuda_context != NULL;
   GST_OBJECT_UNLOCK (self);
+  if (cpu || have || !gst_cuda_batch_infer_cuda_memory_usable (self))
+    return;
   context = gst_cuda_batch_infer_wrap_primary (device);
   if (context == NULL) {
     GST_WARNING_OBJECT (self, "could not take the primary context of CUDA "
         "device %d: CUDA memory is read through the host", device);
     return;
   }
+  GST_OBJECT_LOCK (self);
+  if (self->cuda_context) {
+    /* a context came from the pipeline meanwhile: it stays */
+    GST_OBJECT_UNLOCK (self);
+    gst_object_unref (context);
+    return;
+  }
   self->cuda_context = context;
   self->cuda_primary = context;
+  self->cuda_device = device;
+  GST_OBJECT_UNLOCK (self);
   shared = gst_context_new_cuda_context (context);
   GST_INFO_OBJECT (self, "sharing the primary context of CUDA device %d",
       device);
@@ -166,8 +180,14 @@ gst_cuda_batch_infer_cuda_open (GstCudaBatchInfer * self)
 void
 gst_cuda_batch_infer_cuda_close (GstCudaBatchInfer * self)
 {
-  gst_clear_object ((GstCudaContext **) & self->cuda_context);
+  GstCudaContext *context;
+
+  GST_OBJECT_LOCK (self);
+  context = self->cuda_context;
+  self->cuda_context = NULL;
   self->cuda_primary = NULL;
+  GST_OBJECT_UNLOCK (self);
+  gst_clear_object (&context);
 }
 
 void
@@ -182,16 +202,28 @@ gst_cuda_batch_infer_cuda_set_context (GstCudaBatchInfer * self,
   device = self->device_id;
   GST_OBJECT_UNLOCK (self);
   /* keeps a context it has: its own primary one once open */
+  GST_OBJECT_LOCK (self);
   gst_cuda_handle_set_context (GST_ELEMENT (self), context, device,
       (GstCudaContext **) & self->cuda_context);
+  GST_OBJECT_UNLOCK (self);
 }
 
 gboolean
 gst_cuda_batch_infer_cuda_query_context (GstCudaBatchInfer * self,
     GstQuery * query)
 {
-  return self->cuda_context && gst_cuda_handle_context_query (GST_ELEMENT
-      (self), query, self->cuda_context);
+  GstCudaContext *context = NULL;
+  gboolean answered;
+
+  /* a query may come from any thread while the element closes */
+  GST_OBJECT_LOCK (self);
+  if (self->cuda_context)
+    context = gst_object_ref (self->cuda_context);
+  GST_OBJECT_UNLOCK (self);
+  answered = context && gst_cuda_handle_context_query (GST_ELEMENT (self),
+      query, context);
+  gst_clear_object (&context);
+  return answered;
 }
 
 gboolean

@@ -486,6 +486,7 @@ struct _GstCudaBatchInfer
   gpointer cuda_primary;        /* cuda_context where it is the engine's
                                  * (primary) one, whose frames are read on
                                  * the device; else NULL */
+  gint cuda_device;             /* cuda_primary's device */
   CbiOutputInfo out;            /* what the model gives for in_info */
   GstBufferPool *tensor_pool;   /* tensor outputs: their elements */
   GstBatchTensor tensors[CBI_MAX_OUTPUTS];      /* their layout in a buffer */

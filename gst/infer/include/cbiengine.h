@@ -121,8 +121,9 @@ CbiGraph *cbi_engine_load_model (const gchar * path, GError ** error);
  * Under AUTO the engine also leaves CUDA for the CPU later, once: when a
  * warm-up fails on CUDA, or a batch fails on CUDA (planning, or queueing
  * its work) while no other batch is in flight; the warm-up or the batch is
- * then run again on the CPU, and cbi_engine_fallback_reason() says what
- * failed. A backend asked for by name never changes.
+ * then run again on the CPU (but for a batch of frames in the GPU's
+ * memory, CbiFrameBatch's in_device, which fails), and
+ * cbi_engine_fallback_reason() says what failed. A backend asked for by name never changes.
  * @memory_limit caps the pool and the warm-up's test frames (0: no cap;
  * see cbi_engine_set_memory_limit()). */
 CbiEngine *cbi_engine_new (CbiGraph * graph, CbiBackendKind kind,

@@ -187,6 +187,26 @@ GST_START_TEST (test_cudaupload_frames_are_read_on_the_gpu_as_in_memory)
 
 GST_END_TEST;
 
+/* Two streams from cudaupload on request pads, the second joining while
+ * the first streams: both negotiate CUDA memory, and every frame of both
+ * is read on the GPU. */
+GST_START_TEST (test_two_cudaupload_streams_batch_on_the_gpu)
+{
+  const gchar *line = "cudabatchinfer name=inf batch=4 backend=cuda "
+      "videotestsrc num-buffers=12 ! video/x-raw,format=NV12,width=64,"
+      "height=48 ! cudaupload ! inf.sink_0 inf.src_0 ! fakesink name=out "
+      "videotestsrc num-buffers=12 pattern=ball ! video/x-raw,format=NV12,"
+      "width=64,height=48 ! cudaupload ! inf.sink_1 inf.src_1 ! fakesink";
+  guint64 on_device;
+  GPtrArray *out = run_line (line, &on_device);
+
+  fail_unless_equals_int (out->len, 12);
+  fail_unless_equals_uint64 (on_device, 24);
+  g_ptr_array_unref (out);
+}
+
+GST_END_TEST;
+
 static Suite *
 cudabatchinfer_cudamem_suite (void)
 {
@@ -205,6 +225,7 @@ cudabatchinfer_cudamem_suite (void)
   if (upload) {
     tcase_add_test (tc,
         test_cudaupload_frames_are_read_on_the_gpu_as_in_memory);
+    tcase_add_test (tc, test_two_cudaupload_streams_batch_on_the_gpu);
     gst_object_unref (upload);
   } else {
     g_print ("SKIP cudaupload's frames: no cudaupload (gst-plugins-bad's "

@@ -84,10 +84,10 @@ typedef enum
  * @to_cr: the same to Cr
  *
  * A colorimetry's conversions between 8-bit Y'CbCr and R'G'B' bytes, made
- * by cbi_yuv_matrix_init (). Both are GStreamer videoconvert's 8-bit
- * arithmetic: inward its I420 to RGB path, bit for bit; outward its RGB
- * to 4:4:4 step, each chroma sample then the rounded mean of the (up to)
- * 2x2 pixels' samples it stands for.
+ * by cbi_yuv_matrix_init (). Inward they are GStreamer videoconvert's
+ * 8-bit I420 to RGB path, bit for bit; outward its RGB to 4:4:4 step's
+ * coefficients (in 1/256) and truncation, each chroma sample then the
+ * rounded mean of the (up to) 2x2 pixels' samples it stands for.
  */
 typedef struct
 {

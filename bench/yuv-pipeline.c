@@ -56,15 +56,32 @@ run (const gchar * desc, gdouble * cpu, gdouble * wall)
     g_clear_error (&error);
     return FALSE;
   }
+  /* prerolled, or an error: its message, not a wait for ever */
   ok = gst_element_set_state (pipeline, GST_STATE_PAUSED) !=
-      GST_STATE_CHANGE_FAILURE
-      && gst_element_get_state (pipeline, NULL, NULL, GST_CLOCK_TIME_NONE) !=
       GST_STATE_CHANGE_FAILURE;
+  if (ok) {
+    msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipeline),
+        GST_CLOCK_TIME_NONE, GST_MESSAGE_ASYNC_DONE | GST_MESSAGE_ERROR);
+    if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+      gchar *debug = NULL;
+      gst_message_parse_error (msg, &error, &debug);
+      g_printerr ("%s: %s (%s)\n", desc, error->message, debug);
+      g_clear_error (&error);
+      g_free (debug);
+      ok = FALSE;
+    }
+    gst_message_unref (msg);
+  }
   c0 = cpu_seconds ();
   t0 = g_get_monotonic_time ();
   if (ok)
     ok = gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
         GST_STATE_CHANGE_FAILURE;
+  if (!ok) {
+    gst_element_set_state (pipeline, GST_STATE_NULL);
+    gst_object_unref (pipeline);
+    return FALSE;
+  }
   msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipeline),
       GST_CLOCK_TIME_NONE, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   *cpu = cpu_seconds () - c0;

@@ -76,6 +76,9 @@ struct _CbiEngine
   CbiShape *shapes;             /* scratch for shape inference */
   gchar *fallback_reason;       /* why AUTO did not take CUDA, or NULL */
   CbiWorker *worker;            /* runs the CPU's batches, or NULL */
+  gfloat *tensor_nchw;          /* a channels-last model's tensor input,
+                                 * channels first (cbi_engine_run_tensor ()) */
+  gsize tensor_nchw_len;
 
   /* the collecting thread reads these too: lock */
   GMutex lock;

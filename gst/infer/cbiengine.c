@@ -233,6 +233,7 @@ cbi_engine_free (CbiEngine * engine)
   cbi_engine_drop_backend (engine);
   cbi_graph_free (engine->graph);
   g_free (engine->shapes);
+  g_free (engine->tensor_nchw);
   g_free (engine->fallback_reason);
   g_mutex_clear (&engine->lock);
   g_free (engine);
@@ -804,12 +805,63 @@ cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
   return cbi_engine_run_frames (engine, batch, NULL, report, error);
 }
 
+/* @input, N x H x W x C, into the engine's channels-first buffer (grown,
+ * never per call once it holds the largest tensor), and its shape into
+ * @nchw: the graph's input is the proxy that the importer put in front of
+ * a channels-last model's own (cbi_onnx_add_channels_last_input ()), and
+ * a caller gives the tensor as the file has it. */
+static const gfloat *
+cbi_engine_tensor_channels_first (CbiEngine * engine, const CbiShape * shape,
+    const gfloat * input, CbiShape * nchw)
+{
+  const gint64 n = shape->dims[0], h = shape->dims[1], w = shape->dims[2],
+      c = shape->dims[3];
+  const gsize len = (gsize) (n * h * w * c);
+  gint64 i, y, x, k;
+
+  if (len > engine->tensor_nchw_len) {
+    g_free (engine->tensor_nchw);
+    engine->tensor_nchw = g_new (gfloat, len);
+    engine->tensor_nchw_len = len;
+  }
+  for (i = 0; i < n; i++)
+    for (y = 0; y < h; y++)
+      for (x = 0; x < w; x++)
+        for (k = 0; k < c; k++)
+          engine->tensor_nchw[((i * c + k) * h + y) * w + x] =
+              input[((i * h + y) * w + x) * c + k];
+  *nchw = *shape;
+  nchw->dims[1] = c;
+  nchw->dims[2] = h;
+  nchw->dims[3] = w;
+  return engine->tensor_nchw;
+}
+
 gboolean
 cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,
     const gfloat * input, guint * ticket, CbiBatchReport * report,
     GError ** error)
 {
-  return cbi_engine_execute (engine, shape, NULL, input, ticket, report, error);
+  CbiShape nchw;
+  gboolean fits;
+  gint d;
+
+  if (!engine->graph->input_channels_last)
+    return cbi_engine_execute (engine, shape, NULL, input, ticket, report,
+        error);
+  fits = shape->n_dims == 4;
+  for (d = 0; fits && d < 4; d++)
+    fits = shape->dims[d] >= 1;
+  if (!fits) {
+    gchar *given = cbi_shape_to_string (shape);
+    g_set_error (error, CBI_ERROR, CBI_ERROR_SHAPE, "the model's input is "
+        "N x H x W x C, not %s", given);
+    g_free (given);
+    return FALSE;
+  }
+  input = cbi_engine_tensor_channels_first (engine, shape, input, &nchw);
+  return cbi_engine_execute (engine, &nchw, NULL, input, ticket, report,
+      error);
 }
 
 const gfloat *

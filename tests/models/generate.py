@@ -120,7 +120,7 @@ the committed files and never run this script.
 - nhwc-transposed.onnx, nhwc-scaled.onnx: channels-last inputs (N x H x
   W x 3), transposed to channels first at once or after a Mul by a
   per-channel constant; <stem>.tensor.in.bin holds the input channels
-  first, as the engine takes it.
+  last, as the model takes it (and cbi_engine_run_tensor ()).
 - gather-long.onnx: a Gather of 80 indices computed from the input's
   width (the width reversed), then Conv 1x1; its tensor reference is for
   a 1 x 3 x 2 x 80 input.
@@ -1074,10 +1074,10 @@ def fold_misc_model(g):
     return model(nodes, inits)
 
 
-def write_tensor_reference(m, stem, g, shape=FOLD_SHAPE, nhwc=False):
-    """onnxruntime's output for a random input of @shape; with @nhwc, the
-    input file holds that input channels first, as the engine takes a
-    channels-last model's"""
+def write_tensor_reference(m, stem, g, shape=FOLD_SHAPE):
+    """onnxruntime's output for a random input of @shape (the model's
+    layout: cbi_engine_run_tensor () takes a channels-last model's
+    tensor channels last too)"""
     import onnxruntime as ort
 
     x = g.standard_normal(shape).astype(np.float32)
@@ -1086,8 +1086,6 @@ def write_tensor_reference(m, stem, g, shape=FOLD_SHAPE, nhwc=False):
     sess = ort.InferenceSession(m.SerializeToString(), opts,
                                 providers=["CPUExecutionProvider"])
     (y,) = sess.run(None, {"image": x})
-    if nhwc:
-        x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
     x.tofile(os.path.join(HERE, stem + ".tensor.in.bin"))
     np.ascontiguousarray(y, dtype=np.float32).tofile(
         os.path.join(HERE, stem + ".tensor.out.bin"))
@@ -2233,8 +2231,7 @@ def gather_long_model(g):
     return model(nodes, inits)
 
 
-# channels-last models: stem, scaled, seed (their input files channels
-# first, as the engine takes them)
+# channels-last models: stem, scaled, seed
 NHWC_MODELS = (("nhwc-transposed", False, 56), ("nhwc-scaled", True, 57))
 
 
@@ -2248,7 +2245,7 @@ def ops_models():
         g = np.random.default_rng(seed)
         m = nhwc_model(g, scaled)
         save(m, stem + ".onnx")
-        write_tensor_reference(m, stem, g, (2, 6, 8, 3), nhwc=True)
+        write_tensor_reference(m, stem, g, (2, 6, 8, 3))
     # 80 indices: past the 64 a view holds itself
     g = np.random.default_rng(58)
     m = gather_long_model(g)

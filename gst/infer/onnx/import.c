@@ -57,6 +57,7 @@ cbi_onnx_add_channels_last_input (CbiImporter * im, const gchar * name,
       && cbi_onnx_add (im, first, 4, nchw, NULL, &x, error);
   if (ok) {
     im->graph->input = x;
+    im->graph->input_channels_last = TRUE;
     index = cbi_graph_add_node (im->graph, CBI_OP_TRANSPOSE, first, 1, &x, y,
         NULL);
     n = cbi_graph_node (im->graph, index);

@@ -465,9 +465,10 @@ static const struct
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,
-   * Sigmoid) */
-  {"nhwc-transposed", 2, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
-  {"nhwc-scaled", 5, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+   * Sigmoid); cbi_engine_run_tensor () takes their tensors as the
+   * models do, N x H x W x C, and the engine transposes them */
+  {"nhwc-transposed", 2, {4, {2, 6, 8, 3}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  {"nhwc-scaled", 5, {4, {2, 6, 8, 3}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* a Gather of 80 indices computed from the width (past the 64 a view
    * holds itself), Conv; the rest are shape computations */
   {"gather-long", 7, {4, {1, 3, 2, 80}}, {4, {1, 3, 2, 80}}, 1e-5f},
@@ -501,6 +502,37 @@ GST_START_TEST (test_activation_ops_match_onnxruntime)
   check_tensor_model (g, stem, &activation_models[__i__].in,
       &activation_models[__i__].out, activation_models[__i__].tolerance);
   g_free (file);
+}
+
+GST_END_TEST;
+
+/* a channels-last model's tensor is N x H x W x C: another rank, or the
+ * channels where the model has them first, is refused naming the shape,
+ * and the engine still runs the right one afterwards */
+GST_START_TEST (test_a_channels_last_model_refuses_a_tensor_of_another_layout)
+{
+  CbiGraph *g = load_or_fail ("nhwc-transposed.onnx");
+  const CbiShape flat = { 3, {2, 6, 24} }, first = { 4, {2, 3, 6, 8} },
+      last = { 4, {2, 6, 8, 3} };
+  gfloat *in = g_new0 (gfloat, cbi_shape_count (&last));
+  GError *err = NULL;
+  gboolean fallback;
+  CbiBatchReport r;
+  CbiEngine *e = cbi_engine_new (g, CBI_BACKEND_CPU, 0, 0, &fallback, &err);
+
+  fail_unless (e != NULL, "%s", err ? err->message : "");
+  fail_if (cbi_engine_run_tensor (e, &flat, in, NULL, &r, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
+  fail_unless (strstr (err->message, "N x H x W x C, not 2x6x24") != NULL,
+      "%s", err->message);
+  g_clear_error (&err);
+  fail_if (cbi_engine_run_tensor (e, &first, in, NULL, &r, &err));
+  fail_unless (g_error_matches (err, CBI_ERROR, CBI_ERROR_SHAPE));
+  g_clear_error (&err);
+  fail_unless (cbi_engine_run_tensor (e, &last, in, NULL, &r, &err), "%s",
+      err ? err->message : "");
+  cbi_engine_free (e);
+  g_free (in);
 }
 
 GST_END_TEST;
@@ -902,6 +934,8 @@ onnx_suite (void)
       test_a_model_cut_short_by_one_byte_is_said_to_be_truncated);
   tcase_add_test (tc, test_empty_bytes_are_no_model);
   tcase_add_test (tc, test_shapes_computed_at_plan_time_match_onnxruntime);
+  tcase_add_test (tc,
+      test_a_channels_last_model_refuses_a_tensor_of_another_layout);
   tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);
   tcase_add_test (tc, test_a_bad_perm_after_a_transpose_is_refused_not_fused);
   tcase_add_test (tc,

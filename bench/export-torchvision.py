@@ -54,6 +54,19 @@ NETWORKS = {
     "mobilenet_v3_small": "mobilenet_v3_small",
     "lraspp_mobilenet_v3_large": "segmentation.lraspp_mobilenet_v3_large",
     "yolov8n": None,
+    # the rest of issue 44's family table: a wider RegNet, fire modules,
+    # depthwise 7x7 convolutions with LayerNorm and GELU (ConvNeXt),
+    # transformers (ViT's attention, Swin's shifted windows), atrous
+    # segmenters, and an image-to-image U-Net (UNet below)
+    "regnet_y_800mf": "regnet_y_800mf",
+    "squeezenet1_1": "squeezenet1_1",
+    "convnext_tiny": "convnext_tiny",
+    "vit_b_16": "vit_b_16",
+    "swin_t": "swin_t",
+    "deeplabv3_mobilenet_v3_large":
+        "segmentation.deeplabv3_mobilenet_v3_large",
+    "fcn_resnet50": "segmentation.fcn_resnet50",
+    "unet": None,
 }
 
 
@@ -63,6 +76,8 @@ def build(name):
 
     if name == "yolov8n":
         return build_yolov8n()
+    if name == "unet":
+        return build_unet()
     module = torchvision.models
     *packages, attr = NETWORKS[name].split(".")
     for package in packages:
@@ -86,6 +101,50 @@ def SegmentationOut(model):
             return self.model(x)["out"]
 
     return Out()
+
+
+def build_unet(base=32, levels=4):
+    """Ronneberger et al.'s U-Net as image-to-image nets are written (two
+    3x3 convolutions with BatchNorm and ReLU a level, max-pooling down,
+    transposed convolutions up, skip connections concatenated), @base
+    channels doubling at each of @levels, 3 channels in and out (a
+    sigmoid: an image)"""
+    import torch
+    from torch import nn
+
+    def block(cin, cout):
+        return nn.Sequential(
+            nn.Conv2d(cin, cout, 3, padding=1, bias=False),
+            nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+            nn.Conv2d(cout, cout, 3, padding=1, bias=False),
+            nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            widths = [base << i for i in range(levels + 1)]
+            self.down = nn.ModuleList(
+                [block(3, widths[0])] + [block(widths[i], widths[i + 1])
+                                         for i in range(levels)])
+            self.up = nn.ModuleList(
+                [nn.ConvTranspose2d(widths[i + 1], widths[i], 2, stride=2)
+                 for i in reversed(range(levels))])
+            self.merge = nn.ModuleList(
+                [block(widths[i] * 2, widths[i])
+                 for i in reversed(range(levels))])
+            self.head = nn.Conv2d(widths[0], 3, 1)
+
+        def forward(self, x):
+            skips = []
+            for i, down in enumerate(self.down):
+                x = down(x if i == 0 else nn.functional.max_pool2d(x, 2))
+                skips.append(x)
+            for up, merge, skip in zip(self.up, self.merge,
+                                       reversed(skips[:-1])):
+                x = merge(torch.cat([up(x), skip], 1))
+            return torch.sigmoid(self.head(x))
+
+    return UNet().eval()
 
 
 def build_yolov8n():

@@ -2160,6 +2160,39 @@ def ops_lstm_wide_model(g):
 # the ops models: stem, maker, seed, input shape (their references are
 # STEM.tensor.in.bin and STEM.tensor.out.bin; check-references.py reads
 # this list)
+def ops_se_blocks_model(g):
+    """Squeeze-and-excitation in a network of 16 channels, whose
+    convolutions write channel blocks of 16 on AVX-512: the scale,
+    GlobalAveragePool -> Conv 1x1 -> Sigmoid, an [N, C, 1, 1] activation,
+    times the block's output; then a per-channel constant [1, C, 1, 1]
+    times that, and a Conv 1x1 (the binary ops' second operands broadcast
+    to a first in channel blocks)"""
+    c = 16
+
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) * 0.3).astype(np.float32)
+
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="stem",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c0"], ["h"], name="stem_relu"),
+        node("GlobalAveragePool", ["h"], ["gp"], name="squeeze"),
+        node("Conv", ["gp", "w1", "b1"], ["f"], name="excite"),
+        node("Sigmoid", ["f"], ["s"], name="gate"),
+        node("Mul", ["h", "s"], ["se"], name="scale"),
+        node("Mul", ["se", "k"], ["sk"], name="per_channel"),
+        node("Conv", ["sk", "w2", "b2"], ["output"], name="project"),
+    ]
+    inits = [f32("w0", w(c, 3, 3)), f32("b0", g.uniform(-0.2, 0.2, c)),
+             f32("w1", w(c, c, 1)), f32("b1", g.uniform(-0.2, 0.2, c)),
+             f32("k", g.uniform(0.5, 1.5, (1, c, 1, 1))),
+             f32("w2", w(c, c, 1)), f32("b2", g.uniform(-0.2, 0.2, c))]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", c, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2184,6 +2217,7 @@ OPS_MODELS = (
     ("ops-swish", ops_swish_model, 63, FOLD_SHAPE),
     ("ops-residual-scale", ops_residual_scale_model, 64, FOLD_SHAPE),
     ("ops-chain-postops", ops_chain_postops_model, 65, FOLD_SHAPE),
+    ("ops-se-blocks", ops_se_blocks_model, 67, FOLD_SHAPE),
 )
 
 

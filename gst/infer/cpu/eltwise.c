@@ -43,10 +43,56 @@ cbi_cpu_plan_eltwise (gpointer user_plan, const CbiNode * n,
   return ok;
 }
 
+/* The channel blocks of @md (nChw16c's or nChw8c's tag, of 3 to 5
+ * dimensions), or dnnl_format_tag_undef where it has another layout. */
+static dnnl_format_tag_t
+cbi_cpu_channel_blocks (CbiCpuPlan * plan, CbiMd md)
+{
+  static const dnnl_format_tag_t tags[2][3] = {
+    {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b},
+    {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
+  };
+  const gint n = cbi_md_n_dims (md);
+  CbiMd tagged;
+  guint k;
+
+  for (k = 0; n >= 3 && n <= 5 && k < G_N_ELEMENTS (tags); k++)
+    if (cbi_md_tag_typed (plan->descs, &tagged, n, cbi_md_dims (md),
+            cbi_md_data_type (md), tags[k][n - 3]) == dnnl_success
+        && dnnl_memory_desc_equal (tagged, md))
+      return tags[k][n - 3];
+  return dnnl_format_tag_undef;
+}
+
+/* @mem (@plain: row-major, at the first operand's rank) in the channel
+ * blocks @blocked: a view where they put every value where row-major does
+ * (whole blocks of channels over one position: a squeeze-and-excitation's
+ * N x C x 1 x 1 scale), else a copy that a reorder step makes each batch,
+ * of the operand's few values (it broadcasts). */
+static dnnl_memory_t
+cbi_cpu_operand_in_blocks (CbiCpuPlan * plan, dnnl_memory_t mem, CbiMd plain,
+    CbiMd blocked, GError ** error)
+{
+  dnnl_memory_t copy;
+
+  if (cbi_md_same_places (plain, blocked))
+    return cbi_cpu_view (plan, mem, blocked, error);
+  copy = cbi_cpu_scratch_memory (plan, blocked, error);
+  if (copy == NULL || !cbi_cpu_add_reorder (plan, plain, mem, blocked, copy,
+          error))
+    return NULL;
+  return copy;
+}
+
 /* The second operand of node @n, which broadcasts to the first: an
  * activation of the same shape in the first's layout (reordered when it
  * differs), else row-major with leading ones up to the first's rank, as
- * oneDNN broadcasts it; a constant is used where it is. */
+ * oneDNN broadcasts it; a constant is used where it is. Where the first
+ * is in channel blocks, the second takes the same blocks: oneDNN's jit
+ * binary broadcasts only between operands of one layout, and its
+ * reference code, which it takes otherwise, is tens of times slower (a
+ * squeeze-and-excitation's scale in a network of grouped convolutions,
+ * RegNet's, whose activations oneDNN blocks). */
 static dnnl_memory_t
 cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n, CbiMd * md,
     GError ** error)
@@ -54,19 +100,41 @@ cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n, CbiMd * md,
   const CbiTensorInfo *b = cbi_graph_tensor (plan->graph, n->inputs[1]);
   const CbiShape *as = &plan->shapes[n->inputs[0]], *bs =
       &plan->shapes[n->inputs[1]];
-  CbiMd own;
+  dnnl_format_tag_t blocks =
+      cbi_cpu_channel_blocks (plan, plan->mds[n->inputs[0]]);
+  CbiMd own, plain;
   dnnl_memory_t mem;
+  dnnl_dims_t dims;
+  gint d;
 
   if (b->data == NULL && cbi_shape_equal (as, bs)) {
     *md = plan->mds[n->inputs[0]];
     return cbi_cpu_in_layout (plan, n->inputs[1], *md, error);
   }
-  if (!cbi_cpu_plain_md (plan, md, bs->n_dims, bs->dims, as->n_dims, error))
+  if (!cbi_cpu_plain_md (plan, &plain, bs->n_dims, bs->dims, as->n_dims,
+          error))
     return NULL;
+  *md = plain;
+  memcpy (dims, cbi_md_dims (plain), as->n_dims * sizeof (dnnl_dim_t));
+  for (d = 0; blocks != dnnl_format_tag_undef && d < as->n_dims; d++)
+    if (dims[d] != 1 && dims[d] != as->dims[d])
+      blocks = dnnl_format_tag_undef;
+  if (blocks != dnnl_format_tag_undef
+      && !DNNL_CHECK (cbi_md_tag (plan->descs, md, as->n_dims, dims, blocks),
+          "blocked operand desc"))
+    return NULL;
+  /* an activation of the first's rank goes into the blocks from its own
+   * layout: the scale is often in them already */
+  if (blocks != dnnl_format_tag_undef && b->data == NULL
+      && bs->n_dims == as->n_dims)
+    return cbi_cpu_in_layout_scratch (plan, n->inputs[1], *md, error);
   if (b->data)
-    return cbi_cpu_memory (plan, *md, b->data, error);
-  mem = cbi_cpu_plain (plan, n->inputs[1], &own, error);
-  return mem ? cbi_cpu_view (plan, mem, *md, error) : NULL;
+    mem = cbi_cpu_memory (plan, plain, b->data, error);
+  else if ((mem = cbi_cpu_plain (plan, n->inputs[1], &own, error)) != NULL)
+    mem = cbi_cpu_view (plan, mem, plain, error);
+  if (mem == NULL || blocks == dnnl_format_tag_undef)
+    return mem;
+  return cbi_cpu_operand_in_blocks (plan, mem, plain, *md, error);
 }
 
 /* Activation or constant @t for our loop: its data, row-major. */

@@ -185,14 +185,18 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
  * three in excepted), as in ResNets and VGGs, channel blocks of 16 let it
  * take its jit kernels and Winograd's for 3x3, faster there; any
  * depthwise or grouped convolution, or channel counts that do not fit the
- * blocks (most mobile networks), make them slower than channels last. */
+ * blocks (most mobile networks), make them slower than channels last.
+ * Not in a @bf16 plan: oneDNN's bfloat16 convolutions in channel blocks
+ * are its older jit kernels, which never use AMX; its brgemm ones, AMX's
+ * included, read and write channels last. */
 static dnnl_format_tag_t
-cbi_cpu_conv_layout (const CbiGraph * graph, const CbiShape * shapes)
+cbi_cpu_conv_layout (const CbiGraph * graph, const CbiShape * shapes,
+    gboolean bf16)
 {
   const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa ();
   guint i, convs = 0;
 
-  if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core)
+  if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core || bf16)
     return dnnl_format_tag_any;
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *n = &g_array_index (graph->nodes, CbiNode, i);
@@ -229,8 +233,8 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->cpu = cpu;
   plan->graph = graph;
   plan->shapes = shapes;
-  plan->conv_layout = cbi_cpu_conv_layout (graph, shapes);
   plan->bf16 = backend->precision == CBI_PRECISION_BF16;
+  plan->conv_layout = cbi_cpu_conv_layout (graph, shapes, plan->bf16);
   plan->bf16_wide = plan->bf16 && backend->precision_wide;
   /* where the wide plan fails, the narrow one may not */
   backend->precision_narrows = plan->bf16_wide;

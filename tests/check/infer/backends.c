@@ -243,11 +243,15 @@ test_free (gpointer block, gsize size, gpointer user_data)
   g_free (block);
 }
 
-/* How many of @plan's steps are oneDNN binary primitives. */
+/* How many of @plan's steps are oneDNN binary primitives; @slow
+ * (optional) receives how many of them run oneDNN's reference code. */
 static guint
-count_binary_steps (const CbiCpuPlan * plan)
+count_binary_steps (const CbiCpuPlan * plan, guint * slow)
 {
   guint i, count = 0;
+
+  if (slow)
+    *slow = 0;
 
   for (i = 0; i < plan->steps->len; i++) {
     const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
@@ -260,10 +264,60 @@ count_binary_steps (const CbiCpuPlan * plan)
         == dnnl_success);
     fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_primitive_kind, 0,
             &kind) == dnnl_success);
+    if (kind == dnnl_binary && slow) {
+      const gchar *impl = NULL;
+      fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str,
+              0, &impl) == dnnl_success && impl != NULL);
+      *slow += g_str_has_prefix (impl, "ref");
+    }
     count += kind == dnnl_binary;
   }
   return count;
 }
+
+/* ops-se-blocks.onnx (tests/models/generate.py): a squeeze-and-excitation
+ * scale, N x C x 1 x 1, and a per-channel constant times activations
+ * that the convolutions of 16 channels write in channel blocks (on
+ * AVX-512; oneDNN's choice elsewhere): both binary steps run oneDNN's jit
+ * kernel, which takes broadcast operands only in the first's layout, not
+ * its reference code (tens of times slower: RegNet's scales). onnx.c
+ * checks the values against onnxruntime. */
+GST_START_TEST (test_a_broadcast_operand_takes_the_first_operands_blocks)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "ops-se-blocks.onnx",
+      NULL);
+  GError *err = NULL;
+  CbiGraph *g = cbi_onnx_load (path, &err);
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
+  CbiPool *pool = cbi_pool_new (&host, 0);
+  CbiBackend *b = cbi_backend_cpu_new (0, &err);
+  CbiShape *shapes;
+  CbiGraph *planned;
+  CbiCpuPlan *plan;
+  guint64 workspace = 0;
+  guint slow = 0;
+
+  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
+  shapes = g_new0 (CbiShape, g->tensors->len);
+  planned = cbi_graph_specialise (g, &in, shapes, &err);
+  fail_unless (planned != NULL, "%s", err ? err->message : "");
+  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
+      &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "");
+  fail_unless_equals_int (count_binary_steps (plan, &slow), 2);
+  fail_unless_equals_int (slow, 0);
+
+  b->iface->free_plan (b, plan, pool, NULL);
+  b->iface->free (b);
+  cbi_graph_free (planned);
+  cbi_graph_free (g);
+  cbi_pool_free (pool);
+  g_free (shapes);
+  g_free (path);
+}
+
+GST_END_TEST;
 
 /* ops-residual.onnx (tests/models/generate.py): of its three Adds after
  * a convolution, the identity block's and the projection block's become
@@ -294,12 +348,59 @@ GST_START_TEST (test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum)
   plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
       &err);
   fail_unless (plan != NULL, "%s", err ? err->message : "");
-  fail_unless_equals_int (count_binary_steps (plan), 2);
+  fail_unless_equals_int (count_binary_steps (plan, NULL), 2);
   fail_unless_equals_int (plan->conv_layout,
       (dnnl_get_effective_cpu_isa () & dnnl_cpu_isa_avx512_core)
       == dnnl_cpu_isa_avx512_core ? dnnl_nChw16c : dnnl_format_tag_any);
 
   b->iface->free_plan (b, plan, pool, NULL);
+  b->iface->free (b);
+  cbi_graph_free (planned);
+  cbi_graph_free (g);
+  cbi_pool_free (pool);
+  g_free (shapes);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* The same model planned in bfloat16, where the CPU has it: its
+ * convolutions' layout is oneDNN's choice, never the channel blocks of
+ * the float32 plan, in which oneDNN's bfloat16 convolutions are its older
+ * jit kernels (no AMX); the float32 plan keeps them. */
+GST_START_TEST (test_a_bf16_plan_leaves_the_channel_blocks_to_float32)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "ops-residual.onnx",
+      NULL);
+  GError *err = NULL;
+  CbiGraph *g = cbi_onnx_load (path, &err);
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
+  CbiPool *pool = cbi_pool_new (&host, 0);
+  CbiBackend *b = cbi_backend_cpu_new (0, &err);
+  CbiShape *shapes;
+  CbiGraph *planned;
+  CbiCpuPlan *plan;
+  guint64 workspace = 0;
+
+  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
+  shapes = g_new0 (CbiShape, g->tensors->len);
+  planned = cbi_graph_specialise (g, &in, shapes, &err);
+  fail_unless (planned != NULL, "%s", err ? err->message : "");
+  if (!cbi_backend_has_precision (b, CBI_PRECISION_BF16, &err)) {
+    GST_INFO ("no bf16 on this CPU: %s", err->message);
+    g_clear_error (&err);
+  } else {
+    b->precision = CBI_PRECISION_BF16;
+    b->precision_wide = TRUE;
+    plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE,
+        &workspace, &err);
+    fail_unless (plan != NULL, "%s", err ? err->message : "");
+    fail_unless_equals_int (plan->conv_layout, dnnl_format_tag_any);
+    fail_unless (b->low_precision_ops > 0);
+    b->iface->free_plan (b, plan, pool, NULL);
+  }
+
   b->iface->free (b);
   cbi_graph_free (planned);
   cbi_graph_free (g);
@@ -605,6 +706,8 @@ backends_suite (void)
   tcase_add_test (tc,
       test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum);
   tcase_add_test (tc, test_layouts_alike_in_all_but_name_share_their_data);
+  tcase_add_test (tc, test_a_broadcast_operand_takes_the_first_operands_blocks);
+  tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
   tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);
   tcase_add_test (tc, test_the_first_algorithm_whose_workspace_fits_is_taken);
   tcase_add_test (tc, test_a_team_with_the_cores_to_itself_stays_a_team);

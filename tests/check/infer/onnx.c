@@ -462,6 +462,9 @@ static const struct
   /* the merged runs after conv1, relu2 (Sigmoid, Tanh) and relu3 (Neg)
    * are the post-ops of their producers on the CPU (postops.c) */
   {"ops-chain-postops", 7, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* squeeze-and-excitation in channel blocks (Conv, Relu,
+   * GlobalAveragePool, Conv, Sigmoid, Mul, Mul, Conv) */
+  {"ops-se-blocks", 8, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

@@ -2193,6 +2193,49 @@ def ops_se_blocks_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_gelu_formula_model(g):
+    """The exact GELU as PyTorch's TorchScript exporter writes it, x *
+    (1 + erf (x / sqrt 2)) * 0.5 after a Conv (Div by sqrt 2, Erf, Add 1,
+    Mul by x, Mul by 0.5), and as HuggingFace's code does, (x * 0.5) * (1
+    + erf (x * 1 / sqrt 2)) with the constants first, after a second Conv;
+    then a formula that is no GELU (Add 2) after a third, which stays as
+    it is: 3 Convs, 2 Gelus, and Div, Erf, Add, Mul, Mul"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) * 0.5).astype(np.float32)
+
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="conv0",
+             pads=[1, 1, 1, 1]),
+        node("Div", ["c0", "sqrt2"], ["d0"], name="div0"),
+        node("Erf", ["d0"], ["e0"], name="erf0"),
+        node("Add", ["e0", "one"], ["a0"], name="add0"),
+        node("Mul", ["c0", "a0"], ["m0"], name="mul0"),
+        node("Mul", ["m0", "half"], ["g0"], name="half0"),
+        node("Conv", ["g0", "w1", "b1"], ["c1"], name="conv1",
+             pads=[1, 1, 1, 1]),
+        node("Mul", ["inv_sqrt2", "c1"], ["d1"], name="scale1"),
+        node("Mul", ["c1", "half"], ["h1"], name="half1"),
+        node("Erf", ["d1"], ["e1"], name="erf1"),
+        node("Add", ["one", "e1"], ["a1"], name="add1"),
+        node("Mul", ["a1", "h1"], ["g1"], name="mul1"),
+        node("Conv", ["g1", "w2", "b2"], ["c2"], name="conv2",
+             pads=[1, 1, 1, 1]),
+        node("Div", ["c2", "sqrt2"], ["d2"], name="div2"),
+        node("Erf", ["d2"], ["e2"], name="erf2"),
+        node("Add", ["e2", "two"], ["a2"], name="add2"),
+        node("Mul", ["c2", "a2"], ["m2"], name="mul2"),
+        node("Mul", ["m2", "half"], ["output"], name="half2"),
+    ]
+    inits = [f32("w0", w(4, 3, 3)), f32("b0", g.uniform(-0.2, 0.2, 4)),
+             f32("w1", w(4, 4, 3)), f32("b1", g.uniform(-0.2, 0.2, 4)),
+             f32("w2", w(3, 4, 3)), f32("b2", g.uniform(-0.2, 0.2, 3)),
+             f32("sqrt2", np.float32(np.sqrt(2.0))),
+             f32("inv_sqrt2", np.float32(1.0 / np.sqrt(2.0))),
+             f32("one", 1.0), f32("two", 2.0), f32("half", 0.5)]
+    return model(nodes, inits)
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2218,6 +2261,7 @@ OPS_MODELS = (
     ("ops-residual-scale", ops_residual_scale_model, 64, FOLD_SHAPE),
     ("ops-chain-postops", ops_chain_postops_model, 65, FOLD_SHAPE),
     ("ops-se-blocks", ops_se_blocks_model, 67, FOLD_SHAPE),
+    ("ops-gelu-formula", ops_gelu_formula_model, 68, FOLD_SHAPE),
 )
 
 

@@ -81,10 +81,51 @@ failed:
   return FALSE;
 }
 
+/* The step of float32 matrix product @op of node @n (and @post) on
+ * @args: where its weights are the constant @weights of a 2-D product,
+ * they are packed once, here, in the layout oneDNN's kernel reads (given
+ * row-major, oneDNN packs them anew at every call, which takes as long
+ * as the product itself: a transformer's projections ran at half
+ * speed); as they are where it has no fast kernel for that. */
+static gboolean
+cbi_cpu_product_f32 (CbiCpuPlan * plan, const CbiDnnlOp * op,
+    const CbiNode * n, const CbiNode * post, dnnl_exec_arg_t * args,
+    gint n_args, gfloat * weights, GError ** error)
+{
+  const gint out = post ? post->output : n->output;
+  CbiDnnlOp packed = *op;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_primitive_attr_t attr = NULL;
+  dnnl_dims_t dims;
+  const gchar *impl;
+  gboolean ok;
+
+  if (weights == NULL || cbi_md_n_dims (op->weights) != 2)
+    return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
+  memcpy (dims, cbi_md_dims (op->weights), 2 * sizeof (dnnl_dim_t));
+  ok = DNNL_CHECK (cbi_md_tag (plan->descs, &packed.weights, 2, dims,
+          dnnl_format_tag_any), "weights desc")
+      && cbi_cpu_attr_chain (plan, post, &attr, error)
+      && DNNL_CHECK (cbi_dnnl_op_create (&pd, &packed, attr,
+          plan->cpu->engine), "matrix product primitive desc");
+  if (ok && !cbi_cpu_fast_impl (pd, &impl)) {
+    GST_DEBUG ("%s: weights as they are (oneDNN: %s)", n->name, impl);
+    dnnl_primitive_desc_destroy (pd);
+    dnnl_primitive_attr_destroy (attr);
+    return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
+  }
+  ok = ok && (args[1].memory = cbi_cpu_constant_in (plan, op->weights,
+          dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0),
+          weights, "matrix product weights", error)) != NULL;
+  return cbi_cpu_add_primitive_owned (ok, pd, attr, plan, args, n_args, out,
+      error) && cbi_cpu_post_own (plan, post, out, error);
+}
+
 /* The step of matrix product @op of node @n (and @post) on @args (src,
  * weights, then bias), in bfloat16 where the plan is and it gains
  * (@products products into @outputs values, @converted values converted
- * in @conversions reorders), else float32. */
+ * in @conversions reorders), else float32 (cbi_cpu_product_f32 ()). On
+ * return args[1] holds the weights the step reads. */
 static gboolean
 cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
     const CbiNode * n, const CbiNode * post, dnnl_exec_arg_t * args,
@@ -99,7 +140,8 @@ cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
 
   if (!plan->bf16 || !(plan->bf16_wide ? products > 0.0 :
           cbi_cpu_bf16_pays (products, outputs, converted, conversions)))
-    return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
+    return cbi_cpu_product_f32 (plan, op, n, post, args, n_args, weights,
+        error);
   if (!cbi_cpu_attr_chain (plan, post, &attr, error)) {
     if (attr)
       dnnl_primitive_attr_destroy (attr);
@@ -112,7 +154,8 @@ cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
       g_propagate_error (error, local);
       return FALSE;
     }
-    return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
+    return cbi_cpu_product_f32 (plan, op, n, post, args, n_args, weights,
+        error);
   }
   ok = cbi_cpu_add_primitive_owned (TRUE, pd, attr, plan, args, n_args, out,
       error) && cbi_cpu_post_own (plan, post, out, error);
@@ -140,7 +183,7 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
   CbiDnnlOp op = { CBI_DNNL_MATMUL, };
   dnnl_exec_arg_t args[3];
   gfloat *w, *bias = NULL;
-  guint ops;
+  void *read = NULL;
 
   /* transA: the row-major [K, M] input read with swapped strides */
   if (n->ints[0]) {
@@ -179,19 +222,41 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
                   error))))
     return FALSE;
   op.bias = bias ? bias_md : NULL;
-  ops = plan->bf16_ops;
   if (!cbi_cpu_add_product (plan, &op, n, post, args, bias ? 3 : 2, w,
           (gdouble) m * k * cols, (gdouble) m * cols, (gdouble) m * k, 1,
           error))
     return FALSE;
-  /* the product reads the bfloat16 copy of the weights */
-  if (plan->bf16_ops > ops)
+  /* the product reads a copy of the weights: packed, or bfloat16 */
+  dnnl_memory_get_data_handle (args[1].memory, &read);
+  if (read != w)
     cbi_mem_plan_give_back (plan->memory, w);
   return TRUE;
 }
 
+/* Whether MatMul @n multiplies by constant weights that every batch
+ * shares (a [K, N] matrix, or leading ones before it): then its first
+ * operand's rows, all its leading dimensions folded, make one 2-D
+ * product, whose weights oneDNN packs (cbi_cpu_product_f32 ()). */
+static gboolean
+cbi_cpu_matmul_shares_weights (CbiCpuPlan * plan, const CbiNode * n)
+{
+  const CbiShape *as = &plan->shapes[n->inputs[0]];
+  const CbiShape *bs = &plan->shapes[n->inputs[1]];
+  gint d;
+
+  if (cbi_graph_tensor (plan->graph, n->inputs[1])->data == NULL
+      || as->n_dims < 2 || bs->n_dims < 2)
+    return FALSE;
+  for (d = 0; d < bs->n_dims - 2; d++)
+    if (bs->dims[d] != 1)
+      return FALSE;
+  return TRUE;
+}
+
 /* MatMul: both operands row-major with leading ones up to the output's
- * rank, where oneDNN broadcasts their batch dimensions. */
+ * rank, where oneDNN broadcasts their batch dimensions; a product by
+ * shared constant weights as one 2-D product of all the rows, its output
+ * then read in the node's shape. */
 static gboolean
 cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -199,6 +264,10 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
   const CbiShape *ys = &plan->shapes[n->output];
   const CbiShape *as = &plan->shapes[n->inputs[0]];
   gfloat *weights = cbi_graph_tensor (plan->graph, n->inputs[1])->data;
+  const gboolean rows = cbi_cpu_matmul_shares_weights (plan, n);
+  const gint64 k = as->dims[as->n_dims - 1], cols = ys->dims[ys->n_dims - 1];
+  const gint64 flat[2][2] = { {cbi_shape_count (as) / k, k}, {k, cols} };
+  const gint64 flat_out[2] = { cbi_shape_count (ys) / cols, cols };
   CbiMd md[2], own;
   CbiDnnlOp op = { CBI_DNNL_MATMUL, };
   dnnl_exec_arg_t args[2];
@@ -209,8 +278,9 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
     gint t = n->inputs[i];
     const CbiTensorInfo *info = cbi_graph_tensor (plan->graph, t);
     dnnl_memory_t mem;
-    if (!cbi_cpu_plain_md (plan, &md[i], plan->shapes[t].n_dims,
-            plan->shapes[t].dims, ys->n_dims, error))
+    if (!(rows ? cbi_cpu_plain_md (plan, &md[i], 2, flat[i], 2, error) :
+            cbi_cpu_plain_md (plan, &md[i], plan->shapes[t].n_dims,
+                plan->shapes[t].dims, ys->n_dims, error)))
       return FALSE;
     if (info->data)
       mem = cbi_cpu_memory (plan, md[i], info->data, error);
@@ -227,6 +297,12 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
   products = (gdouble) cbi_shape_count (ys) * as->dims[as->n_dims - 1];
   converted = cbi_shape_count (as) + (weights ? 0.0 :
       cbi_shape_count (&plan->shapes[n->inputs[1]]));
+  if (rows)
+    return cbi_cpu_plain_md (plan, &op.dst, 2, flat_out, 2, error)
+        && cbi_cpu_add_product (plan, &op, n, post, args, 2, weights,
+        products, cbi_shape_count (ys), converted, 1, error)
+        && cbi_cpu_reshape_output (plan, post ? post->output : n->output,
+        error);
   return cbi_cpu_any_md (plan, &op.dst, ys, error)
       && cbi_cpu_add_product (plan, &op, n, post, args, 2, weights, products,
       cbi_shape_count (ys), converted, weights ? 1 : 2, error);

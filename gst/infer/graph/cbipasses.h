@@ -32,6 +32,12 @@ void cbi_graph_fuse_layer_norm (CbiGraph * graph);
  * them) into one HardSwish node (fuse.c). */
 void cbi_graph_fuse_hard_swish (CbiGraph * graph);
 
+/* Rewrites every exact GELU written as its formula, x * 0.5 * (1 + erf
+ * (x / sqrt 2)) (the division a Div by sqrt 2 or a Mul by its inverse,
+ * the half taken first or last, products either way round, nothing else
+ * reading what lies between), as one Gelu node (gelu.c). */
+void cbi_graph_fuse_gelu (CbiGraph * graph);
+
 /* Rewrites every Mul of an activation x by Sigmoid (x), the Sigmoid read
  * nowhere else (SiLU as exporters write it), as one Swish node (fuse.c). */
 void cbi_graph_fuse_swish (CbiGraph * graph);

@@ -285,6 +285,7 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
     cbi_graph_fuse_transposes (im.graph);
     cbi_graph_drop_identities (im.graph);
     cbi_graph_fold_conv_bias (im.graph);
+    cbi_graph_fuse_gelu (im.graph);
     cbi_graph_fuse_swish (im.graph);
     cbi_graph_sink_eltwise (im.graph);
     cbi_graph_fuse_layer_norm (im.graph);

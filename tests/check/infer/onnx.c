@@ -464,6 +464,9 @@ static const struct
   {"ops-chain-postops", 7, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* squeeze-and-excitation in channel blocks (Conv, Relu,
    * GlobalAveragePool, Conv, Sigmoid, Mul, Mul, Conv) */
+  /* the exact GELU's formula, written two ways, as two Gelus; a formula
+   * that is no GELU stays: Linear, Erf, Linear, Mul, Linear) */
+  {"ops-gelu-formula", 10, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   {"ops-se-blocks", 8, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
@@ -505,6 +508,28 @@ GST_START_TEST (test_activation_ops_match_onnxruntime)
   check_tensor_model (g, stem, &activation_models[__i__].in,
       &activation_models[__i__].out, activation_models[__i__].tolerance);
   g_free (file);
+}
+
+GST_END_TEST;
+
+/* ops-gelu-formula.onnx (tests/models/generate.py): the two GELUs
+ * written as formulas are one Gelu each, and the Erf of the formula that
+ * is none stays; the values are checked against onnxruntime above */
+GST_START_TEST (test_a_gelu_written_as_its_formula_is_one_gelu)
+{
+  CbiGraph *g = load_or_fail ("ops-gelu-formula.onnx");
+  guint i, gelus = 0, erfs = 0, convs = 0;
+
+  for (i = 0; i < g->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (g, i);
+    gelus += n->op == CBI_OP_GELU;
+    erfs += n->op == CBI_OP_ERF;
+    convs += n->op == CBI_OP_CONV;
+  }
+  fail_unless_equals_int (convs, 3);
+  fail_unless_equals_int (gelus, 2);
+  fail_unless_equals_int (erfs, 1);
+  cbi_graph_free (g);
 }
 
 GST_END_TEST;
@@ -939,6 +964,7 @@ onnx_suite (void)
   tcase_add_test (tc, test_shapes_computed_at_plan_time_match_onnxruntime);
   tcase_add_test (tc,
       test_a_channels_last_model_refuses_a_tensor_of_another_layout);
+  tcase_add_test (tc, test_a_gelu_written_as_its_formula_is_one_gelu);
   tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);
   tcase_add_test (tc, test_a_bad_perm_after_a_transpose_is_refused_not_fused);
   tcase_add_test (tc,

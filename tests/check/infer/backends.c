@@ -364,6 +364,65 @@ GST_START_TEST (test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum)
 
 GST_END_TEST;
 
+/* bf16-products.onnx (tests/models/generate.py): the image's rows, N x 3
+ * x 48 x 64, times constant [64, 256] and [256, 64] matrices that every
+ * batch shares, and a Gemm: in float32 each is one 2-D oneDNN matmul (the
+ * MatMuls' rows folded), whose weights oneDNN then packs once */
+GST_START_TEST (test_a_product_by_shared_weights_is_one_2d_product)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "bf16-products.onnx",
+      NULL);
+  GError *err = NULL;
+  CbiGraph *g = cbi_onnx_load (path, &err);
+  const CbiShape in = { 4, {2, 3, 48, 64} };
+  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
+  CbiPool *pool = cbi_pool_new (&host, 0);
+  CbiBackend *b = cbi_backend_cpu_new (0, &err);
+  CbiShape *shapes;
+  CbiGraph *planned;
+  CbiCpuPlan *plan;
+  guint64 workspace = 0;
+  guint i, products = 0;
+
+  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
+  shapes = g_new0 (CbiShape, g->tensors->len);
+  planned = cbi_graph_specialise (g, &in, shapes, &err);
+  fail_unless (planned != NULL, "%s", err ? err->message : "");
+  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
+      &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "");
+  for (i = 0; i < plan->steps->len; i++) {
+    const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
+    const_dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+
+    if (step->prim == NULL)
+      continue;
+    fail_unless (dnnl_primitive_get_primitive_desc (step->prim, &pd)
+        == dnnl_success);
+    fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_primitive_kind, 0,
+            &kind) == dnnl_success);
+    if (kind != dnnl_matmul)
+      continue;
+    products++;
+    fail_unless_equals_int (cbi_md_n_dims (dnnl_primitive_desc_query_md (pd,
+                dnnl_query_src_md, 0)), 2);
+    fail_unless_equals_int (cbi_md_n_dims (dnnl_primitive_desc_query_md (pd,
+                dnnl_query_weights_md, 0)), 2);
+  }
+  fail_unless_equals_int (products, 3);
+
+  b->iface->free_plan (b, plan, pool, NULL);
+  b->iface->free (b);
+  cbi_graph_free (planned);
+  cbi_graph_free (g);
+  cbi_pool_free (pool);
+  g_free (shapes);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* The same model planned in bfloat16, where the CPU has it: its
  * convolutions' layout is oneDNN's choice, never the channel blocks of
  * the float32 plan, in which oneDNN's bfloat16 convolutions are its older
@@ -708,6 +767,7 @@ backends_suite (void)
   tcase_add_test (tc, test_layouts_alike_in_all_but_name_share_their_data);
   tcase_add_test (tc, test_a_broadcast_operand_takes_the_first_operands_blocks);
   tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
+  tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);
   tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);
   tcase_add_test (tc, test_the_first_algorithm_whose_workspace_fits_is_taken);
   tcase_add_test (tc, test_a_team_with_the_cores_to_itself_stays_a_team);

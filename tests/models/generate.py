@@ -2236,6 +2236,39 @@ def ops_gelu_formula_model(g):
     return model(nodes, inits)
 
 
+def ops_leading_broadcast_model(g):
+    """Adds of constants that broadcast along the leading dimensions only,
+    which oneDNN's binary runs in its reference code: a position table
+    [1, 4, 48] added to every frame (ViT's), and an attention mask [1, 2,
+    1, 6, 8] added to every window of every frame (Swin's), between
+    Reshapes of a Conv's output; then a Mul by a scale [1, 1, 48] (one
+    value per position for all channels) and Sigmoid"""
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w", "b"], ["c"], name="conv",
+             pads=[1, 1, 1, 1]),
+        node("Reshape", ["c", "tokens"], ["t"], name="to_tokens"),
+        node("Add", ["t", "position"], ["p"], name="add_position"),
+        node("Reshape", ["p", "windows"], ["w5"], name="to_windows"),
+        node("Add", ["w5", "mask"], ["m"], name="add_mask"),
+        node("Reshape", ["m", "tokens"], ["t2"], name="back_to_tokens"),
+        node("Mul", ["t2", "scale"], ["s"], name="scale_positions"),
+        node("Sigmoid", ["s"], ["sg"], name="gate"),
+        node("Reshape", ["sg", "image_shape"], ["output"], name="to_image"),
+    ]
+    inits = [f32("w", (g.standard_normal((4, 3, 3, 3)) * 0.4)),
+             f32("b", g.uniform(-0.2, 0.2, 4)),
+             i64("tokens", [-1, 4, 48]),
+             f32("position", g.standard_normal((1, 4, 48)) * 0.5),
+             i64("windows", [-1, 2, 2, 6, 8]),
+             f32("mask", g.standard_normal((1, 2, 1, 6, 8)) * 0.5),
+             f32("scale", g.uniform(0.5, 1.5, (1, 1, 48))),
+             i64("image_shape", [-1, 4, 6, 8])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 4, 6, 8])
+    return model(nodes, inits, outputs=[out])
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2262,6 +2295,7 @@ OPS_MODELS = (
     ("ops-chain-postops", ops_chain_postops_model, 65, FOLD_SHAPE),
     ("ops-se-blocks", ops_se_blocks_model, 67, FOLD_SHAPE),
     ("ops-gelu-formula", ops_gelu_formula_model, 68, FOLD_SHAPE),
+    ("ops-leading-broadcast", ops_leading_broadcast_model, 69, FOLD_SHAPE),
 )
 
 

@@ -199,8 +199,39 @@ cbi_cpu_plan_binary_loop (CbiCpuPlan * plan, const CbiNode * n,
     p->post[0].beta = post->beta;
     p->n_post = 1;
   }
+  p->run = cbi_cpu_binary_run (p);
   cbi_cpu_add_loop (plan, cbi_cpu_run_binary, p);
   return TRUE;
+}
+
+/* Whether oneDNN would run binary node @n, its operands planar where
+ * they are not in channel blocks (cbi_cpu_second_operand ()), in its
+ * reference code: a broadcast along leading dimensions (a position table
+ * added to every frame, an attention mask to every window), which our
+ * loop runs as rows tens of times faster. */
+static gboolean
+cbi_cpu_binary_is_slow (CbiCpuPlan * plan, const CbiNode * n)
+{
+  const CbiShape *as = &plan->shapes[n->inputs[0]],
+      *bs = &plan->shapes[n->inputs[1]];
+  CbiDnnlOp op = { CBI_DNNL_BINARY, dnnl_binary_add,
+    plan->mds[n->inputs[0]],
+  };
+  dnnl_primitive_desc_t pd = NULL;
+  const gchar *impl;
+  gboolean slow;
+
+  if (cbi_shape_equal (as, bs)
+      || cbi_cpu_channel_blocks (plan, op.src) != dnnl_format_tag_undef
+      || !cbi_cpu_plain_md (plan, &op.src1, bs->n_dims, bs->dims,
+          as->n_dims, NULL))
+    return FALSE;
+  op.dst = op.src;
+  if (cbi_dnnl_op_create (&pd, &op, NULL, plan->cpu->engine) != dnnl_success)
+    return FALSE;
+  slow = !cbi_cpu_fast_impl (pd, &impl);
+  dnnl_primitive_desc_destroy (pd);
+  return slow;
 }
 
 /* Add, Sub, Mul, Div, Min, Max: oneDNN's binary where the first operand
@@ -240,6 +271,8 @@ cbi_cpu_plan_binary (gpointer user_plan, const CbiNode * node,
           &plan->shapes[n->output]))
     return cbi_cpu_plan_binary_loop (plan, n, post, error);
 
+  if (cbi_cpu_binary_is_slow (plan, n))
+    return cbi_cpu_plan_binary_loop (plan, n, post, error);
   args[0].arg = DNNL_ARG_SRC_0;
   args[0].memory = plan->mems[n->inputs[0]];
   args[1].arg = DNNL_ARG_SRC_1;

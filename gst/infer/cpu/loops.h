@@ -108,11 +108,15 @@ typedef struct
 void cbi_cpu_run_reduce (gconstpointer reduce);
 
 /* What oneDNN's binary lacks: a binary op (Pow, or a first operand that
- * broadcasts), @dst = post (@a op @b), or, with @cond, Where, @dst =
+ * broadcasts, or a broadcast oneDNN runs in its reference code), @dst =
+ * post (@a op @b), or, with @cond, Where, @dst =
  * @cond ? @a : @b; over @rank dims @dims (the output's, row-major), @a
  * (unless @a_full: it has the output's shape), @b and @cond read at their
  * strides (0 along a broadcast dimension); @post the @n_post element-wise
- * steps of the activation fused into it. */
+ * steps of the activation fused into it. @run (cbi_cpu_binary_run ()):
+ * how many values at the end of the output's rows @a and @b (no @cond)
+ * both read in a row as well, which run as one vectorised row; 1 where
+ * they do not. */
 typedef struct
 {
   const gfloat *a, *b, *cond;
@@ -127,7 +131,12 @@ typedef struct
   gint op;
   guint n_post;
   CbiEltwiseStep post[CBI_MAX_ELTWISE_STEPS];
+  gint64 run;
 } CbiCpuBinary;
+
+/* @p's run: the product of the output's last dims along which @a (or
+ * @a_full) and @b step as the output does (no @cond). */
+gint64 cbi_cpu_binary_run (const CbiCpuBinary * p);
 
 void cbi_cpu_run_binary (gconstpointer binary);
 

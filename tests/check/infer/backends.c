@@ -423,6 +423,60 @@ GST_START_TEST (test_a_product_by_shared_weights_is_one_2d_product)
 
 GST_END_TEST;
 
+/* ops-leading-broadcast.onnx (tests/models/generate.py): three binary ops
+ * whose constant broadcasts along leading dimensions, which oneDNN 2.6's
+ * binary runs in its reference code (the first two, at least): no binary
+ * step is left there, and those that are our loop instead run over rows
+ * that both operands read in a row (48 values and more). onnx.c checks
+ * the values. */
+GST_START_TEST (test_a_leading_broadcast_runs_in_rows_not_in_reference_code)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR,
+      "ops-leading-broadcast.onnx", NULL);
+  GError *err = NULL;
+  CbiGraph *g = cbi_onnx_load (path, &err);
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
+  CbiPool *pool = cbi_pool_new (&host, 0);
+  CbiBackend *b = cbi_backend_cpu_new (0, &err);
+  CbiShape *shapes;
+  CbiGraph *planned;
+  CbiCpuPlan *plan;
+  guint64 workspace = 0;
+  guint i, slow = 0, loops = 0, rows = 0, steps;
+
+  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
+  shapes = g_new0 (CbiShape, g->tensors->len);
+  planned = cbi_graph_specialise (g, &in, shapes, &err);
+  fail_unless (planned != NULL, "%s", err ? err->message : "");
+  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
+      &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "");
+  steps = count_binary_steps (plan, &slow);
+  fail_unless_equals_int (slow, 0);
+  for (i = 0; i < plan->steps->len; i++) {
+    const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
+    if (step->prim == NULL && step->run == cbi_cpu_run_binary) {
+      loops++;
+      rows += ((const CbiCpuBinary *) step->loop)->run >= 48;
+    }
+  }
+  /* which of them oneDNN runs fast is its version's choice */
+  fail_unless_equals_int (steps + loops, 3);
+  fail_unless (loops > 0);
+  fail_unless_equals_int (rows, loops);
+
+  b->iface->free_plan (b, plan, pool, NULL);
+  b->iface->free (b);
+  cbi_graph_free (planned);
+  cbi_graph_free (g);
+  cbi_pool_free (pool);
+  g_free (shapes);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* The same model planned in bfloat16, where the CPU has it: its
  * convolutions' layout is oneDNN's choice, never the channel blocks of
  * the float32 plan, in which oneDNN's bfloat16 convolutions are its older
@@ -768,6 +822,8 @@ backends_suite (void)
   tcase_add_test (tc, test_a_broadcast_operand_takes_the_first_operands_blocks);
   tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);
+  tcase_add_test (tc,
+      test_a_leading_broadcast_runs_in_rows_not_in_reference_code);
   tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);
   tcase_add_test (tc, test_the_first_algorithm_whose_workspace_fits_is_taken);
   tcase_add_test (tc, test_a_team_with_the_cores_to_itself_stays_a_team);

@@ -2269,6 +2269,30 @@ def ops_leading_broadcast_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_linear_bias_model(g):
+    """Linear layers as exporters write them past two dimensions: the
+    image's rows, [N, 18, 8], through MatMul [8, 16], Add of a bias [16],
+    Relu, MatMul [16, 8] and Add of a bias [1, 1, 8] written first; the
+    Adds are the products' biases on the CPU"""
+    node = helper.make_node
+    nodes = [
+        node("Reshape", ["image", "rows"], ["r"], name="to_rows"),
+        node("MatMul", ["r", "w1"], ["h"], name="fc1"),
+        node("Add", ["h", "b1"], ["hb"], name="bias1"),
+        node("Relu", ["hb"], ["a"], name="relu"),
+        node("MatMul", ["a", "w2"], ["o"], name="fc2"),
+        node("Add", ["b2", "o"], ["ob"], name="bias2"),
+        node("Reshape", ["ob", "image_shape"], ["output"], name="to_image"),
+    ]
+    inits = [i64("rows", [-1, 18, 8]),
+             f32("w1", g.standard_normal((8, 16)) * 0.4),
+             f32("b1", g.uniform(-0.3, 0.3, 16)),
+             f32("w2", g.standard_normal((16, 8)) * 0.3),
+             f32("b2", g.uniform(-0.3, 0.3, (1, 1, 8))),
+             i64("image_shape", [-1, 3, 6, 8])]
+    return model(nodes, inits)
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2296,6 +2320,7 @@ OPS_MODELS = (
     ("ops-se-blocks", ops_se_blocks_model, 67, FOLD_SHAPE),
     ("ops-gelu-formula", ops_gelu_formula_model, 68, FOLD_SHAPE),
     ("ops-leading-broadcast", ops_leading_broadcast_model, 69, FOLD_SHAPE),
+    ("ops-linear-bias", ops_linear_bias_model, 70, FOLD_SHAPE),
 )
 
 

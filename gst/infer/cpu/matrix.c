@@ -253,10 +253,56 @@ cbi_cpu_matmul_shares_weights (CbiCpuPlan * plan, const CbiNode * n)
   return TRUE;
 }
 
+/* The Add of a bias after MatMul @n (a Linear layer as exporters write
+ * it for more than two dimensions: MatMul, then Add of a constant row):
+ * the Add alone reads the product, its other operand a constant of one
+ * value per column (@bias: [N], or leading ones before it), its output of
+ * the product's shape. @post receives the activation fused after the Add
+ * (nullable). NULL where @n has no such Add. */
+static const CbiNode *
+cbi_cpu_matmul_bias (CbiCpuPlan * plan, const CbiNode * n, gint * bias,
+    const CbiNode ** post)
+{
+  const CbiGraph *graph = plan->graph;
+  const CbiShape *ys = &plan->shapes[n->output];
+  const gint64 cols = ys->dims[ys->n_dims - 1];
+  const CbiTensorInfo *c;
+  const CbiNode *add = NULL;
+  guint i, at = 0;
+  gint d;
+
+  if (cbi_graph_is_output (graph, n->output)
+      || cbi_graph_count_consumers (graph, n->output) != 1)
+    return NULL;
+  for (i = 0; i < graph->nodes->len && add == NULL; i++) {
+    const CbiNode *m = cbi_graph_node (graph, i);
+    if (m->op == CBI_OP_ADD && m->n_inputs == 2
+        && (m->inputs[0] == n->output || m->inputs[1] == n->output)) {
+      add = m;
+      at = i;
+    }
+  }
+  if (add == NULL || add->inputs[0] == add->inputs[1])
+    return NULL;
+  *bias = add->inputs[add->inputs[0] == n->output ? 1 : 0];
+  c = cbi_graph_tensor (graph, *bias);
+  if (c->data == NULL || c->n_dims < 1 || c->n_dims > ys->n_dims
+      || c->dims[c->n_dims - 1] != cols
+      || !cbi_shape_equal (&plan->shapes[add->output], ys))
+    return NULL;
+  for (d = 0; d < c->n_dims - 1; d++)
+    if (c->dims[d] != 1)
+      return NULL;
+  *post = cbi_graph_fused_activation (graph, at);
+  return add;
+}
+
 /* MatMul: both operands row-major with leading ones up to the output's
  * rank, where oneDNN broadcasts their batch dimensions; a product by
  * shared constant weights as one 2-D product of all the rows, its output
- * then read in the node's shape. */
+ * then read in the node's shape, and where an Add of a bias row follows,
+ * that bias the product's and the Add's activation its post-op: the Add
+ * is no pass of its own (its planner finds its output written). */
 static gboolean
 cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -268,11 +314,12 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
   const gint64 k = as->dims[as->n_dims - 1], cols = ys->dims[ys->n_dims - 1];
   const gint64 flat[2][2] = { {cbi_shape_count (as) / k, k}, {k, cols} };
   const gint64 flat_out[2] = { cbi_shape_count (ys) / cols, cols };
-  CbiMd md[2], own;
+  CbiMd md[2], own, bias_md;
   CbiDnnlOp op = { CBI_DNNL_MATMUL, };
-  dnnl_exec_arg_t args[2];
+  dnnl_exec_arg_t args[3];
   gdouble products, converted;
-  gint i;
+  const CbiNode *add = NULL, *add_post = NULL;
+  gint i, bias = -1;
 
   for (i = 0; i < 2; i++) {
     gint t = n->inputs[i];
@@ -297,6 +344,23 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
   products = (gdouble) cbi_shape_count (ys) * as->dims[as->n_dims - 1];
   converted = cbi_shape_count (as) + (weights ? 0.0 :
       cbi_shape_count (&plan->shapes[n->inputs[1]]));
+  if (rows && post == NULL)
+    add = cbi_cpu_matmul_bias (plan, n, &bias, &add_post);
+  if (add) {
+    const gint64 bias_dims[2] = { 1, cols };
+    if (!cbi_cpu_plain_md (plan, &bias_md, 2, bias_dims, 2, error)
+        || (args[2].memory = cbi_cpu_memory (plan, bias_md,
+                cbi_graph_tensor (plan->graph, bias)->data, error)) == NULL)
+      return FALSE;
+    args[2].arg = DNNL_ARG_BIAS;
+    op.bias = bias_md;
+    /* the product writes what the Add (and its activation) would */
+    return cbi_cpu_plain_md (plan, &op.dst, 2, flat_out, 2, error)
+        && cbi_cpu_add_product (plan, &op, add, add_post, args, 3, weights,
+        products, cbi_shape_count (ys), converted, 1, error)
+        && cbi_cpu_reshape_output (plan, add_post ? add_post->output :
+        add->output, error);
+  }
   if (rows)
     return cbi_cpu_plain_md (plan, &op.dst, 2, flat_out, 2, error)
         && cbi_cpu_add_product (plan, &op, n, post, args, 2, weights,

@@ -477,6 +477,63 @@ GST_START_TEST (test_a_leading_broadcast_runs_in_rows_not_in_reference_code)
 
 GST_END_TEST;
 
+/* ops-linear-bias.onnx (tests/models/generate.py): each MatMul by
+ * constant weights takes the Add of a bias row after it as its bias (and
+ * the Relu after that as its post-op): two matmul steps, no binary step
+ * or loop. onnx.c checks the values. */
+GST_START_TEST (test_a_bias_added_after_a_product_is_the_products_bias)
+{
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "ops-linear-bias.onnx",
+      NULL);
+  GError *err = NULL;
+  CbiGraph *g = cbi_onnx_load (path, &err);
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
+  CbiPool *pool = cbi_pool_new (&host, 0);
+  CbiBackend *b = cbi_backend_cpu_new (0, &err);
+  CbiShape *shapes;
+  CbiGraph *planned;
+  CbiCpuPlan *plan;
+  guint64 workspace = 0;
+  guint i, loops = 0, products = 0;
+
+  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
+  shapes = g_new0 (CbiShape, g->tensors->len);
+  planned = cbi_graph_specialise (g, &in, shapes, &err);
+  fail_unless (planned != NULL, "%s", err ? err->message : "");
+  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
+      &err);
+  fail_unless (plan != NULL, "%s", err ? err->message : "");
+  fail_unless_equals_int (count_binary_steps (plan, NULL), 0);
+  for (i = 0; i < plan->steps->len; i++) {
+    const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
+    const_dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+
+    if (step->prim == NULL) {
+      loops += step->run == cbi_cpu_run_binary;
+      continue;
+    }
+    fail_unless (dnnl_primitive_get_primitive_desc (step->prim, &pd)
+        == dnnl_success);
+    fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_primitive_kind, 0,
+            &kind) == dnnl_success);
+    products += kind == dnnl_matmul;
+  }
+  fail_unless_equals_int (loops, 0);
+  fail_unless_equals_int (products, 2);
+
+  b->iface->free_plan (b, plan, pool, NULL);
+  b->iface->free (b);
+  cbi_graph_free (planned);
+  cbi_graph_free (g);
+  cbi_pool_free (pool);
+  g_free (shapes);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* The same model planned in bfloat16, where the CPU has it: its
  * convolutions' layout is oneDNN's choice, never the channel blocks of
  * the float32 plan, in which oneDNN's bfloat16 convolutions are its older
@@ -822,6 +879,7 @@ backends_suite (void)
   tcase_add_test (tc, test_a_broadcast_operand_takes_the_first_operands_blocks);
   tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);
+  tcase_add_test (tc, test_a_bias_added_after_a_product_is_the_products_bias);
   tcase_add_test (tc,
       test_a_leading_broadcast_runs_in_rows_not_in_reference_code);
   tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);

@@ -470,6 +470,9 @@ static const struct
   /* Adds broadcast along the leading dimensions (a position table, a
    * window mask) and a Mul by one value per position: our loop's rows */
   {"ops-leading-broadcast", 9, {4, {2, 3, 6, 8}}, {4, {2, 4, 6, 8}}, 1e-5f},
+  /* Linear layers past two dimensions: MatMul, Add of a bias row (the
+   * second written first), Relu between; Reshapes around */
+  {"ops-linear-bias", 7, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   {"ops-se-blocks", 8, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays

@@ -860,8 +860,7 @@ cbi_engine_run_tensor (CbiEngine * engine, const CbiShape * shape,
     return FALSE;
   }
   input = cbi_engine_tensor_channels_first (engine, shape, input, &nchw);
-  return cbi_engine_execute (engine, &nchw, NULL, input, ticket, report,
-      error);
+  return cbi_engine_execute (engine, &nchw, NULL, input, ticket, report, error);
 }
 
 const gfloat *

@@ -111,8 +111,7 @@ cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n, CbiMd * md,
     *md = plan->mds[n->inputs[0]];
     return cbi_cpu_in_layout (plan, n->inputs[1], *md, error);
   }
-  if (!cbi_cpu_plain_md (plan, &plain, bs->n_dims, bs->dims, as->n_dims,
-          error))
+  if (!cbi_cpu_plain_md (plan, &plain, bs->n_dims, bs->dims, as->n_dims, error))
     return NULL;
   *md = plain;
   memcpy (dims, cbi_md_dims (plain), as->n_dims * sizeof (dnnl_dim_t));

@@ -322,7 +322,6 @@ cbi_cpu_run_binary (gconstpointer binary)
     }
     return;
   }
-
 #pragma omp parallel for schedule(static)
   for (i = 0; i < p->count; i++) {
     const gfloat b = p->b[cbi_strided_offset (i, p->rank, p->dims,

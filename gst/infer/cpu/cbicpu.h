@@ -193,6 +193,11 @@ dnnl_memory_t cbi_cpu_pooled_memory (CbiCpuPlan * plan,
  * free for the activations planned after it (cbi_mem_plan_scratch ()). */
 dnnl_memory_t cbi_cpu_scratch_memory (CbiCpuPlan * plan, CbiMd md,
     GError ** error);
+/* The Add that alone reads tensor @t (no graph output), of @t and another
+ * tensor, and its node index into @at; NULL where @t has no such reader:
+ * what a producer may take into its own step (a convolution's residual
+ * sum, a product's bias). */
+const CbiNode *cbi_cpu_sole_add (const CbiGraph * graph, gint t, guint * at);
 /* Whether oneDNN gives @pd a fast kernel, not its reference code; @impl
  * receives the kernel's name (transfer none: @pd's). */
 gboolean cbi_cpu_fast_impl (const_dnnl_primitive_desc_t pd,

@@ -76,22 +76,11 @@ cbi_cpu_conv_residual (CbiCpuPlan * plan, const CbiNode * n,
     CbiCpuResidual * res)
 {
   const CbiGraph *graph = plan->graph;
-  const CbiNode *add = NULL;
   CbiCpuEltwise steps[2];
-  guint i, at = 0;
+  guint at = 0;
+  const CbiNode *add = cbi_cpu_sole_add (graph, n->output, &at);
 
-  if (cbi_graph_is_output (graph, n->output)
-      || cbi_graph_count_consumers (graph, n->output) != 1)
-    return FALSE;
-  for (i = 0; i < graph->nodes->len && add == NULL; i++) {
-    const CbiNode *m = &g_array_index (graph->nodes, CbiNode, i);
-    if (m->op == CBI_OP_ADD && m->n_inputs == 2
-        && (m->inputs[0] == n->output || m->inputs[1] == n->output)) {
-      add = m;
-      at = i;
-    }
-  }
-  if (add == NULL || add->inputs[0] == add->inputs[1])
+  if (add == NULL)
     return FALSE;
   res->add = add;
   res->tensor = add->inputs[add->inputs[0] == n->output ? 1 : 0];

@@ -267,22 +267,11 @@ cbi_cpu_matmul_bias (CbiCpuPlan * plan, const CbiNode * n, gint * bias,
   const CbiShape *ys = &plan->shapes[n->output];
   const gint64 cols = ys->dims[ys->n_dims - 1];
   const CbiTensorInfo *c;
-  const CbiNode *add = NULL;
-  guint i, at = 0;
+  guint at = 0;
+  const CbiNode *add = cbi_cpu_sole_add (graph, n->output, &at);
   gint d;
 
-  if (cbi_graph_is_output (graph, n->output)
-      || cbi_graph_count_consumers (graph, n->output) != 1)
-    return NULL;
-  for (i = 0; i < graph->nodes->len && add == NULL; i++) {
-    const CbiNode *m = cbi_graph_node (graph, i);
-    if (m->op == CBI_OP_ADD && m->n_inputs == 2
-        && (m->inputs[0] == n->output || m->inputs[1] == n->output)) {
-      add = m;
-      at = i;
-    }
-  }
-  if (add == NULL || add->inputs[0] == add->inputs[1])
+  if (add == NULL)
     return NULL;
   *bias = add->inputs[add->inputs[0] == n->output ? 1 : 0];
   c = cbi_graph_tensor (graph, *bias);

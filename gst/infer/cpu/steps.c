@@ -68,6 +68,26 @@ cbi_cpu_constant_in (CbiCpuPlan * plan, CbiMd user_md, CbiMd md,
   return ok ? mem : NULL;
 }
 
+const CbiNode *
+cbi_cpu_sole_add (const CbiGraph * graph, gint t, guint * at)
+{
+  const CbiNode *add = NULL;
+  guint i;
+
+  if (cbi_graph_is_output (graph, t) || cbi_graph_count_consumers (graph,
+          t) != 1)
+    return NULL;
+  for (i = 0; i < graph->nodes->len && add == NULL; i++) {
+    const CbiNode *m = cbi_graph_node (graph, i);
+    if (m->op == CBI_OP_ADD && m->n_inputs == 2
+        && (m->inputs[0] == t || m->inputs[1] == t)) {
+      add = m;
+      *at = i;
+    }
+  }
+  return add && add->inputs[0] != add->inputs[1] ? add : NULL;
+}
+
 /* Whether @pd runs one of oneDNN's fast kernels, not its reference code. */
 gboolean
 cbi_cpu_fast_impl (const_dnnl_primitive_desc_t pd, const gchar ** impl)

@@ -243,6 +243,31 @@ test_free (gpointer block, gsize size, gpointer user_data)
   g_free (block);
 }
 
+/* Step @i of @plan's primitive desc (transfer none), or NULL for one of
+ * our loops. */
+static const_dnnl_primitive_desc_t
+step_primitive (const CbiCpuPlan * plan, guint i)
+{
+  const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
+  const_dnnl_primitive_desc_t pd = NULL;
+
+  if (step->prim == NULL)
+    return NULL;
+  fail_unless (dnnl_primitive_get_primitive_desc (step->prim, &pd)
+      == dnnl_success);
+  return pd;
+}
+
+static dnnl_primitive_kind_t
+step_kind (const_dnnl_primitive_desc_t pd)
+{
+  dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+
+  fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_primitive_kind, 0,
+          &kind) == dnnl_success);
+  return kind;
+}
+
 /* How many of @plan's steps are oneDNN binary primitives; @slow
  * (optional) receives how many of them run oneDNN's reference code. */
 static guint
@@ -252,27 +277,75 @@ count_binary_steps (const CbiCpuPlan * plan, guint * slow)
 
   if (slow)
     *slow = 0;
-
   for (i = 0; i < plan->steps->len; i++) {
-    const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
-    const_dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    const_dnnl_primitive_desc_t pd = step_primitive (plan, i);
+    const gchar *impl = NULL;
 
-    if (step->prim == NULL)
+    if (pd == NULL || step_kind (pd) != dnnl_binary)
       continue;
-    fail_unless (dnnl_primitive_get_primitive_desc (step->prim, &pd)
-        == dnnl_success);
-    fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_primitive_kind, 0,
-            &kind) == dnnl_success);
-    if (kind == dnnl_binary && slow) {
-      const gchar *impl = NULL;
-      fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str,
-              0, &impl) == dnnl_success && impl != NULL);
+    count++;
+    fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
+            &impl) == dnnl_success && impl != NULL);
+    if (slow)
       *slow += g_str_has_prefix (impl, "ref");
-    }
-    count += kind == dnnl_binary;
   }
   return count;
+}
+
+/* A CPU backend's plan of a test model for one input shape, and what it
+ * needs freed with it (planned_free ()). */
+typedef struct
+{
+  CbiGraph *graph, *specialised;
+  CbiShape *shapes;
+  CbiPool *pool;
+  CbiBackend *backend;
+  CbiCpuPlan *plan;
+} Planned;
+
+/* Loads tests/models/@file for input @in and opens the CPU backend;
+ * planned_plan () then plans it, with the backend's settings as the test
+ * leaves them. */
+static void
+planned_open (Planned * p, const gchar * file, const CbiShape * in)
+{
+  static const CbiAllocator host = { "test", test_alloc, test_free, NULL };
+  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, file, NULL);
+  GError *err = NULL;
+
+  memset (p, 0, sizeof (*p));
+  p->graph = cbi_onnx_load (path, &err);
+  fail_unless (p->graph != NULL, "%s", err ? err->message : "");
+  p->backend = cbi_backend_cpu_new (0, &err);
+  fail_unless (p->backend != NULL, "%s", err ? err->message : "");
+  p->pool = cbi_pool_new (&host, 0);
+  p->shapes = g_new0 (CbiShape, p->graph->tensors->len);
+  p->specialised = cbi_graph_specialise (p->graph, in, p->shapes, &err);
+  fail_unless (p->specialised != NULL, "%s", err ? err->message : "");
+  g_free (path);
+}
+
+static void
+planned_plan (Planned * p)
+{
+  guint64 workspace = 0;
+  GError *err = NULL;
+
+  p->plan = p->backend->iface->plan (p->backend, p->specialised, p->shapes,
+      p->pool, NULL, FALSE, &workspace, &err);
+  fail_unless (p->plan != NULL, "%s", err ? err->message : "");
+}
+
+static void
+planned_free (Planned * p)
+{
+  if (p->plan)
+    p->backend->iface->free_plan (p->backend, p->plan, p->pool, NULL);
+  p->backend->iface->free (p->backend);
+  cbi_graph_free (p->specialised);
+  cbi_graph_free (p->graph);
+  cbi_pool_free (p->pool);
+  g_free (p->shapes);
 }
 
 /* ops-se-blocks.onnx (tests/models/generate.py): a squeeze-and-excitation
@@ -284,37 +357,15 @@ count_binary_steps (const CbiCpuPlan * plan, guint * slow)
  * checks the values against onnxruntime. */
 GST_START_TEST (test_a_broadcast_operand_takes_the_first_operands_blocks)
 {
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "ops-se-blocks.onnx",
-      NULL);
-  GError *err = NULL;
-  CbiGraph *g = cbi_onnx_load (path, &err);
   const CbiShape in = { 4, {2, 3, 6, 8} };
-  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
-  CbiPool *pool = cbi_pool_new (&host, 0);
-  CbiBackend *b = cbi_backend_cpu_new (0, &err);
-  CbiShape *shapes;
-  CbiGraph *planned;
-  CbiCpuPlan *plan;
-  guint64 workspace = 0;
   guint slow = 0;
+  Planned p;
 
-  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
-  shapes = g_new0 (CbiShape, g->tensors->len);
-  planned = cbi_graph_specialise (g, &in, shapes, &err);
-  fail_unless (planned != NULL, "%s", err ? err->message : "");
-  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
-      &err);
-  fail_unless (plan != NULL, "%s", err ? err->message : "");
-  fail_unless_equals_int (count_binary_steps (plan, &slow), 2);
+  planned_open (&p, "ops-se-blocks.onnx", &in);
+  planned_plan (&p);
+  fail_unless_equals_int (count_binary_steps (p.plan, &slow), 2);
   fail_unless_equals_int (slow, 0);
-
-  b->iface->free_plan (b, plan, pool, NULL);
-  b->iface->free (b);
-  cbi_graph_free (planned);
-  cbi_graph_free (g);
-  cbi_pool_free (pool);
-  g_free (shapes);
-  g_free (path);
+  planned_free (&p);
 }
 
 GST_END_TEST;
@@ -328,38 +379,16 @@ GST_END_TEST;
  * onnx.c checks the values against onnxruntime. */
 GST_START_TEST (test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum)
 {
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "ops-residual.onnx",
-      NULL);
-  GError *err = NULL;
-  CbiGraph *g = cbi_onnx_load (path, &err);
   const CbiShape in = { 4, {2, 3, 6, 8} };
-  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
-  CbiPool *pool = cbi_pool_new (&host, 0);
-  CbiBackend *b = cbi_backend_cpu_new (0, &err);
-  CbiShape *shapes;
-  CbiGraph *planned;
-  CbiCpuPlan *plan;
-  guint64 workspace = 0;
+  Planned p;
 
-  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
-  shapes = g_new0 (CbiShape, g->tensors->len);
-  planned = cbi_graph_specialise (g, &in, shapes, &err);
-  fail_unless (planned != NULL, "%s", err ? err->message : "");
-  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
-      &err);
-  fail_unless (plan != NULL, "%s", err ? err->message : "");
-  fail_unless_equals_int (count_binary_steps (plan, NULL), 2);
-  fail_unless_equals_int (plan->conv_layout,
+  planned_open (&p, "ops-residual.onnx", &in);
+  planned_plan (&p);
+  fail_unless_equals_int (count_binary_steps (p.plan, NULL), 2);
+  fail_unless_equals_int (p.plan->conv_layout,
       (dnnl_get_effective_cpu_isa () & dnnl_cpu_isa_avx512_core)
       == dnnl_cpu_isa_avx512_core ? dnnl_nChw16c : dnnl_format_tag_any);
-
-  b->iface->free_plan (b, plan, pool, NULL);
-  b->iface->free (b);
-  cbi_graph_free (planned);
-  cbi_graph_free (g);
-  cbi_pool_free (pool);
-  g_free (shapes);
-  g_free (path);
+  planned_free (&p);
 }
 
 GST_END_TEST;
@@ -370,39 +399,16 @@ GST_END_TEST;
  * MatMuls' rows folded), whose weights oneDNN then packs once */
 GST_START_TEST (test_a_product_by_shared_weights_is_one_2d_product)
 {
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "bf16-products.onnx",
-      NULL);
-  GError *err = NULL;
-  CbiGraph *g = cbi_onnx_load (path, &err);
   const CbiShape in = { 4, {2, 3, 48, 64} };
-  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
-  CbiPool *pool = cbi_pool_new (&host, 0);
-  CbiBackend *b = cbi_backend_cpu_new (0, &err);
-  CbiShape *shapes;
-  CbiGraph *planned;
-  CbiCpuPlan *plan;
-  guint64 workspace = 0;
   guint i, products = 0;
+  Planned p;
 
-  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
-  shapes = g_new0 (CbiShape, g->tensors->len);
-  planned = cbi_graph_specialise (g, &in, shapes, &err);
-  fail_unless (planned != NULL, "%s", err ? err->message : "");
-  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
-      &err);
-  fail_unless (plan != NULL, "%s", err ? err->message : "");
-  for (i = 0; i < plan->steps->len; i++) {
-    const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
-    const_dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+  planned_open (&p, "bf16-products.onnx", &in);
+  planned_plan (&p);
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
 
-    if (step->prim == NULL)
-      continue;
-    fail_unless (dnnl_primitive_get_primitive_desc (step->prim, &pd)
-        == dnnl_success);
-    fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_primitive_kind, 0,
-            &kind) == dnnl_success);
-    if (kind != dnnl_matmul)
+    if (pd == NULL || step_kind (pd) != dnnl_matmul)
       continue;
     products++;
     fail_unless_equals_int (cbi_md_n_dims (dnnl_primitive_desc_query_md (pd,
@@ -411,14 +417,7 @@ GST_START_TEST (test_a_product_by_shared_weights_is_one_2d_product)
                 dnnl_query_weights_md, 0)), 2);
   }
   fail_unless_equals_int (products, 3);
-
-  b->iface->free_plan (b, plan, pool, NULL);
-  b->iface->free (b);
-  cbi_graph_free (planned);
-  cbi_graph_free (g);
-  cbi_pool_free (pool);
-  g_free (shapes);
-  g_free (path);
+  planned_free (&p);
 }
 
 GST_END_TEST;
@@ -431,31 +430,16 @@ GST_END_TEST;
  * the values. */
 GST_START_TEST (test_a_leading_broadcast_runs_in_rows_not_in_reference_code)
 {
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR,
-      "ops-leading-broadcast.onnx", NULL);
-  GError *err = NULL;
-  CbiGraph *g = cbi_onnx_load (path, &err);
   const CbiShape in = { 4, {2, 3, 6, 8} };
-  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
-  CbiPool *pool = cbi_pool_new (&host, 0);
-  CbiBackend *b = cbi_backend_cpu_new (0, &err);
-  CbiShape *shapes;
-  CbiGraph *planned;
-  CbiCpuPlan *plan;
-  guint64 workspace = 0;
   guint i, slow = 0, loops = 0, rows = 0, steps;
+  Planned p;
 
-  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
-  shapes = g_new0 (CbiShape, g->tensors->len);
-  planned = cbi_graph_specialise (g, &in, shapes, &err);
-  fail_unless (planned != NULL, "%s", err ? err->message : "");
-  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
-      &err);
-  fail_unless (plan != NULL, "%s", err ? err->message : "");
-  steps = count_binary_steps (plan, &slow);
+  planned_open (&p, "ops-leading-broadcast.onnx", &in);
+  planned_plan (&p);
+  steps = count_binary_steps (p.plan, &slow);
   fail_unless_equals_int (slow, 0);
-  for (i = 0; i < plan->steps->len; i++) {
-    const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const CbiCpuStep *step = &g_array_index (p.plan->steps, CbiCpuStep, i);
     if (step->prim == NULL && step->run == cbi_cpu_run_binary) {
       loops++;
       rows += ((const CbiCpuBinary *) step->loop)->run >= 48;
@@ -465,14 +449,7 @@ GST_START_TEST (test_a_leading_broadcast_runs_in_rows_not_in_reference_code)
   fail_unless_equals_int (steps + loops, 3);
   fail_unless (loops > 0);
   fail_unless_equals_int (rows, loops);
-
-  b->iface->free_plan (b, plan, pool, NULL);
-  b->iface->free (b);
-  cbi_graph_free (planned);
-  cbi_graph_free (g);
-  cbi_pool_free (pool);
-  g_free (shapes);
-  g_free (path);
+  planned_free (&p);
 }
 
 GST_END_TEST;
@@ -483,53 +460,23 @@ GST_END_TEST;
  * or loop. onnx.c checks the values. */
 GST_START_TEST (test_a_bias_added_after_a_product_is_the_products_bias)
 {
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "ops-linear-bias.onnx",
-      NULL);
-  GError *err = NULL;
-  CbiGraph *g = cbi_onnx_load (path, &err);
   const CbiShape in = { 4, {2, 3, 6, 8} };
-  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
-  CbiPool *pool = cbi_pool_new (&host, 0);
-  CbiBackend *b = cbi_backend_cpu_new (0, &err);
-  CbiShape *shapes;
-  CbiGraph *planned;
-  CbiCpuPlan *plan;
-  guint64 workspace = 0;
   guint i, loops = 0, products = 0;
+  Planned p;
 
-  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
-  shapes = g_new0 (CbiShape, g->tensors->len);
-  planned = cbi_graph_specialise (g, &in, shapes, &err);
-  fail_unless (planned != NULL, "%s", err ? err->message : "");
-  plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE, &workspace,
-      &err);
-  fail_unless (plan != NULL, "%s", err ? err->message : "");
-  fail_unless_equals_int (count_binary_steps (plan, NULL), 0);
-  for (i = 0; i < plan->steps->len; i++) {
-    const CbiCpuStep *step = &g_array_index (plan->steps, CbiCpuStep, i);
-    const_dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+  planned_open (&p, "ops-linear-bias.onnx", &in);
+  planned_plan (&p);
+  fail_unless_equals_int (count_binary_steps (p.plan, NULL), 0);
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const CbiCpuStep *step = &g_array_index (p.plan->steps, CbiCpuStep, i);
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
 
-    if (step->prim == NULL) {
-      loops += step->run == cbi_cpu_run_binary;
-      continue;
-    }
-    fail_unless (dnnl_primitive_get_primitive_desc (step->prim, &pd)
-        == dnnl_success);
-    fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_primitive_kind, 0,
-            &kind) == dnnl_success);
-    products += kind == dnnl_matmul;
+    loops += step->prim == NULL && step->run == cbi_cpu_run_binary;
+    products += pd != NULL && step_kind (pd) == dnnl_matmul;
   }
   fail_unless_equals_int (loops, 0);
   fail_unless_equals_int (products, 2);
-
-  b->iface->free_plan (b, plan, pool, NULL);
-  b->iface->free (b);
-  cbi_graph_free (planned);
-  cbi_graph_free (g);
-  cbi_pool_free (pool);
-  g_free (shapes);
-  g_free (path);
+  planned_free (&p);
 }
 
 GST_END_TEST;
@@ -540,43 +487,22 @@ GST_END_TEST;
  * jit kernels (no AMX); the float32 plan keeps them. */
 GST_START_TEST (test_a_bf16_plan_leaves_the_channel_blocks_to_float32)
 {
-  gchar *path = g_build_filename (CBI_TEST_MODELS_DIR, "ops-residual.onnx",
-      NULL);
-  GError *err = NULL;
-  CbiGraph *g = cbi_onnx_load (path, &err);
   const CbiShape in = { 4, {2, 3, 6, 8} };
-  const CbiAllocator host = { "test", test_alloc, test_free, NULL };
-  CbiPool *pool = cbi_pool_new (&host, 0);
-  CbiBackend *b = cbi_backend_cpu_new (0, &err);
-  CbiShape *shapes;
-  CbiGraph *planned;
-  CbiCpuPlan *plan;
-  guint64 workspace = 0;
+  GError *err = NULL;
+  Planned p;
 
-  fail_unless (g != NULL && b != NULL, "%s", err ? err->message : "");
-  shapes = g_new0 (CbiShape, g->tensors->len);
-  planned = cbi_graph_specialise (g, &in, shapes, &err);
-  fail_unless (planned != NULL, "%s", err ? err->message : "");
-  if (!cbi_backend_has_precision (b, CBI_PRECISION_BF16, &err)) {
+  planned_open (&p, "ops-residual.onnx", &in);
+  if (!cbi_backend_has_precision (p.backend, CBI_PRECISION_BF16, &err)) {
     GST_INFO ("no bf16 on this CPU: %s", err->message);
     g_clear_error (&err);
   } else {
-    b->precision = CBI_PRECISION_BF16;
-    b->precision_wide = TRUE;
-    plan = b->iface->plan (b, planned, shapes, pool, NULL, FALSE,
-        &workspace, &err);
-    fail_unless (plan != NULL, "%s", err ? err->message : "");
-    fail_unless_equals_int (plan->conv_layout, dnnl_format_tag_any);
-    fail_unless (b->low_precision_ops > 0);
-    b->iface->free_plan (b, plan, pool, NULL);
+    p.backend->precision = CBI_PRECISION_BF16;
+    p.backend->precision_wide = TRUE;
+    planned_plan (&p);
+    fail_unless_equals_int (p.plan->conv_layout, dnnl_format_tag_any);
+    fail_unless (p.backend->low_precision_ops > 0);
   }
-
-  b->iface->free (b);
-  cbi_graph_free (planned);
-  cbi_graph_free (g);
-  cbi_pool_free (pool);
-  g_free (shapes);
-  g_free (path);
+  planned_free (&p);
 }
 
 GST_END_TEST;

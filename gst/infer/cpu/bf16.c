@@ -198,10 +198,7 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
     plan->conv_bf16[i] = cbi_cpu_is_conv (cbi_graph_node (graph, i));
 }
 
-/* Whether the ops that run in place on the output of node @n with @post
- * fused (nullable) all have oneDNN forms: no loop of ours, which reads
- * float32, runs on it. */
-static gboolean
+gboolean
 cbi_cpu_step_in_onednn (const CbiNode * n, const CbiNode * post)
 {
   const CbiNode *last = post ? post : n;

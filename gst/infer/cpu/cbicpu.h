@@ -241,6 +241,11 @@ gboolean cbi_cpu_product_bf16 (CbiCpuPlan * plan, const gchar * name,
     const CbiDnnlOp * op, gfloat * weights, const_dnnl_primitive_attr_t attr,
     dnnl_exec_arg_t * args, dnnl_primitive_desc_t * pd, GError ** error);
 
+/* bf16.c: whether the ops that run in place on the output of node @n with
+ * @post fused (nullable) all have oneDNN forms: no loop of ours, which
+ * reads float32, runs on it. */
+gboolean cbi_cpu_step_in_onednn (const CbiNode * n, const CbiNode * post);
+
 /* postops.c: oneDNN's form of element-wise op @e: one or two eltwise
  * steps, or 0 where it has none */
 guint cbi_cpu_eltwise_form (const CbiEltwiseStep * e, CbiCpuEltwise steps[2]);

@@ -25,6 +25,14 @@ cbi_cpu_bf16_md (CbiCpuPlan * plan, CbiMd md, CbiMd * out, GError ** error)
           dnnl_bf16, plain[rank - 1]), "bfloat16 desc");
 }
 
+/* @md's dims in float32, row-major. */
+static gboolean
+cbi_cpu_f32_md (CbiCpuPlan * plan, CbiMd md, CbiMd * out, GError ** error)
+{
+  return cbi_cpu_plain_md (plan, out, cbi_md_n_dims (md), cbi_md_dims (md),
+      cbi_md_n_dims (md), error);
+}
+
 gboolean
 cbi_cpu_product_bf16 (CbiCpuPlan * plan, const gchar * name,
     const CbiDnnlOp * op, gfloat * weights, const_dnnl_primitive_attr_t attr,
@@ -54,11 +62,16 @@ cbi_cpu_product_bf16 (CbiCpuPlan * plan, const gchar * name,
     return FALSE;
   }
   /* the copies only this product reads: their blocks are free for the
-   * activations after it */
-  x = cbi_cpu_scratch_memory (plan, low.src, error);
-  if (x == NULL || !cbi_cpu_add_reorder (plan, op->src, args[0].memory,
-          low.src, x, error))
-    goto failed;
+   * activations after it; a source that a product wrote in bfloat16
+   * (cbi_cpu_plan_matmul ()) is read as it is */
+  if (dnnl_memory_desc_equal (op->src, low.src)) {
+    x = args[0].memory;
+  } else {
+    x = cbi_cpu_scratch_memory (plan, low.src, error);
+    if (x == NULL || !cbi_cpu_add_reorder (plan, op->src, args[0].memory,
+            low.src, x, error))
+      goto failed;
+  }
   if (weights) {
     w = cbi_cpu_constant_in (plan, op->weights,
         dnnl_primitive_desc_query_md (*pd, dnnl_query_weights_md, 0),
@@ -88,18 +101,34 @@ failed:
  * as the product itself: a transformer's projections ran at half
  * speed); as they are where it has no fast kernel for that. */
 static gboolean
-cbi_cpu_product_f32 (CbiCpuPlan * plan, const CbiDnnlOp * op,
+cbi_cpu_product_f32 (CbiCpuPlan * plan, const CbiDnnlOp * op_in,
     const CbiNode * n, const CbiNode * post, dnnl_exec_arg_t * args,
     gint n_args, gfloat * weights, GError ** error)
 {
   const gint out = post ? post->output : n->output;
-  CbiDnnlOp packed = *op;
+  CbiDnnlOp f32 = *op_in, packed;
+  const CbiDnnlOp *op = &f32;
   dnnl_primitive_desc_t pd = NULL;
   dnnl_primitive_attr_t attr = NULL;
   dnnl_dims_t dims;
   const gchar *impl;
   gboolean ok;
 
+  /* a bfloat16 source or destination (a chain of bfloat16 products,
+   * cbi_cpu_plan_matmul ()) where this one stays float32 */
+  if (cbi_md_data_type (f32.dst) != dnnl_f32
+      && !cbi_cpu_f32_md (plan, f32.dst, &f32.dst, error))
+    return FALSE;
+  if (cbi_md_data_type (f32.src) != dnnl_f32) {
+    dnnl_memory_t x;
+    if (!cbi_cpu_f32_md (plan, op_in->src, &f32.src, error)
+        || (x = cbi_cpu_scratch_memory (plan, f32.src, error)) == NULL
+        || !cbi_cpu_add_reorder (plan, op_in->src, args[0].memory, f32.src,
+            x, error))
+      return FALSE;
+    args[0].memory = x;
+  }
+  packed = f32;
   if (weights == NULL || cbi_md_n_dims (op->weights) != 2)
     return cbi_cpu_plan_op (plan, op, n, post, args, n_args, error);
   memcpy (dims, cbi_md_dims (op->weights), 2 * sizeof (dnnl_dim_t));
@@ -286,6 +315,53 @@ cbi_cpu_matmul_bias (CbiCpuPlan * plan, const CbiNode * n, gint * bias,
   return add;
 }
 
+/* Whether activation @t is bfloat16 and row-major, as a product that
+ * feeds products writes it (cbi_cpu_product_feeds_products ()): @md, the
+ * 2-D row-major desc of its rows, then receives its bfloat16 form. */
+static gboolean
+cbi_cpu_bf16_rows (CbiCpuPlan * plan, gint t, CbiMd * md)
+{
+  CbiMd rows;
+
+  if (cbi_md_data_type (plan->mds[t]) != dnnl_bf16
+      || !cbi_cpu_shape_md (plan, &rows, &plan->shapes[t], NULL)
+      || !cbi_cpu_bf16_md (plan, rows, &rows, NULL)
+      || !dnnl_memory_desc_equal (rows, plan->mds[t]))
+    return FALSE;
+  return cbi_cpu_bf16_md (plan, *md, md, NULL);
+}
+
+/* Whether the product that writes tensor @out (its activation @post,
+ * nullable, fused) may write it in bfloat16: in a wide bfloat16 plan,
+ * where every reader of @out is a MatMul by constant weights that every
+ * batch shares, reading it as its first operand (a Linear layer's output
+ * read by the next Linear layer), which then takes it as it is: no
+ * conversion between them; and only oneDNN's steps, no loop of ours,
+ * run on it in place. */
+static gboolean
+cbi_cpu_product_feeds_products (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiNode * post, gint out)
+{
+  const CbiGraph *graph = plan->graph;
+  guint i, k, readers = 0;
+
+  if (!plan->bf16_wide || cbi_graph_is_output (graph, out)
+      || !cbi_cpu_step_in_onednn (n, post))
+    return FALSE;
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *m = cbi_graph_node (graph, i);
+    for (k = 0; k < m->n_inputs; k++) {
+      if (m->inputs[k] != out)
+        continue;
+      if (m->op != CBI_OP_MATMUL || k != 0
+          || !cbi_cpu_matmul_shares_weights (plan, m))
+        return FALSE;
+      readers++;
+    }
+  }
+  return readers > 0;
+}
+
 /* MatMul: both operands row-major with leading ones up to the output's
  * rank, where oneDNN broadcasts their batch dimensions; a product by
  * shared constant weights as one 2-D product of all the rows, its output
@@ -320,6 +396,9 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
       return FALSE;
     if (info->data)
       mem = cbi_cpu_memory (plan, md[i], info->data, error);
+    else if (rows && cbi_cpu_bf16_rows (plan, t, &md[i]))
+      /* a product wrote it in bfloat16, row-major: read as it is */
+      mem = cbi_cpu_view (plan, plan->mems[t], md[i], error);
     else if ((mem = cbi_cpu_plain (plan, t, &own, error)) != NULL)
       mem = cbi_cpu_view (plan, mem, md[i], error);
     if (mem == NULL)
@@ -344,18 +423,22 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
     args[2].arg = DNNL_ARG_BIAS;
     op.bias = bias_md;
     /* the product writes what the Add (and its activation) would */
-    return cbi_cpu_plain_md (plan, &op.dst, 2, flat_out, 2, error)
-        && cbi_cpu_add_product (plan, &op, add, add_post, args, 3, weights,
-        products, cbi_shape_count (ys), converted, 1, error)
-        && cbi_cpu_reshape_output (plan, add_post ? add_post->output :
-        add->output, error);
+    n = add;
+    post = add_post;
   }
-  if (rows)
-    return cbi_cpu_plain_md (plan, &op.dst, 2, flat_out, 2, error)
-        && cbi_cpu_add_product (plan, &op, n, post, args, 2, weights,
-        products, cbi_shape_count (ys), converted, 1, error)
-        && cbi_cpu_reshape_output (plan, post ? post->output : n->output,
-        error);
+  if (rows) {
+    const gint out = post ? post->output : n->output;
+    /* bfloat16 where the next products read it (their
+     * cbi_cpu_product_bf16 () then converts nothing; one that stays
+     * float32 writes float32, cbi_cpu_product_f32 ()) */
+    if (!cbi_cpu_plain_md (plan, &op.dst, 2, flat_out, 2, error)
+        || (cbi_cpu_product_feeds_products (plan, n, post, out)
+            && !cbi_cpu_bf16_md (plan, op.dst, &op.dst, error)))
+      return FALSE;
+    return cbi_cpu_add_product (plan, &op, n, post, args, add ? 3 : 2,
+        weights, products, cbi_shape_count (ys), converted, 1, error)
+        && cbi_cpu_reshape_output (plan, out, error);
+  }
   return cbi_cpu_any_md (plan, &op.dst, ys, error)
       && cbi_cpu_add_product (plan, &op, n, post, args, 2, weights, products,
       cbi_shape_count (ys), converted, weights ? 1 : 2, error);

@@ -375,10 +375,20 @@ cbi_cpu_add_primitive_owned (gboolean ok, dnnl_primitive_desc_t pd,
 gboolean
 cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error)
 {
+  static const dnnl_format_tag_t tags[CBI_MAX_DIMS] = {
+    dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef
+  };
+  const CbiShape *shape = &plan->shapes[out];
   CbiMd md;
   dnnl_memory_t mem;
+  dnnl_dims_t dims;
 
-  if (!cbi_cpu_shape_md (plan, &md, &plan->shapes[out], error))
+  /* in the type the primitive wrote (bfloat16 where a product feeds
+   * products in it) */
+  memcpy (dims, shape->dims, shape->n_dims * sizeof (dnnl_dim_t));
+  if (!DNNL_CHECK (cbi_md_tag_typed (plan->descs, &md, shape->n_dims, dims,
+              cbi_md_data_type (plan->mds[out]), tags[shape->n_dims - 1]),
+          "row-major desc"))
     return FALSE;
   mem = cbi_cpu_view (plan, plan->mems[out], md, error);
   if (mem == NULL)

@@ -481,6 +481,53 @@ GST_START_TEST (test_a_bias_added_after_a_product_is_the_products_bias)
 
 GST_END_TEST;
 
+/* ops-linear-bias.onnx in bfloat16's wide plan, where the CPU has it:
+ * where both products take bfloat16, the first writes its output (after
+ * its bias and Relu) in bfloat16 for the second, which reads it as it
+ * is: one conversion into bfloat16 in the plan, the image's rows, where
+ * each product converted its own input before */
+GST_START_TEST (test_a_bf16_product_feeds_the_next_without_a_conversion)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  GError *err = NULL;
+  guint i, products = 0, low = 0, reorders = 0;
+  Planned p;
+
+  planned_open (&p, "ops-linear-bias.onnx", &in);
+  if (!cbi_backend_has_precision (p.backend, CBI_PRECISION_BF16, &err)) {
+    GST_INFO ("no bf16 on this CPU: %s", err->message);
+    g_clear_error (&err);
+    planned_free (&p);
+    return;
+  }
+  p.backend->precision = CBI_PRECISION_BF16;
+  p.backend->precision_wide = TRUE;
+  planned_plan (&p);
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+    dnnl_primitive_kind_t kind = pd ? step_kind (pd) : dnnl_undefined_primitive;
+
+    /* conversions into bfloat16 */
+    reorders += kind == dnnl_reorder
+        && cbi_md_data_type (dnnl_primitive_desc_query_md (pd,
+            dnnl_query_dst_md, 0)) == dnnl_bf16;
+    if (kind != dnnl_matmul)
+      continue;
+    products++;
+    low += cbi_md_data_type (dnnl_primitive_desc_query_md (pd,
+            dnnl_query_weights_md, 0)) == dnnl_bf16;
+  }
+  fail_unless_equals_int (products, 2);
+  if (low == 2) {
+    fail_unless_equals_int (reorders, 1);
+  } else {
+    GST_INFO ("oneDNN runs %u of the products in bfloat16 here", low);
+  }
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
 /* The same model planned in bfloat16, where the CPU has it: its
  * convolutions' layout is oneDNN's choice, never the channel blocks of
  * the float32 plan, in which oneDNN's bfloat16 convolutions are its older
@@ -806,6 +853,7 @@ backends_suite (void)
   tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);
   tcase_add_test (tc, test_a_bias_added_after_a_product_is_the_products_bias);
+  tcase_add_test (tc, test_a_bf16_product_feeds_the_next_without_a_conversion);
   tcase_add_test (tc,
       test_a_leading_broadcast_runs_in_rows_not_in_reference_code);
   tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);

@@ -2293,6 +2293,51 @@ def ops_linear_bias_model(g):
     return model(nodes, inits)
 
 
+def ops_full_reduce_model(g):
+    """A reduction of every axis to a scalar (ReduceMax, keepdims=0, as
+    torch.max () without a dim exports), the Conv's output divided by it"""
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w", "b"], ["c"], name="conv",
+             pads=[1, 1, 1, 1]),
+        node("ReduceMax", ["c"], ["m"], name="max_of_all", keepdims=0),
+        node("Div", ["c", "m"], ["output"], name="scale_by_max"),
+    ]
+    inits = [f32("w", g.uniform(0.1, 0.5, (3, 3, 3, 3))),
+             f32("b", g.uniform(0.5, 1.0, 3))]
+    return model(nodes, inits)
+
+
+def ops_bias_chain_model(g):
+    """A MatMul whose bias Add is followed by Relu and a product by 2 (one
+    merged run), with a Conv, Relu and product by 3 (another run) planned
+    between the MatMul and its Add: each run applies once; the branches
+    are summed"""
+    node = helper.make_node
+    nodes = [
+        node("Reshape", ["image", "rows"], ["r"], name="to_rows"),
+        node("MatMul", ["r", "w"], ["m"], name="fc"),
+        node("Conv", ["image", "cw", "cb"], ["c"], name="conv",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c"], ["cr"], name="conv_relu"),
+        node("Mul", ["cr", "three"], ["c3"], name="times_three"),
+        node("Reshape", ["c3", "rows"], ["cs"], name="conv_rows"),
+        node("Add", ["m", "b"], ["mb"], name="bias"),
+        node("Relu", ["mb"], ["mr"], name="fc_relu"),
+        node("Mul", ["mr", "two"], ["m2"], name="times_two"),
+        node("Add", ["m2", "cs"], ["sum"], name="branches"),
+        node("Reshape", ["sum", "image_shape"], ["output"], name="to_image"),
+    ]
+    inits = [i64("rows", [-1, 18, 8]),
+             f32("w", g.standard_normal((8, 8)) * 0.4),
+             f32("b", g.uniform(-0.3, 0.3, 8)),
+             f32("cw", g.standard_normal((3, 3, 3, 3)) * 0.3),
+             f32("cb", g.uniform(-0.2, 0.2, 3)),
+             f32("two", 2.0), f32("three", 3.0),
+             i64("image_shape", [-1, 3, 6, 8])]
+    return model(nodes, inits)
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2321,6 +2366,8 @@ OPS_MODELS = (
     ("ops-gelu-formula", ops_gelu_formula_model, 68, FOLD_SHAPE),
     ("ops-leading-broadcast", ops_leading_broadcast_model, 69, FOLD_SHAPE),
     ("ops-linear-bias", ops_linear_bias_model, 70, FOLD_SHAPE),
+    ("ops-full-reduce", ops_full_reduce_model, 71, FOLD_SHAPE),
+    ("ops-bias-chain", ops_bias_chain_model, 72, FOLD_SHAPE),
 )
 
 

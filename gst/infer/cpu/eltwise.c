@@ -127,9 +127,11 @@ cbi_cpu_second_operand (CbiCpuPlan * plan, const CbiNode * n, CbiMd * md,
   if (blocks != dnnl_format_tag_undef && b->data == NULL
       && bs->n_dims == as->n_dims)
     return cbi_cpu_in_layout_scratch (plan, n->inputs[1], *md, error);
+  /* a constant goes into the blocks once, here */
   if (b->data)
-    mem = cbi_cpu_memory (plan, plain, b->data, error);
-  else if ((mem = cbi_cpu_plain (plan, n->inputs[1], &own, error)) != NULL)
+    return cbi_cpu_constant_in (plan, plain, *md, b->data,
+        "broadcast operand", error);
+  if ((mem = cbi_cpu_plain (plan, n->inputs[1], &own, error)) != NULL)
     mem = cbi_cpu_view (plan, mem, plain, error);
   if (mem == NULL || blocks == dnnl_format_tag_undef)
     return mem;

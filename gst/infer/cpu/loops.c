@@ -246,6 +246,9 @@ cbi_cpu_run_reduce (gconstpointer reduce)
   }
 }
 
+/* the values of a row one thread takes at a time */
+#define CBI_CPU_ROW_PIECE 16384
+
 gint64
 cbi_cpu_binary_run (const CbiCpuBinary * p)
 {
@@ -311,14 +314,19 @@ cbi_cpu_run_binary (gconstpointer binary)
    * dimensions (a position table added to every frame, an attention
    * mask added to every window) */
   if (p->run > 1) {
-    const gint64 rows = p->count / p->run;
+    /* rows in pieces, so that few long rows still share the threads */
+    const gint64 pieces = (p->run + CBI_CPU_ROW_PIECE - 1) / CBI_CPU_ROW_PIECE;
+    const gint64 total = p->count / p->run * pieces;
 #pragma omp parallel for schedule(static)
-    for (i = 0; i < rows; i++) {
-      const gint64 at = i * p->run;
-      const gfloat *a = p->a_full ? p->a + at : p->a +
-          cbi_strided_offset (at, p->rank, p->dims, p->a_strides);
-      cbi_cpu_binary_row (p, a, p->b + cbi_strided_offset (at, p->rank,
-              p->dims, p->b_strides), p->dst + at, p->run);
+    for (i = 0; i < total; i++) {
+      const gint64 row = (i / pieces) * p->run;
+      const gint64 from = (i % pieces) * CBI_CPU_ROW_PIECE;
+      const gfloat *a = p->a_full ? p->a + row : p->a +
+          cbi_strided_offset (row, p->rank, p->dims, p->a_strides);
+      const gfloat *b = p->b + cbi_strided_offset (row, p->rank, p->dims,
+          p->b_strides);
+      cbi_cpu_binary_row (p, a + from, b + from, p->dst + row + from,
+          MIN (CBI_CPU_ROW_PIECE, p->run - from));
     }
     return;
   }

@@ -312,6 +312,11 @@ cbi_cpu_matmul_bias (CbiCpuPlan * plan, const CbiNode * n, gint * bias,
     if (c->dims[d] != 1)
       return NULL;
   *post = cbi_graph_fused_activation (graph, at);
+  /* merged steps after the activation run in place when the Add's turn
+   * comes, unless they ran as the product's post-ops (plan->chained):
+   * another node planned between the two would change that */
+  if (*post && (*post)->n_then > 0)
+    return NULL;
   return add;
 }
 

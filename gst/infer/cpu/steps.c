@@ -379,15 +379,18 @@ cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error)
     dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef
   };
   const CbiShape *shape = &plan->shapes[out];
+  /* a scalar (a reduction of every axis) as one value, as
+   * cbi_cpu_shape_md () has it */
+  const gint rank = MAX (shape->n_dims, 1);
   CbiMd md;
   dnnl_memory_t mem;
-  dnnl_dims_t dims;
+  dnnl_dims_t dims = { 1 };
 
   /* in the type the primitive wrote (bfloat16 where a product feeds
    * products in it) */
   memcpy (dims, shape->dims, shape->n_dims * sizeof (dnnl_dim_t));
-  if (!DNNL_CHECK (cbi_md_tag_typed (plan->descs, &md, shape->n_dims, dims,
-              cbi_md_data_type (plan->mds[out]), tags[shape->n_dims - 1]),
+  if (!DNNL_CHECK (cbi_md_tag_typed (plan->descs, &md, rank, dims,
+              cbi_md_data_type (plan->mds[out]), tags[rank - 1]),
           "row-major desc"))
     return FALSE;
   mem = cbi_cpu_view (plan, plan->mems[out], md, error);

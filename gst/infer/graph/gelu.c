@@ -15,7 +15,8 @@
 #include <math.h>
 
 /* Whether tensor @t is a constant of one value, within float32's rounding
- * of @value. */
+ * of @value, of rank 0 or 1: one of a higher rank would raise the rank of
+ * the formula's result, which the Gelu would not. */
 static gboolean
 cbi_gelu_is_value (const CbiGraph * graph, gint t, gdouble value)
 {
@@ -23,7 +24,7 @@ cbi_gelu_is_value (const CbiGraph * graph, gint t, gdouble value)
   gint64 count = 1;
   gint d;
 
-  if (c->data == NULL)
+  if (c->data == NULL || c->n_dims > 1)
     return FALSE;
   for (d = 0; d < c->n_dims; d++)
     count *= c->dims[d];

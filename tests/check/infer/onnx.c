@@ -462,8 +462,6 @@ static const struct
   /* the merged runs after conv1, relu2 (Sigmoid, Tanh) and relu3 (Neg)
    * are the post-ops of their producers on the CPU (postops.c) */
   {"ops-chain-postops", 7, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
-  /* squeeze-and-excitation in channel blocks (Conv, Relu,
-   * GlobalAveragePool, Conv, Sigmoid, Mul, Mul, Conv) */
   /* the exact GELU's formula, written two ways, as two Gelus; a formula
    * that is no GELU stays: Linear, Erf, Linear, Mul, Linear) */
   {"ops-gelu-formula", 10, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
@@ -473,6 +471,14 @@ static const struct
   /* Linear layers past two dimensions: MatMul, Add of a bias row (the
    * second written first), Relu between; Reshapes around */
   {"ops-linear-bias", 7, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* a MatMul's bias Add followed by a merged run (Relu, x 2), with a Conv
+   * and its own run planned between the two: each run applies once */
+  {"ops-bias-chain", 9, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* a reduction of every axis to a scalar, which divides the Conv's
+   * output (Conv, ReduceMax, Div) */
+  {"ops-full-reduce", 3, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* squeeze-and-excitation in channel blocks (Conv, Relu,
+   * GlobalAveragePool, Conv, Sigmoid, Mul, Mul, Conv) */
   {"ops-se-blocks", 8, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays

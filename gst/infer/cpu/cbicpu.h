@@ -181,6 +181,9 @@ dnnl_memory_t cbi_cpu_plain (CbiCpuPlan * plan, gint t, CbiMd * md,
     GError ** error);
 gboolean cbi_cpu_plain_md (CbiCpuPlan * plan, CbiMd * md, gint n_dims,
     const gint64 * dims, gint rank, GError ** error);
+/* The same of values of @type. */
+gboolean cbi_cpu_plain_md_typed (CbiCpuPlan * plan, CbiMd * md, gint n_dims,
+    const gint64 * dims, gint rank, dnnl_data_type_t type, GError ** error);
 gpointer cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
     const CbiShape * shapes, CbiPool * pool, CbiPool * staging,
     gboolean unpack_frames, guint64 * workspace, GError ** error);

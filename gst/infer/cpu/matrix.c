@@ -10,27 +10,19 @@
 
 #include <string.h>
 
-/* @md's dims in bfloat16, row-major. */
+/* @md's dims in bfloat16, or float32, row-major. */
 static gboolean
 cbi_cpu_bf16_md (CbiCpuPlan * plan, CbiMd md, CbiMd * out, GError ** error)
 {
-  static const dnnl_format_tag_t plain[] = { dnnl_a, dnnl_ab, dnnl_abc,
-    dnnl_abcd, dnnl_abcde, dnnl_abcdef
-  };
-  const gint rank = cbi_md_n_dims (md);
-  dnnl_dims_t dims;
-
-  memcpy (dims, cbi_md_dims (md), rank * sizeof (dnnl_dim_t));
-  return DNNL_CHECK (cbi_md_tag_typed (plan->descs, out, rank, dims,
-          dnnl_bf16, plain[rank - 1]), "bfloat16 desc");
+  return cbi_cpu_plain_md_typed (plan, out, cbi_md_n_dims (md),
+      cbi_md_dims (md), 0, dnnl_bf16, error);
 }
 
-/* @md's dims in float32, row-major. */
 static gboolean
 cbi_cpu_f32_md (CbiCpuPlan * plan, CbiMd md, CbiMd * out, GError ** error)
 {
   return cbi_cpu_plain_md (plan, out, cbi_md_n_dims (md), cbi_md_dims (md),
-      cbi_md_n_dims (md), error);
+      0, error);
 }
 
 gboolean

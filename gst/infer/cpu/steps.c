@@ -179,11 +179,9 @@ cbi_cpu_scratchpad_md (const_dnnl_primitive_desc_t pd)
   return dnnl_primitive_desc_query_md (pd, dnnl_query_scratchpad_md, 0);
 }
 
-/* A row-major desc of @n_dims (a scalar as [1]), the leading ones of
- * @rank - @n_dims prepended: how ONNX aligns a broadcast operand. */
 gboolean
-cbi_cpu_plain_md (CbiCpuPlan * plan, CbiMd * md, gint n_dims,
-    const gint64 * dims, gint rank, GError ** error)
+cbi_cpu_plain_md_typed (CbiCpuPlan * plan, CbiMd * md, gint n_dims,
+    const gint64 * dims, gint rank, dnnl_data_type_t type, GError ** error)
 {
   static const dnnl_format_tag_t tags[CBI_MAX_DIMS] = {
     dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef
@@ -195,8 +193,17 @@ cbi_cpu_plain_md (CbiCpuPlan * plan, CbiMd * md, gint n_dims,
   lead = rank - n_dims;
   for (d = 0; d < rank; d++)
     padded[d] = d < lead ? 1 : dims[d - lead];
-  return DNNL_CHECK (cbi_md_tag (plan->descs, md, rank, padded,
+  return DNNL_CHECK (cbi_md_tag_typed (plan->descs, md, rank, padded, type,
           tags[rank - 1]), "row-major desc");
+}
+
+/* A row-major desc of @n_dims (a scalar as [1]), the leading ones of
+ * @rank - @n_dims prepended: how ONNX aligns a broadcast operand. */
+gboolean
+cbi_cpu_plain_md (CbiCpuPlan * plan, CbiMd * md, gint n_dims,
+    const gint64 * dims, gint rank, GError ** error)
+{
+  return cbi_cpu_plain_md_typed (plan, md, n_dims, dims, rank, dnnl_f32, error);
 }
 
 gboolean
@@ -375,23 +382,14 @@ cbi_cpu_add_primitive_owned (gboolean ok, dnnl_primitive_desc_t pd,
 gboolean
 cbi_cpu_reshape_output (CbiCpuPlan * plan, gint out, GError ** error)
 {
-  static const dnnl_format_tag_t tags[CBI_MAX_DIMS] = {
-    dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef
-  };
   const CbiShape *shape = &plan->shapes[out];
-  /* a scalar (a reduction of every axis) as one value, as
-   * cbi_cpu_shape_md () has it */
-  const gint rank = MAX (shape->n_dims, 1);
   CbiMd md;
   dnnl_memory_t mem;
-  dnnl_dims_t dims = { 1 };
 
   /* in the type the primitive wrote (bfloat16 where a product feeds
    * products in it) */
-  memcpy (dims, shape->dims, shape->n_dims * sizeof (dnnl_dim_t));
-  if (!DNNL_CHECK (cbi_md_tag_typed (plan->descs, &md, rank, dims,
-              cbi_md_data_type (plan->mds[out]), tags[rank - 1]),
-          "row-major desc"))
+  if (!cbi_cpu_plain_md_typed (plan, &md, shape->n_dims, shape->dims,
+          shape->n_dims, cbi_md_data_type (plan->mds[out]), error))
     return FALSE;
   mem = cbi_cpu_view (plan, plan->mems[out], md, error);
   if (mem == NULL)

@@ -156,5 +156,8 @@ gst_batch_memory_meta_to_structure (const GstBatchMemoryMeta * meta)
       "streams", G_TYPE_UINT, meta->streams,
       "stream-mask", G_TYPE_UINT64, meta->stream_mask,
       "inferred", G_TYPE_BOOLEAN, meta->inferred,
-      "skipped", G_TYPE_UINT, meta->skipped, NULL);
+      "skipped", G_TYPE_UINT, meta->skipped,
+      "round-trip-time", G_TYPE_UINT64, (guint64) meta->round_trip_time,
+      "bytes-sent", G_TYPE_UINT64, meta->bytes_sent,
+      "bytes-received", G_TYPE_UINT64, meta->bytes_received, NULL);
 }

@@ -64,6 +64,13 @@ typedef struct _GstBatchMemoryMeta GstBatchMemoryMeta;
  *   last result of its stream, riding in this batch
  * @skipped: frames of the batch that skipped inference (not counted in
  *   @frames, which are the frames the model ran on)
+ * @round_trip_time: `backend=remote`: the batch's request from its first
+ *   byte sent to its reply's last byte received, in nanoseconds (0 on
+ *   the other backends); @batch_time less it is the element's own share
+ * @bytes_sent: `backend=remote`: the request body's bytes (the batch's
+ *   frames and a JSON header); 0 on the other backends
+ * @bytes_received: `backend=remote`: the reply body's bytes; 0 on the
+ *   other backends
  *
  * Memory statistics of the batch a frame was computed in, attached by the
  * cudabatchinfer element to every output buffer. Every figure comes from
@@ -102,6 +109,9 @@ struct _GstBatchMemoryMeta
   guint64 stream_mask;
   gboolean inferred;
   guint skipped;
+  GstClockTime round_trip_time;
+  guint64 bytes_sent;
+  guint64 bytes_received;
 };
 
 GST_CUDABATCHINFER_API GType gst_batch_memory_meta_api_get_type (void);

@@ -65,6 +65,9 @@ G_BEGIN_DECLS typedef struct _CbiBackend CbiBackend;
  *   (never AUTO) on its device, where it would run fast; otherwise @error
  *   (CBI_ERROR_PRECISION) says why and what it has. %NULL: float32 only.
  *   The plans then read #CbiBackend.precision.
+ * @wire_figures: (nullable): slot @slot's last batch on the network
+ *   (the remote backend): its round trip and the bytes each way, after
+ *   @finish
  *
  * A backend that queues work (@finish set) keeps the buffers of each of
  * #CbiBackend.inflight batches apart, so that slot k + 1 uploads while
@@ -100,6 +103,8 @@ typedef struct
   void (*thread_leave) (gint entered);
     gboolean (*has_precision) (CbiBackend * backend, CbiPrecision precision,
       GError ** error);
+  void (*wire_figures) (CbiBackend * backend, gpointer plan, guint slot,
+      guint64 * rtt_ns, guint64 * sent, guint64 * received);
 } CbiBackendIface;
 
 struct _CbiBackend

@@ -8,6 +8,7 @@
 #include "cbiengine-private.h"
 #include "cbidefaultmodel.h"
 #include "onnx/cbionnx.h"
+#include "remote/cbiremote.h"
 
 #include <omp.h>
 #include <string.h>
@@ -98,6 +99,31 @@ cbi_engine_use_backend (CbiEngine * engine, CbiBackend * backend,
   }
 }
 
+static void
+cbi_engine_init_debug (void)
+{
+  GST_DEBUG_CATEGORY_INIT (cbi_engine_debug, "cudabatchinfer-engine", 0,
+      "cudabatchinfer inference engine");
+}
+
+/* An engine of @graph (transfer full) on @backend (transfer full), opened
+ * as @kind: nothing to fall back to yet. */
+static CbiEngine *
+cbi_engine_new_on (CbiGraph * graph, CbiBackend * backend, CbiBackendKind kind,
+    guint64 memory_limit)
+{
+  CbiEngine *engine = g_new0 (CbiEngine, 1);
+
+  cbi_engine_log_graph (graph);
+  engine->graph = graph;
+  engine->memory_limit = memory_limit;
+  engine->n_slots = 1;
+  engine->shapes = g_new0 (CbiShape, graph->tensors->len);
+  g_mutex_init (&engine->lock);
+  cbi_engine_use_backend (engine, backend, kind);
+  return engine;
+}
+
 CbiEngine *
 cbi_engine_new_with_backends (const CbiBackendEntry * table,
     guint n_backends, CbiGraph * graph, CbiBackendKind kind, gint device_id,
@@ -108,8 +134,7 @@ cbi_engine_new_with_backends (const CbiBackendEntry * table,
   gchar *fallback_reason;
   const CbiBackendKind asked = kind;
 
-  GST_DEBUG_CATEGORY_INIT (cbi_engine_debug, "cudabatchinfer-engine", 0,
-      "cudabatchinfer inference engine");
+  cbi_engine_init_debug ();
   backend = cbi_backend_open (table, n_backends, graph, kind, device_id,
       &kind, &fallback_reason, error);
   *used_fallback = fallback_reason != NULL;
@@ -119,22 +144,37 @@ cbi_engine_new_with_backends (const CbiBackendEntry * table,
   }
   if (fallback_reason)
     GST_WARNING ("CUDA passed over (%s): using the CPU", fallback_reason);
-  cbi_engine_log_graph (graph);
   backend->device_id = device_id;
-
-  engine = g_new0 (CbiEngine, 1);
-  engine->graph = graph;
+  engine = cbi_engine_new_on (graph, backend, kind, memory_limit);
   engine->table = table;
   engine->n_table = n_backends;
   engine->may_fall_back = asked == CBI_BACKEND_AUTO && kind == CBI_BACKEND_CUDA;
   engine->auto_backend = asked == CBI_BACKEND_AUTO;
   engine->fallback_reason = fallback_reason;
-  engine->memory_limit = memory_limit;
-  engine->n_slots = 1;
-  engine->shapes = g_new0 (CbiShape, graph->tensors->len);
-  g_mutex_init (&engine->lock);
-  cbi_engine_use_backend (engine, backend, kind);
   return engine;
+}
+
+CbiEngine *
+cbi_engine_new_remote (const CbiRemoteConfig * config, CbiGraph * graph,
+    guint64 memory_limit, GError ** error)
+{
+  CbiBackend *backend;
+  const CbiRemoteModel *model;
+
+  cbi_engine_init_debug ();
+  backend = cbi_backend_remote_new (config, error);
+  if (backend == NULL) {
+    cbi_graph_free (graph);
+    return NULL;
+  }
+  model = cbi_backend_remote_model (backend);
+  if (graph ? !cbi_remote_graph_check (graph, model, error) :
+      (graph = cbi_remote_graph_new (model, error)) == NULL) {
+    cbi_graph_free (graph);
+    backend->iface->free (backend);
+    return NULL;
+  }
+  return cbi_engine_new_on (graph, backend, CBI_BACKEND_REMOTE, memory_limit);
 }
 
 CbiGraph *
@@ -713,6 +753,10 @@ cbi_engine_collect (CbiEngine * engine, guint ticket,
     }
   }
 
+  if (backend->iface->wire_figures)
+    backend->iface->wire_figures (backend, plan, ticket,
+        &report->remote_rtt_ns, &report->remote_bytes_sent,
+        &report->remote_bytes_received);
   g_mutex_lock (&engine->lock);
   slot->collected = TRUE;
   g_mutex_unlock (&engine->lock);

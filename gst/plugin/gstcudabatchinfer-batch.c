@@ -44,6 +44,9 @@ gst_cuda_batch_infer_update_stats (GstCudaBatchInfer * self,
   s->reserved_bytes = r->pool.reserved_bytes;
   s->device_fresh_bytes_after_warmup = MAX (s->device_fresh_bytes_after_warmup,
       r->device_fresh_bytes);
+  s->remote_bytes_sent += r->remote_bytes_sent;
+  s->remote_bytes_received += r->remote_bytes_received;
+  s->remote_round_trip_time = r->remote_rtt_ns;
   STATS_UNLOCK (self);
 }
 
@@ -410,6 +413,9 @@ gst_cuda_batch_infer_fill_meta (GstCudaBatchInfer * self,
   m->device_total_bytes = r->device_total_bytes;
   m->device_fresh_bytes = r->device_fresh_bytes;
   m->batch_time = r->time_ns;
+  m->round_trip_time = r->remote_rtt_ns;
+  m->bytes_sent = r->remote_bytes_sent;
+  m->bytes_received = r->remote_bytes_received;
   m->backend = r->backend;
   m->device_id = r->device_id;
 }

@@ -91,6 +91,11 @@ gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,
     case CBI_ERROR_SHAPE:
       GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("%s", text), (NULL));
       break;
+    case CBI_ERROR_REMOTE:
+      GST_ELEMENT_ERROR (self, RESOURCE, READ, ("%s", text),
+          ("check server-url, remote-model and the server's log; "
+              "remote-timeout bounds each request"));
+      break;
     case CBI_ERROR_PRECISION:
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text),
           ("precision=fp32 always runs; precision=auto takes the fastest "

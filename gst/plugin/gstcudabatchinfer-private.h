@@ -133,6 +133,10 @@ G_BEGIN_DECLS
  * @GST_CUDA_BATCH_INFER_BACKEND_CPU: oneDNN on the CPU
  * @GST_CUDA_BATCH_INFER_BACKEND_CUDA: CUDA and cuDNN; the state change fails
  *   when no GPU is usable, and any CUDA failure is an error
+ * @GST_CUDA_BATCH_INFER_BACKEND_REMOTE: an inference server that speaks
+ *   the KServe v2 (Open Inference) protocol, Triton's included
+ *   (#GstCudaBatchInfer:server-url, #GstCudaBatchInfer:remote-model);
+ *   `auto` never picks it
  *
  * Since: 1.0
  */
@@ -141,6 +145,7 @@ typedef enum
   GST_CUDA_BATCH_INFER_BACKEND_AUTO = CBI_BACKEND_AUTO,
   GST_CUDA_BATCH_INFER_BACKEND_CPU = CBI_BACKEND_CPU,
   GST_CUDA_BATCH_INFER_BACKEND_CUDA = CBI_BACKEND_CUDA,
+  GST_CUDA_BATCH_INFER_BACKEND_REMOTE = CBI_BACKEND_REMOTE,
 } GstCudaBatchInferBackend;
 
 /**
@@ -319,6 +324,10 @@ typedef struct
   gdouble precision_error;      /* the check's worst relative error, or -1
                                  * where nothing was checked */
   guint low_precision_ops;      /* ops running below float32 */
+  gchar *server_url;            /* owned; backend=remote's server, or NULL */
+  guint64 remote_bytes_sent;    /* backend=remote: request bodies' bytes */
+  guint64 remote_bytes_received;
+  GstClockTime remote_round_trip_time;  /* the last batch's */
 } GstCudaBatchInferStats;
 
 /**
@@ -415,6 +424,10 @@ struct _GstCudaBatchInfer
   gchar *model;
   GstCudaBatchInferBackend backend;
   gint device_id;
+  gchar *server_url;
+  gchar *remote_model;
+  gchar *remote_model_version;
+  GstClockTime remote_timeout;
   GstClockTime batch_timeout;
   gboolean post_messages;
   guint64 memory_limit;

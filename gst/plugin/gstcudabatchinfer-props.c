@@ -22,6 +22,10 @@ enum
   PROP_MODEL,
   PROP_BACKEND,
   PROP_DEVICE_ID,
+  PROP_SERVER_URL,
+  PROP_REMOTE_MODEL,
+  PROP_REMOTE_MODEL_VERSION,
+  PROP_REMOTE_TIMEOUT,
   PROP_BATCH_TIMEOUT,
   PROP_POST_MESSAGES,
   PROP_MEMORY_LIMIT,
@@ -53,6 +57,10 @@ enum
 #define DEFAULT_MODEL NULL
 #define DEFAULT_BACKEND GST_CUDA_BATCH_INFER_BACKEND_AUTO
 #define DEFAULT_DEVICE_ID 0
+#define DEFAULT_SERVER_URL "http://127.0.0.1:8000"
+#define DEFAULT_REMOTE_MODEL NULL
+#define DEFAULT_REMOTE_MODEL_VERSION NULL
+#define DEFAULT_REMOTE_TIMEOUT (10 * GST_SECOND)
 #define DEFAULT_BATCH_TIMEOUT 0
 #define DEFAULT_POST_MESSAGES FALSE
 #define DEFAULT_MEMORY_LIMIT 0
@@ -81,11 +89,11 @@ enum
 {
   ENUM_PAD_MODE = 0,
   ENUM_BACKEND = 4,
-  ENUM_CHANNEL_ORDER = 8,
-  ENUM_ALGO_SEARCH = 11,
-  ENUM_SCALING = 14,
-  ENUM_PRECISION = 18,
-  ENUM_DROP_POLICY = 24,
+  ENUM_CHANNEL_ORDER = 9,
+  ENUM_ALGO_SEARCH = 12,
+  ENUM_SCALING = 15,
+  ENUM_PRECISION = 19,
+  ENUM_DROP_POLICY = 25,
 };
 
 static GEnumValue enum_values[] = {
@@ -100,6 +108,9 @@ static GEnumValue enum_values[] = {
   {GST_CUDA_BATCH_INFER_BACKEND_CPU, "oneDNN on the CPU", "cpu"},
   {GST_CUDA_BATCH_INFER_BACKEND_CUDA, "CUDA and cuDNN on an NVIDIA GPU",
       "cuda"},
+  {GST_CUDA_BATCH_INFER_BACKEND_REMOTE,
+        "A KServe v2 / Triton inference server (server-url, remote-model)",
+      "remote"},
   {0, NULL, NULL},
   {GST_CUDA_BATCH_INFER_CHANNEL_ORDER_RGB, "Red, green, blue", "rgb"},
   {GST_CUDA_BATCH_INFER_CHANNEL_ORDER_BGR, "Blue, green, red", "bgr"},
@@ -302,6 +313,69 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
       g_param_spec_int ("device-id", "Device ID", "CUDA device to run on",
           0, G_MAXINT, DEFAULT_DEVICE_ID, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:server-url:
+   *
+   * The inference server of `backend=remote`: `http://host:port`, where it
+   * serves the KServe v2 (Open Inference) protocol over HTTP with Triton's
+   * binary tensor data extension (Triton, KServe, MLServer, OpenVINO
+   * Model Server). READY→PAUSED fails, saying why, where the server or
+   * the model is not ready. Other backends ignore it.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_SERVER_URL,
+      g_param_spec_string ("server-url", "Server URL",
+          "Inference server of backend=remote (http://host:port)",
+          DEFAULT_SERVER_URL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:remote-model:
+   *
+   * The model's name on the server of `backend=remote`. Its input must be
+   * one FP32 image tensor (N x 3 x H x W, or N x H x W x 3) and its
+   * outputs FP32; #GstCudaBatchInfer:model, where set, must be the same
+   * model: its input and outputs are checked against the server's
+   * metadata, and its shapes used.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_REMOTE_MODEL,
+      g_param_spec_string ("remote-model", "Remote model",
+          "Model name on the server of backend=remote",
+          DEFAULT_REMOTE_MODEL, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:remote-model-version:
+   *
+   * The version of #GstCudaBatchInfer:remote-model to run; unset: the
+   * server's choice.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_REMOTE_MODEL_VERSION,
+      g_param_spec_string ("remote-model-version", "Remote model version",
+          "Version of remote-model (NULL: the server's choice)",
+          DEFAULT_REMOTE_MODEL_VERSION, G_PARAM_READWRITE |
+          G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  /**
+   * GstCudaBatchInfer:remote-timeout:
+   *
+   * The longest one request to the server of `backend=remote` may take,
+   * connecting included, in nanoseconds (0: no limit). A batch past it
+   * is an error: the element never waits longer.
+   *
+   * Since: 1.0
+   */
+  g_object_class_install_property (gobject_class, PROP_REMOTE_TIMEOUT,
+      g_param_spec_uint64 ("remote-timeout", "Remote timeout",
+          "Longest a request to the server may take (ns, 0 = no limit)",
+          0, G_MAXUINT64, DEFAULT_REMOTE_TIMEOUT, G_PARAM_READWRITE |
           G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   /**
@@ -843,6 +917,10 @@ gst_cuda_batch_infer_init_properties (GstCudaBatchInfer * self)
   self->model = g_strdup (DEFAULT_MODEL);
   self->backend = DEFAULT_BACKEND;
   self->device_id = DEFAULT_DEVICE_ID;
+  self->server_url = g_strdup (DEFAULT_SERVER_URL);
+  self->remote_model = g_strdup (DEFAULT_REMOTE_MODEL);
+  self->remote_model_version = g_strdup (DEFAULT_REMOTE_MODEL_VERSION);
+  self->remote_timeout = DEFAULT_REMOTE_TIMEOUT;
   self->batch_timeout = DEFAULT_BATCH_TIMEOUT;
   self->post_messages = DEFAULT_POST_MESSAGES;
   self->memory_limit = DEFAULT_MEMORY_LIMIT;
@@ -909,6 +987,7 @@ static const gsize plain_fields[PROP_STATS + 1] = {
   [PROP_WARMUP] = G_STRUCT_OFFSET (GstCudaBatchInfer, warmup),
   [PROP_BACKEND] = G_STRUCT_OFFSET (GstCudaBatchInfer, backend),
   [PROP_DEVICE_ID] = G_STRUCT_OFFSET (GstCudaBatchInfer, device_id),
+  [PROP_REMOTE_TIMEOUT] = G_STRUCT_OFFSET (GstCudaBatchInfer, remote_timeout),
   [PROP_BATCH_TIMEOUT] = G_STRUCT_OFFSET (GstCudaBatchInfer, batch_timeout),
   [PROP_POST_MESSAGES] = G_STRUCT_OFFSET (GstCudaBatchInfer, post_messages),
   [PROP_MEMORY_LIMIT] = G_STRUCT_OFFSET (GstCudaBatchInfer, memory_limit),
@@ -1003,6 +1082,18 @@ gst_cuda_batch_infer_set_property (GObject * object, guint prop_id,
       g_free (self->model);
       self->model = g_value_dup_string (value);
       break;
+    case PROP_SERVER_URL:
+      g_free (self->server_url);
+      self->server_url = g_value_dup_string (value);
+      break;
+    case PROP_REMOTE_MODEL:
+      g_free (self->remote_model);
+      self->remote_model = g_value_dup_string (value);
+      break;
+    case PROP_REMOTE_MODEL_VERSION:
+      g_free (self->remote_model_version);
+      self->remote_model_version = g_value_dup_string (value);
+      break;
     case PROP_PRECISION_CHECK_LOCATION:
       /* "" (as gst-launch gives an empty value) is none */
       g_free (self->precision_check_location);
@@ -1051,6 +1142,7 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
   STATS_LOCK (self);
   s = self->stats;
   s.fallback_reason = g_strdup (s.fallback_reason);
+  s.server_url = g_strdup (s.server_url);
   STATS_UNLOCK (self);
 
   st = gst_structure_new ("cudabatchinfer-stats",
@@ -1082,6 +1174,13 @@ gst_cuda_batch_infer_stats_structure (GstCudaBatchInfer * self)
       s.device_fresh_bytes_after_warmup, NULL);
   if (s.backend)
     gst_structure_set (st, "backend", G_TYPE_STRING, s.backend, NULL);
+  if (s.server_url)
+    gst_structure_set (st, "server-url", G_TYPE_STRING, s.server_url,
+        "remote-bytes-sent", G_TYPE_UINT64, s.remote_bytes_sent,
+        "remote-bytes-received", G_TYPE_UINT64, s.remote_bytes_received,
+        "remote-round-trip-time", G_TYPE_UINT64,
+        (guint64) s.remote_round_trip_time, NULL);
+  g_free (s.server_url);
   streams = gst_cuda_batch_infer_streams_stats (self);
   if (streams) {
     gst_structure_take_value (st, "streams", streams);
@@ -1116,6 +1215,15 @@ gst_cuda_batch_infer_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MODEL:
       g_value_set_string (value, self->model);
+      break;
+    case PROP_SERVER_URL:
+      g_value_set_string (value, self->server_url);
+      break;
+    case PROP_REMOTE_MODEL:
+      g_value_set_string (value, self->remote_model);
+      break;
+    case PROP_REMOTE_MODEL_VERSION:
+      g_value_set_string (value, self->remote_model_version);
       break;
     case PROP_PRECISION_CHECK_LOCATION:
       g_value_set_string (value, self->precision_check_location);

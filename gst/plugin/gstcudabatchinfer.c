@@ -318,8 +318,12 @@ gst_cuda_batch_infer_finalize (GObject * object)
   gst_clear_caps (&self->warmup_caps);
   gst_clear_caps (&self->frames_caps);
   g_free (self->model);
+  g_free (self->server_url);
+  g_free (self->remote_model);
+  g_free (self->remote_model_version);
   g_free (self->precision_check_location);
   g_free (self->stats.fallback_reason);
+  g_free (self->stats.server_url);
   g_mutex_clear (&self->stats_lock);
   gst_cuda_batch_infer_free_streams (self);
   g_mutex_clear (&self->streams_lock);
@@ -446,7 +450,8 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   CbiPrecision precision;
   gdouble tolerance;
   guint c, threads;
-  gchar *model;
+  gchar *model, *server_url, *remote_model, *remote_version;
+  GstClockTime remote_timeout;
   GstVideoInfo info;
   CbiGraph *graph;
   guint n;
@@ -462,6 +467,10 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
   warmup_caps = self->warmup_caps ? gst_caps_ref (self->warmup_caps) : NULL;
   model = g_strdup (self->model);
   backend = (CbiBackendKind) self->backend;
+  server_url = g_strdup (self->server_url);
+  remote_model = g_strdup (self->remote_model);
+  remote_version = g_strdup (self->remote_model_version);
+  remote_timeout = self->remote_timeout;
   device_id = self->device_id;
   limit = self->run_memory_limit = self->memory_limit;
   exhaustive = self->algo_search == GST_CUDA_BATCH_INFER_ALGO_SEARCH_EXHAUSTIVE;
@@ -488,6 +497,7 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
 
   STATS_LOCK (self);
   g_free (self->stats.fallback_reason);
+  g_free (self->stats.server_url);
   memset (&self->stats, 0, sizeof (self->stats));
   self->out_pool_bytes = self->streams_pool_bytes = 0;
   STATS_UNLOCK (self);
@@ -530,8 +540,11 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
         self->modelinfo_path : "the output names (no modelinfo file)");
   }
 
-  graph = cbi_engine_load_model (model, &error);
-  if (graph == NULL) {
+  /* a remote model needs no file: where one is given, it is checked
+   * against the server's */
+  graph = backend == CBI_BACKEND_REMOTE && model == NULL ? NULL :
+      cbi_engine_load_model (model, &error);
+  if (graph == NULL && error) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("Cannot load model \"%s\": %s", model, error->message), (NULL));
     g_clear_error (&error);
@@ -539,13 +552,27 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
     goto done;
   }
 
-  self->engine = cbi_engine_new (graph, backend, device_id, limit, &fallback,
-      &error);
+  if (backend == CBI_BACKEND_REMOTE) {
+    CbiRemoteConfig remote = { server_url, remote_model, remote_version,
+      remote_timeout
+    };
+
+    fallback = FALSE;
+    self->engine = cbi_engine_new_remote (&remote, graph, limit, &error);
+  } else {
+    self->engine = cbi_engine_new (graph, backend, device_id, limit,
+        &fallback, &error);
+  }
   if (self->engine == NULL) {
     gst_cuda_batch_infer_post_engine_error (self, "Opening the backend", error);
     g_clear_error (&error);
     ok = FALSE;
     goto done;
+  }
+  if (backend == CBI_BACKEND_REMOTE) {
+    STATS_LOCK (self);
+    self->stats.server_url = g_strdup (server_url);
+    STATS_UNLOCK (self);
   }
   cbi_engine_set_exhaustive_search (self->engine, exhaustive);
   cbi_engine_set_replay (self->engine, replay);
@@ -615,6 +642,9 @@ gst_cuda_batch_infer_start (GstCudaBatchInfer * self)
 done:
   gst_clear_caps (&warmup_caps);
   g_free (model);
+  g_free (server_url);
+  g_free (remote_model);
+  g_free (remote_version);
   if (!ok)
     gst_cuda_batch_infer_stop (self);
   return ok;

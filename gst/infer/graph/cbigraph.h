@@ -92,10 +92,13 @@ typedef enum
   CBI_OP_RNN,
   /* x sigmoid (alpha x), from x * Sigmoid (x) (cbi_graph_fuse_swish ()) */
   CBI_OP_SWISH,
+  /* an output of a model that an inference server runs (the remote
+   * backend, remote/graph.c): its shape in @ints, -1 where open */
+  CBI_OP_REMOTE,
 } CbiOpType;
 
 /* the last op: the op table has a row for each up to it */
-#define CBI_OP_LAST CBI_OP_SWISH
+#define CBI_OP_LAST CBI_OP_REMOTE
 
 /* Gather on an activation: this many indices a view holds itself (the
  * CUDA kernel takes them as a parameter); more go to its long_index */
@@ -283,7 +286,8 @@ typedef struct
                                  * in @alpha and @beta); SQUEEZE,
                                  * UNSQUEEZE: constant axes (mode 1: none
                                  * given); LSTM, GRU, RNN: hidden_size,
-                                 * linear_before_reset */
+                                 * linear_before_reset; REMOTE: the
+                                 * output's shape (-1: open) */
   CbiCopyView view;             /* SLICE, GATHER, EXPAND: set at plan time
                                  * (cbi_graph_specialise()), with the
                                  * output's shape in @ints */

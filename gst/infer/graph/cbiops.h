@@ -37,6 +37,8 @@ G_BEGIN_DECLS
  * @CBI_OP_KIND_LAYER_NORM: LayerNormalization (CbiNode.axis: the first
  *   normalised axis; CbiNode.alpha: epsilon)
  * @CBI_OP_KIND_RECURRENT: LSTM, GRU and RNN (cbi_node_recurrent ())
+ * @CBI_OP_KIND_REMOTE: an output of a model on an inference server: no
+ *   local backend plans it
  *
  * The families of ops a backend plans alike: its planners are a table
  * indexed by kind.
@@ -63,6 +65,7 @@ typedef enum
   CBI_OP_KIND_SPLIT,
   CBI_OP_KIND_WHERE,
   CBI_OP_KIND_RECURRENT,
+  CBI_OP_KIND_REMOTE,
   CBI_OP_N_KINDS,
 } CbiOpKind;
 

@@ -606,6 +606,7 @@ cbi_graph_specialise (const CbiGraph * graph, const CbiShape * input,
   out->nodes = g_array_new (FALSE, TRUE, sizeof (CbiNode));
   g_array_set_clear_func (out->nodes, cbi_node_clear);
   out->input = graph->input;
+  out->input_channels_last = graph->input_channels_last;
   memcpy (out->outputs, graph->outputs, sizeof (out->outputs));
   out->n_outputs = graph->n_outputs;
   if (!cbi_graph_plan_shapes (graph, input, shapes, out, error))

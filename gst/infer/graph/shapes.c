@@ -652,6 +652,36 @@ cbi_infer_layer_norm (const CbiNode * n, CbiShape * shapes, GError ** error)
   return TRUE;
 }
 
+/* A server's output: its batch is the input's; a size the server leaves
+ * open is the input frames' height or width, placed as the output's
+ * fixed channels say (N x C x H x W where dimension 1 is fixed, N x H x
+ * W x C where dimension 3 is, else as the input's layout: @n->mode 1
+ * where it is channels last). What else an open size is (a
+ * super-resolution's), only a model file says. */
+static gboolean
+cbi_infer_remote (const CbiNode * n, CbiShape * shapes, GError ** error)
+{
+  const CbiShape *xs = &shapes[n->inputs[0]];
+  CbiShape *ys = &shapes[n->output];
+  const gint64 *o = n->ints;
+  gboolean last;
+  gint d;
+
+  ys->n_dims = n->n_ints;
+  last = n->n_ints == 4 && (o[1] > 0 ? FALSE : o[3] > 0 ? TRUE : n->mode == 1);
+  for (d = 0; d < n->n_ints; d++) {
+    ys->dims[d] = d == 0 ? xs->dims[0] : o[d];
+    if (ys->dims[d] >= 0)
+      continue;
+    if (n->n_ints != 4 || xs->n_dims != 4 || d == (last ? 3 : 1))
+      return cbi_shape_fail (error, n, "the server leaves dimension %d of "
+          "this output open, which is not a frame's size: give the model "
+          "file (model=) for its shape", d);
+    ys->dims[d] = d == (last ? 1 : 2) ? xs->dims[2] : xs->dims[3];
+  }
+  return TRUE;
+}
+
 gboolean
 cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
     GError ** error)
@@ -792,6 +822,8 @@ cbi_infer_node (const CbiGraph * graph, const CbiNode * n, CbiShape * shapes,
             "does not broadcast to the activation's shape");
       *ys = *xs;
       return TRUE;
+    case CBI_OP_REMOTE:
+      return cbi_infer_remote (n, shapes, error);
     case CBI_OP_INSTANCE_NORM:
     default:
       /* element-wise */

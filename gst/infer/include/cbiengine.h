@@ -23,13 +23,36 @@ G_BEGIN_DECLS
  * @CBI_BACKEND_AUTO: CUDA where usable, else the CPU
  * @CBI_BACKEND_CPU: oneDNN on the CPU
  * @CBI_BACKEND_CUDA: CUDA and cuDNN on an NVIDIA GPU
+ * @CBI_BACKEND_REMOTE: an inference server that speaks the KServe v2
+ *   (Open Inference) protocol over HTTP (cbi_engine_new_remote()); AUTO
+ *   never picks it
  */
     typedef enum
 {
   CBI_BACKEND_AUTO,
   CBI_BACKEND_CPU,
   CBI_BACKEND_CUDA,
+  CBI_BACKEND_REMOTE,
 } CbiBackendKind;
+
+/**
+ * CbiRemoteConfig:
+ * @url: the server's base URL, `http://host:port`
+ * @model: the model's name on the server
+ * @version: (nullable): its version; %NULL or "" for the server's choice
+ * @timeout_ns: the longest one request may take, connecting included
+ *   (0: no limit)
+ *
+ * Where cbi_engine_new_remote() sends its batches. The engine copies what
+ * it keeps: the strings are the caller's.
+ */
+typedef struct
+{
+  const gchar *url;
+  const gchar *model;
+  const gchar *version;
+  guint64 timeout_ns;
+} CbiRemoteConfig;
 
 typedef struct _CbiEngine CbiEngine;
 
@@ -72,6 +95,12 @@ typedef struct
   gboolean single_thread;       /* the CPU ran the batch on one of them:
                                  * other threads kept the cores busy */
   guint64 time_ns;
+  /* the remote backend: the batch's HTTP request from its first byte
+   * sent to its reply's last received, and the bytes of each (headers
+   * left out); 0 on the other backends */
+  guint64 remote_rtt_ns;
+  guint64 remote_bytes_sent;
+  guint64 remote_bytes_received;
   /* warm-up only: the planned batches timed after the first
    * (@n_steady_samples of them); their median, which one slow sample (a
    * page fault, a busy core) cannot move: a batch's usual cost; and
@@ -130,6 +159,22 @@ CbiEngine *cbi_engine_new (CbiGraph * graph, CbiBackendKind kind,
     gint device_id, guint64 memory_limit, gboolean * used_fallback,
     GError ** error);
 void cbi_engine_free (CbiEngine * engine);
+
+/* Returns: (transfer full) (nullable): an engine whose batches run on the
+ * inference server of @config (the remote backend). The server must be
+ * ready, its model too, and the model must take one FP32 image tensor
+ * of 3 channels (N x 3 x H x W, or N x H x W x 3) and give FP32 tensors:
+ * otherwise %NULL with @error set (CBI_ERROR_REMOTE where the server
+ * cannot be reached or answers with an error, CBI_ERROR_MODEL where the
+ * model does not fit), naming the server's figure and ours. @graph
+ * (transfer full, nullable, freed even on failure): the same model as a
+ * local file, whose input and outputs the server's metadata must match,
+ * and whose shapes the engine then uses; %NULL: the engine works with
+ * the server's metadata alone (an output dimension it leaves open, but
+ * the batch, must be the input's at the same place). @memory_limit as
+ * cbi_engine_new(). */
+CbiEngine *cbi_engine_new_remote (const CbiRemoteConfig * config,
+    CbiGraph * graph, guint64 memory_limit, GError ** error);
 
 /* Returns: (transfer none): the interned name of the backend in use
  * ("cpu", "cuda"), which lives as long as the process. */

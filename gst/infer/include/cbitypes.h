@@ -305,6 +305,9 @@ GQuark cbi_error_quark (void);
  *   none in flight was made with some (a caller's mistake)
  * @CBI_ERROR_PRECISION: the backend cannot run the precision asked for,
  *   or its results are too far from float32's
+ * @CBI_ERROR_REMOTE: the inference server cannot be reached, did not
+ *   answer in time, answered with an error, or sent a reply the engine
+ *   cannot read (the remote backend)
  *
  * Error codes of the engine; the element maps each to a GStreamer error
  * domain.
@@ -318,6 +321,7 @@ typedef enum
   CBI_ERROR_SHAPE,
   CBI_ERROR_BUSY,
   CBI_ERROR_PRECISION,
+  CBI_ERROR_REMOTE,
 } CbiError;
 
 G_END_DECLS

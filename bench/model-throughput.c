@@ -13,7 +13,7 @@
  *                    [--backend auto] [--threads 0] [--precision fp32]
  *                    [--tolerance 0.05] [--check-location FILE]
  *                    [--input-mean "<0.5, 0.5, 0.5>"] [--input-std ...]
- *                    [--channel-order bgr]
+ *                    [--channel-order bgr] [--set PROP=VALUE ...]
  *
  * Prints one line of key=value pairs, e.g.
  *   fps=123.4 frames=80 batches=10 seconds=0.648 batch-ms-median=64.2 ...
@@ -28,7 +28,10 @@
  * --input-mean, --input-std (GStreamer arrays, as gst-launch-1.0 takes
  * them) and --channel-order set the element's properties of those names:
  * the model's own normalisation, which the accuracy check's figures
- * depend on (the timing does not).
+ * depend on (the timing does not). --set sets any other property, as
+ * gst-launch-1.0 would (backend=remote's server-url, remote-model, ...);
+ * rtt-ms-median is then the timed batches' median round trip to the
+ * server (-1 on the local backends).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -105,15 +108,18 @@ make_frame (gint width, gint height, gint index)
   return gst_memory_new_wrapped (0, p, size, 0, size, p, g_free);
 }
 
-/* Releases an output, noting its batch's engine time when @timed. */
+/* Releases an output, noting its batch's engine time (and round trip to
+ * a server, in @rtt_ms) when @timed. */
 static guint
 take_output (GstBuffer * out, gboolean timed, gdouble * engine_ms,
-    guint * n_engine, gint batches)
+    gdouble * rtt_ms, guint * n_engine, gint batches)
 {
   GstBatchMemoryMeta *m = gst_buffer_get_batch_memory_meta (out);
 
-  if (m && m->frame_index == 0 && timed && *n_engine < (guint) batches)
+  if (m && m->frame_index == 0 && timed && *n_engine < (guint) batches) {
+    rtt_ms[*n_engine] = m->round_trip_time / 1e6;
     engine_ms[(*n_engine)++] = m->batch_time / 1e6;
+  }
   gst_buffer_unref (out);
   return 1;
 }
@@ -126,6 +132,7 @@ main (int argc, char **argv)
   gchar *backend = NULL, *model = NULL, *batch_str, *caps_str, *out_str;
   gchar *precision = NULL, *check_location = NULL;
   gchar *input_mean = NULL, *input_std = NULL, *channel_order = NULL;
+  gchar **sets = NULL, **set;
   gdouble tolerance = 0.05;
   GOptionEntry entries[] = {
     {"model", 0, 0, G_OPTION_ARG_FILENAME, &model,
@@ -154,6 +161,9 @@ main (int argc, char **argv)
         "The element's input-std property (1)", "ARRAY"},
     {"channel-order", 0, 0, G_OPTION_ARG_STRING, &channel_order,
         "The element's channel-order property (rgb)", "ORDER"},
+    {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+        "Any other property of the element, as gst-launch-1.0 sets it "
+          "(repeat it for more)", "PROP=VALUE"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- element frames per second");
@@ -169,7 +179,7 @@ main (int argc, char **argv)
   gchar *used_precision;
   GstPlugin *plugin;
   GError *error = NULL;
-  gdouble *batch_ms, *engine_ms, seconds;
+  gdouble *batch_ms, *engine_ms, *rtt_ms, seconds;
   guint n_engine = 0;
   gint64 start = 0, batch_start = 0, now;
   gint i, total, pulled = 0;
@@ -216,6 +226,19 @@ main (int argc, char **argv)
     gst_util_set_object_arg (G_OBJECT (infer), "channel-order", channel_order);
   if (model)
     g_object_set (infer, "model", model, NULL);
+  for (set = sets; set && *set; set++) {
+    gchar **kv = g_strsplit (*set, "=", 2);
+
+    if (kv[0] == NULL || kv[1] == NULL
+        || g_object_class_find_property (G_OBJECT_GET_CLASS (infer),
+            kv[0]) == NULL) {
+      g_printerr ("--set %s: not PROP=VALUE of a property of the element\n",
+          *set);
+      return 2;
+    }
+    gst_util_set_object_arg (G_OBJECT (infer), kv[0], kv[1]);
+    g_strfreev (kv);
+  }
   /* the harness gives the element no bus: ours keeps its error messages */
   bus = gst_bus_new ();
   gst_element_set_bus (infer, bus);
@@ -240,6 +263,7 @@ main (int argc, char **argv)
   total = (warmup + batches) * batch;
   batch_ms = g_new0 (gdouble, batches);
   engine_ms = g_new0 (gdouble, batches);
+  rtt_ms = g_new0 (gdouble, batches);
 
   for (i = 0; i < total; i++) {
     GstBuffer *buf = gst_buffer_new ();
@@ -263,13 +287,14 @@ main (int argc, char **argv)
     if (i % batch == batch - 1 && i >= warmup * batch)
       batch_ms[i / batch - warmup] = (now - batch_start) / 1e3;
     while ((out = gst_harness_try_pull (h)))
-      pulled += take_output (out, i >= warmup * batch, engine_ms, &n_engine,
+      pulled +=
+          take_output (out, i >= warmup * batch, engine_ms, rtt_ms, &n_engine,
           batches);
   }
   /* the src pad task may still be pushing the last batches: the clock
    * stops when the last frame is out */
   while (pulled < total && (out = gst_harness_pull (h)))
-    pulled += take_output (out, TRUE, engine_ms, &n_engine, batches);
+    pulled += take_output (out, TRUE, engine_ms, rtt_ms, &n_engine, batches);
   seconds = (g_get_monotonic_time () - start) / 1e6;
 
   if (pulled != total) {
@@ -288,12 +313,14 @@ main (int argc, char **argv)
   gst_structure_free (stats);
 
   g_print ("fps=%.3f frames=%d batches=%d batch=%d seconds=%.4f "
-      "batch-ms-median=%.3f engine-ms-median=%.3f single-thread-batches=%"
+      "batch-ms-median=%.3f engine-ms-median=%.3f rtt-ms-median=%.3f "
+      "single-thread-batches=%"
       G_GUINT64_FORMAT " precision=%s precision-relative-error=%g in=%dx%d "
       "out-caps=\"%s\" plugin=\"%s\"\n",
       batches * batch / seconds, batches * batch, batches, batch, seconds,
       median (batch_ms, batches), n_engine ? median (engine_ms, n_engine) :
-      -1.0, single, used_precision, precision_error, width, height, out_str,
+      -1.0, n_engine && rtt_ms[0] > 0 ? median (rtt_ms, n_engine) : -1.0,
+      single, used_precision, precision_error, width, height, out_str,
       plugin_file);
 
   g_free (out_str);
@@ -309,6 +336,8 @@ main (int argc, char **argv)
   gst_object_unref (plugin);
   g_free (batch_ms);
   g_free (engine_ms);
+  g_free (rtt_ms);
+  g_strfreev (sets);
   g_free (caps_str);
   g_free (batch_str);
   g_free (backend);

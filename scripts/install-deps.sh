@@ -22,6 +22,8 @@ packages=(
   # Debian's dnnl-config.cmake looks for OpenCL (find_package(OpenCL))
   libdnnl-dev ocl-icd-opencl-dev
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev
+  # the remote backend: HTTP (libcurl) and the protocol's JSON (json-glib)
+  libcurl4-openssl-dev libjson-glib-dev
   # the fuzzer's clang; its libFuzzer/ASan runtime is added below, for the
   # clang major version this distribution's `clang` is (14 on Debian 12,
   # 19 on Debian 13)

@@ -6,7 +6,8 @@
 # an AddressSanitizer/UBSan build, fuzzes the ONNX importer for 30 s, runs the real models of
 # tests/real-models/ (PyPI wheels, compared with onnxruntime in fp32 and in
 # bf16's narrow and wide plans, then each through the element's pipeline
-# in fp32 and in bf16), and ends with one summary line: the
+# in fp32 and in bf16), runs backend=remote against KServe's and Triton's
+# servers (tests/remote/servers.py), and ends with one summary line: the
 # gst-check suites' checks plus one per real model, per pipeline and per
 # check of bench/onednn-profile.py's log reading (which every run does).
 #
@@ -170,6 +171,11 @@ PY
   run_counted tests/real-models/pipeline.py real-models-pipeline.txt
   step "the same in bf16 (tests/real-models/pipeline.py --precision bf16)"
   run_counted tests/real-models/pipeline.py real-models-pipeline-bf16.txt --precision bf16
+  # backend=remote against KServe's model server and Triton (PyTriton),
+  # each from PyPI in a venv of its own, started and stopped on 127.0.0.1
+  # (Triton skipped, saying so, where Python is 3.13: Debian 13)
+  step "backend=remote against real inference servers (tests/remote/servers.py)"
+  run_counted tests/remote/servers.py remote-servers.txt
   logs+=(build/meson-logs/valgrind-lane0-valgrind.txt
     build/meson-logs/valgrind-lane1-valgrind.txt
     build-asan/meson-logs/testlog.txt)

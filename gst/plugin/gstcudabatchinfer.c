@@ -56,6 +56,16 @@
  * The second line prints a `cudabatchinfer-batch` message per batch with
  * its memory figures.
  * |[
+ * gst-launch-1.0 filesrc location=clip.ogv ! decodebin ! videoconvert ! \
+ *     cudabatchinfer backend=remote server-url=http://127.0.0.1:8000 \
+ *     remote-model=style batch=8 ! videoconvert ! fakesink
+ * ]|
+ * With `backend=remote` each batch goes to an inference server that speaks
+ * the KServe v2 protocol (Triton, KServe, MLServer, OpenVINO Model
+ * Server) over HTTP, its tensors as binary data; the element keeps
+ * batching, padding, warm-up, timestamps and the meta, which adds the
+ * batch's round trip and bytes.
+ * |[
  * gst-launch-1.0 filesrc location=video.mp4 ! decodebin ! \
  *     cudabatchinfer batch=16 ! videoconvert ! autovideosink
  * ]|

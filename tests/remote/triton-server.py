@@ -14,6 +14,7 @@ as it comes). Triton's HTTP, gRPC and metrics endpoints are bound to
 """
 
 import argparse
+import os
 import socket
 import sys
 
@@ -21,7 +22,7 @@ import numpy as np
 import onnxruntime as ort
 from pytriton.decorators import batch
 from pytriton.model_config import ModelConfig, Tensor
-from pytriton.triton import Triton, TritonConfig
+from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
 
 
 def free_port():
@@ -63,12 +64,20 @@ def main():
                     help="NAME=PATH of an ONNX file")
     ap.add_argument("--max-batch", type=int, default=16)
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--log-file", default=os.devnull,
+                    help="tritonserver's log (it writes it to stdout "
+                    "otherwise, which carries the PORT line)")
     args = ap.parse_args()
     port = args.port or free_port()
     config = TritonConfig(http_address="127.0.0.1", http_port=port,
                           grpc_address="127.0.0.1", grpc_port=free_port(),
-                          metrics_port=free_port(), allow_metrics=False)
-    with Triton(config=config) as triton:
+                          metrics_port=free_port(), allow_metrics=False,
+                          log_file=args.log_file)
+    # statistics open (bench/remote-compare.py reads the server's compute
+    # time from them), PyTriton's other restrictions kept
+    security = TritonSecurityConfig(restricted_endpoints=[
+        "shared-memory", "model-repository", "trace", "logging"])
+    with Triton(config=config, security_config=security) as triton:
         for spec in args.model:
             name, path = spec.split("=", 1)
             bind_onnx(triton, name, path, args.max_batch)

@@ -13,11 +13,11 @@ AFTER inference requests, each next one gets the fault.
         --model broken=tests/models/style.onnx:error500:2
 
 Faults: error500 (HTTP 500 with an error message), slow:SECONDS (the reply
-late), reset (the connection closed without a reply), truncate (half the
+late), slower:SECONDS (the k-th faulty reply k x SECONDS late), reset (the connection closed without a reply), truncate (half the
 reply body, then closed), badjson (a binary reply whose JSON header is
 not JSON), shape (an output of another shape than the input asks for),
-json (outputs as JSON data, not binary), die (the server exits, as a
-crashed one).
+json (outputs as JSON data, not binary), duplicate (each output sent
+twice), die (the server exits, as a crashed one).
 
 It listens on 127.0.0.1 only, on --port (0: a free one), and prints
 `PORT <n>` on its first line once it listens.
@@ -164,6 +164,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if fault and fault.startswith("slow:"):
             time.sleep(float(fault.split(":", 1)[1]))
+        if fault and fault.startswith("slower:"):
+            time.sleep(float(fault.split(":", 1)[1])
+                       * (model.served - model.after))
         try:
             results = model.session.run(None, inputs)
         except Exception as e:  # onnxruntime's own errors, as Triton does
@@ -189,6 +192,9 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 entry["data"] = y.ravel().tolist()
             outputs.append(entry)
+            if fault == "duplicate":
+                outputs.append(entry)
+                blobs.append(y.tobytes())
         text = json.dumps({"model_name": model.name, "model_version": "1",
                            "outputs": outputs}).encode()
         if fault == "badjson":
@@ -238,9 +244,9 @@ def main():
         path, fault, after = rest, None, 0
         if ":" in rest:
             path, fault = rest.split(":", 1)
-            if fault.startswith("slow:"):
+            if fault.startswith(("slow:", "slower:")):
                 bits = fault.split(":")
-                fault = "slow:" + bits[1]
+                fault = bits[0] + ":" + bits[1]
                 after = int(bits[2]) if len(bits) > 2 else 0
             elif ":" in fault:
                 fault, after = fault.split(":", 1)

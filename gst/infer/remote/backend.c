@@ -79,6 +79,7 @@ cbi_remote_free (CbiBackend * backend)
   g_free (backend);
 }
 
+/* The bytes of a float32 tensor of @shape; 0 where they overflow. */
 static gsize
 cbi_remote_bytes (const CbiShape * shape)
 {
@@ -86,7 +87,9 @@ cbi_remote_bytes (const CbiShape * shape)
   gint d;
 
   for (d = 0; d < shape->n_dims; d++)
-    n *= (gsize) shape->dims[d];
+    if (shape->dims[d] < 0 || !g_size_checked_mul (&n, n,
+            (gsize) shape->dims[d]))
+      return 0;
   return n;
 }
 
@@ -133,10 +136,30 @@ cbi_remote_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->input_bytes = cbi_remote_bytes (&plan->input);
   plan->n_outputs = graph->n_outputs;
   for (k = 0; k < graph->n_outputs; k++) {
+    gsize bytes = cbi_remote_bytes (&shapes[graph->outputs[k]]);
+
     plan->names[k] = g_strdup (cbi_graph_tensor (graph,
             graph->outputs[k])->name);
     plan->outputs[k] = shapes[graph->outputs[k]];
-    plan->output_bytes += cbi_remote_bytes (&plan->outputs[k]);
+    if (bytes == 0 || !g_size_checked_add (&plan->output_bytes,
+            plan->output_bytes, bytes))
+      plan->output_bytes = G_MAXSIZE;
+  }
+  if (plan->input_bytes == 0 || plan->output_bytes > G_MAXSIZE / 2) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "the server's model %s "
+        "gives an output of no elements, or of more bytes than a reply can "
+        "hold", remote->model->name);
+    goto failed;
+  }
+  /* a server's model that fixes its batch (Triton's max_batch_size 0)
+   * takes no other */
+  if (remote->model->inputs[0].dims[0] > 0
+      && remote->model->inputs[0].dims[0] != x->dims[0]) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "the server's model %s "
+        "takes batches of %" G_GINT64_FORMAT " only, not %" G_GINT64_FORMAT
+        ": set batch to it", remote->model->name,
+        remote->model->inputs[0].dims[0], x->dims[0]);
+    goto failed;
   }
   if (remote->model->max_batch > 0 && x->dims[0] > remote->model->max_batch) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_MODEL, "the server's model %s "
@@ -163,7 +186,9 @@ cbi_remote_plan (CbiBackend * backend, const CbiGraph * graph,
     memcpy (s->request, header, s->header_len);
     s->call = cbi_http_call_new (remote->http, remote->infer_url, s->request,
         s->header_len + plan->input_bytes, s->header_len, s->reply,
-        CBI_REMOTE_JSON_ROOM + plan->output_bytes, CBI_REMOTE_JSON_ROOM);
+        CBI_REMOTE_JSON_ROOM + plan->output_bytes, CBI_REMOTE_JSON_ROOM, error);
+    if (s->call == NULL)
+      goto failed;
   }
   GST_DEBUG ("planned %s: %" G_GSIZE_FORMAT " bytes out, %" G_GSIZE_FORMAT
       " back, %u slots", remote->infer_url, plan->input_bytes,
@@ -177,11 +202,18 @@ failed:
   return NULL;
 }
 
+/* Slot @slot's input in its request body, to be written: a request of
+ * the slot's still on the wire (its batch released uncollected, as a
+ * flush does) comes off it first. */
 static gfloat *
 cbi_remote_input (CbiRemotePlan * plan, guint slot)
 {
   CbiRemoteSlot *s = &plan->slots[slot];
 
+  if (s->on_wire) {
+    cbi_http_call_cancel (s->call);
+    s->on_wire = FALSE;
+  }
   return (gfloat *) (gpointer) (s->request + s->header_len);
 }
 

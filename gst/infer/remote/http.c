@@ -107,8 +107,18 @@ cbi_http_main (gpointer data)
       g_mutex_unlock (&http->lock);
       break;
     }
-    while ((call = g_queue_pop_head (&http->started)))
-      curl_multi_add_handle (http->multi, call->easy);
+    while ((call = g_queue_pop_head (&http->started))) {
+      CURLMcode added = curl_multi_add_handle (http->multi, call->easy);
+
+      call->start_us = g_get_monotonic_time ();
+      if (added != CURLM_OK) {
+        /* it never goes on the wire: its waiter learns why */
+        g_strlcpy (call->curl_error, curl_multi_strerror (added),
+            sizeof (call->curl_error));
+        call->result = CURLE_FAILED_INIT;
+        call->running = FALSE;
+      }
+    }
     g_cond_broadcast (&http->done);
     g_mutex_unlock (&http->lock);
 
@@ -122,6 +132,8 @@ cbi_http_main (gpointer data)
       curl_easy_getinfo (easy, CURLINFO_PRIVATE, (char **) &call);
       curl_multi_remove_handle (http->multi, easy);
       g_mutex_lock (&http->lock);
+      /* a cancel that came as it finished has nothing left to do */
+      g_queue_remove (&http->cancelled, call);
       call->result = result;
       call->end_us = g_get_monotonic_time ();
       call->running = FALSE;
@@ -143,7 +155,8 @@ cbi_http_new (guint64 timeout_ns, GError ** error)
     return NULL;
   http = g_new0 (CbiHttp, 1);
   /* a timeout below 1 ms is 1 ms: libcurl's 0 means none */
-  http->timeout_ms = timeout_ns ? (glong) MAX (timeout_ns / 1000000, 1) : 0;
+  http->timeout_ms = timeout_ns ? (glong) CLAMP (timeout_ns / 1000000, 1,
+      G_MAXLONG) : 0;
   http->multi = curl_multi_init ();
   http->get = curl_easy_init ();
   g_mutex_init (&http->lock);
@@ -190,10 +203,18 @@ cbi_http_free (CbiHttp * http)
   g_free (http);
 }
 
+/* what a GET reads at most: health, readiness, metadata and a model's
+ * configuration are a few KiB */
+#define CBI_HTTP_GET_MAX (1024 * 1024)
+
 static size_t
 cbi_http_append (char *data, size_t size, size_t n, void *user_data)
 {
-  g_byte_array_append (user_data, (const guint8 *) data, size * n);
+  GByteArray *body = user_data;
+
+  if (size * n > CBI_HTTP_GET_MAX - body->len)
+    return 0;
+  g_byte_array_append (body, (const guint8 *) data, size * n);
   return size * n;
 }
 
@@ -214,6 +235,7 @@ cbi_http_get (CbiHttp * http, const gchar * url, glong * status,
   curl_easy_setopt (http->get, CURLOPT_ERRORBUFFER, NULL);
   if (result != CURLE_OK) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_REMOTE, "GET %s: %s", url,
+        result == CURLE_WRITE_ERROR ? "a reply of more than 1 MiB" :
         curl_error[0] ? curl_error : curl_easy_strerror (result));
     g_byte_array_unref (body);
     return NULL;
@@ -234,8 +256,10 @@ cbi_http_header (char *line, size_t size, size_t n, void *user_data)
   if (len >= 5 && memcmp (line, "HTTP/", 5) == 0) {
     call->json_len = -1;
     call->at = call->received = 0;
-  } else if (len > key && g_ascii_strncasecmp (line, CBI_HTTP_JSON_HEADER,
-          key) == 0) {
+  } else if (call->received == 0 && len > key
+      && g_ascii_strncasecmp (line, CBI_HTTP_JSON_HEADER, key) == 0) {
+    /* a header, never a trailer after the body: where the body goes is
+     * settled by its first byte */
     gchar *value = g_strndup (line + key, len - key);
     guint64 v;
 
@@ -273,11 +297,12 @@ cbi_http_write (char *data, size_t size, size_t n, void *user_data)
 CbiHttpCall *
 cbi_http_call_new (CbiHttp * http, const gchar * url, gconstpointer body,
     gsize body_len, gsize json_len, guint8 * reply, gsize reply_len,
-    gsize json_room)
+    gsize json_room, GError ** error)
 {
   CbiHttpCall *call = g_new0 (CbiHttpCall, 1);
   gchar *length = g_strdup_printf (CBI_HTTP_JSON_HEADER " %" G_GSIZE_FORMAT,
       json_len);
+  struct curl_slist *h;
 
   call->http = http;
   call->reply = reply;
@@ -285,13 +310,19 @@ cbi_http_call_new (CbiHttp * http, const gchar * url, gconstpointer body,
   call->json_room = json_room;
   call->body_len = body_len;
   call->easy = curl_easy_init ();
-  call->headers = curl_slist_append (NULL, length);
-  call->headers = curl_slist_append (call->headers,
-      "Content-Type: application/octet-stream");
+  h = call->headers = curl_slist_append (NULL, length);
+  h = h ? curl_slist_append (h, "Content-Type: application/octet-stream") :
+      NULL;
   /* libcurl would wait for a 100 Continue before a large body: a round
    * trip, or a second where a server sends none */
-  call->headers = curl_slist_append (call->headers, "Expect:");
+  h = h ? curl_slist_append (h, "Expect:") : NULL;
   g_free (length);
+  if (call->easy == NULL || h == NULL) {
+    g_set_error (error, CBI_ERROR, CBI_ERROR_REMOTE, "libcurl cannot make "
+        "a request's handle (out of memory?)");
+    cbi_http_call_free (call);
+    return NULL;
+  }
   cbi_http_setup (http, call->easy);
   curl_easy_setopt (call->easy, CURLOPT_URL, url);
   curl_easy_setopt (call->easy, CURLOPT_HTTPHEADER, call->headers);
@@ -308,26 +339,33 @@ cbi_http_call_new (CbiHttp * http, const gchar * url, gconstpointer body,
 }
 
 void
-cbi_http_call_free (CbiHttpCall * call)
+cbi_http_call_cancel (CbiHttpCall * call)
 {
-  CbiHttp *http;
+  CbiHttp *http = call->http;
 
-  if (call == NULL)
-    return;
-  http = call->http;
-  /* a call still on the wire comes off it first */
   g_mutex_lock (&http->lock);
   if (call->running) {
-    if (!g_queue_remove (&http->started, call))
-      g_queue_push_tail (&http->cancelled, call);
-    else
+    if (g_queue_remove (&http->started, call)) {
       call->running = FALSE;
-    curl_multi_wakeup (http->multi);
+    } else {
+      g_queue_push_tail (&http->cancelled, call);
+      curl_multi_wakeup (http->multi);
+    }
     while (call->running && !http->quit)
       g_cond_wait (&http->done, &http->lock);
   }
   g_mutex_unlock (&http->lock);
-  curl_easy_cleanup (call->easy);
+}
+
+void
+cbi_http_call_free (CbiHttpCall * call)
+{
+  if (call == NULL)
+    return;
+  /* off the wire first */
+  cbi_http_call_cancel (call);
+  if (call->easy)
+    curl_easy_cleanup (call->easy);
   curl_slist_free_all (call->headers);
   g_free (call);
 }
@@ -337,6 +375,9 @@ cbi_http_call_start (CbiHttpCall * call)
 {
   CbiHttp *http = call->http;
 
+  /* a call still on the wire (its batch released uncollected, as a flush
+   * does) comes off it before its buffers are written again */
+  cbi_http_call_cancel (call);
   g_mutex_lock (&http->lock);
   call->at = call->received = 0;
   call->json_len = -1;
@@ -344,7 +385,7 @@ cbi_http_call_start (CbiHttpCall * call)
   call->curl_error[0] = '\0';
   call->result = CURLE_OK;
   call->running = TRUE;
-  call->start_us = g_get_monotonic_time ();
+  call->start_us = call->end_us = g_get_monotonic_time ();
   g_queue_push_tail (&http->started, call);
   g_mutex_unlock (&http->lock);
   curl_multi_wakeup (http->multi);
@@ -364,6 +405,16 @@ cbi_http_call_wait (CbiHttpCall * call, glong * status, const guint8 ** json,
   result = call->running ? CURLE_ABORTED_BY_CALLBACK : call->result;
   g_mutex_unlock (&http->lock);
   curl_easy_getinfo (call->easy, CURLINFO_EFFECTIVE_URL, &url);
+  *status = 0;
+  curl_easy_getinfo (call->easy, CURLINFO_RESPONSE_CODE, status);
+  /* a refusal (a 4xx or 5xx) says why in its body, whatever else went
+   * wrong with it: its start is read as the message */
+  if (*status != 200 && *status != 0) {
+    *json = call->reply + call->at - call->received;
+    *json_len = call->received;
+    *binary_len = 0;
+    return TRUE;
+  }
   if (call->overflow && call->json_len < 0) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_REMOTE, "POST %s: the reply "
         "is JSON of more than %" G_GSIZE_FORMAT " bytes, without binary "
@@ -385,7 +436,6 @@ cbi_http_call_wait (CbiHttpCall * call, glong * status, const guint8 ** json,
         call->curl_error[0] ? call->curl_error : curl_easy_strerror (result));
     return FALSE;
   }
-  curl_easy_getinfo (call->easy, CURLINFO_RESPONSE_CODE, status);
   if (call->json_len < 0) {
     *json = call->reply;
     *json_len = call->received;

@@ -11,6 +11,9 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+/* a reply's outputs are told apart in the bits of a guint */
+G_STATIC_ASSERT (CBI_MAX_OUTPUTS <= 32);
+
 /* Returns: (transfer full) (nullable): the JSON object @json holds. */
 static JsonNode *
 cbi_remote_parse_object (const gchar * json, gsize len, GError ** error)
@@ -69,7 +72,8 @@ cbi_remote_int (JsonObject * o, const gchar * member, gint64 otherwise)
 }
 
 /* A JSON array of integers into @dims (@n_dims): %FALSE where it is not
- * one or is longer than the engine's tensors. */
+ * one, is longer than the engine's tensors, or holds a dimension that is
+ * neither -1 (open) nor a size a frame's tensor can have. */
 static gboolean
 cbi_remote_dims (JsonArray * a, gint * n_dims, gint64 * dims)
 {
@@ -83,6 +87,8 @@ cbi_remote_dims (JsonArray * a, gint * n_dims, gint64 * dims)
         || json_node_get_value_type (d) != G_TYPE_INT64)
       return FALSE;
     dims[i] = json_node_get_int (d);
+    if (dims[i] < -1 || dims[i] > G_MAXINT32)
+      return FALSE;
   }
   *n_dims = (gint) n;
   return TRUE;
@@ -316,7 +322,7 @@ cbi_remote_reply_parse (const gchar * json, gsize len, gsize binary_len,
 {
   JsonNode *root = cbi_remote_parse_object (json, len, error);
   JsonArray *a;
-  guint i, k, n, found = 0;
+  guint i, k, n, found = 0, seen = 0;
   gsize at = 0;
   gboolean ok = root != NULL;
 
@@ -336,13 +342,14 @@ cbi_remote_reply_parse (const gchar * json, gsize len, gsize binary_len,
     gint64 size;
 
     for (k = 0; name && k < n_outputs && strcmp (names[k], name) != 0; k++);
-    if (name == NULL || k == n_outputs) {
+    if (name == NULL || k == n_outputs || (seen & (1u << k))) {
       g_set_error (error, CBI_ERROR, CBI_ERROR_REMOTE, "the server's reply "
-          "has output %s, which the element did not ask for",
-          name ? name : "(no name)");
+          "has output %s %s", name ? name : "(no name)", name
+          && k < n_outputs ? "twice" : "which the element did not ask for");
       ok = FALSE;
       break;
     }
+    seen |= 1u << k;
     size = cbi_remote_reply_output (t, name, &shapes[k], error);
     if (size < 0 || (gsize) size > binary_len - at) {
       if (size >= 0)

@@ -19,6 +19,7 @@
 
 #include "cbiengine.h"
 #include "cbibackend.h"
+#include "remote/cbiremote.h"
 
 #define W 64
 #define H 48
@@ -609,7 +610,8 @@ static const Fault faults[] = {
   {"badjson:1", "", "not JSON"},
   {"shape:1", "", "planned for"},
   {"json:1", "", "binary tensor data extension"},
-  {"slow:5:1", "remote-timeout=300000000", "timed out after 300"},
+  {"slow:5:1", "remote-timeout=300000000", "timed out after"},
+  {"duplicate:1", "", "larger than the model's outputs can be"},
   {"die:1", "", "POST"},
 };
 
@@ -657,6 +659,100 @@ GST_START_TEST (test_remote_faults_mid_stream_are_errors_that_lose_nothing)
 
 GST_END_TEST;
 
+/* A flush while batches are on the wire drops them, and the slots they
+ * held carry the next batches' own requests and results: nothing stale,
+ * nothing lost, no error. */
+GST_START_TEST (test_remote_flush_with_batches_on_the_wire_loses_nothing)
+{
+  TestServer s;
+  GstHarness *h;
+  GstBus *bus;
+  GstBuffer *b;
+  GstMessage *m;
+  gchar *props;
+  guint i, n = 0;
+
+  /* after the first, the k-th request takes k x 400 ms: at the flush,
+   * which waits for the batch being collected (the second), the third is
+   * still on the wire, in the slot that the third batch after the flush
+   * takes */
+  style_server (&s, "--model", "slow=" CBI_TEST_MODELS_DIR
+      "/style.onnx:slower:0.4:1");
+  props = g_strdup_printf ("backend=remote server-url=%s remote-model=slow "
+      "batch=4 max-inflight=3 warmup=false", s.url);
+  h = harness_new (props, &bus);
+  for (i = 0; i < 12; i++)
+    fail_unless_equals_int (gst_harness_push (h, test_frame (i)), GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+  {
+    GstSegment seg;
+
+    gst_segment_init (&seg, GST_FORMAT_TIME);
+    gst_harness_push_event (h, gst_event_new_segment (&seg));
+  }
+  while ((b = gst_harness_try_pull (h)) != NULL)
+    gst_buffer_unref (b);
+  for (i = 100; i < 112; i++)
+    fail_unless_equals_int (gst_harness_push (h, test_frame (i)), GST_FLOW_OK);
+  gst_harness_push_event (h, gst_event_new_eos ());
+  while ((b = gst_harness_try_pull (h)) != NULL) {
+    GstBatchMemoryMeta *meta = gst_buffer_get_batch_memory_meta (b);
+
+    fail_unless (GST_BUFFER_PTS (b) >= 100 * FRAME_DURATION,
+        "a frame from before the flush came out");
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b), (100 + n) * FRAME_DURATION);
+    fail_unless (meta != NULL && meta->round_trip_time > 0);
+    n++;
+    gst_buffer_unref (b);
+  }
+  fail_unless_equals_int (n, 12);
+  m = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (m == NULL, "an error after the flush");
+  fail_unless_equals_uint64 (stats_u64 (h->element, "frames-in"),
+      stats_u64 (h->element, "frames-out") + stats_u64 (h->element,
+          "frames-dropped"));
+  harness_free (h, bus);
+  g_free (props);
+  server_stop (&s);
+}
+
+GST_END_TEST;
+
+/* A reply that names an output twice, its bytes within what two outputs
+ * of that size take, is refused: the other output would be read from
+ * nowhere. */
+GST_START_TEST (test_remote_reply_with_an_output_twice_is_refused)
+{
+  const gchar *json = "{\"outputs\": ["
+      "{\"name\": \"a\", \"datatype\": \"FP32\", \"shape\": [1, 4], "
+      "\"parameters\": {\"binary_data_size\": 16}},"
+      "{\"name\": \"a\", \"datatype\": \"FP32\", \"shape\": [1, 4], "
+      "\"parameters\": {\"binary_data_size\": 16}}]}";
+  const gchar *names[] = { "a", "b" };
+  const CbiShape shapes[] = { {2, {1, 4}}, {2, {1, 4}} };
+  gsize offsets[2];
+  GError *err = NULL;
+
+  fail_if (cbi_remote_reply_parse (json, strlen (json), 32, names, shapes,
+          2, offsets, &err));
+  fail_unless (strstr (err->message, "output a twice") != NULL, "%s",
+      err->message);
+  g_clear_error (&err);
+  /* each once, in another order than asked: each read where it is */
+  json = "{\"outputs\": ["
+      "{\"name\": \"b\", \"datatype\": \"FP32\", \"shape\": [1, 4], "
+      "\"parameters\": {\"binary_data_size\": 16}},"
+      "{\"name\": \"a\", \"datatype\": \"FP32\", \"shape\": [1, 4], "
+      "\"parameters\": {\"binary_data_size\": 16}}]}";
+  fail_unless (cbi_remote_reply_parse (json, strlen (json), 32, names,
+          shapes, 2, offsets, &err), "%s", err ? err->message : "");
+  fail_unless_equals_int (offsets[0], 16);
+  fail_unless_equals_int (offsets[1], 0);
+}
+
+GST_END_TEST;
+
 static Suite *
 remote_suite (void)
 {
@@ -676,6 +772,8 @@ remote_suite (void)
   tcase_add_test (tc, test_remote_warmup_sends_a_real_batch_to_the_server);
   tcase_add_test (tc,
       test_remote_faults_mid_stream_are_errors_that_lose_nothing);
+  tcase_add_test (tc, test_remote_flush_with_batches_on_the_wire_loses_nothing);
+  tcase_add_test (tc, test_remote_reply_with_an_output_twice_is_refused);
   return s;
 }
 

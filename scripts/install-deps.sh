@@ -33,6 +33,9 @@ packages=(
   gtk-doc-tools
   # the venv of the Python tools (tests/conformance, tests/models, bench)
   python3 python3-venv
+  # Python's shared library, which the Python backend of PyTriton's
+  # tritonserver loads (tests/remote/servers.py)
+  libpython3-dev
 )
 
 sudo=""

@@ -322,7 +322,7 @@ cbi_remote_reply_parse (const gchar * json, gsize len, gsize binary_len,
 {
   JsonNode *root = cbi_remote_parse_object (json, len, error);
   JsonArray *a;
-  guint i, k, n, found = 0, seen = 0;
+  guint i, k, n, seen = 0;
   gsize at = 0;
   gboolean ok = root != NULL;
 
@@ -362,11 +362,12 @@ cbi_remote_reply_parse (const gchar * json, gsize len, gsize binary_len,
     }
     offsets[k] = at;
     at += size;
-    found++;
   }
-  if (ok && found != n_outputs) {
+  /* the reply's outputs are distinct and asked for (refused above
+   * otherwise): it has them all where every bit is set */
+  if (ok && seen != (1u << n_outputs) - 1) {
     g_set_error (error, CBI_ERROR, CBI_ERROR_REMOTE, "the server's reply "
-        "has %u of the %u outputs asked for", found, n_outputs);
+        "has %u of the %u outputs asked for", n, n_outputs);
     ok = FALSE;
   }
   if (ok && at != binary_len) {

@@ -2338,6 +2338,61 @@ def ops_bias_chain_model(g):
     return model(nodes, inits)
 
 
+def ops_concat_convs_model(g):
+    """Channel Concats read by convolutions, as SqueezeNet's fire modules,
+    an ASPP head and YOLOv8's C2f write them: a fire module (Conv 1x1 and
+    Conv 3x3 of the stem, each with Relu, Concat) whose MaxPool moves
+    before the Concat, one per part; the Conv 1x1 after it (8 of 16
+    channels, then Relu) becomes two Convs and an Add; a Concat of that
+    and a Slice of the stem's channels (constant starts and ends) read by
+    a Conv 3x3 (12 to 6 channels): two Convs and an Add; the same input
+    twice into a Conv that widens (12 to 16): kept; the stem and that into
+    two Convs (32 to 3 channels each), each two Convs and an Add, summed.
+    19 nodes as written, 25 once taken apart"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) * 0.3).astype(np.float32)
+
+    def b(c):
+        return g.uniform(-0.2, 0.2, c)
+
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="stem",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c0"], ["s"], name="stem_relu"),
+        node("Conv", ["s", "w1", "b1"], ["c1"], name="expand1x1"),
+        node("Relu", ["c1"], ["e1"], name="expand1x1_relu"),
+        node("Conv", ["s", "w2", "b2"], ["c2"], name="expand3x3",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c2"], ["e2"], name="expand3x3_relu"),
+        node("Concat", ["e1", "e2"], ["f"], name="fire", axis=1),
+        node("MaxPool", ["f"], ["p"], name="pool", kernel_shape=[3, 3],
+             pads=[1, 1, 1, 1], strides=[1, 1]),
+        node("Conv", ["p", "w3", "b3"], ["c3"], name="squeeze"),
+        node("Relu", ["c3"], ["r"], name="squeeze_relu"),
+        node("Slice", ["s", "starts", "ends", "axes"], ["part"],
+             name="part"),
+        node("Concat", ["r", "part"], ["j"], name="join", axis=1),
+        node("Conv", ["j", "w4", "b4"], ["u"], name="mix", pads=[1, 1, 1, 1]),
+        node("Concat", ["u", "u"], ["uu"], name="twice", axis=1),
+        node("Conv", ["uu", "w5", "b5"], ["v"], name="widen"),
+        node("Concat", ["v", "s"], ["vs"], name="both", axis=1),
+        node("Conv", ["vs", "w6", "b6"], ["ha"], name="head_a"),
+        node("Conv", ["vs", "w7"], ["hb"], name="head_b"),
+        node("Add", ["ha", "hb"], ["output"], name="heads"),
+    ]
+    inits = [f32("w0", w(16, 3, 3)), f32("b0", b(16)),
+             f32("w1", w(8, 16, 1)), f32("b1", b(8)),
+             f32("w2", w(8, 16, 3)), f32("b2", b(8)),
+             f32("w3", w(8, 16, 1)), f32("b3", b(8)),
+             i64("starts", [4]), i64("ends", [8]), i64("axes", [1]),
+             f32("w4", w(6, 12, 3)), f32("b4", b(6)),
+             f32("w5", w(16, 12, 1)), f32("b5", b(16)),
+             f32("w6", w(3, 32, 1)), f32("b6", b(3)),
+             f32("w7", w(3, 32, 1))]
+    return model(nodes, inits)
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2368,6 +2423,7 @@ OPS_MODELS = (
     ("ops-linear-bias", ops_linear_bias_model, 70, FOLD_SHAPE),
     ("ops-full-reduce", ops_full_reduce_model, 71, FOLD_SHAPE),
     ("ops-bias-chain", ops_bias_chain_model, 72, FOLD_SHAPE),
+    ("ops-concat-convs", ops_concat_convs_model, 73, FOLD_SHAPE),
 )
 
 

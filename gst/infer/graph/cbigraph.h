@@ -379,6 +379,9 @@ gboolean cbi_shape_broadcast (const CbiShape * a, const CbiShape * b,
 /* "2x3x4": for messages; free with g_free() */
 gchar *cbi_shape_to_string (const CbiShape * shape);
 
+/* The index of the node that writes tensor @t, or -1 (a constant, the
+ * input, or @t < 0). */
+gint cbi_graph_producer (const CbiGraph * graph, gint t);
 /* Number of nodes reading tensor @index. */
 guint cbi_graph_count_consumers (const CbiGraph * graph, gint index);
 

@@ -47,12 +47,9 @@ cbi_gelu_other (const CbiNode * n, CbiOpType op, gint t)
 static CbiNode *
 cbi_gelu_producer (const CbiGraph * graph, gint t)
 {
-  guint i;
+  gint i = cbi_graph_producer (graph, t);
 
-  for (i = 0; t >= 0 && i < graph->nodes->len; i++)
-    if (cbi_graph_node (graph, i)->output == t)
-      return cbi_graph_node (graph, i);
-  return NULL;
+  return i < 0 ? NULL : cbi_graph_node (graph, i);
 }
 
 /* The one node that reads tensor @t, which is no graph output, or NULL. */

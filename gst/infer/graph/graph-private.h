@@ -6,7 +6,8 @@
  * shapes.c what each node makes of its inputs' shapes and the geometry
  * backends read from it; resolve.c reads shape values at plan time,
  * infers the shapes of a whole graph and makes its specialised copy;
- * subpixel.c and fuse.c rewrite a graph once it is read.
+ * subpixel.c, fuse.c, gelu.c and concat.c rewrite a graph once it is
+ * read.
  */
 #pragma once
 

@@ -237,6 +237,17 @@ cbi_node_eltwise_steps (const CbiNode * n,
   return 1 + n->n_then;
 }
 
+gint
+cbi_graph_producer (const CbiGraph * graph, gint t)
+{
+  guint i;
+
+  for (i = 0; t >= 0 && i < graph->nodes->len; i++)
+    if (cbi_graph_node (graph, i)->output == t)
+      return i;
+  return -1;
+}
+
 guint
 cbi_graph_count_consumers (const CbiGraph * graph, gint index)
 {

@@ -268,6 +268,19 @@ step_kind (const_dnnl_primitive_desc_t pd)
   return kind;
 }
 
+/* How many of @plan's steps are oneDNN primitives of @kind. */
+static guint
+count_steps_of_kind (const CbiCpuPlan * plan, dnnl_primitive_kind_t kind)
+{
+  guint i, count = 0;
+
+  for (i = 0; i < plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (plan, i);
+    count += pd != NULL && step_kind (pd) == kind;
+  }
+  return count;
+}
+
 /* How many of @plan's steps are oneDNN binary primitives; @slow
  * (optional) receives how many of them run oneDNN's reference code. */
 static guint
@@ -388,6 +401,30 @@ GST_START_TEST (test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum)
   fail_unless_equals_int (p.plan->conv_layout,
       (dnnl_get_effective_cpu_isa () & dnnl_cpu_isa_avx512_core)
       == dnnl_cpu_isa_avx512_core ? dnnl_nChw16c : dnnl_format_tag_any);
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
+/* ops-concat-convs.onnx (tests/models/generate.py): the convolutions
+ * that read a Concat are, in the graph, a convolution per part and an
+ * Add of each onto the sum so far (onnx.c); on the CPU every such Add is
+ * the next part's sum post-op, so of the plan's steps only the widening
+ * convolution's Concat copies, and only the Add of the two heads (of two
+ * sums, neither a convolution's own output) is a binary step; nothing
+ * else runs between the convolutions but the two poolings */
+GST_START_TEST (test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  Planned p;
+
+  planned_open (&p, "ops-concat-convs.onnx", &in);
+  planned_plan (&p);
+  fail_unless_equals_int (count_steps_of_kind (p.plan, dnnl_concat), 1);
+  fail_unless_equals_int (count_steps_of_kind (p.plan, dnnl_convolution), 12);
+  fail_unless_equals_int (count_steps_of_kind (p.plan, dnnl_pooling_v2) +
+      count_steps_of_kind (p.plan, dnnl_pooling), 2);
+  fail_unless_equals_int (count_binary_steps (p.plan, NULL), 1);
   planned_free (&p);
 }
 
@@ -850,6 +887,8 @@ backends_suite (void)
   tcase_add_test (tc, test_layouts_alike_in_all_but_name_share_their_data);
   tcase_add_test (tc, test_a_broadcast_operand_takes_the_first_operands_blocks);
   tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
+  tcase_add_test (tc,
+      test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);
   tcase_add_test (tc, test_a_bias_added_after_a_product_is_the_products_bias);
   tcase_add_test (tc, test_a_bf16_product_feeds_the_next_without_a_conversion);

@@ -430,8 +430,9 @@ static const struct
   /* ShuffleNetV2's unit: halves of a Conv's output by Slice and by Split
    * (a node a part), Concat, the channel shuffle (Reshape, Transpose,
    * Reshape); on the CPU the parts and Reshapes read the channels-last
-   * data in place where oneDNN's layout allows */
-  {"ops-channel-shuffle", 15, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+   * data in place where oneDNN's layout allows; the last Concat, which
+   * the head reads, is the head's two parts and an Add (graph/concat.c) */
+  {"ops-channel-shuffle", 16, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* a CRNN's bidirectional LSTM over a feature map's columns (Conv,
    * Reshape, Transpose, LSTM, Transpose, Reshape), its biases, and
    * initial states expanded to the batch at plan time (four shape
@@ -480,6 +481,10 @@ static const struct
   /* squeeze-and-excitation in channel blocks (Conv, Relu,
    * GlobalAveragePool, Conv, Sigmoid, Mul, Mul, Conv) */
   {"ops-se-blocks", 8, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
+  /* channel Concats read by convolutions taken apart (graph/concat.c):
+   * 19 nodes as written, 25 once the MaxPool moved before its Concat and
+   * four convolutions became sums of a convolution per part */
+  {"ops-concat-convs", 25, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,
@@ -541,6 +546,42 @@ GST_START_TEST (test_a_gelu_written_as_its_formula_is_one_gelu)
   fail_unless_equals_int (convs, 3);
   fail_unless_equals_int (gelus, 2);
   fail_unless_equals_int (erfs, 1);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
+/* ops-concat-convs.onnx (tests/models/generate.py): of its four
+ * Concats only the one a widening convolution reads stays; the MaxPool
+ * after the fire module's Concat is one per part, before it; each
+ * convolution that read a Concat is a convolution per part, the first
+ * with the bias, and an Add of each other onto the sum so far; the
+ * values are checked against onnxruntime above */
+GST_START_TEST (test_a_concat_read_by_convolutions_becomes_their_sum)
+{
+  CbiGraph *g = load_or_fail ("ops-concat-convs.onnx");
+  guint i, concats = 0, pools = 0, convs = 0, adds = 0, biased = 0;
+
+  for (i = 0; i < g->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (g, i);
+    concats += n->op == CBI_OP_CONCAT;
+    pools += n->op == CBI_OP_MAX_POOL;
+    convs += n->op == CBI_OP_CONV;
+    adds += n->op == CBI_OP_ADD;
+    biased += n->op == CBI_OP_CONV && n->n_inputs > 2 && n->inputs[2] >= 0;
+    /* every part reads what its Concat read, never a Concat's output */
+    if (n->op == CBI_OP_CONV && n->inputs[0] != g->input)
+      fail_if (cbi_graph_node (g, cbi_graph_producer (g,
+                  n->inputs[0]))->op == CBI_OP_CONCAT
+          && cbi_graph_tensor (g, n->inputs[1])->dims[0]
+          <= cbi_graph_tensor (g, n->inputs[1])->dims[1], "%s", n->name);
+  }
+  fail_unless_equals_int (concats, 1);
+  fail_unless_equals_int (pools, 2);
+  fail_unless_equals_int (convs, 12);
+  /* head_b has no bias: its first part has none either */
+  fail_unless_equals_int (biased, 7);
+  fail_unless_equals_int (adds, 5);
   cbi_graph_free (g);
 }
 
@@ -977,6 +1018,7 @@ onnx_suite (void)
   tcase_add_test (tc,
       test_a_channels_last_model_refuses_a_tensor_of_another_layout);
   tcase_add_test (tc, test_a_gelu_written_as_its_formula_is_one_gelu);
+  tcase_add_test (tc, test_a_concat_read_by_convolutions_becomes_their_sum);
   tcase_add_test (tc, test_computed_sizes_a_plan_cannot_run_fail_that_plan);
   tcase_add_test (tc, test_a_bad_perm_after_a_transpose_is_refused_not_fused);
   tcase_add_test (tc,

@@ -20,6 +20,19 @@ cbi_cpu_plan_resize (gpointer user_plan, const CbiNode * n,
   CbiDnnlOp op = { CBI_DNNL_RESAMPLING, alg, plan->mds[n->inputs[0]], };
 
   op.factors = factors;
+  /* an upsampled graph output (a segmentation's scores) is resampled
+   * row-major from a row-major copy of the smaller input: oneDNN's jit
+   * kernel either way, where resampling into its own layout then reorders
+   * the whole output, and from another layout straight into row-major is
+   * its reference code */
+  if (cbi_graph_is_output (plan->graph, n->output)
+      && plan->shapes[n->output].n_dims == 4
+      && cbi_shape_count (&plan->shapes[n->output]) >
+      cbi_shape_count (&plan->shapes[n->inputs[0]]))
+    return (args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &op.src,
+            error)) != NULL
+        && cbi_cpu_shape_md (plan, &op.dst, &plan->shapes[n->output], error)
+        && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);
   return cbi_cpu_any_md_as (plan, &op.dst, &plan->shapes[n->output], op.src,
       error)
       && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);

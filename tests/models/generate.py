@@ -2393,6 +2393,53 @@ def ops_concat_convs_model(g):
     return model(nodes, inits)
 
 
+def ops_winograd_model(g):
+    """3x3 convolutions of stride 1 on either side of the CPU's Winograd
+    thresholds (cpu/conv.c: 32 channels in and out, 1568 output positions
+    a batch, which a batch of 2 at 28x28 has): the stem (3 to 32, the
+    image's: direct), 32 to 32 with Relu, 32 to 32 with a residual Add of
+    the stem's output and Relu after it (Winograd, the Add its sum
+    post-op), 32 to 16 and 16 to 16 (too few channels: direct), a Conv
+    1x1 to 16: every convolution's channels are multiples of 16, so on
+    AVX-512 they all write channel blocks, which Winograd's kernel reads
+    and writes as they are"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) *
+                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+
+    def b(c):
+        return g.uniform(-0.2, 0.2, c)
+
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="stem",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c0"], ["s"], name="stem_relu"),
+        node("Conv", ["s", "w1", "b1"], ["c1"], name="wide_a",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c1"], ["r1"], name="wide_a_relu"),
+        node("Conv", ["r1", "w2", "b2"], ["c2"], name="wide_b",
+             pads=[1, 1, 1, 1]),
+        node("Add", ["c2", "s"], ["sum"], name="residual"),
+        node("Relu", ["sum"], ["r2"], name="residual_relu"),
+        node("Conv", ["r2", "w3", "b3"], ["c3"], name="narrow_a",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c3"], ["r3"], name="narrow_a_relu"),
+        node("Conv", ["r3", "w4", "b4"], ["c4"], name="narrow_b",
+             pads=[1, 1, 1, 1]),
+        node("Conv", ["c4", "w5", "b5"], ["output"], name="head"),
+    ]
+    inits = [f32("w0", w(32, 3, 3)), f32("b0", b(32)),
+             f32("w1", w(32, 32, 3)), f32("b1", b(32)),
+             f32("w2", w(32, 32, 3)), f32("b2", b(32)),
+             f32("w3", w(16, 32, 3)), f32("b3", b(16)),
+             f32("w4", w(16, 16, 3)), f32("b4", b(16)),
+             f32("w5", w(16, 16, 1)), f32("b5", b(16))]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 16, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2424,6 +2471,7 @@ OPS_MODELS = (
     ("ops-full-reduce", ops_full_reduce_model, 71, FOLD_SHAPE),
     ("ops-bias-chain", ops_bias_chain_model, 72, FOLD_SHAPE),
     ("ops-concat-convs", ops_concat_convs_model, 73, FOLD_SHAPE),
+    ("ops-winograd", ops_winograd_model, 74, (2, 3, 28, 28)),
 )
 
 

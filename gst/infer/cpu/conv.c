@@ -104,21 +104,70 @@ cbi_cpu_conv_residual (CbiCpuPlan * plan, const CbiNode * n,
   return TRUE;
 }
 
+/* A 3x3 convolution of stride 1 in float32 runs as Winograd's F(4x4,
+ * 3x3) where oneDNN has a kernel for it (AVX-512): a quarter of the
+ * multiplications of the direct kernel, which both onnxruntime and
+ * OpenVINO run, for results within float32's rounding of it. Its weights,
+ * transformed once at planning, take four times the memory of the 3x3
+ * ones, so it is taken where each weight serves enough output values: at
+ * least this many channels in and out (with fewer its transforms cost
+ * more than they save), and this many output positions in a batch (8
+ * frames of 14x14: a ResNet's last stage at 7x7 stays direct, where the
+ * saving is small and the weights the largest). */
+#define CBI_CPU_WINOGRAD_MIN_CHANNELS 32
+#define CBI_CPU_WINOGRAD_MIN_POSITIONS 1568
+
+static gboolean
+cbi_cpu_conv_winograd_pays (const CbiNode * n, const CbiTensorInfo * w,
+    const dnnl_dims_t ydims)
+{
+  const CbiConvAttrs *a = &n->conv;
+
+  return n->op == CBI_OP_CONV && a->group == 1 && w->n_dims == 4
+      && w->dims[2] == 3 && w->dims[3] == 3
+      && a->strides[0] == 1 && a->strides[1] == 1
+      && a->dilations[0] == 1 && a->dilations[1] == 1
+      && w->dims[0] >= CBI_CPU_WINOGRAD_MIN_CHANNELS
+      && w->dims[1] >= CBI_CPU_WINOGRAD_MIN_CHANNELS
+      && ydims[0] * ydims[2] * ydims[3] >= CBI_CPU_WINOGRAD_MIN_POSITIONS;
+}
+
+/* @op's primitive (with @attr) into @pd, in Winograd's algorithm first
+ * where @op asks for it and oneDNN runs it in a fast kernel, else in
+ * @alg, oneDNN's choice. */
+static dnnl_status_t
+cbi_cpu_conv_create (CbiCpuPlan * plan, CbiDnnlOp * op,
+    const_dnnl_primitive_attr_t attr, dnnl_alg_kind_t alg,
+    dnnl_primitive_desc_t * pd)
+{
+  const gchar *impl;
+
+  if (op->alg == dnnl_convolution_winograd) {
+    if (cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine) == dnnl_success
+        && cbi_cpu_fast_impl (*pd, &impl))
+      return dnnl_success;
+    g_clear_pointer (pd, dnnl_primitive_desc_destroy);
+    op->alg = alg;
+  }
+  return cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine);
+}
+
 /* @op's primitive writing onto the residual @res, in its layout, and
- * adding to it (a sum post-op, then the Add's activation); FALSE (nothing
+ * adding to it (a sum post-op, then the Add's activation), in Winograd's
+ * algorithm where @op asks for it and it runs so, else in @alg; FALSE (nothing
  * to free) where oneDNN would run that in its reference code, or not at
  * all. */
 static gboolean
 cbi_cpu_conv_with_residual (CbiCpuPlan * plan, CbiDnnlOp * op,
-    const CbiCpuResidual * res, dnnl_primitive_desc_t * pd,
-    dnnl_primitive_attr_t * attr)
+    const CbiCpuResidual * res, dnnl_alg_kind_t alg,
+    dnnl_primitive_desc_t * pd, dnnl_primitive_attr_t * attr)
 {
   const CbiMd dst = op->dst;
   const char *impl = NULL;
 
   op->dst = plan->mds[res->tensor];
   if (cbi_cpu_attr_residual (res->post, attr, NULL)
-      && cbi_dnnl_op_create (pd, op, *attr, plan->cpu->engine) == dnnl_success
+      && cbi_cpu_conv_create (plan, op, *attr, alg, pd) == dnnl_success
       && dnnl_primitive_desc_query (*pd, dnnl_query_impl_info_str, 0,
           &impl) == dnnl_success && impl != NULL
       && !g_str_has_prefix (impl, "ref"))
@@ -170,6 +219,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   dnnl_exec_arg_t args[4];
   dnnl_data_type_t in_type, out_type;
   dnnl_format_tag_t layout;
+  dnnl_alg_kind_t alg;
   gint attempt;
   /* oneDNN's kernels for fewer than 8 output channels (an image's last
    * layer) are several times slower than for 8: such an output is
@@ -238,6 +288,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       && plan->conv_layout != dnnl_format_tag_any;
   if (first)
     op.alg = dnnl_convolution_direct;
+  alg = op.alg;
   if (!DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_user, wnd, wdims,
               transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw : dnnl_oihw),
           "weights desc")
@@ -287,12 +338,15 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     op.src = xmd;
     op.weights = wmd_any;
     op.dst = ymd;
+    op.alg = attempt == 1 && !first && !widen
+        && cbi_cpu_conv_winograd_pays (n, w, ydims) ?
+        dnnl_convolution_winograd : alg;
     /* a residual connection's Add (and its activation) as post-ops: no
      * pass of its own over the output; the Add's planner then finds its
      * output written (cbi_cpu_plan_binary ()) */
     if (!widen && !transpose && post == NULL
         && cbi_cpu_conv_residual (plan, n, &res)
-        && cbi_cpu_conv_with_residual (plan, &op, &res, &pd, &attr)) {
+        && cbi_cpu_conv_with_residual (plan, &op, &res, alg, &pd, &attr)) {
       residual = TRUE;
       out = res.out;
       plan->bf16_ops += attempt == 0;
@@ -308,8 +362,8 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
           pd && impl ? impl : "no bfloat16 primitive");
       g_clear_pointer (&pd, dnnl_primitive_desc_destroy);
       g_clear_pointer (&attr, dnnl_primitive_attr_destroy);
-    } else if (!DNNL_CHECK (cbi_dnnl_op_create (&pd, &op, attr,
-                plan->cpu->engine), "convolution primitive desc")) {
+    } else if (!DNNL_CHECK (cbi_cpu_conv_create (plan, &op, attr, alg, &pd),
+            "convolution primitive desc")) {
       goto done;
     }
   }

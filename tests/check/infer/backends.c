@@ -430,6 +430,73 @@ GST_START_TEST (test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu)
 
 GST_END_TEST;
 
+/* Whether oneDNN runs a 3x3 convolution of @channels in and out on
+ * @in (N x C x H x W, padded to keep its size) as Winograd's, in a fast
+ * kernel, on this CPU (AVX-512 in oneDNN 2.x) */
+static gboolean
+onednn_has_winograd (const CbiShape * in, gint64 channels)
+{
+  dnnl_engine_t engine = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_memory_desc_t x, w, y;
+  dnnl_convolution_desc_t cd;
+  dnnl_dims_t xd = { in->dims[0], channels, in->dims[2], in->dims[3] };
+  dnnl_dims_t wd = { channels, channels, 3, 3 }, one = { 1, 1 };
+  const gchar *impl = NULL;
+  gboolean has = FALSE;
+
+  fail_unless (dnnl_engine_create (&engine, dnnl_cpu, 0) == dnnl_success);
+  dnnl_memory_desc_init_by_tag (&x, 4, xd, dnnl_f32, dnnl_format_tag_any);
+  dnnl_memory_desc_init_by_tag (&w, 4, wd, dnnl_f32, dnnl_format_tag_any);
+  dnnl_memory_desc_init_by_tag (&y, 4, xd, dnnl_f32, dnnl_format_tag_any);
+  if (dnnl_convolution_forward_desc_init (&cd, dnnl_forward_inference,
+          dnnl_convolution_winograd, &x, &w, NULL, &y, one, one, one)
+      == dnnl_success
+      && dnnl_primitive_desc_create (&pd, &cd, NULL, engine, NULL)
+      == dnnl_success
+      && dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
+      == dnnl_success && impl != NULL)
+    has = !g_str_has_prefix (impl, "ref");
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  dnnl_engine_destroy (engine);
+  return has;
+}
+
+/* ops-winograd.onnx (tests/models/generate.py): of its 3x3 convolutions
+ * of stride 1, the two of 32 channels in and out on a batch of 2 at 28x28
+ * run as Winograd's where oneDNN has it on this CPU, the second with the
+ * residual Add as its sum post-op; the image's, and those of 16 channels,
+ * stay direct. onnx.c checks the values against onnxruntime. */
+GST_START_TEST (test_wide_3x3_convolutions_run_as_winograds_where_it_pays)
+{
+  const CbiShape in = { 4, {2, 3, 28, 28} };
+  const gboolean has = onednn_has_winograd (&in, 32);
+  guint i, winograd = 0, convs = 0;
+  Planned p;
+
+  planned_open (&p, "ops-winograd.onnx", &in);
+  planned_plan (&p);
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+    const gchar *impl = NULL;
+    if (pd == NULL || step_kind (pd) != dnnl_convolution)
+      continue;
+    convs++;
+    fail_unless (dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
+            &impl) == dnnl_success && impl != NULL);
+    winograd += strstr (impl, "wino") != NULL;
+  }
+  fail_unless_equals_int (convs, 6);
+  fail_unless_equals_int (winograd, has ? 2 : 0);
+  fail_unless_equals_int (count_binary_steps (p.plan, NULL), 0);
+  if (!has)
+    GST_INFO ("oneDNN has no Winograd kernel on this CPU: all run direct");
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
 /* bf16-products.onnx (tests/models/generate.py): the image's rows, N x 3
  * x 48 x 64, times constant [64, 256] and [256, 64] matrices that every
  * batch shares, and a Gemm: in float32 each is one 2-D oneDNN matmul (the
@@ -889,6 +956,8 @@ backends_suite (void)
   tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
   tcase_add_test (tc,
       test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
+  tcase_add_test (tc,
+      test_wide_3x3_convolutions_run_as_winograds_where_it_pays);
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);
   tcase_add_test (tc, test_a_bias_added_after_a_product_is_the_products_bias);
   tcase_add_test (tc, test_a_bf16_product_feeds_the_next_without_a_conversion);

@@ -485,6 +485,9 @@ static const struct
    * 19 nodes as written, 25 once the MaxPool moved before its Concat and
    * four convolutions became sums of a convolution per part */
   {"ops-concat-convs", 25, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* 3x3 convolutions either side of the CPU's Winograd thresholds
+   * (cpu/conv.c; backends.c checks which run it) */
+  {"ops-winograd", 11, {4, {2, 3, 28, 28}}, {4, {2, 16, 28, 28}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

@@ -2440,6 +2440,26 @@ def ops_winograd_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_upsample_output_model(g):
+    """A segmentation's head: Conv 1x1 to 5 channels, Relu, then bilinear
+    Resize with half-pixel centres by 2.5 along both axes (6x8 to 15x20:
+    the taps' weights not a fixed pattern) as the graph's output, which
+    the CPU backend resamples row-major by its own loop"""
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="scores"),
+        node("Relu", ["c0"], ["r"], name="scores_relu"),
+        node("Resize", ["r", "", "scales"], ["output"], name="up",
+             mode="linear"),
+    ]
+    inits = [f32("w0", (g.standard_normal((5, 3, 1, 1)) * 0.5)),
+             f32("b0", g.uniform(-0.2, 0.2, 5)),
+             f32("scales", [1.0, 1.0, 2.5, 2.5])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 5, "H2", "W2"])
+    return model(nodes, inits, outputs=[out])
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2472,6 +2492,7 @@ OPS_MODELS = (
     ("ops-bias-chain", ops_bias_chain_model, 72, FOLD_SHAPE),
     ("ops-concat-convs", ops_concat_convs_model, 73, FOLD_SHAPE),
     ("ops-winograd", ops_winograd_model, 74, (2, 3, 28, 28)),
+    ("ops-upsample-output", ops_upsample_output_model, 75, FOLD_SHAPE),
 )
 
 

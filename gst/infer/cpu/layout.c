@@ -8,6 +8,37 @@
 
 #include <string.h>
 
+/* An upsampled graph output (a segmentation's scores): resampled
+ * row-major from a row-major copy of the smaller input, by our loop where
+ * it is bilinear, else oneDNN's. Resampled into oneDNN's own layout, the
+ * whole output was then reordered; from another layout straight into
+ * row-major is oneDNN's reference code; and its row-major kernel takes
+ * several times longer than our loop, which blends each input row along
+ * the width once and then writes the output's rows as blends of two. */
+static gboolean
+cbi_cpu_plan_upsampled_output (CbiCpuPlan * plan, const CbiNode * n,
+    CbiDnnlOp * op, dnnl_exec_arg_t * args, GError ** error)
+{
+  const CbiShape *xs = &plan->shapes[n->inputs[0]];
+  const CbiShape *ys = &plan->shapes[n->output];
+  dnnl_memory_t to;
+  gpointer from = NULL, dst = NULL;
+
+  if ((args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &op->src,
+              error)) == NULL || !cbi_cpu_shape_md (plan, &op->dst, ys, error))
+    return FALSE;
+  if (n->mode != CBI_RESIZE_LINEAR || ys->dims[3] > CBI_CPU_UPSAMPLE_MAX_WIDTH)
+    return cbi_cpu_plan_op (plan, op, n, NULL, args, 1, error);
+  if ((to = cbi_cpu_new_output (plan, n->output, op->dst, error)) == NULL)
+    return FALSE;
+  dnnl_memory_get_data_handle (args[0].memory, &from);
+  dnnl_memory_get_data_handle (to, &dst);
+  cbi_cpu_add_loop (plan, cbi_cpu_run_upsample, cbi_cpu_upsample_new (from,
+          dst, xs->dims[0] * xs->dims[1], xs->dims[2], xs->dims[3],
+          ys->dims[2], ys->dims[3], n->alpha, n->beta));
+  return TRUE;
+}
+
 gboolean
 cbi_cpu_plan_resize (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -20,19 +51,11 @@ cbi_cpu_plan_resize (gpointer user_plan, const CbiNode * n,
   CbiDnnlOp op = { CBI_DNNL_RESAMPLING, alg, plan->mds[n->inputs[0]], };
 
   op.factors = factors;
-  /* an upsampled graph output (a segmentation's scores) is resampled
-   * row-major from a row-major copy of the smaller input: oneDNN's jit
-   * kernel either way, where resampling into its own layout then reorders
-   * the whole output, and from another layout straight into row-major is
-   * its reference code */
   if (cbi_graph_is_output (plan->graph, n->output)
       && plan->shapes[n->output].n_dims == 4
       && cbi_shape_count (&plan->shapes[n->output]) >
       cbi_shape_count (&plan->shapes[n->inputs[0]]))
-    return (args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &op.src,
-            error)) != NULL
-        && cbi_cpu_shape_md (plan, &op.dst, &plan->shapes[n->output], error)
-        && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);
+    return cbi_cpu_plan_upsampled_output (plan, n, &op, args, error);
   return cbi_cpu_any_md_as (plan, &op.dst, &plan->shapes[n->output], op.src,
       error)
       && cbi_cpu_plan_op (plan, &op, n, NULL, args, 1, error);

@@ -178,6 +178,96 @@ cbi_cpu_run_channels (gconstpointer channels)
   }
 }
 
+/* Where output position @o of @out reads an input of @in positions,
+ * scaled by @factor: from @i0 and @i1, @w of the way to @i1. */
+static void
+cbi_cpu_upsample_axis (gint64 in, gint64 out, gfloat factor, gint32 * i0,
+    gint32 * i1, gfloat * w)
+{
+  gint64 o, a;
+
+  for (o = 0; o < out; o++) {
+    gdouble at = MAX ((o + 0.5) / factor - 0.5, 0.0);
+    a = MIN ((gint64) floor (at), in - 1);
+    i0[o] = a;
+    i1[o] = MIN (a + 1, in - 1);
+    w[o] = (gfloat) (at - a);
+  }
+}
+
+CbiCpuUpsample *
+cbi_cpu_upsample_new (const gfloat * src, gfloat * dst, gint64 planes,
+    gint64 ih, gint64 iw, gint64 oh, gint64 ow, gfloat fy, gfloat fx)
+{
+  CbiCpuUpsample *u = g_malloc0 (sizeof (CbiCpuUpsample)
+      + 2 * (ow + oh) * sizeof (gint32) + (ow + oh) * sizeof (gfloat));
+  gint32 *x0 = (gint32 *) (u + 1), *x1 = x0 + ow, *y0 = x1 + ow, *y1 = y0 + oh;
+  gfloat *wx = (gfloat *) (y1 + oh), *wy = wx + ow;
+
+  u->src = src;
+  u->dst = dst;
+  u->planes = planes;
+  u->ih = ih;
+  u->iw = iw;
+  u->oh = oh;
+  u->ow = ow;
+  cbi_cpu_upsample_axis (iw, ow, fx, x0, x1, wx);
+  cbi_cpu_upsample_axis (ih, oh, fy, y0, y1, wy);
+  u->x0 = x0;
+  u->x1 = x1;
+  u->y0 = y0;
+  u->y1 = y1;
+  u->wx = wx;
+  u->wy = wy;
+  return u;
+}
+
+/* Input row @r of @plane blended along the width into @out. */
+static inline void
+cbi_cpu_upsample_row (const CbiCpuUpsample * u, const gfloat * plane,
+    gint64 r, gfloat * out)
+{
+  const gfloat *row = plane + r * u->iw;
+  gint64 x;
+
+#pragma omp simd
+  for (x = 0; x < u->ow; x++) {
+    gfloat a = row[u->x0[x]], b = row[u->x1[x]];
+    out[x] = a + (b - a) * u->wx[x];
+  }
+}
+
+void
+cbi_cpu_run_upsample (gconstpointer upsample)
+{
+  const CbiCpuUpsample *u = upsample;
+  gint64 plane;
+
+#pragma omp parallel for schedule(static)
+  for (plane = 0; plane < u->planes; plane++) {
+    /* input row r blended along the width sits in rows[r % 2]: the two
+     * rows an output row reads are one apart (or the same, at the edge) */
+    gfloat rows[2][CBI_CPU_UPSAMPLE_MAX_WIDTH];
+    gint64 have[2] = { -1, -1 }, y, x;
+    const gfloat *src = u->src + plane * u->ih * u->iw;
+    gfloat *dst = u->dst + plane * u->oh * u->ow;
+
+    for (y = 0; y < u->oh; y++) {
+      const gint64 r0 = u->y0[y], r1 = u->y1[y];
+      const gfloat w = u->wy[y];
+      const gfloat *t0 = rows[r0 % 2], *t1 = rows[r1 % 2];
+      gfloat *out = dst + y * u->ow;
+      if (have[r0 % 2] != r0)
+        cbi_cpu_upsample_row (u, src, have[r0 % 2] = r0, rows[r0 % 2]);
+      if (have[r1 % 2] != r1)
+        cbi_cpu_upsample_row (u, src, have[r1 % 2] = r1, rows[r1 % 2]);
+#pragma omp simd
+      for (x = 0; x < u->ow; x++)
+        out[x] = t0[x] + (t1[x] - t0[x]) * w;
+    }
+  }
+}
+
 /* The input offset of output position @idx along dimension @d of @v,
  * whose Gather positions are @index. */
 static inline gint64

@@ -68,6 +68,32 @@ typedef struct
 
 void cbi_cpu_run_channels (gconstpointer channels);
 
+/* The widest output row cbi_cpu_run_upsample () takes: it keeps two
+ * rows of it on each thread's stack. */
+#define CBI_CPU_UPSAMPLE_MAX_WIDTH 4096
+
+/* Bilinear resize with half-pixel centres of @planes row-major planes of
+ * @ih x @iw at @src into planes of @oh x @ow at @dst: each output row
+ * blends two input rows (@y0, @y1, by @wy), each first blended along the
+ * width (@x0, @x1, by @wx) once into a row of the output's width. The
+ * tables follow the struct in its one allocation. */
+typedef struct
+{
+  const gfloat *src;
+  gfloat *dst;
+  gint64 planes, ih, iw, oh, ow;
+  const gint32 *x0, *x1, *y0, *y1;
+  const gfloat *wx, *wy;
+} CbiCpuUpsample;
+
+/* A new CbiCpuUpsample (free with g_free ()) of @planes planes from @ih x
+ * @iw to @oh x @ow, the output's position o taken from the input's (o +
+ * 0.5) / @fy - 0.5 (and @fx along the width), clamped to the edges. */
+CbiCpuUpsample *cbi_cpu_upsample_new (const gfloat * src, gfloat * dst,
+    gint64 planes, gint64 ih, gint64 iw, gint64 oh, gint64 ow, gfloat fy,
+    gfloat fx);
+void cbi_cpu_run_upsample (gconstpointer upsample);
+
 /* Slice, Gather and Expand: @view read from row-major @src into
  * row-major @dst. */
 typedef struct

@@ -497,6 +497,36 @@ GST_START_TEST (test_wide_3x3_convolutions_run_as_winograds_where_it_pays)
 
 GST_END_TEST;
 
+/* ops-upsample-output.onnx (tests/models/generate.py): the bilinear
+ * Resize that writes the graph's output runs as our loop into the
+ * row-major output, from a row-major copy of its input: no resampling
+ * primitive, and no reorder of the whole output after it (the plan's
+ * only reorder is the small input's). onnx.c checks the values against
+ * onnxruntime. */
+GST_START_TEST (test_an_upsampled_output_is_resampled_row_major_by_our_loop)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  const gint64 input_bytes = 2 * 5 * 6 * 8 * sizeof (gfloat);
+  guint i, loops = 0;
+  Planned p;
+
+  planned_open (&p, "ops-upsample-output.onnx", &in);
+  planned_plan (&p);
+  fail_unless_equals_int (count_steps_of_kind (p.plan, dnnl_resampling), 0);
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const CbiCpuStep *step = &g_array_index (p.plan->steps, CbiCpuStep, i);
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+    loops += step->run == cbi_cpu_run_upsample;
+    if (pd && step_kind (pd) == dnnl_reorder)
+      fail_unless (dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md
+              (pd, dnnl_query_dst_md, 0)) <= (gsize) input_bytes);
+  }
+  fail_unless_equals_int (loops, 1);
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
 /* bf16-products.onnx (tests/models/generate.py): the image's rows, N x 3
  * x 48 x 64, times constant [64, 256] and [256, 64] matrices that every
  * batch shares, and a Gemm: in float32 each is one 2-D oneDNN matmul (the
@@ -958,6 +988,8 @@ backends_suite (void)
       test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
   tcase_add_test (tc,
       test_wide_3x3_convolutions_run_as_winograds_where_it_pays);
+  tcase_add_test (tc,
+      test_an_upsampled_output_is_resampled_row_major_by_our_loop);
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);
   tcase_add_test (tc, test_a_bias_added_after_a_product_is_the_products_bias);
   tcase_add_test (tc, test_a_bf16_product_feeds_the_next_without_a_conversion);

@@ -2460,6 +2460,35 @@ def ops_upsample_output_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_attention_model(g):
+    """One head of self-attention over the image's 48 positions, as a
+    transformer's exporters write it: Reshape to N x 3 x 48, Transpose to
+    tokens, three MatMuls by [3, 8] weights (Q, K, V), Transpose of K,
+    Q K^T, Softmax along the last axis, by V, a MatMul by [8, 3] and back
+    to N x 3 x 6 x 8 (Transpose, Reshape)"""
+    node = helper.make_node
+    nodes = [
+        node("Reshape", ["image", "flat"], ["x"], name="flatten"),
+        node("Transpose", ["x"], ["t"], name="tokens", perm=[0, 2, 1]),
+        node("MatMul", ["t", "wq"], ["q"], name="query"),
+        node("MatMul", ["t", "wk"], ["k"], name="key"),
+        node("MatMul", ["t", "wv"], ["v"], name="value"),
+        node("Transpose", ["k"], ["kt"], name="key_t", perm=[0, 2, 1]),
+        node("MatMul", ["q", "kt"], ["scores"], name="scores"),
+        node("Softmax", ["scores"], ["weights"], name="softmax", axis=-1),
+        node("MatMul", ["weights", "v"], ["o"], name="attend"),
+        node("MatMul", ["o", "wo"], ["y"], name="project"),
+        node("Transpose", ["y"], ["yt"], name="channels", perm=[0, 2, 1]),
+        node("Reshape", ["yt", "image_shape"], ["output"], name="unflatten"),
+    ]
+    inits = [i64("flat", [0, 3, 48]), i64("image_shape", [0, 3, 6, 8]),
+             f32("wq", g.standard_normal((3, 8)) * 0.8),
+             f32("wk", g.standard_normal((3, 8)) * 0.8),
+             f32("wv", g.standard_normal((3, 8)) * 0.8),
+             f32("wo", g.standard_normal((8, 3)) * 0.5)]
+    return model(nodes, inits)
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2493,6 +2522,7 @@ OPS_MODELS = (
     ("ops-concat-convs", ops_concat_convs_model, 73, FOLD_SHAPE),
     ("ops-winograd", ops_winograd_model, 74, (2, 3, 28, 28)),
     ("ops-upsample-output", ops_upsample_output_model, 75, FOLD_SHAPE),
+    ("ops-attention", ops_attention_model, 76, FOLD_SHAPE),
 )
 
 

@@ -393,8 +393,9 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
       return FALSE;
     if (info->data)
       mem = cbi_cpu_memory (plan, md[i], info->data, error);
-    else if (rows && cbi_cpu_bf16_rows (plan, t, &md[i]))
-      /* a product wrote it in bfloat16, row-major: read as it is */
+    else if ((rows || i == 0) && cbi_cpu_bf16_rows (plan, t, &md[i]))
+      /* a product (or a softmax, norm.c) wrote it in bfloat16,
+       * row-major: read as it is */
       mem = cbi_cpu_view (plan, plan->mems[t], md[i], error);
     else if ((mem = cbi_cpu_plain (plan, t, &own, error)) != NULL)
       mem = cbi_cpu_view (plan, mem, md[i], error);

@@ -614,6 +614,84 @@ GST_START_TEST (test_a_bias_added_after_a_product_is_the_products_bias)
 
 GST_END_TEST;
 
+/* Whether oneDNN has a fast softmax along the last axis of @dims (3-D)
+ * from float32 into bfloat16 on this CPU. */
+static gboolean
+onednn_has_bf16_softmax (const dnnl_dims_t dims)
+{
+  dnnl_engine_t engine = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  dnnl_memory_desc_t x, y;
+  dnnl_softmax_v2_desc_t sd;
+  const gchar *impl = NULL;
+  gboolean has = FALSE;
+
+  fail_unless (dnnl_engine_create (&engine, dnnl_cpu, 0) == dnnl_success);
+  dnnl_memory_desc_init_by_tag (&x, 3, dims, dnnl_f32, dnnl_abc);
+  dnnl_memory_desc_init_by_tag (&y, 3, dims, dnnl_bf16, dnnl_abc);
+  if (dnnl_softmax_v2_forward_desc_init (&sd, dnnl_forward_inference,
+          dnnl_softmax_accurate, &x, &y, 2) == dnnl_success
+      && dnnl_primitive_desc_create (&pd, &sd, NULL, engine, NULL)
+      == dnnl_success
+      && dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
+      == dnnl_success && impl != NULL)
+    has = !g_str_has_prefix (impl, "ref");
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  dnnl_engine_destroy (engine);
+  return has;
+}
+
+/* ops-attention.onnx in bfloat16's wide plan, where the CPU has it: the
+ * Softmax, which only the product by the values reads, writes bfloat16,
+ * and that product reads it as it is: no reorder in the plan reads the
+ * Softmax's output (N x 48 x 48) */
+GST_START_TEST (test_a_bf16_softmax_feeds_its_product_without_a_conversion)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  const dnnl_dims_t scores = { 2, 48, 48 };
+  GError *err = NULL;
+  guint i, softmaxes = 0, low = 0, converted = 0;
+  Planned p;
+
+  planned_open (&p, "ops-attention.onnx", &in);
+  if (!cbi_backend_has_precision (p.backend, CBI_PRECISION_BF16, &err)) {
+    GST_INFO ("no bf16 on this CPU: %s", err->message);
+    g_clear_error (&err);
+    planned_free (&p);
+    return;
+  }
+  p.backend->precision = CBI_PRECISION_BF16;
+  p.backend->precision_wide = TRUE;
+  planned_plan (&p);
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+    dnnl_primitive_kind_t kind = pd ? step_kind (pd) : dnnl_undefined_primitive;
+    CbiMd md;
+
+    if (kind == dnnl_softmax_v2 || kind == dnnl_softmax) {
+      softmaxes++;
+      low += cbi_md_data_type (dnnl_primitive_desc_query_md (pd,
+              dnnl_query_dst_md, 0)) == dnnl_bf16;
+    }
+    if (kind != dnnl_reorder)
+      continue;
+    md = dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
+    converted += cbi_md_n_dims (md) == 3 && cbi_md_dims (md)[1] == 48
+        && cbi_md_dims (md)[2] == 48;
+  }
+  fail_unless_equals_int (softmaxes, 1);
+  if (onednn_has_bf16_softmax (scores)) {
+    fail_unless_equals_int (low, 1);
+    fail_unless_equals_int (converted, 0);
+  } else {
+    GST_INFO ("oneDNN has no fast softmax writing bfloat16 here");
+  }
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
 /* ops-linear-bias.onnx in bfloat16's wide plan, where the CPU has it:
  * where both products take bfloat16, the first writes its output (after
  * its bias and Relu) in bfloat16 for the second, which reads it as it
@@ -993,6 +1071,8 @@ backends_suite (void)
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);
   tcase_add_test (tc, test_a_bias_added_after_a_product_is_the_products_bias);
   tcase_add_test (tc, test_a_bf16_product_feeds_the_next_without_a_conversion);
+  tcase_add_test (tc,
+      test_a_bf16_softmax_feeds_its_product_without_a_conversion);
   tcase_add_test (tc,
       test_a_leading_broadcast_runs_in_rows_not_in_reference_code);
   tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);

@@ -491,6 +491,11 @@ static const struct
   /* a bilinear Resize by 2.5 as the graph's output (Conv, Relu,
    * Resize): on the CPU our loop's row-major resampling (backends.c) */
   {"ops-upsample-output", 3, {4, {2, 3, 6, 8}}, {4, {2, 5, 15, 20}}, 1e-5f},
+  /* one head of self-attention over the image's positions (Reshape,
+   * Transpose, three MatMuls, Transpose, MatMul, Softmax, MatMul,
+   * MatMul, Transpose, Reshape); in bf16's wide plan the Softmax writes
+   * bfloat16 for the product after it (backends.c) */
+  {"ops-attention", 12, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

@@ -904,7 +904,7 @@ def half_shapes_model(g):
                          name="up", strides=[2, 2], pads=[1, 1, 1, 1],
                          output_padding=[1, 1]),
         helper.make_node("Conv", ["c2", "w_group", "b_group"], ["c3"],
-                         name="transposed", pads=[1, 1, 1, 1]),
+                         name="grouped", pads=[1, 1, 1, 1], group=2),
         helper.make_node("Relu", ["c3"], ["r3"], name="relu"),
         helper.make_node("Conv", ["r3", "w_out"], ["output"], name="out"),
     ], [f32("w_in", w(64, 3, 3, 3)), f32("b_in", g.standard_normal(64) * 0.1),
@@ -1813,7 +1813,7 @@ def ops_broadcast_model(g):
     w = (g.standard_normal((4, 3, 3, 3)) * 0.4).astype(np.float32)
     w2 = (g.standard_normal((4, 4, 1, 1)) * 0.5).astype(np.float32)
     k = g.uniform(0.5, 1.5, (1, 4, 1, 1)).astype(np.float32)
-    wg = (g.standard_normal((4, 4, 3, 3)) * 0.3).astype(np.float32)
+    wg = (g.standard_normal((4, 2, 3, 3)) * 0.3).astype(np.float32)
     wo = (g.standard_normal((3, 4, 1, 1)) * 0.4).astype(np.float32)
 
     def bn(x, y, stem):

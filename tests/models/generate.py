@@ -2396,13 +2396,14 @@ def ops_concat_convs_model(g):
 def ops_winograd_model(g):
     """3x3 convolutions of stride 1 on either side of the CPU's Winograd
     thresholds (cpu/conv.c: 32 channels in and out, 1568 output positions
-    a batch, which a batch of 2 at 28x28 has): the stem (3 to 32, the
-    image's: direct), 32 to 32 with Relu, 32 to 32 with a residual Add of
-    the stem's output and Relu after it (Winograd, the Add its sum
-    post-op), 32 to 16 and 16 to 16 (too few channels: direct), a Conv
-    1x1 to 16: every convolution's channels are multiples of 16, so on
-    AVX-512 they all write channel blocks, which Winograd's kernel reads
-    and writes as they are"""
+    a batch, scratch and weights within the activations' bytes, which a
+    batch of 2 at 112x112 has): the stem (3 to 32, the image's: direct),
+    32 to 32 with Relu, 32 to 32 with a residual Add of the stem's output
+    and Relu after it (Winograd, the Add its sum post-op), 32 to 16 and 16
+    to 16 (too few channels: direct), then a 4x4 Conv of stride 4 to 16
+    (a smaller output to compare): every convolution's channels are
+    multiples of 16, so on AVX-512 they all write channel blocks, which
+    Winograd's kernel reads and writes as they are"""
     def w(co, ci, k):
         return (g.standard_normal((co, ci, k, k)) *
                 (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
@@ -2427,14 +2428,15 @@ def ops_winograd_model(g):
         node("Relu", ["c3"], ["r3"], name="narrow_a_relu"),
         node("Conv", ["r3", "w4", "b4"], ["c4"], name="narrow_b",
              pads=[1, 1, 1, 1]),
-        node("Conv", ["c4", "w5", "b5"], ["output"], name="head"),
+        node("Conv", ["c4", "w5", "b5"], ["output"], name="head",
+             strides=[4, 4]),
     ]
     inits = [f32("w0", w(32, 3, 3)), f32("b0", b(32)),
              f32("w1", w(32, 32, 3)), f32("b1", b(32)),
              f32("w2", w(32, 32, 3)), f32("b2", b(32)),
              f32("w3", w(16, 32, 3)), f32("b3", b(16)),
              f32("w4", w(16, 16, 3)), f32("b4", b(16)),
-             f32("w5", w(16, 16, 1)), f32("b5", b(16))]
+             f32("w5", w(16, 16, 4)), f32("b5", b(16))]
     out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
                                         ["N", 16, "H", "W"])
     return model(nodes, inits, outputs=[out])
@@ -2520,7 +2522,7 @@ OPS_MODELS = (
     ("ops-full-reduce", ops_full_reduce_model, 71, FOLD_SHAPE),
     ("ops-bias-chain", ops_bias_chain_model, 72, FOLD_SHAPE),
     ("ops-concat-convs", ops_concat_convs_model, 73, FOLD_SHAPE),
-    ("ops-winograd", ops_winograd_model, 74, (2, 3, 28, 28)),
+    ("ops-winograd", ops_winograd_model, 74, (2, 3, 112, 112)),
     ("ops-upsample-output", ops_upsample_output_model, 75, FOLD_SHAPE),
     ("ops-attention", ops_attention_model, 76, FOLD_SHAPE),
 )

@@ -107,13 +107,11 @@ cbi_cpu_conv_residual (CbiCpuPlan * plan, const CbiNode * n,
 /* A 3x3 convolution of stride 1 in float32 runs as Winograd's F(4x4,
  * 3x3) where oneDNN has a kernel for it (AVX-512): a quarter of the
  * multiplications of the direct kernel, which both onnxruntime and
- * OpenVINO run, for results within float32's rounding of it. Its weights,
- * transformed once at planning, take four times the memory of the 3x3
- * ones, so it is taken where each weight serves enough output values: at
- * least this many channels in and out (with fewer its transforms cost
- * more than they save), and this many output positions in a batch (8
- * frames of 14x14: a ResNet's last stage at 7x7 stays direct, where the
- * saving is small and the weights the largest). */
+ * OpenVINO run, for results within float32's rounding of it. It is taken
+ * where each weight serves enough output values: at least this many
+ * channels in and out (with fewer its transforms cost more than they
+ * save), and this many output positions in a batch (8 frames of 14x14);
+ * and where its memory fits (cbi_cpu_winograd_memory_fits ()). */
 #define CBI_CPU_WINOGRAD_MIN_CHANNELS 32
 #define CBI_CPU_WINOGRAD_MIN_POSITIONS 1568
 
@@ -132,19 +130,46 @@ cbi_cpu_conv_winograd_pays (const CbiNode * n, const CbiTensorInfo * w,
       && ydims[0] * ydims[2] * ydims[3] >= CBI_CPU_WINOGRAD_MIN_POSITIONS;
 }
 
+/* Whether Winograd's @pd, for a convolution whose source, weights and
+ * output take @src, @weights and @dst bytes, takes no more memory than
+ * those activations do besides: its scratch (the transformed tiles, as
+ * wide as the channels) and the growth of its weights. Past that (a
+ * segmentation head of 2048 channels: three times the plan's memory) the
+ * memory is the dearer of the two. */
+static gboolean
+cbi_cpu_winograd_memory_fits (const_dnnl_primitive_desc_t pd, gsize src,
+    gsize weights, gsize dst)
+{
+  gsize scratch = dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md
+      (pd, dnnl_query_scratchpad_md, 0));
+  gsize transformed = dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md
+      (pd, dnnl_query_weights_md, 0));
+
+  return scratch + (transformed > weights ? transformed - weights : 0)
+      <= src + dst;
+}
+
 /* @op's primitive (with @attr) into @pd, in Winograd's algorithm first
- * where @op asks for it and oneDNN runs it in a fast kernel, else in
- * @alg, oneDNN's choice. */
+ * where @op asks for it, oneDNN runs it in a fast kernel and its memory
+ * fits (cbi_cpu_winograd_memory_fits () for convolution @n of weights
+ * @w), else in @alg, oneDNN's choice. */
 static dnnl_status_t
-cbi_cpu_conv_create (CbiCpuPlan * plan, CbiDnnlOp * op,
-    const_dnnl_primitive_attr_t attr, dnnl_alg_kind_t alg,
-    dnnl_primitive_desc_t * pd)
+cbi_cpu_conv_create (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiTensorInfo * w, CbiDnnlOp * op, const_dnnl_primitive_attr_t attr,
+    dnnl_alg_kind_t alg, dnnl_primitive_desc_t * pd)
 {
   const gchar *impl;
 
   if (op->alg == dnnl_convolution_winograd) {
+    const gsize src = cbi_shape_count (&plan->shapes[n->inputs[0]]) *
+        sizeof (gfloat);
+    const gsize dst = cbi_shape_count (&plan->shapes[n->output]) *
+        sizeof (gfloat);
+    const gsize weights = w->dims[0] * w->dims[1] * w->dims[2] * w->dims[3]
+        * sizeof (gfloat);
     if (cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine) == dnnl_success
-        && cbi_cpu_fast_impl (*pd, &impl))
+        && cbi_cpu_fast_impl (*pd, &impl)
+        && cbi_cpu_winograd_memory_fits (*pd, src, weights, dst))
       return dnnl_success;
     g_clear_pointer (pd, dnnl_primitive_desc_destroy);
     op->alg = alg;
@@ -152,22 +177,24 @@ cbi_cpu_conv_create (CbiCpuPlan * plan, CbiDnnlOp * op,
   return cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine);
 }
 
-/* @op's primitive writing onto the residual @res, in its layout, and
- * adding to it (a sum post-op, then the Add's activation), in Winograd's
- * algorithm where @op asks for it and it runs so, else in @alg; FALSE (nothing
+/* @op's primitive of convolution @n (weights @w) writing onto the
+ * residual @res, in its layout, and adding to it (a sum post-op, then
+ * the Add's activation), in Winograd's algorithm where @op asks for it
+ * and it runs so (cbi_cpu_conv_create ()), else in @alg; FALSE (nothing
  * to free) where oneDNN would run that in its reference code, or not at
  * all. */
 static gboolean
-cbi_cpu_conv_with_residual (CbiCpuPlan * plan, CbiDnnlOp * op,
-    const CbiCpuResidual * res, dnnl_alg_kind_t alg,
-    dnnl_primitive_desc_t * pd, dnnl_primitive_attr_t * attr)
+cbi_cpu_conv_with_residual (CbiCpuPlan * plan, const CbiNode * n,
+    const CbiTensorInfo * w, CbiDnnlOp * op, const CbiCpuResidual * res,
+    dnnl_alg_kind_t alg, dnnl_primitive_desc_t * pd,
+    dnnl_primitive_attr_t * attr)
 {
   const CbiMd dst = op->dst;
   const char *impl = NULL;
 
   op->dst = plan->mds[res->tensor];
   if (cbi_cpu_attr_residual (res->post, attr, NULL)
-      && cbi_cpu_conv_create (plan, op, *attr, alg, pd) == dnnl_success
+      && cbi_cpu_conv_create (plan, n, w, op, *attr, alg, pd) == dnnl_success
       && dnnl_primitive_desc_query (*pd, dnnl_query_impl_info_str, 0,
           &impl) == dnnl_success && impl != NULL
       && !g_str_has_prefix (impl, "ref"))
@@ -346,7 +373,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
      * output written (cbi_cpu_plan_binary ()) */
     if (!widen && !transpose && post == NULL
         && cbi_cpu_conv_residual (plan, n, &res)
-        && cbi_cpu_conv_with_residual (plan, &op, &res, alg, &pd, &attr)) {
+        && cbi_cpu_conv_with_residual (plan, n, w, &op, &res, alg, &pd, &attr)) {
       residual = TRUE;
       out = res.out;
       plan->bf16_ops += attempt == 0;
@@ -362,8 +389,8 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
           pd && impl ? impl : "no bfloat16 primitive");
       g_clear_pointer (&pd, dnnl_primitive_desc_destroy);
       g_clear_pointer (&attr, dnnl_primitive_attr_destroy);
-    } else if (!DNNL_CHECK (cbi_cpu_conv_create (plan, &op, attr, alg, &pd),
-            "convolution primitive desc")) {
+    } else if (!DNNL_CHECK (cbi_cpu_conv_create (plan, n, w, &op, attr, alg,
+                &pd), "convolution primitive desc")) {
       goto done;
     }
   }

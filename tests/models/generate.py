@@ -2345,10 +2345,10 @@ def ops_concat_convs_model(g):
     before the Concat, one per part; the Conv 1x1 after it (8 of 16
     channels, then Relu) becomes two Convs and an Add; a Concat of that
     and a Slice of the stem's channels (constant starts and ends) read by
-    a Conv 3x3 (12 to 6 channels): two Convs and an Add; the same input
-    twice into a Conv that widens (12 to 16): kept; the stem and that into
-    two Convs (32 to 3 channels each), each two Convs and an Add, summed.
-    19 nodes as written, 25 once taken apart"""
+    a Conv 3x3 (12 to 8 channels): two Convs and an Add; the same input
+    twice into a Conv that widens (16 to 24): kept; the stem and that
+    into two Convs (40 to 8 channels each), each two Convs and an Add,
+    summed. 19 nodes as written, 25 once taken apart"""
     def w(co, ci, k):
         return (g.standard_normal((co, ci, k, k)) * 0.3).astype(np.float32)
 
@@ -2386,11 +2386,13 @@ def ops_concat_convs_model(g):
              f32("w2", w(8, 16, 3)), f32("b2", b(8)),
              f32("w3", w(8, 16, 1)), f32("b3", b(8)),
              i64("starts", [4]), i64("ends", [8]), i64("axes", [1]),
-             f32("w4", w(6, 12, 3)), f32("b4", b(6)),
-             f32("w5", w(16, 12, 1)), f32("b5", b(16)),
-             f32("w6", w(3, 32, 1)), f32("b6", b(3)),
-             f32("w7", w(3, 32, 1))]
-    return model(nodes, inits)
+             f32("w4", w(8, 12, 3)), f32("b4", b(8)),
+             f32("w5", w(24, 16, 1)), f32("b5", b(24)),
+             f32("w6", w(8, 40, 1)), f32("b6", b(8)),
+             f32("w7", w(8, 40, 1))]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 8, "H", "W"])
+    return model(nodes, inits, outputs=[out])
 
 
 def ops_winograd_model(g):

@@ -81,10 +81,10 @@ void cbi_graph_drop_identities (CbiGraph * graph);
 void cbi_graph_fuse_eltwise_runs (CbiGraph * graph);
 
 /* Moves every pooling that alone reads a channel Concat before it, one
- * per input, and rewrites every convolution of one group (whose output is
- * no wider than its input) that reads a channel Concat as a sum of
- * convolutions, one per input of the Concat, where convolutions alone
- * read it: the Concat's copy goes (concat.c). */
+ * per input, and rewrites every convolution of one group (whose output
+ * is no wider than its input, and of 8 channels or more) that reads a
+ * channel Concat as a sum of convolutions, one per input of the Concat,
+ * where convolutions alone read it: the Concat's copy goes (concat.c). */
 void cbi_graph_split_concats (CbiGraph * graph);
 
 G_END_DECLS

@@ -11,8 +11,8 @@
  * result onto the sum so far (an Add that backends run as the
  * convolution's sum epilogue), and the activation after the convolution
  * follows the last Add. That rewrite is made where the convolution's
- * output has no more channels than its input: each Add then reads and
- * writes less than the Concat's copy did.
+ * output has no more channels than its input (each Add then reads and
+ * writes less than the Concat's copy did), and 8 or more.
  *
  * A pooling that alone reads a channel Concat works on each channel on
  * its own, so it moves before the Concat, one pooling per input: the
@@ -24,11 +24,16 @@
 
 #include <string.h>
 
-/* Channel counts are followed back through at most this many nodes. */
-#define CBI_CONCAT_MAX_DEPTH 32
+/* Channel counts are followed back through at most this many nodes for
+ * one tensor (binary ops follow both operands). */
+#define CBI_CONCAT_MAX_VISITS 64
 
-/* Value @i of constant int64 input @k of node @n, or @fallback where
- * the input is absent, or the value is not there. */
+/* A value of an int64 input that is there but not a constant. */
+#define CBI_CONCAT_UNKNOWN G_MININT64
+
+/* Value @i of int64 input @k of node @n: @fallback where the input is
+ * absent, CBI_CONCAT_UNKNOWN where it is not a constant of that many
+ * values. */
 static gint64
 cbi_concat_int (const CbiGraph * graph, const CbiNode * n, guint k, gint64 i,
     gint64 fallback)
@@ -40,7 +45,7 @@ cbi_concat_int (const CbiGraph * graph, const CbiNode * n, guint k, gint64 i,
   t = cbi_graph_tensor (graph, n->inputs[k]);
   if (t->dtype != CBI_DTYPE_INT64 || t->ints == NULL || t->n_dims != 1
       || i >= t->dims[0])
-    return fallback;
+    return CBI_CONCAT_UNKNOWN;
   return t->ints[i];
 }
 
@@ -49,13 +54,15 @@ cbi_concat_int (const CbiGraph * graph, const CbiNode * n, guint k, gint64 i,
 static gint64
 cbi_concat_sliced (const CbiGraph * graph, const CbiNode * n, gint64 c)
 {
-  gint64 i, axes, start, end;
+  const CbiTensorInfo *starts;
+  gint64 i, start, end;
 
-  if (c < 1 || n->n_inputs < 3)
+  if (c < 1 || n->n_inputs < 3 || n->inputs[1] < 0)
     return -1;
-  axes = cbi_graph_tensor (graph, n->inputs[1])->n_dims == 1 ?
-      cbi_graph_tensor (graph, n->inputs[1])->dims[0] : 0;
-  for (i = 0; i < axes; i++) {
+  starts = cbi_graph_tensor (graph, n->inputs[1]);
+  if (starts->ints == NULL || starts->n_dims != 1)
+    return -1;
+  for (i = 0; i < starts->dims[0]; i++) {
     gint64 axis = cbi_concat_int (graph, n, 3, i, i);
     /* a negative axis is the channels' only at a rank not known here */
     if (axis < 0)
@@ -64,9 +71,9 @@ cbi_concat_sliced (const CbiGraph * graph, const CbiNode * n, gint64 c)
       continue;
     if (cbi_concat_int (graph, n, 4, i, 1) != 1)
       return -1;
-    start = cbi_concat_int (graph, n, 1, i, G_MININT64);
-    end = cbi_concat_int (graph, n, 2, i, G_MININT64);
-    if (start == G_MININT64 || end == G_MININT64)
+    start = cbi_concat_int (graph, n, 1, i, CBI_CONCAT_UNKNOWN);
+    end = cbi_concat_int (graph, n, 2, i, CBI_CONCAT_UNKNOWN);
+    if (start == CBI_CONCAT_UNKNOWN || end == CBI_CONCAT_UNKNOWN)
       return -1;
     start = CLAMP (start < 0 ? start + c : start, 0, c);
     end = CLAMP (end < 0 ? end + c : end, 0, c);
@@ -75,19 +82,31 @@ cbi_concat_sliced (const CbiGraph * graph, const CbiNode * n, gint64 c)
   return c;
 }
 
+/* The channels a constant operand @k of a binary op gives its output
+ * with @c, the other's: @c where it broadcasts along them (a rank below 3
+ * aligns with the positions, or one value there), else -1. */
+static gint64
+cbi_concat_with_constant (const CbiTensorInfo * k, gint64 c)
+{
+  if (k->n_dims < 3)
+    return c;
+  return k->n_dims <= 4 && (k->dims[k->n_dims - 3] == 1
+      || k->dims[k->n_dims - 3] == c) ? c : -1;
+}
+
 /* The number of channels (axis 1) of activation @t, as the weights and
  * ops before it fix it whatever the frame size, or -1 where that is not
- * known here. */
+ * known here (or @visits ran out). */
 static gint64
-cbi_concat_channels (const CbiGraph * graph, gint t, gint depth)
+cbi_concat_channels (const CbiGraph * graph, gint t, gint * visits)
 {
-  const CbiTensorInfo *info, *w;
+  const CbiTensorInfo *info, *w, *a, *b;
   const CbiNode *n;
   gint p;
   gint64 c, other, sum = 0;
   guint i;
 
-  if (t < 0 || depth > CBI_CONCAT_MAX_DEPTH)
+  if (t < 0 || --(*visits) < 0)
     return -1;
   info = cbi_graph_tensor (graph, t);
   if (t == graph->input)
@@ -106,42 +125,45 @@ cbi_concat_channels (const CbiGraph * graph, gint t, gint depth)
     case CBI_OP_KIND_RESIZE:
     case CBI_OP_KIND_NORM:
     case CBI_OP_KIND_PRELU:
-      return cbi_concat_channels (graph, n->inputs[0], depth + 1);
+      return cbi_concat_channels (graph, n->inputs[0], visits);
     case CBI_OP_KIND_BINARY:
-      /* two activations of one shape, or an activation and a constant
-       * that broadcasts to it */
-      c = cbi_graph_tensor (graph, n->inputs[0])->data ? -1 :
-          cbi_concat_channels (graph, n->inputs[0], depth + 1);
-      other = cbi_graph_tensor (graph, n->inputs[1])->data ? -1 :
-          cbi_concat_channels (graph, n->inputs[1], depth + 1);
-      if (c < 0 || other < 0)
-        return c < 0 && other < 0 ? -1 : MAX (c, other);
+      /* two activations of as many channels, or an activation and a
+       * constant that broadcasts along them */
+      a = cbi_graph_tensor (graph, n->inputs[0]);
+      b = cbi_graph_tensor (graph, n->inputs[1]);
+      if (a->data && b->data)
+        return -1;
+      if (a->data || b->data)
+        return cbi_concat_with_constant (a->data ? a : b,
+            cbi_concat_channels (graph, n->inputs[a->data ? 1 : 0], visits));
+      c = cbi_concat_channels (graph, n->inputs[0], visits);
+      other = c < 0 ? -1 : cbi_concat_channels (graph, n->inputs[1], visits);
       return c == other ? c : -1;
     case CBI_OP_KIND_PERMUTE:
       if (n->op != CBI_OP_DEPTH_TO_SPACE || n->n_ints < 1 || n->ints[0] < 1)
         return -1;
-      c = cbi_concat_channels (graph, n->inputs[0], depth + 1);
+      c = cbi_concat_channels (graph, n->inputs[0], visits);
       return c > 0 && c % (n->ints[0] * n->ints[0]) == 0 ?
           c / (n->ints[0] * n->ints[0]) : -1;
     case CBI_OP_KIND_COPY:
       if (n->op != CBI_OP_SLICE)
         return -1;
       return cbi_concat_sliced (graph, n,
-          cbi_concat_channels (graph, n->inputs[0], depth + 1));
+          cbi_concat_channels (graph, n->inputs[0], visits));
     case CBI_OP_KIND_SPLIT:
       /* a part of the channels: its size (mode 0), or one of equal parts */
       if (n->axis != 1)
         return -1;
       if (n->mode == 0)
         return n->ints[1];
-      c = cbi_concat_channels (graph, n->inputs[0], depth + 1);
+      c = cbi_concat_channels (graph, n->inputs[0], visits);
       other = n->ints[1] > 0 ? (c + n->ints[1] - 1) / n->ints[1] : 0;
       return c > 0 ? MIN (other, c - MIN (n->ints[0] * other, c)) : -1;
     case CBI_OP_KIND_CONCAT:
       if (n->axis != 1)
         return -1;
       for (i = 0; i < n->n_inputs; i++) {
-        if ((c = cbi_concat_channels (graph, n->inputs[i], depth + 1)) < 0)
+        if ((c = cbi_concat_channels (graph, n->inputs[i], visits)) < 0)
           return -1;
         sum += c;
       }
@@ -162,10 +184,13 @@ cbi_concat_input_channels (const CbiGraph * graph, const CbiNode * c,
   if (c->op != CBI_OP_CONCAT || c->n_inputs < 2 || c->n_inputs >
       CBI_MAX_NODE_INPUTS)
     return FALSE;
-  for (i = 0; i < c->n_inputs; i++)
+  for (i = 0; i < c->n_inputs; i++) {
+    gint visits = CBI_CONCAT_MAX_VISITS;
     if (cbi_graph_tensor (graph, c->inputs[i])->data != NULL
-        || (channels[i] = cbi_concat_channels (graph, c->inputs[i], 0)) < 1)
+        || (channels[i] = cbi_concat_channels (graph, c->inputs[i],
+                &visits)) < 1)
       return FALSE;
+  }
   return TRUE;
 }
 
@@ -184,8 +209,10 @@ cbi_concat_conv_splits (const CbiGraph * graph, const CbiNode * r, gint t,
     if (r->inputs[k] == t)
       return FALSE;
   w = cbi_graph_tensor (graph, r->inputs[1]);
+  /* fewer than 8 output channels (an image's last layer) keep the one
+   * convolution, which the CPU computes widened to 8 (cpu/conv.c) */
   return w->data != NULL && w->n_dims == 4 && w->dims[1] == total
-      && w->dims[0] <= total
+      && w->dims[0] >= 8 && w->dims[0] <= total
       && (r->n_inputs < 3 || r->inputs[2] < 0
       || cbi_graph_tensor (graph, r->inputs[2])->data != NULL);
 }

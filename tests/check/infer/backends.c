@@ -361,6 +361,26 @@ planned_free (Planned * p)
   g_free (p->shapes);
 }
 
+/* Plans tests/models/@file for input @in in bfloat16's wide plan; FALSE
+ * (logged, @p freed) where the CPU has no bfloat16. */
+static gboolean
+planned_wide_bf16 (Planned * p, const gchar * file, const CbiShape * in)
+{
+  GError *err = NULL;
+
+  planned_open (p, file, in);
+  if (!cbi_backend_has_precision (p->backend, CBI_PRECISION_BF16, &err)) {
+    GST_INFO ("no bf16 on this CPU: %s", err->message);
+    g_clear_error (&err);
+    planned_free (p);
+    return FALSE;
+  }
+  p->backend->precision = CBI_PRECISION_BF16;
+  p->backend->precision_wide = TRUE;
+  planned_plan (p);
+  return TRUE;
+}
+
 /* ops-se-blocks.onnx (tests/models/generate.py): a squeeze-and-excitation
  * scale, N x C x 1 x 1, and a per-channel constant times activations
  * that the convolutions of 16 channels write in channel blocks (on
@@ -680,20 +700,11 @@ GST_START_TEST (test_a_bf16_softmax_feeds_its_product_without_a_conversion)
 {
   const CbiShape in = { 4, {2, 3, 6, 8} };
   const dnnl_dims_t scores = { 2, 48, 48 };
-  GError *err = NULL;
   guint i, softmaxes = 0, low = 0, converted = 0;
   Planned p;
 
-  planned_open (&p, "ops-attention.onnx", &in);
-  if (!cbi_backend_has_precision (p.backend, CBI_PRECISION_BF16, &err)) {
-    GST_INFO ("no bf16 on this CPU: %s", err->message);
-    g_clear_error (&err);
-    planned_free (&p);
+  if (!planned_wide_bf16 (&p, "ops-attention.onnx", &in))
     return;
-  }
-  p.backend->precision = CBI_PRECISION_BF16;
-  p.backend->precision_wide = TRUE;
-  planned_plan (&p);
   for (i = 0; i < p.plan->steps->len; i++) {
     const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
     dnnl_primitive_kind_t kind = pd ? step_kind (pd) : dnnl_undefined_primitive;
@@ -730,20 +741,11 @@ GST_END_TEST;
 GST_START_TEST (test_a_bf16_product_feeds_the_next_without_a_conversion)
 {
   const CbiShape in = { 4, {2, 3, 6, 8} };
-  GError *err = NULL;
   guint i, products = 0, low = 0, reorders = 0;
   Planned p;
 
-  planned_open (&p, "ops-linear-bias.onnx", &in);
-  if (!cbi_backend_has_precision (p.backend, CBI_PRECISION_BF16, &err)) {
-    GST_INFO ("no bf16 on this CPU: %s", err->message);
-    g_clear_error (&err);
-    planned_free (&p);
+  if (!planned_wide_bf16 (&p, "ops-linear-bias.onnx", &in))
     return;
-  }
-  p.backend->precision = CBI_PRECISION_BF16;
-  p.backend->precision_wide = TRUE;
-  planned_plan (&p);
   for (i = 0; i < p.plan->steps->len; i++) {
     const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
     dnnl_primitive_kind_t kind = pd ? step_kind (pd) : dnnl_undefined_primitive;

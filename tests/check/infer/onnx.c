@@ -488,7 +488,7 @@ static const struct
   {"ops-concat-convs", 25, {4, {2, 3, 6, 8}}, {4, {2, 8, 6, 8}}, 1e-5f},
   /* 3x3 convolutions either side of the CPU's Winograd thresholds
    * (cpu/conv.c; backends.c checks which run it) */
-  {"ops-winograd", 11, {4, {2, 3, 112, 112}}, {4, {2, 16, 28, 28}}, 1e-5f},
+  {"ops-winograd", 12, {4, {2, 3, 112, 112}}, {4, {2, 16, 28, 28}}, 1e-5f},
   /* a bilinear Resize by 2.5 as the graph's output (Conv, Relu,
    * Resize): on the CPU our loop's row-major resampling (backends.c) */
   {"ops-upsample-output", 3, {4, {2, 3, 6, 8}}, {4, {2, 5, 15, 20}}, 1e-5f},

@@ -21,6 +21,8 @@ struct _CbiMemPlan
   GArray *scratch;              /* CbiMemBlock: the node being planned's */
   guint *readers_left;          /* per tensor */
   CbiMemBlock *tensor_block;    /* per tensor */
+  gint *view_of;                /* per tensor: the tensor whose block it
+                                 * reads into (cbi_mem_plan_view ()), or -1 */
 };
 
 CbiMemPlan *
@@ -36,6 +38,9 @@ cbi_mem_plan_new (const CbiGraph * graph, CbiPool * pool)
   mp->scratch = g_array_new (FALSE, FALSE, sizeof (CbiMemBlock));
   mp->readers_left = g_new0 (guint, n_tensors);
   mp->tensor_block = g_new0 (CbiMemBlock, n_tensors);
+  mp->view_of = g_new (gint, n_tensors);
+  for (i = 0; i < n_tensors; i++)
+    mp->view_of[i] = -1;
   /* the lifetimes: one pass over the readers */
   for (i = 0; graph && i < graph->nodes->len; i++) {
     const CbiNode *n = cbi_graph_node (graph, i);
@@ -53,6 +58,7 @@ cbi_mem_plan_done (CbiMemPlan * mp)
   g_clear_pointer (&mp->scratch, g_array_unref);
   g_clear_pointer (&mp->readers_left, g_free);
   g_clear_pointer (&mp->tensor_block, g_free);
+  g_clear_pointer (&mp->view_of, g_free);
 }
 
 void
@@ -149,8 +155,14 @@ cbi_mem_plan_node_done (CbiMemPlan * mp, const CbiNode * n)
 
   for (i = 0; i < n->n_inputs; i++) {
     gint t = n->inputs[i];
-    if (t < 0 || cbi_graph_tensor (mp->graph, t)->data != NULL
-        || --mp->readers_left[t] > 0 || cbi_graph_is_output (mp->graph, t)
+    if (t < 0 || cbi_graph_tensor (mp->graph, t)->data != NULL)
+      continue;
+    /* a view's readers are its block owner's too */
+    if (mp->view_of[t] >= 0 && mp->readers_left[t] > 0) {
+      mp->readers_left[t]--;
+      t = mp->view_of[t];
+    }
+    if (--mp->readers_left[t] > 0 || cbi_graph_is_output (mp->graph, t)
         || mp->tensor_block[t].block == NULL)
       continue;
     g_array_append_val (mp->spare, mp->tensor_block[t]);
@@ -167,8 +179,28 @@ cbi_mem_plan_readers_left (CbiMemPlan * mp, gint t)
 void
 cbi_mem_plan_hand_over (CbiMemPlan * mp, gint from, gint to)
 {
+  if (mp->view_of[from] >= 0) {
+    /* the block is another tensor's: @to is a view of it as well */
+    cbi_mem_plan_view (mp, mp->view_of[from], to);
+    return;
+  }
   mp->tensor_block[to] = mp->tensor_block[from];
   mp->tensor_block[from].block = NULL;
+}
+
+void
+cbi_mem_plan_view (CbiMemPlan * mp, gint from, gint to)
+{
+  gint owner = mp->view_of[from] >= 0 ? mp->view_of[from] : from;
+
+  mp->view_of[to] = owner;
+  mp->readers_left[owner] += mp->readers_left[to];
+}
+
+gboolean
+cbi_mem_plan_is_view (CbiMemPlan * mp, gint t)
+{
+  return mp->view_of[t] >= 0;
 }
 
 void

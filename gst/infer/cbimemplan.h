@@ -58,8 +58,16 @@ gpointer cbi_mem_plan_scratch (CbiMemPlan * mp, gsize size, GError ** error);
 /* How many of the nodes that read activation @t are not planned yet. */
 guint cbi_mem_plan_readers_left (CbiMemPlan * mp, gint t);
 /* Activation @to takes over the block of activation @from, whose last
- * reader is the node that writes @to there (in place). */
+ * reader is the node that writes @to there (in place); where @from is a
+ * view (cbi_mem_plan_view()), @to becomes a view of the same block. */
 void cbi_mem_plan_hand_over (CbiMemPlan * mp, gint from, gint to);
+/* Activation @to reads its elements where activation @from has them (a
+ * part of @from, no copy): @from's block stays until the readers of
+ * both are planned. A view is never written in place. */
+void cbi_mem_plan_view (CbiMemPlan * mp, gint from, gint to);
+/* Whether activation @t is a view of another's block
+ * (cbi_mem_plan_view()). */
+gboolean cbi_mem_plan_is_view (CbiMemPlan * mp, gint t);
 /* Node @n, and the activation @post (nullable) fused into it, are
  * planned: the blocks of the activations they read last become free for
  * the activations planned after them. */

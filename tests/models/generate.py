@@ -2497,6 +2497,57 @@ def ops_attention_model(g):
     return model(nodes, inits)
 
 
+def ops_qkv_attention_model(g):
+    """Two heads of self-attention from one product, as torchvision's
+    Swin and ViT export it: the image's 48 positions times a [3, 24]
+    matrix, Reshape to N x 48 x 3 x 2 x 4, Transpose to 3 x N x 2 x 48 x 4;
+    the query a Gather of index 0 times 1 / sqrt (its last dimension),
+    computed from its shape as the TorchScript exporter writes it, the
+    key a Slice of [1, 2) along the first axis and a Squeeze, Transposed,
+    times a constant 0.5, the values a Gather of index 2, read last
+    (after the scores and their Softmax); by V, Transpose and Reshape to
+    N x 48 x 8, a MatMul by [8, 3] and back to N x 3 x 6 x 8"""
+    node = helper.make_node
+    nodes = [
+        node("Reshape", ["image", "flat"], ["x"], name="flatten"),
+        node("Transpose", ["x"], ["t"], name="tokens", perm=[0, 2, 1]),
+        node("MatMul", ["t", "wqkv"], ["qkv"], name="qkv"),
+        node("Reshape", ["qkv", "heads_shape"], ["qkv5"], name="heads"),
+        node("Transpose", ["qkv5"], ["parts"], name="parts",
+             perm=[2, 0, 3, 1, 4]),
+        node("Gather", ["parts", "zero"], ["q"], name="query", axis=0),
+        node("Shape", ["q"], ["q_shape"], name="query_shape"),
+        node("Gather", ["q_shape", "three"], ["depth"], name="depth", axis=0),
+        node("Cast", ["depth"], ["depth_f"], name="depth_f",
+             to=TensorProto.FLOAT),
+        node("Sqrt", ["depth_f"], ["root"], name="root"),
+        node("Div", ["one_f", "root"], ["scale"], name="inverse_root"),
+        node("Mul", ["q", "scale"], ["qs"], name="scale"),
+        node("Slice", ["parts", "one", "two", "axis0"], ["k1"], name="key"),
+        node("Squeeze", ["k1", "axis0"], ["k"], name="key_squeeze"),
+        node("Gather", ["parts", "two_scalar"], ["v"], name="value", axis=0),
+        node("Transpose", ["k"], ["kt"], name="key_t", perm=[0, 1, 3, 2]),
+        node("Mul", ["kt", "half"], ["kts"], name="key_scale"),
+        node("MatMul", ["qs", "kts"], ["scores"], name="scores"),
+        node("Softmax", ["scores"], ["weights"], name="softmax", axis=-1),
+        node("MatMul", ["weights", "v"], ["o"], name="attend"),
+        node("Transpose", ["o"], ["ot"], name="merge", perm=[0, 2, 1, 3]),
+        node("Reshape", ["ot", "merged_shape"], ["om"], name="merged"),
+        node("MatMul", ["om", "wo"], ["y"], name="project"),
+        node("Transpose", ["y"], ["yt"], name="channels", perm=[0, 2, 1]),
+        node("Reshape", ["yt", "image_shape"], ["output"], name="unflatten"),
+    ]
+    inits = [i64("flat", [0, 3, 48]), i64("heads_shape", [0, 48, 3, 2, 4]),
+             i64("merged_shape", [0, 48, 8]),
+             i64("image_shape", [0, 3, 6, 8]),
+             i64("zero", 0), i64("two_scalar", 2), i64("one", [1]),
+             i64("two", [2]), i64("axis0", [0]), i64("three", 3),
+             f32("one_f", 1.0), f32("half", 0.5),
+             f32("wqkv", g.standard_normal((3, 24)) * 0.8),
+             f32("wo", g.standard_normal((8, 3)) * 0.5)]
+    return model(nodes, inits)
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2531,6 +2582,7 @@ OPS_MODELS = (
     ("ops-winograd", ops_winograd_model, 74, (2, 3, 112, 112)),
     ("ops-upsample-output", ops_upsample_output_model, 75, FOLD_SHAPE),
     ("ops-attention", ops_attention_model, 76, FOLD_SHAPE),
+    ("ops-qkv-attention", ops_qkv_attention_model, 77, FOLD_SHAPE),
 )
 
 

@@ -310,6 +310,11 @@ gboolean cbi_cpu_plan_copy (gpointer plan, const CbiNode * n,
  * cbi_cpu_plan_copy () plans as a part of its input in the input's own
  * layout */
 gboolean cbi_cpu_slice_is_part (const CbiCpuPlan * plan, const CbiNode * n);
+/* layout.c: whether activation @t, in a wide bfloat16 plan, reaches only
+ * MatMuls, through views, Transposes and oneDNN's element-wise ops that
+ * keep its type: then bfloat16 from where it is written, and the
+ * products read it as it is; @depth 0 (the walk's own count) */
+gboolean cbi_cpu_moves_into_products (CbiCpuPlan * plan, gint t, gint depth);
 gboolean cbi_cpu_plan_reshape (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_permute (gpointer plan, const CbiNode * n,

@@ -90,6 +90,7 @@ cbi_cpu_conv_residual (CbiCpuPlan * plan, const CbiNode * n,
       || plan->mems[res->tensor] == NULL || res->tensor == graph->input
       || cbi_graph_is_output (graph, res->tensor)
       || cbi_mem_plan_readers_left (plan->memory, res->tensor) != 1
+      || cbi_mem_plan_is_view (plan->memory, res->tensor)
       || !cbi_shape_equal (&plan->shapes[res->tensor], &plan->shapes[n->output])
       || !cbi_shape_equal (&plan->shapes[add->output],
           &plan->shapes[n->output]))

@@ -174,18 +174,96 @@ cbi_cpu_plan_pad (gpointer user_plan, const CbiNode * n,
   return TRUE;
 }
 
+/* Whether view @v reads consecutive elements of its input, in the order
+ * of its own row-major walk: one run from its offset on. */
+static gboolean
+cbi_cpu_view_is_run (const CbiCopyView * v)
+{
+  gint64 run = 1;
+  gint d;
+
+  if (v->axis >= 0)
+    return FALSE;
+  for (d = v->n_dims - 1; d >= 0; d--) {
+    if (v->dims[d] != 1 && v->strides[d] != run)
+      return FALSE;
+    run *= v->dims[d];
+  }
+  return TRUE;
+}
+
+/* Whether oneDNN runs element-wise node @n, its own op and those merged
+ * after it: its primitives keep the type they read, no loop of ours
+ * reads the values as float32. */
+static gboolean
+cbi_cpu_eltwise_in_onednn (const CbiNode * n)
+{
+  const CbiEltwiseStep own = { cbi_op_info (n->op)->eltwise, n->alpha,
+    n->beta
+  };
+  CbiCpuEltwise steps[2];
+  guint i;
+
+  if (cbi_cpu_eltwise_form (&own, steps) == 0)
+    return FALSE;
+  for (i = 0; i < n->n_then; i++)
+    if (cbi_cpu_eltwise_form (&n->then[i], steps) == 0)
+      return FALSE;
+  return TRUE;
+}
+
+/* How far cbi_cpu_moves_into_products () follows a tensor's readers */
+#define CBI_CPU_MOVES_DEPTH 8
+
+/* Every reader a MatMul, or a Transpose, a Reshape, Squeeze or
+ * Unsqueeze, a Gather or Slice of one run (views, no copy), an
+ * element-wise op oneDNN runs, each of whose output again moves into
+ * products. */
+gboolean
+cbi_cpu_moves_into_products (CbiCpuPlan * plan, gint t, gint depth)
+{
+  const CbiGraph *graph = plan->graph;
+  guint i, k, readers = 0;
+
+  if (!plan->bf16_wide || depth > CBI_CPU_MOVES_DEPTH
+      || cbi_graph_is_output (graph, t))
+    return FALSE;
+  for (i = 0; i < graph->nodes->len; i++) {
+    const CbiNode *m = cbi_graph_node (graph, i);
+    const CbiOpInfo *info = cbi_op_info (m->op);
+    for (k = 0; k < m->n_inputs; k++) {
+      if (m->inputs[k] != t)
+        continue;
+      readers++;
+      if (m->op == CBI_OP_MATMUL)
+        continue;
+      if (!((m->op == CBI_OP_TRANSPOSE && m->n_ints > 0)
+              || info->kind == CBI_OP_KIND_RESHAPE
+              || (info->kind == CBI_OP_KIND_COPY && m->op != CBI_OP_EXPAND
+                  && cbi_cpu_view_is_run (&m->view))
+              || (info->kind == CBI_OP_KIND_ELTWISE
+                  && cbi_graph_fused_activation (graph, i) == NULL
+                  && cbi_cpu_eltwise_in_onednn (m)))
+          || !cbi_cpu_moves_into_products (plan, m->output, depth + 1))
+        return FALSE;
+    }
+  }
+  return readers > 0;
+}
+
 /* Writes @from (desc @from_md, dims S) into activation @out as the
  * row-major tensor of dims O[j] = S[perm[j]], which @out's shape then
  * reads (the same elements, maybe another rank). One reorder: the
  * destination is @from's dims with the strides the permutation gives. */
 static gboolean
 cbi_cpu_add_permute (CbiCpuPlan * plan, CbiMd from_md, dnnl_memory_t from,
-    const gint64 * perm, gint out, GError ** error)
+    const gint64 * perm, gint out, dnnl_data_type_t type, GError ** error)
 {
+  const CbiShape *ys = &plan->shapes[out];
   const gint rank = cbi_md_n_dims (from_md);
   const dnnl_dim_t *from_dims = cbi_md_dims (from_md);
   dnnl_dims_t strides, dims;
-  CbiMd view_md;
+  CbiMd view_md, out_md;
   dnnl_memory_t to;
   gint64 stride = 1;
   gint j;
@@ -195,11 +273,14 @@ cbi_cpu_add_permute (CbiCpuPlan * plan, CbiMd from_md, dnnl_memory_t from,
     stride *= from_dims[perm[j]];
   }
   memcpy (dims, from_dims, rank * sizeof (dnnl_dim_t));
-  if (!DNNL_CHECK (cbi_md_strides (plan->descs, &view_md, rank, dims,
-              strides), "transposed desc"))
+  if (!DNNL_CHECK (cbi_md_strides_typed (plan->descs, &view_md, rank, dims,
+              type, strides), "transposed desc")
+      || !cbi_cpu_plain_md_typed (plan, &out_md, ys->n_dims, ys->dims,
+          ys->n_dims, type, error)
+      || (to = cbi_cpu_new_output (plan, out, out_md, error)) == NULL
+      || (to = cbi_cpu_view (plan, to, view_md, error)) == NULL)
     return FALSE;
-  to = cbi_cpu_output_view (plan, out, view_md, error);
-  return to && cbi_cpu_add_reorder (plan, from_md, from, view_md, to, error);
+  return cbi_cpu_add_reorder (plan, from_md, from, view_md, to, error);
 }
 
 /* Reshape and Flatten: a view of the input where its layout allows one,
@@ -226,8 +307,9 @@ cbi_cpu_plan_reshape (gpointer user_plan, const CbiNode * n,
           &plan->shapes[n->output], strides)) {
     const CbiShape *ys = &plan->shapes[n->output];
     memcpy (dims, ys->dims, ys->n_dims * sizeof (gint64));
-    if (!DNNL_CHECK (cbi_md_strides (plan->descs, &row_major, ys->n_dims,
-                dims, strides), "reshape view desc")
+    if (!DNNL_CHECK (cbi_md_strides_typed (plan->descs, &row_major,
+                ys->n_dims, dims, cbi_md_data_type (plan->mds[x]), strides),
+            "reshape view desc")
         || (to = cbi_cpu_view (plan, plan->mems[x], row_major, error)) == NULL)
       return FALSE;
     plan->mems[n->output] = to;
@@ -312,7 +394,13 @@ cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
           || !cbi_cpu_shape_md (plan, &from_md, &view, error)
           || (from = cbi_cpu_view (plan, from, from_md, error)) == NULL))
     return FALSE;
-  return cbi_cpu_add_permute (plan, from_md, from, perm, n->output, error);
+  /* a query, key or values on their way to an attention's products: the
+   * reorder that moves them converts them too, where the product would
+   * convert them in a pass of its own */
+  return cbi_cpu_add_permute (plan, from_md, from, perm, n->output,
+      n->op == CBI_OP_TRANSPOSE
+      && cbi_cpu_moves_into_products (plan, n->output, 0) ? dnnl_bf16 :
+      dnnl_f32, error);
 }
 
 /* Whether every node that reads activation @t is a convolution or a
@@ -412,9 +500,50 @@ cbi_cpu_slice_is_part (const CbiCpuPlan * plan, const CbiNode * n)
       && cbi_cpu_slice_offsets (&n->view, &plan->shapes[n->inputs[0]], offsets);
 }
 
+/* A Slice or a Gather of one index whose elements lie in one run of a
+ * row-major input (the query, key and value of an attention,
+ * each a part of one product's output along its first axis): the output
+ * is those elements where they are, a view of the input's block, no
+ * copy. */
+static gboolean
+cbi_cpu_plan_part_view (CbiCpuPlan * plan, const CbiNode * n, gboolean * ok,
+    GError ** error)
+{
+  const CbiGraph *graph = plan->graph;
+  const gint x = n->inputs[0];
+  const CbiShape *xs = &plan->shapes[x], *ys = &plan->shapes[n->output];
+  dnnl_data_type_t type;
+  CbiMd row_major, out_md;
+  guint8 *data = NULL;
+  gsize size;
+
+  if (!cbi_cpu_view_is_run (&n->view) || x == graph->input
+      || cbi_graph_is_output (graph, x)
+      || cbi_graph_is_output (graph, n->output)
+      || cbi_graph_tensor (graph, x)->data != NULL || plan->mems[x] == NULL)
+    return FALSE;
+  type = cbi_md_data_type (plan->mds[x]);
+  if ((type != dnnl_f32 && type != dnnl_bf16)
+      || !cbi_cpu_plain_md_typed (plan, &row_major, xs->n_dims, xs->dims,
+          xs->n_dims, type, NULL)
+      || !dnnl_memory_desc_equal (row_major, plan->mds[x]))
+    return FALSE;
+  size = type == dnnl_bf16 ? 2 : sizeof (gfloat);
+  dnnl_memory_get_data_handle (plan->mems[x], (void **) &data);
+  *ok = cbi_cpu_plain_md_typed (plan, &out_md, ys->n_dims, ys->dims,
+      ys->n_dims, type, error)
+      && (plan->mems[n->output] = cbi_cpu_memory (plan, out_md,
+          data + n->view.offset * size, error)) != NULL;
+  if (*ok) {
+    plan->mds[n->output] = out_md;
+    cbi_mem_plan_view (plan->memory, x, n->output);
+  }
+  return TRUE;
+}
+
 /* Slice, Gather and Expand: our strided copy of the input, row-major,
  * into a row-major output; a Slice of one range a reorder of that part
- * of the input. */
+ * of the input; a run of a row-major input a view of it. */
 gboolean
 cbi_cpu_plan_copy (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -426,6 +555,8 @@ cbi_cpu_plan_copy (gpointer user_plan, const CbiNode * n,
   dnnl_dims_t offsets;
   gboolean ok = FALSE;
 
+  if (n->op != CBI_OP_EXPAND && cbi_cpu_plan_part_view (plan, n, &ok, error))
+    return ok;
   /* a Slice of steps of one (a range along each axis) is a part of the
    * input: read in its own layout, not made row-major first */
   if (n->op == CBI_OP_SLICE

@@ -68,6 +68,11 @@ cbi_cpu_product_bf16 (CbiCpuPlan * plan, const gchar * name,
     w = cbi_cpu_constant_in (plan, op->weights,
         dnnl_primitive_desc_query_md (*pd, dnnl_query_weights_md, 0),
         weights, "matrix product weights", error);
+  } else if (dnnl_memory_desc_equal (op->weights, dnnl_primitive_desc_query_md
+          (*pd, dnnl_query_weights_md, 0))) {
+    /* bfloat16 already, in the layout the kernel reads (a Transpose
+     * wrote it so for products, layout.c) */
+    w = args[1].memory;
   } else {
     CbiMd wmd = dnnl_primitive_desc_query_md (*pd, dnnl_query_weights_md, 0);
     w = cbi_cpu_scratch_memory (plan, wmd, error);
@@ -105,20 +110,25 @@ cbi_cpu_product_f32 (CbiCpuPlan * plan, const CbiDnnlOp * op_in,
   dnnl_dims_t dims;
   const gchar *impl;
   gboolean ok;
+  gint i;
 
-  /* a bfloat16 source or destination (a chain of bfloat16 products,
-   * cbi_cpu_plan_matmul ()) where this one stays float32 */
+  /* a bfloat16 operand or destination (a chain of bfloat16 products,
+   * cbi_cpu_plan_matmul (); a Transpose's output, layout.c) where this
+   * one stays float32 */
   if (cbi_md_data_type (f32.dst) != dnnl_f32
       && !cbi_cpu_f32_md (plan, f32.dst, &f32.dst, error))
     return FALSE;
-  if (cbi_md_data_type (f32.src) != dnnl_f32) {
+  for (i = 0; i < 2; i++) {
+    const CbiMd from = i == 0 ? op_in->src : op_in->weights;
+    CbiMd *to = i == 0 ? &f32.src : &f32.weights;
     dnnl_memory_t x;
-    if (!cbi_cpu_f32_md (plan, op_in->src, &f32.src, error)
-        || (x = cbi_cpu_scratch_memory (plan, f32.src, error)) == NULL
-        || !cbi_cpu_add_reorder (plan, op_in->src, args[0].memory, f32.src,
-            x, error))
+    if (cbi_md_data_type (from) == dnnl_f32)
+      continue;
+    if (!cbi_cpu_f32_md (plan, from, to, error)
+        || (x = cbi_cpu_scratch_memory (plan, *to, error)) == NULL
+        || !cbi_cpu_add_reorder (plan, from, args[i].memory, *to, x, error))
       return FALSE;
-    args[0].memory = x;
+    args[i].memory = x;
   }
   packed = f32;
   if (weights == NULL || cbi_md_n_dims (op->weights) != 2)
@@ -332,7 +342,8 @@ cbi_cpu_bf16_rows (CbiCpuPlan * plan, gint t, CbiMd * md)
  * nullable, fused) may write it in bfloat16: in a wide bfloat16 plan,
  * where every reader of @out is a MatMul by constant weights that every
  * batch shares, reading it as its first operand (a Linear layer's output
- * read by the next Linear layer), which then takes it as it is: no
+ * read by the next Linear layer), or it only moves into products
+ * (cbi_cpu_moves_into_products ()), which then take it as it is: no
  * conversion between them; and only oneDNN's steps, no loop of ours,
  * run on it in place. */
 static gboolean
@@ -345,6 +356,10 @@ cbi_cpu_product_feeds_products (CbiCpuPlan * plan, const CbiNode * n,
   if (!plan->bf16_wide || cbi_graph_is_output (graph, out)
       || !cbi_cpu_step_in_onednn (n, post))
     return FALSE;
+  /* or through Transposes and views (an attention's query, key and
+   * values, moved into heads): they keep the type */
+  if (cbi_cpu_moves_into_products (plan, out, 0))
+    return TRUE;
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *m = cbi_graph_node (graph, i);
     for (k = 0; k < m->n_inputs; k++) {
@@ -393,9 +408,9 @@ cbi_cpu_plan_matmul (CbiCpuPlan * plan, const CbiNode * n,
       return FALSE;
     if (info->data)
       mem = cbi_cpu_memory (plan, md[i], info->data, error);
-    else if ((rows || i == 0) && cbi_cpu_bf16_rows (plan, t, &md[i]))
-      /* a product (or a softmax, norm.c) wrote it in bfloat16,
-       * row-major: read as it is */
+    else if (cbi_cpu_bf16_rows (plan, t, &md[i]))
+      /* a product, a softmax (norm.c) or a Transpose (layout.c) wrote it
+       * in bfloat16, row-major: read as it is */
       mem = cbi_cpu_view (plan, plan->mems[t], md[i], error);
     else if ((mem = cbi_cpu_plain (plan, t, &own, error)) != NULL)
       mem = cbi_cpu_view (plan, mem, md[i], error);

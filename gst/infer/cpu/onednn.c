@@ -59,13 +59,13 @@ cbi_md_tag_typed (CbiMdArena * arena, CbiMd * md, gint n_dims,
 }
 
 dnnl_status_t
-cbi_md_strides (CbiMdArena * arena, CbiMd * md, gint n_dims,
-    const dnnl_dims_t dims, const dnnl_dims_t strides)
+cbi_md_strides_typed (CbiMdArena * arena, CbiMd * md, gint n_dims,
+    const dnnl_dims_t dims, dnnl_data_type_t type, const dnnl_dims_t strides)
 {
   dnnl_memory_desc_t made = NULL;
 
   dnnl_status_t status =
-      dnnl_memory_desc_create_with_strides (&made, n_dims, dims, dnnl_f32,
+      dnnl_memory_desc_create_with_strides (&made, n_dims, dims, type,
       strides);
 
   return cbi_md_take (arena, md, status, made);
@@ -247,14 +247,13 @@ cbi_md_tag_typed (CbiMdArena * arena, CbiMd * md, gint n_dims,
 }
 
 dnnl_status_t
-cbi_md_strides (CbiMdArena * arena, CbiMd * md, gint n_dims,
-    const dnnl_dims_t dims, const dnnl_dims_t strides)
+cbi_md_strides_typed (CbiMdArena * arena, CbiMd * md, gint n_dims,
+    const dnnl_dims_t dims, dnnl_data_type_t type, const dnnl_dims_t strides)
 {
   dnnl_memory_desc_t *made = cbi_md_new (arena);
 
   *md = made;
-  return dnnl_memory_desc_init_by_strides (made, n_dims, dims, dnnl_f32,
-      strides);
+  return dnnl_memory_desc_init_by_strides (made, n_dims, dims, type, strides);
 }
 
 dnnl_status_t
@@ -487,4 +486,11 @@ cbi_md_same_places (CbiMd a, CbiMd b)
     if (dims[d] > 1 && sa[d] != sb[d])
       return FALSE;
   return TRUE;
+}
+
+dnnl_status_t
+cbi_md_strides (CbiMdArena * arena, CbiMd * md, gint n_dims,
+    const dnnl_dims_t dims, const dnnl_dims_t strides)
+{
+  return cbi_md_strides_typed (arena, md, n_dims, dims, dnnl_f32, strides);
 }

@@ -47,6 +47,9 @@ dnnl_status_t cbi_md_tag_typed (CbiMdArena * arena, CbiMd * md, gint n_dims,
     const dnnl_dims_t dims, dnnl_data_type_t type, dnnl_format_tag_t tag);
 dnnl_status_t cbi_md_strides (CbiMdArena * arena, CbiMd * md, gint n_dims,
     const dnnl_dims_t dims, const dnnl_dims_t strides);
+dnnl_status_t cbi_md_strides_typed (CbiMdArena * arena, CbiMd * md,
+    gint n_dims, const dnnl_dims_t dims, dnnl_data_type_t type,
+    const dnnl_dims_t strides);
 /* The part of @parent of @dims at @offsets. */
 dnnl_status_t cbi_md_submemory (CbiMdArena * arena, CbiMd * md, CbiMd parent,
     const dnnl_dims_t dims, const dnnl_dims_t offsets);

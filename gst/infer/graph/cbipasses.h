@@ -47,6 +47,17 @@ void cbi_graph_fuse_swish (CbiGraph * graph);
  * whose intermediate results nothing else reads (fuse.c). */
 void cbi_graph_fuse_affine (CbiGraph * graph);
 
+/* Where one operand of a MatMul of two activations is a scale (alpha x)
+ * that only it reads (an attention's query or key times 1 / sqrt (d)),
+ * moves the scale after the product: it scales the product's output,
+ * the product's epilogue on every backend, in the precision of its sums
+ * (a bfloat16 product would read the scaled operand rounded). The scaled
+ * operand's tensor then holds the unscaled product: @shapes (the plan's,
+ * one per tensor) gives it the product's shape; the scales of both
+ * operands become one. For a specialised graph (cbi_graph_specialise ()),
+ * after cbi_graph_fuse_affine () (fuse.c). */
+void cbi_graph_scale_products (CbiGraph * graph, CbiShape * shapes);
+
 /* Rewrites every x + x * s (each either way round, the product read
  * nowhere else; s an activation, as a squeeze-and-excitation's scale in
  * PP-OCRv4's residual SE layers) as x * (1 + s): one pass over x instead

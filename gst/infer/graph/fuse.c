@@ -411,6 +411,64 @@ cbi_graph_fuse_affine (CbiGraph * graph)
   }
 }
 
+/* Moves the scale node @at, which only product @i reads (as operand
+ * @k), after it: the product reads the scale's input, writes the scale's
+ * old output (its shape in @shapes now the product's), and the scale
+ * reads that and writes the product's output. */
+static void
+cbi_fuse_scale_after (CbiGraph * graph, CbiShape * shapes, guint at,
+    guint i, guint k)
+{
+  CbiNode *nodes = (CbiNode *) graph->nodes->data, scale = nodes[at];
+  const gint scaled = scale.output, y = nodes[i].output;
+
+  /* the nodes between keep their order; the array's clear function
+   * never sees the move */
+  memmove (&nodes[at], &nodes[at + 1], (i - at) * sizeof (CbiNode));
+  nodes[i] = scale;
+  nodes[i - 1].inputs[k] = scale.inputs[0];
+  nodes[i - 1].output = scaled;
+  shapes[scaled] = shapes[y];
+  nodes[i].inputs[0] = scaled;
+  nodes[i].output = y;
+}
+
+void
+cbi_graph_scale_products (CbiGraph * graph, CbiShape * shapes)
+{
+  guint i, k;
+
+  for (i = 0; i < graph->nodes->len; i++) {
+    CbiNode *m = cbi_graph_node (graph, i), *after;
+    if (m->op != CBI_OP_MATMUL || m->n_inputs != 2)
+      continue;
+    for (k = 0; k < 2; k++) {
+      const gint t = m->inputs[k];
+      const gint at = t >= 0 ? cbi_fuse_producer (graph, t) : -1;
+      const CbiNode *scale = at >= 0 ? cbi_graph_node (graph, at) : NULL;
+      if (cbi_graph_tensor (graph, m->inputs[1 - k])->data != NULL)
+        break;                  /* a layer's weights: its bias Add follows */
+      if (scale == NULL || (guint) at > i || scale->op != CBI_OP_LINEAR
+          || scale->beta != 0.0f || scale->n_then > 0
+          || !cbi_fuse_private (graph, t, 1))
+        continue;
+      after = i + 1 < graph->nodes->len ? cbi_graph_node (graph, i + 1) : NULL;
+      if (after && after->op == CBI_OP_LINEAR && after->beta == 0.0f
+          && after->n_then == 0 && after->inputs[0] == m->output
+          && cbi_fuse_private (graph, m->output, 1)) {
+        /* the other operand's scale, moved before: one scale of both */
+        after->alpha *= scale->alpha;
+        m->inputs[k] = scale->inputs[0];
+        g_array_remove_index (graph->nodes, at);
+      } else {
+        cbi_fuse_scale_after (graph, shapes, at, i, k);
+      }
+      /* the product is at i - 1 now: its other operand next */
+      m = cbi_graph_node (graph, --i);
+    }
+  }
+}
+
 /* Whether element-wise node @n may join a run. Erf may not: oneDNN has no
  * form of it, so on the CPU it runs as a loop of ours over the whole
  * tensor, the padding of a blocked layout included, which only an op that

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "graph/graph-private.h"
+#include "graph/cbipasses.h"
 
 #include <string.h>
 
@@ -611,5 +612,13 @@ cbi_graph_specialise (const CbiGraph * graph, const CbiShape * input,
   out->n_outputs = graph->n_outputs;
   if (!cbi_graph_plan_shapes (graph, input, shapes, out, error))
     g_clear_pointer (&out, cbi_graph_free);
+  if (out) {
+    /* a scale the exporter computes from a shape (an attention's
+     * 1 / sqrt (d), ViT's and Swin's) is a constant of this plan: one
+     * value, folded as a constant of the model is at import; then it
+     * scales the product's output */
+    cbi_graph_fuse_affine (out);
+    cbi_graph_scale_products (out, shapes);
+  }
   return out;
 }

@@ -709,6 +709,134 @@ onednn_has_bf16_softmax (const dnnl_dims_t dims)
   return has;
 }
 
+/* Whether oneDNN has a fast bfloat16 product of row-major @a by @b
+ * (4-D, batched) on this CPU, writing float32. */
+static gboolean
+onednn_has_bf16_batched_matmul (const dnnl_dims_t a, const dnnl_dims_t b)
+{
+  CbiMdArena *arena = cbi_md_arena_new ();
+  dnnl_engine_t engine = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  CbiDnnlOp op = { CBI_DNNL_MATMUL, };
+  const dnnl_dims_t c = { a[0], a[1], a[2], b[3] };
+  const gchar *impl = NULL;
+  gboolean has = FALSE;
+
+  fail_unless (dnnl_engine_create (&engine, dnnl_cpu, 0) == dnnl_success);
+  fail_unless (cbi_md_tag_typed (arena, &op.src, 4, a, dnnl_bf16,
+          dnnl_abcd) == dnnl_success);
+  fail_unless (cbi_md_tag_typed (arena, &op.weights, 4, b, dnnl_bf16,
+          dnnl_abcd) == dnnl_success);
+  fail_unless (cbi_md_tag_typed (arena, &op.dst, 4, c, dnnl_f32,
+          dnnl_abcd) == dnnl_success);
+  if (cbi_dnnl_op_create (&pd, &op, NULL, engine) == dnnl_success
+      && dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
+      == dnnl_success && impl != NULL)
+    has = !g_str_has_prefix (impl, "ref");
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  dnnl_engine_destroy (engine);
+  cbi_md_arena_free (arena);
+  return has;
+}
+
+/* ops-qkv-attention.onnx in bfloat16's wide plan, where the CPU has it:
+ * the product that makes the query, key and values writes bfloat16, the
+ * Transposes and views that move them into heads keep it, and the
+ * attention's two products read them as they are. No reorder converts
+ * a 4-D float32 tensor into bfloat16 in its own layout (before, the
+ * query, the key and the values each took one before their product);
+ * the one 4-D conversion left moves too (the heads merged, for the last
+ * product). */
+GST_START_TEST (test_bf16_attention_operands_are_converted_where_they_move)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  const dnnl_dims_t q = { 2, 2, 48, 4 }, kt = { 2, 2, 4, 48 };
+  CbiMdArena *arena;
+  guint i, products = 0, low = 0, conversions = 0, moves = 0;
+  Planned p;
+
+  if (!planned_wide_bf16 (&p, "ops-qkv-attention.onnx", &in))
+    return;
+  arena = cbi_md_arena_new ();
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+    dnnl_primitive_kind_t kind = pd ? step_kind (pd) : dnnl_undefined_primitive;
+    CbiMd src, dst, row_major[2];
+
+    if (kind != dnnl_matmul && kind != dnnl_reorder)
+      continue;
+    src = dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
+    if (cbi_md_n_dims (src) != 4)
+      continue;
+    if (kind == dnnl_matmul) {
+      products++;
+      low += cbi_md_data_type (src) == dnnl_bf16
+          && cbi_md_data_type (dnnl_primitive_desc_query_md (pd,
+              dnnl_query_weights_md, 0)) == dnnl_bf16;
+      continue;
+    }
+    dst = dnnl_primitive_desc_query_md (pd, dnnl_query_dst_md, 0);
+    if (cbi_md_data_type (src) != dnnl_f32
+        || cbi_md_data_type (dst) != dnnl_bf16)
+      continue;
+    fail_unless (cbi_md_tag_typed (arena, &row_major[0], 4,
+            cbi_md_dims (src), dnnl_f32, dnnl_abcd) == dnnl_success);
+    fail_unless (cbi_md_tag_typed (arena, &row_major[1], 4,
+            cbi_md_dims (dst), dnnl_bf16, dnnl_abcd) == dnnl_success);
+    if (dnnl_memory_desc_equal (src, row_major[0])
+        && dnnl_memory_desc_equal (dst, row_major[1]))
+      conversions++;
+    else
+      moves++;
+  }
+  fail_unless_equals_int (products, 2);
+  fail_unless_equals_int (conversions, 0);
+  fail_unless_equals_int (moves, 1);
+  if (onednn_has_bf16_batched_matmul (q, kt)) {
+    fail_unless_equals_int (low, 2);
+  } else {
+    GST_INFO ("oneDNN has no fast bfloat16 batched product here");
+  }
+  cbi_md_arena_free (arena);
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
+/* ops-qkv-attention.onnx (tests/models/generate.py): the query, key and
+ * values are parts of one row-major product along its first axis (two
+ * Gathers of one index, a Slice and a Squeeze): views of its block, so no
+ * copy loop runs and no reorder reads a part of it (a 5-D source of one
+ * along the first axis); the values, read after the scores, keep that
+ * block from the tensors planned in between, which onnx.c's values
+ * against onnxruntime check. */
+GST_START_TEST (test_attention_parts_of_one_product_are_views_of_it)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  guint i, copies = 0, part_reads = 0;
+  Planned p;
+
+  planned_open (&p, "ops-qkv-attention.onnx", &in);
+  planned_plan (&p);
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const CbiCpuStep *step = &g_array_index (p.plan->steps, CbiCpuStep, i);
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+    CbiMd md;
+
+    copies += step->prim == NULL && step->run == cbi_cpu_run_copy;
+    if (pd == NULL || step_kind (pd) != dnnl_reorder)
+      continue;
+    md = dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
+    part_reads += cbi_md_n_dims (md) == 5 && cbi_md_dims (md)[0] == 1;
+  }
+  fail_unless_equals_int (copies, 0);
+  fail_unless_equals_int (part_reads, 0);
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
 /* ops-attention.onnx in bfloat16's wide plan, where the CPU has it: the
  * Softmax, which only the product by the values reads, writes bfloat16,
  * and that product reads it as it is: no reorder in the plan reads the
@@ -1122,6 +1250,9 @@ backends_suite (void)
   tcase_add_test (tc, test_a_bf16_product_feeds_the_next_without_a_conversion);
   tcase_add_test (tc,
       test_a_bf16_softmax_feeds_its_product_without_a_conversion);
+  tcase_add_test (tc, test_attention_parts_of_one_product_are_views_of_it);
+  tcase_add_test (tc,
+      test_bf16_attention_operands_are_converted_where_they_move);
   tcase_add_test (tc,
       test_a_leading_broadcast_runs_in_rows_not_in_reference_code);
   tcase_add_test (tc, test_a_batch_past_cudnns_limit_splits_into_equal_calls);

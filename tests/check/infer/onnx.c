@@ -497,6 +497,12 @@ static const struct
    * MatMul, Transpose, Reshape); in bf16's wide plan the Softmax writes
    * bfloat16 for the product after it (backends.c) */
   {"ops-attention", 12, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* two heads from one product, the query, key and values parts of it
+   * along its first axis (two Gathers, a Slice and a Squeeze): on the CPU
+   * views of its block, the values read last; the query's scale computed
+   * from its shape (five shape nodes), the key's a constant: both scale
+   * the scores once a plan has them (backends.c) */
+  {"ops-qkv-attention", 25, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,
@@ -736,6 +742,66 @@ GST_START_TEST (test_shapes_computed_at_plan_time_match_onnxruntime)
   check_shape_ops (e, 1);
   fail_unless_equals_int (eval->n_evals, evals);
   cbi_engine_free (e);
+}
+
+GST_END_TEST;
+
+/* The index of the node named @name in @g (fails where none is). */
+static guint
+node_named (const CbiGraph * g, const gchar * name)
+{
+  guint i;
+
+  for (i = 0; i < g->nodes->len; i++)
+    if (g_strcmp0 (cbi_graph_node (g, i)->name, name) == 0)
+      return i;
+  fail ("no node %s", name);
+  return 0;
+}
+
+/* ops-qkv-attention.onnx: the query's scale, 1 / sqrt (4) computed from
+ * its shape, and the key's constant 0.5 leave the operands: the plan's
+ * product of the two reads the query and the transposed key as they
+ * are, and one scale of 0.25 follows it, writing the scores (its
+ * epilogue). onnx.c's table checks the values against onnxruntime. */
+GST_START_TEST (test_scales_of_a_products_operands_scale_its_output)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  CbiGraph *g = load_or_fail ("ops-qkv-attention.onnx");
+  CbiShape *shapes = g_new0 (CbiShape, g->tensors->len);
+  const CbiNode *product, *scale, *query, *key_t;
+  GError *err = NULL;
+  CbiGraph *planned;
+  guint at, i, linear = 0;
+
+  planned = cbi_graph_specialise (g, &in, shapes, &err);
+  fail_unless (planned != NULL, "%s", err ? err->message : "");
+  at = node_named (planned, "scores");
+  product = cbi_graph_node (planned, at);
+  query = cbi_graph_node (planned, node_named (planned, "query"));
+  key_t = cbi_graph_node (planned, node_named (planned, "key_t"));
+  fail_unless_equals_int (product->op, CBI_OP_MATMUL);
+  fail_unless_equals_int (product->inputs[0], query->output);
+  fail_unless_equals_int (product->inputs[1], key_t->output);
+  fail_unless (at + 1 < planned->nodes->len);
+  scale = cbi_graph_node (planned, at + 1);
+  fail_unless_equals_int (scale->op, CBI_OP_LINEAR);
+  fail_unless_equals_int (scale->inputs[0], product->output);
+  fail_unless (fabsf (scale->alpha - 0.25f) < 1e-7f, "scale %g", scale->alpha);
+  fail_unless_equals_float (scale->beta, 0.0f);
+  /* it writes what the model's product wrote: the Softmax reads it */
+  fail_unless_equals_int (cbi_graph_node (planned, node_named (planned,
+              "softmax"))->inputs[0], scale->output);
+  fail_unless (cbi_shape_equal (&shapes[product->output],
+          &shapes[scale->output]));
+  fail_unless (cbi_graph_fused_activation (planned, at) == scale);
+  /* the two scales are that one */
+  for (i = 0; i < planned->nodes->len; i++)
+    linear += cbi_graph_node (planned, i)->op == CBI_OP_LINEAR;
+  fail_unless_equals_int (linear, 1);
+  cbi_graph_free (planned);
+  cbi_graph_free (g);
+  g_free (shapes);
 }
 
 GST_END_TEST;
@@ -1027,6 +1093,7 @@ onnx_suite (void)
       test_a_model_cut_short_by_one_byte_is_said_to_be_truncated);
   tcase_add_test (tc, test_empty_bytes_are_no_model);
   tcase_add_test (tc, test_shapes_computed_at_plan_time_match_onnxruntime);
+  tcase_add_test (tc, test_scales_of_a_products_operands_scale_its_output);
   tcase_add_test (tc,
       test_a_channels_last_model_refuses_a_tensor_of_another_layout);
   tcase_add_test (tc, test_a_gelu_written_as_its_formula_is_one_gelu);

@@ -96,6 +96,70 @@ GST_START_TEST (test_a_chain_reuses_the_block_of_a_tensor_read_two_nodes_ago)
 
 GST_END_TEST;
 
+/* Views (cbi_mem_plan_view ()): a and its parts q and v, v also
+ * reshaped (hand over of a view), read by the last node: a's block stays
+ * out of the spare blocks until that node is planned, though a's own
+ * readers are planned before, and is free after it. */
+GST_START_TEST (test_a_block_with_views_stays_until_their_last_reader)
+{
+  CbiGraph *g = cbi_graph_new ();
+  CbiPool *pool = untouched_pool ();
+  const gsize bytes = 4 * 8 * 8 * sizeof (gfloat);
+  gint x, a, q, v, v2, b, c, in2[2];
+  gpointer block_a, block_b, block_c;
+  GError *err = NULL;
+  CbiMemPlan *mp;
+  guint i;
+
+  g->input = x = add_activation (g, "x");
+  a = add_activation (g, "a");
+  q = add_activation (g, "q");
+  v = add_activation (g, "v");
+  v2 = add_activation (g, "v2");
+  b = add_activation (g, "b");
+  c = add_activation (g, "c");
+  g->outputs[g->n_outputs++] = c;
+  cbi_graph_add_node (g, CBI_OP_RELU, "relu", 1, &x, a, NULL);
+  cbi_graph_add_node (g, CBI_OP_GATHER, "query", 1, &a, q, NULL);
+  cbi_graph_add_node (g, CBI_OP_GATHER, "values", 1, &a, v, NULL);
+  cbi_graph_add_node (g, CBI_OP_RESHAPE, "reshape", 1, &v, v2, NULL);
+  cbi_graph_add_node (g, CBI_OP_TANH, "tanh", 1, &q, b, NULL);
+  in2[0] = v2;
+  in2[1] = b;
+  cbi_graph_add_node (g, CBI_OP_ADD, "add", 2, in2, c, NULL);
+
+  mp = cbi_mem_plan_new (g, pool);
+  block_a = cbi_mem_plan_activation (mp, a, bytes, &err);
+  fail_unless (block_a != NULL);
+  for (i = 0; i < 4; i++) {
+    const CbiNode *n = cbi_graph_node (g, i);
+    if (i == 1 || i == 2)
+      cbi_mem_plan_view (mp, a, n->output);
+    else if (i == 3)
+      cbi_mem_plan_hand_over (mp, v, v2);
+    fail_unless (i < 1 || cbi_mem_plan_is_view (mp, n->output));
+    cbi_mem_plan_step_done (mp, n, NULL);
+  }
+  /* a's own readers are planned; q and v2 are read yet */
+  block_b = cbi_mem_plan_activation (mp, b, bytes, &err);
+  cbi_mem_plan_step_done (mp, cbi_graph_node (g, 4), NULL);
+  block_c = cbi_mem_plan_activation (mp, c, bytes, &err);
+  fail_unless (block_b != NULL && block_c != NULL);
+  fail_if (block_b == block_a);
+  fail_if (block_c == block_a);
+  fail_if (cbi_mem_plan_is_view (mp, b));
+  cbi_mem_plan_step_done (mp, cbi_graph_node (g, 5), NULL);
+  /* every view read: a's block is free again (b's too) */
+  block_b = cbi_mem_plan_activation (mp, -1, bytes, &err);
+  block_c = cbi_mem_plan_activation (mp, -1, bytes, &err);
+  fail_unless (block_b == block_a || block_c == block_a);
+  cbi_mem_plan_free (mp);
+  cbi_pool_free (pool);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_outputs_keep_their_blocks_and_fused_outputs_take_none)
 {
   CbiGraph *g = cbi_graph_new ();
@@ -268,6 +332,7 @@ planmemory_suite (void)
   tcase_add_test (tc,
       test_outputs_keep_their_blocks_and_fused_outputs_take_none);
   tcase_add_test (tc, test_activations_alive_at_once_never_share_a_block);
+  tcase_add_test (tc, test_a_block_with_views_stays_until_their_last_reader);
   tcase_add_test (tc, test_the_op_table_decides_which_activation_fuses);
   return s;
 }

@@ -2506,7 +2506,7 @@ def ops_qkv_attention_model(g):
     key a Slice of [1, 2) along the first axis and a Squeeze, Transposed,
     times a constant 0.5, the values a Gather of index 2, read last
     (after the scores and their Softmax); by V, Transpose and Reshape to
-    N x 48 x 8, a MatMul by [8, 3] and back to N x 3 x 6 x 8"""
+    (N 48) x 8, a Gemm by [8, 3] and back to N x 3 x 6 x 8"""
     node = helper.make_node
     nodes = [
         node("Reshape", ["image", "flat"], ["x"], name="flatten"),
@@ -2533,12 +2533,13 @@ def ops_qkv_attention_model(g):
         node("MatMul", ["weights", "v"], ["o"], name="attend"),
         node("Transpose", ["o"], ["ot"], name="merge", perm=[0, 2, 1, 3]),
         node("Reshape", ["ot", "merged_shape"], ["om"], name="merged"),
-        node("MatMul", ["om", "wo"], ["y"], name="project"),
+        node("Gemm", ["om", "wo"], ["y2"], name="project"),
+        node("Reshape", ["y2", "rows_shape"], ["y"], name="rows"),
         node("Transpose", ["y"], ["yt"], name="channels", perm=[0, 2, 1]),
         node("Reshape", ["yt", "image_shape"], ["output"], name="unflatten"),
     ]
     inits = [i64("flat", [0, 3, 48]), i64("heads_shape", [0, 48, 3, 2, 4]),
-             i64("merged_shape", [0, 48, 8]),
+             i64("merged_shape", [-1, 8]), i64("rows_shape", [-1, 48, 3]),
              i64("image_shape", [0, 3, 6, 8]),
              i64("zero", 0), i64("two_scalar", 2), i64("one", [1]),
              i64("two", [2]), i64("axis0", [0]), i64("three", 3),

@@ -213,9 +213,9 @@ cbi_cpu_eltwise_in_onednn (const CbiNode * n)
 }
 
 /* How far cbi_cpu_moves_into_products () follows a tensor's readers */
-#define CBI_CPU_MOVES_DEPTH 8
+#define CBI_CPU_MOVES_DEPTH 16
 
-/* Every reader a MatMul, or a Transpose, a Reshape, Squeeze or
+/* Every reader a MatMul (or a Gemm's untransposed A), or a Transpose, a Reshape, Squeeze or
  * Unsqueeze, a Gather or Slice of one run (views, no copy), an
  * element-wise op oneDNN runs, each of whose output again moves into
  * products. */
@@ -235,7 +235,8 @@ cbi_cpu_moves_into_products (CbiCpuPlan * plan, gint t, gint depth)
       if (m->inputs[k] != t)
         continue;
       readers++;
-      if (m->op == CBI_OP_MATMUL)
+      if (m->op == CBI_OP_MATMUL || (m->op == CBI_OP_GEMM && k == 0
+              && m->ints[0] == 0))
         continue;
       if (!((m->op == CBI_OP_TRANSPOSE && m->n_ints > 0)
               || info->kind == CBI_OP_KIND_RESHAPE

@@ -194,6 +194,22 @@ cbi_cpu_add_product (CbiCpuPlan * plan, const CbiDnnlOp * op,
   return ok;
 }
 
+/* Whether activation @t is bfloat16 and row-major, as a product that
+ * feeds products writes it (cbi_cpu_product_feeds_products ()): @md, the
+ * 2-D row-major desc of its rows, then receives its bfloat16 form. */
+static gboolean
+cbi_cpu_bf16_rows (CbiCpuPlan * plan, gint t, CbiMd * md)
+{
+  CbiMd rows;
+
+  if (cbi_md_data_type (plan->mds[t]) != dnnl_bf16
+      || !cbi_cpu_shape_md (plan, &rows, &plan->shapes[t], NULL)
+      || !cbi_cpu_bf16_md (plan, rows, &rows, NULL)
+      || !dnnl_memory_desc_equal (rows, plan->mds[t]))
+    return FALSE;
+  return cbi_cpu_bf16_md (plan, *md, md, NULL);
+}
+
 /* Gemm as a oneDNN matmul: alpha folds into a copy of B laid out [K, N],
  * beta C into a bias, both made once here. The bias is one row
  * broadcast over the output where C is (a classifier's head): oneDNN
@@ -222,10 +238,15 @@ cbi_cpu_plan_gemm (CbiCpuPlan * plan, const CbiNode * n,
     a_strides[1] = m;
   }
   args[0].arg = DNNL_ARG_SRC;
-  args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &a_plain, error);
+  if (!DNNL_CHECK (cbi_md_strides (plan->descs, &op.src, 2, a_dims,
+              a_strides), "gemm A desc"))
+    return FALSE;
+  if (!n->ints[0] && cbi_cpu_bf16_rows (plan, n->inputs[0], &op.src))
+    /* written in bfloat16 for products (layout.c): read as it is */
+    args[0].memory = plan->mems[n->inputs[0]];
+  else
+    args[0].memory = cbi_cpu_plain (plan, n->inputs[0], &a_plain, error);
   if (args[0].memory == NULL
-      || !DNNL_CHECK (cbi_md_strides (plan->descs, &op.src, 2, a_dims,
-              a_strides), "gemm A desc")
       || (args[0].memory = cbi_cpu_view (plan, args[0].memory, op.src,
               error)) == NULL)
     return FALSE;
@@ -320,22 +341,6 @@ cbi_cpu_matmul_bias (CbiCpuPlan * plan, const CbiNode * n, gint * bias,
   if (*post && (*post)->n_then > 0)
     return NULL;
   return add;
-}
-
-/* Whether activation @t is bfloat16 and row-major, as a product that
- * feeds products writes it (cbi_cpu_product_feeds_products ()): @md, the
- * 2-D row-major desc of its rows, then receives its bfloat16 form. */
-static gboolean
-cbi_cpu_bf16_rows (CbiCpuPlan * plan, gint t, CbiMd * md)
-{
-  CbiMd rows;
-
-  if (cbi_md_data_type (plan->mds[t]) != dnnl_bf16
-      || !cbi_cpu_shape_md (plan, &rows, &plan->shapes[t], NULL)
-      || !cbi_cpu_bf16_md (plan, rows, &rows, NULL)
-      || !dnnl_memory_desc_equal (rows, plan->mds[t]))
-    return FALSE;
-  return cbi_cpu_bf16_md (plan, *md, md, NULL);
 }
 
 /* Whether the product that writes tensor @out (its activation @post,

@@ -746,8 +746,8 @@ onednn_has_bf16_batched_matmul (const dnnl_dims_t a, const dnnl_dims_t b)
  * attention's two products read them as they are. No reorder converts
  * a 4-D float32 tensor into bfloat16 in its own layout (before, the
  * query, the key and the values each took one before their product);
- * the one 4-D conversion left moves too (the heads merged, for the last
- * product). */
+ * the one 4-D conversion left moves too (the heads merged, for the
+ * Gemm after them, which reads it as it is). */
 GST_START_TEST (test_bf16_attention_operands_are_converted_where_they_move)
 {
   const CbiShape in = { 4, {2, 3, 6, 8} };

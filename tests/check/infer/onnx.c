@@ -502,7 +502,7 @@ static const struct
    * views of its block, the values read last; the query's scale computed
    * from its shape (five shape nodes), the key's a constant: both scale
    * the scores once a plan has them (backends.c) */
-  {"ops-qkv-attention", 25, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  {"ops-qkv-attention", 26, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

@@ -679,32 +679,43 @@ GST_START_TEST (test_a_bias_added_after_a_product_is_the_products_bias)
 
 GST_END_TEST;
 
+/* Whether oneDNN runs @op (its descs made by the caller) in a kernel
+ * other than its reference code on this CPU, through the engine's
+ * wrappers (oneDNN 2.x's and 3.x's API alike). */
+static gboolean
+onednn_runs_fast (const CbiDnnlOp * op)
+{
+  dnnl_engine_t engine = NULL;
+  dnnl_primitive_desc_t pd = NULL;
+  const gchar *impl = NULL;
+  gboolean fast = FALSE;
+
+  fail_unless (dnnl_engine_create (&engine, dnnl_cpu, 0) == dnnl_success);
+  if (cbi_dnnl_op_create (&pd, op, NULL, engine) == dnnl_success
+      && dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
+      == dnnl_success && impl != NULL)
+    fast = !g_str_has_prefix (impl, "ref");
+  if (pd)
+    dnnl_primitive_desc_destroy (pd);
+  dnnl_engine_destroy (engine);
+  return fast;
+}
+
 /* Whether oneDNN has a fast softmax along the last axis of @dims (3-D)
- * from float32 into bfloat16 on this CPU (through the engine's
- * wrappers, as above). */
+ * from float32 into bfloat16 on this CPU. */
 static gboolean
 onednn_has_bf16_softmax (const dnnl_dims_t dims)
 {
   CbiMdArena *arena = cbi_md_arena_new ();
-  dnnl_engine_t engine = NULL;
-  dnnl_primitive_desc_t pd = NULL;
   CbiDnnlOp op = { CBI_DNNL_SOFTMAX, dnnl_softmax_accurate, };
-  const gchar *impl = NULL;
-  gboolean has = FALSE;
+  gboolean has;
 
-  fail_unless (dnnl_engine_create (&engine, dnnl_cpu, 0) == dnnl_success);
   fail_unless (cbi_md_tag_typed (arena, &op.src, 3, dims, dnnl_f32,
           dnnl_abc) == dnnl_success);
   fail_unless (cbi_md_tag_typed (arena, &op.dst, 3, dims, dnnl_bf16,
           dnnl_abc) == dnnl_success);
   op.axis = 2;
-  if (cbi_dnnl_op_create (&pd, &op, NULL, engine) == dnnl_success
-      && dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
-      == dnnl_success && impl != NULL)
-    has = !g_str_has_prefix (impl, "ref");
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  dnnl_engine_destroy (engine);
+  has = onednn_runs_fast (&op);
   cbi_md_arena_free (arena);
   return has;
 }
@@ -715,27 +726,17 @@ static gboolean
 onednn_has_bf16_batched_matmul (const dnnl_dims_t a, const dnnl_dims_t b)
 {
   CbiMdArena *arena = cbi_md_arena_new ();
-  dnnl_engine_t engine = NULL;
-  dnnl_primitive_desc_t pd = NULL;
   CbiDnnlOp op = { CBI_DNNL_MATMUL, };
   const dnnl_dims_t c = { a[0], a[1], a[2], b[3] };
-  const gchar *impl = NULL;
-  gboolean has = FALSE;
+  gboolean has;
 
-  fail_unless (dnnl_engine_create (&engine, dnnl_cpu, 0) == dnnl_success);
   fail_unless (cbi_md_tag_typed (arena, &op.src, 4, a, dnnl_bf16,
           dnnl_abcd) == dnnl_success);
   fail_unless (cbi_md_tag_typed (arena, &op.weights, 4, b, dnnl_bf16,
           dnnl_abcd) == dnnl_success);
   fail_unless (cbi_md_tag_typed (arena, &op.dst, 4, c, dnnl_f32,
           dnnl_abcd) == dnnl_success);
-  if (cbi_dnnl_op_create (&pd, &op, NULL, engine) == dnnl_success
-      && dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
-      == dnnl_success && impl != NULL)
-    has = !g_str_has_prefix (impl, "ref");
-  if (pd)
-    dnnl_primitive_desc_destroy (pd);
-  dnnl_engine_destroy (engine);
+  has = onednn_runs_fast (&op);
   cbi_md_arena_free (arena);
   return has;
 }

@@ -524,7 +524,10 @@ cbi_cpu_plan_part_view (CbiCpuPlan * plan, const CbiNode * n, gboolean * ok,
       || cbi_graph_tensor (graph, x)->data != NULL || plan->mems[x] == NULL)
     return FALSE;
   type = cbi_md_data_type (plan->mds[x]);
-  if ((type != dnnl_f32 && type != dnnl_bf16)
+  /* bfloat16 stays so only on its way into products: the other readers
+   * of a Gather's or Slice's output take float32 (bf16.c) */
+  if ((type != dnnl_f32 && (type != dnnl_bf16
+              || !cbi_cpu_moves_into_products (plan, n->output, 0)))
       || !cbi_cpu_plain_md_typed (plan, &row_major, xs->n_dims, xs->dims,
           xs->n_dims, type, NULL)
       || !dnnl_memory_desc_equal (row_major, plan->mds[x]))

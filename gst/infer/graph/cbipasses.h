@@ -44,8 +44,10 @@ void cbi_graph_fuse_swish (CbiGraph * graph);
 
 /* Rewrites every Mul, Add or Sub of an activation and a constant of one value
  * into one CBI_OP_LINEAR node (alpha x + beta), merging runs of them
- * whose intermediate results nothing else reads (fuse.c). */
-void cbi_graph_fuse_affine (CbiGraph * graph);
+ * whose intermediate results nothing else reads; with @shapes (nullable:
+ * a plan's, one per tensor), only where the output has the activation's
+ * shape (a constant of more dimensions would broadcast it) (fuse.c). */
+void cbi_graph_fuse_affine (CbiGraph * graph, const CbiShape * shapes);
 
 /* Where one operand of a MatMul of two activations is a scale (alpha x)
  * that only it reads (an attention's query or key times 1 / sqrt (d)),

@@ -381,7 +381,7 @@ cbi_fuse_affine_of (const CbiGraph * graph, const CbiNode * n,
 }
 
 void
-cbi_graph_fuse_affine (CbiGraph * graph)
+cbi_graph_fuse_affine (CbiGraph * graph, const CbiShape * shapes)
 {
   guint i;
 
@@ -390,13 +390,16 @@ cbi_graph_fuse_affine (CbiGraph * graph)
     gfloat alpha, beta, a2, b2;
     gint x, x2;
 
-    if (!cbi_fuse_affine_of (graph, n, &alpha, &beta, &x))
+    if (!cbi_fuse_affine_of (graph, n, &alpha, &beta, &x)
+        || (shapes && !cbi_shape_equal (&shapes[x], &shapes[n->output])))
       continue;
     /* a * x + b, then c * (that) + d: one (a c) x + (b c + d) */
     while (i + 1 < graph->nodes->len
         && cbi_fuse_affine_of (graph, next = cbi_graph_node (graph, i + 1),
             &a2, &b2, &x2) && x2 == n->output
-        && cbi_fuse_private (graph, n->output, 1)) {
+        && cbi_fuse_private (graph, n->output, 1)
+        && (shapes == NULL
+            || cbi_shape_equal (&shapes[x2], &shapes[next->output]))) {
       alpha *= a2;
       beta = beta * a2 + b2;
       n->output = next->output;
@@ -460,8 +463,10 @@ cbi_graph_scale_products (CbiGraph * graph, CbiShape * shapes)
         after->alpha *= scale->alpha;
         m->inputs[k] = scale->inputs[0];
         g_array_remove_index (graph->nodes, at);
-      } else {
+      } else if (cbi_graph_fused_activation (graph, i) == NULL) {
         cbi_fuse_scale_after (graph, shapes, at, i, k);
+      } else {
+        continue;               /* its activation stays its epilogue */
       }
       /* the product is at i - 1 now: its other operand next */
       m = cbi_graph_node (graph, --i);

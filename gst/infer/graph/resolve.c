@@ -617,7 +617,7 @@ cbi_graph_specialise (const CbiGraph * graph, const CbiShape * input,
      * 1 / sqrt (d), ViT's and Swin's) is a constant of this plan: one
      * value, folded as a constant of the model is at import; then it
      * scales the product's output */
-    cbi_graph_fuse_affine (out);
+    cbi_graph_fuse_affine (out, shapes);
     cbi_graph_scale_products (out, shapes);
   }
   return out;

@@ -291,7 +291,7 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
     cbi_graph_fuse_layer_norm (im.graph);
     cbi_graph_fuse_hard_swish (im.graph);
     cbi_graph_fuse_residual_scale (im.graph);
-    cbi_graph_fuse_affine (im.graph);
+    cbi_graph_fuse_affine (im.graph, NULL);
     cbi_graph_fuse_eltwise_runs (im.graph);
     cbi_graph_split_concats (im.graph);
   }

@@ -198,26 +198,6 @@ cbi_cpu_choose_bf16 (CbiCpuPlan * plan)
     plan->conv_bf16[i] = cbi_cpu_is_conv (cbi_graph_node (graph, i));
 }
 
-gboolean
-cbi_cpu_step_in_onednn (const CbiNode * n, const CbiNode * post)
-{
-  const CbiNode *last = post ? post : n;
-  CbiCpuEltwise steps[2];
-  guint i;
-
-  if (post) {
-    const CbiEltwiseStep own = { cbi_op_info (post->op)->eltwise,
-      post->alpha, post->beta
-    };
-    if (cbi_cpu_eltwise_form (&own, steps) == 0)
-      return FALSE;
-  }
-  for (i = 0; cbi_op_is_eltwise (last->op) && i < last->n_then; i++)
-    if (cbi_cpu_eltwise_form (&last->then[i], steps) == 0)
-      return FALSE;
-  return TRUE;
-}
-
 /* How node @n of @plan reads its activations where they are bfloat16:
  * @joined receives the inputs that go into a primitive of the type they
  * have, whose output then has it too (the output's class takes theirs);

@@ -244,8 +244,8 @@ gboolean cbi_cpu_product_bf16 (CbiCpuPlan * plan, const gchar * name,
     const CbiDnnlOp * op, gfloat * weights, const_dnnl_primitive_attr_t attr,
     dnnl_exec_arg_t * args, dnnl_primitive_desc_t * pd, GError ** error);
 
-/* bf16.c: whether the ops that run in place on the output of node @n with
- * @post fused (nullable) all have oneDNN forms: no loop of ours, which
+/* postops.c: whether the ops that run in place on the output of node @n
+ * with @post fused (nullable) all have oneDNN forms: no loop of ours, which
  * reads float32, runs on it. */
 gboolean cbi_cpu_step_in_onednn (const CbiNode * n, const CbiNode * post);
 
@@ -313,8 +313,8 @@ gboolean cbi_cpu_slice_is_part (const CbiCpuPlan * plan, const CbiNode * n);
 /* layout.c: whether activation @t, in a wide bfloat16 plan, reaches only
  * MatMuls, through views, Transposes and oneDNN's element-wise ops that
  * keep its type: then bfloat16 from where it is written, and the
- * products read it as it is; @depth 0 (the walk's own count) */
-gboolean cbi_cpu_moves_into_products (CbiCpuPlan * plan, gint t, gint depth);
+ * products read it as it is */
+gboolean cbi_cpu_moves_into_products (CbiCpuPlan * plan, gint t);
 gboolean cbi_cpu_plan_reshape (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_permute (gpointer plan, const CbiNode * n,

@@ -193,8 +193,7 @@ cbi_cpu_view_is_run (const CbiCopyView * v)
 }
 
 /* Whether oneDNN runs element-wise node @n, its own op and those merged
- * after it: its primitives keep the type they read, no loop of ours
- * reads the values as float32. */
+ * after it: its primitives keep the type they read. */
 static gboolean
 cbi_cpu_eltwise_in_onednn (const CbiNode * n)
 {
@@ -202,31 +201,25 @@ cbi_cpu_eltwise_in_onednn (const CbiNode * n)
     n->beta
   };
   CbiCpuEltwise steps[2];
-  guint i;
 
-  if (cbi_cpu_eltwise_form (&own, steps) == 0)
-    return FALSE;
-  for (i = 0; i < n->n_then; i++)
-    if (cbi_cpu_eltwise_form (&n->then[i], steps) == 0)
-      return FALSE;
-  return TRUE;
+  return cbi_cpu_eltwise_form (&own, steps) > 0
+      && cbi_cpu_step_in_onednn (n, NULL);
 }
 
 /* How far cbi_cpu_moves_into_products () follows a tensor's readers */
 #define CBI_CPU_MOVES_DEPTH 16
 
-/* Every reader a MatMul (or a Gemm's untransposed A), or a Transpose, a Reshape, Squeeze or
- * Unsqueeze, a Gather or Slice of one run (views, no copy), an
- * element-wise op oneDNN runs, each of whose output again moves into
- * products. */
-gboolean
-cbi_cpu_moves_into_products (CbiCpuPlan * plan, gint t, gint depth)
+/* Every reader of @t a MatMul (or a Gemm's untransposed A), or a
+ * Transpose, a Reshape, Squeeze or Unsqueeze, a Gather or Slice of one
+ * run (views, no copy), an element-wise op oneDNN runs, each of whose
+ * output again moves into products, at most @depth steps on. */
+static gboolean
+cbi_cpu_moves_within (CbiCpuPlan * plan, gint t, gint depth)
 {
   const CbiGraph *graph = plan->graph;
   guint i, k, readers = 0;
 
-  if (!plan->bf16_wide || depth > CBI_CPU_MOVES_DEPTH
-      || cbi_graph_is_output (graph, t))
+  if (!plan->bf16_wide || depth < 0 || cbi_graph_is_output (graph, t))
     return FALSE;
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *m = cbi_graph_node (graph, i);
@@ -245,11 +238,17 @@ cbi_cpu_moves_into_products (CbiCpuPlan * plan, gint t, gint depth)
               || (info->kind == CBI_OP_KIND_ELTWISE
                   && cbi_graph_fused_activation (graph, i) == NULL
                   && cbi_cpu_eltwise_in_onednn (m)))
-          || !cbi_cpu_moves_into_products (plan, m->output, depth + 1))
+          || !cbi_cpu_moves_within (plan, m->output, depth - 1))
         return FALSE;
     }
   }
   return readers > 0;
+}
+
+gboolean
+cbi_cpu_moves_into_products (CbiCpuPlan * plan, gint t)
+{
+  return cbi_cpu_moves_within (plan, t, CBI_CPU_MOVES_DEPTH);
 }
 
 /* Writes @from (desc @from_md, dims S) into activation @out as the
@@ -400,7 +399,7 @@ cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
    * convert them in a pass of its own */
   return cbi_cpu_add_permute (plan, from_md, from, perm, n->output,
       n->op == CBI_OP_TRANSPOSE
-      && cbi_cpu_moves_into_products (plan, n->output, 0) ? dnnl_bf16 :
+      && cbi_cpu_moves_into_products (plan, n->output) ? dnnl_bf16 :
       dnnl_f32, error);
 }
 
@@ -527,7 +526,7 @@ cbi_cpu_plan_part_view (CbiCpuPlan * plan, const CbiNode * n, gboolean * ok,
   /* bfloat16 stays so only on its way into products: the other readers
    * of a Gather's or Slice's output take float32 (bf16.c) */
   if ((type != dnnl_f32 && (type != dnnl_bf16
-              || !cbi_cpu_moves_into_products (plan, n->output, 0)))
+              || !cbi_cpu_moves_into_products (plan, n->output)))
       || !cbi_cpu_plain_md_typed (plan, &row_major, xs->n_dims, xs->dims,
           xs->n_dims, type, NULL)
       || !dnnl_memory_desc_equal (row_major, plan->mds[x]))

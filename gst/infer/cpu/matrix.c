@@ -363,7 +363,7 @@ cbi_cpu_product_feeds_products (CbiCpuPlan * plan, const CbiNode * n,
     return FALSE;
   /* or through Transposes and views (an attention's query, key and
    * values, moved into heads): they keep the type */
-  if (cbi_cpu_moves_into_products (plan, out, 0))
+  if (cbi_cpu_moves_into_products (plan, out))
     return TRUE;
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *m = cbi_graph_node (graph, i);

@@ -201,6 +201,26 @@ cbi_cpu_chain_steps (const CbiNode * post, CbiCpuEltwise * steps)
 }
 
 gboolean
+cbi_cpu_step_in_onednn (const CbiNode * n, const CbiNode * post)
+{
+  const CbiNode *last = post ? post : n;
+  CbiCpuEltwise steps[2];
+  guint i;
+
+  if (post) {
+    const CbiEltwiseStep own = { cbi_op_info (post->op)->eltwise,
+      post->alpha, post->beta
+    };
+    if (cbi_cpu_eltwise_form (&own, steps) == 0)
+      return FALSE;
+  }
+  for (i = 0; cbi_op_is_eltwise (last->op) && i < last->n_then; i++)
+    if (cbi_cpu_eltwise_form (&last->then[i], steps) == 0)
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
 cbi_cpu_attr_chain (CbiCpuPlan * plan, const CbiNode * post,
     dnnl_primitive_attr_t * attr, GError ** error)
 {

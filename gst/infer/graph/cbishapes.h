@@ -25,7 +25,8 @@ gboolean cbi_graph_infer_shapes (const CbiGraph * graph,
  * Unsqueeze as Reshapes; a product's scaled operands as a scale of its
  * output (cbi_graph_scale_products()); @shapes as
  * cbi_graph_infer_shapes() fills it, but for the tensor of an operand
- * so rewritten, which holds the unscaled product. The result shares @graph's tensors (their data too): free it with
+ * so rewritten, which holds the unscaled product. The result shares
+ * @graph's tensors (their data too): free it with
  * cbi_graph_free() before @graph. Returns: (transfer full) the graph, or
  * NULL with @error set as cbi_graph_infer_shapes() does. */
 CbiGraph *cbi_graph_specialise (const CbiGraph * graph,

@@ -2448,6 +2448,38 @@ def ops_winograd_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_narrow_groups_model(g):
+    """ResNeXt's grouped convolutions of few channels a group, which the
+    CPU merges in bfloat16 on a matrix unit (cpu/conv.c: runs of groups
+    of 32 input channels, block-diagonal weights): the stem, Conv 1x1 3
+    to 64 and Relu; Conv 3x3 64 to 64 in 16 groups (4 channels each) and
+    Relu; Conv 3x3 64 to 128 in 8 groups (8 in, 16 out each) and Relu;
+    Conv 3x3 128 to 128 in 4 groups (32 each: as they are) and Relu; then
+    Conv 1x1 to 8"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) *
+                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+
+    def b(c):
+        return g.uniform(-0.2, 0.2, c)
+
+    node = helper.make_node
+    nodes = [node("Conv", ["image", "w0", "b0"], ["c0"], name="stem"),
+             node("Relu", ["c0"], ["r0"], name="stem_relu")]
+    inits = [f32("w0", w(64, 3, 1)), f32("b0", b(64))]
+    for i, (ci, co, groups) in enumerate(((64, 64, 16), (64, 128, 8),
+                                          (128, 128, 4)), start=1):
+        nodes += [node("Conv", [f"r{i - 1}", f"w{i}", f"b{i}"], [f"c{i}"],
+                       name=f"grouped_{i}", pads=[1, 1, 1, 1], group=groups),
+                  node("Relu", [f"c{i}"], [f"r{i}"], name=f"grouped_{i}_relu")]
+        inits += [f32(f"w{i}", w(co, ci // groups, 3)), f32(f"b{i}", b(co))]
+    nodes.append(node("Conv", ["r3", "w4", "b4"], ["output"], name="head"))
+    inits += [f32("w4", w(8, 128, 1)), f32("b4", b(8))]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 8, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 def ops_upsample_output_model(g):
     """A segmentation's head: Conv 1x1 to 5 channels, Relu, then bilinear
     Resize with half-pixel centres by 2.5 along both axes (6x8 to 15x20:
@@ -2584,6 +2616,7 @@ OPS_MODELS = (
     ("ops-upsample-output", ops_upsample_output_model, 75, FOLD_SHAPE),
     ("ops-attention", ops_attention_model, 76, FOLD_SHAPE),
     ("ops-qkv-attention", ops_qkv_attention_model, 77, FOLD_SHAPE),
+    ("ops-narrow-groups", ops_narrow_groups_model, 78, FOLD_SHAPE),
 )
 
 

@@ -288,6 +288,10 @@ gboolean cbi_cpu_add_in_place (gpointer plan, const CbiNode * n,
  * @post (nullable) where the op table allows one; the activations it
  * writes come from the memory plan; the plan's scratch_bytes grows to the
  * scratchpad its primitives need. */
+/* conv.c: how many groups of a grouped convolution of @groups groups of
+ * @in_per_group input channels each run as one in bfloat16 on a matrix
+ * unit (1: none merged) */
+guint cbi_cpu_conv_group_merge (gint64 groups, gint64 in_per_group);
 gboolean cbi_cpu_plan_conv (gpointer plan, const CbiNode * n,
     const CbiNode * post, GError ** error);
 gboolean cbi_cpu_plan_eltwise (gpointer plan, const CbiNode * n,

@@ -212,12 +212,103 @@ cbi_cpu_conv_with_residual (CbiCpuPlan * plan, const CbiNode * n,
   return FALSE;
 }
 
+/* A grouped convolution of few channels a group (ResNeXt's 4 to 16) in
+ * bfloat16 runs in oneDNN's kernels for vector units, while groups of
+ * 32 channels run on a matrix unit (AMX) at many times their rate. Where
+ * the CPU has one, runs of groups are merged into one of this many input
+ * channels, its weights block-diagonal: the zeros between the merged
+ * groups cost multiplications that the rate more than pays for, up to
+ * this many times the products. */
+#define CBI_CPU_MERGED_GROUP_CHANNELS 32
+#define CBI_CPU_MAX_GROUP_MERGE 8
+
+guint
+cbi_cpu_conv_group_merge (gint64 groups, gint64 in_per_group)
+{
+  guint m;
+
+  if (groups < 2 || in_per_group < 2
+      || in_per_group >= CBI_CPU_MERGED_GROUP_CHANNELS)
+    return 1;
+  for (m = 2; m <= CBI_CPU_MAX_GROUP_MERGE && m <= groups; m++)
+    if (groups % m == 0 && in_per_group * m >= CBI_CPU_MERGED_GROUP_CHANNELS)
+      return m;
+  return 1;
+}
+
+/* Whether oneDNN runs bfloat16 products on the CPU's matrix unit. */
+static gboolean
+cbi_cpu_has_matrix_unit (void)
+{
+  const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa ();
+
+  return (isa & dnnl_cpu_isa_avx512_core_amx) == dnnl_cpu_isa_avx512_core_amx;
+}
+
+/* Weights (out, in / @groups, kh, kw) at @w as those of @groups / @merge
+ * groups: (out, in / @groups * @merge, kh, kw), each merged group's
+ * filters reading only the channels of the group they come from, zero
+ * elsewhere; in @mp's memory. Returns: (transfer none): NULL on failure */
+static gfloat *
+cbi_cpu_merged_weights (CbiMemPlan * mp, const CbiTensorInfo * w,
+    gint64 groups, guint merge, GError ** error)
+{
+  const gint64 out_per_group = w->dims[0] / groups, in = w->dims[1];
+  const gint64 taps = w->dims[2] * w->dims[3];
+  const gint64 row = in * merge * taps;
+  gfloat *merged = cbi_mem_plan_alloc (mp, w->dims[0] * row * sizeof (gfloat),
+      "merged groups' convolution weights", error);
+  gint64 o;
+
+  if (merged == NULL)
+    return NULL;
+  memset (merged, 0, w->dims[0] * row * sizeof (gfloat));
+  for (o = 0; o < w->dims[0]; o++) {
+    /* the place of output @o's group among those merged with it */
+    const gint64 at = (o / out_per_group) % merge;
+    memcpy (merged + o * row + at * in * taps, w->data + o * in * taps,
+        in * taps * sizeof (gfloat));
+  }
+  return merged;
+}
+
 /* Whether convolution @m takes bfloat16 operands (bf16.c). */
 static gboolean
 cbi_cpu_conv_takes_bf16 (CbiCpuPlan * plan, const CbiNode * m)
 {
   return plan->conv_bf16 != NULL
       && plan->conv_bf16[m - cbi_graph_node (plan->graph, 0)];
+}
+
+/* The dims of convolution @n's weights @w as oneDNN takes them, with
+ * runs of @merge groups merged (cbi_cpu_conv_group_merge ()) into
+ * @wdims; returns how many there are. */
+static gint
+cbi_cpu_conv_weight_dims (const CbiNode * n, const CbiTensorInfo * w,
+    guint merge, dnnl_dims_t wdims)
+{
+  const gint64 groups = n->conv.group / merge;
+  gint i;
+
+  /* ConvTranspose weights are (in, out, h, w): oneDNN's iohw */
+  if (n->op == CBI_OP_CONV_TRANSPOSE) {
+    wdims[0] = w->dims[1];
+    wdims[1] = w->dims[0];
+    wdims[2] = w->dims[2];
+    wdims[3] = w->dims[3];
+    return 4;
+  }
+  if (groups == 1) {
+    for (i = 0; i < 4; i++)
+      wdims[i] = w->dims[i] * (i == 1 ? merge : 1);
+    return 4;
+  }
+  wdims[0] = groups;
+  wdims[1] = w->dims[0] / groups;
+  wdims[2] = w->dims[1] * merge;
+  wdims[3] = w->dims[2];
+  wdims[4] = w->dims[3];
+  return 5;
 }
 
 gboolean
@@ -249,6 +340,13 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   dnnl_format_tag_t layout;
   dnnl_alg_kind_t alg;
   gint attempt;
+  /* groups merged in bfloat16 (cbi_cpu_conv_group_merge ()), and those
+   * of the primitive made */
+  const guint merge = !transpose && cbi_cpu_conv_takes_bf16 (plan, n)
+      && cbi_cpu_has_matrix_unit ()? cbi_cpu_conv_group_merge (a->group,
+      w->dims[1]) : 1;
+  guint merged = 1;
+  void *held;
   /* oneDNN's kernels for fewer than 8 output channels (an image's last
    * layer) are several times slower than for 8: such an output is
    * computed with zero filters up to 8 and read as its first channels */
@@ -272,22 +370,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       memcpy (bdata, b->data, oc * sizeof (gfloat));
   }
 
-  if (a->group > 1) {
-    wnd = 5;
-    wdims[0] = a->group;
-    wdims[1] = w->dims[0] / a->group;
-    for (i = 1; i < 4; i++)
-      wdims[i + 1] = w->dims[i];
-  } else {
-    wnd = 4;
-    for (i = 0; i < 4; i++)
-      wdims[i] = w->dims[i];
-  }
-  /* ConvTranspose weights are (in, out, h, w): oneDNN's iohw */
-  if (transpose) {
-    wdims[0] = w->dims[1];
-    wdims[1] = w->dims[0];
-  }
+  wnd = cbi_cpu_conv_weight_dims (n, w, 1, wdims);
   for (i = 0; i < 4; i++)
     ydims[i] = plan->shapes[out].dims[i];
   if (widen)
@@ -317,10 +400,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   if (first)
     op.alg = dnnl_convolution_direct;
   alg = op.alg;
-  if (!DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_user, wnd, wdims,
-              transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw : dnnl_oihw),
-          "weights desc")
-      || !DNNL_CHECK (cbi_md_tag (plan->descs, &bmd, 1, bdims, dnnl_x),
+  if (!DNNL_CHECK (cbi_md_tag (plan->descs, &bmd, 1, bdims, dnnl_x),
           "bias desc"))
     goto done;
   op.bias = bdata ? bmd : NULL;
@@ -341,6 +421,11 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       attempt < 2 && pd == NULL; attempt++) {
     const gchar *impl;
     in_type = attempt == 0 ? dnnl_bf16 : dnnl_f32;
+    merged = attempt == 0 ? merge : 1;
+    if (merged > 1)
+      wnd = cbi_cpu_conv_weight_dims (n, w, merged, wdims);
+    else if (attempt == 1 && merge > 1)
+      wnd = cbi_cpu_conv_weight_dims (n, w, 1, wdims);
     memcpy (xdims, plan->shapes[n->inputs[0]].dims, 4 * sizeof (gint64));
     out_type = attempt == 0 && !widen && (plan->bf16_wide ?
         plan->tensor_bf16[out] : cbi_cpu_conv_link (plan->graph, post,
@@ -396,6 +481,13 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     }
   }
 
+  if (merged > 1 && (wdata = cbi_cpu_merged_weights (plan->memory, w,
+              a->group, merged, error)) == NULL)
+    goto done;
+  if (!DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_user, wnd, wdims,
+              transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw : dnnl_oihw),
+          "weights desc"))
+    goto done;
   xmem = cbi_cpu_in_layout_scratch (plan, n->inputs[0],
       dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0), error);
   if (xmem == NULL)
@@ -405,6 +497,11 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       "convolution weights", error);
   if (wmem == NULL)
     goto done;
+  /* merged weights reordered into the primitive's layout: no step reads
+   * them as they were */
+  if (merged > 1 && dnnl_memory_get_data_handle (wmem, &held) == dnnl_success
+      && held != wdata)
+    cbi_mem_plan_give_back (plan->memory, wdata);
   if (bdata && (bmem = cbi_cpu_memory (plan, bmd, bdata, error)) == NULL)
     goto done;
 

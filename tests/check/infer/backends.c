@@ -562,6 +562,79 @@ GST_START_TEST (test_wide_3x3_convolutions_run_as_winograds_where_it_pays)
 
 GST_END_TEST;
 
+/* Groups merge into runs of 32 input channels, at most 8 of them, and
+ * only where they divide the groups: depthwise convolutions (one channel
+ * a group) and groups of 32 or more stay as they are. */
+GST_START_TEST (test_narrow_groups_merge_into_runs_of_32_channels)
+{
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (32, 4), 8);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (32, 8), 4);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (32, 16), 2);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (64, 12), 4);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (32, 32), 1);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (128, 1), 1);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (1, 4), 1);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (3, 4), 1);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (64, 2), 1);
+  fail_unless_equals_int (cbi_cpu_conv_group_merge (6, 10), 6);
+}
+
+GST_END_TEST;
+
+/* ops-narrow-groups.onnx (tests/models/generate.py): in bfloat16 on a
+ * CPU whose matrix unit oneDNN uses, its grouped convolutions of 4 and
+ * 8 input channels a group run as 2 groups of 32 (16 and 8 merged), the
+ * one of 32 a group as its 4; elsewhere, or in float32, every one keeps
+ * its groups. onnx.c checks the values against onnxruntime in both
+ * precisions. */
+GST_START_TEST (test_narrow_groups_run_merged_in_bf16_on_a_matrix_unit)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  const gint64 as_written[] = { 16, 8, 4 }, merged[] = { 2, 2, 4 };
+  const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa ();
+  const gboolean matrix_unit = (isa & dnnl_cpu_isa_avx512_core_amx)
+      == dnnl_cpu_isa_avx512_core_amx;
+  guint i, grouped = 0;
+  Planned p;
+
+  if (!planned_wide_bf16 (&p, "ops-narrow-groups.onnx", &in))
+    return;
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+    CbiMd wmd, src;
+    if (pd == NULL || step_kind (pd) != dnnl_convolution)
+      continue;
+    wmd = dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0);
+    src = dnnl_primitive_desc_query_md (pd, dnnl_query_src_md, 0);
+    if (cbi_md_n_dims (wmd) != 5)
+      continue;
+    fail_unless (grouped < G_N_ELEMENTS (merged));
+    fail_unless_equals_int64 (cbi_md_dims (wmd)[0], matrix_unit
+        && cbi_md_data_type (src) == dnnl_bf16 ? merged[grouped] :
+        as_written[grouped]);
+    grouped++;
+  }
+  fail_unless_equals_int (grouped, 3);
+  planned_free (&p);
+
+  planned_open (&p, "ops-narrow-groups.onnx", &in);
+  planned_plan (&p);
+  grouped = 0;
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+    CbiMd wmd;
+    if (pd == NULL || step_kind (pd) != dnnl_convolution)
+      continue;
+    wmd = dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0);
+    if (cbi_md_n_dims (wmd) == 5)
+      fail_unless_equals_int64 (cbi_md_dims (wmd)[0], as_written[grouped++]);
+  }
+  fail_unless_equals_int (grouped, 3);
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
 /* ops-upsample-output.onnx (tests/models/generate.py): the bilinear
  * Resize that writes the graph's output runs as our loop into the
  * row-major output, from a row-major copy of its input: no resampling
@@ -1240,6 +1313,8 @@ backends_suite (void)
   tcase_add_test (tc, test_layouts_alike_in_all_but_name_share_their_data);
   tcase_add_test (tc, test_a_broadcast_operand_takes_the_first_operands_blocks);
   tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
+  tcase_add_test (tc, test_narrow_groups_merge_into_runs_of_32_channels);
+  tcase_add_test (tc, test_narrow_groups_run_merged_in_bf16_on_a_matrix_unit);
   tcase_add_test (tc,
       test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
   tcase_add_test (tc,

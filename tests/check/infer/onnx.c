@@ -503,6 +503,9 @@ static const struct
    * from its shape (five shape nodes), the key's a constant: both scale
    * the scores once a plan has them (backends.c) */
   {"ops-qkv-attention", 26, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
+  /* grouped convolutions of 4, 8 and 32 input channels a group, which
+   * the CPU merges in bfloat16 on a matrix unit (backends.c) */
+  {"ops-narrow-groups", 9, {4, {2, 3, 6, 8}}, {4, {2, 8, 6, 8}}, 1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

@@ -2480,6 +2480,53 @@ def ops_narrow_groups_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_channels_last_block_model(g):
+    """ConvNeXt's block as PyTorch writes it: Conv 3x3 3 to 16 (the stem)
+    and Relu; a depthwise Conv 3x3; Transpose to channels last (0, 2, 3,
+    1); LayerNormalization over the channels; MatMul 16 to 32, Add bias,
+    Relu, MatMul 32 to 16; Transpose back (0, 3, 1, 2); Mul by a
+    per-channel scale; Add the stem's output; Conv 1x1 to 8. On the CPU
+    both Transposes are views where the layout their input has is the one
+    they give (backends.c)"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) *
+                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="stem",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c0"], ["s"], name="stem_relu"),
+        node("Conv", ["s", "wd", "bd"], ["d"], name="depthwise",
+             pads=[1, 1, 1, 1], group=16),
+        node("Transpose", ["d"], ["dl"], name="to_channels_last",
+             perm=[0, 2, 3, 1]),
+        node("LayerNormalization", ["dl", "gamma", "beta"], ["ln"],
+             name="norm", axis=-1, epsilon=1e-6),
+        node("MatMul", ["ln", "w1"], ["m1"], name="expand"),
+        node("Add", ["m1", "b1"], ["a1"], name="expand_bias"),
+        node("Relu", ["a1"], ["r1"], name="expand_relu"),
+        node("MatMul", ["r1", "w2"], ["m2"], name="project"),
+        node("Transpose", ["m2"], ["back"], name="to_channels_first",
+             perm=[0, 3, 1, 2]),
+        node("Mul", ["back", "layer_scale"], ["scaled"], name="layer_scale"),
+        node("Add", ["scaled", "s"], ["sum"], name="residual"),
+        node("Conv", ["sum", "wh", "bh"], ["output"], name="head"),
+    ]
+    inits = [f32("w0", w(16, 3, 3)), f32("b0", g.uniform(-0.2, 0.2, 16)),
+             f32("wd", w(16, 1, 3)), f32("bd", g.uniform(-0.2, 0.2, 16)),
+             f32("gamma", g.uniform(0.5, 1.5, 16)),
+             f32("beta", g.standard_normal(16) * 0.1),
+             f32("w1", g.standard_normal((16, 32)) * 0.25),
+             f32("b1", g.uniform(-0.2, 0.2, 32)),
+             f32("w2", g.standard_normal((32, 16)) * 0.18),
+             f32("layer_scale", g.uniform(0.5, 1.5, (16, 1, 1))),
+             f32("wh", w(8, 16, 1)), f32("bh", g.uniform(-0.2, 0.2, 8))]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 8, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 def ops_upsample_output_model(g):
     """A segmentation's head: Conv 1x1 to 5 channels, Relu, then bilinear
     Resize with half-pixel centres by 2.5 along both axes (6x8 to 15x20:
@@ -2617,6 +2664,8 @@ OPS_MODELS = (
     ("ops-attention", ops_attention_model, 76, FOLD_SHAPE),
     ("ops-qkv-attention", ops_qkv_attention_model, 77, FOLD_SHAPE),
     ("ops-narrow-groups", ops_narrow_groups_model, 78, FOLD_SHAPE),
+    ("ops-channels-last-block", ops_channels_last_block_model, 79,
+     FOLD_SHAPE),
 )
 
 

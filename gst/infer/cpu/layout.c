@@ -372,6 +372,61 @@ cbi_cpu_plan_depth_to_space_nhwc (CbiCpuPlan * plan, const CbiNode * n,
   return to && cbi_cpu_add_reorder (plan, from_md, from, to_md, to, error);
 }
 
+/* A Transpose of an input (by @perm) whose layout, read in the permuted
+ * order, is the output's row-major or, in 4-D, channels-last layout: a
+ * view of the input's block, no copy. A permute to channels last after a
+ * convolution that writes channels last, and back after the products
+ * that read it row-major (ConvNeXt's blocks), move nothing; the readers
+ * take the view in the layouts they read. FALSE, nothing planned, where
+ * the layouts differ; else @ok says whether the planning worked. */
+static gboolean
+cbi_cpu_transpose_view (CbiCpuPlan * plan, const CbiNode * n,
+    const gint64 * perm, gboolean * ok, GError ** error)
+{
+  const CbiGraph *graph = plan->graph;
+  const gint x = n->inputs[0];
+  const CbiShape *ys = &plan->shapes[n->output];
+  dnnl_dims_t from_strides, strides, dims;
+  dnnl_data_type_t type;
+  CbiMd md, like;
+  gint j;
+
+  if (x == graph->input || cbi_graph_is_output (graph, x)
+      || cbi_graph_is_output (graph, n->output)
+      || cbi_graph_tensor (graph, x)->data != NULL || plan->mems[x] == NULL
+      || cbi_md_n_dims (plan->mds[x]) != ys->n_dims
+      || !cbi_md_plain_strides (plan->mds[x], from_strides))
+    return FALSE;
+  type = cbi_md_data_type (plan->mds[x]);
+  for (j = 0; j < ys->n_dims; j++) {
+    dims[j] = ys->dims[j];
+    strides[j] = from_strides[perm[j]];
+  }
+  if (!DNNL_CHECK (cbi_md_strides_typed (plan->descs, &md, ys->n_dims, dims,
+              type, strides), "transposed view desc")
+      || !cbi_cpu_plain_md_typed (plan, &like, ys->n_dims, ys->dims,
+          ys->n_dims, type, error))
+    return FALSE;
+  if (!dnnl_memory_desc_equal (md, like)
+      && (ys->n_dims != 4 || !DNNL_CHECK (cbi_md_tag_typed (plan->descs,
+                  &like, 4, dims, type, dnnl_acdb), "channels-last desc")
+          || !dnnl_memory_desc_equal (md, like)))
+    return FALSE;
+  *ok = (plan->mems[n->output] = cbi_cpu_view (plan, plan->mems[x], like,
+          error)) != NULL;
+  if (!*ok)
+    return TRUE;
+  plan->mds[n->output] = like;
+  /* alone reading it, the output takes the block over (a convolution may
+   * then write into it in place); else the block stays until both
+   * tensors' readers are planned */
+  if (cbi_mem_plan_readers_left (plan->memory, x) == 1)
+    cbi_mem_plan_hand_over (plan->memory, x, n->output);
+  else
+    cbi_mem_plan_view (plan->memory, x, n->output);
+  return TRUE;
+}
+
 /* Transpose reorders its input, whatever its layout; DepthToSpace reads a
  * channels-last input as it is, else first needs it row-major, to view it
  * in 6-D. */
@@ -385,8 +440,12 @@ cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
   dnnl_memory_t from = plan->mems[x];
   gint64 perm[CBI_MAX_DIMS];
   CbiShape view;
+  gboolean ok = FALSE;
 
   cbi_node_permutation (n, &plan->shapes[x], &view, perm);
+  if (n->op == CBI_OP_TRANSPOSE && cbi_cpu_transpose_view (plan, n, perm,
+          &ok, error))
+    return ok;
   if (n->op == CBI_OP_DEPTH_TO_SPACE && cbi_cpu_is_nhwc (plan, x, &md))
     return cbi_cpu_plan_depth_to_space_nhwc (plan, n, &view, error);
   if (n->op == CBI_OP_DEPTH_TO_SPACE

@@ -635,6 +635,82 @@ GST_START_TEST (test_narrow_groups_run_merged_in_bf16_on_a_matrix_unit)
 
 GST_END_TEST;
 
+/* The index of @graph's tensor named @name. */
+static gint
+tensor_named (const CbiGraph * graph, const gchar * name)
+{
+  guint t;
+
+  for (t = 0; t < graph->tensors->len; t++)
+    if (g_strcmp0 (cbi_graph_tensor (graph, t)->name, name) == 0)
+      return t;
+  fail ("no tensor %s", name);
+  return -1;
+}
+
+/* Whether @plan's tensors @a and @b start at the same address. */
+static gboolean
+same_block (const CbiCpuPlan * plan, gint a, gint b)
+{
+  void *at_a = NULL, *at_b = NULL;
+
+  fail_unless (dnnl_memory_get_data_handle (plan->mems[a], &at_a)
+      == dnnl_success);
+  fail_unless (dnnl_memory_get_data_handle (plan->mems[b], &at_b)
+      == dnnl_success);
+  return at_a == at_b;
+}
+
+/* Whether @plan's 4-D tensor @t is channels last: plain strides, the
+ * channels' the smallest. */
+static gboolean
+channels_last (const CbiCpuPlan * plan, gint t)
+{
+  dnnl_dims_t strides;
+  CbiMd md;
+
+  fail_unless (dnnl_memory_get_memory_desc (plan->mems[t], &md)
+      == dnnl_success);
+  return cbi_md_n_dims (md) == 4 && cbi_md_plain_strides (md, strides)
+      && strides[1] == 1 && strides[3] == cbi_md_dims (md)[1];
+}
+
+/* ops-channels-last-block.onnx (tests/models/generate.py): the Transpose
+ * back to channels first, of the product's row-major output, is a view
+ * of it in channels last, in float32 and in bf16's wide plan; the one to
+ * channels last after the depthwise convolution is a view of its output
+ * wherever that is channels last (bf16's wide plan writes it so where
+ * oneDNN has a bfloat16 kernel), a copy where it is channel blocks.
+ * onnx.c checks the values against onnxruntime in both precisions. */
+GST_START_TEST (test_a_transpose_to_the_layout_its_input_has_is_a_view)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  gint depthwise, to_last, product, to_first, pass;
+  Planned p;
+
+  for (pass = 0; pass < 2; pass++) {
+    if (pass == 0) {
+      planned_open (&p, "ops-channels-last-block.onnx", &in);
+      planned_plan (&p);
+    } else if (!planned_wide_bf16 (&p, "ops-channels-last-block.onnx", &in)) {
+      return;
+    }
+    depthwise = tensor_named (p.specialised, "d");
+    to_last = tensor_named (p.specialised, "dl");
+    product = tensor_named (p.specialised, "m2");
+    to_first = tensor_named (p.specialised, "back");
+    fail_unless (same_block (p.plan, product, to_first));
+    fail_unless (channels_last (p.plan, to_first));
+    if (channels_last (p.plan, depthwise))
+      fail_unless (same_block (p.plan, depthwise, to_last));
+    else
+      fail_if (same_block (p.plan, depthwise, to_last));
+    planned_free (&p);
+  }
+}
+
+GST_END_TEST;
+
 /* ops-upsample-output.onnx (tests/models/generate.py): the bilinear
  * Resize that writes the graph's output runs as our loop into the
  * row-major output, from a row-major copy of its input: no resampling
@@ -1315,6 +1391,7 @@ backends_suite (void)
   tcase_add_test (tc, test_a_bf16_plan_leaves_the_channel_blocks_to_float32);
   tcase_add_test (tc, test_narrow_groups_merge_into_runs_of_32_channels);
   tcase_add_test (tc, test_narrow_groups_run_merged_in_bf16_on_a_matrix_unit);
+  tcase_add_test (tc, test_a_transpose_to_the_layout_its_input_has_is_a_view);
   tcase_add_test (tc,
       test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
   tcase_add_test (tc,

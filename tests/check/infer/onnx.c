@@ -506,6 +506,10 @@ static const struct
   /* grouped convolutions of 4, 8 and 32 input channels a group, which
    * the CPU merges in bfloat16 on a matrix unit (backends.c) */
   {"ops-narrow-groups", 9, {4, {2, 3, 6, 8}}, {4, {2, 8, 6, 8}}, 1e-5f},
+  /* ConvNeXt's block: its Transposes to channels last and back views
+   * of their inputs where the layouts allow (backends.c) */
+  {"ops-channels-last-block", 13, {4, {2, 3, 6, 8}}, {4, {2, 8, 6, 8}},
+      1e-5f},
   /* channels-last inputs (N x H x W x 3) taken channels first: the
    * engine's Transpose cancels the model's (Conv, Sigmoid), or stays
    * before a Mul along the channels (Transpose, Mul, Transpose, Conv,

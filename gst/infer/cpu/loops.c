@@ -501,3 +501,81 @@ cbi_cpu_run_softmax (gconstpointer softmax)
         MIN (CBI_CPU_SOFTMAX_BLOCK, p->inner - i0));
   }
 }
+
+/* lanes of the row sums: independent accumulators, so that the sums
+ * vectorise without a reordering the compiler may not make */
+#define CBI_CPU_NORM_LANES 16
+
+/* cbi_bf16_from_float () without its NaN case, which keeps the loops
+ * from vectorising: a NaN that arithmetic makes is the quiet one, which
+ * the rounding keeps */
+G_ALWAYS_INLINE static inline guint16
+cbi_cpu_bf16_of (gfloat f)
+{
+  const guint32 bits = cbi_float_bits (f);
+
+  return (guint16) ((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+/* The sum of @x[0..@n) less @shift (squared where @square), lane by
+ * lane, then the lanes' */
+G_ALWAYS_INLINE static inline gfloat
+cbi_cpu_row_sum (const gfloat * x, gint64 n, gfloat shift, gboolean square)
+{
+  gfloat lane[CBI_CPU_NORM_LANES] = { 0, }, sum = 0.0f;
+  const gint64 full = n - n % CBI_CPU_NORM_LANES;
+  gint64 i, j;
+
+  for (i = 0; i < full; i += CBI_CPU_NORM_LANES) {
+#pragma omp simd
+    for (j = 0; j < CBI_CPU_NORM_LANES; j++) {
+      const gfloat d = x[i + j] - shift;
+      lane[j] += square ? d * d : d;
+    }
+  }
+  for (i = full; i < n; i++) {
+    const gfloat d = x[i] - shift;
+    sum += square ? d * d : d;
+  }
+  for (j = 0; j < CBI_CPU_NORM_LANES; j++)
+    sum += lane[j];
+  return sum;
+}
+
+/* One row of @p, @r, built for wider vectors: the row stays in the
+ * first level cache across its three passes */
+CBI_CPU_WIDE static void
+cbi_cpu_layer_norm_row (const CbiCpuLayerNorm * p, gint64 r)
+{
+  /* locals, not @p's fields, which the compiler would otherwise reload
+   * after each store (the stores might alias them) */
+  const gint64 n = p->inner;
+  const gfloat *restrict x = p->src + r * n;
+  const gfloat *restrict gamma = p->gamma, *restrict beta = p->beta;
+  guint16 *restrict y = p->dst + r * n;
+  const gfloat mean = cbi_cpu_row_sum (x, n, 0.0f, FALSE) / n;
+  const gfloat var = cbi_cpu_row_sum (x, n, mean, TRUE) / n;
+  const gfloat inv = 1.0f / sqrtf (var + p->epsilon);
+  gint64 j;
+
+  if (beta) {
+#pragma omp simd
+    for (j = 0; j < n; j++)
+      y[j] = cbi_cpu_bf16_of ((x[j] - mean) * inv * gamma[j] + beta[j]);
+  } else {
+#pragma omp simd
+    for (j = 0; j < n; j++)
+      y[j] = cbi_cpu_bf16_of ((x[j] - mean) * inv * gamma[j]);
+  }
+}
+
+void
+cbi_cpu_run_layer_norm_bf16 (gconstpointer norm)
+{
+  const CbiCpuLayerNorm *p = norm;
+  gint64 r;
+
+#pragma omp parallel for schedule(static)
+  for (r = 0; r < p->rows; r++)
+    cbi_cpu_layer_norm_row (p, r);
+}

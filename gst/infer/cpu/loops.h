@@ -180,4 +180,22 @@ typedef struct
 
 void cbi_cpu_run_softmax (gconstpointer softmax);
 
+/* LayerNormalization of the plain float32 @src seen as @rows x @inner,
+ * along the rows, times @gamma plus @beta (nullable), per position of a
+ * row, into @dst as bfloat16: for a wide bfloat16 plan whose products
+ * read it, where oneDNN 2.6's layer normalization writes the type it
+ * reads and a reorder would convert its output in a pass of its own.
+ * Mean and variance per row in float32, as oneDNN's. */
+typedef struct
+{
+  const gfloat *src;
+  guint16 *dst;
+  const gfloat *gamma;
+  const gfloat *beta;
+  gint64 rows, inner;
+  gfloat epsilon;
+} CbiCpuLayerNorm;
+
+void cbi_cpu_run_layer_norm_bf16 (gconstpointer norm);
+
 G_END_DECLS

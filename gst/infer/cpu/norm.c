@@ -237,8 +237,38 @@ cbi_cpu_plan_reduce (gpointer user_plan, const CbiNode * n,
       && cbi_cpu_reshape_output (plan, n->output, error);
 }
 
+/* LayerNormalization @n of float32 input @x, seen as @rows, in our loop
+ * into a bfloat16 output, which products read as it is. */
+static gboolean
+cbi_cpu_plan_layer_norm_bf16 (CbiCpuPlan * plan, const CbiNode * n,
+    dnnl_memory_t x, const gint64 rows[2], GError ** error)
+{
+  const CbiShape *ys = &plan->shapes[n->output];
+  CbiCpuLayerNorm *loop;
+  CbiMd md;
+  dnnl_memory_t y;
+
+  if (!cbi_cpu_plain_md_typed (plan, &md, ys->n_dims, ys->dims, ys->n_dims,
+          dnnl_bf16, error)
+      || (y = cbi_cpu_new_output (plan, n->output, md, error)) == NULL)
+    return FALSE;
+  loop = g_new0 (CbiCpuLayerNorm, 1);
+  dnnl_memory_get_data_handle (x, (void **) &loop->src);
+  dnnl_memory_get_data_handle (y, (void **) &loop->dst);
+  loop->gamma = cbi_graph_tensor (plan->graph, n->inputs[1])->data;
+  loop->beta = n->n_inputs > 2 && n->inputs[2] >= 0 ?
+      cbi_graph_tensor (plan->graph, n->inputs[2])->data : NULL;
+  loop->rows = rows[0];
+  loop->inner = rows[1];
+  loop->epsilon = n->alpha;
+  cbi_cpu_add_loop (plan, cbi_cpu_run_layer_norm_bf16, loop);
+  return TRUE;
+}
+
 /* LayerNormalization as oneDNN's over the input seen as rows x inner,
- * the scale and shift one value per position of a row. */
+ * the scale and shift one value per position of a row; in a wide
+ * bfloat16 plan, where its output moves into products, ours writing
+ * bfloat16 (cbi_cpu_plan_layer_norm_bf16 ()). */
 gboolean
 cbi_cpu_plan_layer_norm (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -255,6 +285,9 @@ cbi_cpu_plan_layer_norm (gpointer user_plan, const CbiNode * n,
 
   cbi_node_layer_norm_view (n, &plan->shapes[n->inputs[0]], &rows[0], &rows[1]);
   x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
+  if (x != NULL && cbi_md_data_type (xmd) == dnnl_f32
+      && cbi_cpu_moves_into_products (plan, n->output))
+    return cbi_cpu_plan_layer_norm_bf16 (plan, n, x, rows, error);
   if (x == NULL || !cbi_cpu_plain_md (plan, &op.src, 2, rows, 2, error)
       || !cbi_cpu_plain_md (plan, &vmd, 1, &rows[1], 1, error)
       || (args[0].memory = cbi_cpu_view (plan, x, op.src, error)) == NULL

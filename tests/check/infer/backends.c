@@ -17,9 +17,11 @@
 /* the CPU backend's own header sets its debug category as the default */
 #undef GST_CAT_DEFAULT
 #include "cpu/cbicpu.h"
+#include "cbimath.h"
 /* plain arithmetic of the CUDA backend's, no CUDA */
 #include "cuda/cbicudalimits.h"
 
+#include <math.h>
 #include <omp.h>
 
 static gboolean
@@ -711,6 +713,78 @@ GST_START_TEST (test_a_transpose_to_the_layout_its_input_has_is_a_view)
 
 GST_END_TEST;
 
+/* Our layer normalization into bfloat16: each row's values within
+ * bfloat16's rounding (half a unit of its 8 bits) of the normalisation
+ * computed in double, rows of a length past a multiple of the loop's
+ * lanes, with and without a shift; a constant row gives the shift. */
+GST_START_TEST (test_layer_norm_into_bf16_rounds_each_normalised_value)
+{
+  enum
+  { ROWS = 4, INNER = 37 };
+  gfloat src[ROWS * INNER], gamma[INNER], beta[INNER];
+  guint16 dst[ROWS * INNER];
+  CbiCpuLayerNorm norm = { src, dst, gamma, NULL, ROWS, INNER, 1e-5f };
+  gint r, j, with_shift;
+
+  for (j = 0; j < INNER; j++) {
+    gamma[j] = 0.5f + j / (gfloat) INNER;
+    beta[j] = 0.25f - j / (2.0f * INNER);
+  }
+  for (r = 0; r < ROWS; r++)
+    for (j = 0; j < INNER; j++)
+      src[r * INNER + j] = r == 3 ? 7.0f : 100.0f * r + sinf (r + j * 1.3f)
+          * (r + 1);
+  for (with_shift = 0; with_shift < 2; with_shift++) {
+    norm.beta = with_shift ? beta : NULL;
+    cbi_cpu_run_layer_norm_bf16 (&norm);
+    for (r = 0; r < ROWS; r++) {
+      gdouble mean = 0.0, var = 0.0;
+      for (j = 0; j < INNER; j++)
+        mean += src[r * INNER + j] / (gdouble) INNER;
+      for (j = 0; j < INNER; j++)
+        var += (src[r * INNER + j] - mean) * (src[r * INNER + j] - mean)
+            / INNER;
+      for (j = 0; j < INNER; j++) {
+        const gdouble want = (src[r * INNER + j] - mean) / sqrt (var + 1e-5)
+            * gamma[j] + (with_shift ? beta[j] : 0.0);
+        const gdouble got = cbi_bf16_to_float (dst[r * INNER + j]);
+        fail_unless (fabs (got - want) <= fabs (want) / 256.0 + 1e-5,
+            "row %d, %d: %g for %g", r, j, got, want);
+      }
+    }
+  }
+}
+
+GST_END_TEST;
+
+/* ops-channels-last-block.onnx in bf16's wide plan, where the CPU has
+ * it: its LayerNormalization, whose output the products read, is our
+ * loop writing bfloat16, no oneDNN layer normalization and no conversion
+ * after it. */
+GST_START_TEST (test_a_layer_norm_that_products_read_writes_bf16)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  guint i, loops = 0;
+  CbiMd md;
+  Planned p;
+
+  if (!planned_wide_bf16 (&p, "ops-channels-last-block.onnx", &in))
+    return;
+  for (i = 0; i < p.plan->steps->len; i++) {
+    const CbiCpuStep *step = &g_array_index (p.plan->steps, CbiCpuStep, i);
+    loops += step->prim == NULL && step->run == cbi_cpu_run_layer_norm_bf16;
+  }
+  fail_unless_equals_int (loops, 1);
+  fail_unless_equals_int (count_steps_of_kind (p.plan,
+          dnnl_layer_normalization), 0);
+  fail_unless (dnnl_memory_get_memory_desc (p.plan->mems[tensor_named
+              (p.specialised, "ln")], &md) == dnnl_success);
+  fail_unless_equals_int (cbi_md_data_type (md), dnnl_bf16);
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
 /* ops-upsample-output.onnx (tests/models/generate.py): the bilinear
  * Resize that writes the graph's output runs as our loop into the
  * row-major output, from a row-major copy of its input: no resampling
@@ -1392,6 +1466,8 @@ backends_suite (void)
   tcase_add_test (tc, test_narrow_groups_merge_into_runs_of_32_channels);
   tcase_add_test (tc, test_narrow_groups_run_merged_in_bf16_on_a_matrix_unit);
   tcase_add_test (tc, test_a_transpose_to_the_layout_its_input_has_is_a_view);
+  tcase_add_test (tc, test_layer_norm_into_bf16_rounds_each_normalised_value);
+  tcase_add_test (tc, test_a_layer_norm_that_products_read_writes_bf16);
   tcase_add_test (tc,
       test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
   tcase_add_test (tc,

@@ -1860,7 +1860,8 @@ def ops_plan_values_model(g):
     them: a class token expanded to the batch by a computed shape and
     concatenated before the patches (Conv 2x2 stride 2, Reshape,
     Transpose), then a Range over a dimension of the feature map (its
-    channels, the tokens' width), cast to float and added to every row"""
+    width, as many as the tokens' values: the channels would be a constant
+    at load), cast to float and added to every row"""
     w = (g.standard_normal((4, 3, 2, 2)) * 0.4).astype(np.float32)
     cls = g.standard_normal((1, 1, 4)).astype(np.float32)
     nodes = [
@@ -1880,9 +1881,9 @@ def ops_plan_values_model(g):
         helper.make_node("Concat", ["cls_n", "tokens"], ["seq"], name="seq",
                          axis=1),
         helper.make_node("Shape", ["c"], ["cs"], name="map_shape"),
-        helper.make_node("Gather", ["cs", "one"], ["channels"],
-                         name="channels", axis=0),
-        helper.make_node("Range", ["start", "channels", "step"], ["ramp"],
+        helper.make_node("Gather", ["cs", "three"], ["width"],
+                         name="width", axis=0),
+        helper.make_node("Range", ["start", "width", "step"], ["ramp"],
                          name="ramp"),
         helper.make_node("Cast", ["ramp"], ["grid"], name="grid",
                          to=TensorProto.FLOAT),
@@ -1890,7 +1891,7 @@ def ops_plan_values_model(g):
     ]
     inits = [f32("w", w), f32("cls", cls), i64("flat", [0, 4, -1]),
              i64("zero", 0), i64("axes0", [0]), i64("one_four", [1, 4]),
-             i64("one", 1), i64("start", 0), i64("step", 1)]
+             i64("three", 3), i64("start", 0), i64("step", 1)]
     out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
                                         ["N", "T", 4])
     return model(nodes, inits, outputs=[out])
@@ -2527,6 +2528,53 @@ def ops_channels_last_block_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_chunk_concat_model(g):
+    """YOLOv8's C2f as TorchScript writes it: Conv 1x1 3 to 16 and SiLU,
+    its output chunked in two along the channels by Slices whose bounds
+    are computed from its Shape (a Gather of the channels, Add 1, Div 2,
+    Mul 1; and Shape with start 1 and end 2 for the second's end), a
+    Conv 3x3 8 to 8 and SiLU on the second chunk plus that chunk, then
+    Concat of the two chunks and that sum, read by Conv 1x1 24 to 16: the
+    channels are fixed by the first Conv's filters, so the bounds fold at
+    load and the Concat is taken apart (graph/concat.c)"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) *
+                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="cv1"),
+        node("Sigmoid", ["c0"], ["g0"], name="cv1_gate"),
+        node("Mul", ["c0", "g0"], ["a0"], name="cv1_silu"),
+        node("Shape", ["a0"], ["s"], name="shape"),
+        node("Gather", ["s", "axis1"], ["ch"], name="channels", axis=0),
+        node("Add", ["ch", "one"], ["ch1"], name="round_up"),
+        node("Div", ["ch1", "two"], ["half"], name="half"),
+        node("Mul", ["half", "one"], ["end0"], name="end0"),
+        node("Shape", ["a0"], ["ch_only"], name="channels_only", start=1,
+             end=2),
+        node("Slice", ["a0", "zero1", "end0", "axis1"], ["y0"],
+             name="chunk0"),
+        node("Slice", ["a0", "end0", "ch_only", "axis1"], ["y1"],
+             name="chunk1"),
+        node("Conv", ["y1", "w1", "b1"], ["c1"], name="m_cv",
+             pads=[1, 1, 1, 1]),
+        node("Sigmoid", ["c1"], ["g1"], name="m_gate"),
+        node("Mul", ["c1", "g1"], ["a1"], name="m_silu"),
+        node("Add", ["y1", "a1"], ["m"], name="m_shortcut"),
+        node("Concat", ["y0", "y1", "m"], ["cat"], name="cat", axis=1),
+        node("Conv", ["cat", "w2", "b2"], ["output"], name="cv2"),
+    ]
+    inits = [f32("w0", w(16, 3, 1)), f32("b0", g.uniform(-0.2, 0.2, 16)),
+             f32("w1", w(8, 8, 3)), f32("b1", g.uniform(-0.2, 0.2, 8)),
+             f32("w2", w(16, 24, 1)), f32("b2", g.uniform(-0.2, 0.2, 16)),
+             i64("one", 1), i64("two", 2), i64("zero1", [0]),
+             i64("axis1", [1])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 16, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 def ops_upsample_output_model(g):
     """A segmentation's head: Conv 1x1 to 5 channels, Relu, then bilinear
     Resize with half-pixel centres by 2.5 along both axes (6x8 to 15x20:
@@ -2666,6 +2714,7 @@ OPS_MODELS = (
     ("ops-narrow-groups", ops_narrow_groups_model, 78, FOLD_SHAPE),
     ("ops-channels-last-block", ops_channels_last_block_model, 79,
      FOLD_SHAPE),
+    ("ops-chunk-concat", ops_chunk_concat_model, 80, FOLD_SHAPE),
 )
 
 

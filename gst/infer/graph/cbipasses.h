@@ -99,5 +99,10 @@ void cbi_graph_fuse_eltwise_runs (CbiGraph * graph);
  * channel Concat as a sum of convolutions, one per input of the Concat,
  * where convolutions alone read it: the Concat's copy goes (concat.c). */
 void cbi_graph_split_concats (CbiGraph * graph);
+/* The channels (axis 1) of 4-D activation @t, as the weights and ops
+ * before it fix them whatever the frame size (a convolution's filters,
+ * the ops that keep them, parts and Concats of them), or -1 where the
+ * graph does not (concat.c). */
+gint64 cbi_graph_static_channels (const CbiGraph * graph, gint t);
 
 G_END_DECLS

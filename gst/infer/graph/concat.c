@@ -173,6 +173,14 @@ cbi_concat_channels (const CbiGraph * graph, gint t, gint * visits)
   }
 }
 
+gint64
+cbi_graph_static_channels (const CbiGraph * graph, gint t)
+{
+  gint visits = CBI_CONCAT_MAX_VISITS;
+
+  return cbi_concat_channels (graph, t, &visits);
+}
+
 /* The channels of each input of channel Concat @c into @channels; FALSE
  * where one is a constant or not known. */
 static gboolean

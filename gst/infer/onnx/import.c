@@ -265,9 +265,20 @@ cbi_onnx_load_from_data (const guint8 * data, gsize size,
    * op table */
   for (i = 0; ok && i < g->n_node; i++) {
     gboolean handled = folded[i];
-    ok = handled || cbi_onnx_add_dynamic_quant (&im, g->node[order[i]],
-        &handled, error);
+    /* what reads constants found since (an activation's channels:
+     * cbi_onnx_fold_channels ()) folds now */
+    ok = handled || cbi_onnx_fold (&im, g->node[order[i]], &handled, error);
+    ok = ok && (handled || cbi_onnx_add_dynamic_quant (&im,
+            g->node[order[i]], &handled, error));
     ok = ok && (handled || cbi_onnx_add_node (&im, g->node[order[i]], error));
+  }
+  /* shape values that nothing reads now (a Shape whose channels folded),
+   * the last first: a chain of them goes whole */
+  for (i = ok ? im.graph->nodes->len : 0; i-- > 0;) {
+    const CbiNode *node = cbi_graph_node (im.graph, i);
+    if (node->op == CBI_OP_SHAPE_VALUE
+        && cbi_graph_count_consumers (im.graph, node->output) == 0)
+      g_array_remove_index (im.graph->nodes, i);
   }
   for (i = 0; ok && i < g->n_output; i++) {
     const gchar *out = g->output[i]->name ? g->output[i]->name : "";

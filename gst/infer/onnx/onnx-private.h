@@ -256,6 +256,14 @@ gboolean cbi_onnx_fold_run (CbiImporter * im, const Onnx__NodeProto * n,
 
 /* Whether @n computes a shape value: a Shape, or a folding op reading
  * shape values and constants only. */
+/* Where node @n computes the channels of a 4-D activation that the graph
+ * fixes whatever the frame size (cbi_graph_static_channels ()): a Shape
+ * of its channels' axis alone, or a Gather of index 1 from its whole
+ * Shape, keeps its output as that constant (@folded TRUE: the node is
+ * done), so that what exporters compute from it (YOLOv8's chunk bounds)
+ * folds at load; else @folded FALSE and nothing changed. */
+gboolean cbi_onnx_fold_channels (CbiImporter * im, const Onnx__NodeProto * n,
+    gboolean * folded, GError ** error);
 gboolean cbi_onnx_is_shape_node (CbiImporter * im, const Onnx__NodeProto * n);
 /* Adds shape node @n as a CBI_OP_SHAPE_VALUE node, which the graph's
  * evaluator (made on first use, owned by the graph) computes at plan

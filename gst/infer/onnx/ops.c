@@ -257,12 +257,18 @@ cbi_onnx_add_node (CbiImporter * im, const Onnx__NodeProto * n, GError ** error)
   gint inputs[CBI_MAX_NODE_INPUTS];
   CbiOnnxNode node = { 0, };
   const CbiOnnxOp *row;
+  gboolean folded;
 
   if (n->domain && *n->domain && strcmp (n->domain, "ai.onnx") != 0)
     return cbi_onnx_fail (error, "node %s: op %s of domain %s is not "
         "supported", name, op_type, n->domain);
   if (n->n_output < 1)
     return cbi_onnx_fail (error, "node %s has no output", name);
+  /* the channels of an activation: a constant where the graph fixes it */
+  if (!cbi_onnx_fold_channels (im, n, &folded, error))
+    return FALSE;
+  if (folded)
+    return TRUE;
   /* shapes computed from activations, whatever their op */
   if (cbi_onnx_is_shape_node (im, n))
     return cbi_onnx_add_shape_node (im, n, error);

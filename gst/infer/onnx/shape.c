@@ -221,6 +221,91 @@ cbi_onnx_const_copy (const CbiOnnxConst * c)
   return copy;
 }
 
+/* Activation rank the channels' axis is known in (cbi_graph_static_channels
+ * () knows 4-D ones only) */
+#define CBI_ONNX_IMAGE_RANK 4
+
+/* The first and last axes (@from, @to: one past it) that Shape node @n
+ * gives of a tensor of rank @r. */
+static void
+cbi_onnx_shape_axes (const Onnx__NodeProto * n, gint64 r, gint64 * from,
+    gint64 * to)
+{
+  *from = cbi_onnx_int (n, "start", 0);
+  *to = cbi_onnx_int (n, "end", r);
+  *from = CLAMP (*from < 0 ? *from + r : *from, 0, r);
+  *to = CLAMP (*to < 0 ? *to + r : *to, 0, r);
+}
+
+/* The activation shape value @name is the Shape of (a Shape node of its
+ * whole shape: no start or end), else -1. */
+static gint
+cbi_onnx_whole_shape_of (CbiImporter * im, const gchar * name)
+{
+  const CbiOnnxShapeEval *eval =
+      (const CbiOnnxShapeEval *) im->graph->shape_eval;
+  const CbiOnnxShapeNode *sn;
+  const CbiNode *node;
+  gint t, p;
+  gint64 from, to;
+
+  if (eval == NULL || !cbi_onnx_is_shape_value (im, name)
+      || (t = cbi_onnx_lookup (im, name)) < 0
+      || (p = cbi_graph_producer (im->graph, t)) < 0)
+    return -1;
+  node = cbi_graph_node (im->graph, p);
+  if (node->op != CBI_OP_SHAPE_VALUE)
+    return -1;
+  sn = g_ptr_array_index (eval->nodes, node->mode);
+  cbi_onnx_shape_axes (sn->proto, CBI_ONNX_IMAGE_RANK, &from, &to);
+  return g_strcmp0 (sn->proto->op_type, "Shape") == 0 && from == 0
+      && to == CBI_ONNX_IMAGE_RANK ? sn->tensors[0] : -1;
+}
+
+gboolean
+cbi_onnx_fold_channels (CbiImporter * im, const Onnx__NodeProto * n,
+    gboolean * folded, GError ** error)
+{
+  const CbiOnnxConst *index = NULL;
+  CbiOnnxConst *c;
+  const gint64 one = 1;
+  gint64 channels, from = 0, to = 0, k = -1;
+  gint t = -1;
+
+  *folded = FALSE;
+  if (n->n_output != 1 || n->n_input < 1 || n->input[0] == NULL)
+    return TRUE;
+  if (g_strcmp0 (n->op_type, "Shape") == 0) {
+    /* the channels' axis alone of an activation */
+    cbi_onnx_shape_axes (n, CBI_ONNX_IMAGE_RANK, &from, &to);
+    if (from != 1 || to != 2 || (t = cbi_onnx_lookup (im, n->input[0])) < 0)
+      return TRUE;
+  } else if (g_strcmp0 (n->op_type, "Gather") == 0 && n->n_input == 2
+      && cbi_onnx_int (n, "axis", 0) == 0) {
+    /* one value of an activation's whole shape, at a constant index */
+    index = cbi_onnx_const (im, n->input[1]);
+    if (index == NULL || index->count != 1 || index->n_dims > 1
+        || (index->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+            && index->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__INT32))
+      return TRUE;
+    k = cbi_onnx_get_i (index, 0);
+    if (k + (k < 0 ? CBI_ONNX_IMAGE_RANK : 0) != 1
+        || (t = cbi_onnx_whole_shape_of (im, n->input[0])) < 0)
+      return TRUE;
+  } else {
+    return TRUE;
+  }
+  if (cbi_graph_tensor (im->graph, t)->dtype == CBI_DTYPE_INT64
+      || (channels = cbi_graph_static_channels (im->graph, t)) < 1)
+    return TRUE;
+  /* Shape's is a vector of one value; Gather's has its index's dims */
+  c = cbi_onnx_const_new (ONNX__TENSOR_PROTO__DATA_TYPE__INT64,
+      index ? index->n_dims : 1, index ? index->dims : &one, 1);
+  ((gint64 *) c->data)[0] = channels;
+  *folded = TRUE;
+  return cbi_onnx_keep_const (im, n->output[0], c, error);
+}
+
 gboolean
 cbi_onnx_add_shape_node (CbiImporter * im, const Onnx__NodeProto * n,
     GError ** error)

@@ -506,6 +506,11 @@ static const struct
   /* grouped convolutions of 4, 8 and 32 input channels a group, which
    * the CPU merges in bfloat16 on a matrix unit (backends.c) */
   {"ops-narrow-groups", 9, {4, {2, 3, 6, 8}}, {4, {2, 8, 6, 8}}, 1e-5f},
+  /* YOLOv8's C2f: its chunks' bounds, computed from the channels of
+   * the first Conv, fold at load, so the Concat is taken apart (Conv,
+   * Swish, two Slices, Conv, Swish, Add; the last Conv three, summed by
+   * two Adds) */
+  {"ops-chunk-concat", 12, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
   /* ConvNeXt's block: its Transposes to channels last and back views
    * of their inputs where the layouts allow (backends.c) */
   {"ops-channels-last-block", 13, {4, {2, 3, 6, 8}}, {4, {2, 8, 6, 8}},
@@ -521,6 +526,32 @@ static const struct
    * holds itself), Conv; the rest are shape computations */
   {"gather-long", 7, {4, {1, 3, 2, 80}}, {4, {1, 3, 2, 80}}, 1e-5f},
 };
+
+/* ops-chunk-concat.onnx: the chunks' bounds that the exporter computes
+ * from the Shape of a convolution's output read its channels alone,
+ * which the filters fix: they fold at load, and no shape computation is
+ * left for plans, nor the Concat they fed; ops-plan-values.onnx's Range
+ * over the map's width stays one (the width follows the frames). */
+GST_START_TEST (test_channels_computed_from_a_shape_fold_at_load)
+{
+  CbiGraph *g = load_or_fail ("ops-chunk-concat.onnx");
+  guint i, shape_values = 0;
+
+  for (i = 0; i < g->nodes->len; i++) {
+    fail_if (cbi_graph_node (g, i)->op == CBI_OP_CONCAT);
+    shape_values += cbi_graph_node (g, i)->op == CBI_OP_SHAPE_VALUE;
+  }
+  fail_unless_equals_int (shape_values, 0);
+  cbi_graph_free (g);
+
+  g = load_or_fail ("ops-plan-values.onnx");
+  for (i = 0; i < g->nodes->len; i++)
+    shape_values += cbi_graph_node (g, i)->op == CBI_OP_SHAPE_VALUE;
+  fail_unless (shape_values > 0);
+  cbi_graph_free (g);
+}
+
+GST_END_TEST;
 
 /* The same in bf16's wide plan, which keeps the activations bfloat16
  * through the primitives between convolutions (cpu/bf16.c), wherever the
@@ -1092,6 +1123,7 @@ onnx_suite (void)
       G_N_ELEMENTS (folded_models));
   tcase_add_loop_test (tc, test_activation_ops_match_onnxruntime, 0,
       G_N_ELEMENTS (activation_models));
+  tcase_add_test (tc, test_channels_computed_from_a_shape_fold_at_load);
   tcase_add_loop_test (tc, test_activation_ops_in_bf16_stay_near_onnxruntime,
       0, G_N_ELEMENTS (activation_models));
   tcase_add_loop_test (tc, test_bad_models_are_refused_with_the_reason, 0,

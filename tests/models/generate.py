@@ -2575,6 +2575,37 @@ def ops_chunk_concat_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def ops_dead_taps_model(g):
+    """An ASPP head's dilated 3x3 convolutions on a map smaller than their
+    rate, as DeepLabV3 has them at 224x224: Conv 1x1 3 to 8 and Relu, then
+    Conv 3x3 of dilation 8 (on a 6x8 map every tap but the centre reads
+    padding: a 1x1 convolution on the CPU) and Conv 3x3 of dilation 6
+    (the rows' off-centre taps only read padding: 1x3), both 8 to 8 with
+    their padding the rate, summed, then Conv 1x1 to 16"""
+    def w(co, ci, k):
+        return (g.standard_normal((co, ci, k, k)) *
+                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="stem"),
+        node("Relu", ["c0"], ["s"], name="stem_relu"),
+        node("Conv", ["s", "w1", "b1"], ["r8"], name="rate8",
+             dilations=[8, 8], pads=[8, 8, 8, 8]),
+        node("Conv", ["s", "w2", "b2"], ["r6"], name="rate6",
+             dilations=[6, 6], pads=[6, 6, 6, 6]),
+        node("Add", ["r8", "r6"], ["sum"], name="sum"),
+        node("Conv", ["sum", "w3", "b3"], ["output"], name="head"),
+    ]
+    inits = [f32("w0", w(8, 3, 1)), f32("b0", g.uniform(-0.2, 0.2, 8)),
+             f32("w1", w(8, 8, 3)), f32("b1", g.uniform(-0.2, 0.2, 8)),
+             f32("w2", w(8, 8, 3)), f32("b2", g.uniform(-0.2, 0.2, 8)),
+             f32("w3", w(16, 8, 1)), f32("b3", g.uniform(-0.2, 0.2, 16))]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 16, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
 def ops_upsample_output_model(g):
     """A segmentation's head: Conv 1x1 to 5 channels, Relu, then bilinear
     Resize with half-pixel centres by 2.5 along both axes (6x8 to 15x20:
@@ -2715,6 +2746,7 @@ OPS_MODELS = (
     ("ops-channels-last-block", ops_channels_last_block_model, 79,
      FOLD_SHAPE),
     ("ops-chunk-concat", ops_chunk_concat_model, 80, FOLD_SHAPE),
+    ("ops-dead-taps", ops_dead_taps_model, 81, FOLD_SHAPE),
 )
 
 

@@ -272,6 +272,88 @@ cbi_cpu_merged_weights (CbiMemPlan * mp, const CbiTensorInfo * w,
   return merged;
 }
 
+/* Along axis @d (0: rows, 1: columns) of convolution @n, of stride 1,
+ * on input @in into output @out (weights @w, pads @a): the one tap that
+ * reads the input at some output position, where every other reads
+ * padding at all of them (an ASPP head's rates of 24 and 36 on a 14x14
+ * map: all but the centre), else -1. */
+static gint64
+cbi_cpu_conv_live_tap (const CbiTensorInfo * w, const CbiConvAttrs * a,
+    const CbiShape * in, const CbiShape * out, gint d)
+{
+  const gint64 k = w->dims[2 + d], size = in->dims[2 + d];
+  const gint64 span = out->dims[2 + d];
+  gint64 t, live = -1;
+
+  if (k < 2 || a->strides[d] != 1)
+    return -1;
+  for (t = 0; t < k; t++) {
+    /* the input positions tap @t reads, over the outputs, one by one */
+    const gint64 first = t * a->dilations[d] - a->pads[d];
+    if (first + span - 1 < 0 || first > size - 1)
+      continue;
+    if (live >= 0)
+      return -1;
+    live = t;
+  }
+  return live;
+}
+
+/* Convolution @n's weights @w and attributes @a without the taps that
+ * multiply padding alone (cbi_cpu_conv_live_tap ()): along an axis where
+ * one tap is live, a kernel of 1, that tap's weights, the padding less
+ * its offset (the output the same). @live receives the weights, in
+ * @mp's memory; FALSE where no axis has such taps, or on failure, @error
+ * then set. */
+static gboolean
+cbi_cpu_conv_drop_dead_taps (CbiMemPlan * mp, const CbiNode * n,
+    const CbiShape * in, const CbiShape * out, const CbiTensorInfo * w,
+    CbiConvAttrs * a, CbiTensorInfo * live, GError ** error)
+{
+  gint64 tap[2], o, i, y, x, pads[4];
+  gint d;
+
+  if (n->op != CBI_OP_CONV || w->n_dims != 4 || w->data == NULL)
+    return FALSE;
+  memcpy (pads, a->pads, sizeof (pads));
+  for (d = 0; d < 2; d++) {
+    tap[d] = cbi_cpu_conv_live_tap (w, a, in, out, d);
+    if (tap[d] < 0)
+      continue;
+    pads[d] -= tap[d] * a->dilations[d];
+    pads[d + 2] = out->dims[2 + d] - in->dims[2 + d] - pads[d];
+    if (pads[d] < 0 || pads[d + 2] < 0)
+      tap[d] = -1;
+  }
+  if (tap[0] < 0 && tap[1] < 0)
+    return FALSE;
+  *live = *w;
+  for (d = 0; d < 2; d++)
+    if (tap[d] >= 0)
+      live->dims[2 + d] = 1;
+  live->data = cbi_mem_plan_alloc (mp, live->dims[0] * live->dims[1]
+      * live->dims[2] * live->dims[3] * sizeof (gfloat),
+      "convolution weights of live taps", error);
+  if (live->data == NULL)
+    return FALSE;
+  for (o = 0; o < w->dims[0]; o++)
+    for (i = 0; i < w->dims[1]; i++)
+      for (y = 0; y < live->dims[2]; y++)
+        for (x = 0; x < live->dims[3]; x++)
+          live->data[((o * live->dims[1] + i) * live->dims[2] + y)
+              * live->dims[3] + x] = w->data[((o * w->dims[1] + i)
+                  * w->dims[2] + (tap[0] >= 0 ? tap[0] : y)) * w->dims[3]
+              + (tap[1] >= 0 ? tap[1] : x)];
+  for (d = 0; d < 2; d++) {
+    if (tap[d] < 0)
+      continue;
+    a->pads[d] = pads[d];
+    a->pads[d + 2] = pads[d + 2];
+    a->dilations[d] = 1;
+  }
+  return TRUE;
+}
+
 /* Whether convolution @m takes bfloat16 operands (bf16.c). */
 static gboolean
 cbi_cpu_conv_takes_bf16 (CbiCpuPlan * plan, const CbiNode * m)
@@ -335,6 +417,7 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   gint wnd, i, n_args;
   gboolean ok = FALSE, residual = FALSE, first;
   CbiCpuResidual res;
+  CbiTensorInfo live;
   dnnl_exec_arg_t args[4];
   dnnl_data_type_t in_type, out_type;
   dnnl_format_tag_t layout;
@@ -355,6 +438,14 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       && cbi_graph_is_output (plan->graph, out);
 
   cbi_node_pads (plan->graph, n, &plan->shapes[n->inputs[0]], conv.pads);
+  if (cbi_cpu_conv_drop_dead_taps (plan->memory, n,
+          &plan->shapes[n->inputs[0]], &plan->shapes[n->output], w, &conv,
+          &live, error)) {
+    w = &live;
+    wdata = w->data;
+  } else if (error && *error) {
+    return FALSE;
+  }
   if (widen) {
     gsize filter = w->dims[1] * w->dims[2] * w->dims[3];
     wdata = cbi_mem_plan_alloc (plan->memory, 8 * filter * sizeof (gfloat),

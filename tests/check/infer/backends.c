@@ -785,6 +785,41 @@ GST_START_TEST (test_a_layer_norm_that_products_read_writes_bf16)
 
 GST_END_TEST;
 
+/* ops-dead-taps.onnx (tests/models/generate.py): on a 6x8 map, the 3x3
+ * convolution of dilation 8 runs as a 1x1 one (its centre taps' weights)
+ * and the one of dilation 6 as a 1x3 one; on a 20x20 map both keep their
+ * 3x3 taps. onnx.c checks the values against onnxruntime. */
+GST_START_TEST (test_taps_that_only_read_padding_are_dropped)
+{
+  const CbiShape small = { 4, {2, 3, 6, 8} }, large = { 4, {2, 3, 20, 20} };
+  gint pass;
+  Planned p;
+
+  for (pass = 0; pass < 2; pass++) {
+    guint i, k1x1 = 0, k1x3 = 0, k3x3 = 0;
+    planned_open (&p, "ops-dead-taps.onnx", pass == 0 ? &small : &large);
+    planned_plan (&p);
+    for (i = 0; i < p.plan->steps->len; i++) {
+      const_dnnl_primitive_desc_t pd = step_primitive (p.plan, i);
+      const dnnl_dim_t *dims;
+      if (pd == NULL || step_kind (pd) != dnnl_convolution)
+        continue;
+      dims = cbi_md_dims (dnnl_primitive_desc_query_md (pd,
+              dnnl_query_weights_md, 0));
+      /* the stem and the head are 1x1 too: 3 to 8, 8 to 16 */
+      k1x1 += dims[2] == 1 && dims[3] == 1 && dims[1] == 8 && dims[0] == 8;
+      k1x3 += dims[2] == 1 && dims[3] == 3;
+      k3x3 += dims[2] == 3 && dims[3] == 3;
+    }
+    fail_unless_equals_int (k1x1, pass == 0 ? 1 : 0);
+    fail_unless_equals_int (k1x3, pass == 0 ? 1 : 0);
+    fail_unless_equals_int (k3x3, pass == 0 ? 0 : 2);
+    planned_free (&p);
+  }
+}
+
+GST_END_TEST;
+
 /* ops-upsample-output.onnx (tests/models/generate.py): the bilinear
  * Resize that writes the graph's output runs as our loop into the
  * row-major output, from a row-major copy of its input: no resampling
@@ -1468,6 +1503,7 @@ backends_suite (void)
   tcase_add_test (tc, test_a_transpose_to_the_layout_its_input_has_is_a_view);
   tcase_add_test (tc, test_layer_norm_into_bf16_rounds_each_normalised_value);
   tcase_add_test (tc, test_a_layer_norm_that_products_read_writes_bf16);
+  tcase_add_test (tc, test_taps_that_only_read_padding_are_dropped);
   tcase_add_test (tc,
       test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
   tcase_add_test (tc,

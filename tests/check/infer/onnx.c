@@ -511,6 +511,9 @@ static const struct
    * Swish, two Slices, Conv, Swish, Add; the last Conv three, summed by
    * two Adds) */
   {"ops-chunk-concat", 12, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
+  /* dilated 3x3 convolutions whose off-centre taps read padding alone
+   * on a 6x8 map, along both axes and along the rows (backends.c) */
+  {"ops-dead-taps", 6, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
   /* ConvNeXt's block: its Transposes to channels last and back views
    * of their inputs where the layouts allow (backends.c) */
   {"ops-channels-last-block", 13, {4, {2, 3, 6, 8}}, {4, {2, 8, 6, 8}},

@@ -252,6 +252,11 @@ cbi_cpu_bf16_reads (const CbiCpuPlan * plan, const CbiNode * n,
     case CBI_OP_KIND_RESIZE:
       *joined = 1;
       return TRUE;
+    case CBI_OP_KIND_PERMUTE:
+      /* a DepthToSpace of a channels-last input is one reorder, in the
+       * input's type (layout.c); of any other, a float32 one */
+      *joined = n->op == CBI_OP_DEPTH_TO_SPACE;
+      return n->op == CBI_OP_DEPTH_TO_SPACE;
     case CBI_OP_KIND_CONCAT:
       for (j = 0; j < n->n_inputs; j++)
         if (cbi_graph_tensor (graph, n->inputs[j])->data != NULL)

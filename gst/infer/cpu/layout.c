@@ -133,6 +133,23 @@ cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, CbiMd * md)
       && dnnl_memory_desc_equal (*md, plan->mds[t]);
 }
 
+/* Whether activation @t is channels last, of either type (bfloat16 where
+ * a bfloat16 convolution wrote it so). */
+static gboolean
+cbi_cpu_is_nhwc_typed (CbiCpuPlan * plan, gint t)
+{
+  const CbiShape *s = &plan->shapes[t];
+  dnnl_dims_t dims;
+  CbiMd md;
+
+  if (s->n_dims != 4)
+    return FALSE;
+  memcpy (dims, s->dims, 4 * sizeof (gint64));
+  return cbi_md_tag_typed (plan->descs, &md, 4, dims,
+      cbi_md_data_type (plan->mds[t]), dnnl_acdb) == dnnl_success
+      && dnnl_memory_desc_equal (md, plan->mds[t]);
+}
+
 gboolean
 cbi_cpu_plan_pad (gpointer user_plan, const CbiNode * n,
     const CbiNode * post, GError ** error)
@@ -340,7 +357,8 @@ cbi_cpu_plan_depth_to_space_nhwc (CbiCpuPlan * plan, const CbiNode * n,
   /* where N, C', the row and column phases, H and W sit in @view */
   const gint crd[6] = { 0, 1, 2, 3, 4, 5 }, dcr[6] = { 0, 3, 1, 2, 4, 5 };
   const gint *at = n->mode == 1 ? crd : dcr;
-  dnnl_dims_t from_strides, to_strides, dims;
+  const dnnl_data_type_t type = cbi_md_data_type (plan->mds[x]);
+  dnnl_dims_t from_strides, to_strides, dims, out_dims;
   CbiMd from_md, to_md, out_md;
   dnnl_memory_t from, to;
 
@@ -360,11 +378,13 @@ cbi_cpu_plan_depth_to_space_nhwc (CbiCpuPlan * plan, const CbiNode * n,
   to_strides[at[5]] = b * c;
   to_strides[at[3]] = c;
   to_strides[at[1]] = 1;
-  if (!cbi_cpu_nhwc_md (plan, &out_md, &plan->shapes[n->output], error)
-      || !DNNL_CHECK (cbi_md_strides (plan->descs, &from_md, 6, dims,
-              from_strides), "depth-to-space input view")
-      || !DNNL_CHECK (cbi_md_strides (plan->descs, &to_md, 6, dims,
-              to_strides), "depth-to-space output view"))
+  memcpy (out_dims, plan->shapes[n->output].dims, 4 * sizeof (gint64));
+  if (!DNNL_CHECK (cbi_md_tag_typed (plan->descs, &out_md, 4, out_dims, type,
+              dnnl_acdb), "depth-to-space output desc")
+      || !DNNL_CHECK (cbi_md_strides_typed (plan->descs, &from_md, 6, dims,
+              type, from_strides), "depth-to-space input view")
+      || !DNNL_CHECK (cbi_md_strides_typed (plan->descs, &to_md, 6, dims,
+              type, to_strides), "depth-to-space output view"))
     return FALSE;
   from = cbi_cpu_view (plan, plan->mems[x], from_md, error);
   to = from ? cbi_cpu_new_output (plan, n->output, out_md, error) : NULL;
@@ -446,7 +466,7 @@ cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
   if (n->op == CBI_OP_TRANSPOSE && cbi_cpu_transpose_view (plan, n, perm,
           &ok, error))
     return ok;
-  if (n->op == CBI_OP_DEPTH_TO_SPACE && cbi_cpu_is_nhwc (plan, x, &md))
+  if (n->op == CBI_OP_DEPTH_TO_SPACE && cbi_cpu_is_nhwc_typed (plan, x))
     return cbi_cpu_plan_depth_to_space_nhwc (plan, n, &view, error);
   if (n->op == CBI_OP_DEPTH_TO_SPACE
       && ((from = cbi_cpu_plain (plan, x, &md, error)) == NULL

@@ -2529,10 +2529,12 @@ def ops_channels_last_block_model(g):
 
 
 def ops_chunk_concat_model(g):
-    """YOLOv8's C2f as TorchScript writes it: Conv 1x1 3 to 16 and SiLU,
-    its output chunked in two along the channels by Slices whose bounds
-    are computed from its Shape (a Gather of the channels, Add 1, Div 2,
-    Mul 1; and Shape with start 1 and end 2 for the second's end), a
+    """YOLOv8's C2f as TorchScript writes it: Conv 1x1 3 to 16, times a
+    constant 1, and SiLU, its output chunked in two along the channels by
+    Slices whose bounds are computed from its Shape (a Gather of the
+    channels, Add 1, Div 2, Cast to float, times that constant 1, which
+    translation has moved into the graph by then, Cast back; and Shape
+    with start 1 and end 2 for the second's end), a
     Conv 3x3 8 to 8 and SiLU on the second chunk plus that chunk, then
     Concat of the two chunks and that sum, read by Conv 1x1 24 to 16: the
     channels are fixed by the first Conv's filters, so the bounds fold at
@@ -2543,14 +2545,19 @@ def ops_chunk_concat_model(g):
 
     node = helper.make_node
     nodes = [
-        node("Conv", ["image", "w0", "b0"], ["c0"], name="cv1"),
+        node("Conv", ["image", "w0", "b0"], ["c0s"], name="cv1"),
+        node("Mul", ["c0s", "unit"], ["c0"], name="cv1_unit"),
         node("Sigmoid", ["c0"], ["g0"], name="cv1_gate"),
         node("Mul", ["c0", "g0"], ["a0"], name="cv1_silu"),
         node("Shape", ["a0"], ["s"], name="shape"),
         node("Gather", ["s", "axis1"], ["ch"], name="channels", axis=0),
         node("Add", ["ch", "one"], ["ch1"], name="round_up"),
         node("Div", ["ch1", "two"], ["half"], name="half"),
-        node("Mul", ["half", "one"], ["end0"], name="end0"),
+        node("Cast", ["half"], ["half_f"], name="half_float",
+             to=TensorProto.FLOAT),
+        node("Mul", ["half_f", "unit"], ["end0_f"], name="end0_float"),
+        node("Cast", ["end0_f"], ["end0"], name="end0",
+             to=TensorProto.INT64),
         node("Shape", ["a0"], ["ch_only"], name="channels_only", start=1,
              end=2),
         node("Slice", ["a0", "zero1", "end0", "axis1"], ["y0"],
@@ -2568,8 +2575,8 @@ def ops_chunk_concat_model(g):
     inits = [f32("w0", w(16, 3, 1)), f32("b0", g.uniform(-0.2, 0.2, 16)),
              f32("w1", w(8, 8, 3)), f32("b1", g.uniform(-0.2, 0.2, 8)),
              f32("w2", w(16, 24, 1)), f32("b2", g.uniform(-0.2, 0.2, 16)),
-             i64("one", 1), i64("two", 2), i64("zero1", [0]),
-             i64("axis1", [1])]
+             f32("unit", np.ones(1)), i64("one", 1), i64("two", 2),
+             i64("zero1", [0]), i64("axis1", [1])]
     out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
                                         ["N", 16, "H", "W"])
     return model(nodes, inits, outputs=[out])

@@ -423,11 +423,12 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
   dnnl_format_tag_t layout;
   dnnl_alg_kind_t alg;
   gint attempt;
-  /* groups merged in bfloat16 (cbi_cpu_conv_group_merge ()), and those
-   * of the primitive made */
-  const guint merge = !transpose && cbi_cpu_conv_takes_bf16 (plan, n)
+  /* groups merged in bfloat16 (cbi_cpu_conv_group_merge ()), 1 once
+   * that has no fast kernel, and those of the primitive made */
+  guint merge = !transpose && cbi_cpu_conv_takes_bf16 (plan, n)
       && cbi_cpu_has_matrix_unit ()? cbi_cpu_conv_group_merge (a->group,
       w->dims[1]) : 1;
+  const gboolean regroups = merge > 1;
   guint merged = 1;
   void *held;
   /* oneDNN's kernels for fewer than 8 output channels (an image's last
@@ -513,10 +514,8 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
     const gchar *impl;
     in_type = attempt == 0 ? dnnl_bf16 : dnnl_f32;
     merged = attempt == 0 ? merge : 1;
-    if (merged > 1)
+    if (regroups)
       wnd = cbi_cpu_conv_weight_dims (n, w, merged, wdims);
-    else if (attempt == 1 && merge > 1)
-      wnd = cbi_cpu_conv_weight_dims (n, w, 1, wdims);
     memcpy (xdims, plan->shapes[n->inputs[0]].dims, 4 * sizeof (gint64));
     out_type = attempt == 0 && !widen && (plan->bf16_wide ?
         plan->tensor_bf16[out] : cbi_cpu_conv_link (plan->graph, post,
@@ -566,15 +565,25 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
           pd && impl ? impl : "no bfloat16 primitive");
       g_clear_pointer (&pd, dnnl_primitive_desc_destroy);
       g_clear_pointer (&attr, dnnl_primitive_attr_destroy);
+      /* merged groups with no fast kernel: in bfloat16 as they are */
+      if (merged > 1) {
+        merge = 1;
+        attempt = -1;
+      }
     } else if (!DNNL_CHECK (cbi_cpu_conv_create (plan, n, w, &op, attr, alg,
                 &pd), "convolution primitive desc")) {
       goto done;
     }
   }
 
-  if (merged > 1 && (wdata = cbi_cpu_merged_weights (plan->memory, w,
-              a->group, merged, error)) == NULL)
-    goto done;
+  if (merged > 1) {
+    if ((wdata = cbi_cpu_merged_weights (plan->memory, w, a->group, merged,
+                error)) == NULL)
+      goto done;
+    /* the live taps' weights, merged now */
+    if (w == &live)
+      cbi_mem_plan_give_back (plan->memory, live.data);
+  }
   if (!DNNL_CHECK (cbi_md_tag (plan->descs, &wmd_user, wnd, wdims,
               transpose ? dnnl_iohw : wnd == 5 ? dnnl_goihw : dnnl_oihw),
           "weights desc"))
@@ -588,9 +597,10 @@ cbi_cpu_plan_conv (gpointer user_plan, const CbiNode * n,
       "convolution weights", error);
   if (wmem == NULL)
     goto done;
-  /* merged weights reordered into the primitive's layout: no step reads
-   * them as they were */
-  if (merged > 1 && dnnl_memory_get_data_handle (wmem, &held) == dnnl_success
+  /* weights made here (widened, live taps, merged groups) reordered into
+   * the primitive's layout: no step reads them as they were */
+  if (wdata != cbi_graph_tensor (plan->graph, n->inputs[1])->data
+      && dnnl_memory_get_data_handle (wmem, &held) == dnnl_success
       && held != wdata)
     cbi_mem_plan_give_back (plan->memory, wdata);
   if (bdata && (bmem = cbi_cpu_memory (plan, bmd, bdata, error)) == NULL)

@@ -425,11 +425,13 @@ cbi_cpu_transpose_view (CbiCpuPlan * plan, const CbiNode * n,
   if (!DNNL_CHECK (cbi_md_strides_typed (plan->descs, &md, ys->n_dims, dims,
               type, strides), "transposed view desc")
       || !cbi_cpu_plain_md_typed (plan, &like, ys->n_dims, ys->dims,
-          ys->n_dims, type, error))
-    return FALSE;
+          ys->n_dims, type, error)) {
+    *ok = FALSE;                /* @error is set */
+    return TRUE;
+  }
   if (!dnnl_memory_desc_equal (md, like)
-      && (ys->n_dims != 4 || !DNNL_CHECK (cbi_md_tag_typed (plan->descs,
-                  &like, 4, dims, type, dnnl_acdb), "channels-last desc")
+      && (ys->n_dims != 4 || cbi_md_tag_typed (plan->descs, &like, 4, dims,
+              type, dnnl_acdb) != dnnl_success
           || !dnnl_memory_desc_equal (md, like)))
     return FALSE;
   *ok = (plan->mems[n->output] = cbi_cpu_view (plan, plan->mems[x], like,

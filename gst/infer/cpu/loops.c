@@ -506,15 +506,16 @@ cbi_cpu_run_softmax (gconstpointer softmax)
  * vectorise without a reordering the compiler may not make */
 #define CBI_CPU_NORM_LANES 16
 
-/* cbi_bf16_from_float () without its NaN case, which keeps the loops
- * from vectorising: a NaN that arithmetic makes is the quiet one, which
- * the rounding keeps */
+/* cbi_bf16_from_float () as a select, which vectorises: a NaN keeps its
+ * sign and top mantissa bits, quieted */
 G_ALWAYS_INLINE static inline guint16
 cbi_cpu_bf16_of (gfloat f)
 {
   const guint32 bits = cbi_float_bits (f);
+  const guint32 rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
 
-  return (guint16) ((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  return (guint16) ((bits & 0x7fffffffu) > 0x7f800000u ?
+      (bits >> 16) | 0x40u : rounded);
 }
 
 /* The sum of @x[0..@n) less @shift (squared where @square), lane by

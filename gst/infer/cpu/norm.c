@@ -237,8 +237,9 @@ cbi_cpu_plan_reduce (gpointer user_plan, const CbiNode * n,
       && cbi_cpu_reshape_output (plan, n->output, error);
 }
 
-/* LayerNormalization @n of float32 input @x, seen as @rows, in our loop
- * into a bfloat16 output, which products read as it is. */
+/* LayerNormalization @n of input @x (row-major float32, as
+ * cbi_cpu_plain () gives it), seen as @rows, in our loop into a bfloat16
+ * output, which products read as it is. */
 static gboolean
 cbi_cpu_plan_layer_norm_bf16 (CbiCpuPlan * plan, const CbiNode * n,
     dnnl_memory_t x, const gint64 rows[2], GError ** error)
@@ -285,8 +286,7 @@ cbi_cpu_plan_layer_norm (gpointer user_plan, const CbiNode * n,
 
   cbi_node_layer_norm_view (n, &plan->shapes[n->inputs[0]], &rows[0], &rows[1]);
   x = cbi_cpu_plain (plan, n->inputs[0], &xmd, error);
-  if (x != NULL && cbi_md_data_type (xmd) == dnnl_f32
-      && cbi_cpu_moves_into_products (plan, n->output))
+  if (x != NULL && cbi_cpu_moves_into_products (plan, n->output))
     return cbi_cpu_plan_layer_norm_bf16 (plan, n, x, rows, error);
   if (x == NULL || !cbi_cpu_plain_md (plan, &op.src, 2, rows, 2, error)
       || !cbi_cpu_plain_md (plan, &vmd, 1, &rows[1], 1, error)

@@ -697,13 +697,36 @@ cbi_onnx_fold_run (CbiImporter * im, const Onnx__NodeProto * n,
   return cbi_onnx_fold_ops[k].fold (im, n, in, n_in, out, error);
 }
 
+/* Constant @name where translation moved it into the graph (its values
+ * there), seen in place as @view; FALSE where it is no such constant. */
+static gboolean
+cbi_onnx_moved_const (CbiImporter * im, const gchar * name, CbiOnnxConst * view)
+{
+  const gint t = GPOINTER_TO_INT (g_hash_table_lookup (im->names, name)) - 1;
+  const CbiTensorInfo *info = t >= 0 ? cbi_graph_tensor (im->graph, t) : NULL;
+  gint d;
+
+  if (info == NULL || (info->data == NULL && info->ints == NULL))
+    return FALSE;
+  view->dtype = info->ints ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64 :
+      ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  view->n_dims = info->n_dims;
+  memcpy (view->dims, info->dims, sizeof (view->dims));
+  view->count = 1;
+  for (d = 0; d < view->n_dims; d++)
+    view->count *= view->dims[d];
+  view->data = info->ints ? (gpointer) info->ints : info->data;
+  view->index = t;
+  return TRUE;
+}
+
 gboolean
 cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
     gboolean * folded, GError ** error)
 {
   const CbiOnnxConst *in[CBI_MAX_NODE_INPUTS];
   const CbiOnnxConst **inputs = in;
-  CbiOnnxConst *out = NULL;
+  CbiOnnxConst *out = NULL, *views;
   guint i, n_in = n->n_input;
   gboolean ok;
 
@@ -714,9 +737,15 @@ cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
   /* Concat may have many: the others a few */
   if (n_in > CBI_MAX_NODE_INPUTS)
     inputs = g_new (const CbiOnnxConst *, n_in);
+  views = g_new0 (CbiOnnxConst, n_in);
   for (i = 0; i < n_in; i++) {
     const gchar *name = n->input[i];
     inputs[i] = name && *name ? cbi_onnx_const (im, name) : NULL;
+    /* a constant that translation moved into the graph since (a node
+     * folding late reads it: cbi_onnx_fold_channels ()), in place */
+    if (name && *name && inputs[i] == NULL
+        && cbi_onnx_moved_const (im, name, &views[i]))
+      inputs[i] = &views[i];
     if (name && *name && inputs[i] == NULL)
       break;                    /* an activation: for translation */
   }
@@ -729,5 +758,6 @@ cbi_onnx_fold (CbiImporter * im, const Onnx__NodeProto * n,
   }
   if (inputs != in)
     g_free (inputs);
+  g_free (views);
   return ok;
 }

@@ -221,22 +221,6 @@ cbi_onnx_const_copy (const CbiOnnxConst * c)
   return copy;
 }
 
-/* Activation rank the channels' axis is known in (cbi_graph_static_channels
- * () knows 4-D ones only) */
-#define CBI_ONNX_IMAGE_RANK 4
-
-/* The first and last axes (@from, @to: one past it) that Shape node @n
- * gives of a tensor of rank @r. */
-static void
-cbi_onnx_shape_axes (const Onnx__NodeProto * n, gint64 r, gint64 * from,
-    gint64 * to)
-{
-  *from = cbi_onnx_int (n, "start", 0);
-  *to = cbi_onnx_int (n, "end", r);
-  *from = CLAMP (*from < 0 ? *from + r : *from, 0, r);
-  *to = CLAMP (*to < 0 ? *to + r : *to, 0, r);
-}
-
 /* The activation shape value @name is the Shape of (a Shape node of its
  * whole shape: no start or end), else -1. */
 static gint
@@ -247,7 +231,6 @@ cbi_onnx_whole_shape_of (CbiImporter * im, const gchar * name)
   const CbiOnnxShapeNode *sn;
   const CbiNode *node;
   gint t, p;
-  gint64 from, to;
 
   if (eval == NULL || !cbi_onnx_is_shape_value (im, name)
       || (t = cbi_onnx_lookup (im, name)) < 0
@@ -257,9 +240,10 @@ cbi_onnx_whole_shape_of (CbiImporter * im, const gchar * name)
   if (node->op != CBI_OP_SHAPE_VALUE)
     return -1;
   sn = g_ptr_array_index (eval->nodes, node->mode);
-  cbi_onnx_shape_axes (sn->proto, CBI_ONNX_IMAGE_RANK, &from, &to);
-  return g_strcmp0 (sn->proto->op_type, "Shape") == 0 && from == 0
-      && to == CBI_ONNX_IMAGE_RANK ? sn->tensors[0] : -1;
+  return g_strcmp0 (sn->proto->op_type, "Shape") == 0
+      && cbi_onnx_int (sn->proto, "start", 0) == 0
+      && cbi_onnx_int (sn->proto, "end", G_MAXINT64) == G_MAXINT64 ?
+      sn->tensors[0] : -1;
 }
 
 gboolean
@@ -269,16 +253,18 @@ cbi_onnx_fold_channels (CbiImporter * im, const Onnx__NodeProto * n,
   const CbiOnnxConst *index = NULL;
   CbiOnnxConst *c;
   const gint64 one = 1;
-  gint64 channels, from = 0, to = 0, k = -1;
+  gint64 channels, k;
   gint t = -1;
 
   *folded = FALSE;
   if (n->n_output != 1 || n->n_input < 1 || n->input[0] == NULL)
     return TRUE;
+  /* only axes counted from the front: a negative one is the channels'
+   * at a rank this does not know (a Split's part may be of any rank) */
   if (g_strcmp0 (n->op_type, "Shape") == 0) {
     /* the channels' axis alone of an activation */
-    cbi_onnx_shape_axes (n, CBI_ONNX_IMAGE_RANK, &from, &to);
-    if (from != 1 || to != 2 || (t = cbi_onnx_lookup (im, n->input[0])) < 0)
+    if (cbi_onnx_int (n, "start", 0) != 1 || cbi_onnx_int (n, "end", -1) != 2
+        || (t = cbi_onnx_lookup (im, n->input[0])) < 0)
       return TRUE;
   } else if (g_strcmp0 (n->op_type, "Gather") == 0 && n->n_input == 2
       && cbi_onnx_int (n, "axis", 0) == 0) {
@@ -289,8 +275,7 @@ cbi_onnx_fold_channels (CbiImporter * im, const Onnx__NodeProto * n,
             && index->dtype != ONNX__TENSOR_PROTO__DATA_TYPE__INT32))
       return TRUE;
     k = cbi_onnx_get_i (index, 0);
-    if (k + (k < 0 ? CBI_ONNX_IMAGE_RANK : 0) != 1
-        || (t = cbi_onnx_whole_shape_of (im, n->input[0])) < 0)
+    if (k != 1 || (t = cbi_onnx_whole_shape_of (im, n->input[0])) < 0)
       return TRUE;
   } else {
     return TRUE;

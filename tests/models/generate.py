@@ -134,6 +134,7 @@ the committed files and never run this script.
   (named by the file): the tests expect the node's name and the reason.
 """
 import os
+from functools import partial
 
 import numpy as np
 import onnx
@@ -2396,6 +2397,17 @@ def ops_concat_convs_model(g):
     return model(nodes, inits, outputs=[out])
 
 
+def conv_filters(g, co, ci, k):
+    """Random filters co x ci x k x k, scaled by the fan-in"""
+    return (g.standard_normal((co, ci, k, k)) *
+            (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+
+
+def bias_values(g, c):
+    """Random biases, c of them"""
+    return g.uniform(-0.2, 0.2, c)
+
+
 def ops_winograd_model(g):
     """3x3 convolutions of stride 1 on either side of the CPU's Winograd
     thresholds (cpu/conv.c: 32 channels in and out, 1568 output positions
@@ -2410,12 +2422,7 @@ def ops_winograd_model(g):
     convolution's channels are
     multiples of 16, so on AVX-512 they all write channel blocks, which
     Winograd's kernel reads and writes as they are"""
-    def w(co, ci, k):
-        return (g.standard_normal((co, ci, k, k)) *
-                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
-
-    def b(c):
-        return g.uniform(-0.2, 0.2, c)
+    w, b = partial(conv_filters, g), partial(bias_values, g)
 
     node = helper.make_node
     nodes = [
@@ -2457,12 +2464,7 @@ def ops_narrow_groups_model(g):
     Relu; Conv 3x3 64 to 128 in 8 groups (8 in, 16 out each) and Relu;
     Conv 3x3 128 to 128 in 4 groups (32 each: as they are) and Relu; then
     Conv 1x1 to 8"""
-    def w(co, ci, k):
-        return (g.standard_normal((co, ci, k, k)) *
-                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
-
-    def b(c):
-        return g.uniform(-0.2, 0.2, c)
+    w, b = partial(conv_filters, g), partial(bias_values, g)
 
     node = helper.make_node
     nodes = [node("Conv", ["image", "w0", "b0"], ["c0"], name="stem"),
@@ -2489,9 +2491,7 @@ def ops_channels_last_block_model(g):
     per-channel scale; Add the stem's output; Conv 1x1 to 8. On the CPU
     both Transposes are views where the layout their input has is the one
     they give (backends.c)"""
-    def w(co, ci, k):
-        return (g.standard_normal((co, ci, k, k)) *
-                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+    w = partial(conv_filters, g)
 
     node = helper.make_node
     nodes = [
@@ -2539,9 +2539,7 @@ def ops_chunk_concat_model(g):
     Concat of the two chunks and that sum, read by Conv 1x1 24 to 16: the
     channels are fixed by the first Conv's filters, so the bounds fold at
     load and the Concat is taken apart (graph/concat.c)"""
-    def w(co, ci, k):
-        return (g.standard_normal((co, ci, k, k)) *
-                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+    w = partial(conv_filters, g)
 
     node = helper.make_node
     nodes = [
@@ -2589,9 +2587,7 @@ def ops_dead_taps_model(g):
     padding: a 1x1 convolution on the CPU) and Conv 3x3 of dilation 6
     (the rows' off-centre taps only read padding: 1x3), both 8 to 8 with
     their padding the rate, summed, then Conv 1x1 to 16"""
-    def w(co, ci, k):
-        return (g.standard_normal((co, ci, k, k)) *
-                (1.0 / np.sqrt(ci * k * k))).astype(np.float32)
+    w = partial(conv_filters, g)
 
     node = helper.make_node
     nodes = [

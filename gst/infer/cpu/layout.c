@@ -123,31 +123,29 @@ cbi_cpu_nhwc_md (CbiCpuPlan * plan, CbiMd * md, const CbiShape * shape,
       "channels-last desc");
 }
 
-/* Whether activation @t has the channels-last layout of its 4-D shape,
- * as convolutions leave it; @md: that desc. */
-gboolean
-cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, CbiMd * md)
-{
-  return plan->shapes[t].n_dims == 4
-      && cbi_cpu_nhwc_md (plan, md, &plan->shapes[t], NULL)
-      && dnnl_memory_desc_equal (*md, plan->mds[t]);
-}
-
-/* Whether activation @t is channels last, of either type (bfloat16 where
- * a bfloat16 convolution wrote it so). */
+/* Whether activation @t has the channels-last layout of its 4-D shape in
+ * values of @type (bfloat16 where a bfloat16 convolution wrote it so);
+ * @md: that desc. */
 static gboolean
-cbi_cpu_is_nhwc_typed (CbiCpuPlan * plan, gint t)
+cbi_cpu_is_nhwc_of (CbiCpuPlan * plan, gint t, dnnl_data_type_t type,
+    CbiMd * md)
 {
   const CbiShape *s = &plan->shapes[t];
   dnnl_dims_t dims;
-  CbiMd md;
 
   if (s->n_dims != 4)
     return FALSE;
   memcpy (dims, s->dims, 4 * sizeof (gint64));
-  return cbi_md_tag_typed (plan->descs, &md, 4, dims,
-      cbi_md_data_type (plan->mds[t]), dnnl_acdb) == dnnl_success
-      && dnnl_memory_desc_equal (md, plan->mds[t]);
+  return cbi_md_tag_typed (plan->descs, md, 4, dims, type, dnnl_acdb)
+      == dnnl_success && dnnl_memory_desc_equal (*md, plan->mds[t]);
+}
+
+/* Whether activation @t has the float32 channels-last layout of its 4-D
+ * shape, as convolutions leave it; @md: that desc. */
+gboolean
+cbi_cpu_is_nhwc (CbiCpuPlan * plan, gint t, CbiMd * md)
+{
+  return cbi_cpu_is_nhwc_of (plan, t, dnnl_f32, md);
 }
 
 gboolean
@@ -468,7 +466,8 @@ cbi_cpu_plan_permute (gpointer user_plan, const CbiNode * n,
   if (n->op == CBI_OP_TRANSPOSE && cbi_cpu_transpose_view (plan, n, perm,
           &ok, error))
     return ok;
-  if (n->op == CBI_OP_DEPTH_TO_SPACE && cbi_cpu_is_nhwc_typed (plan, x))
+  if (n->op == CBI_OP_DEPTH_TO_SPACE && cbi_cpu_is_nhwc_of (plan, x,
+          cbi_md_data_type (from_md), &md))
     return cbi_cpu_plan_depth_to_space_nhwc (plan, n, &view, error);
   if (n->op == CBI_OP_DEPTH_TO_SPACE
       && ((from = cbi_cpu_plain (plan, x, &md, error)) == NULL

@@ -74,35 +74,11 @@ cbi_cpu_plan_instance_norm (gpointer user_plan, const CbiNode * n,
   return TRUE;
 }
 
-/* Whether every reader of activation @t (no graph output) is a MatMul
- * that takes it as its first operand: in a wide bfloat16 plan such a
- * product reads it in bfloat16 as it is (cbi_cpu_plan_matmul ()), and
- * one that stays float32 converts it (cbi_cpu_product_f32 ()). */
-static gboolean
-cbi_cpu_read_by_products (CbiCpuPlan * plan, gint t)
-{
-  const CbiGraph *graph = plan->graph;
-  guint i, k, readers = 0;
-
-  if (!plan->bf16_wide || cbi_graph_is_output (graph, t))
-    return FALSE;
-  for (i = 0; i < graph->nodes->len; i++) {
-    const CbiNode *m = cbi_graph_node (graph, i);
-    for (k = 0; k < m->n_inputs; k++) {
-      if (m->inputs[k] != t)
-        continue;
-      if (m->op != CBI_OP_MATMUL || k != 0)
-        return FALSE;
-      readers++;
-    }
-  }
-  return readers > 0;
-}
-
 /* Softmax along one axis; the opset < 13 form normalises the input seen
  * as 2-D, everything from @axis on being one row. Along the last axis,
- * where products alone read it (attention's weights, read by the product
- * by the values), it writes bfloat16 in a wide bfloat16 plan: oneDNN's
+ * where it only moves into products (cbi_cpu_moves_into_products ():
+ * attention's weights, read by the product by the values), it writes
+ * bfloat16 in a wide bfloat16 plan: oneDNN's
  * softmax reads float32 and writes bfloat16 in one pass, where the
  * product converted it in a pass of its own. */
 gboolean
@@ -153,7 +129,7 @@ cbi_cpu_plan_softmax (gpointer user_plan, const CbiNode * n,
     axis = 1;
   }
   op.axis = axis;
-  if (n->mode == 0 && cbi_cpu_read_by_products (plan, n->output)) {
+  if (n->mode == 0 && cbi_cpu_moves_into_products (plan, n->output)) {
     const gchar *impl;
     dnnl_primitive_desc_t pd = NULL;
     gboolean fast;

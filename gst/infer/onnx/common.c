@@ -132,6 +132,24 @@ cbi_onnx_keep_const (CbiImporter * im, const gchar * name, CbiOnnxConst * c,
   return TRUE;
 }
 
+void
+cbi_onnx_tensor_view (const CbiTensorInfo * info, gint t, gint n_dims,
+    const gint64 * dims, CbiOnnxConst * view)
+{
+  gint d;
+
+  memset (view, 0, sizeof (*view));
+  view->dtype = info->ints ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64 :
+      ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+  view->n_dims = n_dims;
+  memcpy (view->dims, dims, n_dims * sizeof (gint64));
+  view->count = 1;
+  for (d = 0; d < n_dims; d++)
+    view->count *= dims[d];
+  view->data = info->ints ? (gpointer) info->ints : info->data;
+  view->index = t;
+}
+
 gint
 cbi_onnx_lookup (CbiImporter * im, const gchar * name)
 {

@@ -704,19 +704,10 @@ cbi_onnx_moved_const (CbiImporter * im, const gchar * name, CbiOnnxConst * view)
 {
   const gint t = GPOINTER_TO_INT (g_hash_table_lookup (im->names, name)) - 1;
   const CbiTensorInfo *info = t >= 0 ? cbi_graph_tensor (im->graph, t) : NULL;
-  gint d;
 
   if (info == NULL || (info->data == NULL && info->ints == NULL))
     return FALSE;
-  view->dtype = info->ints ? ONNX__TENSOR_PROTO__DATA_TYPE__INT64 :
-      ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-  view->n_dims = info->n_dims;
-  memcpy (view->dims, info->dims, sizeof (view->dims));
-  view->count = 1;
-  for (d = 0; d < view->n_dims; d++)
-    view->count *= view->dims[d];
-  view->data = info->ints ? (gpointer) info->ints : info->data;
-  view->index = t;
+  cbi_onnx_tensor_view (info, t, info->n_dims, info->dims, view);
   return TRUE;
 }
 

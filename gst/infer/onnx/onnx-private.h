@@ -83,6 +83,11 @@ const gchar *cbi_onnx_name (const gchar * name);
 /* The graph index of tensor @name, or -1; a float32 constant not yet in
  * the graph is moved there first. */
 gint cbi_onnx_lookup (CbiImporter * im, const gchar * name);
+/* @view (transfer none: it borrows @info's values): graph tensor @t,
+ * @info, as a constant of @n_dims @dims, int64 where @info has ints, else
+ * float32 (a constant's, or an activation's shape alone). */
+void cbi_onnx_tensor_view (const CbiTensorInfo * info, gint t, gint n_dims,
+    const gint64 * dims, CbiOnnxConst * view);
 /* Whether @name is a graph tensor or a constant. */
 gboolean cbi_onnx_defined (CbiImporter * im, const gchar * name);
 /* Constant @name (owned by the importer) while it is not in the graph,

@@ -87,7 +87,6 @@ cbi_onnx_shape_eval (CbiShapeRun * run, const CbiNode * n,
   const CbiOnnxConst *in[CBI_MAX_NODE_INPUTS];
   CbiOnnxConst *out = NULL;
   guint k;
-  gint d;
 
   for (k = 0; k < sn->n_in; k++) {
     gint t = sn->tensors[k];
@@ -100,21 +99,8 @@ cbi_onnx_shape_eval (CbiShapeRun * run, const CbiNode * n,
     /* an int64 or float32 constant of the graph, seen in place, or an
      * activation: its planned shape, all a Shape reads (translation let
      * no other op take one) */
-    memset (&views[k], 0, sizeof (views[k]));
-    if (info->ints) {
-      views[k].dtype = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
-      views[k].n_dims = info->n_dims;
-      memcpy (views[k].dims, info->dims, sizeof (views[k].dims));
-    } else {
-      views[k].dtype = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-      views[k].n_dims = shapes[t].n_dims;
-      memcpy (views[k].dims, shapes[t].dims, sizeof (views[k].dims));
-    }
-    views[k].count = 1;
-    for (d = 0; d < views[k].n_dims; d++)
-      views[k].count *= views[k].dims[d];
-    views[k].data = info->ints ? (gpointer) info->ints : info->data;
-    views[k].index = t;
+    cbi_onnx_tensor_view (info, t, info->ints ? info->n_dims :
+        shapes[t].n_dims, info->ints ? info->dims : shapes[t].dims, &views[k]);
     in[k] = &views[k];
   }
   if (!cbi_onnx_fold_run (&run->im, sn->proto, in, sn->n_in, &out, error)) {

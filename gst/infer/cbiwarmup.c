@@ -130,6 +130,7 @@ typedef struct
   gsize out_size;               /* one output frame's bytes */
   guint8 *ref_frames;           /* n frames of @out_size, image outputs */
   gfloat *ref[CBI_MAX_OUTPUTS]; /* tensor outputs, NULL where read as frames */
+  guint64 ref_time_ns;          /* under AUTO, its median batch time */
 } CbiWarmupData;
 
 static void
@@ -231,8 +232,10 @@ cbi_warmup_copy (gconstpointer data, gsize size, GError ** error)
   return copy;
 }
 
-/* One float32 batch of the test frames, its outputs kept in @w; then
- * its plan goes, and the memory it held only while it existed. */
+/* One float32 batch of the test frames, its outputs kept in @w; under
+ * AUTO timed batches too, their median in @w->ref_time_ns (a lower
+ * precision is kept only where it runs faster); then its plan goes, and
+ * the memory it held only while it existed. */
 static gboolean
 cbi_engine_warmup_reference (CbiEngine * engine, CbiWarmupData * w,
     CbiBatchReport * report, GError ** error)
@@ -243,8 +246,15 @@ cbi_engine_warmup_reference (CbiEngine * engine, CbiWarmupData * w,
   guint ticket = 0, i;
 
   engine->backend->precision = CBI_PRECISION_FP32;
-  cbi_engine_drop_plans (engine);
-  ok = cbi_engine_run_frames (engine, &w->dry, &ticket, report, error);
+  if (engine->precision == CBI_PRECISION_AUTO) {
+    ok = cbi_engine_warmup_runs (engine, w, FALSE, report, &ticket, error);
+    if (ok)
+      w->ref_time_ns = cbi_percentile_of_samples (report->steady_samples_ns,
+          report->n_steady_samples, 50);
+  } else {
+    cbi_engine_drop_plans (engine);
+    ok = cbi_engine_run_frames (engine, &w->dry, &ticket, report, error);
+  }
   if (ok && w->info.image) {
     w->ref_frames = cbi_warmup_copy (w->ptrs[n], n * w->out_size, error);
     ok = w->ref_frames != NULL;
@@ -397,6 +407,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   CbiPrecision rejected_p[4];
   gint rejected_out[4];
   gdouble rejected_err[4];
+  guint64 rejected_time[4];
   CbiWarmupCost cost = { 0, };
   gsize in_size, frames_size;
   gboolean ok, busy, narrowing = FALSE;
@@ -510,6 +521,28 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
       failed_check = ran && worst >= 0
           && !cbi_accuracy_passes (&report->accuracy[worst], engine->tolerance);
     }
+    /* under AUTO a lower precision that passes is kept where it runs
+     * faster than float32 (AVX512-BF16 without AMX multiplies bfloat16
+     * no faster than float32, and converts besides; a GPU's 16-bit
+     * kernels may not pay on a small model); else the next one is
+     * tried, float32 last */
+    if (ran && !failed_check && w.ref_time_ns > 0
+        && order[k] != CBI_PRECISION_FP32 && k + 1 < n_order) {
+      const guint64 t = cbi_percentile_of_samples (report->steady_samples_ns,
+          report->n_steady_samples, 50);
+      if (t >= w.ref_time_ns) {
+        GST_INFO ("%s passes its check but runs no faster than fp32 (%"
+            G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT " ns a batch): "
+            "trying %s", cbi_precision_name (order[k]), t, w.ref_time_ns,
+            cbi_precision_name (order[k + 1]));
+        rejected_p[rejected] = order[k];
+        rejected_out[rejected] = -1;
+        rejected_err[rejected] = worst_error;
+        rejected_time[rejected++] = t;
+        cbi_warmup_cost_add (&cost, report);
+        continue;
+      }
+    }
     if (ran && !failed_check)
       break;
     /* a precision taken wherever it runs faster that fails its check,
@@ -536,7 +569,8 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
           cbi_precision_name (order[k + 1]));
       rejected_p[rejected] = order[k];
       rejected_out[rejected] = worst;
-      rejected_err[rejected++] = worst_error;
+      rejected_err[rejected] = worst_error;
+      rejected_time[rejected++] = 0;
       cbi_warmup_cost_add (&cost, report);
       g_clear_error (&local);
       continue;
@@ -551,6 +585,8 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   memcpy (report->rejected, rejected_p, rejected * sizeof (CbiPrecision));
   memcpy (report->rejected_output, rejected_out, rejected * sizeof (gint));
   memcpy (report->rejected_error, rejected_err, rejected * sizeof (gdouble));
+  memcpy (report->rejected_time_ns, rejected_time, rejected * sizeof (guint64));
+  report->reference_time_ns = w.ref_time_ns;
   cbi_warmup_data_clear (&w);
   cbi_pool_set_limit (engine->pool, engine->memory_limit);
   if (!ok) {

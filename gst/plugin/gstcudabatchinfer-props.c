@@ -138,7 +138,8 @@ static GEnumValue enum_values[] = {
       "float16 operands, float32 sums (CUDA on compute capability 7.0 or "
         "later)", "fp16"},
   {GST_CUDA_BATCH_INFER_PRECISION_AUTO,
-      "The fastest that passes the warm-up's accuracy check", "auto"},
+      "The lowest that passes the warm-up's accuracy check and runs faster "
+        "than fp32", "auto"},
   {0, NULL, NULL},
   {GST_CUDA_BATCH_INFER_DROP_POLICY_NONE,
       "Drop nothing: wait for a place in flight (upstream waits)", "none"},

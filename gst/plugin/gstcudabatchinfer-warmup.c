@@ -44,7 +44,10 @@ gst_cuda_batch_infer_append_structure (GValue * array, GstStructure * s)
 
 /* The warm-up message's accuracy figures: `accuracy`, one
  * `cudabatchinfer-accuracy` structure per output where the check ran,
- * and `precision-rejected`, one per precision auto tried and left. */
+ * and `precision-rejected`, one per precision auto tried and left, with
+ * why: `accuracy` (past the tolerance), `error` (it could not be planned
+ * or run) or `slower` (it passed, but ran no faster than fp32: both
+ * median batch times). */
 static void
 gst_cuda_batch_infer_describe_accuracy (GstStructure * s,
     const CbiBatchReport * r, const CbiOutputInfo * outputs)
@@ -78,11 +81,18 @@ gst_cuda_batch_infer_describe_accuracy (GstStructure * s,
     GstStructure *left = gst_structure_new ("cudabatchinfer-precision-rejected",
         "precision", G_TYPE_STRING, cbi_precision_name (r->rejected[i]),
         "relative-error", G_TYPE_DOUBLE, r->rejected_error[i], NULL);
-    /* no output where it could not be planned or run */
+    /* no output where it could not be planned or run, or passed */
     if (r->rejected_output[i] >= 0
         && (guint) r->rejected_output[i] < outputs->n_outputs)
       gst_structure_set (left, "output", G_TYPE_STRING,
           outputs->names[r->rejected_output[i]], NULL);
+    if (r->rejected_time_ns[i] > 0)
+      gst_structure_set (left, "reason", G_TYPE_STRING, "slower",
+          "batch-time", G_TYPE_UINT64, r->rejected_time_ns[i],
+          "fp32-batch-time", G_TYPE_UINT64, r->reference_time_ns, NULL);
+    else
+      gst_structure_set (left, "reason", G_TYPE_STRING,
+          r->rejected_output[i] >= 0 ? "accuracy" : "error", NULL);
     gst_cuda_batch_infer_append_structure (&rejected, left);
   }
   gst_structure_take_value (s, "precision-rejected", &rejected);

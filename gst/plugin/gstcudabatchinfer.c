@@ -159,12 +159,16 @@
  * #GstCudaBatchInfer:precision runs the model in less than float32:
  * `bf16` on a CPU with AVX512-BF16 or AMX, `fp16`, `bf16` or `tf32` on
  * an NVIDIA GPU (fp16 from compute capability 7.0, the others from 8.0),
- * or `auto`, the fastest of those that passes the accuracy check. The
+ * or `auto`, the lowest of those that passes the accuracy check and runs
+ * faster than float32. The
  * warm-up runs that check: its test frames through float32 first, then
  * through the lower precision, and an output further from float32 than
  * #GstCudaBatchInfer:precision-tolerance, or with NaN or infinities where
  * float32 has none (an fp16 overflow), fails READY→PAUSED with a message
- * naming it (`auto` steps back to float32 instead). The figures
+ * naming it (`auto` steps back to float32 instead). Under `auto` both
+ * runs are timed too, and a lower precision whose batches are no faster
+ * than float32's gives way as well (bfloat16 on a CPU with AVX512-BF16
+ * but no AMX can be the slower). The figures
  * (relative error, PSNR of image outputs, top-1 agreement of class
  * scores) are in the warm-up message and #GstCudaBatchInfer:stats. The
  * check runs on the warm-up's test frames, or on the first frames of a

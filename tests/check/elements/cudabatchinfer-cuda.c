@@ -415,8 +415,46 @@ GST_START_TEST (test_cuda_matrix_products_run_in_each_precision)
 
 GST_END_TEST;
 
+/* Asserts that the warm-up message @s of precision=auto on
+ * fp16-overflow.onnx left fp16 for its values, and took bf16 or, where a
+ * lower one ran no faster than fp32, left it for that (both times) and
+ * took the next. */
+static void
+assert_auto_left_fp16 (const GstStructure * s)
+{
+  const GValue *rejected = gst_structure_get_value (s, "precision-rejected");
+  const gchar *took = gst_structure_get_string (s, "precision");
+  const gchar *next[] = { "bf16", "tf32", "fp32" };
+  guint i, n;
+
+  fail_unless (rejected != NULL);
+  n = gst_value_array_get_size (rejected);
+  fail_unless (n >= 1 && n <= 3, "%u", n);
+  for (i = 0; i < n; i++) {
+    const GstStructure *r =
+        gst_value_get_structure (gst_value_array_get_value (rejected, i));
+    guint64 t = 0, t32 = 0;
+    if (i == 0) {
+      fail_unless_equals_string (gst_structure_get_string (r, "precision"),
+          "fp16");
+      fail_unless_equals_string (gst_structure_get_string (r, "reason"),
+          "accuracy");
+      continue;
+    }
+    fail_unless_equals_string (gst_structure_get_string (r, "precision"),
+        next[i - 1]);
+    fail_unless_equals_string (gst_structure_get_string (r, "reason"),
+        "slower");
+    fail_unless (gst_structure_get_uint64 (r, "batch-time", &t)
+        && gst_structure_get_uint64 (r, "fp32-batch-time", &t32)
+        && t32 > 0 && t >= t32);
+  }
+  fail_unless_equals_string (took, next[n - 1]);
+}
+
 /* fp16-overflow.onnx gives values past fp16's largest: its check fails
- * naming the output, and auto steps back to bf16 */
+ * naming the output, and auto steps back to bf16 (or past it, where it
+ * runs no faster than fp32) */
 GST_START_TEST (test_cuda_fp16_overflow_fails_and_auto_takes_bf16)
 {
   gchar *m = model_prop ("fp16-overflow.onnx");
@@ -453,7 +491,11 @@ GST_START_TEST (test_cuda_fp16_overflow_fails_and_auto_takes_bf16)
 
   desc = g_strdup_printf ("cudabatchinfer %s batch=4 backend=cuda "
       "precision=auto", m);
-  h = gst_harness_new_parse (desc);
+  e = gst_parse_launch (desc, NULL);
+  fail_unless (e != NULL);
+  bus = gst_bus_new ();
+  gst_element_set_bus (e, bus);
+  h = gst_harness_new_with_element (e, "sink", "src");
   gst_harness_set_src_caps_str (h, "video/x-raw,format=RGBx,width=64,"
       "height=48,framerate=30/1");
   for (i = 0; i < 4; i++)
@@ -461,11 +503,24 @@ GST_START_TEST (test_cuda_fp16_overflow_fails_and_auto_takes_bf16)
         GST_FLOW_OK);
   for (i = 0; i < 4; i++)
     gst_buffer_unref (gst_harness_pull (h));
+  /* fp16 left for its values; bf16 passes, and runs unless it ran no
+   * faster than fp32 on this GPU (a small model), when it is left for
+   * that and the next one, tf32, is tried the same way */
+  while ((msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ELEMENT)) != NULL
+      && !gst_structure_has_name (gst_message_get_structure (msg),
+          "cudabatchinfer-warmup"))
+    gst_message_unref (msg);
+  fail_unless (msg != NULL, "no warm-up message");
+  assert_auto_left_fp16 (gst_message_get_structure (msg));
+  gst_message_unref (msg);
   g_object_get (h->element, "stats", &stats, NULL);
-  fail_unless_equals_string (gst_structure_get_string (stats, "precision"),
-      "bf16");
+  fail_if (g_strcmp0 (gst_structure_get_string (stats, "precision"),
+          "fp16") == 0);
   gst_structure_free (stats);
+  gst_element_set_bus (e, NULL);
   gst_harness_teardown (h);
+  gst_object_unref (e);
+  gst_object_unref (bus);
   g_free (desc);
   g_free (m);
 }

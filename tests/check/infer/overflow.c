@@ -10,7 +10,10 @@
  * to give values past fp16's largest, 65504: the check must see the
  * infinities, fail fp16 naming the output, and make AUTO step back.
  * The same backend also offers tf32 (its values exact), as a GPU does,
- * to check that AUTO passes over a precision that changes no op.
+ * to check that AUTO passes over a precision that changes no op. Its
+ * batches take a set delay more per precision (slow_ms), float32's the
+ * longest as on a GPU, for AUTO's comparison of batch times: a delay
+ * of a tenth of a second or more, not the model's own time, decides it.
  */
 #include <gst/check/gstcheck.h>
 
@@ -32,6 +35,8 @@ static gboolean fp16_changes_nothing;
 /* and tf32 none either */
 static gboolean tf32_changes_nothing;
 static CbiBackendIface fp16_iface;
+/* per precision, the delay its batches take more (ms) */
+static guint slow_ms[CBI_PRECISION_AUTO];
 /* per CPU plan: its outputs' value counts (a gint64 array) */
 static GHashTable *output_counts;
 /* per CPU plan and output: the values rounded through binary16 */
@@ -104,6 +109,15 @@ fp16_output (CbiBackend * backend, gpointer plan, guint slot, guint index,
   return r;
 }
 
+static gboolean
+fp16_compute (CbiBackend * backend, gpointer plan, guint slot, GError ** error)
+{
+  if (!cpu_iface->compute (backend, plan, slot, error))
+    return FALSE;
+  g_usleep (slow_ms[backend->precision] * G_TIME_SPAN_MILLISECOND);
+  return TRUE;
+}
+
 static CbiBackend *
 fp16_cuda_new (gint device_id, GError ** error)
 {
@@ -118,6 +132,7 @@ fp16_cuda_new (gint device_id, GError ** error)
   fp16_iface.plan = fp16_plan;
   fp16_iface.free_plan = fp16_free_plan;
   fp16_iface.output = fp16_output;
+  fp16_iface.compute = fp16_compute;
   b->iface = &fp16_iface;
   return b;
 }
@@ -138,6 +153,8 @@ fp16_engine (const gchar * model, CbiPrecision precision)
 
   fail_unless (graph != NULL, "%s: %s", model, err ? err->message : "");
   fp16_changes_nothing = tf32_changes_nothing = FALSE;
+  memset (slow_ms, 0, sizeof (slow_ms));
+  slow_ms[CBI_PRECISION_FP32] = 100;
   output_counts = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   rounded = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   e = cbi_engine_new_with_backends (fp16_table, G_N_ELEMENTS (fp16_table),
@@ -195,6 +212,56 @@ GST_START_TEST (test_auto_steps_back_from_fp16_that_overflows)
   fail_unless_equals_int (r.rejected[0], CBI_PRECISION_FP16);
   fail_unless_equals_int (r.rejected_output[0], 0);
   fail_unless (r.rejected_error[0] == G_MAXDOUBLE);
+  fail_unless_equals_uint64 (r.rejected_time_ns[0], 0);
+  /* the float32 run was timed, and tf32 ran faster */
+  fail_unless (r.reference_time_ns >= 100 * G_TIME_SPAN_MILLISECOND * 1000,
+      "%" G_GUINT64_FORMAT, r.reference_time_ns);
+  fail_unless (r.steady_time_ns < r.reference_time_ns);
+  fp16_engine_free (e);
+}
+
+GST_END_TEST;
+
+/* tf32 passes its check but its batches take longer than float32's:
+ * AUTO keeps float32, and says why it left each */
+GST_START_TEST (test_auto_keeps_fp32_where_the_lower_precision_is_slower)
+{
+  CbiEngine *e = fp16_engine ("fp16-overflow.onnx", CBI_PRECISION_AUTO);
+  GError *err = NULL;
+  CbiBatchReport r;
+
+  slow_ms[CBI_PRECISION_FP32] = 0;
+  slow_ms[CBI_PRECISION_TF32] = 100;
+  fail_unless (warm_up (e, &r, &err), "%s", err ? err->message : "");
+  fail_unless_equals_int (r.precision, CBI_PRECISION_FP32);
+  fail_unless (!r.checked);
+  fail_unless_equals_int (r.n_rejected, 2);
+  /* fp16 for its values */
+  fail_unless_equals_int (r.rejected[0], CBI_PRECISION_FP16);
+  fail_unless_equals_int (r.rejected_output[0], 0);
+  fail_unless_equals_uint64 (r.rejected_time_ns[0], 0);
+  /* tf32 for its time: it passed (its values are exact), and its median
+   * batch is the delay longer than float32's */
+  fail_unless_equals_int (r.rejected[1], CBI_PRECISION_TF32);
+  fail_unless_equals_int (r.rejected_output[1], -1);
+  fail_unless (r.rejected_error[1] < 0.05, "%g", r.rejected_error[1]);
+  fail_unless (r.rejected_time_ns[1] >= 100 * G_TIME_SPAN_MILLISECOND * 1000,
+      "%" G_GUINT64_FORMAT, r.rejected_time_ns[1]);
+  fail_unless (r.reference_time_ns > 0
+      && r.reference_time_ns <= r.rejected_time_ns[1]);
+  /* float32 kept, timed again as the plan that runs */
+  fail_unless (r.n_steady_samples >= CBI_WARMUP_MIN_TIMED_BATCHES);
+  fp16_engine_free (e);
+
+  /* a precision asked for by name runs whatever its time, and float32
+   * is not timed for it */
+  e = fp16_engine ("fp16-overflow.onnx", CBI_PRECISION_TF32);
+  slow_ms[CBI_PRECISION_FP32] = 0;
+  slow_ms[CBI_PRECISION_TF32] = 100;
+  fail_unless (warm_up (e, &r, &err), "%s", err ? err->message : "");
+  fail_unless_equals_int (r.precision, CBI_PRECISION_TF32);
+  fail_unless_equals_int (r.n_rejected, 0);
+  fail_unless_equals_uint64 (r.reference_time_ns, 0);
   fp16_engine_free (e);
 }
 
@@ -262,6 +329,7 @@ infer_overflow_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_fp16_that_overflows_fails_naming_the_output);
   tcase_add_test (tc, test_auto_steps_back_from_fp16_that_overflows);
+  tcase_add_test (tc, test_auto_keeps_fp32_where_the_lower_precision_is_slower);
   tcase_add_test (tc, test_fp16_within_its_range_passes_the_check);
   tcase_add_test (tc, test_auto_passes_over_a_precision_that_changes_nothing);
   return s;

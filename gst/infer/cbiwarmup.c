@@ -7,7 +7,9 @@
  * the element reports). Where a precision below float32 is asked for, it
  * first runs the test frames in float32, then in that precision, and
  * compares (cbiprecision.c's figures); AUTO tries the backend's fastest
- * first and steps back to wider ones. It reaches the backend only through
+ * first and steps back to wider ones, keeping a lower one only where it
+ * passes and its batches run clearly faster than float32's, which AUTO
+ * times too. It reaches the backend only through
  * the batch path (cbiengine-private.h).
  */
 #include "cbiengine-private.h"
@@ -231,6 +233,12 @@ cbi_warmup_copy (gconstpointer data, gsize size, GError ** error)
   memcpy (copy, data, size);
   return copy;
 }
+
+/* A lower precision is kept under AUTO only where its median batch takes
+ * at most this share (%) of float32's: where the two are about as fast,
+ * noise would otherwise choose between them from run to run, and
+ * float32 is the exact one. */
+#define CBI_WARMUP_FASTER_PERCENT 95
 
 /* One float32 batch of the test frames, its outputs kept in @w; under
  * AUTO timed batches too, their median in @w->ref_time_ns (a lower
@@ -522,15 +530,28 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
           && !cbi_accuracy_passes (&report->accuracy[worst], engine->tolerance);
     }
     /* under AUTO a lower precision that passes is kept where it runs
-     * faster than float32 (AVX512-BF16 without AMX multiplies bfloat16
-     * no faster than float32, and converts besides; a GPU's 16-bit
-     * kernels may not pay on a small model); else the next one is
-     * tried, float32 last */
+     * clearly faster than float32 (AVX512-BF16 without AMX multiplies
+     * bfloat16 no faster than float32, and converts besides; a GPU's
+     * 16-bit kernels may not pay on a small model); else it is tried on
+     * fewer ops (its narrow plan), then the next one, float32 last */
     if (ran && !failed_check && w.ref_time_ns > 0
         && order[k] != CBI_PRECISION_FP32 && k + 1 < n_order) {
       const guint64 t = cbi_percentile_of_samples (report->steady_samples_ns,
           report->n_steady_samples, 50);
-      if (t >= w.ref_time_ns) {
+      if (t * 100 > w.ref_time_ns * CBI_WARMUP_FASTER_PERCENT
+          && engine->backend->precision_wide
+          && engine->backend->precision_narrows) {
+        GST_INFO ("%s on every op it speeds up runs no faster than fp32 (%"
+            G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT " ns a batch): "
+            "trying it on fewer ops", cbi_precision_name (order[k]), t,
+            w.ref_time_ns);
+        engine->backend->precision_wide = FALSE;
+        narrowing = TRUE;
+        cbi_warmup_cost_add (&cost, report);
+        k--;
+        continue;
+      }
+      if (t * 100 > w.ref_time_ns * CBI_WARMUP_FASTER_PERCENT) {
         GST_INFO ("%s passes its check but runs no faster than fp32 (%"
             G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT " ns a batch): "
             "trying %s", cbi_precision_name (order[k]), t, w.ref_time_ns,

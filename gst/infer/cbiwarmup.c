@@ -234,12 +234,6 @@ cbi_warmup_copy (gconstpointer data, gsize size, GError ** error)
   return copy;
 }
 
-/* A lower precision is kept under AUTO only where its median batch takes
- * at most this share (%) of float32's: where the two are about as fast,
- * noise would otherwise choose between them from run to run, and
- * float32 is the exact one. */
-#define CBI_WARMUP_FASTER_PERCENT 95
-
 /* One float32 batch of the test frames, its outputs kept in @w; under
  * AUTO timed batches too, their median in @w->ref_time_ns (a lower
  * precision is kept only where it runs faster); then its plan goes, and
@@ -539,7 +533,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
       const guint64 t = cbi_percentile_of_samples (report->steady_samples_ns,
           report->n_steady_samples, 50);
       const gboolean slower = t * 100 > w.ref_time_ns
-          * CBI_WARMUP_FASTER_PERCENT;
+          * CBI_ENGINE_AUTO_FASTER_PERCENT;
       if (slower && engine->backend->precision_wide
           && engine->backend->precision_narrows) {
         GST_INFO ("%s on every op it speeds up runs no faster than fp32 (%"

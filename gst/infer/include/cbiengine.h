@@ -17,6 +17,16 @@
 
 #include "cbitypes.h"
 
+/**
+ * CBI_ENGINE_AUTO_FASTER_PERCENT:
+ *
+ * Under %CBI_PRECISION_AUTO a lower precision that passes its check is
+ * kept only where its median batch takes at most this share (%) of
+ * float32's. Where the two are about as fast, noise would otherwise
+ * choose between them from run to run, and float32 is the exact one.
+ */
+#define CBI_ENGINE_AUTO_FASTER_PERCENT 95
+
 G_BEGIN_DECLS
 /**
  * CbiBackendKind:
@@ -126,9 +136,11 @@ typedef struct
    * worst output and that output's relative error (G_MAXDOUBLE: NaN or
    * infinities), or -1 and G_MAXDOUBLE where it could not be planned or
    * run, or -1 and its worst error where it passed the check but ran
-   * not clearly faster than float32 (above 95 % of its time): then @rejected_time_ns holds its median batch
-   * time (0 for the others), and @reference_time_ns float32's, which
-   * AUTO times in its reference run (0 where it did not) */
+   * not clearly faster than float32 (above
+   * CBI_ENGINE_AUTO_FASTER_PERCENT of its time): then @rejected_time_ns
+   * holds its median batch time (0 for the others), and
+   * @reference_time_ns float32's, which AUTO times in its reference run
+   * (0 where it did not) */
   CbiPrecision precision;
   guint low_precision_ops;
   gboolean checked;
@@ -263,9 +275,9 @@ void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
  * under AUTO the warm-up steps back to the next wider precision instead
  * (@report->rejected), down to float32, which is not checked. Under AUTO
  * the float32 run is timed too, and a precision that passes its check
- * but whose median batch time is above 95 % of float32's gives way to
- * the next wider one as well (a CPU bfloat16 wide plan first to its
- * narrow plan; @report->rejected_time_ns). Before
+ * but whose median batch time is above CBI_ENGINE_AUTO_FASTER_PERCENT of
+ * float32's gives way to the next wider one as well (a CPU bfloat16 wide
+ * plan first to its narrow plan; @report->rejected_time_ns). Before
  * either, a plan that takes the precision wherever the backend runs it
  * faster (the CPU's wide bfloat16 plan, which the warm-up tries first)
  * and fails the check, or cannot be planned or run, is made again on

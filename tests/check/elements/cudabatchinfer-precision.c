@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cbibackend.h"
+#include "cbiengine.h"
 
 #define W 32
 #define H 24
@@ -172,9 +173,11 @@ pop_warmup (GstBus * bus)
 }
 
 /* Asserts that under precision=auto the warm-up message @s took @low,
- * which passes its check, or float32 where @low ran no faster than it on
- * this machine: then @low is the one precision left, for that reason,
- * with both median batch times. */
+ * which passes its check, or float32 where @low was not clearly faster
+ * on this machine (above CBI_ENGINE_AUTO_FASTER_PERCENT of its time,
+ * which a bf16 as fast as float32 can be, or a little faster): then @low
+ * is the one precision left, for that reason, with both median batch
+ * times. */
 static void
 assert_auto_took (const GstStructure * s, const gchar * low)
 {
@@ -195,8 +198,8 @@ assert_auto_took (const GstStructure * s, const gchar * low)
   fail_unless (!gst_structure_has_field (r, "output"));
   fail_unless (gst_structure_get_uint64 (r, "batch-time", &t)
       && gst_structure_get_uint64 (r, "fp32-batch-time", &t32));
-  fail_unless (t32 > 0 && t >= t32, "%" G_GUINT64_FORMAT " against %"
-      G_GUINT64_FORMAT, t, t32);
+  fail_unless (t32 > 0 && t * 100 > t32 * CBI_ENGINE_AUTO_FASTER_PERCENT,
+      "%" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT, t, t32);
 }
 
 /* The error on @bus: asserts its domain and code, returns its message

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, runs every test (with the GStreamer leaks
 # tracer on, and the ONNX backend node tests through the engine), then again
-# under valgrind (two suites at a time; less the node tests and the
-# kernels' host build) and in
-# an AddressSanitizer/UBSan build, fuzzes the ONNX importer for 30 s, runs the real models of
+# under valgrind (two suites at a time from one queue; less the node
+# tests, the kernels' host build and the build suite's scripts) and in an
+# AddressSanitizer/UBSan build, fuzzes the ONNX importer for 30 s, runs
+# the real models of
 # tests/real-models/ (PyPI wheels, compared with onnxruntime in fp32 and in
 # bf16's narrow and wide plans, then each through the element's pipeline
 # in fp32 and in bf16), runs backend=remote against KServe's and Triton's
@@ -54,32 +55,27 @@ else
   # kernels-host tens of millions of GPU threads on the CPU: too slow for
   # memcheck (the ASan run below covers both); plot-memory is a Python
   # script driving gst-launch-1.0 (matplotlib's C extensions under memcheck
-  # test nothing of ours): the plain run has it
+  # test nothing of ours), and the build suite's tests are Python scripts
+  # that read the binaries: the plain run has them.
   # The suites run one at a time (is_parallel false: in the plain run a
   # test's OpenMP team takes every core), and memcheck runs all the
-  # threads of a process on one core: so two lanes of them run side by
-  # side, each its own log. The tests are dealt out longest first, each to
-  # the lane with the least time so far, by the plain run's durations
-  # (build/meson-logs/testlog.json; a test it lacks counts as none, and
-  # ties go to the lane with fewer tests).
+  # threads of a process on one core: so two lanes run side by side, each
+  # taking the next suite from one queue as it finishes one (a suite's
+  # time under memcheck is not the plain run's times a constant: a queue
+  # keeps both lanes busy where a fixed deal left one idle). The queue is
+  # longest first by the plain run's durations (build/meson-logs/
+  # testlog.json; one it lacks counts as none). Each suite has its own
+  # log, valgrind-<lane>-<n>-valgrind.txt, and each lane its output.
   step "the same suites under valgrind memcheck (leaks and memory errors), in two lanes"
   vg_args=(-C build --setup valgrind --no-rebuild --no-suite conformance
-    --no-suite kernels-host --no-suite plot)
+    --no-suite kernels-host --no-suite plot --no-suite build)
   mapfile -t vg_tests < <(meson test "${vg_args[@]}" --list 2>/dev/null \
     | awk -F' / ' 'NF == 2 {print $2}')
-  vg_lanes=(build/meson-logs/valgrind-lane0.out build/meson-logs/valgrind-lane1.out)
-  rm -f "${vg_lanes[@]}"
-  vg_pids=()
-  # each lane in a process group of its own, killed whole if this script
-  # stops first (a background job ignores the terminal's Ctrl-C)
-  stop_lanes () {
-    for pid in "${vg_pids[@]}"; do
-      kill -- "-$pid" 2>/dev/null || true
-    done
-  }
-  trap stop_lanes EXIT
-  trap 'stop_lanes; exit 130' INT TERM HUP
-  mapfile -t vg_dealt < <(.venv/bin/python3 - "${vg_tests[@]}" <<'PY'
+  vg_dir=build/meson-logs
+  rm -f "$vg_dir"/valgrind-lane*.out "$vg_dir"/valgrind-lane*-valgrind.* \
+    "$vg_dir"/valgrind-queue*
+  vg_queue=$vg_dir/valgrind-queue
+  if ! .venv/bin/python3 - "${vg_tests[@]}" >"$vg_queue" <<'PY'
 import json
 import sys
 
@@ -91,33 +87,43 @@ try:
             took[t["name"].split(" / ")[-1]] = float(t.get("duration") or 0)
 except (OSError, ValueError):
     pass
-lanes = [[0.0, 0], [0.0, 0]]
 for name in sorted(sys.argv[1:], key=lambda n: -took.get(n, 0.0)):
-    lane = min((0, 1), key=lambda k: (lanes[k][0], lanes[k][1]))
-    lanes[lane][0] += took.get(name, 0.0)
-    lanes[lane][1] += 1
-    print(lane, name)
+    print(name)
 PY
-  )
-  # dealt in turn where that failed
-  if [ ${#vg_dealt[@]} -ne ${#vg_tests[@]} ]; then
-    vg_dealt=()
-    for i in "${!vg_tests[@]}"; do
-      vg_dealt+=("$((i % 2)) ${vg_tests[$i]}")
-    done
+  then
+    # listed order where that failed
+    printf '%s\n' "${vg_tests[@]}" >"$vg_queue"
   fi
-  for lane in 0 1; do
-    lane_tests=()
-    for line in "${vg_dealt[@]}"; do
-      if [ "${line%% *}" = "$lane" ]; then
-        lane_tests+=("${line#* }")
-      fi
+  # the next suite of the queue (none: status 1), taken under a lock so
+  # that each goes to one lane
+  vg_next () {
+    flock "$vg_queue.lock" sh -c 'head -n 1 "$1"; sed -i 1d "$1"' sh \
+      "$vg_queue" | grep .
+  }
+  vg_lane () {
+    local lane=$1 n=0 name rc=0
+    while name=$(vg_next); do
+      meson test "${vg_args[@]}" --logbase "valgrind-lane$lane-$n" \
+        --print-errorlogs "$name" || rc=1
+      n=$((n + 1))
     done
-    # meson test with no test named runs them all: an empty lane runs none
-    rm -f "build/meson-logs/valgrind-lane$lane-valgrind.txt"
-    [ ${#lane_tests[@]} -gt 0 ] || continue
-    setsid -w meson test "${vg_args[@]}" --logbase "valgrind-lane$lane" \
-      --print-errorlogs "${lane_tests[@]}" >"${vg_lanes[$lane]}" 2>&1 &
+    return $rc
+  }
+  vg_pids=()
+  # each lane in a process group of its own, killed whole if this script
+  # stops first (a background job ignores the terminal's Ctrl-C)
+  stop_lanes () {
+    for pid in "${vg_pids[@]}"; do
+      kill -- "-$pid" 2>/dev/null || true
+    done
+  }
+  trap stop_lanes EXIT
+  trap 'stop_lanes; exit 130' INT TERM HUP
+  export -f vg_next vg_lane
+  export vg_queue
+  for lane in 0 1; do
+    setsid -w bash -c "$(declare -p vg_args); vg_lane $lane" \
+      >"$vg_dir/valgrind-lane$lane.out" 2>&1 &
     vg_pids+=($!)
   done
   for pid in "${vg_pids[@]}"; do
@@ -125,9 +131,21 @@ PY
   done
   vg_pids=()
   trap - EXIT INT TERM HUP
-  cat "${vg_lanes[@]}" 2>/dev/null || true
+  cat "$vg_dir"/valgrind-lane0.out "$vg_dir"/valgrind-lane1.out 2>/dev/null || true
   if [ ${#vg_tests[@]} -eq 0 ]; then
     echo "== no test listed for valgrind: counted as an error"
+    status=1
+    extra_errors=$((extra_errors + 1))
+  fi
+  # a suite left in the queue (a lane that stopped early) did not run
+  if [ -s "$vg_queue" ]; then
+    echo "== not run under valgrind: $(tr '\n' ' ' <"$vg_queue")(counted as an error)"
+    status=1
+    extra_errors=$((extra_errors + 1))
+  fi
+  vg_ran=$(find "$vg_dir" -maxdepth 1 -name 'valgrind-lane*-valgrind.txt' | wc -l)
+  if [ "$vg_ran" -ne ${#vg_tests[@]} ]; then
+    echo "== ${#vg_tests[@]} suites listed for valgrind, $vg_ran logs: counted as an error"
     status=1
     extra_errors=$((extra_errors + 1))
   fi
@@ -176,8 +194,7 @@ PY
   # (Triton skipped, saying so, where Python is 3.13: Debian 13)
   step "backend=remote against real inference servers (tests/remote/servers.py)"
   run_counted tests/remote/servers.py remote-servers.txt
-  logs+=(build/meson-logs/valgrind-lane0-valgrind.txt
-    build/meson-logs/valgrind-lane1-valgrind.txt
+  logs+=("$vg_dir"/valgrind-lane*-valgrind.txt
     build-asan/meson-logs/testlog.txt)
 fi
 

@@ -133,6 +133,10 @@ typedef struct
   guint8 *ref_frames;           /* n frames of @out_size, image outputs */
   gfloat *ref[CBI_MAX_OUTPUTS]; /* tensor outputs, NULL where read as frames */
   guint64 ref_time_ns;          /* under AUTO, its median batch time */
+  /* under AUTO, its timed batches: a float32 plan kept at the end is
+   * the same plan again, and is not timed twice */
+  guint64 ref_samples_ns[CBI_WARMUP_TIMED_BATCHES];
+  guint n_ref_samples;
 } CbiWarmupData;
 
 static void
@@ -163,13 +167,23 @@ cbi_warmup_reference_size (const CbiWarmupData * w)
   return size;
 }
 
+/* Which batches cbi_engine_warmup_runs() times after the first. */
+typedef enum
+{
+  CBI_WARMUP_TIMED,
+  /* none where the precision changes no op (AUTO passes it over) */
+  CBI_WARMUP_TIMED_IF_CHANGED,
+  /* none: the float32 plan AUTO keeps after its timed reference run, whose
+   * samples it reports */
+  CBI_WARMUP_REFERENCE_TIMES,
+} CbiWarmupTiming;
+
 /* The plan for the current precision, from nothing: every plan dropped,
  * one dry batch (planning it: the warm-up's cost in @report), then the
- * timed ones, but not where @untimed_if_unchanged and the precision
- * changes no op (AUTO passes it over); @ticket receives the last one's. */
+ * timed ones as @timing says; @ticket receives the last one's. */
 static gboolean
 cbi_engine_warmup_runs (CbiEngine * engine, CbiWarmupData * w,
-    gboolean untimed_if_unchanged, CbiBatchReport * report, guint * ticket,
+    CbiWarmupTiming timing, CbiBatchReport * report, guint * ticket,
     GError ** error)
 {
   CbiBatchReport steady;
@@ -181,7 +195,14 @@ cbi_engine_warmup_runs (CbiEngine * engine, CbiWarmupData * w,
   ok = cbi_engine_run_frames (engine, &w->dry, ticket, report, error);
   peak_allocated = report->pool.peak_allocated_bytes;
   peak_reserved = report->pool.peak_reserved_bytes;
-  if (ok && untimed_if_unchanged && engine->backend->low_precision_ops == 0)
+  if (ok && timing == CBI_WARMUP_REFERENCE_TIMES) {
+    memcpy (report->steady_samples_ns, w->ref_samples_ns,
+        w->n_ref_samples * sizeof (guint64));
+    report->n_steady_samples = w->n_ref_samples;
+    return TRUE;
+  }
+  if (ok && timing == CBI_WARMUP_TIMED_IF_CHANGED
+      && engine->backend->low_precision_ops == 0)
     return TRUE;
   for (i = 0; ok && i < CBI_WARMUP_TIMED_BATCHES
       && (i < CBI_WARMUP_MIN_TIMED_BATCHES
@@ -249,10 +270,15 @@ cbi_engine_warmup_reference (CbiEngine * engine, CbiWarmupData * w,
 
   engine->backend->precision = CBI_PRECISION_FP32;
   if (engine->precision == CBI_PRECISION_AUTO) {
-    ok = cbi_engine_warmup_runs (engine, w, FALSE, report, &ticket, error);
-    if (ok)
+    ok = cbi_engine_warmup_runs (engine, w, CBI_WARMUP_TIMED, report,
+        &ticket, error);
+    if (ok) {
       w->ref_time_ns = cbi_percentile_of_samples (report->steady_samples_ns,
           report->n_steady_samples, 50);
+      memcpy (w->ref_samples_ns, report->steady_samples_ns,
+          report->n_steady_samples * sizeof (guint64));
+      w->n_ref_samples = report->n_steady_samples;
+    }
   } else {
     cbi_engine_drop_plans (engine);
     ok = cbi_engine_run_frames (engine, &w->dry, &ticket, report, error);
@@ -485,15 +511,22 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
     gboolean ran, failed_check = FALSE;
     gint worst = -1;
     gdouble worst_error = G_MAXDOUBLE;
+    CbiWarmupTiming timing;
 
     /* a plan checked by the warm-up is wide first */
     if (!narrowing)
       engine->backend->precision_wide = TRUE;
     narrowing = FALSE;
     engine->backend->precision = order[k];
-    /* one AUTO passes over where it changes nothing: no time for it */
-    ran = cbi_engine_warmup_runs (engine, &w, engine->precision ==
-        CBI_PRECISION_AUTO && k + 2 < n_order, report, &ticket, &local)
+    /* one AUTO passes over where it changes nothing: no time for it;
+     * float32 after AUTO's reference run is timed already */
+    if (order[k] == CBI_PRECISION_FP32 && w.n_ref_samples > 0)
+      timing = CBI_WARMUP_REFERENCE_TIMES;
+    else if (engine->precision == CBI_PRECISION_AUTO && k + 2 < n_order)
+      timing = CBI_WARMUP_TIMED_IF_CHANGED;
+    else
+      timing = CBI_WARMUP_TIMED;
+    ran = cbi_engine_warmup_runs (engine, &w, timing, report, &ticket, &local)
         && cbi_engine_scan_nonfinite (engine, &w, ticket, report, &local);
     report->precision = order[k];
     report->low_precision_ops = engine->backend->low_precision_ops;

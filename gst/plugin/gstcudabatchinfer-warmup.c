@@ -46,8 +46,8 @@ gst_cuda_batch_infer_append_structure (GValue * array, GstStructure * s)
  * `cudabatchinfer-accuracy` structure per output where the check ran,
  * and `precision-rejected`, one per precision auto tried and left, with
  * why: `accuracy` (past the tolerance), `error` (it could not be planned
- * or run) or `slower` (it passed, but ran no faster than fp32: both
- * median batch times). */
+ * or run) or `slower` (it passed, but was not clearly faster than fp32,
+ * CBI_ENGINE_AUTO_FASTER_PERCENT: both median batch times). */
 static void
 gst_cuda_batch_infer_describe_accuracy (GstStructure * s,
     const CbiBatchReport * r, const CbiOutputInfo * outputs)

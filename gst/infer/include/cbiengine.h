@@ -277,7 +277,9 @@ void cbi_engine_set_memory_limit (CbiEngine * engine, guint64 memory_limit);
  * the float32 run is timed too, and a precision that passes its check
  * but whose median batch time is above CBI_ENGINE_AUTO_FASTER_PERCENT of
  * float32's gives way to the next wider one as well (a CPU bfloat16 wide
- * plan first to its narrow plan; @report->rejected_time_ns). Before
+ * plan first to its narrow plan; @report->rejected_time_ns); a float32
+ * plan kept then is made again and run once, not timed again: its
+ * @report->steady_samples_ns are the reference run's. Before
  * either, a plan that takes the precision wherever the backend runs it
  * faster (the CPU's wide bfloat16 plan, which the warm-up tries first)
  * and fails the check, or cannot be planned or run, is made again on

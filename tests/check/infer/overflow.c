@@ -41,6 +41,8 @@ static CbiBackendIface fp16_iface;
 #define SLOW_MS 1000
 /* per precision, the delay its batches take more (ms) */
 static guint slow_ms[CBI_PRECISION_AUTO];
+/* per precision, the batches computed in it */
+static guint computed[CBI_PRECISION_AUTO];
 /* per CPU plan: its outputs' value counts (a gint64 array) */
 static GHashTable *output_counts;
 /* per CPU plan and output: the values rounded through binary16 */
@@ -118,6 +120,7 @@ fp16_compute (CbiBackend * backend, gpointer plan, guint slot, GError ** error)
 {
   if (!cpu_iface->compute (backend, plan, slot, error))
     return FALSE;
+  computed[backend->precision]++;
   g_usleep (slow_ms[backend->precision] * G_TIME_SPAN_MILLISECOND);
   return TRUE;
 }
@@ -158,6 +161,7 @@ fp16_engine (const gchar * model, CbiPrecision precision)
   fail_unless (graph != NULL, "%s: %s", model, err ? err->message : "");
   fp16_changes_nothing = tf32_changes_nothing = FALSE;
   memset (slow_ms, 0, sizeof (slow_ms));
+  memset (computed, 0, sizeof (computed));
   slow_ms[CBI_PRECISION_FP32] = SLOW_MS;
   output_counts = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   rounded = g_hash_table_new_full (NULL, NULL, NULL, g_free);
@@ -260,8 +264,11 @@ GST_START_TEST (test_auto_keeps_fp32_where_the_lower_precision_is_slower)
       r.rejected_time_ns[1]);
   fail_unless (r.reference_time_ns > 0
       && r.reference_time_ns <= r.rejected_time_ns[1]);
-  /* float32 kept, timed again as the plan that runs */
+  /* float32 kept: the same plan as the timed reference run, made again
+   * and run once, its times the reference's */
   fail_unless (r.n_steady_samples >= CBI_WARMUP_MIN_TIMED_BATCHES);
+  fail_unless_equals_uint64 (r.steady_time_ns, r.reference_time_ns);
+  fail_unless_equals_int (computed[CBI_PRECISION_FP32], 2 + r.n_steady_samples);
   fp16_engine_free (e);
 
   /* a precision asked for by name runs whatever its time, and float32

@@ -132,9 +132,9 @@ typedef struct
   gsize out_size;               /* one output frame's bytes */
   guint8 *ref_frames;           /* n frames of @out_size, image outputs */
   gfloat *ref[CBI_MAX_OUTPUTS]; /* tensor outputs, NULL where read as frames */
-  guint64 ref_time_ns;          /* under AUTO, its median batch time */
-  /* under AUTO, its timed batches: a float32 plan kept at the end is
-   * the same plan again, and is not timed twice */
+  /* under AUTO, its timed batches (their median decides whether a
+   * lower precision is faster); a float32 plan kept at the end is the
+   * same plan again, and is not timed twice */
   guint64 ref_samples_ns[CBI_WARMUP_TIMED_BATCHES];
   guint n_ref_samples;
 } CbiWarmupData;
@@ -256,7 +256,7 @@ cbi_warmup_copy (gconstpointer data, gsize size, GError ** error)
 }
 
 /* One float32 batch of the test frames, its outputs kept in @w; under
- * AUTO timed batches too, their median in @w->ref_time_ns (a lower
+ * AUTO timed batches too, in @w->ref_samples_ns (a lower
  * precision is kept only where it runs faster); then its plan goes, and
  * the memory it held only while it existed. */
 static gboolean
@@ -273,8 +273,6 @@ cbi_engine_warmup_reference (CbiEngine * engine, CbiWarmupData * w,
     ok = cbi_engine_warmup_runs (engine, w, CBI_WARMUP_TIMED, report,
         &ticket, error);
     if (ok) {
-      w->ref_time_ns = cbi_percentile_of_samples (report->steady_samples_ns,
-          report->n_steady_samples, 50);
       memcpy (w->ref_samples_ns, report->steady_samples_ns,
           report->n_steady_samples * sizeof (guint64));
       w->n_ref_samples = report->n_steady_samples;
@@ -439,6 +437,8 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   CbiWarmupCost cost = { 0, };
   gsize in_size, frames_size;
   gboolean ok, busy, narrowing = FALSE;
+  /* under AUTO, float32's median batch time; 0 where it was not timed */
+  guint64 ref_time_ns = 0;
   guint i;
 
   n_order = cbi_engine_precisions (engine, order);
@@ -505,6 +505,9 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   if (ok && order[0] != CBI_PRECISION_FP32) {
     ok = cbi_engine_warmup_reference (engine, &w, report, error);
     cbi_warmup_cost_add (&cost, report);
+    if (w.n_ref_samples > 0)
+      ref_time_ns = cbi_percentile_of_samples (w.ref_samples_ns,
+          w.n_ref_samples, 50);
   }
   for (k = 0; ok && k < n_order; k++) {
     GError *local = NULL;
@@ -561,18 +564,18 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
      * bfloat16 no faster than float32, and converts besides; a GPU's
      * 16-bit kernels may not pay on a small model); else it is tried on
      * fewer ops (its narrow plan), then the next one, float32 last */
-    if (ran && !failed_check && w.ref_time_ns > 0
+    if (ran && !failed_check && ref_time_ns > 0
         && order[k] != CBI_PRECISION_FP32 && k + 1 < n_order) {
       const guint64 t = cbi_percentile_of_samples (report->steady_samples_ns,
           report->n_steady_samples, 50);
-      const gboolean slower = t * 100 > w.ref_time_ns
+      const gboolean slower = t * 100 > ref_time_ns
           * CBI_ENGINE_AUTO_FASTER_PERCENT;
       if (slower && engine->backend->precision_wide
           && engine->backend->precision_narrows) {
         GST_INFO ("%s on every op it speeds up runs no faster than fp32 (%"
             G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT " ns a batch): "
             "trying it on fewer ops", cbi_precision_name (order[k]), t,
-            w.ref_time_ns);
+            ref_time_ns);
         engine->backend->precision_wide = FALSE;
         narrowing = TRUE;
         cbi_warmup_cost_add (&cost, report);
@@ -582,7 +585,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
       if (slower) {
         GST_INFO ("%s passes its check but runs no faster than fp32 (%"
             G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT " ns a batch): "
-            "trying %s", cbi_precision_name (order[k]), t, w.ref_time_ns,
+            "trying %s", cbi_precision_name (order[k]), t, ref_time_ns,
             cbi_precision_name (order[k + 1]));
         rejected_p[rejected] = order[k];
         rejected_out[rejected] = -1;
@@ -635,7 +638,7 @@ cbi_engine_warmup_here (CbiEngine * engine, const CbiFrameBatch * layout,
   memcpy (report->rejected_output, rejected_out, rejected * sizeof (gint));
   memcpy (report->rejected_error, rejected_err, rejected * sizeof (gdouble));
   memcpy (report->rejected_time_ns, rejected_time, rejected * sizeof (guint64));
-  report->reference_time_ns = w.ref_time_ns;
+  report->reference_time_ns = ref_time_ns;
   cbi_warmup_data_clear (&w);
   cbi_pool_set_limit (engine->pool, engine->memory_limit);
   if (!ok) {

@@ -13,8 +13,8 @@
 #include <math.h>
 
 #include "cbicudaprobe.h"
-#include "cbiengine.h"
 #include "cbidefaultmodel.h"
+#include "cbiengine.h"
 #include "config.h"
 #ifdef HAVE_CUDA
 #include <cuda_runtime_api.h>

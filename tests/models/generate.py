@@ -2710,6 +2710,60 @@ def ops_qkv_attention_model(g):
     return model(nodes, inits)
 
 
+def ops_class_head_model(g):
+    """A segmentation's head as FCN has it, on 16 and 32 channels: Conv
+    3x3 of stride 2 (16), Relu, Conv 3x3 of stride 2 (32), Relu, Conv 3x3
+    (32), Relu, then the classes, Conv 1x1 to 5 (not a multiple of 16,
+    a small share of the products, at a quarter of the image's positions
+    or fewer), and a linear Resize back to the image's size: the CPU
+    backend keeps channel blocks of 16 for it on AVX-512 (cpu/plan.c)"""
+    w, b = partial(conv_filters, g), partial(bias_values, g)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="stem",
+             pads=[1, 1, 1, 1], strides=[2, 2]),
+        node("Relu", ["c0"], ["r0"], name="stem_relu"),
+        node("Conv", ["r0", "w1", "b1"], ["c1"], name="down",
+             pads=[1, 1, 1, 1], strides=[2, 2]),
+        node("Relu", ["c1"], ["r1"], name="down_relu"),
+        node("Conv", ["r1", "w2", "b2"], ["c2"], name="body",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c2"], ["r2"], name="body_relu"),
+        node("Conv", ["r2", "w3", "b3"], ["classes"], name="classes"),
+        node("Resize", ["classes", "", "scales"], ["output"], name="up",
+             mode="linear"),
+    ]
+    inits = [f32("w0", w(16, 3, 3)), f32("b0", b(16)),
+             f32("w1", w(32, 16, 3)), f32("b1", b(32)),
+             f32("w2", w(32, 32, 3)), f32("b2", b(32)),
+             f32("w3", w(5, 32, 1)), f32("b3", b(5)),
+             f32("scales", [1.0, 1.0, 3.0, 4.0])]
+    out = helper.make_tensor_value_info("output", TensorProto.FLOAT,
+                                        ["N", 5, "H", "W"])
+    return model(nodes, inits, outputs=[out])
+
+
+def ops_image_head_model(g):
+    """An image-to-image network's end: Conv 3x3 (16), Relu, Conv 3x3
+    (16), Relu, Conv 1x1 to 3 at the image's size: the CPU backend leaves
+    its layout to oneDNN (cpu/plan.c)"""
+    w, b = partial(conv_filters, g), partial(bias_values, g)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["image", "w0", "b0"], ["c0"], name="stem",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c0"], ["r0"], name="stem_relu"),
+        node("Conv", ["r0", "w1", "b1"], ["c1"], name="body",
+             pads=[1, 1, 1, 1]),
+        node("Relu", ["c1"], ["r1"], name="body_relu"),
+        node("Conv", ["r1", "w2", "b2"], ["output"], name="to_image"),
+    ]
+    inits = [f32("w0", w(16, 3, 3)), f32("b0", b(16)),
+             f32("w1", w(16, 16, 3)), f32("b1", b(16)),
+             f32("w2", w(3, 16, 1)), f32("b2", b(3))]
+    return model(nodes, inits)
+
+
 OPS_MODELS = (
     ("ops-unary", ops_unary_model, 41, FOLD_SHAPE),
     ("ops-pads", ops_pads_model, 42, ODD_SHAPE),
@@ -2750,6 +2804,8 @@ OPS_MODELS = (
      FOLD_SHAPE),
     ("ops-chunk-concat", ops_chunk_concat_model, 80, FOLD_SHAPE),
     ("ops-dead-taps", ops_dead_taps_model, 81, FOLD_SHAPE),
+    ("ops-class-head", ops_class_head_model, 82, FOLD_SHAPE),
+    ("ops-image-head", ops_image_head_model, 83, FOLD_SHAPE),
 )
 
 

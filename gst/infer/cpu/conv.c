@@ -131,50 +131,73 @@ cbi_cpu_conv_winograd_pays (const CbiNode * n, const CbiTensorInfo * w,
       && ydims[0] * ydims[2] * ydims[3] >= CBI_CPU_WINOGRAD_MIN_POSITIONS;
 }
 
-/* Whether Winograd's @pd, for a convolution whose source, weights and
- * output take @src, @weights and @dst bytes, takes no more memory than
- * those activations do besides: its scratch (the transformed tiles, as
- * wide as the channels) and the growth of its weights. Past that (a
- * segmentation head of 2048 channels: three times the plan's memory) the
+/* Whether Winograd's @pd, for a convolution whose weights take @weights
+ * bytes, adds no more memory to @plan than the activations planned before
+ * it take: its scratch beyond the plan's largest so far (the transformed
+ * tiles, as wide as the channels) and the growth of its weights (a tile's
+ * 6x6 for the kernel's 3x3). Past that (a segmentation head of 2048
+ * channels at 28x28: 370 MB more, three times the plan's activations) the
  * memory is the dearer of the two. */
 static gboolean
-cbi_cpu_winograd_memory_fits (const_dnnl_primitive_desc_t pd, gsize src,
-    gsize weights, gsize dst)
+cbi_cpu_winograd_memory_fits (CbiCpuPlan * plan,
+    const_dnnl_primitive_desc_t pd, gsize weights)
 {
-  gsize scratch = dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md
-      (pd, dnnl_query_scratchpad_md, 0));
-  gsize transformed = dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md
-      (pd, dnnl_query_weights_md, 0));
+  const gsize scratch =
+      dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md (pd,
+          dnnl_query_scratchpad_md, 0));
+  const gsize transformed =
+      dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md (pd,
+          dnnl_query_weights_md, 0));
+  guint64 placed, requested, more;
 
-  return scratch + (transformed > weights ? transformed - weights : 0)
-      <= src + dst;
+  cbi_mem_plan_activation_bytes (plan->memory, &placed, &requested);
+  more = (scratch > plan->scratch_bytes ? scratch - plan->scratch_bytes : 0)
+      + (transformed > weights ? transformed - weights : 0);
+  GST_DEBUG ("Winograd's kernel adds %" G_GUINT64_FORMAT " bytes to the %"
+      G_GUINT64_FORMAT " of activations so far", more, placed);
+  return more <= placed;
+}
+
+/* Whether @pd runs oneDNN's Winograd kernel. */
+static gboolean
+cbi_cpu_is_winograd (const_dnnl_primitive_desc_t pd)
+{
+  const char *impl = NULL;
+
+  return dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
+      == dnnl_success && impl != NULL && g_str_has_prefix (impl, "jit_wino");
 }
 
 /* @op's primitive (with @attr) into @pd, in Winograd's algorithm first
  * where @op asks for it, oneDNN runs it in a fast kernel and its memory
  * fits (cbi_cpu_winograd_memory_fits () for convolution @n of weights
- * @w), else in @alg, oneDNN's choice. */
+ * @w), else in @alg, oneDNN's choice; in the direct algorithm where that
+ * choice is Winograd's and its memory does not fit (oneDNN takes it for
+ * batches of 4 and more on its own). */
 static dnnl_status_t
 cbi_cpu_conv_create (CbiCpuPlan * plan, const CbiNode * n,
     const CbiTensorInfo * w, CbiDnnlOp * op, const_dnnl_primitive_attr_t attr,
     dnnl_alg_kind_t alg, dnnl_primitive_desc_t * pd)
 {
-  const gchar *impl;
+  const gsize weights = w->dims[0] * w->dims[1] * w->dims[2] * w->dims[3]
+      * sizeof (gfloat);
+  const gchar *impl = NULL;
+  dnnl_status_t status;
 
   if (op->alg == dnnl_convolution_winograd) {
-    const gsize src = cbi_shape_count (&plan->shapes[n->inputs[0]]) *
-        sizeof (gfloat);
-    const gsize dst = cbi_shape_count (&plan->shapes[n->output]) *
-        sizeof (gfloat);
-    const gsize weights = w->dims[0] * w->dims[1] * w->dims[2] * w->dims[3]
-        * sizeof (gfloat);
     if (cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine) == dnnl_success
         && cbi_cpu_fast_impl (*pd, &impl)
-        && cbi_cpu_winograd_memory_fits (*pd, src, weights, dst))
+        && cbi_cpu_winograd_memory_fits (plan, *pd, weights))
       return dnnl_success;
     g_clear_pointer (pd, dnnl_primitive_desc_destroy);
     op->alg = alg;
   }
+  status = cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine);
+  if (status != dnnl_success || !cbi_cpu_is_winograd (*pd)
+      || cbi_cpu_winograd_memory_fits (plan, *pd, weights))
+    return status;
+  g_clear_pointer (pd, dnnl_primitive_desc_destroy);
+  op->alg = dnnl_convolution_direct;
   return cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine);
 }
 

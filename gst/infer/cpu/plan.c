@@ -186,32 +186,64 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
  * take its jit kernels and Winograd's for 3x3, faster there; any
  * depthwise or grouped convolution, or channel counts that do not fit the
  * blocks (most mobile networks), make them slower than channels last.
+ * A network's last convolutions that do not fit (a segmentation's or a
+ * detector's classes, 21 or 80 wide, behind 512 or 2048 channels) leave
+ * it the blocks where their products are at most 1/this of all the
+ * convolutions' and they run at a quarter of the image's positions or
+ * fewer: padded to the block, they cost a few products more, while
+ * channels last would slow every other convolution. One that writes a few
+ * channels at the image's size marks an image-to-image network, whose
+ * decoder (upsampling, the encoder's skips joined) costs copies of
+ * full-size activations in channel blocks.
  * Not in a @bf16 plan: oneDNN's bfloat16 convolutions in channel blocks
  * are its older jit kernels, which never use AMX; its brgemm ones, AMX's
  * included, read and write channels last. */
+#define CBI_CPU_UNBLOCKED_SHARE 32
+#define CBI_CPU_UNBLOCKED_SCALE 4
+
 static dnnl_format_tag_t
 cbi_cpu_conv_layout (const CbiGraph * graph, const CbiShape * shapes,
     gboolean bf16)
 {
   const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa ();
-  guint i, convs = 0;
+  const CbiShape *image = &shapes[graph->input];
+  gdouble products = 0, unfit = 0;
+  guint i;
 
   if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core || bf16)
     return dnnl_format_tag_any;
   for (i = 0; i < graph->nodes->len; i++) {
     const CbiNode *n = &g_array_index (graph->nodes, CbiNode, i);
+    const CbiTensorInfo *w;
+    const CbiShape *y;
     gint64 in, out;
+    gdouble macs;
     if (n->op == CBI_OP_CONV_TRANSPOSE)
       return dnnl_format_tag_any;
     if (n->op != CBI_OP_CONV)
       continue;
-    in = shapes[n->inputs[0]].dims[1];
-    out = shapes[n->output].dims[1];
-    if (n->conv.group != 1 || out % 16 != 0 || (in % 16 != 0 && in > 4))
+    if (n->conv.group != 1)
       return dnnl_format_tag_any;
-    convs++;
+    w = cbi_graph_tensor (graph, n->inputs[1]);
+    y = &shapes[n->output];
+    in = shapes[n->inputs[0]].dims[1];
+    out = y->dims[1];
+    /* output positions times the weights (the kernel's taps) */
+    macs = (gdouble) cbi_shape_count (y) * in * (w->n_dims == 4 ?
+        w->dims[2] * w->dims[3] : 1);
+    products += macs;
+    if (out % 16 == 0 && (in % 16 == 0 || in <= 4))
+      continue;
+    if (y->n_dims != 4 || image->n_dims != 4 || y->dims[2] * y->dims[3]
+        * CBI_CPU_UNBLOCKED_SCALE > image->dims[2] * image->dims[3])
+      return dnnl_format_tag_any;
+    unfit += macs;
   }
-  return convs > 0 ? dnnl_nChw16c : dnnl_format_tag_any;
+  if (products == 0 || unfit * CBI_CPU_UNBLOCKED_SHARE > products)
+    return dnnl_format_tag_any;
+  GST_DEBUG ("the convolutions write channel blocks of 16 (%.2f %% of their "
+      "products on channels padded to the blocks)", 100 * unfit / products);
+  return dnnl_nChw16c;
 }
 
 gpointer

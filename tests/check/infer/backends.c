@@ -415,6 +415,15 @@ GST_START_TEST (test_a_broadcast_operand_takes_the_first_operands_blocks)
 
 GST_END_TEST;
 
+/* Whether oneDNN's float32 convolutions take channel blocks of 16 here:
+ * the CPU backend's rule (cpu/plan.c) needs AVX-512. */
+static gboolean
+blocks_here (void)
+{
+  return (dnnl_get_effective_cpu_isa () & dnnl_cpu_isa_avx512_core)
+      == dnnl_cpu_isa_avx512_core;
+}
+
 /* ops-residual.onnx (tests/models/generate.py): of its three Adds after
  * a convolution, the identity block's and the projection block's become
  * their convolution's sum post-op, in the other operand's block; the one
@@ -431,8 +440,43 @@ GST_START_TEST (test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum)
   planned_plan (&p);
   fail_unless_equals_int (count_binary_steps (p.plan, NULL), 2);
   fail_unless_equals_int (p.plan->conv_layout,
-      (dnnl_get_effective_cpu_isa () & dnnl_cpu_isa_avx512_core)
-      == dnnl_cpu_isa_avx512_core ? dnnl_nChw16c : dnnl_format_tag_any);
+      blocks_here ()? dnnl_nChw16c : dnnl_format_tag_any);
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
+/* ops-class-head.onnx (tests/models/generate.py): convolutions of 16
+ * and 32 channels, then the classes' convolution to 5 channels, a small
+ * share of the products at a quarter of the image's positions: the
+ * classes do not cost the others their channel blocks of 16 (AVX-512).
+ * onnx.c checks the values against onnxruntime. */
+GST_START_TEST (test_a_class_head_keeps_the_channel_blocks_of_the_body)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  Planned p;
+
+  planned_open (&p, "ops-class-head.onnx", &in);
+  planned_plan (&p);
+  fail_unless_equals_int (p.plan->conv_layout,
+      blocks_here ()? dnnl_nChw16c : dnnl_format_tag_any);
+  planned_free (&p);
+}
+
+GST_END_TEST;
+
+/* ops-image-head.onnx (tests/models/generate.py): the same body, but its
+ * last convolution writes 3 channels at the image's size, as an
+ * image-to-image network's does: the layout is oneDNN's choice. onnx.c
+ * checks the values against onnxruntime. */
+GST_START_TEST (test_few_channels_at_the_image_size_leave_the_layout_to_onednn)
+{
+  const CbiShape in = { 4, {2, 3, 6, 8} };
+  Planned p;
+
+  planned_open (&p, "ops-image-head.onnx", &in);
+  planned_plan (&p);
+  fail_unless_equals_int (p.plan->conv_layout, dnnl_format_tag_any);
   planned_free (&p);
 }
 
@@ -461,14 +505,15 @@ GST_START_TEST (test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu)
 
 GST_END_TEST;
 
-/* Whether oneDNN runs a 3x3 convolution of @channels in and out on
- * @in (N x C x H x W, padded to keep its size) as Winograd's, in a fast
- * kernel, on this CPU (AVX-512 in oneDNN 2.x), with its scratch and the
- * growth of its weights within the bytes of its source and output: what
- * the CPU backend asks of it (cpu/conv.c); through the engine's
- * wrappers, which take oneDNN 2.x's and 3.x's API alike */
-static gboolean
-onednn_winograd_fits (const CbiShape * in, gint64 channels)
+/* The bytes that oneDNN's Winograd kernel for a 3x3 convolution of
+ * @channels in and out on @in (N x C x H x W, padded to keep its size)
+ * adds to a plan with no scratch yet: its scratch and the growth of its
+ * weights, what the CPU backend weighs against the activations planned
+ * before it (cpu/conv.c); 0 where this CPU has no fast Winograd kernel
+ * (oneDNN 2.x has one for AVX-512); through the engine's wrappers, which
+ * take oneDNN 2.x's and 3.x's API alike */
+static gsize
+onednn_winograd_bytes (const CbiShape * in, gint64 channels)
 {
   CbiMdArena *arena = cbi_md_arena_new ();
   dnnl_engine_t engine = NULL;
@@ -479,7 +524,7 @@ onednn_winograd_fits (const CbiShape * in, gint64 channels)
   const dnnl_dims_t none = { 0, 0 };
   CbiDnnlOp op = { CBI_DNNL_CONVOLUTION, dnnl_convolution_winograd, };
   const gchar *impl = NULL;
-  gboolean fits = FALSE;
+  gsize bytes = 0;
 
   fail_unless (dnnl_engine_create (&engine, dnnl_cpu, 0) == dnnl_success);
   fail_unless (dnnl_primitive_attr_create (&attr) == dnnl_success);
@@ -497,21 +542,40 @@ onednn_winograd_fits (const CbiShape * in, gint64 channels)
   if (cbi_dnnl_op_create (&pd, &op, attr, engine) == dnnl_success
       && dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
       == dnnl_success && impl != NULL && !g_str_has_prefix (impl, "ref")) {
-    const gsize act = in->dims[0] * channels * in->dims[2] * in->dims[3]
-        * sizeof (gfloat), weights = channels * channels * 9 * sizeof (gfloat);
+    const gsize weights = channels * channels * 9 * sizeof (gfloat);
     gsize scratch = dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md
         (pd, dnnl_query_scratchpad_md, 0));
     gsize transformed = dnnl_memory_desc_get_size
         (dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0));
-    fits = scratch + (transformed > weights ? transformed - weights : 0)
-        <= 2 * act;
+    bytes = scratch + (transformed > weights ? transformed - weights : 0);
   }
   if (pd)
     dnnl_primitive_desc_destroy (pd);
   dnnl_primitive_attr_destroy (attr);
   dnnl_engine_destroy (engine);
   cbi_md_arena_free (arena);
-  return fits;
+  return bytes;
+}
+
+/* How many of ops-winograd.onnx's two convolutions of @channels (32)
+ * on @in run as Winograd's: the first where what its kernel adds fits
+ * in the activations planned before it (the image and the stem's
+ * output); the second, where the first did, adds only its weights'
+ * growth, and else the first's scratch where that fits in those and the
+ * first's output. */
+static guint
+expected_winograds (const CbiShape * in, gint64 channels)
+{
+  const gsize bytes = onednn_winograd_bytes (in, channels);
+  const gsize image = cbi_shape_count (in) * sizeof (gfloat);
+  const gsize act = in->dims[0] * channels * in->dims[2] * in->dims[3]
+      * sizeof (gfloat);
+
+  if (bytes == 0)
+    return 0;
+  if (bytes <= image + act)
+    return 2;
+  return bytes <= image + 2 * act ? 1 : 0;
 }
 
 /* How many of @plan's convolutions run as Winograd's, of @convs. */
@@ -534,23 +598,61 @@ count_winograds (const CbiCpuPlan * plan, guint * convs)
   return winograd;
 }
 
+/* That every convolution of @plan that runs as Winograd's adds, in
+ * scratch and in the growth of its weights, no more bytes than all the
+ * plan's activations take: what it may add at most (cpu/conv.c weighs it
+ * against those planned before it). */
+static void
+assert_winograds_fit_the_activations (const CbiCpuPlan * plan)
+{
+  guint64 placed, requested;
+  guint i;
+
+  cbi_mem_plan_activation_bytes (plan->memory, &placed, &requested);
+  for (i = 0; i < plan->steps->len; i++) {
+    const_dnnl_primitive_desc_t pd = step_primitive (plan, i);
+    const gchar *impl = NULL;
+    CbiMd wmd;
+    gsize scratch, transformed, weights = sizeof (gfloat);
+    gint d;
+    if (pd == NULL || step_kind (pd) != dnnl_convolution
+        || dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0,
+            &impl) != dnnl_success || strstr (impl, "wino") == NULL)
+      continue;
+    wmd = dnnl_primitive_desc_query_md (pd, dnnl_query_weights_md, 0);
+    for (d = 0; d < cbi_md_n_dims (wmd); d++)
+      weights *= cbi_md_dims (wmd)[d];
+    scratch = dnnl_memory_desc_get_size (dnnl_primitive_desc_query_md (pd,
+            dnnl_query_scratchpad_md, 0));
+    transformed = dnnl_memory_desc_get_size (wmd);
+    fail_unless (scratch + (transformed > weights ? transformed - weights : 0)
+        <= placed, "step %u (%s): Winograd's scratch %" G_GSIZE_FORMAT
+        " and weights %" G_GSIZE_FORMAT " against %" G_GUINT64_FORMAT
+        " bytes of activations", i, impl, scratch, transformed, placed);
+  }
+}
+
 /* ops-winograd.onnx (tests/models/generate.py): of its 3x3 convolutions
  * of stride 1, the two of 32 channels in and out run as Winograd's where
  * oneDNN has it on this CPU and it fits the activations' memory (a batch
- * of 2 at 112x112), the second with the residual Add as its sum post-op;
- * the image's, and those of 16 channels, stay direct; at 28x28, where
- * Winograd's scratch outgrows the activations, all of them do. onnx.c
- * checks the values against onnxruntime. */
+ * of 2 at 112x112: what it adds within the activations planned before
+ * it), the second with the residual Add as its sum post-op; the image's,
+ * and those of 16 channels, stay direct; at 28x28, where Winograd's
+ * scratch outgrows the activations, all of them do; and at a batch of 8,
+ * where oneDNN's own choice is Winograd's for all four, none whose
+ * memory does not fit takes it. onnx.c checks the values against
+ * onnxruntime. */
 GST_START_TEST (test_wide_3x3_convolutions_run_as_winograds_where_it_pays)
 {
   const CbiShape in = { 4, {2, 3, 112, 112} }, small = { 4, {2, 3, 28, 28} };
+  const CbiShape batch8 = { 4, {8, 3, 28, 28} };
   guint convs;
   Planned p;
 
   planned_open (&p, "ops-winograd.onnx", &in);
   planned_plan (&p);
   fail_unless_equals_int (count_winograds (p.plan, &convs),
-      onednn_winograd_fits (&in, 32) ? 2 : 0);
+      expected_winograds (&in, 32));
   fail_unless_equals_int (convs, 6);
   fail_unless_equals_int (count_binary_steps (p.plan, NULL), 0);
   planned_free (&p);
@@ -558,7 +660,16 @@ GST_START_TEST (test_wide_3x3_convolutions_run_as_winograds_where_it_pays)
   planned_open (&p, "ops-winograd.onnx", &small);
   planned_plan (&p);
   fail_unless_equals_int (count_winograds (p.plan, &convs),
-      onednn_winograd_fits (&small, 32) ? 2 : 0);
+      expected_winograds (&small, 32));
+  assert_winograds_fit_the_activations (p.plan);
+  planned_free (&p);
+
+  /* a batch of 8, where oneDNN's own choice for any of them is Winograd's
+   * kernel, whose scratch (sized by the threads) outgrows activations
+   * this small */
+  planned_open (&p, "ops-winograd.onnx", &batch8);
+  planned_plan (&p);
+  assert_winograds_fit_the_activations (p.plan);
   planned_free (&p);
 }
 
@@ -1559,6 +1670,9 @@ backends_suite (void)
       test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
   tcase_add_test (tc,
       test_wide_3x3_convolutions_run_as_winograds_where_it_pays);
+  tcase_add_test (tc, test_a_class_head_keeps_the_channel_blocks_of_the_body);
+  tcase_add_test (tc,
+      test_few_channels_at_the_image_size_leave_the_layout_to_onednn);
   tcase_add_test (tc,
       test_an_upsampled_output_is_resampled_row_major_by_our_loop);
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);

@@ -514,6 +514,12 @@ static const struct
   /* dilated 3x3 convolutions whose off-centre taps read padding alone
    * on a 6x8 map, along both axes and along the rows (backends.c) */
   {"ops-dead-taps", 6, {4, {2, 3, 6, 8}}, {4, {2, 16, 6, 8}}, 1e-5f},
+  /* a segmentation's head: Convs of 16 and 32 channels (two of stride
+   * 2), the classes' Conv 1x1 to 5 and a linear Resize to the image's
+   * size; an image-to-image network's end, Convs of 16 channels and a
+   * Conv 1x1 to 3 (the layouts they get: backends.c) */
+  {"ops-class-head", 8, {4, {2, 3, 6, 8}}, {4, {2, 5, 6, 8}}, 1e-5f},
+  {"ops-image-head", 5, {4, {2, 3, 6, 8}}, {4, {2, 3, 6, 8}}, 1e-5f},
   /* ConvNeXt's block: its Transposes to channels last and back views
    * of their inputs where the layouts allow (backends.c) */
   {"ops-channels-last-block", 13, {4, {2, 3, 6, 8}}, {4, {2, 8, 6, 8}},

@@ -446,38 +446,36 @@ GST_START_TEST (test_the_cpu_adds_a_residual_in_place_as_its_convolutions_sum)
 
 GST_END_TEST;
 
+/* The layout @file's float32 plan on @in gives its convolutions. */
+static dnnl_format_tag_t
+planned_conv_layout (const gchar * file, const CbiShape * in)
+{
+  dnnl_format_tag_t layout;
+  Planned p;
+
+  planned_open (&p, file, in);
+  planned_plan (&p);
+  layout = p.plan->conv_layout;
+  planned_free (&p);
+  return layout;
+}
+
 /* ops-class-head.onnx (tests/models/generate.py): convolutions of 16
  * and 32 channels, then the classes' convolution to 5 channels, a small
  * share of the products at a quarter of the image's positions: the
  * classes do not cost the others their channel blocks of 16 (AVX-512).
- * onnx.c checks the values against onnxruntime. */
-GST_START_TEST (test_a_class_head_keeps_the_channel_blocks_of_the_body)
+ * ops-image-head.onnx: the same body, but its last convolution writes 3
+ * channels at the image's size, as an image-to-image network's does: the
+ * layout is oneDNN's choice. onnx.c checks the values of both against
+ * onnxruntime. */
+GST_START_TEST (test_a_class_head_keeps_the_blocks_an_image_head_does_not)
 {
   const CbiShape in = { 4, {2, 3, 6, 8} };
-  Planned p;
 
-  planned_open (&p, "ops-class-head.onnx", &in);
-  planned_plan (&p);
-  fail_unless_equals_int (p.plan->conv_layout,
+  fail_unless_equals_int (planned_conv_layout ("ops-class-head.onnx", &in),
       blocks_here ()? dnnl_nChw16c : dnnl_format_tag_any);
-  planned_free (&p);
-}
-
-GST_END_TEST;
-
-/* ops-image-head.onnx (tests/models/generate.py): the same body, but its
- * last convolution writes 3 channels at the image's size, as an
- * image-to-image network's does: the layout is oneDNN's choice. onnx.c
- * checks the values against onnxruntime. */
-GST_START_TEST (test_few_channels_at_the_image_size_leave_the_layout_to_onednn)
-{
-  const CbiShape in = { 4, {2, 3, 6, 8} };
-  Planned p;
-
-  planned_open (&p, "ops-image-head.onnx", &in);
-  planned_plan (&p);
-  fail_unless_equals_int (p.plan->conv_layout, dnnl_format_tag_any);
-  planned_free (&p);
+  fail_unless_equals_int (planned_conv_layout ("ops-image-head.onnx", &in),
+      dnnl_format_tag_any);
 }
 
 GST_END_TEST;
@@ -1670,9 +1668,8 @@ backends_suite (void)
       test_a_concat_read_by_convolutions_copies_nothing_on_the_cpu);
   tcase_add_test (tc,
       test_wide_3x3_convolutions_run_as_winograds_where_it_pays);
-  tcase_add_test (tc, test_a_class_head_keeps_the_channel_blocks_of_the_body);
   tcase_add_test (tc,
-      test_few_channels_at_the_image_size_leave_the_layout_to_onednn);
+      test_a_class_head_keeps_the_blocks_an_image_head_does_not);
   tcase_add_test (tc,
       test_an_upsampled_output_is_resampled_row_major_by_our_loop);
   tcase_add_test (tc, test_a_product_by_shared_weights_is_one_2d_product);

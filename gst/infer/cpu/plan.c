@@ -186,8 +186,8 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
  * take its jit kernels and Winograd's for 3x3, faster there; any
  * depthwise or grouped convolution, or channel counts that do not fit the
  * blocks (most mobile networks), make them slower than channels last.
- * A network's last convolutions that do not fit (a segmentation's or a
- * detector's classes, 21 or 80 wide, behind 512 or 2048 channels) leave
+ * A network's last convolutions that do not fit (a segmentation's 21
+ * classes behind 512 channels, a detector's box distributions) leave
  * it the blocks where their products are at most 1/this of all the
  * convolutions' and they run at a quarter of the image's positions or
  * fewer: padded to the block, they cost a few products more, while

@@ -79,8 +79,7 @@ cbi_cpu_find (guint * group, guint i)
   return i;
 }
 
-/* The products convolution @n computes for the plan's shapes. */
-static gdouble
+gdouble
 cbi_cpu_conv_products (const CbiCpuPlan * plan, const CbiNode * n)
 {
   const CbiTensorInfo *w = cbi_graph_tensor (plan->graph, n->inputs[1]);

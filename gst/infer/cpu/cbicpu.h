@@ -348,6 +348,9 @@ void cbi_cpu_choose_bf16 (CbiCpuPlan * plan);
  * activations that are bfloat16, from the convolutions in bfloat16
  * through the oneDNN primitives that keep the type they read */
 void cbi_cpu_choose_bf16_tensors (CbiCpuPlan * plan);
+/* bf16.c: the products convolution (or ConvTranspose) @n computes for
+ * @plan's shapes */
+gdouble cbi_cpu_conv_products (const CbiCpuPlan * plan, const CbiNode * n);
 /* bf16.c: whether ops that compute @products products into @outputs
  * output values, converting @converted values in @conversions reorders
  * into bfloat16, gain from it (the rules of the convolution groups) */

@@ -158,22 +158,12 @@ cbi_cpu_winograd_memory_fits (CbiCpuPlan * plan,
   return more <= placed;
 }
 
-/* Whether @pd runs oneDNN's Winograd kernel. */
-static gboolean
-cbi_cpu_is_winograd (const_dnnl_primitive_desc_t pd)
-{
-  const char *impl = NULL;
-
-  return dnnl_primitive_desc_query (pd, dnnl_query_impl_info_str, 0, &impl)
-      == dnnl_success && impl != NULL && g_str_has_prefix (impl, "jit_wino");
-}
-
-/* @op's primitive (with @attr) into @pd, in Winograd's algorithm first
- * where @op asks for it, oneDNN runs it in a fast kernel and its memory
- * fits (cbi_cpu_winograd_memory_fits () for convolution @n of weights
- * @w), else in @alg, oneDNN's choice; in the direct algorithm where that
- * choice is Winograd's and its memory does not fit (oneDNN takes it for
- * batches of 4 and more on its own). */
+/* @op's primitive (with @attr) into @pd, in Winograd's algorithm where
+ * @op asks for it and oneDNN runs it in a fast kernel, else in @alg,
+ * oneDNN's choice; and in the direct algorithm where the primitive made
+ * is one of Winograd's kernels (F(4x4,3x3) or F(2x2,3x3); asked for, or
+ * oneDNN's own choice for batches of 4 and more) and its memory does not fit (cbi_cpu_winograd_memory_fits () for
+ * convolution @n of weights @w). */
 static dnnl_status_t
 cbi_cpu_conv_create (CbiCpuPlan * plan, const CbiNode * n,
     const CbiTensorInfo * w, CbiDnnlOp * op, const_dnnl_primitive_attr_t attr,
@@ -182,18 +172,17 @@ cbi_cpu_conv_create (CbiCpuPlan * plan, const CbiNode * n,
   const gsize weights = w->dims[0] * w->dims[1] * w->dims[2] * w->dims[3]
       * sizeof (gfloat);
   const gchar *impl = NULL;
-  dnnl_status_t status;
+  dnnl_status_t status = cbi_dnnl_op_create (pd, op, attr,
+      plan->cpu->engine);
 
-  if (op->alg == dnnl_convolution_winograd) {
-    if (cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine) == dnnl_success
-        && cbi_cpu_fast_impl (*pd, &impl)
-        && cbi_cpu_winograd_memory_fits (plan, *pd, weights))
-      return dnnl_success;
+  if (op->alg == dnnl_convolution_winograd
+      && (status != dnnl_success || !cbi_cpu_fast_impl (*pd, &impl))) {
     g_clear_pointer (pd, dnnl_primitive_desc_destroy);
     op->alg = alg;
+    status = cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine);
   }
-  status = cbi_dnnl_op_create (pd, op, attr, plan->cpu->engine);
-  if (status != dnnl_success || !cbi_cpu_is_winograd (*pd)
+  if (status != dnnl_success || !cbi_cpu_fast_impl (*pd, &impl)
+      || strstr (impl, "wino") == NULL
       || cbi_cpu_winograd_memory_fits (plan, *pd, weights))
     return status;
   g_clear_pointer (pd, dnnl_primitive_desc_destroy);

@@ -179,7 +179,7 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
   GST_DEBUG ("unpacking reads the output channels last");
 }
 
-/* The layout the convolutions of @graph write. Left to oneDNN, it takes
+/* The layout the convolutions of @plan's graph write. Left to oneDNN, it takes
  * channels last on AVX-512, for its brgemm kernels. Where every
  * convolution has one group and channels in multiples of 16 (an image's
  * three in excepted), as in ResNets and VGGs, channel blocks of 16 let it
@@ -195,49 +195,43 @@ cbi_cpu_keep_output_reorder (CbiCpuPlan * plan)
  * channels at the image's size marks an image-to-image network, whose
  * decoder (upsampling, the encoder's skips joined) costs copies of
  * full-size activations in channel blocks.
- * Not in a @bf16 plan: oneDNN's bfloat16 convolutions in channel blocks
+ * Not in a bfloat16 plan: oneDNN's bfloat16 convolutions in channel blocks
  * are its older jit kernels, which never use AMX; its brgemm ones, AMX's
  * included, read and write channels last. */
 #define CBI_CPU_UNBLOCKED_SHARE 32
 #define CBI_CPU_UNBLOCKED_SCALE 4
 
 static dnnl_format_tag_t
-cbi_cpu_conv_layout (const CbiGraph * graph, const CbiShape * shapes,
-    gboolean bf16)
+cbi_cpu_conv_layout (const CbiCpuPlan * plan)
 {
   const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa ();
-  const CbiShape *image = &shapes[graph->input];
+  const CbiShape *image = &plan->shapes[plan->graph->input];
   gdouble products = 0, unfit = 0;
   guint i;
 
-  if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core || bf16)
+  if ((isa & dnnl_cpu_isa_avx512_core) != dnnl_cpu_isa_avx512_core
+      || plan->bf16)
     return dnnl_format_tag_any;
-  for (i = 0; i < graph->nodes->len; i++) {
-    const CbiNode *n = &g_array_index (graph->nodes, CbiNode, i);
-    const CbiTensorInfo *w;
-    const CbiShape *y;
-    gint64 in, out;
-    gdouble macs;
+  for (i = 0; i < plan->graph->nodes->len; i++) {
+    const CbiNode *n = cbi_graph_node (plan->graph, i);
+    const CbiShape *y = &plan->shapes[n->output];
+    gint64 in;
+    gdouble own;
     if (n->op == CBI_OP_CONV_TRANSPOSE)
       return dnnl_format_tag_any;
     if (n->op != CBI_OP_CONV)
       continue;
     if (n->conv.group != 1)
       return dnnl_format_tag_any;
-    w = cbi_graph_tensor (graph, n->inputs[1]);
-    y = &shapes[n->output];
-    in = shapes[n->inputs[0]].dims[1];
-    out = y->dims[1];
-    /* output positions times the weights (the kernel's taps) */
-    macs = (gdouble) cbi_shape_count (y) * in * (w->n_dims == 4 ?
-        w->dims[2] * w->dims[3] : 1);
-    products += macs;
-    if (out % 16 == 0 && (in % 16 == 0 || in <= 4))
+    own = cbi_cpu_conv_products (plan, n);
+    products += own;
+    in = plan->shapes[n->inputs[0]].dims[1];
+    if (y->dims[1] % 16 == 0 && (in % 16 == 0 || in <= 4))
       continue;
     if (y->n_dims != 4 || image->n_dims != 4 || y->dims[2] * y->dims[3]
         * CBI_CPU_UNBLOCKED_SCALE > image->dims[2] * image->dims[3])
       return dnnl_format_tag_any;
-    unfit += macs;
+    unfit += own;
   }
   if (products == 0 || unfit * CBI_CPU_UNBLOCKED_SHARE > products)
     return dnnl_format_tag_any;
@@ -266,7 +260,7 @@ cbi_cpu_plan (CbiBackend * backend, const CbiGraph * graph,
   plan->graph = graph;
   plan->shapes = shapes;
   plan->bf16 = backend->precision == CBI_PRECISION_BF16;
-  plan->conv_layout = cbi_cpu_conv_layout (graph, shapes, plan->bf16);
+  plan->conv_layout = cbi_cpu_conv_layout (plan);
   plan->bf16_wide = plan->bf16 && backend->precision_wide;
   /* where the wide plan fails, the narrow one may not */
   backend->precision_narrows = plan->bf16_wide;
